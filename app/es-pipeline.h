@@ -1,0 +1,50 @@
+/* The user job without a display: image -> job -> values -> colour scale -> export.
+ * entroscope-cli and the window both go through here, so an export from the
+ * window is byte-identical to the CLI's output for the same job. */
+#pragma once
+
+#include "es-colormap.h"
+#include "es-engine.h"
+#include "es-save.h"
+
+typedef enum {
+  ES_RANGE_ABSOLUTE, /* entropy 0..ln(min(L, k^2)); levels 0..L-1; u8 0..255 */
+  ES_RANGE_AUTO,     /* the result's own min..max */
+} EsRangeMode;
+
+typedef enum {
+  ES_UNITS_NATS,
+  ES_UNITS_BITS,
+} EsUnits;
+
+typedef enum {
+  ES_EXPORT_PNG,    /* colormapped 8-bit RGB */
+  ES_EXPORT_RAW16,  /* 16-bit gray with tEXt metadata */
+  ES_EXPORT_TEXT,   /* text matrix */
+} EsExportFormat;
+
+typedef struct {
+  EsJob job;
+  EsColormap colormap;
+  bool reversed;
+  EsRangeMode range;
+  EsUnits units;
+} EsViewParams;
+
+void es_view_params_init (EsViewParams *params, EsOp op);
+
+typedef struct {
+  EsImage values;      /* what es_run produced */
+  EsColorScale scale;  /* lo/hi in the values' own units (nats for entropy) */
+  EsValueInfo info;    /* metadata for exports and the colorbar */
+  EsTiming timing;
+} EsResult;
+
+/* Runs params->job on source and fills result (reusing its buffers). */
+bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
+                      EsResult *result, EsError *error);
+void es_result_clear (EsResult *result);
+
+/* Writes a result as the CLI and the window's export do. */
+bool es_pipeline_export (const char *path, EsExportFormat format, const EsResult *result,
+                         bool colorbar, EsError *error);

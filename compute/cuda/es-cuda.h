@@ -1,0 +1,35 @@
+/* The CUDA backend behind a C interface; implemented in compute/cuda/*.cu. */
+#pragma once
+
+#include "../es-engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct EsCuda EsCuda;
+
+/* Opens the first usable device, or returns NULL with a reason such as
+ * "no CUDA driver", "no CUDA device", "CUDA driver too old (driver 12.2,
+ * runtime 13.0)" written to reason. */
+EsCuda *es_cuda_open (char *reason, size_t reason_size);
+void es_cuda_close (EsCuda *cuda);
+/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80 GiB)" */
+const char *es_cuda_device_name (EsCuda *cuda);
+
+/* Runs a job; `out` is preallocated by the engine. Device buffers, pinned
+ * staging and events are kept in `cuda` and reused between runs. On failure
+ * returns false with the error set; es_cuda_is_broken() then says whether
+ * the context is unusable for the rest of the process (a sticky error). */
+bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant,
+                  const EsImage *in, EsImage *out, EsTiming *timing, EsError *error);
+bool es_cuda_is_broken (EsCuda *cuda);
+
+const EsVariant *es_cuda_variants (EsOp op, size_t *n);
+
+bool es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
+                         double *median_ms, EsError *error);
+
+#ifdef __cplusplus
+}
+#endif

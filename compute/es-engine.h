@@ -1,0 +1,115 @@
+/* The compute API: jobs, backends (CPU/OpenMP and CUDA), variants, timings. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "es-error.h"
+#include "es-image.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  ES_OP_QUANTIZE,  /* U8/U16 in -> U8 levels out */
+  ES_OP_ENTROPY,   /* U8/U16 (or levels) in -> F32 nats out */
+  ES_OP_EQUALIZE,  /* U8/U16 in -> U8 out, bit-identical to cv::equalizeHist */
+  ES_OP_SHARPEN,   /* U8/U16 in -> U8 out */
+  ES_N_OPS
+} EsOp;
+
+const char *es_op_name (EsOp op);                 /* "entropy" */
+bool es_op_from_name (const char *name, EsOp *op);
+
+typedef enum {
+  ES_BACKEND_AUTO,
+  ES_BACKEND_CPU,
+  ES_BACKEND_CUDA,
+} EsBackendChoice;
+
+const char *es_backend_name (EsBackendChoice backend); /* "auto", "cpu", "cuda" */
+bool es_backend_from_name (const char *name, EsBackendChoice *backend);
+
+#define ES_WINDOW_MIN 3
+#define ES_WINDOW_MAX 31
+#define ES_LEVELS_MIN 2
+#define ES_LEVELS_MAX 256
+
+typedef struct {
+  EsOp op;
+  int window;          /* odd, 3..31: entropy */
+  int levels;          /* 2..256: quantize, entropy */
+  float amount;        /* >= 0: sharpen */
+  const char *variant; /* CUDA kernel variant id; NULL = the default */
+} EsJob;
+
+#define ES_JOB_INIT(operation) { (operation), 5, 16, 1.0f, NULL }
+
+bool es_job_validate (const EsJob *job, EsError *error);
+EsFormat es_op_output_format (EsOp op);
+
+typedef struct {
+  double upload_ms;    /* host -> device (CUDA events); 0 on the CPU */
+  double kernel_ms;    /* the kernels alone (CUDA events, or wall on the CPU) */
+  double download_ms;  /* device -> host (CUDA events); 0 on the CPU */
+  double wall_ms;      /* the whole es_run, as the caller sees it */
+  EsBackendChoice backend;  /* the backend that produced the result */
+  const char *variant;      /* id of the variant that ran ("cpu" on the CPU) */
+  bool fell_back;           /* CUDA failed during the job and the CPU finished it */
+} EsTiming;
+
+/* One kernel variant: one lesson about GPU memory. Static storage. */
+typedef struct {
+  const char *id;       /* "shared-tile" */
+  const char *label;    /* "Shared-memory tile" */
+  const char *lesson;   /* one sentence, shown as a tooltip */
+  const char *source;   /* where the lesson comes from */
+  bool is_default;
+} EsVariant;
+
+/* The CUDA variants of an operation compiled into this build (n = 0 without
+ * CUDA). The CPU backend has a single implementation per operation. */
+const EsVariant *es_variants (EsOp op, size_t *n);
+const EsVariant *es_variant_find (EsOp op, const char *id);
+
+typedef struct EsEngine EsEngine;
+
+/* AUTO picks CUDA when a usable device exists, else the CPU, keeping the
+ * reason. CUDA fails with ES_ERROR_UNAVAILABLE (and that reason) when CUDA
+ * cannot be used. CPU never fails for lack of a GPU. */
+EsEngine *es_engine_new (EsBackendChoice choice, EsError *error);
+void es_engine_free (EsEngine *engine);
+
+/* "CUDA: NVIDIA H100 80GB HBM3 (sm_90)" or
+ * "CPU: OpenMP, 2 threads (no CUDA device: ...)" */
+const char *es_engine_describe (EsEngine *engine);
+EsBackendChoice es_engine_backend (EsEngine *engine);
+/* Why CUDA is not in use (never NULL; "" while CUDA is in use). After a
+ * sticky device error it says so: CUDA stays off for the process. */
+const char *es_engine_cuda_reason (EsEngine *engine);
+/* True when this build contains the CUDA backend at all. */
+bool es_engine_cuda_compiled (void);
+
+/* Runs one job. `out` is (re)allocated by es_run to the right size and
+ * format; pass a zeroed EsImage the first time and reuse it afterwards.
+ * A CUDA failure during the job finishes it on the CPU (timing->fell_back,
+ * and es_engine_take_notice() returns the reason once). */
+bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
+             EsTiming *timing, EsError *error);
+
+/* A message for the user about the last fallback, returned once, else NULL. */
+const char *es_engine_take_notice (EsEngine *engine);
+
+/* Benchmark helper: median time (CUDA events, after warm-up) of a plain copy
+ * kernel that reads in_bytes and writes out_bytes on the device: the floor
+ * that a memory-bound kernel cannot beat. Fails without CUDA. */
+bool es_engine_copy_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
+                           double *median_ms, EsError *error);
+
+/* Number of OpenMP threads the CPU backend uses. */
+int es_cpu_thread_count (void);
+
+#ifdef __cplusplus
+}
+#endif
