@@ -1,1 +1,285 @@
-/* placeholder: being written */
+/* The engine: picks a backend once, runs jobs, and falls back to the CPU when CUDA fails. */
+#include "es-engine.h"
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu/es-cpu.h"
+#ifdef ES_HAVE_CUDA
+#include "cuda/es-cuda.h"
+#endif
+
+struct EsEngine
+{
+  EsBackendChoice active;     /* ES_BACKEND_CPU or ES_BACKEND_CUDA */
+  char cuda_reason[256];      /* why CUDA is not in use; "" while it is */
+  char description[512];
+  char notice[640];           /* the last fallback, until taken */
+  bool has_notice;
+#ifdef ES_HAVE_CUDA
+  EsCuda *cuda;
+#endif
+};
+
+/* A sticky device error poisons the CUDA context for the whole process, so
+ * every engine created afterwards stays on the CPU. */
+static char cuda_poisoned_reason[256];
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int
+es_cpu_thread_count (void)
+{
+  return omp_get_max_threads ();
+}
+
+bool
+es_engine_cuda_compiled (void)
+{
+#ifdef ES_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+static void
+engine_update_description (EsEngine *engine)
+{
+#ifdef ES_HAVE_CUDA
+  if (engine->active == ES_BACKEND_CUDA)
+    {
+      snprintf (engine->description, sizeof engine->description, "CUDA: %s",
+                es_cuda_device_name (engine->cuda));
+      return;
+    }
+#endif
+  snprintf (engine->description, sizeof engine->description, "CPU: OpenMP, %d thread%s (%s)",
+            es_cpu_thread_count (), es_cpu_thread_count () == 1 ? "" : "s", engine->cuda_reason);
+}
+
+EsEngine *
+es_engine_new (EsBackendChoice choice, EsError *error)
+{
+  EsEngine *engine = calloc (1, sizeof *engine);
+
+  if (engine == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the compute engine");
+      return NULL;
+    }
+  engine->active = ES_BACKEND_CPU;
+
+  if (choice == ES_BACKEND_CPU)
+    snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "the CPU backend was chosen");
+  else if (!es_engine_cuda_compiled ())
+    snprintf (engine->cuda_reason, sizeof engine->cuda_reason,
+              "this build has no CUDA backend: nvcc was not found when it was built");
+  else if (cuda_poisoned_reason[0] != '\0')
+    snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
+  else
+    {
+#ifdef ES_HAVE_CUDA
+      engine->cuda = es_cuda_open (engine->cuda_reason, sizeof engine->cuda_reason);
+      if (engine->cuda != NULL)
+        {
+          engine->active = ES_BACKEND_CUDA;
+          engine->cuda_reason[0] = '\0';
+        }
+#endif
+    }
+
+  if (choice == ES_BACKEND_CUDA && engine->active != ES_BACKEND_CUDA)
+    {
+      es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA cannot be used: %s", engine->cuda_reason);
+      free (engine);
+      return NULL;
+    }
+  engine_update_description (engine);
+  return engine;
+}
+
+void
+es_engine_free (EsEngine *engine)
+{
+  if (engine == NULL)
+    return;
+#ifdef ES_HAVE_CUDA
+  es_cuda_close (engine->cuda);
+#endif
+  free (engine);
+}
+
+const char *
+es_engine_describe (EsEngine *engine)
+{
+  return engine->description;
+}
+
+EsBackendChoice
+es_engine_backend (EsEngine *engine)
+{
+  return engine->active;
+}
+
+const char *
+es_engine_cuda_reason (EsEngine *engine)
+{
+  return engine->cuda_reason;
+}
+
+const char *
+es_engine_take_notice (EsEngine *engine)
+{
+  if (!engine->has_notice)
+    return NULL;
+  engine->has_notice = false;
+  return engine->notice;
+}
+
+const EsVariant *
+es_variants (EsOp op, size_t *n)
+{
+#ifdef ES_HAVE_CUDA
+  return es_cuda_variants (op, n);
+#else
+  (void) op;
+  *n = 0;
+  return NULL;
+#endif
+}
+
+const EsVariant *
+es_variant_find (EsOp op, const char *id)
+{
+  size_t n;
+  const EsVariant *variants = es_variants (op, &n);
+
+  for (size_t i = 0; i < n; i++)
+    if (id == NULL ? variants[i].is_default : strcmp (variants[i].id, id) == 0)
+      return &variants[i];
+  return NULL;
+}
+
+static bool
+validate_input (const EsJob *job, const EsImage *in, EsError *error)
+{
+  if (in == NULL || in->pixels == NULL || in->width <= 0 || in->height <= 0)
+    return es_error_set (error, ES_ERROR_INVALID, "no input image");
+  if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
+    return es_error_set (error, ES_ERROR_INVALID, "%s input cannot be processed; gray U8 or U16 is needed",
+                         es_format_name (in->format));
+  if (in->depth < 1 || in->depth > (in->format == ES_FORMAT_U8 ? 8 : 16))
+    return es_error_set (error, ES_ERROR_INVALID, "sample depth %d does not fit %s samples",
+                         in->depth, es_format_name (in->format));
+  if (in->levels != 0 && (job->op == ES_OP_ENTROPY || job->op == ES_OP_QUANTIZE)
+      && in->levels != job->levels)
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "the image holds quantized levels for %d levels, but the job asks for %d; "
+                         "load it again with %d levels", in->levels, job->levels, job->levels);
+  return true;
+}
+
+/* Makes `out` the right size and format, reusing its buffer when it already is. */
+static bool
+prepare_output (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  EsFormat format = es_op_output_format (job->op);
+  int depth = format == ES_FORMAT_U8 ? 8 : 0;
+
+  if (out->pixels != NULL && out->width == in->width && out->height == in->height
+      && out->format == format)
+    {
+      out->depth = depth;
+      out->levels = 0;
+      return true;
+    }
+  es_image_clear (out);
+  return es_image_alloc (out, in->width, in->height, format, depth, error);
+}
+
+bool
+es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
+        EsTiming *timing, EsError *error)
+{
+  EsTiming local_timing;
+  double start = now_ms ();
+  double cpu_start;
+
+  if (timing == NULL)
+    timing = &local_timing;
+  *timing = (EsTiming) { 0 };
+
+  if (!es_job_validate (job, error) || !validate_input (job, in, error))
+    return false;
+  if (job->variant != NULL && es_variant_find (job->op, job->variant) == NULL)
+    return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
+                         es_op_name (job->op), job->variant,
+                         es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
+  if (!prepare_output (job, in, out, error))
+    return false;
+
+#ifdef ES_HAVE_CUDA
+  if (engine->active == ES_BACKEND_CUDA)
+    {
+      EsError cuda_error = { 0 };
+
+      if (es_cuda_run (engine->cuda, job, es_variant_find (job->op, job->variant), in, out,
+                       timing, &cuda_error))
+        {
+          timing->wall_ms = now_ms () - start;
+          return true;
+        }
+      /* Finish the job on the CPU; the user hears about it once. */
+      if (es_cuda_is_broken (engine->cuda))
+        {
+          snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
+                    "CUDA is off for this session after a device error: %s", cuda_error.message);
+          snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
+          es_cuda_close (engine->cuda);
+          engine->cuda = NULL;
+          engine->active = ES_BACKEND_CPU;
+          engine_update_description (engine);
+          snprintf (engine->notice, sizeof engine->notice,
+                    "CUDA failed (%s); the result was computed on the CPU, which is used from now on",
+                    cuda_error.message);
+        }
+      else
+        snprintf (engine->notice, sizeof engine->notice,
+                  "CUDA failed (%s); the result was computed on the CPU", cuda_error.message);
+      engine->has_notice = true;
+      *timing = (EsTiming) { 0 };
+      timing->fell_back = true;
+    }
+#endif
+
+  cpu_start = now_ms ();
+  if (!es_cpu_run (job, in, out, error))
+    return false;
+  timing->kernel_ms = now_ms () - cpu_start;
+  timing->backend = ES_BACKEND_CPU;
+  timing->variant = "openmp";
+  timing->wall_ms = now_ms () - start;
+  return true;
+}
+
+bool
+es_engine_copy_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
+                      double *median_ms, EsError *error)
+{
+#ifdef ES_HAVE_CUDA
+  if (engine->active == ES_BACKEND_CUDA)
+    return es_cuda_copy_floor (engine->cuda, in_bytes, out_bytes, repeats, median_ms, error);
+#endif
+  return es_error_set (error, ES_ERROR_UNAVAILABLE, "the copy floor needs CUDA: %s", engine->cuda_reason);
+}

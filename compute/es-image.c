@@ -1,1 +1,92 @@
-/* placeholder: being written */
+/* EsImage allocation with every size product checked before memory is touched. */
+#include "es-image.h"
+
+#include <stdlib.h>
+
+static uint64_t max_pixels = ES_DEFAULT_MAX_PIXELS;
+
+void
+es_image_set_max_pixels (uint64_t pixels)
+{
+  max_pixels = pixels ? pixels : ES_DEFAULT_MAX_PIXELS;
+}
+
+uint64_t
+es_image_get_max_pixels (void)
+{
+  return max_pixels;
+}
+
+size_t
+es_format_size (EsFormat format)
+{
+  switch (format)
+    {
+    case ES_FORMAT_U8: return 1;
+    case ES_FORMAT_U16: return 2;
+    case ES_FORMAT_F32: return 4;
+    }
+  return 0;
+}
+
+const char *
+es_format_name (EsFormat format)
+{
+  switch (format)
+    {
+    case ES_FORMAT_U8: return "u8";
+    case ES_FORMAT_U16: return "u16";
+    case ES_FORMAT_F32: return "f32";
+    }
+  return "?";
+}
+
+bool
+es_image_check_size (int width, int height, EsFormat format, EsError *error)
+{
+  uint64_t pixels;
+
+  if (width <= 0 || height <= 0)
+    return es_error_set (error, ES_ERROR_FORMAT, "image size %d×%d is empty", width, height);
+  if (width > ES_MAX_SIDE || height > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d: a side is over the limit of %d pixels",
+                         width, height, ES_MAX_SIDE);
+  /* Both sides are ≤ 10^6, so the product fits comfortably in 64 bits. */
+  pixels = (uint64_t) width * (uint64_t) height;
+  if (pixels > max_pixels)
+    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d is over the limit of %llu pixels",
+                         width, height, (unsigned long long) max_pixels);
+  if (pixels > SIZE_MAX / 4 / es_format_size (format))
+    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d does not fit in memory", width, height);
+  return true;
+}
+
+bool
+es_image_alloc (EsImage *image, int width, int height, EsFormat format, int depth, EsError *error)
+{
+  size_t stride;
+
+  *image = (EsImage) { 0 };
+  if (!es_image_check_size (width, height, format, error))
+    return false;
+  stride = (size_t) width * es_format_size (format);
+  image->pixels = calloc ((size_t) height, stride);
+  if (image->pixels == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image",
+                         ((size_t) height * stride) >> 20, width, height);
+  image->width = width;
+  image->height = height;
+  image->stride = stride;
+  image->format = format;
+  image->depth = depth;
+  return true;
+}
+
+void
+es_image_clear (EsImage *image)
+{
+  if (image == NULL)
+    return;
+  free (image->pixels);
+  *image = (EsImage) { 0 };
+}

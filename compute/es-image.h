@@ -34,7 +34,6 @@ typedef struct {
    * (a text matrix): quantization is then skipped. */
   int levels;
   void *pixels;
-  bool pinned;       /* pixels come from es_engine_image_alloc (page-locked) */
 } EsImage;
 
 size_t es_format_size (EsFormat format);
