@@ -1,0 +1,26 @@
+#!/bin/sh
+# The GPU machine's run: build without GLib/GTK, run every test with CUDA
+# required (every variant against the reference), then the benchmark; the
+# benchmark table is printed last. Logs and CSV go to $OUT when it is set.
+#   usage: tests/gpu/run.sh [bench sizes, default 1024,4096,8192]
+set -eu
+cd "$(dirname "$0")/../.."
+out=${OUT:-build-gpu/out}
+sizes=${1:-1024,4096,8192}
+mkdir -p "$out"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || true
+[ -f build-gpu/build.ninja ] || meson setup build-gpu -Dgui=disabled -Dcuda=enabled -Dgpu_resource_usage=true >"$out/setup.log"
+ninja -C build-gpu >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+grep -E "spill|Used [0-9]+ registers" "$out/build.log" | sort | uniq -c | sort -rn | head -5 || true
+
+status=0
+ES_TEST_REQUIRE_CUDA=1 ENTROSCOPE_BACKEND=cuda meson test -C build-gpu --print-errorlogs >"$out/test.log" 2>&1 || status=$?
+cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt"
+grep -E "^not ok" build-gpu/meson-logs/testlog.txt | head -20 || true
+python3 tests/tap-summary.py build-gpu/meson-logs/testlog.json || status=1
+
+build-gpu/app/entroscope-cli info | tee "$out/info.txt" | head -8
+build-gpu/app/entroscope-cli bench --sizes "$sizes" --csv "$out/bench.csv" >"$out/bench.txt" 2>&1 || status=$?
+cat "$out/bench.txt"
+exit $status
