@@ -1,1 +1,399 @@
-/* placeholder: being written */
+/* entroscope-cli bench: median kernel and end-to-end times per operation, size, backend and variant. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-bench.h"
+#include "es-save.h"
+
+/* A fixed seed so that runs on different machines time the same pixels. */
+#define BENCH_SEED 0x5EED2024ull
+
+typedef struct {
+  EsBackendChoice choice;
+  EsEngine *engine;
+  EsImage out;     /* reused between runs, as the window does */
+  int repeats;
+  bool usable;     /* false after CUDA failed once: later rows would time the CPU */
+} BenchBackend;
+
+typedef struct {
+  double kernel_ms;  /* medians */
+  double wall_ms;
+} Measure;
+
+typedef struct {
+  EsOp op;
+  int size;
+  const BenchBackend *backend;
+  const char *variant;
+  Measure m;
+  double floor_ms;   /* NAN where not measured (CPU) */
+  double naive_ms;   /* NAN where not measured */
+  size_t bytes;      /* read + written by the operation */
+} BenchRow;
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *values, int n)
+{
+  qsort (values, (size_t) n, sizeof *values, compare_double);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* Never time on zeros: uniform samples in 1..255 (xorshift64*). */
+static void
+fill_random (EsImage *image, unsigned long long seed)
+{
+  unsigned long long x = seed ? seed : 1;
+
+  for (int y = 0; y < image->height; y++)
+    {
+      uint8_t *row = es_image_row (image, y);
+      for (int i = 0; i < image->width; i++)
+        {
+          x ^= x >> 12;
+          x ^= x << 25;
+          x ^= x >> 27;
+          row[i] = (uint8_t) (1 + ((x * 2685821657736338717ull) >> 32) % 255);
+        }
+    }
+}
+
+/* The bytes an ideal kernel moves: each input byte read once, each output
+ * byte written once (equalize reads the image twice: histogram, then LUT). */
+static void
+op_bytes (EsOp op, size_t n, size_t *in, size_t *out)
+{
+  switch (op)
+    {
+    case ES_OP_ENTROPY:
+      *in = n, *out = 4 * n;
+      break;
+    case ES_OP_EQUALIZE:
+      *in = 2 * n, *out = n;
+      break;
+    case ES_OP_SHARPEN:
+    case ES_OP_QUANTIZE:
+    default:
+      *in = n, *out = n;
+      break;
+    }
+}
+
+/* The baseline of the speed-up column: the naive variant by name, else the
+ * first listed. */
+static const EsVariant *
+naive_variant (const EsVariant *variants, size_t n)
+{
+  static const char *const names[] = { "naive", "global", "global-atomics" };
+
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+    for (size_t i = 0; i < n; i++)
+      if (strcmp (variants[i].id, names[k]) == 0)
+        return &variants[i];
+  return n ? &variants[0] : NULL;
+}
+
+static bool
+run_checked (BenchBackend *b, const EsJob *job, const EsImage *in, EsTiming *t, EsError *error)
+{
+  if (!es_run (b->engine, job, in, &b->out, t, error))
+    return false;
+  if (b->choice == ES_BACKEND_CUDA && (t->fell_back || t->backend != ES_BACKEND_CUDA))
+    {
+      const char *notice = es_engine_take_notice (b->engine);
+      return es_error_set (error, ES_ERROR_COMPUTE, "CUDA failed and the CPU finished the job%s%s",
+                           notice ? ": " : "", notice ? notice : "");
+    }
+  return true;
+}
+
+/* One warm-up run, then the medians of b->repeats timed runs. */
+static bool
+measure (BenchBackend *b, const EsJob *job, const EsImage *in, Measure *m, EsError *error)
+{
+  double *kernel = calloc ((size_t) b->repeats, sizeof *kernel);
+  double *wall = calloc ((size_t) b->repeats, sizeof *wall);
+  EsTiming t;
+  bool ok = kernel && wall;
+
+  if (!ok)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+  else
+    ok = run_checked (b, job, in, &t, error);
+  for (int i = 0; ok && i < b->repeats; i++)
+    {
+      ok = run_checked (b, job, in, &t, error);
+      kernel[i] = t.kernel_ms;
+      wall[i] = t.wall_ms;
+    }
+  if (ok)
+    {
+      m->kernel_ms = median (kernel, b->repeats);
+      m->wall_ms = median (wall, b->repeats);
+    }
+  free (kernel);
+  free (wall);
+  return ok;
+}
+
+static void
+format_number (char *buffer, size_t size, const char *format, double value)
+{
+  if (isfinite (value))
+    snprintf (buffer, size, format, value);
+  else
+    snprintf (buffer, size, "-");
+}
+
+static void
+csv_number (FILE *csv, const char *format, double value)
+{
+  fputc (',', csv);
+  if (isfinite (value))
+    fprintf (csv, format, value);
+}
+
+static void
+print_row (const BenchRow *row, FILE *csv)
+{
+  double pixels = (double) row->size * row->size;
+  double mpx = pixels / 1e6 / (row->m.kernel_ms / 1e3);
+  bool cuda = row->backend->choice == ES_BACKEND_CUDA;
+  double multiple = cuda ? row->m.kernel_ms / row->floor_ms : NAN;
+  double gbs = cuda ? (double) row->bytes / 1e6 / row->m.kernel_ms : NAN;
+  double speedup = cuda ? row->naive_ms / row->m.kernel_ms : NAN;
+  char floor_text[32], multiple_text[32], gbs_text[32], speedup_text[32];
+
+  format_number (floor_text, sizeof floor_text, "%.3f", cuda ? row->floor_ms : NAN);
+  format_number (multiple_text, sizeof multiple_text, "%.2fx", multiple);
+  format_number (gbs_text, sizeof gbs_text, "%.1f", gbs);
+  format_number (speedup_text, sizeof speedup_text, "%.2fx", speedup);
+  printf ("%-9s %6d %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s\n",
+          es_op_name (row->op), row->size, es_backend_name (row->backend->choice), row->variant,
+          row->backend->repeats, row->m.kernel_ms, row->m.wall_ms, mpx, floor_text,
+          multiple_text, gbs_text, speedup_text);
+  fflush (stdout);
+
+  if (csv)
+    {
+      fprintf (csv, "%s,%d,%s,%s,%d", es_op_name (row->op), row->size,
+               es_backend_name (row->backend->choice), row->variant, row->backend->repeats);
+      csv_number (csv, "%.4f", row->m.kernel_ms);
+      csv_number (csv, "%.4f", row->m.wall_ms);
+      csv_number (csv, "%.2f", mpx);
+      csv_number (csv, "%.4f", cuda ? row->floor_ms : NAN);
+      csv_number (csv, "%.3f", multiple);
+      csv_number (csv, "%.2f", gbs);
+      csv_number (csv, "%.3f", speedup);
+      fputc ('\n', csv);
+    }
+}
+
+static int
+worse (int a, int b)
+{
+  return a > b ? a : b;
+}
+
+static int
+report (const char *what, int size, const char *variant, const EsError *error)
+{
+  char subject[128];
+
+  snprintf (subject, sizeof subject, "bench %s %dx%d %s", what, size, size, variant);
+  return es_cli_report_error (subject, error);
+}
+
+/* After a sticky device error CUDA stays off for the process and later
+ * rows would time the CPU under a CUDA label: stop timing CUDA. */
+static bool
+cuda_broken (BenchBackend *b)
+{
+  if (es_engine_cuda_reason (b->engine)[0] != '\0')
+    b->usable = false;
+  return !b->usable;
+}
+
+/* The CUDA rows of one operation and size: the copy floor, the naive
+ * baseline, then each variant asked for. */
+static int
+bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const EsImage *in,
+            FILE *csv)
+{
+  size_t n_variants, in_bytes, out_bytes;
+  const EsVariant *variants = es_variants (job->op, &n_variants);
+  const EsVariant *naive = naive_variant (variants, n_variants);
+  const char *op = es_op_name (job->op);
+  BenchRow row = { .op = job->op, .size = in->width, .backend = b, .naive_ms = NAN };
+  Measure naive_m = { NAN, NAN };
+  EsError error;
+  int status = ES_EXIT_OK;
+
+  op_bytes (job->op, (size_t) in->width * in->height, &in_bytes, &out_bytes);
+  row.bytes = in_bytes + out_bytes;
+
+  es_error_clear (&error);
+  if (!es_engine_copy_floor (b->engine, in_bytes, out_bytes, b->repeats, &row.floor_ms, &error))
+    {
+      status = report (op, in->width, "copy floor", &error);
+      row.floor_ms = NAN;
+    }
+
+  if (naive)
+    {
+      job->variant = naive->id;
+      es_error_clear (&error);
+      if (measure (b, job, in, &naive_m, &error))
+        row.naive_ms = naive_m.kernel_ms;
+      else
+        {
+          status = worse (status, report (op, in->width, naive->id, &error));
+          if (cuda_broken (b))
+            return status;
+        }
+    }
+
+  for (size_t i = 0; i < n_variants; i++)
+    {
+      const EsVariant *v = &variants[i];
+
+      if (options->variant && strcmp (options->variant, v->id) != 0)
+        continue;
+      row.variant = v->id;
+      if (v == naive && !isfinite (row.naive_ms))
+        continue;  /* its failure is reported above */
+      if (v == naive)
+        row.m = naive_m;  /* measured above for the speed-up column */
+      else
+        {
+          job->variant = v->id;
+          es_error_clear (&error);
+          if (!measure (b, job, in, &row.m, &error))
+            {
+              status = worse (status, report (op, in->width, v->id, &error));
+              if (cuda_broken (b))
+                return status;
+              continue;
+            }
+        }
+      print_row (&row, csv);
+    }
+  return status;
+}
+
+int
+es_bench_run (const EsBenchOptions *options)
+{
+  BenchBackend cpu = { .choice = ES_BACKEND_CPU }, cuda = { .choice = ES_BACKEND_CUDA };
+  char cuda_note[600] = "";
+  EsAtomicFile *csv_file = NULL;
+  FILE *csv = NULL;
+  EsError error;
+  int status = ES_EXIT_OK;
+
+  es_error_clear (&error);
+  if (options->backend != ES_BACKEND_CUDA)
+    {
+      cpu.engine = es_engine_new (ES_BACKEND_CPU, &error);
+      if (!cpu.engine)
+        return es_cli_report_error ("bench", &error);
+      cpu.repeats = options->repeats ? options->repeats : 5;
+      cpu.usable = true;
+    }
+  if (options->backend != ES_BACKEND_CPU)
+    {
+      cuda.engine = es_engine_new (ES_BACKEND_CUDA, &error);
+      if (!cuda.engine && options->backend == ES_BACKEND_CUDA)
+        return es_cli_report_error ("bench", &error);
+      if (cuda.engine)
+        {
+          cuda.repeats = options->repeats ? options->repeats : 20;
+          cuda.usable = true;
+        }
+      else
+        snprintf (cuda_note, sizeof cuda_note, "not used (%s)", error.message);
+    }
+
+  if (options->csv_path)
+    {
+      es_error_clear (&error);
+      csv_file = es_atomic_file_open (options->csv_path, &error);
+      if (!csv_file)
+        {
+          status = es_cli_report_error (options->csv_path, &error);
+          goto out;
+        }
+      csv = es_atomic_file_stream (csv_file);
+      fputs ("op,size,backend,variant,repeats,kernel_ms,wall_ms,mpx_per_s,floor_ms,"
+             "floor_multiple,gb_per_s,speedup_vs_naive\n", csv);
+    }
+
+  printf ("# random 8-bit images (seed 0x%llx), window %d, levels %d, amount %g; medians after a warm-up\n",
+          BENCH_SEED, options->window, options->levels, (double) options->amount);
+  if (cpu.engine)
+    printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
+  if (options->backend != ES_BACKEND_CPU)
+    printf ("# cuda: %s\n", cuda.engine ? es_engine_describe (cuda.engine) : cuda_note);
+  printf ("%-9s %6s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s\n", "op", "size", "backend",
+          "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s",
+          "speed-up");
+  fflush (stdout);
+
+  for (int o = 0; o < options->n_ops; o++)
+    for (int s = 0; s < options->n_sizes; s++)
+      {
+        EsJob job = ES_JOB_INIT (options->ops[o]);
+        const char *op = es_op_name (job.op);
+        int size = options->sizes[s];
+        EsImage in = { 0 };
+
+        job.window = options->window;
+        job.levels = options->levels;
+        job.amount = options->amount;
+        es_error_clear (&error);
+        if (!es_job_validate (&job, &error) || !es_image_alloc (&in, size, size, ES_FORMAT_U8, 8, &error))
+          {
+            status = worse (status, report (op, size, "input", &error));
+            continue;
+          }
+        fill_random (&in, BENCH_SEED ^ (unsigned long long) size);
+
+        if (cpu.engine)
+          {
+            BenchRow row = { .op = job.op, .size = size, .backend = &cpu, .variant = "cpu",
+                             .floor_ms = NAN, .naive_ms = NAN };
+            if (measure (&cpu, &job, &in, &row.m, &error))
+              print_row (&row, csv);
+            else
+              status = worse (status, report (op, size, "cpu", &error));
+          }
+        if (cuda.engine && cuda.usable)
+          status = worse (status, bench_cuda (&cuda, options, &job, &in, csv));
+        es_image_clear (&in);
+      }
+
+  if (csv_file)
+    {
+      es_error_clear (&error);
+      if (!es_atomic_file_commit (csv_file, &error))
+        status = worse (status, es_cli_report_error (options->csv_path, &error));
+    }
+
+out:
+  es_image_clear (&cpu.out);
+  es_image_clear (&cuda.out);
+  if (cpu.engine)
+    es_engine_free (cpu.engine);
+  if (cuda.engine)
+    es_engine_free (cuda.engine);
+  return status;
+}

@@ -1,2 +1,265 @@
 #!/bin/sh
-echo "1..0 # SKIP not written yet"
+# End-to-end checks of entroscope-cli (TAP): outputs, formats, batches, errors and exit codes.
+# Usage: test-cli.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)
+
+CLI=$1
+if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
+  echo "Bail out! usage: $0 PATH-TO-entroscope-cli"
+  exit 1
+fi
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+TESTDATA=${ES_TESTDATA:-$here/data}
+SAMPLE=${ES_SAMPLE:-$here/../data/camera.png}
+IMAGES=$TESTDATA/images
+CORRUPT=$TESTDATA/pngsuite/xc1n0g08.png
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
+trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
+cd "$T" || exit 1
+
+count=0
+failed=0
+
+# ok CONDITION-STATUS DESCRIPTION
+ok () {
+  count=$((count + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $count - $2"
+  else
+    echo "not ok $count - $2"
+    failed=1
+  fi
+}
+
+# check DESCRIPTION COMMAND...: one TAP line from a command's status.
+check () {
+  what=$1
+  shift
+  if "$@"; then ok 0 "$what"; else ok 1 "$what"; fi
+}
+
+skip () {
+  count=$((count + 1))
+  echo "ok $count - $2 # SKIP $1"
+}
+
+# cli ARGS...: runs the CLI with stdout in out.log and stderr in err.log,
+# leaving the exit status in $rc.
+cli () {
+  "$CLI" "$@" >"$T/out.log" 2>"$T/err.log"
+  rc=$?
+}
+
+lines () {
+  wc -l <"$1" | tr -d ' '
+}
+
+# One error line on stderr that names $1.
+one_error_line () {
+  [ "$(lines "$T/err.log")" = 1 ] && grep -q "^entroscope-cli: .*$1" "$T/err.log"
+}
+
+is_png () {
+  [ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ] &&
+    [ "$(od -An -c -j12 -N4 "$1" | tr -d ' \n')" = IHDR ]
+}
+
+# "WIDTH HEIGHT" from the IHDR chunk.
+png_size () {
+  od -An -tu1 -j16 -N8 "$1" |
+    awk '{ print $1 * 16777216 + $2 * 65536 + $3 * 256 + $4, $5 * 16777216 + $6 * 65536 + $7 * 256 + $8 }'
+}
+
+# "DEPTH COLOURTYPE" from the IHDR chunk.
+png_depth_type () {
+  od -An -tu1 -j24 -N2 "$1" | awk '{ print $1, $2 }'
+}
+
+# A text matrix "W H"-shaped as given: first line "H W", then H rows of W
+# values printed with 5 decimals in 0..MAX.
+text_matrix_ok () {
+  awk -v h="$2" -v w="$3" -v max="$4" '
+    NR == 1 { if ($0 != h " " w) bad = 1; next }
+    {
+      if (NF != w) bad = 1
+      for (i = 1; i <= NF; i++)
+        if ($i !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9]$/ || $i + 0 > max) bad = 1
+      rows++
+    }
+    END { exit (bad || rows != h) }' "$1"
+}
+
+# Only the named files in a folder: no temporary file left behind.
+only_files () {
+  dir=$1
+  shift
+  [ "$(ls -A "$dir" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
+}
+
+set -- $(png_size "$SAMPLE")
+W=$1
+H=$2
+stem=$(basename "$SAMPLE" .png)
+
+# -- entropy, defaults --
+mkdir run && cd run || exit 1
+cli entropy "$SAMPLE"
+check "entropy with defaults exits 0 and says where it wrote" \
+  [ "$rc" = 0 -a "$(cat "$T/out.log")" = "wrote $stem-entropy.png" -a ! -s "$T/err.log" ]
+check "the default output is a PNG" is_png "$stem-entropy.png"
+check "the entropy PNG is ${W}x$H like its input" [ "$(png_size "$stem-entropy.png")" = "$W $H" ]
+check "the entropy PNG is 8-bit RGB" [ "$(png_depth_type "$stem-entropy.png")" = "8 2" ]
+check "no temporary file is left next to the output" only_files . "$stem-entropy.png"
+
+cli entropy --format txt "$SAMPLE"
+check "--format txt writes a ${H}-row text matrix of %.5f values in 0..ln 16" \
+  text_matrix_ok "$stem-entropy.txt" "$H" "$W" 2.77259
+cli entropy "$SAMPLE" -o named.txt
+check "an -o name ending in .txt implies the text matrix" text_matrix_ok named.txt "$H" "$W" 2.77259
+cli entropy --units bits --format txt "$SAMPLE" -o bits.txt
+check "--units bits gives values up to log2 16" text_matrix_ok bits.txt "$H" "$W" 4.00001
+
+cli entropy --raw16 "$SAMPLE" -o raw.png
+check "--raw16 writes a 16-bit gray PNG" [ "$rc" = 0 -a "$(png_depth_type raw.png)" = "16 0" ]
+cli entropy --colorbar "$SAMPLE" -o bar.png
+set -- $(png_size bar.png)
+check "--colorbar widens the PNG" [ "$rc" = 0 -a "$1" -gt "$W" ]
+cli quantize "$SAMPLE"
+check "quantize writes a PNG of the input's size" [ "$rc" = 0 -a "$(png_size "$stem-quantize.png")" = "$W $H" ]
+cli sharpen -q "$SAMPLE"
+check "-q prints nothing" [ "$rc" = 0 -a ! -s "$T/out.log" -a -f "$stem-sharpen.png" ]
+
+# -- determinism and backends --
+for op in equalize sharpen entropy; do
+  "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png
+  check "$op: two runs are byte-identical" cmp -s a.png b.png
+  "$CLI" "$op" -q --backend cpu "$SAMPLE" -o cpu.png && "$CLI" "$op" -q --backend auto "$SAMPLE" -o auto.png
+  check "$op: --backend cpu and --backend auto give identical files" cmp -s cpu.png auto.png
+done
+"$CLI" entropy -q --backend cpu --format txt "$SAMPLE" -o cpu.txt &&
+  "$CLI" entropy -q --backend auto --format txt "$SAMPLE" -o auto.txt
+check "entropy text: --backend cpu and auto agree to 5 decimals" cmp -s cpu.txt auto.txt
+
+cli entropy --backend cuda "$SAMPLE" -o cuda.png
+if [ "$rc" = 0 ]; then
+  check "--backend cuda works where CUDA is usable" is_png cuda.png
+else
+  check "--backend cuda without a usable device exits 3 with one line" \
+    eval '[ "$rc" = 3 ] && [ "$(lines "$T/err.log")" = 1 ]'
+fi
+
+cli entropy --timings --backend cpu "$SAMPLE" -o timed.png
+check "--timings prints kernel and wall ms on stderr" \
+  eval 'grep -q "kernel .* ms" "$T/err.log" && grep -q "wall .* ms" "$T/err.log" && grep -q "Mpx/s" "$T/err.log"'
+cd "$T" || exit 1
+
+# -- text matrix input --
+printf '3 4\n0 1 2 3\n4 5 6 7\n15 15 0 0\n' >matrix.txt
+cli entropy matrix.txt -o matrix-out.txt
+check "a text matrix input gives a 3x4 entropy matrix" text_matrix_ok matrix-out.txt 3 4 2.77259
+printf '2 2\n0 1\n2 16\n' >bad-matrix.txt
+cli entropy bad-matrix.txt -o bad-out.txt
+check "a text matrix value >= levels exits 2 with one line" \
+  eval '[ "$rc" = 2 ] && one_error_line bad-matrix.txt && [ ! -e bad-out.txt ]'
+
+# -- batch --
+mkdir batch
+cp "$IMAGES/brick.png" "$CORRUPT" .
+cli equalize "$SAMPLE" "$(basename "$CORRUPT")" brick.png -o batch/
+check "a batch with one corrupt input exits 2" [ "$rc" = 2 ]
+check "the other inputs of the batch are written" \
+  only_files batch "$stem-equalize.png" brick-equalize.png
+check "the failure is one line naming the corrupt file" one_error_line "$(basename "$CORRUPT")"
+check "each written output is reported" [ "$(grep -c '^wrote batch/' "$T/out.log")" = 2 ]
+cli sharpen "$SAMPLE" brick.png -o batch
+check "an existing folder without a trailing slash takes a batch" \
+  eval '[ "$rc" = 0 ] && [ -f batch/brick-sharpen.png ]'
+cli sharpen "$SAMPLE" brick.png -o single.png
+check "several inputs with -o FILE is a usage error" eval '[ "$rc" = 1 ] && [ ! -e single.png ]'
+
+# -- usage errors (in.png: a copy of the sample, so that the words split safely) --
+cp "$SAMPLE" in.png
+for args in "entropy --window 4 in.png" "entropy --window 33 in.png" "entropy --window 5x in.png" \
+            "entropy --levels 1 in.png" "entropy --levels 257 in.png" "sharpen --amount -1 in.png" \
+            "entropy --bogus in.png" "entropy -z in.png" "entropy" "frobnicate in.png" \
+            "entropy --colormap nope in.png" "entropy --backend gpu in.png" "entropy --max-pixels -5 in.png" \
+            "entropy --raw16 --format txt in.png" "entropy -o" "info --sizes 64" "bench --repeats 0"; do
+  cli $args
+  check "usage error exits 1 with one line: $args" eval '[ "$rc" = 1 ] && [ "$(lines "$T/err.log")" = 1 ]'
+done
+cli
+check "no command is a usage error" [ "$rc" = 1 ]
+
+# -- input and output errors --
+cli entropy no-such-file.png
+check "a missing input exits 2 with one line naming it" \
+  eval '[ "$rc" = 2 ] && one_error_line no-such-file.png'
+cli entropy "$CORRUPT" -o corrupt.png
+check "a corrupt PNG exits 2 with one line" \
+  eval '[ "$rc" = 2 ] && one_error_line "$(basename "$CORRUPT")" && [ ! -e corrupt.png ]'
+cli entropy --max-pixels 1000 "$SAMPLE" -o big.png
+check "--max-pixels refuses a larger image with exit 2" eval '[ "$rc" = 2 ] && [ ! -e big.png ]'
+cli entropy "$SAMPLE" -o "$T/no-such-dir/out.png"
+check "writing into a missing folder exits 2 with one line" \
+  eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ] && [ ! -e "$T/no-such-dir" ]'
+cli equalize "$SAMPLE" "$IMAGES/brick.png" -o "$T/no-such-dir/"
+check "a batch into a missing folder exits 2 with one line" \
+  eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ] && [ ! -e "$T/no-such-dir" ]'
+
+mkdir ro
+chmod 555 ro
+if touch ro/probe 2>/dev/null; then
+  rm -f ro/probe
+  skip "running as root: a read-only folder is writable" "writing into a read-only folder exits 2"
+else
+  cli entropy "$SAMPLE" -o ro/out.png
+  check "writing into a read-only folder exits 2 and leaves nothing there" \
+    eval '[ "$rc" = 2 ] && [ -z "$(ls -A ro)" ]'
+fi
+chmod 755 ro
+
+mkdir keep
+"$CLI" entropy -q "$SAMPLE" -o keep/out.png
+cp keep/out.png keep.orig
+ES_INJECT_WRITE_FAILURE=1 "$CLI" entropy --colormap magma "$SAMPLE" -o keep/out.png >"$T/out.log" 2>"$T/err.log"
+rc=$?
+check "a failing write exits 2 with one line" eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ]'
+check "a failing write leaves the existing output untouched and no temporary file" \
+  eval 'cmp -s keep/out.png keep.orig && only_files keep out.png'
+
+# -- info, bench, help, version --
+cli info
+check "info exits 0 and mentions the CPU" eval '[ "$rc" = 0 ] && grep -q CPU "$T/out.log"'
+check "info lists every operation" \
+  eval 'grep -q entropy "$T/out.log" && grep -q equalize "$T/out.log" && grep -q sharpen "$T/out.log"'
+
+cli bench --sizes 64 --repeats 2 --csv bench.csv
+check "bench exits 0" [ "$rc" = 0 ]
+check "bench writes a CSV with a header row" \
+  eval 'head -n 1 bench.csv | grep -q "^op,size,backend,variant,"'
+cpu_rows=$(awk -F, 'NR > 1 && NF == 12 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
+check "the CSV has a 12-field row for each default operation on the CPU" [ "$cpu_rows" = 3 ]
+check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
+
+cli --help
+check "--help exits 0" eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ]'
+missing=
+for option in -o --output -q --quiet --window --levels --amount --colormap --raw16 --format --range \
+              --units --colorbar --backend --variant --timings --max-pixels --sizes --ops --repeats \
+              --csv --help --version info bench "Exit status" Examples; do
+  grep -q -e "$option" "$T/out.log" || missing="$missing $option"
+done
+check "--help mentions every option, the exit status and examples${missing:+ (missing:$missing)}" [ -z "$missing" ]
+cp "$T/out.log" help.txt
+cli -h
+check "-h prints the same help" cmp -s help.txt "$T/out.log"
+cli help
+check "'help' prints the same help" cmp -s help.txt "$T/out.log"
+cli --version
+check "--version exits 0 and names the program" \
+  eval '[ "$rc" = 0 ] && grep -q "^entroscope-cli [0-9]" "$T/out.log"'
+
+echo "1..$count"
+exit $failed
