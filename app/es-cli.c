@@ -14,10 +14,7 @@
 #include "es-load.h"
 #include "es-pipeline.h"
 
-/* app/meson.build may pass -DES_VERSION from project(); the fallback matches it. */
-#ifndef ES_VERSION
-#define ES_VERSION "0.1.0"
-#endif
+/* ES_VERSION comes from project() in meson.build. */
 
 #define PROGRAM "entroscope-cli"
 
