@@ -38,7 +38,7 @@ bool es_save_raw16_png (const char *path, const EsImage *values, double lo, doub
 /* "H W" then H lines of W values printed with %.5f (F32) or %d (U8/U16). */
 bool es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info,
                           EsError *error);
-/* An 8-bit gray PNG (quantized levels spread over 0..255 by the caller, etc.). */
+/* An 8-bit RGB PNG of packed pixels (3 bytes each), written atomically. */
 bool es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride,
                       EsError *error);
 
