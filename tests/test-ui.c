@@ -1,0 +1,564 @@
+/* UI tests (GTest, under Xvfb): open, switch views, tune, zoom, export byte-identical to the pipeline. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "es-application.h"
+#include "es-colorbar.h"
+#include "es-load.h"
+#include "es-window.h"
+
+static GSettings *settings;
+static EsWindow *window;
+static char *tmpdir;
+
+/* Test parameters, drawn afresh each run (GTest prints the seed). */
+static int test_window, test_levels;
+static double test_amount;
+
+static gboolean timed_out;
+
+static gboolean
+on_timeout (gpointer data)
+{
+  timed_out = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs the main loop until nothing is pending and the window is idle (or
+ * until *flag is set, when flag is given). */
+static void
+wait_for (gboolean *flag)
+{
+  guint id;
+
+  timed_out = FALSE;
+  id = g_timeout_add_seconds (120, on_timeout, NULL);
+  while (!timed_out
+         && (flag ? !*flag : g_main_context_pending (NULL) || es_window_get_busy (window)))
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (timed_out);
+  g_source_remove (id);
+}
+
+static void
+wait_idle (void)
+{
+  wait_for (NULL);
+}
+
+static char *
+test_image (const char *folder, const char *name)
+{
+  return g_build_filename (g_getenv ("ES_TESTDATA"), folder, name, NULL);
+}
+
+static void
+open_path (const char *path)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+
+  es_window_open (window, file);
+  wait_idle ();
+}
+
+static void
+set_view (const char *view)
+{
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.view", "s", view));
+  wait_idle ();
+}
+
+static void
+test_open (void)
+{
+  g_autofree char *path = test_image ("images", "camera.png");
+  EsSource *source;
+  EsLayer *layer;
+
+  open_path (path);
+  source = es_window_get_source (window);
+  g_assert_nonnull (source);
+  g_assert_cmpstr (source->name, ==, "camera.png");
+  g_assert_cmpint (source->image.width, ==, 512);
+  g_assert_cmpint (source->image.height, ==, 512);
+
+  set_view ("entropy");
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_nonnull (layer);
+  g_assert_true (layer->source == source);
+  g_assert_cmpint (layer->result.values.format, ==, ES_FORMAT_F32);
+  g_assert_cmpint (es_canvas_get_n_panes (es_window_get_canvas (window)), ==, 1);
+}
+
+static void
+test_bad_file (void)
+{
+  g_autofree char *corrupt = test_image ("pngsuite", "xcrn0g04.png");
+  g_autofree char *missing = g_build_filename (tmpdir, "no-such-image.png", NULL);
+  EsSource *before = es_window_get_source (window);
+
+  open_path (corrupt);
+  g_assert_true (es_window_get_source (window) == before);
+  g_assert_true (g_str_has_prefix (es_window_get_last_message (window), "Could not open “xcrn0g04.png”: "));
+
+  open_path (missing);
+  g_assert_true (es_window_get_source (window) == before);
+  g_assert_true (g_str_has_prefix (es_window_get_last_message (window), "Could not open “no-such-image.png”: "));
+}
+
+static void
+test_views (void)
+{
+  static const struct {
+    const char *name;
+    EsView view;
+  } views[] = {
+    { "original", ES_VIEW_ORIGINAL },
+    { "quantized", ES_VIEW_QUANTIZED },
+    { "equalized", ES_VIEW_EQUALIZED },
+    { "sharpened", ES_VIEW_SHARPENED },
+    { "entropy", ES_VIEW_ENTROPY },
+  };
+  EsCanvas *canvas = es_window_get_canvas (window);
+
+  for (guint i = 0; i < G_N_ELEMENTS (views); i++)
+    {
+      EsLayer *layer;
+
+      set_view (views[i].name);
+      layer = es_window_get_layer (window, views[i].view);
+      g_assert_nonnull (layer);
+      g_assert_cmpint (layer->view, ==, views[i].view);
+      g_assert_cmpint (es_window_get_active_view (window), ==, views[i].view);
+      g_assert_cmpint (es_canvas_get_n_panes (canvas), ==, 1);
+    }
+
+  set_view ("grid");
+  g_assert_cmpint (es_canvas_get_n_panes (canvas), ==, 4);
+  g_assert_nonnull (es_window_get_layer (window, ES_VIEW_ORIGINAL));
+  g_assert_nonnull (es_window_get_layer (window, ES_VIEW_ENTROPY));
+  g_assert_nonnull (es_window_get_layer (window, ES_VIEW_EQUALIZED));
+  g_assert_nonnull (es_window_get_layer (window, ES_VIEW_SHARPENED));
+  /* The grid's active pane starts on the entropy heatmap. */
+  g_assert_cmpint (es_window_get_active_view (window), ==, ES_VIEW_ENTROPY);
+}
+
+static void
+test_parameters (void)
+{
+  EsLayer *layer;
+
+  set_view ("entropy");
+  g_settings_set_int (settings, "window", test_window);
+  g_settings_set_int (settings, "levels", test_levels);
+  g_settings_set_double (settings, "amount", test_amount);
+  g_settings_set_string (settings, "colormap", "magma");
+  g_settings_set_boolean (settings, "reversed", TRUE);
+  g_settings_set_string (settings, "range", "auto");
+  g_settings_set_string (settings, "units", "bits");
+  wait_idle ();
+
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_nonnull (layer);
+  g_assert_cmpint (layer->params.job.window, ==, test_window);
+  g_assert_cmpint (layer->params.job.levels, ==, test_levels);
+  g_assert_cmpint (layer->params.range, ==, ES_RANGE_AUTO);
+  g_assert_cmpstr (layer->result.info.units, ==, "bits");
+
+  set_view ("sharpened");
+  layer = es_window_get_layer (window, ES_VIEW_SHARPENED);
+  g_assert_cmpfloat (layer->params.job.amount, ==, (float) test_amount);
+}
+
+/* What the window must write: the same job through es_pipeline_run and
+ * es_pipeline_export, set up here from the test's own parameters. */
+static char *
+expected_export (const char *image_path, EsView view, EsExportFormat format, gboolean colorbar)
+{
+  char *path = g_build_filename (tmpdir, "expected.out", NULL);
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  EsImage image = { 0 };
+  EsResult result = { 0 };
+  EsViewParams params;
+  EsOp op;
+
+  g_assert_nonnull (engine);
+  g_assert_true (es_view_get_op (view, &op));
+  g_assert_true (es_load_file (image_path, test_levels, &image, &error));
+  es_view_params_init (&params, op);
+  params.range = ES_RANGE_AUTO;
+  switch (op)
+    {
+    case ES_OP_ENTROPY:
+      params.job.window = test_window;
+      params.job.levels = test_levels;
+      params.units = ES_UNITS_BITS;
+      params.colormap = ES_COLORMAP_MAGMA;
+      params.reversed = true;
+      break;
+    case ES_OP_QUANTIZE:
+      params.job.levels = test_levels;
+      params.colormap = ES_COLORMAP_MAGMA;
+      params.reversed = true;
+      break;
+    case ES_OP_SHARPEN:
+      params.job.amount = (float) test_amount;
+      break;
+    default:
+      break;
+    }
+  g_assert_true (es_pipeline_run (engine, &image, &params, &result, &error));
+  g_assert_true (es_pipeline_export (path, format, &result, colorbar, &error));
+  es_result_clear (&result);
+  es_image_clear (&image);
+  es_engine_free (engine);
+  return path;
+}
+
+static void
+on_exported (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (es_window_export_finish (ES_WINDOW (object), result, &error));
+  g_assert_no_error (error);
+  *(gboolean *) user_data = TRUE;
+}
+
+static void
+export_shown (const char *path, EsExportFormat format, gboolean colorbar)
+{
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  gboolean done = FALSE;
+
+  es_window_export_async (window, file, format, colorbar, NULL, on_exported, &done);
+  wait_for (&done);
+  wait_idle ();
+}
+
+static void
+assert_same_files (const char *a, const char *b)
+{
+  g_autofree char *da = NULL, *db = NULL;
+  gsize la, lb;
+
+  g_assert_true (g_file_get_contents (a, &da, &la, NULL));
+  g_assert_true (g_file_get_contents (b, &db, &lb, NULL));
+  g_assert_cmpuint (la, >, 0);
+  g_assert_cmpmem (da, la, db, lb);
+}
+
+static void
+test_export (void)
+{
+  static const struct {
+    const char *name;
+    EsView view;
+  } views[] = {
+    { "entropy", ES_VIEW_ENTROPY },
+    { "quantized", ES_VIEW_QUANTIZED },
+    { "equalized", ES_VIEW_EQUALIZED },
+    { "sharpened", ES_VIEW_SHARPENED },
+  };
+  static const struct {
+    EsExportFormat format;
+    gboolean colorbar;
+  } formats[] = {
+    { ES_EXPORT_PNG, FALSE },
+    { ES_EXPORT_PNG, TRUE },
+    { ES_EXPORT_RAW16, FALSE },
+    { ES_EXPORT_TEXT, FALSE },
+  };
+  g_autofree char *image = test_image ("images", "camera.png");
+  g_autofree char *path = g_build_filename (tmpdir, "shown.out", NULL);
+
+  for (guint v = 0; v < G_N_ELEMENTS (views); v++)
+    {
+      set_view (views[v].name);
+      for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+        {
+          g_autofree char *expected = NULL;
+
+          g_test_message ("export %s as format %d%s", views[v].name, formats[f].format,
+                          formats[f].colorbar ? " with colorbar" : "");
+          export_shown (path, formats[f].format, formats[f].colorbar);
+          expected = expected_export (image, views[v].view, formats[f].format, formats[f].colorbar);
+          assert_same_files (path, expected);
+        }
+    }
+}
+
+static void
+test_export_grid_pane (void)
+{
+  g_autofree char *image = test_image ("images", "camera.png");
+  g_autofree char *path = g_build_filename (tmpdir, "pane.png", NULL);
+  g_autofree char *expected = NULL;
+
+  /* In the grid, export follows the active pane. */
+  set_view ("grid");
+  es_canvas_set_active_pane (es_window_get_canvas (window), 3);
+  wait_idle ();
+  g_assert_cmpint (es_window_get_active_view (window), ==, ES_VIEW_SHARPENED);
+  export_shown (path, ES_EXPORT_PNG, FALSE);
+  expected = expected_export (image, ES_VIEW_SHARPENED, ES_EXPORT_PNG, FALSE);
+  assert_same_files (path, expected);
+  set_view ("entropy");
+}
+
+static void
+test_export_original (void)
+{
+  g_autofree char *image_path = test_image ("images", "camera.png");
+  g_autofree char *path = g_build_filename (tmpdir, "original.png", NULL);
+  EsImage exported = { 0 }, image = { 0 };
+  EsError error = { 0 };
+
+  set_view ("original");
+  export_shown (path, ES_EXPORT_PNG, FALSE);
+  g_assert_true (es_load_file (path, 16, &exported, &error));
+  g_assert_true (es_load_file (image_path, 16, &image, &error));
+  g_assert_cmpint (exported.width, ==, image.width);
+  g_assert_cmpint (exported.height, ==, image.height);
+  for (int y = 0; y < image.height; y++)
+    g_assert_cmpmem (es_image_row (&exported, y), image.width, es_image_row (&image, y), image.width);
+  es_image_clear (&exported);
+  es_image_clear (&image);
+  set_view ("entropy");
+}
+
+static void
+on_export_failed (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+
+  g_assert_false (es_window_export_finish (ES_WINDOW (object), result, &error));
+  g_assert_nonnull (error);
+  g_test_message ("export failed as expected: %s", error->message);
+  *(gboolean *) user_data = TRUE;
+}
+
+static void
+test_export_failure (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "no-such-folder", "out.png", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  gboolean done = FALSE;
+
+  es_window_export_async (window, file, ES_EXPORT_PNG, TRUE, NULL, on_export_failed, &done);
+  wait_for (&done);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+}
+
+/* Dropping a file list on the window opens its first file. */
+static void
+test_drop (void)
+{
+  g_autofree char *path = test_image ("images", "brick.png");
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  GtkWidget *stack = gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)),
+                                              GTK_TYPE_STACK);
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (stack);
+  GtkDropTarget *target = NULL;
+  GValue value = G_VALUE_INIT;
+  GSList *files = g_slist_prepend (NULL, file);
+  gboolean handled = FALSE;
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GObject) controller = g_list_model_get_item (controllers, i);
+      if (GTK_IS_DROP_TARGET (controller))
+        target = GTK_DROP_TARGET (controller);
+    }
+  g_assert_nonnull (target);
+
+  g_value_init (&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed (&value, gdk_file_list_new_from_list (files));
+  g_signal_emit_by_name (target, "drop", &value, 10.0, 10.0, &handled);
+  g_value_unset (&value);
+  g_slist_free (files);
+  g_assert_true (handled);
+  wait_idle ();
+  g_assert_cmpstr (es_window_get_source (window)->name, ==, "brick.png");
+  g_assert_nonnull (es_window_get_layer (window, es_window_get_active_view (window)));
+
+  /* Back to the image the other tests expect. */
+  g_free (path);
+  path = test_image ("images", "camera.png");
+  open_path (path);
+}
+
+static void
+test_copy (void)
+{
+  GdkClipboard *clipboard = gtk_widget_get_clipboard (GTK_WIDGET (window));
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.copy", NULL));
+  wait_idle ();
+  g_assert_true (gdk_content_formats_contain_gtype (gdk_clipboard_get_formats (clipboard),
+                                                    GDK_TYPE_TEXTURE));
+  g_assert_cmpstr (es_window_get_last_message (window), ==, "Copied the view to the clipboard");
+}
+
+/* CPU on request; CUDA where it works, else a toast and the CPU's result. */
+static void
+test_backend (void)
+{
+  EsError error = { 0 };
+  EsEngine *cuda = es_engine_new (ES_BACKEND_CUDA, &error);
+  EsLayer *layer;
+
+  set_view ("entropy");
+  g_settings_set_string (settings, "backend", "cpu");
+  wait_idle ();
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_cmpint (layer->backend, ==, ES_BACKEND_CPU);
+  g_assert_cmpint (layer->result.timing.backend, ==, ES_BACKEND_CPU);
+
+  g_settings_set_string (settings, "backend", "cuda");
+  wait_idle ();
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_nonnull (layer);
+  g_assert_cmpint (layer->backend, ==, ES_BACKEND_CUDA);
+  if (cuda)
+    g_assert_cmpint (layer->result.timing.backend, ==, ES_BACKEND_CUDA);
+  else
+    {
+      g_assert_cmpint (layer->result.timing.backend, ==, ES_BACKEND_CPU);
+      g_assert_true (g_str_has_prefix (es_window_get_last_message (window), "CUDA is not available"));
+    }
+  g_clear_pointer (&cuda, es_engine_free);
+
+  g_settings_set_string (settings, "backend", "auto");
+  wait_idle ();
+}
+
+/* Zoomed in, every image pixel is a uniform zoom×zoom block of its colour. */
+static void
+test_crisp_pixels (void)
+{
+  EsLayer *layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  const int zoom = 4, size = 64;
+  g_autoptr (GdkTexture) texture = NULL;
+  g_autofree guint8 *pixels = g_malloc (size * size * 4);
+  g_autofree guint8 *expected = g_malloc ((size / zoom) * (size / zoom) * 3);
+  EsColorScale scale;
+  EsImage crop;
+
+  g_assert_nonnull (layer);
+  es_layer_display_scale (layer, ES_COLORMAP_VIRIDIS, FALSE, &scale);
+  texture = es_layer_render (layer, &scale, zoom, -zoom * 100.0, -zoom * 200.0, size, size);
+  gdk_texture_download (texture, pixels, size * 4);
+
+  crop = layer->result.values;
+  crop.width = crop.height = size / zoom;
+  crop.pixels = (guint8 *) es_image_row (&layer->result.values, 200) + 100 * sizeof (float);
+  es_render_heatmap (&crop, &scale, expected, (size / zoom) * 3);
+
+  for (int y = 0; y < size; y++)
+    for (int x = 0; x < size; x++)
+      {
+        const guint8 *p = pixels + (y * size + x) * 4;      /* B G R A in memory (cairo order) */
+        const guint8 *e = expected + ((y / zoom) * (size / zoom) + x / zoom) * 3;
+
+        g_assert_cmpuint (p[2], ==, e[0]);
+        g_assert_cmpuint (p[1], ==, e[1]);
+        g_assert_cmpuint (p[0], ==, e[2]);
+        g_assert_cmpuint (p[3], ==, 255);
+      }
+}
+
+static void
+test_zoom (void)
+{
+  EsCanvas *canvas = es_window_get_canvas (window);
+  double zoom;
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom", "d", 4.0));
+  g_assert_cmpfloat (es_canvas_get_zoom (canvas), ==, 4.0);
+  g_assert_false (es_canvas_get_fit (canvas));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-in", NULL));
+  g_assert_cmpfloat (es_canvas_get_zoom (canvas), >, 4.0);
+  zoom = es_canvas_get_zoom (canvas);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-out", NULL));
+  g_assert_cmpfloat (es_canvas_get_zoom (canvas), <, zoom);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-fit", NULL));
+  g_assert_true (es_canvas_get_fit (canvas));
+  wait_idle ();
+}
+
+static void
+test_colorbar_ticks (void)
+{
+  double ticks[16];
+  int decimals, n;
+
+  n = es_colorbar_ticks (0, 2.772588722, 8, FALSE, ticks, &decimals);
+  g_assert_cmpint (n, >=, 4);
+  for (int i = 0; i < n; i++)
+    {
+      g_assert_cmpfloat (ticks[i], >=, 0);
+      g_assert_cmpfloat (ticks[i], <=, 2.772588722);
+      if (i > 0)
+        g_assert_cmpfloat_with_epsilon (ticks[i] - ticks[i - 1], ticks[1] - ticks[0], 1e-9);
+    }
+  n = es_colorbar_ticks (0, 15, 8, TRUE, ticks, &decimals);
+  g_assert_cmpint (decimals, ==, 0);
+  for (int i = 0; i < n; i++)
+    g_assert_cmpfloat (ticks[i], ==, (double) (int) ticks[i]);
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (EsApplication) application = NULL;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+
+  /* Odd windows of 3..15, levels 2..64, amounts 0..5 in steps of 0.05. */
+  test_window = 3 + 2 * g_test_rand_int_range (0, 7);
+  test_levels = g_test_rand_int_range (2, 65);
+  test_amount = g_test_rand_int_range (0, 101) * 0.05;
+  g_test_message ("window %d, levels %d, amount %.2f", test_window, test_levels, test_amount);
+
+  tmpdir = g_dir_make_tmp ("entroscope-ui-XXXXXX", &error);
+  g_assert_no_error (error);
+  settings = es_application_create_settings (&error);
+  g_assert_no_error (error);
+  application = es_application_new (settings, G_APPLICATION_NON_UNIQUE);
+  g_application_register (G_APPLICATION (application), NULL, &error);
+  g_assert_no_error (error);
+  window = es_window_new (ADW_APPLICATION (application), settings);
+  gtk_window_present (GTK_WINDOW (window));
+
+  g_test_add_func ("/ui/colorbar-ticks", test_colorbar_ticks);
+  g_test_add_func ("/ui/open", test_open);
+  g_test_add_func ("/ui/bad-file", test_bad_file);
+  g_test_add_func ("/ui/views", test_views);
+  g_test_add_func ("/ui/parameters", test_parameters);
+  g_test_add_func ("/ui/zoom", test_zoom);
+  g_test_add_func ("/ui/crisp-pixels", test_crisp_pixels);
+  g_test_add_func ("/ui/export", test_export);
+  g_test_add_func ("/ui/export-grid-pane", test_export_grid_pane);
+  g_test_add_func ("/ui/export-original", test_export_original);
+  g_test_add_func ("/ui/export-failure", test_export_failure);
+  g_test_add_func ("/ui/drop", test_drop);
+  g_test_add_func ("/ui/copy", test_copy);
+  g_test_add_func ("/ui/backend", test_backend);
+  status = g_test_run ();
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&settings);
+  for (const char *const *name = (const char *const[]) { "shown.out", "expected.out", "pane.png",
+                                                         "original.png", NULL };
+       *name; name++)
+    {
+      g_autofree char *path = g_build_filename (tmpdir, *name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (tmpdir);
+  return status;
+}

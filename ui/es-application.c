@@ -1,0 +1,208 @@
+/* EsApplication: windows for activate/open, the sample image, accelerators, about. */
+#include "es-application.h"
+
+#include "es-debug.h"
+#include "es-engine.h"
+#include "es-window.h"
+
+struct _EsApplication {
+  AdwApplication parent_instance;
+
+  GSettings *settings;
+};
+
+G_DEFINE_FINAL_TYPE (EsApplication, es_application, ADW_TYPE_APPLICATION)
+
+GSettings *
+es_application_create_settings (GError **error)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr (GSettingsSchemaSource) build_source = NULL;
+  g_autoptr (GSettingsSchema) schema = NULL;
+
+  if (source)
+    schema = g_settings_schema_source_lookup (source, ES_APPLICATION_ID, TRUE);
+  if (schema == NULL && g_file_test (ES_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
+    {
+      build_source = g_settings_schema_source_new_from_directory (ES_BUILD_SCHEMA_DIR, source,
+                                                                  FALSE, error);
+      if (build_source == NULL)
+        return NULL;
+      schema = g_settings_schema_source_lookup (build_source, ES_APPLICATION_ID, TRUE);
+    }
+  if (schema == NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "The settings schema %s is not installed (nor compiled in %s)",
+                   ES_APPLICATION_ID, ES_BUILD_SCHEMA_DIR);
+      return NULL;
+    }
+  return g_settings_new_full (schema, NULL, NULL);
+}
+
+EsApplication *
+es_application_new (GSettings *settings, GApplicationFlags flags)
+{
+  EsApplication *self = g_object_new (ES_TYPE_APPLICATION,
+                                      "application-id", ES_APPLICATION_ID,
+                                      "flags", flags | G_APPLICATION_HANDLES_OPEN,
+                                      "resource-base-path", "/org/entroscope/Entroscope",
+                                      NULL);
+  self->settings = g_object_ref (settings);
+  return self;
+}
+
+static EsWindow *
+get_window (EsApplication *self, gboolean *created)
+{
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  *created = window == NULL;
+  if (window == NULL)
+    window = GTK_WINDOW (es_window_new (ADW_APPLICATION (self), self->settings));
+  return ES_WINDOW (window);
+}
+
+static void
+es_application_activate (GApplication *application)
+{
+  EsApplication *self = ES_APPLICATION (application);
+  gboolean created;
+  EsWindow *window = get_window (self, &created);
+
+  /* Started with nothing to open: show the bundled sample. */
+  if (created)
+    es_window_open_sample (window);
+  gtk_window_present (GTK_WINDOW (window));
+}
+
+static void
+es_application_open (GApplication *application, GFile **files, int n_files, const char *hint)
+{
+  EsApplication *self = ES_APPLICATION (application);
+  gboolean created;
+  EsWindow *window = get_window (self, &created);
+
+  if (n_files > 0)
+    es_window_open (window, files[0]);
+  gtk_window_present (GTK_WINDOW (window));
+
+  /* Each further file gets a window of its own. */
+  for (int i = 1; i < n_files; i++)
+    {
+      EsWindow *another = es_window_new (ADW_APPLICATION (self), self->settings);
+
+      es_window_open (another, files[i]);
+      gtk_window_present (GTK_WINDOW (another));
+    }
+}
+
+static void
+about_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GtkApplication *application = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (application);
+  const char *developers[] = { "The Entroscope developers", NULL };
+  g_autofree char *debug_info = NULL;
+  GtkWidget *about;
+
+  debug_info = g_strdup_printf ("Engine: %s\nCUDA backend compiled: %s\nGTK %u.%u.%u, libadwaita %u.%u.%u\n",
+                                parent && ES_IS_WINDOW (parent) && es_window_get_engine_description (ES_WINDOW (parent))
+                                  ? es_window_get_engine_description (ES_WINDOW (parent)) : "not started",
+                                es_engine_cuda_compiled () ? "yes" : "no",
+                                gtk_get_major_version (), gtk_get_minor_version (), gtk_get_micro_version (),
+                                adw_get_major_version (), adw_get_minor_version (), adw_get_micro_version ());
+  about = g_object_new (ADW_TYPE_ABOUT_WINDOW,
+                        "transient-for", parent,
+                        "application-name", "Entroscope",
+                        "application-icon", ES_APPLICATION_ID,
+                        "developer-name", "The Entroscope developers",
+                        "developers", developers,
+                        "version", ES_VERSION,
+                        "comments", "Inspect grayscale images through local entropy, histogram "
+                                    "equalization and sharpening, on a CUDA GPU or every CPU core.",
+                        "license-type", GTK_LICENSE_MIT_X11,
+                        "debug-info", debug_info,
+                        NULL);
+  gtk_window_present (GTK_WINDOW (about));
+}
+
+static void
+quit_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (user_data));
+
+  /* Closing (not destroying) lets each window save its size. */
+  for (GList *l = g_list_copy (windows); l; l = g_list_delete_link (l, l))
+    gtk_window_close (l->data);
+}
+
+static void
+es_application_startup (GApplication *application)
+{
+  static const GActionEntry actions[] = {
+    { .name = "about", .activate = about_action },
+    { .name = "quit", .activate = quit_action },
+  };
+  static const struct {
+    const char *action;
+    const char *accels[4];
+  } accels[] = {
+    { "app.quit", { "<Primary>q", NULL } },
+    { "win.open", { "<Primary>o", NULL } },
+    { "win.export", { "<Primary>e", NULL } },
+    { "win.copy", { "<Primary>c", NULL } },
+    { "win.zoom-fit", { "<Primary>0", NULL } },
+    { "win.zoom-in", { "<Primary>plus", "<Primary>equal", "<Primary>KP_Add", NULL } },
+    { "win.zoom-out", { "<Primary>minus", "<Primary>KP_Subtract", NULL } },
+    { "win.show-sidebar", { "F9", NULL } },
+    { "win.show-timings", { "<Primary>t", NULL } },
+    { "win.view::original", { "<Alt>1", NULL } },
+    { "win.view::quantized", { "<Alt>2", NULL } },
+    { "win.view::entropy", { "<Alt>3", NULL } },
+    { "win.view::equalized", { "<Alt>4", NULL } },
+    { "win.view::sharpened", { "<Alt>5", NULL } },
+    { "win.view::grid", { "<Alt>6", NULL } },
+  };
+
+  G_APPLICATION_CLASS (es_application_parent_class)->startup (application);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (application), actions, G_N_ELEMENTS (actions),
+                                   application);
+  for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
+    gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action,
+                                           accels[i].accels);
+  /* Dark by default: heatmaps read best on a dark surround. */
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      ADW_COLOR_SCHEME_PREFER_DARK);
+  es_debug_log ("application started");
+}
+
+static void
+es_application_shutdown (GApplication *application)
+{
+  es_debug_unwatch_main_loop ();
+  G_APPLICATION_CLASS (es_application_parent_class)->shutdown (application);
+}
+
+static void
+es_application_finalize (GObject *object)
+{
+  g_clear_object (&ES_APPLICATION (object)->settings);
+  G_OBJECT_CLASS (es_application_parent_class)->finalize (object);
+}
+
+static void
+es_application_class_init (EsApplicationClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = es_application_finalize;
+  G_APPLICATION_CLASS (klass)->activate = es_application_activate;
+  G_APPLICATION_CLASS (klass)->open = es_application_open;
+  G_APPLICATION_CLASS (klass)->startup = es_application_startup;
+  G_APPLICATION_CLASS (klass)->shutdown = es_application_shutdown;
+}
+
+static void
+es_application_init (EsApplication *self)
+{
+}

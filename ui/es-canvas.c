@@ -1,0 +1,809 @@
+/* EsCanvas: renders only what is visible, crisp when zoomed in, as a GtkScrollable. */
+#include "es-canvas.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GAP 4              /* logical pixels between grid panes */
+#define MAX_ZOOM 64.0
+
+typedef struct {
+  EsLayer *layer;
+  EsColorScale scale;
+  /* The last rendering and what it was made for. */
+  GdkTexture *texture;
+  EsColorScale texture_scale;
+  double texture_zoom;
+  int tx, ty, tw, th, torigin_x, torigin_y;
+} Pane;
+
+struct _EsCanvas {
+  GtkWidget parent_instance;
+
+  Pane panes[ES_CANVAS_MAX_PANES];
+  int n_panes;
+  int active_pane;
+  int image_width, image_height;
+
+  double zoom;
+  gboolean fit;
+
+  GtkAdjustment *hadjustment;
+  GtkAdjustment *vadjustment;
+  guint hscroll_policy : 1;
+  guint vscroll_policy : 1;
+
+  /* Pointer state. */
+  gboolean pointer_inside;
+  double pointer_x, pointer_y;
+  int hover_pane, hover_x, hover_y;
+  double drag_h, drag_v;
+  gboolean dragging;
+  double pinch_zoom;
+  double scroll_accumulator;
+};
+
+enum {
+  PROP_0,
+  PROP_ZOOM,
+  PROP_FIT,
+  PROP_ACTIVE_PANE,
+  N_PROPS,
+  PROP_HADJUSTMENT = N_PROPS,
+  PROP_VADJUSTMENT,
+  PROP_HSCROLL_POLICY,
+  PROP_VSCROLL_POLICY,
+};
+
+enum {
+  SIGNAL_HOVER,
+  N_SIGNALS
+};
+
+static GParamSpec *properties[N_PROPS];
+static guint signals[N_SIGNALS];
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (EsCanvas, es_canvas, GTK_TYPE_WIDGET,
+                               G_IMPLEMENT_INTERFACE (GTK_TYPE_SCROLLABLE, NULL))
+
+/* Zoom steps for keys and wheel clicks: integer zooms keep pixel blocks even. */
+static const double zoom_steps[] = {
+  1.0 / 32, 1.0 / 24, 1.0 / 16, 1.0 / 12, 1.0 / 8, 1.0 / 6, 1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3,
+  1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64,
+};
+
+/* Geometry */
+
+static void
+pane_size (EsCanvas *self, double *width, double *height)
+{
+  double w = gtk_widget_get_width (GTK_WIDGET (self));
+  double h = gtk_widget_get_height (GTK_WIDGET (self));
+
+  if (self->n_panes > 1)
+    {
+      w = (w - GAP) / 2;
+      h = (h - GAP) / 2;
+    }
+  *width = MAX (w, 1);
+  *height = MAX (h, 1);
+}
+
+static void
+pane_origin (EsCanvas *self, int pane, double *x, double *y)
+{
+  double pw, ph;
+
+  pane_size (self, &pw, &ph);
+  *x = (pane % 2) * (pw + GAP);
+  *y = (pane / 2) * (ph + GAP);
+}
+
+static double
+fit_zoom (EsCanvas *self)
+{
+  double pw, ph, zoom;
+
+  if (self->image_width == 0)
+    return 1.0;
+  pane_size (self, &pw, &ph);
+  zoom = MIN (pw / self->image_width, ph / self->image_height);
+  /* Enlarged, the fit keeps every image pixel the same whole number of
+   * screen pixels: uneven blocks would look like artefacts. */
+  return zoom >= 1 ? floor (zoom) : zoom;
+}
+
+static double
+min_zoom (EsCanvas *self)
+{
+  return MAX (MIN (fit_zoom (self), 1.0) / 2, zoom_steps[0]);
+}
+
+static double
+max_zoom (EsCanvas *self)
+{
+  return MAX (MAX_ZOOM, fit_zoom (self));
+}
+
+/* The device-pixel position of the image's top-left corner inside a pane:
+ * centred when the image is smaller than the pane, else set by the scroll
+ * position. Rounded so that pixel blocks sit on the device pixel grid. */
+static void
+content_origin (EsCanvas *self, int scale_factor, int *ox, int *oy)
+{
+  double pw, ph;
+  double cw = self->image_width * self->zoom, ch = self->image_height * self->zoom;
+  double x, y;
+
+  pane_size (self, &pw, &ph);
+  x = cw < pw ? (pw - cw) / 2 : -gtk_adjustment_get_value (self->hadjustment);
+  y = ch < ph ? (ph - ch) / 2 : -gtk_adjustment_get_value (self->vadjustment);
+  *ox = (int) round (x * scale_factor);
+  *oy = (int) round (y * scale_factor);
+}
+
+static void
+configure_adjustments (EsCanvas *self, double hvalue, double vvalue)
+{
+  double pw, ph;
+  double cw = self->image_width * self->zoom, ch = self->image_height * self->zoom;
+
+  pane_size (self, &pw, &ph);
+  if (self->hadjustment)
+    gtk_adjustment_configure (self->hadjustment, CLAMP (hvalue, 0, MAX (cw - pw, 0)), 0,
+                              MAX (cw, pw), pw * 0.1, pw * 0.9, pw);
+  if (self->vadjustment)
+    gtk_adjustment_configure (self->vadjustment, CLAMP (vvalue, 0, MAX (ch - ph, 0)), 0,
+                              MAX (ch, ph), ph * 0.1, ph * 0.9, ph);
+}
+
+/* Image coordinates under a point of the widget, and the pane it is in. */
+static gboolean
+widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy)
+{
+  double pw, ph, px, py;
+  int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  int ox, oy, p;
+
+  if (self->n_panes == 0)
+    return FALSE;
+  pane_size (self, &pw, &ph);
+  p = self->n_panes == 1 ? 0 : (x >= pw + GAP / 2.0) + 2 * (y >= ph + GAP / 2.0);
+  if (p >= self->n_panes)
+    return FALSE;
+  pane_origin (self, p, &px, &py);
+  content_origin (self, sf, &ox, &oy);
+  *pane = p;
+  *ix = ((x - px) * sf - ox) / (self->zoom * sf);
+  *iy = ((y - py) * sf - oy) / (self->zoom * sf);
+  return TRUE;
+}
+
+static void
+update_hover (EsCanvas *self)
+{
+  int pane = -1, x = -1, y = -1;
+  double ix, iy;
+
+  if (self->pointer_inside
+      && widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
+      && ix >= 0 && iy >= 0 && ix < self->image_width && iy < self->image_height)
+    {
+      x = (int) ix;
+      y = (int) iy;
+    }
+  else
+    pane = -1;
+
+  if (pane == self->hover_pane && x == self->hover_x && y == self->hover_y)
+    return;
+  self->hover_pane = pane;
+  self->hover_x = x;
+  self->hover_y = y;
+  g_signal_emit (self, signals[SIGNAL_HOVER], 0, pane, x, y);
+}
+
+/* Zooms so that the image point under (x, y) in widget coordinates stays put. */
+static void
+zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit)
+{
+  double pw, ph, px, py, ix, iy, ax, ay;
+  int pane;
+
+  if (self->image_width == 0)
+    return;
+  zoom = CLAMP (zoom, min_zoom (self), max_zoom (self));
+  pane_size (self, &pw, &ph);
+  if (!widget_to_image (self, x, y, &pane, &ix, &iy))
+    {
+      pane = 0;
+      x = pw / 2;
+      y = ph / 2;
+      widget_to_image (self, x, y, &pane, &ix, &iy);
+    }
+  pane_origin (self, pane, &px, &py);
+  ax = x - px;
+  ay = y - py;
+
+  self->zoom = zoom;
+  self->fit = fit;
+  configure_adjustments (self, ix * zoom - ax, iy * zoom - ay);
+  for (int i = 0; i < self->n_panes; i++)
+    g_clear_object (&self->panes[i].texture);
+  update_hover (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FIT]);
+}
+
+static void
+zoom_about_focus (EsCanvas *self, double zoom, gboolean fit)
+{
+  double pw, ph;
+
+  /* Keys zoom about the pointer when it is over the canvas, else the centre. */
+  if (self->pointer_inside)
+    zoom_at (self, zoom, self->pointer_x, self->pointer_y, fit);
+  else
+    {
+      pane_size (self, &pw, &ph);
+      zoom_at (self, zoom, pw / 2, ph / 2, fit);
+    }
+}
+
+static double
+next_step (double zoom, int direction)
+{
+  if (direction > 0)
+    {
+      for (guint i = 0; i < G_N_ELEMENTS (zoom_steps); i++)
+        if (zoom_steps[i] > zoom * 1.01)
+          return zoom_steps[i];
+      return zoom_steps[G_N_ELEMENTS (zoom_steps) - 1];
+    }
+  for (int i = G_N_ELEMENTS (zoom_steps) - 1; i >= 0; i--)
+    if (zoom_steps[i] < zoom / 1.01)
+      return zoom_steps[i];
+  return zoom_steps[0];
+}
+
+/* Public API */
+
+static void
+pane_clear (Pane *pane)
+{
+  g_clear_pointer (&pane->layer, es_layer_unref);
+  g_clear_object (&pane->texture);
+}
+
+void
+es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
+{
+  gboolean new_size;
+  int old_n = self->n_panes;
+
+  g_return_if_fail (ES_IS_CANVAS (self));
+  g_return_if_fail (n_panes == 1 || n_panes == 4);
+
+  new_size = es_layer_width (panes[0].layer) != self->image_width
+             || es_layer_height (panes[0].layer) != self->image_height;
+  for (int i = n_panes; i < ES_CANVAS_MAX_PANES; i++)
+    pane_clear (&self->panes[i]);
+  for (int i = 0; i < n_panes; i++)
+    {
+      EsLayer *old = self->panes[i].layer;
+
+      /* Compared while the old layer is alive, so that a new layer at a
+       * recycled address cannot reuse the old rendering. */
+      if (old != panes[i].layer)
+        g_clear_object (&self->panes[i].texture);
+      self->panes[i].layer = es_layer_ref (panes[i].layer);
+      self->panes[i].scale = panes[i].scale;
+      if (old)
+        es_layer_unref (old);
+    }
+  self->n_panes = n_panes;
+  self->image_width = es_layer_width (panes[0].layer);
+  self->image_height = es_layer_height (panes[0].layer);
+
+  if (new_size || old_n != n_panes || self->fit)
+    {
+      double h = gtk_adjustment_get_value (self->hadjustment);
+      double v = gtk_adjustment_get_value (self->vadjustment);
+
+      if (new_size || self->fit)
+        {
+          self->zoom = fit_zoom (self);
+          self->fit = TRUE;
+          h = v = 0;
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+          g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FIT]);
+        }
+      configure_adjustments (self, h, v);
+    }
+  update_hover (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+int
+es_canvas_get_n_panes (EsCanvas *self)
+{
+  return self->n_panes;
+}
+
+int
+es_canvas_get_active_pane (EsCanvas *self)
+{
+  return self->active_pane;
+}
+
+void
+es_canvas_set_active_pane (EsCanvas *self, int pane)
+{
+  g_return_if_fail (ES_IS_CANVAS (self));
+
+  pane = CLAMP (pane, 0, ES_CANVAS_MAX_PANES - 1);
+  if (pane == self->active_pane)
+    return;
+  self->active_pane = pane;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACTIVE_PANE]);
+}
+
+double
+es_canvas_get_zoom (EsCanvas *self)
+{
+  return self->zoom;
+}
+
+void
+es_canvas_set_zoom (EsCanvas *self, double zoom)
+{
+  zoom_about_focus (self, zoom, FALSE);
+}
+
+gboolean
+es_canvas_get_fit (EsCanvas *self)
+{
+  return self->fit;
+}
+
+void
+es_canvas_zoom_fit (EsCanvas *self)
+{
+  zoom_about_focus (self, fit_zoom (self), TRUE);
+}
+
+void
+es_canvas_zoom_in (EsCanvas *self)
+{
+  zoom_about_focus (self, next_step (self->zoom, 1), FALSE);
+}
+
+void
+es_canvas_zoom_out (EsCanvas *self)
+{
+  zoom_about_focus (self, next_step (self->zoom, -1), FALSE);
+}
+
+/* Drawing */
+
+static GdkTexture *
+pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph, int *tx, int *ty)
+{
+  double zoom = self->zoom * sf;
+  int x0 = MAX (ox, 0), y0 = MAX (oy, 0);
+  int x1 = MIN ((int) ceil (ox + self->image_width * zoom), pw);
+  int y1 = MIN ((int) ceil (oy + self->image_height * zoom), ph);
+
+  if (x1 <= x0 || y1 <= y0)
+    return NULL;
+  *tx = x0;
+  *ty = y0;
+  if (pane->texture && pane->texture_zoom == zoom
+      && pane->tx == x0 && pane->ty == y0 && pane->tw == x1 - x0 && pane->th == y1 - y0
+      && pane->torigin_x == ox && pane->torigin_y == oy
+      && memcmp (&pane->texture_scale, &pane->scale, sizeof pane->scale) == 0)
+    return pane->texture;
+
+  g_clear_object (&pane->texture);
+  pane->texture = es_layer_render (pane->layer, &pane->scale, zoom, ox - x0, oy - y0,
+                                   x1 - x0, y1 - y0);
+  pane->texture_scale = pane->scale;
+  pane->texture_zoom = zoom;
+  pane->tx = x0;
+  pane->ty = y0;
+  pane->tw = x1 - x0;
+  pane->th = y1 - y0;
+  pane->torigin_x = ox;
+  pane->torigin_y = oy;
+  return pane->texture;
+}
+
+static void
+draw_label (EsCanvas *self, GtkSnapshot *snapshot, const char *text, gboolean active)
+{
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
+  PangoRectangle extent;
+  GskRoundedRect box;
+  GdkRGBA bg = { 0, 0, 0, 0.62 }, fg = { 1, 1, 1, 1 };
+  GdkRGBA accent = { 0.21, 0.52, 0.89, 0.92 };
+
+  pango_layout_get_pixel_extents (layout, NULL, &extent);
+  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, 8, extent.width + 16,
+                                                              extent.height + 8), 6);
+  gtk_snapshot_push_rounded_clip (snapshot, &box);
+  gtk_snapshot_append_color (snapshot, active ? &accent : &bg, &box.bounds);
+  gtk_snapshot_pop (snapshot);
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (16, 12));
+  gtk_snapshot_append_layout (snapshot, layout, &fg);
+  gtk_snapshot_restore (snapshot);
+  g_object_unref (layout);
+}
+
+static void
+es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
+{
+  EsCanvas *self = ES_CANVAS (widget);
+  int sf = gtk_widget_get_scale_factor (widget);
+  double pw, ph;
+  int ox, oy;
+  GdkRGBA separator = { 0.24, 0.24, 0.27, 1 };
+
+  if (self->n_panes == 0)
+    return;
+  pane_size (self, &pw, &ph);
+  content_origin (self, sf, &ox, &oy);
+
+  if (self->n_panes > 1)
+    {
+      gtk_snapshot_append_color (snapshot, &separator,
+                                 &GRAPHENE_RECT_INIT (pw, 0, GAP, gtk_widget_get_height (widget)));
+      gtk_snapshot_append_color (snapshot, &separator,
+                                 &GRAPHENE_RECT_INIT (0, ph, gtk_widget_get_width (widget), GAP));
+    }
+
+  for (int i = 0; i < self->n_panes; i++)
+    {
+      Pane *pane = &self->panes[i];
+      double px, py;
+      int tx, ty;
+      GdkTexture *texture;
+
+      pane_origin (self, i, &px, &py);
+      gtk_snapshot_save (snapshot);
+      gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (px, py));
+      gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, pw, ph));
+
+      texture = pane_texture (self, pane, sf, ox, oy, (int) (pw * sf), (int) (ph * sf), &tx, &ty);
+      if (texture)
+        {
+          gtk_snapshot_save (snapshot);
+          gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
+          gtk_snapshot_append_texture (snapshot, texture,
+                                       &GRAPHENE_RECT_INIT (tx, ty,
+                                                            gdk_texture_get_width (texture),
+                                                            gdk_texture_get_height (texture)));
+          gtk_snapshot_restore (snapshot);
+        }
+      if (self->n_panes > 1)
+        draw_label (self, snapshot, es_view_title (pane->layer->view), i == self->active_pane);
+
+      gtk_snapshot_pop (snapshot);
+      gtk_snapshot_restore (snapshot);
+    }
+}
+
+/* Input */
+
+static void
+on_motion (GtkEventControllerMotion *controller, double x, double y, EsCanvas *self)
+{
+  self->pointer_inside = TRUE;
+  self->pointer_x = x;
+  self->pointer_y = y;
+  update_hover (self);
+}
+
+static void
+on_leave (GtkEventControllerMotion *controller, EsCanvas *self)
+{
+  self->pointer_inside = FALSE;
+  update_hover (self);
+}
+
+static gboolean
+on_scroll (GtkEventControllerScroll *controller, double dx, double dy, EsCanvas *self)
+{
+  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
+  GdkScrollUnit unit = gtk_event_controller_scroll_get_unit (controller);
+
+  if (self->n_panes == 0)
+    return FALSE;
+
+  /* A wheel zooms toward the pointer, one zoom step per click; touchpads
+   * pan, and zoom with Ctrl held. */
+  if (unit == GDK_SCROLL_UNIT_WHEEL || (state & GDK_CONTROL_MASK))
+    {
+      self->scroll_accumulator += unit == GDK_SCROLL_UNIT_WHEEL ? dy : dy / 20.0;
+      while (fabs (self->scroll_accumulator) >= 1.0)
+        {
+          int direction = self->scroll_accumulator > 0 ? -1 : 1;
+
+          self->scroll_accumulator += direction;
+          zoom_at (self, next_step (self->zoom, direction), self->pointer_x, self->pointer_y, FALSE);
+        }
+      return TRUE;
+    }
+
+  gtk_adjustment_set_value (self->hadjustment, gtk_adjustment_get_value (self->hadjustment) + dx);
+  gtk_adjustment_set_value (self->vadjustment, gtk_adjustment_get_value (self->vadjustment) + dy);
+  return TRUE;
+}
+
+static void
+on_drag_begin (GtkGestureDrag *gesture, double x, double y, EsCanvas *self)
+{
+  self->drag_h = gtk_adjustment_get_value (self->hadjustment);
+  self->drag_v = gtk_adjustment_get_value (self->vadjustment);
+  self->dragging = FALSE;
+  gtk_widget_grab_focus (GTK_WIDGET (self));
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
+{
+  if (!self->dragging && hypot (dx, dy) < 3)
+    return;
+  if (!self->dragging)
+    {
+      self->dragging = TRUE;
+      gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "grabbing");
+    }
+  gtk_adjustment_set_value (self->hadjustment, self->drag_h - dx);
+  gtk_adjustment_set_value (self->vadjustment, self->drag_v - dy);
+}
+
+static void
+on_drag_end (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
+{
+  double start_x, start_y, ix, iy;
+  int pane;
+
+  if (self->dragging)
+    {
+      self->dragging = FALSE;
+      gtk_widget_set_cursor_from_name (GTK_WIDGET (self), NULL);
+      return;
+    }
+  /* A click without a drag chooses the active pane of the grid. */
+  gtk_gesture_drag_get_start_point (gesture, &start_x, &start_y);
+  if (self->n_panes > 1 && widget_to_image (self, start_x, start_y, &pane, &ix, &iy))
+    es_canvas_set_active_pane (self, pane);
+}
+
+static void
+on_pinch_begin (GtkGesture *gesture, GdkEventSequence *sequence, EsCanvas *self)
+{
+  self->pinch_zoom = self->zoom;
+}
+
+static void
+on_pinch_scale (GtkGestureZoom *gesture, double scale, EsCanvas *self)
+{
+  double x, y;
+
+  if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (gesture), &x, &y))
+    return;
+  zoom_at (self, self->pinch_zoom * scale, x, y, FALSE);
+}
+
+/* GtkWidget and GtkScrollable */
+
+static void
+es_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
+{
+  EsCanvas *self = ES_CANVAS (widget);
+
+  if (self->fit && self->image_width > 0)
+    {
+      self->zoom = fit_zoom (self);
+      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
+    }
+  configure_adjustments (self,
+                         self->hadjustment ? gtk_adjustment_get_value (self->hadjustment) : 0,
+                         self->vadjustment ? gtk_adjustment_get_value (self->vadjustment) : 0);
+}
+
+static void
+es_canvas_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
+                   int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+{
+  *minimum = 64;
+  *natural = 480;
+}
+
+static void
+on_adjustment_changed (GtkAdjustment *adjustment, EsCanvas *self)
+{
+  update_hover (self);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+static void
+set_adjustment (EsCanvas *self, GtkAdjustment **slot, GtkAdjustment *adjustment)
+{
+  if (adjustment == NULL)
+    adjustment = gtk_adjustment_new (0, 0, 0, 0, 0, 0);
+  if (*slot == adjustment)
+    return;
+  if (*slot)
+    {
+      g_signal_handlers_disconnect_by_func (*slot, on_adjustment_changed, self);
+      g_object_unref (*slot);
+    }
+  *slot = g_object_ref_sink (adjustment);
+  g_signal_connect (adjustment, "value-changed", G_CALLBACK (on_adjustment_changed), self);
+  configure_adjustments (self, gtk_adjustment_get_value (adjustment), gtk_adjustment_get_value (adjustment));
+}
+
+static void
+es_canvas_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  EsCanvas *self = ES_CANVAS (object);
+
+  switch (prop_id)
+    {
+    case PROP_ZOOM:
+      g_value_set_double (value, self->zoom);
+      break;
+    case PROP_FIT:
+      g_value_set_boolean (value, self->fit);
+      break;
+    case PROP_ACTIVE_PANE:
+      g_value_set_int (value, self->active_pane);
+      break;
+    case PROP_HADJUSTMENT:
+      g_value_set_object (value, self->hadjustment);
+      break;
+    case PROP_VADJUSTMENT:
+      g_value_set_object (value, self->vadjustment);
+      break;
+    case PROP_HSCROLL_POLICY:
+      g_value_set_enum (value, self->hscroll_policy);
+      break;
+    case PROP_VSCROLL_POLICY:
+      g_value_set_enum (value, self->vscroll_policy);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+es_canvas_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  EsCanvas *self = ES_CANVAS (object);
+
+  switch (prop_id)
+    {
+    case PROP_ZOOM:
+      es_canvas_set_zoom (self, g_value_get_double (value));
+      break;
+    case PROP_FIT:
+      if (g_value_get_boolean (value))
+        es_canvas_zoom_fit (self);
+      break;
+    case PROP_ACTIVE_PANE:
+      es_canvas_set_active_pane (self, g_value_get_int (value));
+      break;
+    case PROP_HADJUSTMENT:
+      set_adjustment (self, &self->hadjustment, g_value_get_object (value));
+      break;
+    case PROP_VADJUSTMENT:
+      set_adjustment (self, &self->vadjustment, g_value_get_object (value));
+      break;
+    case PROP_HSCROLL_POLICY:
+      self->hscroll_policy = g_value_get_enum (value);
+      break;
+    case PROP_VSCROLL_POLICY:
+      self->vscroll_policy = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+es_canvas_dispose (GObject *object)
+{
+  EsCanvas *self = ES_CANVAS (object);
+
+  for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
+    pane_clear (&self->panes[i]);
+  self->n_panes = 0;
+  if (self->hadjustment)
+    g_signal_handlers_disconnect_by_func (self->hadjustment, on_adjustment_changed, self);
+  if (self->vadjustment)
+    g_signal_handlers_disconnect_by_func (self->vadjustment, on_adjustment_changed, self);
+  g_clear_object (&self->hadjustment);
+  g_clear_object (&self->vadjustment);
+  G_OBJECT_CLASS (es_canvas_parent_class)->dispose (object);
+}
+
+static void
+es_canvas_class_init (EsCanvasClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->get_property = es_canvas_get_property;
+  object_class->set_property = es_canvas_set_property;
+  object_class->dispose = es_canvas_dispose;
+  widget_class->snapshot = es_canvas_snapshot;
+  widget_class->size_allocate = es_canvas_size_allocate;
+  widget_class->measure = es_canvas_measure;
+
+  properties[PROP_ZOOM] =
+    g_param_spec_double ("zoom", NULL, NULL, zoom_steps[0], 1e4, 1.0,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FIT] =
+    g_param_spec_boolean ("fit", NULL, NULL, TRUE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ACTIVE_PANE] =
+    g_param_spec_int ("active-pane", NULL, NULL, 0, ES_CANVAS_MAX_PANES - 1, 0,
+                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_override_property (object_class, PROP_HADJUSTMENT, "hadjustment");
+  g_object_class_override_property (object_class, PROP_VADJUSTMENT, "vadjustment");
+  g_object_class_override_property (object_class, PROP_HSCROLL_POLICY, "hscroll-policy");
+  g_object_class_override_property (object_class, PROP_VSCROLL_POLICY, "vscroll-policy");
+
+  /* Emitted with the pane and image pixel under the pointer; pane is -1
+   * when the pointer is not over the image. */
+  signals[SIGNAL_HOVER] =
+    g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+
+  gtk_widget_class_set_css_name (widget_class, "escanvas");
+  gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);
+}
+
+static void
+es_canvas_init (EsCanvas *self)
+{
+  GtkEventController *controller;
+  GtkGesture *gesture;
+
+  self->zoom = 1.0;
+  self->fit = TRUE;
+  self->hover_pane = -1;
+  self->hover_x = self->hover_y = -1;
+  set_adjustment (self, &self->hadjustment, NULL);
+  set_adjustment (self, &self->vadjustment, NULL);
+  gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
+  gtk_widget_set_overflow (GTK_WIDGET (self), GTK_OVERFLOW_HIDDEN);
+
+  controller = gtk_event_controller_motion_new ();
+  g_signal_connect (controller, "enter", G_CALLBACK (on_motion), self);
+  g_signal_connect (controller, "motion", G_CALLBACK (on_motion), self);
+  g_signal_connect (controller, "leave", G_CALLBACK (on_leave), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
+
+  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+  g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), controller);
+
+  gesture = gtk_gesture_drag_new ();
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (gesture), 0);
+  g_signal_connect (gesture, "drag-begin", G_CALLBACK (on_drag_begin), self);
+  g_signal_connect (gesture, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (gesture, "drag-end", G_CALLBACK (on_drag_end), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (gesture));
+
+  gesture = gtk_gesture_zoom_new ();
+  g_signal_connect (gesture, "begin", G_CALLBACK (on_pinch_begin), self);
+  g_signal_connect (gesture, "scale-changed", G_CALLBACK (on_pinch_scale), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (gesture));
+}

@@ -1,0 +1,37 @@
+/* EsCanvas: a zoomable, pannable view of one layer or a linked 2×2 grid of four. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "es-layer.h"
+
+G_BEGIN_DECLS
+
+#define ES_TYPE_CANVAS (es_canvas_get_type ())
+G_DECLARE_FINAL_TYPE (EsCanvas, es_canvas, ES, CANVAS, GtkWidget)
+
+#define ES_CANVAS_MAX_PANES 4
+
+typedef struct {
+  EsLayer *layer;          /* borrowed for the call; the canvas keeps a ref */
+  EsColorScale scale;      /* the colours to draw it with */
+} EsCanvasPane;
+
+/* Shows one pane, or four in a 2×2 grid that share zoom and pan. A new image
+ * size fits the image to the view; the same size keeps zoom and pan. */
+void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
+int es_canvas_get_n_panes (EsCanvas *self);
+/* The pane that export, copy and the colorbar follow (chosen by a click). */
+int es_canvas_get_active_pane (EsCanvas *self);
+void es_canvas_set_active_pane (EsCanvas *self, int pane);
+
+/* Zoom is screen pixels per image pixel. Set directly, it keeps the image
+ * point at the centre of the view (or under the pointer) where it was. */
+double es_canvas_get_zoom (EsCanvas *self);
+void es_canvas_set_zoom (EsCanvas *self, double zoom);
+gboolean es_canvas_get_fit (EsCanvas *self);
+void es_canvas_zoom_fit (EsCanvas *self);
+void es_canvas_zoom_in (EsCanvas *self);
+void es_canvas_zoom_out (EsCanvas *self);
+
+G_END_DECLS

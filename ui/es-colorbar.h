@@ -1,0 +1,23 @@
+/* EsColorbar: the colour scale of the shown heatmap, with ticks in the chosen units. */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "es-colormap.h"
+
+G_BEGIN_DECLS
+
+#define ES_TYPE_COLORBAR (es_colorbar_get_type ())
+G_DECLARE_FINAL_TYPE (EsColorbar, es_colorbar, ES, COLORBAR, GtkWidget)
+
+/* scale->lo/hi are in the values' own units; ticks show value·unit_scale,
+ * labelled with units. integral: the values are whole numbers (levels, gray). */
+void es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale,
+                            const char *units, gboolean integral);
+
+/* Tick positions: a "nice" step (1, 2, 2.5 or 5 × 10^k) giving about
+ * max_ticks ticks in lo..hi. Returns the count written to ticks. */
+int es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral,
+                       double *ticks, int *decimals);
+
+G_END_DECLS

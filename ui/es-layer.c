@@ -1,0 +1,528 @@
+/* Views, sources and layers, and the viewport renderer that draws them crisply. */
+#include "es-layer.h"
+
+#include <math.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  const char *title;
+} view_names[ES_N_VIEWS] = {
+  [ES_VIEW_ORIGINAL] = { "original", "Original" },
+  [ES_VIEW_QUANTIZED] = { "quantized", "Quantized" },
+  [ES_VIEW_ENTROPY] = { "entropy", "Entropy" },
+  [ES_VIEW_EQUALIZED] = { "equalized", "Equalized" },
+  [ES_VIEW_SHARPENED] = { "sharpened", "Sharpened" },
+};
+
+const char *
+es_view_name (EsView view)
+{
+  g_return_val_if_fail (view < ES_N_VIEWS, NULL);
+  return view_names[view].name;
+}
+
+const char *
+es_view_title (EsView view)
+{
+  g_return_val_if_fail (view < ES_N_VIEWS, NULL);
+  return view_names[view].title;
+}
+
+gboolean
+es_view_from_name (const char *name, EsView *view)
+{
+  for (int i = 0; i < ES_N_VIEWS; i++)
+    if (g_strcmp0 (name, view_names[i].name) == 0)
+      {
+        *view = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+gboolean
+es_view_is_heatmap (EsView view)
+{
+  return view == ES_VIEW_QUANTIZED || view == ES_VIEW_ENTROPY;
+}
+
+gboolean
+es_view_get_op (EsView view, EsOp *op)
+{
+  static const int ops[ES_N_VIEWS] = {
+    [ES_VIEW_ORIGINAL] = -1,
+    [ES_VIEW_QUANTIZED] = ES_OP_QUANTIZE,
+    [ES_VIEW_ENTROPY] = ES_OP_ENTROPY,
+    [ES_VIEW_EQUALIZED] = ES_OP_EQUALIZE,
+    [ES_VIEW_SHARPENED] = ES_OP_SHARPEN,
+  };
+  if (view >= ES_N_VIEWS || ops[view] < 0)
+    return FALSE;
+  *op = ops[view];
+  return TRUE;
+}
+
+/* Sources */
+
+static guint32
+image_sample (const EsImage *image, int x, int y)
+{
+  const void *row = es_image_row (image, y);
+  if (image->format == ES_FORMAT_U16)
+    return ((const guint16 *) row)[x];
+  return ((const guint8 *) row)[x];
+}
+
+EsSource *
+es_source_new (GFile *file, const char *name, EsImage *image)
+{
+  EsSource *source = g_atomic_rc_box_new0 (EsSource);
+
+  source->image = *image;
+  memset (image, 0, sizeof *image);
+  source->file = file ? g_object_ref (file) : NULL;
+  source->name = g_strdup (name);
+  for (int y = 0; y < source->image.height; y++)
+    for (int x = 0; x < source->image.width; x++)
+      source->histogram[es_sample_to_u8 (image_sample (&source->image, x, y),
+                                         source->image.depth)]++;
+  return source;
+}
+
+EsSource *
+es_source_ref (EsSource *source)
+{
+  return g_atomic_rc_box_acquire (source);
+}
+
+static void
+es_source_free (gpointer data)
+{
+  EsSource *source = data;
+
+  es_image_clear (&source->image);
+  g_clear_object (&source->file);
+  g_free (source->name);
+}
+
+void
+es_source_unref (EsSource *source)
+{
+  g_atomic_rc_box_release_full (source, es_source_free);
+}
+
+guint32
+es_source_sample (const EsSource *source, int x, int y)
+{
+  return image_sample (&source->image, x, y);
+}
+
+/* Layers */
+
+static void
+row_to_float (const EsImage *image, int y, float *out)
+{
+  const void *row = es_image_row (image, y);
+
+  switch (image->format)
+    {
+    case ES_FORMAT_U8:
+      for (int x = 0; x < image->width; x++)
+        out[x] = ((const guint8 *) row)[x];
+      break;
+    case ES_FORMAT_U16:
+      for (int x = 0; x < image->width; x++)
+        out[x] = ((const guint16 *) row)[x];
+      break;
+    case ES_FORMAT_F32:
+      memcpy (out, row, image->width * sizeof (float));
+      break;
+    }
+}
+
+/* Halves the image until it is small, averaging 2×2 blocks (an odd last
+ * row or column is paired with itself). */
+static void
+build_mips (EsLayer *layer)
+{
+  layer->mips[0] = layer->result.values;
+  layer->n_mips = 1;
+
+  while (layer->n_mips < ES_LAYER_MAX_MIPS)
+    {
+      const EsImage *in = &layer->mips[layer->n_mips - 1];
+      EsImage out = { 0 };
+
+      if (in->width <= 16 && in->height <= 16)
+        break;
+      if (!es_image_alloc (&out, (in->width + 1) / 2, (in->height + 1) / 2, ES_FORMAT_F32,
+                           in->depth, NULL))
+        break;
+      out.levels = in->levels;
+      /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
+#pragma omp parallel if ((long long) out.width * out.height > 65536)
+      {
+        float *a = g_new (float, in->width + 1);
+        float *b = g_new (float, in->width + 1);
+
+#pragma omp for schedule(static)
+        for (int y = 0; y < out.height; y++)
+          {
+            float *dst = es_image_row (&out, y);
+
+            row_to_float (in, 2 * y, a);
+            row_to_float (in, MIN (2 * y + 1, in->height - 1), b);
+            a[in->width] = a[in->width - 1];
+            b[in->width] = b[in->width - 1];
+            for (int x = 0; x < out.width; x++)
+              dst[x] = 0.25f * (a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1]);
+          }
+        g_free (a);
+        g_free (b);
+      }
+      layer->mips[layer->n_mips++] = out;
+    }
+}
+
+static void
+count_histogram (EsLayer *layer, guint n_bins)
+{
+  const EsImage *values = &layer->result.values;
+
+  if (values->format != ES_FORMAT_U8)
+    return;
+  layer->histogram = g_new0 (guint64, 256);
+  layer->n_bins = n_bins;
+  for (int y = 0; y < values->height; y++)
+    {
+      const guint8 *row = es_image_row (values, y);
+      for (int x = 0; x < values->width; x++)
+        layer->histogram[row[x]]++;
+    }
+}
+
+EsLayer *
+es_layer_new_original (EsSource *source)
+{
+  EsLayer *layer = g_atomic_rc_box_new0 (EsLayer);
+  const EsImage *image = &source->image;
+
+  layer->view = ES_VIEW_ORIGINAL;
+  layer->source = es_source_ref (source);
+  es_view_params_init (&layer->params, ES_OP_QUANTIZE);
+  layer->params.colormap = ES_COLORMAP_GRAY;
+  /* The values are the source's pixels; es_layer_unref never frees them. */
+  layer->result.values = *image;
+  layer->result.scale.map = ES_COLORMAP_GRAY;
+  layer->result.scale.lo = 0;
+  layer->result.scale.hi = image->levels > 0 ? image->levels - 1 : (1 << image->depth) - 1;
+  layer->result.info.operation = "original";
+  layer->result.info.units = image->levels > 0 ? "level" : "gray";
+  layer->result.info.unit_scale = 1.0;
+  build_mips (layer);
+  return layer;
+}
+
+EsLayer *
+es_layer_new (EsView view, EsSource *source, const EsViewParams *params,
+              EsBackendChoice backend, EsResult *result)
+{
+  EsLayer *layer = g_atomic_rc_box_new0 (EsLayer);
+
+  layer->view = view;
+  layer->source = es_source_ref (source);
+  layer->params = *params;
+  layer->backend = backend;
+  layer->result = *result;
+  memset (result, 0, sizeof *result);
+  build_mips (layer);
+  if (view == ES_VIEW_QUANTIZED)
+    count_histogram (layer, params->job.levels);
+  else if (view == ES_VIEW_EQUALIZED)
+    count_histogram (layer, 256);
+  return layer;
+}
+
+EsLayer *
+es_layer_ref (EsLayer *layer)
+{
+  return g_atomic_rc_box_acquire (layer);
+}
+
+static void
+es_layer_free (gpointer data)
+{
+  EsLayer *layer = data;
+
+  for (int i = 1; i < layer->n_mips; i++)
+    es_image_clear (&layer->mips[i]);
+  if (layer->view == ES_VIEW_ORIGINAL)
+    memset (&layer->result.values, 0, sizeof layer->result.values);
+  es_result_clear (&layer->result);
+  g_free (layer->histogram);
+  es_source_unref (layer->source);
+}
+
+void
+es_layer_unref (EsLayer *layer)
+{
+  g_atomic_rc_box_release_full (layer, es_layer_free);
+}
+
+int
+es_layer_width (const EsLayer *layer)
+{
+  return layer->result.values.width;
+}
+
+int
+es_layer_height (const EsLayer *layer)
+{
+  return layer->result.values.height;
+}
+
+double
+es_layer_value (const EsLayer *layer, int x, int y)
+{
+  const EsImage *values = &layer->result.values;
+
+  if (values->format == ES_FORMAT_F32)
+    return ((const float *) es_image_row (values, y))[x];
+  return image_sample (values, x, y);
+}
+
+void
+es_layer_display_scale (const EsLayer *layer, EsColormap map, gboolean reversed,
+                        EsColorScale *scale)
+{
+  *scale = layer->result.scale;
+  if (es_view_is_heatmap (layer->view))
+    {
+      scale->map = map;
+      scale->reversed = reversed;
+    }
+}
+
+void
+es_layer_export_result (const EsLayer *layer, const EsColorScale *scale, EsResult *result)
+{
+  *result = layer->result;
+  result->scale = *scale;
+}
+
+/* Rendering */
+
+static inline guint32
+pack_rgb (const guint8 *p)
+{
+  /* Native-endian 0xAARRGGBB is GDK_MEMORY_DEFAULT (premultiplied, opaque). */
+  return 0xff000000u | (guint32) p[0] << 16 | (guint32) p[1] << 8 | p[2];
+}
+
+/* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
+static guint8 *
+render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1,
+             size_t *rgb_stride)
+{
+  EsImage crop = *level;
+  guint8 *rgb;
+
+  crop.width = x1 - x0 + 1;
+  crop.height = y1 - y0 + 1;
+  crop.pixels = (guint8 *) es_image_row (level, y0) + (size_t) x0 * es_format_size (level->format);
+  *rgb_stride = (size_t) crop.width * 3;
+  rgb = g_malloc (*rgb_stride * crop.height);
+  /* Row by row: es_render_heatmap goes parallel (OpenMP) on large images,
+   * and a second OpenMP team on the main thread would fight the worker's
+   * team for the cores while a job runs. One row stays serial. */
+  for (int y = 0; y < crop.height; y++)
+    {
+      EsImage row = crop;
+
+      row.height = 1;
+      row.pixels = es_image_row (&crop, y);
+      es_render_heatmap (&row, scale, rgb + (size_t) y * *rgb_stride, *rgb_stride);
+    }
+  return rgb;
+}
+
+static int
+clampi (int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Each device pixel takes the image pixel under its centre: crisp blocks. */
+static void
+render_nearest (const EsImage *level, const EsColorScale *scale, double zoom,
+                double origin_x, double origin_y, int width, int height, guint32 *out)
+{
+  g_autofree int *xmap = g_new (int, width);
+  g_autofree guint8 *rgb = NULL;
+  size_t rgb_stride;
+  int x0, x1, y0, y1, previous = -1;
+
+  for (int i = 0; i < width; i++)
+    xmap[i] = clampi ((int) floor ((i + 0.5 - origin_x) / zoom), 0, level->width - 1);
+  x0 = xmap[0];
+  x1 = xmap[width - 1];
+  y0 = clampi ((int) floor ((0.5 - origin_y) / zoom), 0, level->height - 1);
+  y1 = clampi ((int) floor ((height - 0.5 - origin_y) / zoom), 0, level->height - 1);
+  rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
+  for (int i = 0; i < width; i++)
+    xmap[i] = (xmap[i] - x0) * 3;
+
+  for (int j = 0; j < height; j++)
+    {
+      int sy = clampi ((int) floor ((j + 0.5 - origin_y) / zoom), 0, level->height - 1);
+      guint32 *dst = out + (size_t) j * width;
+
+      if (sy == previous)
+        {
+          memcpy (dst, dst - width, width * sizeof *dst);
+          continue;
+        }
+      const guint8 *src = rgb + (size_t) (sy - y0) * rgb_stride;
+      for (int i = 0; i < width; i++)
+        dst[i] = pack_rgb (src + xmap[i]);
+      previous = sy;
+    }
+}
+
+typedef struct {
+  int a, b;      /* neighbouring sample indices (already relative to the crop) */
+  guint32 wb;    /* weight of b in 1/256 */
+} Tap;
+
+static Tap *
+bilinear_taps (int n, double origin, double step, int limit, int *lo, int *hi)
+{
+  Tap *taps = g_new (Tap, n);
+
+  *lo = G_MAXINT;
+  *hi = G_MININT;
+  for (int i = 0; i < n; i++)
+    {
+      double u = (i + 0.5 - origin) * step - 0.5;
+      double f = floor (u);
+      taps[i].a = clampi ((int) f, 0, limit - 1);
+      taps[i].b = clampi ((int) f + 1, 0, limit - 1);
+      taps[i].wb = (guint32) ((u - f) * 256.0 + 0.5);
+      *lo = MIN (*lo, taps[i].a);
+      *hi = MAX (*hi, taps[i].b);
+    }
+  for (int i = 0; i < n; i++)
+    {
+      taps[i].a -= *lo;
+      taps[i].b -= *lo;
+    }
+  return taps;
+}
+
+/* Blends two packed 0xAARRGGBB pixels, weight wb/256 for b: red and blue in
+ * one multiply, green (with alpha) in another. */
+static inline guint32
+blend (guint32 a, guint32 b, guint32 wb)
+{
+  guint32 wa = 256 - wb;
+  guint32 rb = ((a & 0xff00ffu) * wa + (b & 0xff00ffu) * wb + 0x800080u) >> 8;
+  guint32 g = (a >> 8 & 0xff00ffu) * wa + (b >> 8 & 0xff00ffu) * wb + 0x800080u;
+
+  return (rb & 0xff00ffu) | (g & 0xff00ff00u);
+}
+
+/* One crop row, packed and filtered horizontally to the output width. */
+static void
+filter_row (const guint8 *rgb, const Tap *xs, int width, guint32 *packed, int crop_width,
+            guint32 *out)
+{
+  for (int i = 0; i < crop_width; i++)
+    packed[i] = pack_rgb (rgb + 3 * i);
+  for (int i = 0; i < width; i++)
+    out[i] = blend (packed[xs[i].a], packed[xs[i].b], xs[i].wb);
+}
+
+/* Two horizontally filtered rows, kept while consecutive output rows share them. */
+typedef struct {
+  int rows[2];
+  guint32 *slots[2];
+} RowCache;
+
+static const guint32 *
+cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_stride,
+            const Tap *xs, int width, guint32 *packed, int crop_width)
+{
+  int slot;
+
+  if (cache->rows[0] == row || cache->rows[1] == row)
+    return cache->slots[cache->rows[0] == row ? 0 : 1];
+  slot = cache->rows[0] == keep ? 1 : 0;
+  filter_row (rgb + (size_t) row * rgb_stride, xs, width, packed, crop_width, cache->slots[slot]);
+  cache->rows[slot] = row;
+  return cache->slots[slot];
+}
+
+/* Zoomed out: a mip level between 1× and 2× the display size, sampled
+ * bilinearly at each device pixel's centre. */
+static void
+render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom,
+                 double origin_x, double origin_y, int width, int height, guint32 *out)
+{
+  int x0, x1, y0, y1;
+  g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
+  g_autofree Tap *ys = bilinear_taps (height, origin_y, 1.0 / zoom, level->height, &y0, &y1);
+  size_t rgb_stride;
+  g_autofree guint8 *rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
+  g_autofree guint32 *packed = g_new (guint32, x1 - x0 + 1);
+  g_autofree guint32 *slots = g_new (guint32, 2 * (size_t) width);
+  RowCache cache = { { -1, -1 }, { slots, slots + width } };
+
+  for (int j = 0; j < height; j++)
+    {
+      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width,
+                                      packed, x1 - x0 + 1);
+      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width,
+                                      packed, x1 - x0 + 1);
+      guint32 *dst = out + (size_t) j * width;
+
+      for (int i = 0; i < width; i++)
+        dst[i] = blend (ha[i], hb[i], ys[j].wb);
+    }
+}
+
+GdkTexture *
+es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom,
+                 double origin_x, double origin_y, int width, int height)
+{
+  g_autoptr (GBytes) bytes = NULL;
+  guint32 *pixels;
+
+  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, NULL);
+
+  pixels = g_new (guint32, (size_t) width * height);
+  if (zoom >= 0.999)
+    render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels);
+  else
+    {
+      /* The level whose scale r = zoom·2^m lies in (0.5, 1]. */
+      int m = MIN ((int) floor (log2 (1.0 / zoom)), layer->n_mips - 1);
+      double r = ldexp (zoom, m);
+
+      render_bilinear (&layer->mips[m], scale, r, origin_x, origin_y, width, height, pixels);
+    }
+  bytes = g_bytes_new_take (pixels, (size_t) width * height * 4);
+  return gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes, (size_t) width * 4);
+}
+
+GBytes *
+es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride)
+{
+  const EsImage *values = &layer->result.values;
+  guint8 *rgb;
+
+  *stride = (gsize) values->width * 3;
+  rgb = g_malloc (*stride * values->height);
+  es_render_heatmap (values, scale, rgb, *stride);
+  return g_bytes_new_take (rgb, *stride * values->height);
+}

@@ -1,0 +1,90 @@
+/* Views, sources and layers: what the window shows, shared read-only between threads. */
+#pragma once
+
+#include <gdk/gdk.h>
+
+#include "es-pipeline.h"
+
+G_BEGIN_DECLS
+
+/* What a pane can show. The grid shows four of these at once. */
+typedef enum {
+  ES_VIEW_ORIGINAL,
+  ES_VIEW_QUANTIZED,
+  ES_VIEW_ENTROPY,
+  ES_VIEW_EQUALIZED,
+  ES_VIEW_SHARPENED,
+  ES_N_VIEWS
+} EsView;
+
+const char *es_view_name (EsView view);    /* "entropy" (also the GSettings nick) */
+const char *es_view_title (EsView view);   /* "Entropy" */
+gboolean es_view_from_name (const char *name, EsView *view);
+/* Heatmap views take the user's colormap; the others are images, shown in gray. */
+gboolean es_view_is_heatmap (EsView view);
+/* The operation behind a view; FALSE for the original. */
+gboolean es_view_get_op (EsView view, EsOp *op);
+
+/* A decoded image. Immutable once made; refcounted (atomic). */
+typedef struct {
+  EsImage image;
+  GFile *file;
+  char *name;                /* for titles and messages */
+  guint64 histogram[256];    /* of the 8-bit view of the samples */
+} EsSource;
+
+/* Takes over image's pixels (and zeroes *image). */
+EsSource *es_source_new (GFile *file, const char *name, EsImage *image);
+EsSource *es_source_ref (EsSource *source);
+void es_source_unref (EsSource *source);
+guint32 es_source_sample (const EsSource *source, int x, int y);
+
+#define ES_LAYER_MAX_MIPS 14
+
+/* One computed view of a source. Immutable once made; refcounted (atomic). */
+typedef struct {
+  EsView view;
+  EsSource *source;
+  EsViewParams params;       /* what produced it (colormap not included) */
+  EsBackendChoice backend;   /* the backend that was asked for */
+  EsResult result;           /* values, scale, metadata and timing */
+  /* mips[0] is result.values (not owned); mips[k] halves mips[k-1] by 2×2
+   * averaging, in F32, so that zoomed-out views do not alias. */
+  EsImage mips[ES_LAYER_MAX_MIPS];
+  int n_mips;
+  guint64 *histogram;        /* quantized: `levels` bins; equalized: 256; else NULL */
+  guint n_bins;
+} EsLayer;
+
+/* Makes a layer of the original image itself (no copy of the pixels). */
+EsLayer *es_layer_new_original (EsSource *source);
+/* Makes a layer around a finished pipeline result (taken over, *result zeroed). */
+EsLayer *es_layer_new (EsView view, EsSource *source, const EsViewParams *params,
+                       EsBackendChoice backend, EsResult *result);
+EsLayer *es_layer_ref (EsLayer *layer);
+void es_layer_unref (EsLayer *layer);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (EsLayer, es_layer_unref)
+
+int es_layer_width (const EsLayer *layer);
+int es_layer_height (const EsLayer *layer);
+/* The value at a pixel in the layer's own units (nats for entropy). */
+double es_layer_value (const EsLayer *layer, int x, int y);
+/* The colour scale the user sees: the layer's range with the chosen colormap
+ * for heatmaps, gray for images. */
+void es_layer_display_scale (const EsLayer *layer, EsColormap map, gboolean reversed,
+                             EsColorScale *scale);
+/* The result as es_pipeline_run would give it for the same job with this
+ * scale's colormap: a shallow copy, valid while the layer lives. */
+void es_layer_export_result (const EsLayer *layer, const EsColorScale *scale, EsResult *result);
+
+/* Renders a width×height device-pixel texture of the layer, scaled by zoom
+ * (device pixels per image pixel) with the image's top-left corner at
+ * (origin_x, origin_y) in the texture. Zoomed in, each image pixel becomes a
+ * crisp block; zoomed out, a mip level is sampled bilinearly. Only the
+ * visible pixels are touched, so this stays cheap for huge images. */
+GdkTexture *es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom,
+                             double origin_x, double origin_y, int width, int height);
+/* The whole layer at full resolution as packed RGB8 (for the clipboard). */
+GBytes *es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride);
+
+G_END_DECLS

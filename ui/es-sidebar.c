@@ -1,0 +1,235 @@
+/* EsSidebar: AdwPreferencesGroup rows for every parameter, bound to GSettings. */
+#include "es-sidebar.h"
+
+#include "es-histogram.h"
+
+struct _EsSidebar {
+  GtkWidget parent_instance;
+
+  GtkAdjustment *window_adjustment;
+  GtkAdjustment *levels_adjustment;
+  GtkAdjustment *amount_adjustment;
+  AdwComboRow *units_row;
+  AdwComboRow *colormap_row;
+  AdwComboRow *range_row;
+  GtkSwitch *reversed_switch;
+  AdwActionRow *cuda_row;
+  AdwPreferencesGroup *variant_group;
+  GtkLabel *quantized_title;
+  EsHistogram *quantized_histogram;
+  EsHistogram *before_histogram;
+  EsHistogram *after_histogram;
+
+  GPtrArray *variant_rows;
+  int variant_op;          /* the op the rows were built for; -1 none */
+  gboolean variant_cuda;
+};
+
+G_DEFINE_FINAL_TYPE (EsSidebar, es_sidebar, GTK_TYPE_WIDGET)
+
+static const char *const units_nicks[] = { "nats", "bits", NULL };
+static const char *const colormap_nicks[] = { "viridis", "magma", "inferno", "cividis", "gray", NULL };
+static const char *const range_nicks[] = { "absolute", "auto", NULL };
+
+/* GSettings enum nick <-> AdwComboRow:selected, through a nick table. */
+static gboolean
+nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
+{
+  const char *const *nicks = user_data;
+  const char *nick = g_variant_get_string (variant, NULL);
+
+  for (guint i = 0; nicks[i]; i++)
+    if (g_str_equal (nicks[i], nick))
+      {
+        g_value_set_uint (value, i);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static GVariant *
+index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data)
+{
+  const char *const *nicks = user_data;
+  guint index = g_value_get_uint (value);
+
+  if (index >= g_strv_length ((char **) nicks))
+    return NULL;
+  return g_variant_new_string (nicks[index]);
+}
+
+static void
+bind_combo (GSettings *settings, const char *key, AdwComboRow *row, const char *const *nicks)
+{
+  g_settings_bind_with_mapping (settings, key, row, "selected", G_SETTINGS_BIND_DEFAULT,
+                                nick_to_index, index_to_nick, (gpointer) nicks, NULL);
+}
+
+void
+es_sidebar_bind (EsSidebar *self, GSettings *settings)
+{
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  g_settings_bind (settings, "window", self->window_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "levels", self->levels_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "amount", self->amount_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
+  bind_combo (settings, "units", self->units_row, units_nicks);
+  bind_combo (settings, "colormap", self->colormap_row, colormap_nicks);
+  bind_combo (settings, "range", self->range_row, range_nicks);
+}
+
+void
+es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason)
+{
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->cuda_row), usable);
+  adw_action_row_set_subtitle (self->cuda_row, usable ? "NVIDIA GPU" : reason);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->cuda_row), usable ? NULL : reason);
+}
+
+static void
+clear_variant_rows (EsSidebar *self)
+{
+  for (guint i = 0; i < self->variant_rows->len; i++)
+    adw_preferences_group_remove (self->variant_group, g_ptr_array_index (self->variant_rows, i));
+  g_ptr_array_set_size (self->variant_rows, 0);
+}
+
+static void
+add_row (EsSidebar *self, GtkWidget *row)
+{
+  adw_preferences_group_add (self->variant_group, row);
+  g_ptr_array_add (self->variant_rows, row);
+}
+
+void
+es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cuda_in_use)
+{
+  const EsVariant *variants;
+  size_t n = 0;
+  g_autofree char *title = NULL;
+
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  if ((has_op ? (int) op : -1) == self->variant_op && cuda_in_use == self->variant_cuda
+      && self->variant_rows->len > 0)
+    return;
+  self->variant_op = has_op ? (int) op : -1;
+  self->variant_cuda = cuda_in_use;
+  clear_variant_rows (self);
+
+  if (!has_op)
+    {
+      adw_preferences_group_set_title (self->variant_group, "Kernel Variant");
+      adw_preferences_group_set_description (self->variant_group,
+                                             "The original image runs no kernel");
+      return;
+    }
+
+  title = g_strdup_printf ("Kernel Variant · %s", es_op_name (op));
+  adw_preferences_group_set_title (self->variant_group, title);
+  variants = es_variants (op, &n);
+  if (n == 0)
+    {
+      adw_preferences_group_set_description (self->variant_group,
+                                             "This build has no CUDA kernels; the CPU has one "
+                                             "implementation of each operation");
+      return;
+    }
+  adw_preferences_group_set_description (self->variant_group,
+                                         cuda_in_use
+                                           ? "Each variant computes the same result and teaches "
+                                             "one lesson about GPU memory (hover for it)"
+                                           : "Variants run on CUDA only; the CPU has one "
+                                             "implementation");
+  for (size_t i = 0; i < n; i++)
+    {
+      GtkWidget *row = adw_action_row_new ();
+      GtkWidget *check = gtk_check_button_new ();
+      g_autofree char *subtitle = NULL;
+
+      subtitle = g_strdup_printf ("%s%s", variants[i].id, variants[i].is_default ? " · default" : "");
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), variants[i].label);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+      gtk_widget_set_tooltip_text (row, variants[i].lesson);
+      gtk_widget_set_valign (check, GTK_ALIGN_CENTER);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (check), "win.variant");
+      gtk_actionable_set_action_target (GTK_ACTIONABLE (check), "s", variants[i].id);
+      adw_action_row_add_prefix (ADW_ACTION_ROW (row), check);
+      adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), check);
+      gtk_widget_set_sensitive (row, cuda_in_use);
+      add_row (self, row);
+    }
+}
+
+void
+es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized,
+                           const EsLayer *equalized, EsColormap map, gboolean reversed)
+{
+  g_autofree char *title = NULL;
+
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  if (quantized && quantized->histogram)
+    {
+      title = g_strdup_printf ("Quantized levels (%u)", quantized->n_bins);
+      gtk_label_set_label (self->quantized_title, title);
+      es_histogram_set_counts (self->quantized_histogram, quantized->histogram,
+                               quantized->n_bins, map, reversed);
+    }
+  else
+    es_histogram_set_counts (self->quantized_histogram, NULL, 0, ES_N_COLORMAPS, FALSE);
+  es_histogram_set_counts (self->before_histogram, source ? source->histogram : NULL, 256,
+                           ES_N_COLORMAPS, FALSE);
+  es_histogram_set_counts (self->after_histogram,
+                           equalized && equalized->histogram ? equalized->histogram : NULL, 256,
+                           ES_N_COLORMAPS, FALSE);
+}
+
+static void
+es_sidebar_dispose (GObject *object)
+{
+  EsSidebar *self = ES_SIDEBAR (object);
+
+  g_clear_pointer (&self->variant_rows, g_ptr_array_unref);
+  gtk_widget_dispose_template (GTK_WIDGET (object), ES_TYPE_SIDEBAR);
+  /* The template's top-level box is not bound: unparent it here. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child (GTK_WIDGET (object)));)
+    gtk_widget_unparent (child);
+  G_OBJECT_CLASS (es_sidebar_parent_class)->dispose (object);
+}
+
+static void
+es_sidebar_class_init (EsSidebarClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = es_sidebar_dispose;
+
+  g_type_ensure (ES_TYPE_HISTOGRAM);
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-sidebar.ui");
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, window_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, levels_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, amount_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, units_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, colormap_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, range_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, reversed_switch);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, cuda_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, variant_group);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, quantized_title);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, quantized_histogram);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, before_histogram);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, after_histogram);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+es_sidebar_init (EsSidebar *self)
+{
+  self->variant_rows = g_ptr_array_new ();
+  self->variant_op = -2;
+  gtk_widget_init_template (GTK_WIDGET (self));
+}

@@ -1,0 +1,25 @@
+/* EsSidebar: the tuning panel, bound to GSettings, with backend, variants and histograms. */
+#pragma once
+
+#include <adwaita.h>
+
+#include "es-layer.h"
+
+G_BEGIN_DECLS
+
+#define ES_TYPE_SIDEBAR (es_sidebar_get_type ())
+G_DECLARE_FINAL_TYPE (EsSidebar, es_sidebar, ES, SIDEBAR, GtkWidget)
+
+/* Binds every parameter row to its key; changes are written at once. */
+void es_sidebar_bind (EsSidebar *self, GSettings *settings);
+/* Greys the CUDA row out, with the reason as subtitle and tooltip, when
+ * CUDA cannot be used. */
+void es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason);
+/* Lists the kernel variants of op (radio rows on win.variant, lesson as
+ * tooltip); has_op FALSE for the original, which runs no kernel. */
+void es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cuda_in_use);
+/* Any of the three may be NULL (not computed yet). */
+void es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized,
+                                const EsLayer *equalized, EsColormap map, gboolean reversed);
+
+G_END_DECLS

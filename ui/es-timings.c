@@ -1,0 +1,123 @@
+/* EsTimings: fills the overlay from a layer's EsTiming after every run. */
+#include "es-timings.h"
+
+#include <string.h>
+
+struct _EsTimings {
+  GtkWidget parent_instance;
+
+  GtkLabel *device_label;
+  GtkLabel *reason_label;
+  GtkLabel *job_label;
+  GtkLabel *upload_label;
+  GtkLabel *kernel_label;
+  GtkLabel *download_label;
+  GtkLabel *total_label;
+  GtkLabel *rate_label;
+  GtkLabel *note_label;
+};
+
+G_DEFINE_FINAL_TYPE (EsTimings, es_timings, GTK_TYPE_WIDGET)
+
+static void
+set_ms (GtkLabel *label, double ms)
+{
+  char text[32];
+
+  g_snprintf (text, sizeof text, "%.2f ms", ms);
+  gtk_label_set_label (label, text);
+}
+
+void
+es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
+                   gboolean fresh)
+{
+  const EsTiming *timing = &layer->result.timing;
+  g_autofree char *job = NULL, *device = NULL;
+  char *reason;
+  double mpx = (double) es_layer_width (layer) * es_layer_height (layer) / 1e6;
+  char rate[32];
+
+  g_return_if_fail (ES_IS_TIMINGS (self));
+
+  /* "CPU: OpenMP, 2 threads (why not CUDA)": the reason goes on its own line. */
+  device = g_strdup (engine_description ? engine_description : "");
+  if ((reason = strstr (device, " (")) && g_str_has_suffix (reason, ")"))
+    {
+      *reason = '\0';
+      reason += 2;
+      reason[strlen (reason) - 1] = '\0';
+    }
+  else
+    reason = NULL;
+  gtk_label_set_label (self->device_label, device);
+  gtk_label_set_label (self->reason_label, reason ? reason : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->reason_label), reason != NULL);
+  if (layer->view == ES_VIEW_ORIGINAL)
+    {
+      gtk_label_set_label (self->job_label, "Original · no kernel");
+      timing = NULL;
+    }
+  else
+    {
+      job = g_strdup_printf ("%s · %s backend · variant %s", es_view_title (layer->view),
+                             es_backend_name (timing->backend),
+                             timing->variant ? timing->variant : "default");
+      gtk_label_set_label (self->job_label, job);
+    }
+
+  set_ms (self->upload_label, timing ? timing->upload_ms : 0);
+  set_ms (self->kernel_label, timing ? timing->kernel_ms : 0);
+  set_ms (self->download_label, timing ? timing->download_ms : 0);
+  set_ms (self->total_label, timing ? timing->wall_ms : 0);
+  if (timing && timing->wall_ms > 0)
+    {
+      double rate_mpx = mpx / (timing->wall_ms / 1000.0);
+      g_snprintf (rate, sizeof rate, rate_mpx >= 1 ? "%.1f Mpx/s" : "%.4f Mpx/s", rate_mpx);
+    }
+  else
+    g_strlcpy (rate, "—", sizeof rate);
+  gtk_label_set_label (self->rate_label, rate);
+
+  if (timing && timing->fell_back)
+    gtk_label_set_label (self->note_label, "CUDA failed during this job; the CPU finished it");
+  else if (!fresh && timing)
+    gtk_label_set_label (self->note_label, "Unchanged job: the last run’s figures");
+  gtk_widget_set_visible (GTK_WIDGET (self->note_label),
+                          timing && (timing->fell_back || !fresh));
+}
+
+static void
+es_timings_dispose (GObject *object)
+{
+  gtk_widget_dispose_template (GTK_WIDGET (object), ES_TYPE_TIMINGS);
+  /* The template's top-level box is not bound: unparent it here. */
+  for (GtkWidget *child; (child = gtk_widget_get_first_child (GTK_WIDGET (object)));)
+    gtk_widget_unparent (child);
+  G_OBJECT_CLASS (es_timings_parent_class)->dispose (object);
+}
+
+static void
+es_timings_class_init (EsTimingsClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  G_OBJECT_CLASS (klass)->dispose = es_timings_dispose;
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-timings.ui");
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, device_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, reason_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, job_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, upload_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, kernel_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, download_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, total_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+es_timings_init (EsTimings *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+}
