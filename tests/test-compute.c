@@ -1,2 +1,502 @@
+/* Every operation on every backend and kernel variant against the slow
+ * references, on random images of awkward sizes; and the engine's checks. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-engine.h"
+#include "es-reference.h"
 #include "tap.h"
-int main (void) { tap_skip ("not written yet", "placeholder"); return tap_done (); }
+
+#define ENTROPY_TOLERANCE 1e-5
+
+static unsigned long long rng;
+
+static int
+random_int (int lo, int hi)
+{
+  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+}
+
+static int
+random_odd_window (void)
+{
+  return ES_WINDOW_MIN + 2 * random_int (0, (ES_WINDOW_MAX - ES_WINDOW_MIN) / 2);
+}
+
+typedef enum {
+  PATTERN_RANDOM,
+  PATTERN_BLOCKS,       /* flat patches with noisy ones: entropy from 0 to its maximum */
+  PATTERN_LOW_CONTRAST, /* a few neighbouring values: equalize must stretch them */
+  PATTERN_CONSTANT,     /* equalize returns it unchanged, entropy is 0 */
+  N_PATTERNS
+} Pattern;
+
+static const char *const pattern_names[N_PATTERNS] = { "random", "blocks", "low-contrast", "constant" };
+
+typedef struct {
+  EsFormat format;
+  int depth;
+  bool levels;  /* a text matrix: the samples are levels already */
+  const char *name;
+} Kind;
+
+static const Kind kinds[] = {
+  { ES_FORMAT_U8, 8, false, "u8 depth 8" },
+  { ES_FORMAT_U8, 4, false, "u8 depth 4" },
+  { ES_FORMAT_U16, 16, false, "u16 depth 16" },
+  { ES_FORMAT_U16, 10, false, "u16 depth 10" },
+  { ES_FORMAT_U8, 8, true, "u8 levels" },
+  { ES_FORMAT_U16, 16, true, "u16 levels" },
+};
+
+/* A random image whose rows have a few spare bytes at their end, so that a
+ * backend that ignores the stride is caught. Samples lie below 2^depth, or
+ * below `levels` for a levels image. */
+static bool
+make_image (EsImage *image, int width, int height, const Kind *kind, int levels, Pattern pattern)
+{
+  size_t sample = kind->format == ES_FORMAT_U16 ? 2 : 1;
+  uint32_t max = kind->levels ? (uint32_t) levels - 1 : (1u << kind->depth) - 1;
+  uint32_t base = (uint32_t) random_int (0, (int) max);
+  uint32_t span = max / 64 + 1;
+  int block = random_int (2, 9);
+  unsigned long long salt = tap_random (&rng) | 1;
+
+  *image = (EsImage) { 0 };
+  image->width = width;
+  image->height = height;
+  image->format = kind->format;
+  image->depth = kind->depth;
+  image->levels = kind->levels ? levels : 0;
+  image->stride = (size_t) width * sample + sample * (size_t) random_int (0, 3);
+  image->pixels = malloc (image->stride * (size_t) height);
+  if (image->pixels == NULL)
+    return false;
+  memset (image->pixels, 0xA5, image->stride * (size_t) height);
+
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        uint32_t v;
+        switch (pattern)
+          {
+          case PATTERN_BLOCKS:
+            {
+              unsigned long long cell = (unsigned long long) (y / block) * 7919u + (unsigned long long) (x / block) + 1;
+              unsigned long long state = cell * salt;
+              bool noisy = tap_random (&state) % 3 == 0;
+              v = (uint32_t) ((noisy ? tap_random (&rng) : tap_random (&state)) % (max + 1ull));
+              break;
+            }
+          case PATTERN_LOW_CONTRAST:
+            v = base + (uint32_t) random_int (0, (int) span);
+            v = v > max ? max : v;
+            break;
+          case PATTERN_CONSTANT:
+            v = base;
+            break;
+          case PATTERN_RANDOM:
+          case N_PATTERNS:
+          default:
+            v = (uint32_t) random_int (0, (int) max);
+            break;
+          }
+        if (kind->format == ES_FORMAT_U16)
+          ((uint16_t *) es_image_row (image, y))[x] = (uint16_t) v;
+        else
+          ((uint8_t *) es_image_row (image, y))[x] = (uint8_t) v;
+      }
+  return true;
+}
+
+typedef struct {
+  EsEngine *engine;
+  EsBackendChoice backend;
+  const char *name;
+  EsImage out;  /* reused across jobs, as the window does */
+} Backend;
+
+/* Compares one result with the reference; `detail` says what went wrong. */
+static bool
+compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_t *ref_u8,
+         char *detail, size_t detail_size)
+{
+  int w = out->width, h = out->height;
+  double worst = 0.0;
+  long mismatches = 0;
+  int wx = 0, wy = 0;
+
+  detail[0] = '\0';
+  if (out->format != es_op_output_format (job->op))
+    {
+      snprintf (detail, detail_size, "output format %s", es_format_name (out->format));
+      return false;
+    }
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        size_t i = (size_t) y * w + x;
+        if (job->op == ES_OP_ENTROPY)
+          {
+            float got = ((const float *) es_image_row (out, y))[x];
+            double err = fabs ((double) got - ref_f[i]);
+            /* NaN compares false, so test the good case. */
+            if (!(err <= worst))
+              {
+                worst = isnan (err) ? INFINITY : err;
+                wx = x, wy = y;
+              }
+          }
+        else if (((const uint8_t *) es_image_row (out, y))[x] != ref_u8[i])
+          {
+            if (mismatches++ == 0)
+              wx = x, wy = y;
+          }
+      }
+
+  if (job->op == ES_OP_ENTROPY)
+    {
+      snprintf (detail, detail_size, "max error %.3g at (%d,%d)", worst, wx, wy);
+      return worst <= ENTROPY_TOLERANCE;
+    }
+  if (mismatches)
+    snprintf (detail, detail_size, "%ld samples differ, first at (%d,%d): %u, expected %u",
+              mismatches, wx, wy, ((const uint8_t *) es_image_row (out, wy))[wx],
+              ref_u8[(size_t) wy * w + wx]);
+  return mismatches == 0;
+}
+
+/* Runs `job` on `in` with every backend and every variant, against the reference. */
+static void
+check (Backend *backends, int n_backends, const EsJob *job, const EsImage *in, const char *what)
+{
+  size_t pixels = (size_t) in->width * (size_t) in->height;
+  double *ref_f = NULL;
+  uint8_t *ref_u8 = NULL;
+
+  if (job->op == ES_OP_ENTROPY)
+    {
+      ref_f = malloc (pixels * sizeof *ref_f);
+      if (ref_f != NULL)
+        es_reference_entropy (in, job->levels, job->window, ref_f);
+    }
+  else
+    {
+      ref_u8 = malloc (pixels);
+      if (ref_u8 != NULL)
+        switch (job->op)
+          {
+          case ES_OP_QUANTIZE: es_reference_quantize (in, job->levels, ref_u8); break;
+          case ES_OP_EQUALIZE: es_reference_equalize (in, ref_u8); break;
+          case ES_OP_SHARPEN: es_reference_sharpen (in, job->amount, ref_u8); break;
+          case ES_OP_ENTROPY:
+          case ES_N_OPS: break;
+          }
+    }
+  if (ref_f == NULL && ref_u8 == NULL)
+    {
+      tap_ok (false, "%s: no memory for the reference", what);
+      return;
+    }
+
+  for (int b = 0; b < n_backends; b++)
+    {
+      Backend *backend = &backends[b];
+      size_t n_variants = 1;
+      const EsVariant *variants = NULL;
+
+      /* The CPU has one implementation; CUDA runs every variant. */
+      if (backend->backend == ES_BACKEND_CUDA)
+        variants = es_variants (job->op, &n_variants);
+
+      for (size_t v = 0; v < n_variants; v++)
+        {
+          EsJob run = *job;
+          EsTiming timing;
+          EsError error = { 0 };
+          char detail[160];
+          const char *variant = variants ? variants[v].id : "default";
+          bool ok;
+
+          run.variant = variants ? variants[v].id : NULL;
+          if (!es_run (backend->engine, &run, in, &backend->out, &timing, &error))
+            {
+              tap_ok (false, "%s [%s %s]: %s", what, backend->name, variant, error.message);
+              continue;
+            }
+          if (timing.fell_back || timing.backend != backend->backend
+              || (run.variant != NULL && (timing.variant == NULL || strcmp (timing.variant, run.variant) != 0)))
+            {
+              tap_ok (false, "%s [%s %s]: ran on %s, variant %s%s", what, backend->name, variant,
+                      es_backend_name (timing.backend), timing.variant ? timing.variant : "(none)",
+                      timing.fell_back ? " after a fallback" : "");
+              continue;
+            }
+          ok = backend->out.width == in->width && backend->out.height == in->height
+               && compare (&run, &backend->out, ref_f, ref_u8, detail, sizeof detail);
+          tap_ok (ok, "%s [%s %s]%s%s", what, backend->name, variant, ok ? "" : ": ", ok ? "" : detail);
+        }
+    }
+  free (ref_f);
+  free (ref_u8);
+}
+
+static const int level_choices[] = { 2, 16, 17, 256, 0 };   /* 0: random */
+static const int window_choices[] = { 3, 5, 31, 0 };        /* 0: random */
+static const float amount_choices[] = { 0.0f, 1.0f, 0.37f, 2.5f, -1.0f }; /* −1: random */
+
+static int
+pick_levels (int i)
+{
+  int levels = level_choices[i % 5];
+  return levels ? levels : random_int (ES_LEVELS_MIN, ES_LEVELS_MAX);
+}
+
+static float
+pick_amount (int i)
+{
+  float amount = amount_choices[i % 5];
+  return amount >= 0.0f ? amount : (float) random_int (0, 1000000) / 100000.0f;
+}
+
+/* Large windows on large images only slow the reference down; the small
+ * sizes cover windows wider than the image. */
+static int
+pick_window (int i, int width, int height)
+{
+  int window = window_choices[i % 4];
+  if (window == 0)
+    window = random_odd_window ();
+  if ((long) width * height > 100000 && window > 11)
+    window = 3 + 2 * random_int (0, 4);
+  return window;
+}
+
+static void
+test_operations (Backend *backends, int n_backends)
+{
+  int sizes[][2] = {
+    { 1, 1 }, { 1, 0 }, { 0, 1 }, { 2, 2 }, { 7, 13 }, { 31, 97 }, { 127, 129 },
+    { 33, 17 }, { 257, 65 }, { 513, 3 }, { 601, 401 }, { 0, 0 },
+  };
+  int n_sizes = (int) (sizeof sizes / sizeof sizes[0]);
+  int counter = random_int (0, 59);
+
+  /* 0 stands for a random length: 1×N, N×1 and one ~600×400 image. */
+  sizes[1][1] = random_int (2, 300);
+  sizes[2][0] = random_int (2, 300);
+  sizes[11][0] = random_int (560, 640);
+  sizes[11][1] = random_int (380, 420);
+
+  for (int s = 0; s < n_sizes; s++)
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+      for (int p = 0; p < N_PATTERNS; p++)
+        {
+          int w = sizes[s][0], h = sizes[s][1];
+          const Kind *kind = &kinds[k];
+          /* A levels image holds levels for image_levels, which its
+           * quantize and entropy jobs must then use. */
+          int image_levels = pick_levels (counter);
+          EsImage in;
+          char what[200];
+
+          if (!make_image (&in, w, h, kind, image_levels, (Pattern) p))
+            {
+              tap_ok (false, "%d×%d %s: no memory for the input", w, h, kind->name);
+              continue;
+            }
+
+          {
+            EsJob job = ES_JOB_INIT (ES_OP_QUANTIZE);
+            job.levels = kind->levels ? image_levels : pick_levels (counter + 1);
+            snprintf (what, sizeof what, "quantize %d×%d %s %s L=%d", w, h, kind->name,
+                      pattern_names[p], job.levels);
+            check (backends, n_backends, &job, &in, what);
+          }
+
+          for (int e = 0; e < 2; e++)
+            {
+              /* The defaults (5×5, 16 levels) first, then random choices. */
+              EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+              if (e == 1)
+                {
+                  job.window = pick_window (counter, w, h);
+                  job.levels = pick_levels (counter + 2);
+                }
+              if (kind->levels)
+                job.levels = image_levels;
+              snprintf (what, sizeof what, "entropy %d×%d %s %s window=%d L=%d", w, h, kind->name,
+                        pattern_names[p], job.window, job.levels);
+              check (backends, n_backends, &job, &in, what);
+            }
+
+          {
+            EsJob job = ES_JOB_INIT (ES_OP_EQUALIZE);
+            snprintf (what, sizeof what, "equalize %d×%d %s %s", w, h, kind->name, pattern_names[p]);
+            check (backends, n_backends, &job, &in, what);
+          }
+
+          for (int a = 0; a < 2; a++)
+            {
+              EsJob job = ES_JOB_INIT (ES_OP_SHARPEN);
+              job.amount = pick_amount (counter + 3 * a);
+              snprintf (what, sizeof what, "sharpen %d×%d %s %s amount=%g", w, h, kind->name,
+                        pattern_names[p], job.amount);
+              check (backends, n_backends, &job, &in, what);
+            }
+
+          es_image_clear (&in);
+          counter++;
+        }
+}
+
+static void
+test_validation (void)
+{
+  static const int bad_windows[] = { -1, 0, 1, 2, 4, 30, 32, 33 };
+  static const int bad_levels[] = { -1, 0, 1, 257, 1000 };
+  static const float bad_amounts[] = { -0.5f, -1e-30f, -INFINITY, NAN };
+
+  for (size_t i = 0; i < sizeof bad_windows / sizeof bad_windows[0]; i++)
+    {
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsError error = { 0 };
+      job.window = bad_windows[i];
+      tap_ok (!es_job_validate (&job, &error) && error.code == ES_ERROR_INVALID && error.message[0],
+              "validate rejects entropy window %d (%s)", bad_windows[i], error.message);
+    }
+  for (size_t i = 0; i < sizeof bad_levels / sizeof bad_levels[0]; i++)
+    for (EsOp op = ES_OP_QUANTIZE; op <= ES_OP_ENTROPY; op++)
+      {
+        EsJob job = ES_JOB_INIT (op);
+        EsError error = { 0 };
+        job.levels = bad_levels[i];
+        tap_ok (!es_job_validate (&job, &error) && error.code == ES_ERROR_INVALID,
+                "validate rejects %s levels %d (%s)", es_op_name (op), bad_levels[i], error.message);
+      }
+  for (size_t i = 0; i < sizeof bad_amounts / sizeof bad_amounts[0]; i++)
+    {
+      EsJob job = ES_JOB_INIT (ES_OP_SHARPEN);
+      EsError error = { 0 };
+      job.amount = bad_amounts[i];
+      tap_ok (!es_job_validate (&job, &error) && error.code == ES_ERROR_INVALID,
+              "validate rejects sharpen amount %g (%s)", bad_amounts[i], error.message);
+    }
+
+  for (EsOp op = 0; op < ES_N_OPS; op++)
+    {
+      EsJob job = ES_JOB_INIT (op);
+      EsError error = { 0 };
+      tap_ok (es_job_validate (&job, &error), "validate accepts the default %s job", es_op_name (op));
+    }
+  {
+    static const int edges[][2] = { { 3, 2 }, { 31, 256 }, { 17, 17 } };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+      {
+        EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+        EsError error = { 0 };
+        job.window = edges[i][0];
+        job.levels = edges[i][1];
+        tap_ok (es_job_validate (&job, &error), "validate accepts entropy window %d, levels %d (%s)",
+                job.window, job.levels, error.message);
+      }
+  }
+  {
+    EsJob job = ES_JOB_INIT (ES_OP_SHARPEN);
+    EsError error = { 0 };
+    job.amount = 0.0f;
+    tap_ok (es_job_validate (&job, &error), "validate accepts sharpen amount 0");
+  }
+}
+
+static void
+test_engine (EsEngine *cpu)
+{
+  const char *describe = es_engine_describe (cpu);
+  EsImage in, out = { 0 };
+  EsError error = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+
+  tap_ok (describe != NULL && strstr (describe, "CPU") != NULL, "CPU engine describes itself: %s",
+          describe ? describe : "(null)");
+  tap_ok (es_engine_backend (cpu) == ES_BACKEND_CPU, "CPU engine uses the CPU backend");
+
+  /* A text matrix made for 16 levels cannot be read with 8. */
+  if (!make_image (&in, 9, 5, &kinds[4], 16, PATTERN_RANDOM))
+    {
+      tap_ok (false, "mismatched levels: no memory for the input");
+      return;
+    }
+  job.levels = 8;
+  tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
+          "entropy of a 16-level text matrix with 8 levels fails (%s)", error.message);
+  error = (EsError) { 0 };
+  job.op = ES_OP_QUANTIZE;
+  tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
+          "quantize of a 16-level text matrix with 8 levels fails (%s)", error.message);
+  error = (EsError) { 0 };
+  job.levels = 16;
+  tap_ok (es_run (cpu, &job, &in, &out, NULL, &error), "quantize of it with 16 levels works (%s)",
+          error.message);
+
+  error = (EsError) { 0 };
+  job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+  job.window = 4;
+  tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
+          "es_run refuses an even window (%s)", error.message);
+  es_image_clear (&in);
+  es_image_clear (&out);
+}
+
+int
+main (void)
+{
+  Backend backends[2] = { { 0 } };
+  int n_backends = 0;
+  EsError error = { 0 };
+  EsEngine *cuda;
+  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
+  bool require_cuda = require != NULL && strcmp (require, "1") == 0;
+
+  rng = tap_seed ();
+
+  backends[0].engine = es_engine_new (ES_BACKEND_CPU, &error);
+  if (!tap_ok (backends[0].engine != NULL, "CPU engine starts%s%s", error.message[0] ? ": " : "",
+               error.message))
+    return tap_done ();
+  backends[0].backend = ES_BACKEND_CPU;
+  backends[0].name = "cpu";
+  n_backends = 1;
+
+  error = (EsError) { 0 };
+  cuda = es_engine_new (ES_BACKEND_CUDA, &error);
+  if (cuda != NULL)
+    {
+      backends[n_backends++] = (Backend) { cuda, ES_BACKEND_CUDA, "cuda", { 0 } };
+      tap_diag ("CUDA: %s", es_engine_describe (cuda));
+    }
+  else
+    {
+      tap_ok (error.code == ES_ERROR_UNAVAILABLE && error.message[0],
+              "without a usable CUDA device, a CUDA engine is refused as unavailable: %s", error.message);
+      if (require_cuda)
+        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
+    }
+  tap_diag ("backends: %s%s (CUDA compiled: %s)", es_engine_describe (backends[0].engine),
+            cuda ? " and CUDA with every variant" : " only", es_engine_cuda_compiled () ? "yes" : "no");
+
+  test_validation ();
+  test_engine (backends[0].engine);
+  test_operations (backends, n_backends);
+
+  for (int b = 0; b < n_backends; b++)
+    {
+      es_image_clear (&backends[b].out);
+      es_engine_free (backends[b].engine);
+    }
+  tap_diag ("backends that ran: %s", n_backends == 2 ? "cpu, cuda" : "cpu");
+  return tap_done ();
+}

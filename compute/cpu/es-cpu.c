@@ -1,1 +1,660 @@
-/* placeholder: being written */
+/* The CPU backend: OpenMP over rows; the per-sample rules come from es-ops.h. */
+#include "es-cpu.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../es-ops.h"
+
+/* Hot row loops get an AVX2 clone picked at load time, so that a generic
+ * x86-64 build still vectorizes them (rintf becomes vroundps) on CPUs that
+ * have it. The small-window entropy path is written for AVX2 directly. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define ES_HOT __attribute__ ((target_clones ("avx2", "default")))
+#define ES_HAVE_AVX2_PATH 1
+#define ES_AVX2 __attribute__ ((target ("avx2")))
+#include <immintrin.h>
+#else
+#define ES_HOT
+#endif
+
+#define ES_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
+
+/* Rows of a padded plane run on to a multiple of this many bytes. */
+#define ES_PAD 32
+
+/* A u8 plane: either the input's own pixels or a converted copy. */
+typedef struct {
+  const uint8_t *pixels;
+  size_t stride;
+  uint8_t *owned;
+} Plane;
+
+typedef enum {
+  MAP_LEVELS,  /* quantization levels (entropy, quantize) */
+  MAP_VIEW,    /* the 8-bit view (equalize, sharpen) */
+} MapKind;
+
+/* Levels images already hold levels, which also serve as their 8-bit view. */
+static void
+map_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *dst)
+{
+  int w = in->width;
+  int depth = in->depth;
+
+  if (in->format == ES_FORMAT_U8)
+    {
+      const uint8_t *src = es_image_row (in, y);
+      if (in->levels)
+        memcpy (dst, src, (size_t) w);
+      else if (kind == MAP_LEVELS)
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
+      else
+        for (int x = 0; x < w; x++)
+          dst[x] = es_sample_to_u8 (src[x], depth);
+    }
+  else
+    {
+      const uint16_t *src = es_image_row (in, y);
+      if (in->levels)
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) src[x];
+      else if (kind == MAP_LEVELS)
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
+      else
+        for (int x = 0; x < w; x++)
+          dst[x] = es_sample_to_u8 (src[x], depth);
+    }
+}
+
+/* Maps the whole image into a u8 plane, borrowing the input when it already
+ * is one (8-bit samples for the view, a u8 levels image for levels). A
+ * padded plane is always a copy whose rows run on to a multiple of ES_PAD
+ * bytes, with one more row after the last; the extra bytes hold 0xFF, which
+ * no level of a padded job matches, so vector loops may read whole blocks. */
+static bool
+plane_init (Plane *plane, const EsImage *in, MapKind kind, int levels, bool padded, EsError *error)
+{
+  int rows = in->height + (padded ? 1 : 0);
+
+  *plane = (Plane) { 0 };
+  if (!padded && in->format == ES_FORMAT_U8 && (in->levels || (kind == MAP_VIEW && in->depth == 8)))
+    {
+      plane->pixels = in->pixels;
+      plane->stride = in->stride;
+      return true;
+    }
+
+  plane->stride = padded ? ((size_t) in->width + ES_PAD - 1) / ES_PAD * ES_PAD : (size_t) in->width;
+  plane->owned = malloc (plane->stride * (size_t) rows);
+  if (plane->owned == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate a %d×%d working plane",
+                         in->width, in->height);
+  plane->pixels = plane->owned;
+
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < rows; y++)
+    {
+      uint8_t *dst = plane->owned + (size_t) y * plane->stride;
+      int mapped = y < in->height ? in->width : 0;
+      if (mapped)
+        map_row (in, y, kind, levels, dst);
+      memset (dst + mapped, 0xFF, plane->stride - (size_t) mapped);
+    }
+  return true;
+}
+
+static void
+plane_clear (Plane *plane)
+{
+  free (plane->owned);
+  *plane = (Plane) { 0 };
+}
+
+static bool
+run_quantize (const EsJob *job, const EsImage *in, EsImage *out)
+{
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < in->height; y++)
+    map_row (in, y, MAP_LEVELS, job->levels, es_image_row (out, y));
+  return true;
+}
+
+/* Window sums of c·ln c are kept as integers: T[c] = round(c ln c · 2^bits).
+ * Updating such a sum as the window moves is exact, so nothing drifts along
+ * a row. A sum has at most n/2 terms with c ≥ 2 (T[0] = T[1] = 0), so the
+ * rounding moves (1/n)·Σ by at most 2^-bits / 4. */
+typedef struct {
+  int window;
+  /* delta[c] = T[c+1] − T[c]. */
+  int64_t delta[ES_MAX_COUNT];
+  /* For a window of n pixels: ln n, and 2^-bits / n, which turns a scaled
+   * sum into (1/n) Σ c ln c without a division per pixel. */
+  double ln_n[ES_MAX_COUNT + 1];
+  double inv_n[ES_MAX_COUNT + 1];
+} EntropyTables;
+
+/* The generic path: 2^40 leaves 2^-42 of error; the largest sum,
+ * 961·ln 961 · 2^40 ≈ 7.3e15, fits in 63 bits. */
+#define ES_ENTROPY_BITS 40
+/* The SIMD path below: four bytes hold T[225] · 2^17 ≈ 1.6e8. */
+#define ES_SIMD_BITS 17
+
+static int64_t
+entropy_scaled (int c, int bits)
+{
+  return c > 1 ? llround (ldexp (c * log (c), bits)) : 0;
+}
+
+static void
+entropy_tables_init (EntropyTables *t, int window, int bits)
+{
+  t->window = window;
+  for (int c = 1; c <= window * window; c++)
+    {
+      t->delta[c - 1] = entropy_scaled (c, bits) - entropy_scaled (c - 1, bits);
+      t->ln_n[c] = log (c);
+      t->inv_n[c] = ldexp (1.0 / c, -bits);
+    }
+}
+
+static inline float
+entropy_value (const EntropyTables *t, int64_t sum, int n)
+{
+  double h = t->ln_n[n] - (double) sum * t->inv_n[n];
+  /* A uniform window gives ±1e-13 around zero; print it as 0, not −0. */
+  return h > 0.0 ? (float) h : 0.0f;
+}
+
+/* One output row by the generic method: the window histogram slides right
+ * one column at a time, and each count change from c to c±1 moves the sum by
+ * a table difference, so a pixel costs O(k) whatever the number of levels. */
+static void
+entropy_row (const EntropyTables *t, const Plane *lv, int w, int h, int y, float *out)
+{
+  int r = t->window / 2;
+  int y0 = y - r < 0 ? 0 : y - r;
+  int y1 = y + r >= h ? h - 1 : y + r;
+  int rows = y1 - y0 + 1;
+  const uint8_t *row[ES_WINDOW_MAX];
+  int32_t hist[256] = { 0 };
+  int64_t sum = 0;
+
+  for (int i = 0; i < rows; i++)
+    row[i] = lv->pixels + (size_t) (y0 + i) * lv->stride;
+
+  /* The window of x = 0 holds columns 0..r (clipped). */
+  for (int c = 0; c <= r && c < w; c++)
+    for (int i = 0; i < rows; i++)
+      sum += t->delta[hist[row[i][c]]++];
+
+  for (int x = 0; x < w; x++)
+    {
+      int left = x - r < 0 ? 0 : x - r;
+      int right = x + r >= w ? w - 1 : x + r;
+      out[x] = entropy_value (t, sum, rows * (right - left + 1));
+      if (x + 1 >= w)
+        break;
+
+      /* Column x − r leaves the window of x + 1 (from x = r on) and column
+       * x + r + 1 enters it (while it exists). */
+      if (x - r >= 0 && x + r + 1 < w)
+        for (int i = 0; i < rows; i++)
+          {
+            const uint8_t *p = row[i];
+            sum -= t->delta[--hist[p[x - r]]];
+            sum += t->delta[hist[p[x + r + 1]]++];
+          }
+      else if (x - r >= 0)
+        for (int i = 0; i < rows; i++)
+          sum -= t->delta[--hist[row[i][x - r]]];
+      else if (x + r + 1 < w)
+        for (int i = 0; i < rows; i++)
+          sum += t->delta[hist[row[i][x + r + 1]]++];
+    }
+}
+
+static void
+entropy_generic (const EntropyTables *t, const Plane *lv, const EsImage *out)
+{
+  /* Dynamic for the same reason as the bands of the SIMD path. */
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int y = 0; y < out->height; y++)
+    entropy_row (t, lv, out->width, out->height, y, es_image_row (out, y));
+}
+
+#ifdef ES_HAVE_AVX2_PATH
+/* The small-window path counts every level separately, 32 pixels per vector:
+ * per-column counts of each level slide down the image (add the entering
+ * row, subtract the leaving one), a window count is the sum of k column
+ * counts, and T[count] is looked up with vpshufb. T is cut into bytes
+ * (planes) and each plane into 16-entry slices, the most vpshufb indexes. A
+ * pixel costs O(L) cheap vector work, which beats O(k) scalar updates for
+ * small windows and few levels: 5×5 with 16 levels is the default. Window
+ * counts must fit a byte (k ≤ 15: at most 225) and T[225] · 2^17 ≈ 1.6e8
+ * fits four planes; the 2^-19 rounding error leaves most of the 1e-5 budget
+ * to spare. */
+#define ES_SIMD_MAX_WINDOW 15
+#define ES_SIMD_MAX_SLICES ((ES_SIMD_MAX_WINDOW * ES_SIMD_MAX_WINDOW + 16) / 16)
+
+typedef struct {
+  int levels;
+  uint8_t table[4][ES_SIMD_MAX_SLICES][16];  /* [plane][slice][count % 16] */
+} ShuffleTables;
+
+static void
+shuffle_tables_init (ShuffleTables *st, int window, int levels)
+{
+  int max_count = window * window;
+
+  *st = (ShuffleTables) { 0 };
+  st->levels = levels;
+  for (int c = 0; c <= max_count; c++)
+    {
+      uint32_t v = (uint32_t) entropy_scaled (c, ES_SIMD_BITS);
+      for (int p = 0; p < 4; p++)
+        st->table[p][c / 16][c % 16] = (uint8_t) (v >> (8 * p));
+    }
+}
+
+/* Rough cost per pixel of each path: vector instructions of the loops
+ * below, and for the generic path a fit to timings on a Zen 4 (up to 60
+ * levels for 15×15 windows, 80 for 3×3, the SIMD path is faster). */
+static bool
+entropy_simd_pays (int window, int levels)
+{
+  int slices = window * window / 16 + 1;
+  double simd = levels * (8.0 * slices + 16.0 + 3.0 * window) / 32.0;
+  double generic = 20.0 * window + 20.0;
+
+  /* 0xFF pads the plane's rows, so it must not be a level. */
+  return window <= ES_SIMD_MAX_WINDOW && levels < 0xFF && simd < generic && __builtin_cpu_supports ("avx2");
+}
+
+/* Per-thread scratch of the SIMD path. */
+typedef struct {
+  uint8_t *counts;       /* levels rows of per-column counts, r zero columns each side */
+  size_t counts_stride;
+  int32_t *sums;         /* one row of scaled Σ T[count] */
+} SimdScratch;
+
+/* Adds row `enter` to the column counts and subtracts row `leave` (either
+ * may be the padded plane's 0xFF row, which counts nothing). */
+ES_AVX2 static void
+simd_slide_columns (const SimdScratch *s, int levels, int w, int r, const uint8_t *enter,
+                    const uint8_t *leave)
+{
+  for (int x = 0; x < w; x += 32)
+    {
+      __m256i in = _mm256_loadu_si256 ((const __m256i *) (enter + x));
+      __m256i out = _mm256_loadu_si256 ((const __m256i *) (leave + x));
+      for (int b = 0; b < levels; b++)
+        {
+          __m256i level = _mm256_set1_epi8 ((char) b);
+          __m256i *col = (__m256i *) (s->counts + (size_t) b * s->counts_stride + r + x);
+          __m256i c = _mm256_loadu_si256 (col);
+          /* A match is −1: subtracting it counts one in, adding it one out. */
+          c = _mm256_sub_epi8 (c, _mm256_cmpeq_epi8 (in, level));
+          c = _mm256_add_epi8 (c, _mm256_cmpeq_epi8 (out, level));
+          _mm256_storeu_si256 (col, c);
+        }
+    }
+}
+
+/* s->sums[x] = Σ_b T[window count of level b at x], for one row. Inlined
+ * with constant window, slices and planes so that the accumulators stay in
+ * registers. */
+static inline __attribute__ ((always_inline)) ES_AVX2 void
+simd_window_sums_inline (const SimdScratch *s, const ShuffleTables *st, int w, const int window,
+                         const int slices, const int planes)
+{
+  __m256i tables[4][ES_SIMD_MAX_SLICES];
+  __m256i bias = _mm256_set1_epi8 (0x70);
+
+  for (int p = 0; p < planes; p++)
+    for (int i = 0; i < slices; i++)
+      tables[p][i] = _mm256_broadcastsi128_si256 (_mm_loadu_si128 ((const __m128i *) st->table[p][i]));
+
+  for (int x = 0; x < w; x += 32)
+    {
+      /* Per plane, the byte sums of the first and last 16 pixels (≤ 256 · 255). */
+      __m256i acc[4][2];
+
+      for (int p = 0; p < planes; p++)
+        acc[p][0] = acc[p][1] = _mm256_setzero_si256 ();
+
+      for (int b = 0; b < st->levels; b++)
+        {
+          const uint8_t *col = s->counts + (size_t) b * s->counts_stride + x;
+          __m256i count = _mm256_loadu_si256 ((const __m256i *) col);
+          __m256i v[4];
+
+          for (int j = 1; j < window; j++)
+            count = _mm256_add_epi8 (count, _mm256_loadu_si256 ((const __m256i *) (col + j)));
+          /* Slice i sees count − 16i plus 0x70, saturated: 0x70..0x7F inside
+           * the slice, ≥ 0x80 (vpshufb gives 0) outside it. */
+          for (int i = 0; i < slices; i++)
+            {
+              __m256i index = _mm256_adds_epu8 (_mm256_sub_epi8 (count, _mm256_set1_epi8 ((char) (16 * i))), bias);
+              for (int p = 0; p < planes; p++)
+                {
+                  __m256i part = _mm256_shuffle_epi8 (tables[p][i], index);
+                  v[p] = i == 0 ? part : _mm256_or_si256 (v[p], part);
+                }
+            }
+          for (int p = 0; p < planes; p++)
+            {
+              acc[p][0] = _mm256_add_epi16 (acc[p][0], _mm256_cvtepu8_epi16 (_mm256_castsi256_si128 (v[p])));
+              acc[p][1] = _mm256_add_epi16 (acc[p][1], _mm256_cvtepu8_epi16 (_mm256_extracti128_si256 (v[p], 1)));
+            }
+        }
+
+      /* Σ_p plane_p << 8p: exact modulo 2^32, and the true sum is < 2^31. */
+      for (int half = 0; half < 2; half++)
+        for (int quarter = 0; quarter < 2; quarter++)
+          {
+            __m256i sum = _mm256_setzero_si256 ();
+            for (int p = 0; p < planes; p++)
+              {
+                __m128i part = quarter ? _mm256_extracti128_si256 (acc[p][half], 1)
+                                       : _mm256_castsi256_si128 (acc[p][half]);
+                sum = _mm256_add_epi32 (sum, _mm256_slli_epi32 (_mm256_cvtepu16_epi32 (part), 8 * p));
+              }
+            _mm256_storeu_si256 ((__m256i *) (s->sums + x + 16 * half + 8 * quarter), sum);
+          }
+    }
+}
+
+#define ES_SIMD_WINDOW_SUMS(k, slices, planes) \
+  ES_AVX2 static void \
+  simd_window_sums_##k (const SimdScratch *s, const ShuffleTables *st, int w) \
+  { \
+    simd_window_sums_inline (s, st, w, k, slices, planes); \
+  }
+
+/* Slices cover counts 0..k²; planes hold T[k²] · 2^17. */
+ES_SIMD_WINDOW_SUMS (3, 1, 3)
+ES_SIMD_WINDOW_SUMS (5, 2, 3)
+ES_SIMD_WINDOW_SUMS (7, 4, 4)
+ES_SIMD_WINDOW_SUMS (9, 6, 4)
+ES_SIMD_WINDOW_SUMS (11, 8, 4)
+ES_SIMD_WINDOW_SUMS (13, 11, 4)
+ES_SIMD_WINDOW_SUMS (15, 15, 4)
+
+static void
+simd_window_sums (const SimdScratch *s, const ShuffleTables *st, int w, int window)
+{
+  switch (window)
+    {
+    case 3: simd_window_sums_3 (s, st, w); break;
+    case 5: simd_window_sums_5 (s, st, w); break;
+    case 7: simd_window_sums_7 (s, st, w); break;
+    case 9: simd_window_sums_9 (s, st, w); break;
+    case 11: simd_window_sums_11 (s, st, w); break;
+    case 13: simd_window_sums_13 (s, st, w); break;
+    default: simd_window_sums_15 (s, st, w); break;
+    }
+}
+
+/* Turns one row of scaled sums into entropies. Columns within r of an edge
+ * have a clipped window; the others share one n, and that loop vectorizes. */
+ES_HOT static void
+entropy_finish_row (const EntropyTables *t, const int32_t *sums, int w, int rows, float *dst)
+{
+  int r = t->window / 2;
+  int inner0 = r < w ? r : w;
+  int inner1 = w - r > inner0 ? w - r : inner0;
+  double ln_n = t->ln_n[rows * t->window], inv_n = t->inv_n[rows * t->window];
+
+  for (int x = inner0; x < inner1; x++)
+    {
+      double v = ln_n - sums[x] * inv_n;
+      dst[x] = v > 0.0 ? (float) v : 0.0f;
+    }
+  for (int x = 0; x < w; x = x + 1 == inner0 ? inner1 : x + 1)
+    {
+      int left = x - r < 0 ? 0 : x - r;
+      int right = x + r >= w ? w - 1 : x + r;
+      dst[x] = entropy_value (t, sums[x], rows * (right - left + 1));
+    }
+}
+
+/* Rows y0..y1−1; the column counts follow the window down the band. */
+static void
+entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, const SimdScratch *s,
+                   const Plane *lv, const EsImage *out, int y0, int y1)
+{
+  int w = out->width, h = out->height;
+  int k = t->window, r = k / 2;
+  const uint8_t *none = lv->pixels + (size_t) h * lv->stride;
+
+  /* The loop below first drops row y0 − r − 1 and adds row y0 + r. */
+  memset (s->counts, 0, (size_t) st->levels * s->counts_stride);
+  for (int y = y0 - r - 1; y < y0 + r; y++)
+    if (y >= 0 && y < h)
+      simd_slide_columns (s, st->levels, w, r, lv->pixels + (size_t) y * lv->stride, none);
+
+  for (int y = y0; y < y1; y++)
+    {
+      int top = y - r - 1, bottom = y + r;
+      int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
+      float *dst = es_image_row (out, y);
+
+      simd_slide_columns (s, st->levels, w, r,
+                          bottom < h ? lv->pixels + (size_t) bottom * lv->stride : none,
+                          top >= 0 ? lv->pixels + (size_t) top * lv->stride : none);
+      simd_window_sums (s, st, w, k);
+
+      entropy_finish_row (t, s->sums, w, rows, dst);
+    }
+}
+
+static bool
+entropy_simd (const EsJob *job, const EntropyTables *t, const Plane *lv, const EsImage *out,
+              EsError *error)
+{
+  ShuffleTables st;
+  int threads = omp_get_max_threads ();
+  size_t padded = ((size_t) out->width + ES_PAD - 1) / ES_PAD * ES_PAD;
+  /* Vector loads reach k − 1 + 31 bytes past the last block's start. */
+  size_t counts_stride = padded + 2 * ES_PAD;
+  size_t scratch_size = (size_t) job->levels * counts_stride + padded * sizeof (int32_t);
+  /* Bands go to threads as they come free, so that a core shared with
+   * another program holds nothing up; each band starts its column counts
+   * afresh, which costs about k cheap rows. */
+  int band_rows = (out->height + 8 * threads - 1) / (8 * threads);
+  int bands;
+  uint8_t *memory;
+
+  band_rows = band_rows < 16 ? 16 : band_rows;
+  bands = (out->height + band_rows - 1) / band_rows;
+
+  shuffle_tables_init (&st, job->window, job->levels);
+  memory = malloc (scratch_size * (size_t) threads);
+  if (memory == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of entropy scratch",
+                         scratch_size * (size_t) threads >> 10);
+
+#pragma omp parallel num_threads (threads)
+  {
+    uint8_t *mine = memory + scratch_size * (size_t) omp_get_thread_num ();
+    SimdScratch s = {
+      .counts = mine,
+      .counts_stride = counts_stride,
+      .sums = (int32_t *) (mine + (size_t) job->levels * counts_stride),
+    };
+
+#pragma omp for schedule(dynamic)
+    for (int band = 0; band < bands; band++)
+      {
+        int y0 = band * band_rows;
+        int y1 = y0 + band_rows < out->height ? y0 + band_rows : out->height;
+        entropy_simd_band (t, &st, &s, lv, out, y0, y1);
+      }
+  }
+  free (memory);
+  return true;
+}
+#endif
+
+static bool
+run_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  EntropyTables *tables;
+  Plane lv;
+  bool simd = false;
+  bool ok = true;
+
+#ifdef ES_HAVE_AVX2_PATH
+  simd = entropy_simd_pays (job->window, job->levels);
+#endif
+  tables = malloc (sizeof *tables);
+  if (tables == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
+  if (!plane_init (&lv, in, MAP_LEVELS, job->levels, simd, error))
+    {
+      free (tables);
+      return false;
+    }
+  entropy_tables_init (tables, job->window, simd ? ES_SIMD_BITS : ES_ENTROPY_BITS);
+
+#ifdef ES_HAVE_AVX2_PATH
+  if (simd)
+    ok = entropy_simd (job, tables, &lv, out, error);
+  else
+#endif
+    entropy_generic (tables, &lv, out);
+
+  plane_clear (&lv);
+  free (tables);
+  return ok;
+}
+
+/* Four sub-histograms per thread so that runs of equal values do not wait on
+ * each other's increments. */
+static void
+histogram_rows (const Plane *view, int w, int y0, int y1, uint64_t sub[4][256])
+{
+  for (int y = y0; y < y1; y++)
+    {
+      const uint8_t *p = view->pixels + (size_t) y * view->stride;
+      int x = 0;
+      for (; x + 4 <= w; x += 4)
+        {
+          sub[0][p[x]]++;
+          sub[1][p[x + 1]]++;
+          sub[2][p[x + 2]]++;
+          sub[3][p[x + 3]]++;
+        }
+      for (; x < w; x++)
+        sub[0][p[x]]++;
+    }
+}
+
+static bool
+run_equalize (const EsImage *in, EsImage *out, EsError *error)
+{
+  uint64_t hist[256] = { 0 };
+  uint8_t lut[256];
+  Plane view;
+
+  if (!plane_init (&view, in, MAP_VIEW, 0, false, error))
+    return false;
+
+#pragma omp parallel
+  {
+    uint64_t sub[4][256] = { { 0 } };
+    int threads = omp_get_num_threads ();
+    int id = omp_get_thread_num ();
+    int y0 = (int) ((int64_t) in->height * id / threads);
+    int y1 = (int) ((int64_t) in->height * (id + 1) / threads);
+
+    histogram_rows (&view, in->width, y0, y1, sub);
+#pragma omp critical
+    for (int i = 0; i < 256; i++)
+      hist[i] += sub[0][i] + sub[1][i] + sub[2][i] + sub[3][i];
+  }
+
+  /* A single-valued image keeps its values: es_equalize_lut then leaves the
+   * identity in lut. */
+  es_equalize_lut (hist, (uint64_t) in->width * (uint64_t) in->height, lut);
+
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < in->height; y++)
+    {
+      const uint8_t *p = view.pixels + (size_t) y * view.stride;
+      uint8_t *q = es_image_row (out, y);
+      for (int x = 0; x < in->width; x++)
+        q[x] = lut[p[x]];
+    }
+
+  plane_clear (&view);
+  return true;
+}
+
+/* One sharpened row; the nearest edge pixel stands in for a missing
+ * neighbour. The interior loop has no branches and vectorizes. */
+ES_HOT static void
+sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, float amount,
+             uint8_t *out)
+{
+  if (w == 1)
+    {
+      out[0] = es_sharpen_sample (mid[0], 2 * mid[0] - up[0] - down[0], amount);
+      return;
+    }
+  out[0] = es_sharpen_sample (mid[0], 4 * mid[0] - up[0] - down[0] - mid[0] - mid[1], amount);
+  for (int x = 1; x < w - 1; x++)
+    out[x] = es_sharpen_sample (mid[x], 4 * mid[x] - up[x] - down[x] - mid[x - 1] - mid[x + 1], amount);
+  out[w - 1] = es_sharpen_sample (mid[w - 1],
+                                  4 * mid[w - 1] - up[w - 1] - down[w - 1] - mid[w - 2] - mid[w - 1],
+                                  amount);
+}
+
+static bool
+run_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  Plane view;
+  int h = in->height;
+
+  if (!plane_init (&view, in, MAP_VIEW, 0, false, error))
+    return false;
+
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    sharpen_row (view.pixels + (size_t) (y > 0 ? y - 1 : 0) * view.stride,
+                 view.pixels + (size_t) y * view.stride,
+                 view.pixels + (size_t) (y + 1 < h ? y + 1 : h - 1) * view.stride,
+                 in->width, job->amount, es_image_row (out, y));
+
+  plane_clear (&view);
+  return true;
+}
+
+bool
+es_cpu_run (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  if (!es_job_validate (job, error))
+    return false;
+  if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
+    return es_error_set (error, ES_ERROR_INVALID, "%s needs u8 or u16 samples, not %s",
+                         es_op_name (job->op), es_format_name (in->format));
+  if (out->width != in->width || out->height != in->height
+      || out->format != es_op_output_format (job->op))
+    return es_error_set (error, ES_ERROR_INVALID, "%s: the output buffer does not match the input",
+                         es_op_name (job->op));
+
+  switch (job->op)
+    {
+    case ES_OP_QUANTIZE: return run_quantize (job, in, out);
+    case ES_OP_ENTROPY: return run_entropy (job, in, out, error);
+    case ES_OP_EQUALIZE: return run_equalize (in, out, error);
+    case ES_OP_SHARPEN: return run_sharpen (job, in, out, error);
+    case ES_N_OPS: break;
+    }
+  return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
+}
