@@ -151,6 +151,11 @@ es_png_precheck_size (const uint8_t *data, size_t size, EsError *error)
 
 /* The part that runs under setjmp. Returns false with decoder->message set
  * (libpng errors) or with error set (our own refusals). */
+/* The ancillary chunks libpng knows, each name followed by a NUL. */
+static const png_byte ignored_chunks[] =
+  "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
+  "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
+
 static bool
 es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
 {
@@ -170,6 +175,13 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
   /* Critical chunks already fail on a bad CRC; ancillary ones would only
    * warn and be dropped, but a damaged file should not pass as valid. */
   png_set_crc_action (decoder->png, PNG_CRC_DEFAULT, PNG_CRC_ERROR_QUIT);
+  /* Only IHDR, PLTE, IDAT and IEND matter here. libpng allocates a whole
+   * text or profile chunk at the length it claims (the chunk malloc limit
+   * is not applied to them), so a 49-byte file could ask for 2 GiB: every
+   * ancillary chunk is skipped instead, its CRC still checked as it is. */
+  png_set_keep_unknown_chunks (decoder->png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
+  png_set_keep_unknown_chunks (decoder->png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
+                               (int) (sizeof ignored_chunks / 5));
 
   png_read_info (decoder->png, decoder->info);
   png_get_IHDR (decoder->png, decoder->info, &width, &height, &bit_depth, &colour_type,

@@ -244,19 +244,19 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
       if (es_cuda_is_broken (engine->cuda))
         {
           snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
-                    "CUDA is off for this session after a device error: %s", cuda_error.message);
+                    "CUDA is off for this session after a device error: %.180s", cuda_error.message);
           snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
           es_cuda_close (engine->cuda);
           engine->cuda = NULL;
           engine->active = ES_BACKEND_CPU;
           engine_update_description (engine);
           snprintf (engine->notice, sizeof engine->notice,
-                    "CUDA failed (%s); the result was computed on the CPU, which is used from now on",
+                    "CUDA failed (%.400s); the result was computed on the CPU, which is used from now on",
                     cuda_error.message);
         }
       else
         snprintf (engine->notice, sizeof engine->notice,
-                  "CUDA failed (%s); the result was computed on the CPU", cuda_error.message);
+                  "CUDA failed (%.400s); the result was computed on the CPU", cuda_error.message);
       engine->has_notice = true;
       *timing = (EsTiming) { 0 };
       timing->fell_back = true;

@@ -1,4 +1,4 @@
-/* The CUDA backend behind a C interface; implemented in compute/cuda/*.cu. */
+/* The CUDA backend behind a C interface; implemented by the .cu files beside it. */
 #pragma once
 
 #include "../es-engine.h"
