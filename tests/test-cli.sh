@@ -135,12 +135,19 @@ check "-q prints nothing" [ "$rc" = 0 -a ! -s "$T/out.log" -a -f "$stem-sharpen.
 for op in equalize sharpen entropy; do
   "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png
   check "$op: two runs are byte-identical" cmp -s a.png b.png
+done
+# u8 results are bit-identical on every backend; entropy only within 1e-5
+# (DESIGN.md §1), so its printed values may differ in the last decimal.
+for op in equalize sharpen; do
   "$CLI" "$op" -q --backend cpu "$SAMPLE" -o cpu.png && "$CLI" "$op" -q --backend auto "$SAMPLE" -o auto.png
   check "$op: --backend cpu and --backend auto give identical files" cmp -s cpu.png auto.png
 done
 "$CLI" entropy -q --backend cpu --format txt "$SAMPLE" -o cpu.txt &&
   "$CLI" entropy -q --backend auto --format txt "$SAMPLE" -o auto.txt
-check "entropy text: --backend cpu and auto agree to 5 decimals" cmp -s cpu.txt auto.txt
+check "entropy text: --backend cpu and auto agree within 1e-5 (plus printing)" \
+  awk 'NR == FNR { for (i = 1; i <= NF; i++) v[FNR, i] = $i; next }
+       { for (i = 1; i <= NF; i++) { d = $i - v[FNR, i]; if (d < 0) d = -d; if (d > 1.5e-5) exit 1 } }
+       END { if (FNR < 2) exit 1 }' cpu.txt auto.txt
 
 cli entropy --backend cuda "$SAMPLE" -o cuda.png
 if [ "$rc" = 0 ]; then

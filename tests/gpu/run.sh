@@ -15,7 +15,7 @@ ninja -C build-gpu >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1
 grep -E "spill|Used [0-9]+ registers" "$out/build.log" | sort | uniq -c | sort -rn | head -5 || true
 
 status=0
-ES_TEST_REQUIRE_CUDA=1 ENTROSCOPE_BACKEND=cuda meson test -C build-gpu --print-errorlogs >"$out/test.log" 2>&1 || status=$?
+ES_TEST_REQUIRE_CUDA=1 meson test -C build-gpu --print-errorlogs >"$out/test.log" 2>&1 || status=$?
 cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt"
 grep -E "^not ok" build-gpu/meson-logs/testlog.txt | head -20 || true
 python3 tests/tap-summary.py build-gpu/meson-logs/testlog.json || status=1
