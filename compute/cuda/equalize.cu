@@ -1,1 +1,300 @@
-// placeholder
+/* Histogram equalization on the GPU: four ways to build the histogram, one LUT, bit-identical to cv::equalizeHist. */
+#include <string.h>
+
+#include "es-cuda-internal.h"
+
+static const EsVariant equalize_variants[] = {
+  { "global-atomics", "Global atomics",
+    "Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but on a "
+    "low-contrast image thousands of threads queue on the same few addresses in L2.",
+    "NVIDIA CUDA C++ Programming Guide, §Atomic functions", false },
+  { "block-shared", "Per-block shared histogram",
+    "Each block counts into its own 256 bins in shared memory and merges them with 256 global "
+    "atomics at the end: the contended updates move on chip.",
+    "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"", false },
+  { "warp-private", "Per-warp sub-histograms",
+    "Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
+    "a bin; only lanes of one warp with equal values still serialize, which matters on "
+    "low-contrast and 16-level images.",
+    "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)", false },
+  { "fused", "Fused: vector loads, device LUT",
+    "Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
+    "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
+    "shared-memory LUT: two kernels in all.",
+    "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction", true },
+};
+
+const EsVariant *
+es_cuda_equalize_variants (size_t *n)
+{
+  *n = sizeof equalize_variants / sizeof equalize_variants[0];
+  return equalize_variants;
+}
+
+/* histogram[256] counts the blocks that have merged (the fused variant). */
+#define BLOCKS_DONE 256
+
+/* ---- the LUT: es_equalize_lut, one thread per bin ---------------------- */
+
+/* Called by every thread of a block of at least 256 threads; thread k writes
+ * lut[k]. Float32 steps with explicit rounding, as es_equalize_lut and
+ * OpenCV do them: scale = 255 / (n − h[first]), then the count converted to
+ * float, multiplied, rounded half to even and saturated. */
+static __device__ void
+build_lut (const unsigned long long *histogram, unsigned long long n, uint8_t *lut)
+{
+  __shared__ unsigned long long cdf[256];
+  __shared__ int first;
+  const int k = threadIdx.x;
+  const bool bin = k < 256;
+  /* Other blocks wrote the bins with atomics (in L2): read past L1. */
+  unsigned long long h = bin ? __ldcg (&histogram[k]) : 0;
+
+  if (k == 0)
+    first = 255;
+  if (bin)
+    cdf[k] = h;
+  __syncthreads ();
+  if (bin && h != 0)
+    atomicMin (&first, k);
+  for (int offset = 1; offset < 256; offset <<= 1)
+    {
+      unsigned long long add = bin && k >= offset ? cdf[k - offset] : 0;
+      __syncthreads ();
+      if (bin)
+        cdf[k] += add;
+      __syncthreads ();
+    }
+  if (!bin)
+    return;
+
+  const int f = first;
+  const unsigned long long h_first = cdf[f];  /* bins before f are empty */
+  uint32_t value;
+  if (h_first == n)
+    value = (uint32_t) k;  /* one value only: the image is returned unchanged */
+  else if (k <= f)
+    value = 0;
+  else
+    {
+      float scale = __fdiv_rn (255.0f, __ull2float_rn (n - h_first));
+      float v = rintf (__fmul_rn (__ull2float_rn (cdf[k] - h_first), scale));
+      value = v > 255.0f ? 255u : (uint32_t) v;
+    }
+  lut[k] = (uint8_t) value;
+}
+
+static __global__ void __launch_bounds__ (256)
+lut_kernel (const unsigned long long *histogram, unsigned long long n, uint8_t *lut)
+{
+  build_lut (histogram, n, lut);
+}
+
+/* ---- histograms ---------------------------------------------------------- */
+
+template <typename T>
+static __device__ __forceinline__ uint32_t
+view_at (const void *in, size_t in_pitch, int x, int y, EsSampleMap map)
+{
+  return es_dev_view (__ldg (es_dev_row<T> (in, in_pitch, y) + x), map);
+}
+
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+histogram_global_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, EsSampleMap map,
+                         unsigned long long *histogram)
+{
+  for (EsVectorWalk walk (width); walk.y < height; walk.next ())
+    atomicAdd (&histogram[view_at<T> (in, in_pitch, walk.x, walk.y, map)], 1ull);
+}
+
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+histogram_block_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, EsSampleMap map,
+                        unsigned long long *histogram)
+{
+  __shared__ uint32_t bins[256];
+
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    bins[i] = 0;
+  __syncthreads ();
+  for (EsVectorWalk walk (width); walk.y < height; walk.next ())
+    atomicAdd (&bins[view_at<T> (in, in_pitch, walk.x, walk.y, map)], 1u);
+  __syncthreads ();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    if (bins[i] != 0)
+      atomicAdd (&histogram[i], (unsigned long long) bins[i]);
+}
+
+#define WARP_BLOCK 256
+#define WARPS (WARP_BLOCK / 32)
+
+/* Adds the block's per-warp sub-histograms into the global one. */
+static __device__ __forceinline__ void
+merge_warp_bins (uint32_t (*bins)[256], int warps, unsigned long long *histogram)
+{
+  __syncthreads ();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    {
+      unsigned long long sum = 0;
+      for (int w = 0; w < warps; w++)
+        sum += bins[w][i];
+      if (sum != 0)
+        atomicAdd (&histogram[i], sum);
+    }
+}
+
+template <typename T>
+static __global__ void __launch_bounds__ (WARP_BLOCK)
+histogram_warp_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, EsSampleMap map,
+                       unsigned long long *histogram)
+{
+  __shared__ uint32_t bins[WARPS][256];
+  uint32_t *mine = bins[threadIdx.x / 32];
+
+  for (int i = threadIdx.x; i < WARPS * 256; i += blockDim.x)
+    bins[i / 256][i % 256] = 0;
+  __syncthreads ();
+  for (EsVectorWalk walk (width); walk.y < height; walk.next ())
+    atomicAdd (&mine[view_at<T> (in, in_pitch, walk.x, walk.y, map)], 1u);
+  merge_warp_bins (bins, WARPS, histogram);
+}
+
+#define FUSED_BLOCK 512
+#define FUSED_WARPS (FUSED_BLOCK / 32)
+
+/* 16 samples per thread and iteration; the last block to merge builds the
+ * LUT (threadfence reduction), which saves a launch and a host round trip. */
+template <typename T>
+static __global__ void __launch_bounds__ (FUSED_BLOCK)
+histogram_fused_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, int vectors,
+                        EsSampleMap map, unsigned long long *histogram, uint8_t *lut)
+{
+  __shared__ uint32_t bins[FUSED_WARPS][256];
+  __shared__ bool last;
+  uint32_t *mine = bins[threadIdx.x / 32];
+
+  for (int i = threadIdx.x; i < FUSED_WARPS * 256; i += blockDim.x)
+    bins[i / 256][i % 256] = 0;
+  __syncthreads ();
+  for (EsVectorWalk walk (vectors); walk.y < height; walk.next ())
+    {
+      int x0 = walk.x * ES_CUDA_VECTOR;
+      int valid = min (ES_CUDA_VECTOR, width - x0);  /* the row's padding is not counted */
+      uint32_t v[16];
+
+      EsVec16<T>::load (es_dev_row<T> (in, in_pitch, walk.y), x0, v);
+#pragma unroll
+      for (int k = 0; k < 16; k++)
+        if (k < valid)
+          atomicAdd (&mine[es_dev_view (v[k], map)], 1u);
+    }
+  merge_warp_bins (bins, FUSED_WARPS, histogram);
+
+  /* Publish this block's atomics before counting it as done. */
+  __threadfence ();
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    last = atomicAdd (&histogram[BLOCKS_DONE], 1ull) == gridDim.x - 1ull;
+  __syncthreads ();
+  if (last)
+    {
+      __threadfence ();
+      build_lut (histogram, (unsigned long long) width * (unsigned long long) height, lut);
+    }
+}
+
+/* ---- apply ------------------------------------------------------------------ */
+
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+apply_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, EsSampleMap map,
+              const uint8_t *__restrict__ lut, uint8_t *out, size_t out_pitch)
+{
+  for (EsVectorWalk walk (width); walk.y < height; walk.next ())
+    es_dev_row_mut<uint8_t> (out, out_pitch, walk.y)[walk.x]
+      = __ldg (&lut[view_at<T> (in, in_pitch, walk.x, walk.y, map)]);
+}
+
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+apply_vector_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, int height, EsSampleMap map,
+                     const uint8_t *__restrict__ lut, uint8_t *out, size_t out_pitch)
+{
+  /* One word per entry: bank = value mod 32, no byte-lane conflicts. */
+  __shared__ uint32_t table[256];
+
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    table[i] = lut[i];
+  __syncthreads ();
+  for (EsVectorWalk walk (vectors); walk.y < height; walk.next ())
+    {
+      int x0 = walk.x * ES_CUDA_VECTOR;
+      uint32_t v[16];
+
+      EsVec16<T>::load (es_dev_row<T> (in, in_pitch, walk.y), x0, v);
+#pragma unroll
+      for (int k = 0; k < 16; k++)
+        v[k] = table[es_dev_view (v[k], map)];
+      es_dev_store16 (es_dev_row_mut<uint8_t> (out, out_pitch, walk.y), x0, v);
+    }
+}
+
+/* ---- launcher ------------------------------------------------------------ */
+
+template <typename T>
+static bool
+run_typed (EsCuda *cuda, const EsCudaFrame *f, const char *variant, EsError *error)
+{
+  const EsSampleMap map = es_cuda_sample_map (f);
+  const unsigned long long n = (unsigned long long) f->width * (unsigned long long) f->height;
+  const size_t pixels = (size_t) f->width * (size_t) f->height;
+  const size_t cells = (size_t) f->vectors * (size_t) f->height;
+  uint8_t *out = (uint8_t *) f->out;
+  unsigned long long *histogram = cuda->histogram;
+
+  if (strcmp (variant, "fused") != 0 && strcmp (variant, "global-atomics") != 0
+      && strcmp (variant, "block-shared") != 0 && strcmp (variant, "warp-private") != 0)
+    return es_error_set (error, ES_ERROR_INVALID, "unknown equalize variant \"%s\"", variant);
+
+  ES_CUDA_TRY (cuda, cudaMemsetAsync (histogram, 0, (BLOCKS_DONE + 1) * sizeof *histogram, cuda->stream),
+               "histogram reset", error);
+
+  if (strcmp (variant, "fused") == 0)
+    {
+      histogram_fused_kernel<T><<<es_cuda_blocks (cuda, cells, FUSED_BLOCK), FUSED_BLOCK, 0, cuda->stream>>> (
+        f->in, f->in_pitch, f->width, f->height, f->vectors, map, histogram, cuda->lut);
+      ES_CUDA_LAUNCHED (cuda, "fused histogram kernel", error);
+      apply_vector_kernel<T><<<es_cuda_blocks (cuda, cells, 256), 256, 0, cuda->stream>>> (
+        f->in, f->in_pitch, f->vectors, f->height, map, cuda->lut, out, f->out_pitch);
+      ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+      return true;
+    }
+
+  unsigned blocks = es_cuda_blocks (cuda, pixels, 256);
+  if (strcmp (variant, "global-atomics") == 0)
+    histogram_global_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                  histogram);
+  else if (strcmp (variant, "block-shared") == 0)
+    histogram_block_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                 histogram);
+  else
+    histogram_warp_kernel<T><<<blocks, WARP_BLOCK, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height,
+                                                                       map, histogram);
+  ES_CUDA_LAUNCHED (cuda, "histogram kernel", error);
+
+  lut_kernel<<<1, 256, 0, cuda->stream>>> (histogram, n, cuda->lut);
+  ES_CUDA_LAUNCHED (cuda, "equalize LUT kernel", error);
+  apply_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map, cuda->lut,
+                                                     out, f->out_pitch);
+  ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  return true;
+}
+
+bool
+es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error)
+{
+  if (frame->in_format == ES_FORMAT_U8)
+    return run_typed<uint8_t> (cuda, frame, variant, error);
+  return run_typed<uint16_t> (cuda, frame, variant, error);
+}

@@ -1,1 +1,817 @@
-// placeholder
+/* The CUDA backend: device choice, buffers kept between runs, transfers and their timing, fault injection, the copy floor. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "es-cuda-internal.h"
+
+/* ---- errors ---------------------------------------------------------------- */
+
+/* Errors after which the context cannot be used again (the CUDA runtime
+ * documents them as sticky: every later call returns them). */
+static bool
+error_is_sticky (cudaError_t status)
+{
+  switch (status)
+    {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorContextIsDestroyed:
+      return true;
+    default:
+      return false;
+    }
+}
+
+bool
+es_cuda_check (EsCuda *cuda, cudaError_t status, const char *what, EsError *error)
+{
+  if (status == cudaSuccess)
+    return true;
+
+  /* Clear a non-sticky error, then wait for work already queued so that no
+   * copy still reads a staging buffer that the next run refills. A sticky
+   * error shows again here, whatever the first error was. */
+  (void) cudaGetLastError ();
+  cudaError_t drained = cudaDeviceSynchronize ();
+  (void) cudaGetLastError ();
+  if (error_is_sticky (status) || error_is_sticky (drained) || drained != cudaSuccess)
+    cuda->broken = true;
+
+  es_error_set (error, status == cudaErrorMemoryAllocation ? ES_ERROR_NO_MEMORY : ES_ERROR_COMPUTE,
+                "CUDA %s: %s (%s)", what, cudaGetErrorString (status), cudaGetErrorName (status));
+  return false;
+}
+
+unsigned
+es_cuda_blocks (const EsCuda *cuda, size_t items, int block)
+{
+  /* One wave of resident blocks: grid-stride loops need no more, and the
+   * histogram kernels merge once per block. */
+  size_t wanted = es_cuda_div_up (items, (size_t) block);
+  size_t cap = (size_t) cuda->sm_count * (size_t) (block < 2048 ? 2048 / block : 1);
+
+  if (wanted > cap)
+    wanted = cap;
+  return wanted > 0 ? (unsigned) wanted : 1u;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+static void
+tables_compute (EsCudaTables *t)
+{
+  memset (t, 0, sizeof *t);
+  for (int c = 1; c <= ES_CUDA_MAX_COUNT; c++)
+    {
+      double clnc = c * log ((double) c);
+      t->clnc_fix[c] = (uint32_t) llround (ldexp (clnc, ES_CUDA_FIX_BITS));
+      t->ln_n[c] = log ((double) c);
+      t->inv_n_fix[c] = ldexp (1.0 / c, -ES_CUDA_FIX_BITS);
+      if (c <= ES_CUDA_FAST_MAX_COUNT)
+        {
+          t->clnc_f[c] = (float) clnc;
+          t->ln_inv_f[c] = make_float2 ((float) log ((double) c), (float) (1.0 / c));
+        }
+    }
+}
+
+/* ---- buffers --------------------------------------------------------------- */
+
+static void
+device_release (EsCudaBuffer *buffer)
+{
+  if (buffer->ptr != NULL)
+    (void) cudaFree (buffer->ptr);
+  buffer->ptr = NULL;
+  buffer->size = 0;
+}
+
+static void
+host_release (EsCudaBuffer *buffer)
+{
+  if (buffer->ptr != NULL)
+    (void) cudaFreeHost (buffer->ptr);
+  buffer->ptr = NULL;
+  buffer->size = 0;
+}
+
+/* Every device allocation of a run goes through here, so that
+ * ES_CUDA_FAULT=alloc can make the next one fail. */
+static bool
+device_alloc (EsCuda *cuda, void **ptr, size_t size, const char *what, EsError *error)
+{
+  void *p = NULL;
+
+  *ptr = NULL;
+  if (cuda->fault_alloc)
+    {
+      cuda->fault_alloc = false;
+      char message[128];
+      snprintf (message, sizeof message, "allocation of the %s (injected fault)", what);
+      return es_cuda_check (cuda, cudaErrorMemoryAllocation, message, error);
+    }
+  ES_CUDA_TRY (cuda, cudaMalloc (&p, size), what, error);
+  *ptr = p;
+  return true;
+}
+
+/* Grows a kept device buffer; the old contents are not preserved. */
+static bool
+device_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error)
+{
+  if (size == 0)
+    size = 1;
+  if (buffer->size >= size)
+    return true;
+  device_release (buffer);
+  if (!device_alloc (cuda, &buffer->ptr, size, what, error))
+    return false;
+  buffer->size = size;
+  return true;
+}
+
+static bool
+host_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error)
+{
+  void *p = NULL;
+
+  if (buffer->size >= size)
+    return true;
+  host_release (buffer);
+  ES_CUDA_TRY (cuda, cudaHostAlloc (&p, size, cudaHostAllocDefault), what, error);
+  buffer->ptr = p;
+  buffer->size = size;
+  return true;
+}
+
+/* ---- open and close -------------------------------------------------------- */
+
+/* A kernel that proves the build has code for the device. */
+static __global__ void
+probe_kernel (void)
+{
+}
+
+/* ES_CUDA_FAULT=launch launches it with an invalid block size (a clean,
+ * non-sticky launch error); =sticky makes it write to an unmapped address,
+ * an error that poisons the context. */
+static __global__ void
+fault_kernel (int *target)
+{
+  *(volatile int *) target = 1;
+}
+
+static void
+version_text (int version, char *text, size_t size)
+{
+  snprintf (text, size, "%d.%d", version / 1000, (version % 1000) / 10);
+}
+
+/* The reason why CUDA cannot be used, from cudaGetDeviceCount's error. */
+static void
+open_failure_reason (cudaError_t status, char *reason, size_t reason_size)
+{
+  int driver = 0, runtime = 0;
+  char driver_text[16], runtime_text[16];
+
+  (void) cudaDriverGetVersion (&driver);
+  (void) cudaRuntimeGetVersion (&runtime);
+  (void) cudaGetLastError ();
+  version_text (driver, driver_text, sizeof driver_text);
+  version_text (runtime, runtime_text, sizeof runtime_text);
+
+  if (driver == 0 && (status == cudaErrorInsufficientDriver || status == cudaErrorNoDevice
+                      || status == cudaErrorInitializationError || status == cudaErrorStubLibrary))
+    snprintf (reason, reason_size, "no CUDA driver");
+  else if (status == cudaErrorStubLibrary)
+    snprintf (reason, reason_size, "no CUDA driver (only its stub library is installed)");
+  else if (status == cudaErrorInsufficientDriver)
+    snprintf (reason, reason_size, "CUDA driver too old (driver %s, runtime %s)", driver_text, runtime_text);
+  else if (status == cudaErrorNoDevice)
+    snprintf (reason, reason_size, "no CUDA device");
+  else
+    snprintf (reason, reason_size, "CUDA error: %s", cudaGetErrorString (status));
+}
+
+/* The first device that this build has code for; -1 with a reason if none. */
+static int
+pick_device (int count, char *reason, size_t reason_size)
+{
+  for (int device = 0; device < count; device++)
+    {
+      cudaFuncAttributes attributes;
+      cudaDeviceProp prop;
+
+      if (cudaSetDevice (device) == cudaSuccess
+          && cudaFuncGetAttributes (&attributes, probe_kernel) == cudaSuccess)
+        return device;
+      (void) cudaGetLastError ();
+      if (device == 0)
+        {
+          if (cudaGetDeviceProperties (&prop, device) == cudaSuccess)
+            snprintf (reason, reason_size, "no usable CUDA device (%s is sm_%d%d; this build needs a newer GPU)",
+                      prop.name, prop.major, prop.minor);
+          else
+            snprintf (reason, reason_size, "no usable CUDA device");
+          (void) cudaGetLastError ();
+        }
+    }
+  return -1;
+}
+
+static void
+read_faults (EsCuda *cuda)
+{
+  const char *fault = getenv ("ES_CUDA_FAULT");
+
+  if (fault == NULL)
+    return;
+  cuda->fault_alloc = strcmp (fault, "alloc") == 0;
+  cuda->fault_launch = strcmp (fault, "launch") == 0;
+  cuda->fault_sticky = strcmp (fault, "sticky") == 0;
+}
+
+/* Stream, events, tables and the small fixed buffers. */
+static bool
+open_resources (EsCuda *cuda, EsError *error)
+{
+  EsCudaTables *host_tables;
+  cudaDeviceProp prop;
+  void *p;
+
+  ES_CUDA_TRY (cuda, cudaGetDeviceProperties (&prop, cuda->device), "device query", error);
+  cuda->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+  snprintf (cuda->name, sizeof cuda->name, "%.200s (sm_%d%d, %d SMs, %.0f GiB)", prop.name, prop.major, prop.minor,
+            prop.multiProcessorCount, (double) prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+
+  ES_CUDA_TRY (cuda, cudaStreamCreateWithFlags (&cuda->stream, cudaStreamNonBlocking), "stream creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_start), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_uploaded), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_computed), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_done), "event creation", error);
+  for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
+    ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_chunk[i], cudaEventDisableTiming), "event creation",
+                 error);
+
+  ES_CUDA_TRY (cuda, cudaMalloc (&p, sizeof (EsCudaTables)), "allocation of the entropy tables", error);
+  cuda->tables = (EsCudaTables *) p;
+  ES_CUDA_TRY (cuda, cudaMalloc (&p, 257 * sizeof (unsigned long long)), "allocation of the histogram", error);
+  cuda->histogram = (unsigned long long *) p;
+  ES_CUDA_TRY (cuda, cudaMalloc (&p, 256), "allocation of the LUT", error);
+  cuda->lut = (uint8_t *) p;
+
+  host_tables = (EsCudaTables *) malloc (sizeof *host_tables);
+  if (host_tables == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
+  tables_compute (host_tables);
+  cudaError_t status = cudaMemcpy (cuda->tables, host_tables, sizeof *host_tables, cudaMemcpyHostToDevice);
+  free (host_tables);
+  ES_CUDA_TRY (cuda, status, "upload of the entropy tables", error);
+  return es_cuda_entropy_init (cuda, error);
+}
+
+EsCuda *
+es_cuda_open (char *reason, size_t reason_size)
+{
+  EsCuda *cuda;
+  EsError error = { ES_OK, "" };
+  int count = 0, device;
+  cudaError_t status;
+
+  if (reason_size > 0)
+    reason[0] = '\0';
+  status = cudaGetDeviceCount (&count);
+  if (status != cudaSuccess)
+    {
+      open_failure_reason (status, reason, reason_size);
+      return NULL;
+    }
+  if (count == 0)
+    {
+      snprintf (reason, reason_size, "no CUDA device");
+      return NULL;
+    }
+  device = pick_device (count, reason, reason_size);
+  if (device < 0)
+    return NULL;
+
+  cuda = (EsCuda *) calloc (1, sizeof *cuda);
+  if (cuda == NULL)
+    {
+      snprintf (reason, reason_size, "out of host memory");
+      return NULL;
+    }
+  cuda->device = device;
+  if (!open_resources (cuda, &error))
+    {
+      snprintf (reason, reason_size, "%s", error.message);
+      es_cuda_close (cuda);
+      return NULL;
+    }
+  read_faults (cuda);
+  return cuda;
+}
+
+void
+es_cuda_close (EsCuda *cuda)
+{
+  if (cuda == NULL)
+    return;
+  (void) cudaSetDevice (cuda->device);
+  if (cuda->stream != NULL)
+    (void) cudaStreamSynchronize (cuda->stream);
+  device_release (&cuda->d_in);
+  device_release (&cuda->d_lev);
+  device_release (&cuda->d_out);
+  host_release (&cuda->h_in);
+  host_release (&cuda->h_out);
+  if (cuda->tables != NULL)
+    (void) cudaFree (cuda->tables);
+  if (cuda->histogram != NULL)
+    (void) cudaFree (cuda->histogram);
+  if (cuda->lut != NULL)
+    (void) cudaFree (cuda->lut);
+  cudaEvent_t *events[] = { &cuda->ev_start, &cuda->ev_uploaded, &cuda->ev_computed, &cuda->ev_done };
+  for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
+    if (*events[i] != NULL)
+      (void) cudaEventDestroy (*events[i]);
+  for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
+    if (cuda->ev_chunk[i] != NULL)
+      (void) cudaEventDestroy (cuda->ev_chunk[i]);
+  if (cuda->stream != NULL)
+    (void) cudaStreamDestroy (cuda->stream);
+  (void) cudaGetLastError ();
+  free (cuda);
+}
+
+const char *
+es_cuda_device_name (EsCuda *cuda)
+{
+  return cuda != NULL ? cuda->name : "";
+}
+
+bool
+es_cuda_is_broken (EsCuda *cuda)
+{
+  return cuda != NULL && cuda->broken;
+}
+
+const EsVariant *
+es_cuda_variants (EsOp op, size_t *n)
+{
+  switch (op)
+    {
+    case ES_OP_QUANTIZE: return es_cuda_quantize_variants (n);
+    case ES_OP_ENTROPY: return es_cuda_entropy_variants (n);
+    case ES_OP_EQUALIZE: return es_cuda_equalize_variants (n);
+    case ES_OP_SHARPEN: return es_cuda_sharpen_variants (n);
+    case ES_N_OPS: break;
+    }
+  *n = 0;
+  return NULL;
+}
+
+/* ---- one job --------------------------------------------------------------- */
+
+static double
+host_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The variant of `op` named `id` in this build, or NULL. */
+static const EsVariant *
+find_variant (EsOp op, const char *id)
+{
+  size_t n;
+  const EsVariant *variants = es_cuda_variants (op, &n);
+
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (variants[i].id, id) == 0)
+      return &variants[i];
+  return NULL;
+}
+
+/* Rows per transfer chunk: about 4 MiB each, at most ES_CUDA_MAX_CHUNKS. */
+static int
+chunk_rows (size_t pitch, int height)
+{
+  size_t total = pitch * (size_t) height;
+  size_t chunks = es_cuda_div_up (total, (size_t) 4 << 20);
+
+  if (chunks > ES_CUDA_MAX_CHUNKS)
+    chunks = ES_CUDA_MAX_CHUNKS;
+  if (chunks < 1)
+    chunks = 1;
+  return (int) es_cuda_div_up ((size_t) height, chunks);
+}
+
+/* Copies rows [y0, y1) between an image with its own stride and a buffer
+ * with the device pitch. */
+static void
+copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0, int y1)
+{
+  if (dst_stride == src_stride && row_bytes == dst_stride)
+    {
+      memcpy ((char *) dst + (size_t) y0 * dst_stride, (const char *) src + (size_t) y0 * src_stride,
+              (size_t) (y1 - y0) * row_bytes);
+      return;
+    }
+  for (int y = y0; y < y1; y++)
+    memcpy ((char *) dst + (size_t) y * dst_stride, (const char *) src + (size_t) y * src_stride, row_bytes);
+}
+
+static bool
+upload (EsCuda *cuda, const EsImage *in, const EsCudaFrame *f, EsCudaTransfer transfer, EsError *error)
+{
+  size_t row_bytes = (size_t) f->width * (in->format == ES_FORMAT_U16 ? 2 : 1);
+
+  if (transfer == ES_CUDA_TRANSFER_PAGEABLE)
+    {
+      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync ((void *) f->in, f->in_pitch, in->pixels, in->stride, row_bytes,
+                                            (size_t) f->height, cudaMemcpyHostToDevice, cuda->stream),
+                   "upload", error);
+      return true;
+    }
+  /* Staged: the host copy of a chunk overlaps the DMA of the one before.
+   * The upload time includes the wait for the first host copy: it is part
+   * of what a user waits for. */
+  int step = chunk_rows (f->in_pitch, f->height);
+  for (int y0 = 0; y0 < f->height; y0 += step)
+    {
+      int y1 = y0 + step < f->height ? y0 + step : f->height;
+      size_t offset = (size_t) y0 * f->in_pitch;
+      copy_rows (cuda->h_in.ptr, f->in_pitch, in->pixels, in->stride, row_bytes, y0, y1);
+      ES_CUDA_TRY (cuda, cudaMemcpyAsync ((char *) f->in + offset, (char *) cuda->h_in.ptr + offset,
+                                          (size_t) (y1 - y0) * f->in_pitch, cudaMemcpyHostToDevice, cuda->stream),
+                   "upload", error);
+    }
+  return true;
+}
+
+/* Enqueues the download; with staging, each chunk records an event. */
+static bool
+download_enqueue (EsCuda *cuda, EsImage *out, const EsCudaFrame *f, bool staged, EsError *error)
+{
+  size_t row_bytes = (size_t) f->width * (out->format == ES_FORMAT_F32 ? 4 : 1);
+
+  if (!staged)
+    {
+      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (out->pixels, out->stride, f->out, f->out_pitch, row_bytes,
+                                            (size_t) f->height, cudaMemcpyDeviceToHost, cuda->stream),
+                   "download", error);
+      return true;
+    }
+  int step = chunk_rows (f->out_pitch, f->height);
+  for (int y0 = 0, i = 0; y0 < f->height; y0 += step, i++)
+    {
+      int y1 = y0 + step < f->height ? y0 + step : f->height;
+      size_t offset = (size_t) y0 * f->out_pitch;
+      ES_CUDA_TRY (cuda, cudaMemcpyAsync ((char *) cuda->h_out.ptr + offset, (char *) f->out + offset,
+                                          (size_t) (y1 - y0) * f->out_pitch, cudaMemcpyDeviceToHost, cuda->stream),
+                   "download", error);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_chunk[i], cuda->stream), "download", error);
+    }
+  return true;
+}
+
+/* Copies each staged chunk out as soon as its DMA is done. */
+static bool
+download_finish (EsCuda *cuda, EsImage *out, const EsCudaFrame *f, EsError *error)
+{
+  size_t row_bytes = (size_t) f->width * (out->format == ES_FORMAT_F32 ? 4 : 1);
+  int step = chunk_rows (f->out_pitch, f->height);
+
+  for (int y0 = 0, i = 0; y0 < f->height; y0 += step, i++)
+    {
+      int y1 = y0 + step < f->height ? y0 + step : f->height;
+      ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_chunk[i]), "kernel run or download", error);
+      copy_rows (out->pixels, out->stride, cuda->h_out.ptr, f->out_pitch, row_bytes, y0, y1);
+    }
+  return true;
+}
+
+/* ES_CUDA_FAULT=launch|sticky fires at the first kernel launch of a run. */
+static bool
+inject_launch_fault (EsCuda *cuda, EsError *error)
+{
+  if (cuda->fault_launch)
+    {
+      cuda->fault_launch = false;
+      fault_kernel<<<1, 2048, 0, cuda->stream>>> (NULL);  /* more threads than a block may have */
+      ES_CUDA_LAUNCHED (cuda, "kernel launch (injected fault)", error);
+    }
+  if (cuda->fault_sticky)
+    {
+      cuda->fault_sticky = false;
+      fault_kernel<<<1, 1, 0, cuda->stream>>> ((int *) (uintptr_t) 0x10);  /* never mapped */
+      ES_CUDA_LAUNCHED (cuda, "kernel launch (injected fault)", error);
+    }
+  return true;
+}
+
+static bool
+run_kernels (EsCuda *cuda, const EsJob *job, const char *variant, const EsCudaFrame *frame, EsError *error)
+{
+  if (!inject_launch_fault (cuda, error))
+    return false;
+  switch (job->op)
+    {
+    case ES_OP_QUANTIZE: return es_cuda_quantize_run (cuda, frame, variant, error);
+    case ES_OP_ENTROPY: return es_cuda_entropy_run (cuda, frame, job, variant, error);
+    case ES_OP_EQUALIZE: return es_cuda_equalize_run (cuda, frame, variant, error);
+    case ES_OP_SHARPEN: return es_cuda_sharpen_run (cuda, frame, job, variant, error);
+    case ES_N_OPS: break;
+    }
+  return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
+}
+
+/* Upload, kernels, download, each between two events; the frame's device
+ * buffers are ready. */
+static bool
+run_frame (EsCuda *cuda, const EsJob *job, const char *variant, EsCudaTransfer transfer, const EsImage *in,
+           EsImage *out, EsCudaFrame *frame, float times[3], EsError *error)
+{
+  bool staged_out = transfer != ES_CUDA_TRANSFER_PAGEABLE;
+
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
+  if (!upload (cuda, in, frame, transfer, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
+  if (!run_kernels (cuda, job, variant, frame, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
+  if (!download_enqueue (cuda, out, frame, staged_out, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
+  if (staged_out && !download_finish (cuda, out, frame, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "kernel run or download", error);
+
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[0], cuda->ev_start, cuda->ev_uploaded), "timing", error);
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[1], cuda->ev_uploaded, cuda->ev_computed), "timing", error);
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[2], cuda->ev_computed, cuda->ev_done), "timing", error);
+  return true;
+}
+
+static bool
+check_image (const EsImage *image, const char *what, size_t sample_bytes, EsError *error)
+{
+  if (image->width < 0 || image->height < 0 || image->width > ES_MAX_SIDE || image->height > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA: the %s image is %d×%d", what, image->width,
+                         image->height);
+  if (image->width > 0 && image->height > 0
+      && (image->pixels == NULL || image->stride < (size_t) image->width * sample_bytes))
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA: the %s image has no pixels or a short stride", what);
+  return true;
+}
+
+bool
+es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+             EsTiming *timing, EsError *error)
+{
+  if (cuda == NULL || job == NULL || in == NULL || out == NULL)
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA: missing engine, job or image");
+  if (!es_job_validate (job, error))
+    return false;
+  if (cuda->broken)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
+
+  const char *id = variant != NULL ? variant->id : NULL;
+  if (id == NULL)
+    {
+      size_t n;
+      const EsVariant *all = es_cuda_variants (job->op, &n);
+      for (size_t i = 0; i < n; i++)
+        if (all[i].is_default)
+          id = all[i].id;
+    }
+  if (id == NULL || find_variant (job->op, id) == NULL)
+    return es_error_set (error, ES_ERROR_INVALID, "no CUDA %s variant \"%s\"", es_op_name (job->op),
+                         id ? id : "(none)");
+
+  if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA %s needs u8 or u16 samples", es_op_name (job->op));
+  const size_t in_bytes = in->format == ES_FORMAT_U16 ? 2 : 1;
+  const EsFormat out_format = es_op_output_format (job->op);
+  const size_t out_bytes = out_format == ES_FORMAT_F32 ? 4 : 1;
+  if (!check_image (in, "input", in_bytes, error) || !check_image (out, "output", out_bytes, error))
+    return false;
+  if (out->format != out_format || out->width != in->width || out->height != in->height)
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA %s: the output buffer does not match the input",
+                         es_op_name (job->op));
+  if (in->levels != 0 ? in->levels < 1 || in->levels > ES_LEVELS_MAX
+                      : in->depth < 1 || in->depth > 8 * (int) in_bytes)
+    return es_error_set (error, ES_ERROR_INVALID, "CUDA: bad sample depth %d or levels %d", in->depth,
+                         in->levels);
+
+  const EsCudaTransfer transfer = job->op == ES_OP_ENTROPY ? es_cuda_entropy_transfer (id)
+                                                            : ES_CUDA_TRANSFER_STAGED;
+  float times[3] = { 0, 0, 0 };
+  double alloc_ms = 0, free_ms = 0;
+  bool ok = true;
+
+  if (in->width > 0 && in->height > 0)
+    {
+      ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+
+      EsCudaFrame frame;
+      memset (&frame, 0, sizeof frame);
+      frame.width = in->width;
+      frame.height = in->height;
+      frame.vectors = (int) es_cuda_div_up ((size_t) in->width, ES_CUDA_VECTOR);
+      frame.in_format = in->format;
+      frame.depth = in->depth;
+      frame.levels = in->levels != 0 ? in->levels : job->levels;
+      frame.is_levels = in->levels != 0;
+      const size_t padded = (size_t) frame.vectors * ES_CUDA_VECTOR;
+      frame.in_pitch = padded * in_bytes;
+      frame.lev_pitch = padded;
+      frame.out_pitch = padded * out_bytes;
+      const size_t rows = (size_t) in->height;
+      const bool levels_needed = job->op == ES_OP_ENTROPY;
+      EsCudaBuffer d_in = { NULL, 0 }, d_lev = { NULL, 0 }, d_out = { NULL, 0 };
+      EsCudaBuffer *b_in = &cuda->d_in, *b_lev = &cuda->d_lev, *b_out = &cuda->d_out;
+      const bool per_call = transfer == ES_CUDA_TRANSFER_PER_CALL;
+      double t0 = host_ms ();
+
+      /* The per-call lesson: allocating belongs to the upload, freeing to the download. */
+      if (per_call)
+        {
+          b_in = &d_in;
+          b_lev = &d_lev;
+          b_out = &d_out;
+        }
+      ok = device_reserve (cuda, b_in, frame.in_pitch * rows, "input buffer", error)
+           && (!levels_needed || device_reserve (cuda, b_lev, frame.lev_pitch * rows, "levels buffer", error))
+           && device_reserve (cuda, b_out, frame.out_pitch * rows, "output buffer", error);
+      if (per_call)
+        alloc_ms = host_ms () - t0;
+      if (ok && transfer != ES_CUDA_TRANSFER_PAGEABLE)
+        ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error)
+             && host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
+
+      if (ok)
+        {
+          frame.in = b_in->ptr;
+          frame.lev = (uint8_t *) b_lev->ptr;
+          frame.out = b_out->ptr;
+          ok = run_frame (cuda, job, id, transfer, in, out, &frame, times, error);
+        }
+
+      if (per_call)
+        {
+          t0 = host_ms ();
+          device_release (&d_in);
+          device_release (&d_lev);
+          device_release (&d_out);
+          free_ms = host_ms () - t0;
+        }
+    }
+
+  if (ok && timing != NULL)
+    {
+      timing->upload_ms = times[0] + alloc_ms;
+      timing->kernel_ms = times[1];
+      timing->download_ms = times[2] + free_ms;
+      timing->backend = ES_BACKEND_CUDA;
+      timing->variant = find_variant (job->op, id)->id;
+    }
+  return ok;
+}
+
+/* ---- the copy floor -------------------------------------------------------- */
+
+/* Reads nin and writes nout 16-byte words; words read beyond nout feed a
+ * checksum that is stored only on an impossible match, so that no read is
+ * optimized away. Four words per thread and trip keep loads in flight. */
+static __global__ void __launch_bounds__ (256)
+copy_kernel (const uint4 *__restrict__ in, size_t nin, uint4 *__restrict__ out, size_t nout, unsigned *sink)
+{
+  const size_t n = nin > nout ? nin : nout;
+  const size_t stride = (size_t) gridDim.x * blockDim.x;
+  unsigned check = 0;
+
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 4 * stride)
+    {
+      uint4 v[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          size_t j = i + k * stride;
+          v[k] = j < nin ? __ldcs (&in[j]) : make_uint4 ((unsigned) j, 1u, 2u, 3u);
+        }
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          size_t j = i + k * stride;
+          if (j < nout)
+            __stcs (&out[j], v[k]);
+          else if (j < n)
+            check ^= v[k].x ^ v[k].y ^ v[k].z ^ v[k].w;
+        }
+    }
+  if (check == 0x9e3779b9u)
+    *sink = check;
+}
+
+/* Fills n 16-byte words with a hash of their index, no byte zero. */
+static __global__ void __launch_bounds__ (256)
+fill_kernel (uint4 *out, size_t n)
+{
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t) gridDim.x * blockDim.x)
+    {
+      unsigned h[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          unsigned x = (unsigned) (i * 4 + k) * 0x9e3779b9u;
+          x ^= x >> 16;
+          x *= 0x85ebca6bu;
+          x ^= x >> 13;
+          h[k] = x | 0x01010101u;
+        }
+      out[i] = make_uint4 (h[0], h[1], h[2], h[3]);
+    }
+}
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+bool
+es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+                    EsError *error)
+{
+  const int warmups = 3;
+  double *samples;
+  size_t nin, nout;
+  unsigned blocks;
+
+  if (cuda == NULL || median_ms == NULL || repeats < 1 || (in_bytes == 0 && out_bytes == 0))
+    return es_error_set (error, ES_ERROR_INVALID, "copy floor: bad arguments");
+  if (cuda->broken)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+
+  nin = es_cuda_div_up (in_bytes, 16);
+  nout = es_cuda_div_up (out_bytes, 16);
+  if (!device_reserve (cuda, &cuda->d_in, nin * 16, "input buffer", error)
+      || !device_reserve (cuda, &cuda->d_out, nout * 16, "output buffer", error))
+    return false;
+  samples = (double *) malloc ((size_t) repeats * sizeof *samples);
+  if (samples == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "copy floor: out of host memory");
+
+  const uint4 *in = (const uint4 *) cuda->d_in.ptr;
+  uint4 *out = (uint4 *) cuda->d_out.ptr;
+  unsigned *sink = (unsigned *) cuda->histogram;
+  bool ok = true;
+
+  if (nin > 0)
+    {
+      fill_kernel<<<es_cuda_blocks (cuda, nin, 256), 256, 0, cuda->stream>>> ((uint4 *) cuda->d_in.ptr, nin);
+      ok = es_cuda_check (cuda, cudaGetLastError (), "fill kernel", error);
+    }
+  blocks = es_cuda_blocks (cuda, es_cuda_div_up (nin > nout ? nin : nout, 4), 256);
+  for (int i = 0; ok && i < warmups + repeats; i++)
+    {
+      float ms = 0;
+      ok = es_cuda_check (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
+      if (ok)
+        {
+          copy_kernel<<<blocks, 256, 0, cuda->stream>>> (in, nin, out, nout, sink);
+          ok = es_cuda_check (cuda, cudaGetLastError (), "copy kernel", error)
+               && es_cuda_check (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error)
+               && es_cuda_check (cuda, cudaEventSynchronize (cuda->ev_done), "copy kernel run", error)
+               && es_cuda_check (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_done), "timing", error);
+        }
+      if (ok && i >= warmups)
+        samples[i - warmups] = ms;
+    }
+  if (ok)
+    {
+      qsort (samples, (size_t) repeats, sizeof *samples, compare_doubles);
+      *median_ms = repeats % 2 ? samples[repeats / 2] : (samples[repeats / 2 - 1] + samples[repeats / 2]) / 2;
+    }
+  free (samples);
+  return ok;
+}

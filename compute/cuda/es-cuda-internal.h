@@ -1,0 +1,267 @@
+/* What the CUDA translation units share: the EsCuda state, frames, error checks and device helpers. */
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "es-cuda.h"
+
+/* Every device row holds whole vectors of 16 samples (the row is padded), so
+ * that kernels can load and store 16 samples at a time without a ragged
+ * tail; the padding is computed on and never downloaded. */
+#define ES_CUDA_VECTOR 16
+
+/* Entropy tables cover every window up to 31×31. Sums of c·ln c are kept as
+ * uint32 scaled by 2^19: 961·ln 961·2^19 ≈ 3.46e9 fits, sliding updates are
+ * exact, and each entry's rounding (2^-20) stays far below the 1e-5 budget. */
+#define ES_CUDA_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
+#define ES_CUDA_FIX_BITS 19
+/* The fast entropy kernel keeps counts × 4 in bytes: windows up to 7×7. */
+#define ES_CUDA_FAST_MAX_WINDOW 7
+#define ES_CUDA_FAST_MAX_COUNT (ES_CUDA_FAST_MAX_WINDOW * ES_CUDA_FAST_MAX_WINDOW)
+
+/* Uploaded once at open; computed on the host in double precision. */
+typedef struct {
+  uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];  /* round(c ln c · 2^19) */
+  double ln_n[ES_CUDA_MAX_COUNT + 1];        /* ln n (0 for n = 0) */
+  double inv_n_fix[ES_CUDA_MAX_COUNT + 1];   /* 2^-19 / n (0 for n = 0) */
+  float clnc_f[ES_CUDA_FAST_MAX_COUNT + 1];  /* c ln c, for the fast kernel */
+  float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1];  /* { ln n, 1/n }, for the fast kernel */
+} EsCudaTables;
+
+typedef struct {
+  void *ptr;
+  size_t size;
+} EsCudaBuffer;
+
+/* Downloads and staged uploads go in up to this many chunks, so that the host
+ * copy of one chunk overlaps the DMA of the next. */
+#define ES_CUDA_MAX_CHUNKS 16
+
+struct EsCuda {
+  int device;
+  int sm_count;
+  char name[256];
+  cudaStream_t stream;
+  cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
+  cudaEvent_t ev_chunk[ES_CUDA_MAX_CHUNKS];
+  /* Device buffers and pinned staging, grown as needed and kept. */
+  EsCudaBuffer d_in, d_lev, d_out;
+  EsCudaBuffer h_in, h_out;
+  EsCudaTables *tables;           /* device */
+  unsigned long long *histogram;  /* device: 256 bins, then the blocks-done counter */
+  uint8_t *lut;                   /* device: 256 entries */
+  bool broken;
+  /* ES_CUDA_FAULT, read at open; each fires once. */
+  bool fault_alloc, fault_launch, fault_sticky;
+};
+
+/* One job's geometry and device buffers. Pitches are in bytes. */
+typedef struct {
+  int width, height;
+  int vectors;            /* ES_CUDA_VECTOR-sample vectors per padded row */
+  EsFormat in_format;     /* ES_FORMAT_U8 or ES_FORMAT_U16 */
+  int depth;              /* significant bits of a sample */
+  int levels;             /* the job's levels, or the input's own for a levels image */
+  bool is_levels;         /* the samples are levels already */
+  const void *in;
+  size_t in_pitch;
+  uint8_t *lev;           /* u8 levels (entropy variants that quantize first) */
+  size_t lev_pitch;
+  void *out;
+  size_t out_pitch;
+} EsCudaFrame;
+
+/* How an entropy variant moves data: the transfer lessons change only this. */
+typedef enum {
+  ES_CUDA_TRANSFER_STAGED,    /* through pinned staging, device buffers kept */
+  ES_CUDA_TRANSFER_PAGEABLE,  /* copies straight from and to pageable host memory */
+  ES_CUDA_TRANSFER_PER_CALL,  /* device buffers allocated and freed by every run */
+} EsCudaTransfer;
+
+/* Returns true for cudaSuccess; otherwise drains the stream, decides whether
+ * the error poisoned the context (cuda->broken), sets `error` and returns
+ * false. */
+bool es_cuda_check (EsCuda *cuda, cudaError_t status, const char *what, EsError *error);
+
+#define ES_CUDA_TRY(cuda, call, what, error)                    \
+  do {                                                          \
+    if (!es_cuda_check ((cuda), (call), (what), (error)))       \
+      return false;                                             \
+  } while (0)
+
+/* After every kernel launch: a bad configuration shows up here at once. */
+#define ES_CUDA_LAUNCHED(cuda, what, error) ES_CUDA_TRY ((cuda), cudaGetLastError (), (what), (error))
+
+/* Blocks for a grid-stride loop over `items` with `block` threads: at most
+ * what the device holds at once (2048 threads per SM), never zero. */
+unsigned es_cuda_blocks (const EsCuda *cuda, size_t items, int block);
+
+/* The largest gridDim.y; kernels with more row tiles loop over them. */
+#define ES_CUDA_GRID_Y_MAX 65535u
+
+static inline unsigned
+es_cuda_grid_y (size_t tiles)
+{
+  return tiles < ES_CUDA_GRID_Y_MAX ? (unsigned) tiles : ES_CUDA_GRID_Y_MAX;
+}
+
+static inline size_t
+es_cuda_div_up (size_t a, size_t b)
+{
+  return (a + b - 1) / b;
+}
+
+/* One file per operation; each exports its variants and a runner that
+ * launches the kernels of one variant on cuda->stream. */
+const EsVariant *es_cuda_quantize_variants (size_t *n);
+bool es_cuda_quantize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error);
+/* Quantizes frame->in into frame->lev (the first step of most entropy variants). */
+bool es_cuda_quantize_levels (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
+
+const EsVariant *es_cuda_entropy_variants (size_t *n);
+bool es_cuda_entropy_init (EsCuda *cuda, EsError *error);
+bool es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
+                          EsError *error);
+EsCudaTransfer es_cuda_entropy_transfer (const char *variant);
+
+const EsVariant *es_cuda_equalize_variants (size_t *n);
+bool es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error);
+
+const EsVariant *es_cuda_sharpen_variants (size_t *n);
+bool es_cuda_sharpen_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
+                          EsError *error);
+
+#ifdef __CUDACC__
+
+/* How samples become levels (quantize, entropy) or the 8-bit view (equalize,
+ * sharpen); the device twin of es_quantize_sample and es_sample_to_u8. */
+typedef struct {
+  int levels;
+  int depth;
+  int is_levels;
+} EsSampleMap;
+
+static inline EsSampleMap
+es_cuda_sample_map (const EsCudaFrame *frame)
+{
+  EsSampleMap map = { frame->levels, frame->depth, frame->is_levels ? 1 : 0 };
+  return map;
+}
+
+/* (v·L) >> depth, or the level itself for a levels image. The clamp only
+ * matters for samples outside 0..2^depth-1 (never produced by the loaders)
+ * and keeps every histogram index in range. */
+static __device__ __forceinline__ uint32_t
+es_dev_level (uint32_t v, EsSampleMap map)
+{
+  uint32_t level = map.is_levels ? v : (v * (uint32_t) map.levels) >> map.depth;
+  return min (level, (uint32_t) map.levels - 1u);
+}
+
+/* es_sample_to_u8, or the level itself for a levels image. */
+static __device__ __forceinline__ uint32_t
+es_dev_view (uint32_t v, EsSampleMap map)
+{
+  if (map.is_levels)
+    return v & 0xffu;
+  return (map.depth >= 8 ? v >> (map.depth - 8) : v << (8 - map.depth)) & 0xffu;
+}
+
+/* es_sharpen_sample: two roundings, no FMA contraction, round half to even. */
+static __device__ __forceinline__ uint32_t
+es_dev_sharpen (int c, int laplacian, float amount)
+{
+  float product = __fmul_rn (amount, (float) laplacian);
+  float value = __fadd_rn ((float) c, product);
+  float r = rintf (value);
+  return (uint32_t) (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
+}
+
+template <typename T>
+static __device__ __forceinline__ const T *
+es_dev_row (const void *base, size_t pitch, int y)
+{
+  return (const T *) ((const char *) base + (size_t) y * pitch);
+}
+
+template <typename T>
+static __device__ __forceinline__ T *
+es_dev_row_mut (void *base, size_t pitch, int y)
+{
+  return (T *) ((char *) base + (size_t) y * pitch);
+}
+
+/* 16 consecutive samples (x0 a multiple of 16) as 32-bit lanes. */
+template <typename T> struct EsVec16;
+
+template <> struct EsVec16<uint8_t> {
+  static __device__ __forceinline__ void
+  load (const void *row, int x0, uint32_t v[16])
+  {
+    uint4 q = __ldg ((const uint4 *) ((const uint8_t *) row + x0));
+    uint32_t w[4] = { q.x, q.y, q.z, q.w };
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+      v[i] = (w[i >> 2] >> (8 * (i & 3))) & 0xffu;
+  }
+};
+
+template <> struct EsVec16<uint16_t> {
+  static __device__ __forceinline__ void
+  load (const void *row, int x0, uint32_t v[16])
+  {
+    const uint4 *p = (const uint4 *) ((const uint16_t *) row + x0);
+    uint4 a = __ldg (p), b = __ldg (p + 1);
+    uint32_t w[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+#pragma unroll
+    for (int i = 0; i < 16; i++)
+      v[i] = (w[i >> 1] >> (16 * (i & 1))) & 0xffffu;
+  }
+};
+
+/* Walks the (vector, row) cells of a padded image in grid-stride order with
+ * one division per thread instead of one per cell. The grid is capped by
+ * es_cuda_blocks(), so the stride fits in an int. */
+struct EsVectorWalk {
+  int x, y;
+  int dx, dy;
+  int vectors;
+
+  __device__ __forceinline__ explicit
+  EsVectorWalk (int vectors_per_row)
+  {
+    size_t first = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
+    int stride = (int) (gridDim.x * blockDim.x);
+    vectors = vectors_per_row;
+    x = (int) (first % (size_t) vectors);
+    y = (int) (first / (size_t) vectors);
+    dx = stride % vectors;
+    dy = stride / vectors;
+  }
+
+  __device__ __forceinline__ void
+  next ()
+  {
+    x += dx;
+    y += dy;
+    if (x >= vectors)
+      {
+        x -= vectors;
+        y++;
+      }
+  }
+};
+
+/* Packs 16 bytes (each < 256) into one 16-byte store. */
+static __device__ __forceinline__ void
+es_dev_store16 (void *row, int x0, const uint32_t b[16])
+{
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; i++)
+    w[i] = b[4 * i] | (b[4 * i + 1] << 8) | (b[4 * i + 2] << 16) | (b[4 * i + 3] << 24);
+  *(uint4 *) ((uint8_t *) row + x0) = make_uint4 (w[0], w[1], w[2], w[3]);
+}
+
+#endif /* __CUDACC__ */
