@@ -190,9 +190,35 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
   return true;
 }
 
+bool
+es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
+                       EsFormat format, int depth, EsError *error)
+{
+#ifdef ES_HAVE_CUDA
+  if (engine->active == ES_BACKEND_CUDA)
+    {
+      void *pixels;
+
+      *image = (EsImage) { 0 };
+      if (!es_image_check_size (width, height, format, error))
+        return false;
+      pixels = es_cuda_host_alloc (engine->cuda, (size_t) width * height * es_format_size (format), error);
+      if (pixels == NULL)
+        return false;
+      *image = (EsImage) {
+        .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
+        .format = format, .depth = depth, .pixels = pixels, .release = es_cuda_host_free,
+      };
+      return true;
+    }
+#endif
+  (void) engine;
+  return es_image_alloc (image, width, height, format, depth, error);
+}
+
 /* Makes `out` the right size and format, reusing its buffer when it already is. */
 static bool
-prepare_output (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+prepare_output (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
   EsFormat format = es_op_output_format (job->op);
   int depth = format == ES_FORMAT_U8 ? 8 : 0;
@@ -205,7 +231,7 @@ prepare_output (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
       return true;
     }
   es_image_clear (out);
-  return es_image_alloc (out, in->width, in->height, format, depth, error);
+  return es_engine_image_alloc (engine, out, in->width, in->height, format, depth, error);
 }
 
 bool
@@ -226,7 +252,7 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
     return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
                          es_op_name (job->op), job->variant,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
-  if (!prepare_output (job, in, out, error))
+  if (!prepare_output (engine, job, in, out, error))
     return false;
 
 #ifdef ES_HAVE_CUDA
@@ -271,6 +297,17 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
   timing->variant = "openmp";
   timing->wall_ms = now_ms () - start;
   return true;
+}
+
+bool
+es_engine_transfer_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
+                          double *median_ms, EsError *error)
+{
+#ifdef ES_HAVE_CUDA
+  if (engine->active == ES_BACKEND_CUDA)
+    return es_cuda_transfer_floor (engine->cuda, in_bytes, out_bytes, repeats, median_ms, error);
+#endif
+  return es_error_set (error, ES_ERROR_UNAVAILABLE, "the transfer floor needs CUDA: %s", engine->cuda_reason);
 }
 
 bool

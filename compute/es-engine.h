@@ -98,6 +98,13 @@ bool es_engine_cuda_compiled (void);
 bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
              EsTiming *timing, EsError *error);
 
+/* Allocates a zeroed image in the memory the active backend moves fastest:
+ * page-locked host memory on CUDA (uploads and downloads then need no
+ * staging copy), plain memory on the CPU. Freed with es_image_clear(), also
+ * after the engine is gone. es_run() allocates its outputs this way. */
+bool es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
+                            EsFormat format, int depth, EsError *error);
+
 /* A message for the user about the last fallback, returned once, else NULL. */
 const char *es_engine_take_notice (EsEngine *engine);
 
@@ -106,6 +113,11 @@ const char *es_engine_take_notice (EsEngine *engine);
  * that a memory-bound kernel cannot beat. Fails without CUDA. */
 bool es_engine_copy_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
                            double *median_ms, EsError *error);
+
+/* Benchmark helper: median time of a page-locked upload of in_bytes
+ * followed by a download of out_bytes: the floor of an end-to-end run. */
+bool es_engine_transfer_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
+                               double *median_ms, EsError *error);
 
 /* Number of OpenMP threads the CPU backend uses. */
 int es_cpu_thread_count (void);

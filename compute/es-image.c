@@ -87,6 +87,9 @@ es_image_clear (EsImage *image)
 {
   if (image == NULL)
     return;
-  free (image->pixels);
+  if (image->release != NULL)
+    image->release (image->pixels);
+  else
+    free (image->pixels);
   *image = (EsImage) { 0 };
 }

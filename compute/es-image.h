@@ -34,6 +34,9 @@ typedef struct {
    * (a text matrix): quantization is then skipped. */
   int levels;
   void *pixels;
+  /* Frees pixels; NULL means free(). Page-locked images from
+   * es_engine_image_alloc() set it. */
+  void (*release) (void *pixels);
 } EsImage;
 
 size_t es_format_size (EsFormat format);

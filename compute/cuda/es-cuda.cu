@@ -815,3 +815,74 @@ es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats
   free (samples);
   return ok;
 }
+
+/* ---- page-locked images and the transfer floor ------------------------------ */
+
+void *
+es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error)
+{
+  void *p = NULL;
+
+  if (!es_cuda_check (cuda, cudaSetDevice (cuda->device), "device selection", error)
+      || !es_cuda_check (cuda, cudaHostAlloc (&p, bytes, cudaHostAllocDefault), "page-locked image", error))
+    return NULL;
+  memset (p, 0, bytes);
+  return p;
+}
+
+void
+es_cuda_host_free (void *pixels)
+{
+  /* The image may outlive a context poisoned by a sticky error: nothing to
+   * report then, the process ends soon enough. */
+  if (pixels != NULL && cudaFreeHost (pixels) != cudaSuccess)
+    (void) cudaGetLastError ();
+}
+
+bool
+es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+                        EsError *error)
+{
+  const int warmups = 2;
+  double *samples;
+  bool ok;
+
+  if (cuda == NULL || median_ms == NULL || repeats < 1)
+    return es_error_set (error, ES_ERROR_INVALID, "transfer floor: bad arguments");
+  if (cuda->broken)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  if (!device_reserve (cuda, &cuda->d_in, in_bytes, "input buffer", error)
+      || !device_reserve (cuda, &cuda->d_out, out_bytes, "output buffer", error)
+      || !host_reserve (cuda, &cuda->h_in, in_bytes, "pinned input staging", error)
+      || !host_reserve (cuda, &cuda->h_out, out_bytes, "pinned output staging", error))
+    return false;
+  samples = (double *) malloc ((size_t) repeats * sizeof *samples);
+  if (samples == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "transfer floor: out of host memory");
+  /* Never time on zeros. */
+  memset (cuda->h_in.ptr, 0x5a, in_bytes);
+
+  ok = true;
+  for (int i = 0; ok && i < warmups + repeats; i++)
+    {
+      float ms = 0;
+      ok = es_cuda_check (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error)
+           && es_cuda_check (cuda, cudaMemcpyAsync (cuda->d_in.ptr, cuda->h_in.ptr, in_bytes,
+                                                    cudaMemcpyHostToDevice, cuda->stream), "upload", error)
+           && es_cuda_check (cuda, cudaMemcpyAsync (cuda->h_out.ptr, cuda->d_out.ptr, out_bytes,
+                                                    cudaMemcpyDeviceToHost, cuda->stream), "download", error)
+           && es_cuda_check (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error)
+           && es_cuda_check (cuda, cudaEventSynchronize (cuda->ev_done), "transfers", error)
+           && es_cuda_check (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_done), "timing", error);
+      if (ok && i >= warmups)
+        samples[i - warmups] = ms;
+    }
+  if (ok)
+    {
+      qsort (samples, (size_t) repeats, sizeof *samples, compare_doubles);
+      *median_ms = repeats % 2 ? samples[repeats / 2] : (samples[repeats / 2 - 1] + samples[repeats / 2]) / 2;
+    }
+  free (samples);
+  return ok;
+}

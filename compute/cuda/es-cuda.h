@@ -27,6 +27,14 @@ bool es_cuda_is_broken (EsCuda *cuda);
 
 const EsVariant *es_cuda_variants (EsOp op, size_t *n);
 
+/* Page-locked host memory for EsImage pixels (es_engine_image_alloc);
+ * es_cuda_host_free is the image's release function. */
+void *es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error);
+void es_cuda_host_free (void *pixels);
+
+bool es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
+                             double *median_ms, EsError *error);
+
 bool es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
                          double *median_ms, EsError *error);
 
