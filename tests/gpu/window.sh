@@ -1,0 +1,22 @@
+#!/bin/sh
+# Opens the window once on the GPU machine under Xvfb (cairo renderer) and
+# takes a screenshot into $OUT/window.xwd: the overlay shows the CUDA timings.
+# Needs gpu-carry/window-bundle.tar.xz (tests/gpu/make-window-bundle.sh),
+# carried with the call. usage: tests/gpu/window.sh [IMAGE]
+set -eu
+cd "$(dirname "$0")/../.."
+image=${1:-data/camera.png}
+out=${OUT:-/tmp}
+tar xJf gpu-carry/window-bundle.tar.xz -C /tmp
+b=/tmp/bundle
+# Xvfb runs xkbcomp from the path it was built with.
+[ -x /usr/bin/xkbcomp ] || cp "$b/bin/xkbcomp" /usr/bin/xkbcomp
+export LD_LIBRARY_PATH="$b/lib"
+"$b/bin/Xvfb" :7 -screen 0 1200x780x24 -nolisten tcp -xkbdir "$b/share/xkb" >"$out/xvfb.log" 2>&1 &
+sleep 2
+export DISPLAY=:7 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 GTK_A11Y=none \
+  GSETTINGS_SCHEMA_DIR="$b/share/glib-2.0/schemas" XDG_DATA_DIRS="$b/share" FONTCONFIG_FILE="$b/etc/fonts.conf"
+"$b/bin/entroscope" "$image" >"$out/window.log" 2>&1 &
+sleep ${ES_WINDOW_WAIT:-10}
+"$b/bin/xwd" -root -silent -out "$out/window.xwd"
+tail -5 "$out/window.log" || true
