@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cpu/es-cpu.h"
 #ifdef ES_HAVE_CUDA
@@ -216,6 +217,28 @@ es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
   return es_image_alloc (image, width, height, format, depth, error);
 }
 
+/* Host memory a job needs beyond its input: the output and the CPU path's
+ * working plane (one byte a pixel). Checked against the machine's memory
+ * before anything is allocated, so that an impossible job is a clean error
+ * rather than a process killed by the kernel halfway through. */
+static bool
+check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
+{
+  uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height;
+  uint64_t needed = pixels * (es_format_size (es_op_output_format (job->op)) + 1);
+  long pages = sysconf (_SC_PHYS_PAGES);
+  long page_size = sysconf (_SC_PAGESIZE);
+  uint64_t physical = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
+
+  if (physical != 0 && needed + pixels * es_format_size (in->format) > physical)
+    return es_error_set (error, ES_ERROR_NO_MEMORY,
+                         "a %d×%d %s job needs %.1f GiB of memory; this machine has %.1f GiB",
+                         in->width, in->height, es_op_name (job->op),
+                         (double) (needed + pixels * es_format_size (in->format)) / (1 << 30),
+                         (double) physical / (1 << 30));
+  return true;
+}
+
 /* Makes `out` the right size and format, reusing its buffer when it already is. */
 static bool
 prepare_output (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
@@ -252,7 +275,7 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
     return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
                          es_op_name (job->op), job->variant,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
-  if (!prepare_output (engine, job, in, out, error))
+  if (!check_host_memory (job, in, error) || !prepare_output (engine, job, in, out, error))
     return false;
 
 #ifdef ES_HAVE_CUDA

@@ -449,6 +449,20 @@ test_engine (EsEngine *cpu)
           "es_run refuses an even window (%s)", error.message);
   es_image_clear (&in);
   es_image_clear (&out);
+
+  /* 10^12 pixels: the memory estimate refuses the job before the output is
+   * allocated or a single input pixel is read (the pointer is never used). */
+  {
+    static uint8_t never_read;
+    EsImage huge = { .width = ES_MAX_SIDE, .height = ES_MAX_SIDE, .stride = ES_MAX_SIDE,
+                     .format = ES_FORMAT_U8, .depth = 8, .pixels = &never_read };
+
+    error = (EsError) { 0 };
+    job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+    tap_ok (!es_run (cpu, &job, &huge, &out, NULL, &error) && error.code == ES_ERROR_NO_MEMORY
+            && out.pixels == NULL,
+            "a job larger than the machine's memory is refused up front (%s)", error.message);
+  }
 }
 
 int
