@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "es-bench.h"
+#include "es-compare.h"
 #include "es-load.h"
 #include "es-pipeline.h"
 
@@ -23,6 +24,7 @@ static const char help_text[] =
   "  " PROGRAM " entropy|equalize|sharpen|quantize [OPTION...] INPUT...\n"
   "  " PROGRAM " info [--backend=auto|cpu|cuda]\n"
   "  " PROGRAM " bench [OPTION...]\n"
+  "  " PROGRAM " bench --image=FILE [OPTION...]\n"
   "  " PROGRAM " help | -h | --help | --version\n"
   "\n"
   "Commands:\n"
@@ -34,7 +36,9 @@ static const char help_text[] =
   "  quantize  the image reduced to L levels: level = floor(v * L / 2^depth)\n"
   "  info      version, backends compiled and in use, device, CPU threads, and\n"
   "            the kernel variants of each operation with their lessons\n"
-  "  bench     times each operation, size, backend and kernel variant\n"
+  "  bench     times each operation, size, backend and kernel variant; with\n"
+  "            --image, every variant on that image, as the window's Compare\n"
+  "            Variants view does\n"
   "\n"
   "Inputs: PNG (every colour type and bit depth; colour becomes gray with BT.709\n"
   "weights, alpha is ignored), PGM (P2/P5) and text matrices (\"H W\" then H rows of\n"
@@ -88,6 +92,11 @@ static const char help_text[] =
   "      --repeats=N         timed runs after a warm-up run (default 20 on CUDA,\n"
   "                          5 on the CPU); medians are reported\n"
   "      --csv=FILE          also writes the table as CSV with a header row\n"
+  "      --image=FILE        times every variant of each operation on FILE\n"
+  "                          instead of random images (no --sizes; --repeats\n"
+  "                          defaults to 10), with the backend's engine as\n"
+  "                          the window uses it: on the CPU its single\n"
+  "                          implementation, on CUDA each variant and the floor\n"
   "  The table gives the median kernel and end-to-end (wall) ms, Mpx/s from the\n"
   "  kernel time and, on CUDA, the copy floor (a plain copy of the operation's\n"
   "  bytes), the kernel's multiple of it, effective GB/s, and the speed-up over\n"
@@ -114,7 +123,8 @@ static const char help_text[] =
   "  " PROGRAM " entropy --units=bits exercise.txt -o entropy.txt\n"
   "  " PROGRAM " equalize scans/*.png -o out/\n"
   "  " PROGRAM " sharpen --amount=0.5 --timings --backend=cpu photo.png\n"
-  "  " PROGRAM " bench --sizes=1024,4096 --csv=bench.csv\n";
+  "  " PROGRAM " bench --sizes=1024,4096 --csv=bench.csv\n"
+  "  " PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n";
 
 /* ---- error reporting (shared with es-bench.c) ---- */
 
@@ -229,6 +239,7 @@ enum {
   OPT_OPS,
   OPT_REPEATS,
   OPT_CSV,
+  OPT_IMAGE,
   OPT_VERSION,
 };
 
@@ -253,6 +264,7 @@ static const struct option long_options[] = {
   { "ops", required_argument, NULL, OPT_OPS },
   { "repeats", required_argument, NULL, OPT_REPEATS },
   { "csv", required_argument, NULL, OPT_CSV },
+  { "image", required_argument, NULL, OPT_IMAGE },
   { "version", no_argument, NULL, OPT_VERSION },
   { NULL, 0, NULL, 0 },
 };
@@ -278,6 +290,7 @@ option_commands (int opt)
     case OPT_OPS:
     case OPT_REPEATS:
     case OPT_CSV:
+    case OPT_IMAGE:
       return COMMAND_BENCH;
     default:
       return COMMAND_OP;
@@ -302,6 +315,7 @@ typedef struct {
   const char *variant;
   unsigned long long max_pixels;  /* 0: the default budget */
   EsBenchOptions bench;
+  const char *bench_image;        /* bench --image: compare variants on this file */
 } CliOptions;
 
 /* strtol with every check: the whole text, no blanks, no overflow, in range. */
@@ -573,6 +587,11 @@ parse_options (int argc, char **argv, CommandKind kind, CliOptions *o)
           if (optarg[0] == '\0')
             return usage_error ("--csv: the file name is empty");
           o->bench.csv_path = optarg;
+          break;
+        case OPT_IMAGE:
+          if (optarg[0] == '\0')
+            return usage_error ("--image: the file name is empty");
+          o->bench_image = optarg;
           break;
         default:
           return usage_error ("unknown option '%s'", argv[optind - 1]);
@@ -884,23 +903,155 @@ run_info (const CliOptions *o)
 /* ---- bench ---- */
 
 static int
+worse_status (int a, int b)
+{
+  return a > b ? a : b;
+}
+
+static void
+print_compare_row (EsOp op, const EsCompareRow *row, double floor_ms, FILE *csv)
+{
+  char floor_text[32] = "-", multiple_text[32] = "-";
+
+  if (isfinite (floor_ms))
+    snprintf (floor_text, sizeof floor_text, "%.4f", floor_ms);
+  if (isfinite (row->floor_multiple))
+    snprintf (multiple_text, sizeof multiple_text, "%.2fx", row->floor_multiple);
+  printf ("%-9s %-7s %-22s %7d %10.4f %10.4f %9s %8s  %s%s\n", es_op_name (op),
+          es_backend_name (row->backend), row->id, row->repeats, row->kernel_ms, row->wall_ms,
+          floor_text, multiple_text, row->label, row->is_default ? " (default)" : "");
+  if (csv)
+    {
+      fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend),
+               row->id, row->repeats, row->kernel_ms, row->wall_ms);
+      if (isfinite (floor_ms))
+        fprintf (csv, "%.4f", floor_ms);
+      fputc (',', csv);
+      if (isfinite (row->floor_multiple))
+        fprintf (csv, "%.3f", row->floor_multiple);
+      fprintf (csv, ",\"%s\"\n", row->label);
+    }
+}
+
+/* bench --image: es_compare_variants for each operation on one file, the
+ * numbers the window's Compare Variants view shows for that image. */
+static int
+run_bench_image (CliOptions *o)
+{
+  const EsBenchOptions *bench = &o->bench;
+  int repeats = bench->repeats ? bench->repeats : ES_COMPARE_DEFAULT_REPEATS;
+  EsAtomicFile *csv_file = NULL;
+  EsEngine *engine = NULL;
+  EsImage image = { 0 };
+  EsError error;
+  FILE *csv = NULL;
+  int status = ES_EXIT_OK;
+
+  if (bench->n_sizes > 0)
+    return usage_error ("--image and --sizes exclude each other: the image sets the size");
+  if (o->variant && strcmp (o->variant, "all") != 0)
+    return usage_error ("--image compares every variant; --variant=%s does not apply", o->variant);
+
+  es_error_clear (&error);
+  if (!es_load_file (o->bench_image, o->levels, &image, &error))
+    return es_cli_report_error (o->bench_image, &error);
+  engine = es_engine_new (o->backend, &error);
+  if (!engine)
+    {
+      status = es_cli_report_error ("bench", &error);
+      goto out;
+    }
+  if (bench->csv_path)
+    {
+      csv_file = es_atomic_file_open (bench->csv_path, &error);
+      if (!csv_file)
+        {
+          status = es_cli_report_error (bench->csv_path, &error);
+          goto out;
+        }
+      csv = es_atomic_file_stream (csv_file);
+      fputs ("op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label\n", csv);
+    }
+
+  printf ("# %s: %dx%d, %d-bit%s; window %d, levels %d, amount %g; a warm-up run, then "
+          "medians of %d runs\n", base_name (o->bench_image), image.width, image.height,
+          image.depth, image.levels ? " levels (text matrix)" : "", o->window, o->levels,
+          (double) o->amount, repeats);
+  printf ("# engine: %s\n", es_engine_describe (engine));
+  if (es_engine_backend (engine) != ES_BACKEND_CUDA)
+    printf ("# kernel variants and the copy floor need CUDA: %s\n",
+            es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine)
+                                              : "the CPU backend was asked for");
+  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s  %s\n", "op", "backend", "variant", "repeats",
+          "kernel ms", "wall ms", "floor ms", "x floor", "label");
+  fflush (stdout);
+
+  for (int i = 0; i < bench->n_ops; i++)
+    {
+      EsJob job = ES_JOB_INIT (bench->ops[i]);
+      EsCompareRow *rows;
+      size_t n_rows;
+      double floor_ms;
+
+      job.window = o->window;
+      job.levels = o->levels;
+      job.amount = o->amount;
+      es_error_clear (&error);
+      if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows,
+                                &floor_ms, &error))
+        {
+          char subject[64];
+
+          snprintf (subject, sizeof subject, "bench %s", es_op_name (job.op));
+          status = worse_status (status, es_cli_report_error (subject, &error));
+          continue;
+        }
+      for (size_t r = 0; r < n_rows; r++)
+        print_compare_row (job.op, &rows[r], floor_ms, csv);
+      fflush (stdout);
+      free (rows);
+    }
+
+  if (csv_file)
+    {
+      es_error_clear (&error);
+      if (!es_atomic_file_commit (csv_file, &error))
+        status = worse_status (status, es_cli_report_error (bench->csv_path, &error));
+      csv_file = NULL;
+    }
+out:
+  if (csv_file)
+    es_atomic_file_abort (csv_file);
+  if (engine)
+    es_engine_free (engine);
+  es_image_clear (&image);
+  return status;
+}
+
+static int
 run_bench (CliOptions *o, int n_operands)
 {
   EsBenchOptions *bench = &o->bench;
 
   if (n_operands > 0)
-    return usage_error ("bench takes no input files");
-  if (bench->n_sizes == 0)
-    {
-      static const int sizes[] = { 1024, 4096, 8192 };
-      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        bench->sizes[bench->n_sizes++] = sizes[i];
-    }
+    return usage_error ("bench takes no input files; --image=FILE times the variants on one");
   if (bench->n_ops == 0)
     {
       static const EsOp ops[] = { ES_OP_ENTROPY, ES_OP_EQUALIZE, ES_OP_SHARPEN };
       for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         bench->ops[bench->n_ops++] = ops[i];
+    }
+  if (o->bench_image)
+    {
+      if (o->max_pixels)
+        es_image_set_max_pixels (o->max_pixels);
+      return run_bench_image (o);
+    }
+  if (bench->n_sizes == 0)
+    {
+      static const int sizes[] = { 1024, 4096, 8192 };
+      for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        bench->sizes[bench->n_sizes++] = sizes[i];
     }
   if (o->variant && strcmp (o->variant, "all") != 0)
     {

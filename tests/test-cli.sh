@@ -250,12 +250,44 @@ cpu_rows=$(awk -F, 'NR > 1 && NF == 12 && $2 == 64 && $3 == "cpu" { n++ } END { 
 check "the CSV has a 12-field row for each default operation on the CPU" [ "$cpu_rows" = 3 ]
 check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
 
+# -- bench --image: es_compare_variants on one file, as the window's Compare Variants view --
+cli bench --image "$SAMPLE" --ops entropy,sharpen --repeats 3 --backend cpu --csv image.csv
+check "bench --image exits 0 and writes nothing on stderr" [ "$rc" = 0 -a ! -s "$T/err.log" ]
+check "bench --image names the image and its size" eval 'grep -q "^# $stem.png: ${W}x$H, " "$T/out.log"'
+# Each row: op backend variant repeats kernel wall floor xfloor label; on the CPU one row per
+# operation, its single implementation, with positive medians, kernel <= wall (each run's
+# kernel time is part of its wall time), and no floor.
+image_rows=$(awk '$1 == "entropy" || $1 == "sharpen" {
+    if ($2 == "cpu" && $3 == "openmp" && $4 == 3 && $5 > 0 && $5 <= $6 && $7 == "-" && $8 == "-") n++
+    else bad = 1
+  } END { print bad ? -1 : n + 0 }' "$T/out.log")
+check "bench --image --backend=cpu times each operation's CPU implementation (kernel <= wall)" \
+  [ "$image_rows" = 2 ]
+check "bench --image writes its CSV" \
+  eval '[ "$(head -n 1 image.csv)" = "op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label" ] &&
+        [ "$(awk -F, '"'"'NR > 1 && $2 == "cpu" && $3 == "openmp" && $4 == 3 && $7 == "" { n++ } END { print n + 0 }'"'"' image.csv)" = 2 ]'
+cli bench --image "$SAMPLE" --ops equalize --repeats 2
+# With CUDA in use the rows are the variants and the floor is measured.
+check "bench --image with the default backend gives equalize rows" \
+  eval '[ "$rc" = 0 ] && grep -q "^equalize " "$T/out.log"'
+cli bench --image "$SAMPLE" --sizes 64
+check "bench --image with --sizes is a usage error" eval '[ "$rc" = 1 ] && one_error_line "sizes"'
+cli bench --image "$SAMPLE" --variant nope
+check "bench --image with one --variant is a usage error" eval '[ "$rc" = 1 ] && one_error_line "variant"'
+cli bench --image "$CORRUPT"
+check "bench --image of a corrupt file exits 2 naming it" \
+  eval '[ "$rc" = 2 ] && one_error_line "$(basename "$CORRUPT")"'
+cli bench --image "$SAMPLE" --max-pixels 100
+check "bench --image honours --max-pixels" eval '[ "$rc" = 2 ] && one_error_line "limit"'
+cli bench "$SAMPLE"
+check "bench with an operand points to --image" eval '[ "$rc" = 1 ] && one_error_line "--image"'
+
 cli --help
 check "--help exits 0" eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ]'
 missing=
 for option in -o --output -q --quiet --window --levels --amount --colormap --raw16 --format --range \
               --units --colorbar --backend --variant --timings --max-pixels --sizes --ops --repeats \
-              --csv --help --version info bench "Exit status" Examples; do
+              --csv --image --help --version info bench "Exit status" Examples; do
   grep -q -e "$option" "$T/out.log" || missing="$missing $option"
 done
 check "--help mentions every option, the exit status and examples${missing:+ (missing:$missing)}" [ -z "$missing" ]

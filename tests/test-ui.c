@@ -1,9 +1,13 @@
-/* UI tests (GTest, under Xvfb): open, switch views, tune, zoom, export byte-identical to the pipeline. */
+/* UI tests (GTest, under Xvfb): open, switch views, tune, zoom, export byte-identical to the pipeline,
+ * compare variants, refuse images over the size limit. */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 
 #include "es-application.h"
+#include "es-bar.h"
 #include "es-colorbar.h"
+#include "es-compare-window.h"
 #include "es-load.h"
 #include "es-window.h"
 
@@ -434,6 +438,234 @@ test_backend (void)
   wait_idle ();
 }
 
+/* The bars the user sees: EsBar widgets that are drawn. */
+static int
+count_drawn_bars (GtkWidget *widget)
+{
+  int n = ES_IS_BAR (widget) && gtk_widget_is_drawable (widget);
+
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
+       child = gtk_widget_get_next_sibling (child))
+    n += count_drawn_bars (child);
+  return n;
+}
+
+/* A finished comparison of op on the current image with the current settings. */
+static void
+check_comparison (EsCompareWindow *compare, EsOp op)
+{
+  const EsComparison *comparison = es_compare_window_get_comparison (compare);
+  size_t n_variants;
+
+  g_assert_false (es_compare_window_get_busy (compare));
+  g_assert_nonnull (comparison);
+  g_assert_true (comparison->source == es_window_get_source (window));
+  g_assert_cmpint (comparison->job.op, ==, op);
+  g_assert_cmpint (comparison->repeats, ==, ES_COMPARE_DEFAULT_REPEATS);
+  if (op == ES_OP_ENTROPY)
+    {
+      g_assert_cmpint (comparison->job.window, ==, g_settings_get_int (settings, "window"));
+      g_assert_cmpint (comparison->job.levels, ==, g_settings_get_int (settings, "levels"));
+    }
+  if (op == ES_OP_SHARPEN)
+    g_assert_cmpfloat (comparison->job.amount, ==, (float) g_settings_get_double (settings, "amount"));
+
+  for (size_t i = 0; i < comparison->n_rows; i++)
+    {
+      const EsCompareRow *row = &comparison->rows[i];
+
+      g_test_message ("%s %s: kernel %.3f ms, wall %.3f ms, %.2f× floor", es_op_name (op), row->id,
+                      row->kernel_ms, row->wall_ms, row->floor_multiple);
+      g_assert_cmpint (row->repeats, ==, ES_COMPARE_DEFAULT_REPEATS);
+      g_assert_cmpfloat (row->kernel_ms, >, 0);
+      /* Each run's kernel time is part of its wall time, so the medians keep that order. */
+      g_assert_cmpfloat (row->kernel_ms, <=, row->wall_ms);
+      g_assert_nonnull (row->lesson);
+    }
+
+  if (comparison->engine.backend == ES_BACKEND_CUDA)
+    {
+      es_variants (op, &n_variants);
+      g_assert_cmpstr (es_compare_window_get_page (compare), ==, "chart");
+      g_assert_cmpuint (comparison->n_rows, ==, n_variants);
+      g_assert_cmpfloat (comparison->floor_ms, >, 0);
+      for (size_t i = 0; i < comparison->n_rows; i++)
+        g_assert_cmpfloat_with_epsilon (comparison->rows[i].floor_multiple,
+                                        comparison->rows[i].kernel_ms / comparison->floor_ms, 1e-9);
+      /* The floor's bar, then one per variant. */
+      g_assert_cmpint (count_drawn_bars (GTK_WIDGET (compare)), ==, (int) n_variants + 1);
+    }
+  else
+    {
+      /* No CUDA: the CPU's one implementation, and why there is nothing else. */
+      g_assert_cmpstr (es_compare_window_get_page (compare), ==, "cpu");
+      g_assert_cmpuint (comparison->n_rows, ==, 1);
+      g_assert_cmpstr (comparison->rows[0].id, ==, "openmp");
+      g_assert_cmpint (comparison->rows[0].backend, ==, ES_BACKEND_CPU);
+      g_assert_true (isnan (comparison->floor_ms));
+      g_assert_true (isnan (comparison->rows[0].floor_multiple));
+      g_assert_cmpint (count_drawn_bars (GTK_WIDGET (compare)), ==, 1);
+    }
+}
+
+static void
+test_compare (void)
+{
+  EsCompareWindow *compare;
+
+  /* It compares the operation on screen. */
+  set_view ("sharpened");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.compare", NULL));
+  compare = ES_COMPARE_WINDOW (es_window_get_compare_window (window));
+  g_assert_nonnull (compare);
+  wait_idle ();
+  g_assert_cmpint (es_compare_window_get_op (compare), ==, ES_OP_SHARPEN);
+  check_comparison (compare, ES_OP_SHARPEN);
+
+  /* Another operation runs again by itself. */
+  es_compare_window_set_op (compare, ES_OP_ENTROPY);
+  g_assert_true (es_compare_window_get_busy (compare));
+  g_assert_cmpstr (es_compare_window_get_page (compare), ==, "progress");
+  wait_idle ();
+  check_comparison (compare, ES_OP_ENTROPY);
+
+  /* Cancelled before the worker takes it up: no result, and a way back. */
+  es_compare_window_run (compare);
+  es_compare_window_cancel (compare);
+  wait_idle ();
+  g_assert_false (es_compare_window_get_busy (compare));
+  g_assert_null (es_compare_window_get_comparison (compare));
+  g_assert_cmpstr (es_compare_window_get_page (compare), ==, "cancelled");
+
+  /* The action brings the same window back and runs it again. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.compare", NULL));
+  g_assert_true (es_window_get_compare_window (window) == GTK_WINDOW (compare));
+  wait_idle ();
+  check_comparison (compare, ES_OP_SHARPEN);
+
+  gtk_window_destroy (GTK_WINDOW (compare));
+  wait_idle ();
+  g_assert_null (es_window_get_compare_window (window));
+  set_view ("entropy");
+}
+
+/* Opens path and checks that it was refused for its size, naming the limit. */
+static void
+assert_refused (EsSource *before, const char *path, const char *name, guint64 limit)
+{
+  g_autofree char *prefix = g_strdup_printf ("Could not open “%s”: ", name);
+  g_autofree char *reason = g_strdup_printf ("over the limit of %" G_GUINT64_FORMAT " pixels", limit);
+
+  open_path (path);
+  g_test_message ("%s", es_window_get_last_message (window));
+  g_assert_true (es_window_get_source (window) == before);
+  g_assert_true (g_str_has_prefix (es_window_get_last_message (window), prefix));
+  g_assert_nonnull (strstr (es_window_get_last_message (window), reason));
+}
+
+/* The image on screen computes with the new window size. */
+static void
+assert_computes (int entropy_window)
+{
+  EsLayer *layer;
+
+  g_settings_set_int (settings, "window", entropy_window);
+  wait_idle ();
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_nonnull (layer);
+  g_assert_true (layer->source == es_window_get_source (window));
+  g_assert_cmpint (layer->params.job.window, ==, entropy_window);
+}
+
+/* An image over the "max-pixels" setting is refused with a toast that says
+ * why; the image on screen stays and keeps computing, also when the limit
+ * drops below it. */
+static void
+test_max_pixels (void)
+{
+  g_autofree char *small = test_image ("pngsuite", "basn0g08.png");     /* 32×32 */
+  g_autofree char *text = test_image ("images", "text.png");            /* 448×172 */
+  g_autofree char *camera = test_image ("images", "camera.png");        /* 512×512 */
+  g_autofree char *medium = g_build_filename (tmpdir, "medium.pgm", NULL);
+  const guint64 limit = g_test_rand_int_range (1100, 40000);
+  g_autofree guint8 *pgm = g_malloc (64 + 200 * 200);
+  int header = g_snprintf ((char *) pgm, 64, "P5\n200 200\n255\n");
+  EsSource *before;
+
+  /* 200×200: over the limit, under text.png. */
+  for (int i = 0; i < 200 * 200; i++)
+    pgm[header + i] = (guint8) g_test_rand_int_range (0, 256);
+  g_assert_true (g_file_set_contents (medium, (const char *) pgm, header + 200 * 200, NULL));
+  g_test_message ("limit %" G_GUINT64_FORMAT " pixels", limit);
+
+  set_view ("entropy");
+  open_path (small);
+  before = es_window_get_source (window);
+  g_assert_cmpstr (before->name, ==, "basn0g08.png");
+  g_settings_set_uint64 (settings, "max-pixels", limit);
+  assert_refused (before, camera, "camera.png", limit);
+  assert_computes (test_window == 3 ? 5 : 3);
+
+  /* A limit lowered below the image on screen applies to the next file, not
+   * to the jobs of this one; the refusal names the setting either way. */
+  g_settings_reset (settings, "max-pixels");
+  open_path (text);
+  before = es_window_get_source (window);
+  g_assert_cmpstr (before->name, ==, "text.png");
+  g_settings_set_uint64 (settings, "max-pixels", limit);
+  assert_computes (test_window);
+  assert_refused (before, camera, "camera.png", limit);
+  assert_refused (before, medium, "medium.pgm", limit);
+
+  g_settings_reset (settings, "max-pixels");
+  open_path (medium);
+  g_assert_cmpstr (es_window_get_source (window)->name, ==, "medium.pgm");
+  open_path (camera);
+  g_assert_cmpstr (es_window_get_source (window)->name, ==, "camera.png");
+}
+
+static GtkWidget *
+find_row (GtkWidget *widget, const char *title)
+{
+  if (ADW_IS_PREFERENCES_ROW (widget)
+      && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), title) == 0)
+    return widget;
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      GtkWidget *row = find_row (child, title);
+      if (row)
+        return row;
+    }
+  return NULL;
+}
+
+/* Where CUDA cannot be used, its backend row is greyed out and says why. */
+static void
+test_cuda_row (void)
+{
+  EsError error = { 0 };
+  EsEngine *cuda = es_engine_new (ES_BACKEND_CUDA, &error);
+  GtkWidget *row = find_row (GTK_WIDGET (window), "CUDA");
+  const char *subtitle;
+
+  g_assert_nonnull (row);
+  subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
+  g_test_message ("CUDA row: %s", subtitle);
+  if (cuda)
+    g_assert_true (gtk_widget_get_sensitive (row));
+  else
+    {
+      g_assert_false (gtk_widget_get_sensitive (row));
+      g_assert_nonnull (subtitle);
+      g_assert_cmpuint (strlen (subtitle), >, 0);
+      g_assert_cmpstr (gtk_widget_get_tooltip_text (row), ==, subtitle);
+      if (!es_engine_cuda_compiled ())
+        g_assert_nonnull (strstr (subtitle, "no CUDA backend"));
+    }
+  g_clear_pointer (&cuda, es_engine_free);
+}
+
 /* Zoomed in, every image pixel is a uniform zoom×zoom block of its colour. */
 static void
 test_crisp_pixels (void)
@@ -548,12 +780,15 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui/drop", test_drop);
   g_test_add_func ("/ui/copy", test_copy);
   g_test_add_func ("/ui/backend", test_backend);
+  g_test_add_func ("/ui/cuda-row", test_cuda_row);
+  g_test_add_func ("/ui/compare", test_compare);
+  g_test_add_func ("/ui/max-pixels", test_max_pixels);
   status = g_test_run ();
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&settings);
   for (const char *const *name = (const char *const[]) { "shown.out", "expected.out", "pane.png",
-                                                         "original.png", NULL };
+                                                         "original.png", "medium.pgm", NULL };
        *name; name++)
     {
       g_autofree char *path = g_build_filename (tmpdir, *name, NULL);

@@ -9,6 +9,7 @@ struct _EsApplication {
   AdwApplication parent_instance;
 
   GSettings *settings;
+  gboolean compare_at_start;   /* --compare */
 };
 
 G_DEFINE_FINAL_TYPE (EsApplication, es_application, ADW_TYPE_APPLICATION)
@@ -49,7 +50,27 @@ es_application_new (GSettings *settings, GApplicationFlags flags)
                                       "resource-base-path", "/org/entroscope/Entroscope",
                                       NULL);
   self->settings = g_object_ref (settings);
+  g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE…]");
+  g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE,
+                                 G_OPTION_ARG_NONE,
+                                 "Open the Compare Variants view once the image is open", NULL);
   return self;
+}
+
+static int
+es_application_handle_local_options (GApplication *application, GVariantDict *options)
+{
+  if (g_variant_dict_contains (options, "compare"))
+    ES_APPLICATION (application)->compare_at_start = TRUE;
+  return -1;
+}
+
+static void
+compare_at_start (EsApplication *self, EsWindow *window)
+{
+  if (self->compare_at_start)
+    es_window_compare_when_open (window);
+  self->compare_at_start = FALSE;
 }
 
 static EsWindow *
@@ -74,6 +95,7 @@ es_application_activate (GApplication *application)
   if (created)
     es_window_open_sample (window);
   gtk_window_present (GTK_WINDOW (window));
+  compare_at_start (self, window);
 }
 
 static void
@@ -86,6 +108,7 @@ es_application_open (GApplication *application, GFile **files, int n_files, cons
   if (n_files > 0)
     es_window_open (window, files[0]);
   gtk_window_present (GTK_WINDOW (window));
+  compare_at_start (self, window);
 
   /* Each further file gets a window of its own. */
   for (int i = 1; i < n_files; i++)
@@ -152,6 +175,7 @@ es_application_startup (GApplication *application)
     { "win.open", { "<Primary>o", NULL } },
     { "win.export", { "<Primary>e", NULL } },
     { "win.copy", { "<Primary>c", NULL } },
+    { "win.compare", { "<Primary>b", NULL } },
     { "win.zoom-fit", { "<Primary>0", NULL } },
     { "win.zoom-in", { "<Primary>plus", "<Primary>equal", "<Primary>KP_Add", NULL } },
     { "win.zoom-out", { "<Primary>minus", "<Primary>KP_Subtract", NULL } },
@@ -199,6 +223,7 @@ es_application_class_init (EsApplicationClass *klass)
   G_APPLICATION_CLASS (klass)->activate = es_application_activate;
   G_APPLICATION_CLASS (klass)->open = es_application_open;
   G_APPLICATION_CLASS (klass)->startup = es_application_startup;
+  G_APPLICATION_CLASS (klass)->handle_local_options = es_application_handle_local_options;
   G_APPLICATION_CLASS (klass)->shutdown = es_application_shutdown;
 }
 

@@ -1,6 +1,8 @@
 /* EsSidebar: AdwPreferencesGroup rows for every parameter, bound to GSettings. */
 #include "es-sidebar.h"
 
+#include <math.h>
+
 #include "es-histogram.h"
 
 struct _EsSidebar {
@@ -9,6 +11,7 @@ struct _EsSidebar {
   GtkAdjustment *window_adjustment;
   GtkAdjustment *levels_adjustment;
   GtkAdjustment *amount_adjustment;
+  GtkAdjustment *max_pixels_adjustment;
   AdwComboRow *units_row;
   AdwComboRow *colormap_row;
   AdwComboRow *range_row;
@@ -58,6 +61,20 @@ index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data
   return g_variant_new_string (nicks[index]);
 }
 
+/* max-pixels, in pixels, <-> the spin button, in megapixels. */
+static gboolean
+pixels_to_megapixels (GValue *value, GVariant *variant, gpointer user_data)
+{
+  g_value_set_double (value, g_variant_get_uint64 (variant) / 1e6);
+  return TRUE;
+}
+
+static GVariant *
+megapixels_to_pixels (const GValue *value, const GVariantType *type, gpointer user_data)
+{
+  return g_variant_new_uint64 ((guint64) MAX (llround (g_value_get_double (value) * 1e6), 1));
+}
+
 static void
 bind_combo (GSettings *settings, const char *key, AdwComboRow *row, const char *const *nicks)
 {
@@ -73,6 +90,9 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
   g_settings_bind (settings, "window", self->window_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (settings, "levels", self->levels_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (settings, "amount", self->amount_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind_with_mapping (settings, "max-pixels", self->max_pixels_adjustment, "value",
+                                G_SETTINGS_BIND_DEFAULT, pixels_to_megapixels, megapixels_to_pixels,
+                                NULL, NULL);
   g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
   bind_combo (settings, "units", self->units_row, units_nicks);
   bind_combo (settings, "colormap", self->colormap_row, colormap_nicks);
@@ -82,11 +102,20 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
 void
 es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason)
 {
+  g_autofree char *sentence = NULL;
+
   g_return_if_fail (ES_IS_SIDEBAR (self));
 
+  /* Reasons are written to follow "CUDA is not available: "; alone on a
+   * row they start with a capital. */
+  if (!usable && reason && *reason)
+    {
+      sentence = g_strdup (reason);
+      sentence[0] = g_ascii_toupper (sentence[0]);
+    }
   gtk_widget_set_sensitive (GTK_WIDGET (self->cuda_row), usable);
-  adw_action_row_set_subtitle (self->cuda_row, usable ? "NVIDIA GPU" : reason);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->cuda_row), usable ? NULL : reason);
+  adw_action_row_set_subtitle (self->cuda_row, usable ? "NVIDIA GPU" : sentence);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->cuda_row), usable ? NULL : sentence);
 }
 
 static void
@@ -102,6 +131,27 @@ add_row (EsSidebar *self, GtkWidget *row)
 {
   adw_preferences_group_add (self->variant_group, row);
   g_ptr_array_add (self->variant_rows, row);
+}
+
+/* The way into the Compare Variants window, under the variants. */
+static void
+add_compare_row (EsSidebar *self, gboolean have_variants)
+{
+  GtkWidget *row = adw_action_row_new ();
+  GtkWidget *icon = gtk_image_new_from_icon_name ("es-compare-symbolic");
+  GtkWidget *arrow = gtk_image_new_from_icon_name ("go-next-symbolic");
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Compare Variants…");
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row),
+                               have_variants ? "Time each one on this image, beside the copy floor"
+                                             : "Time this image on the CPU, and see why variants "
+                                               "need CUDA");
+  gtk_widget_set_tooltip_text (row, "Ctrl+B");
+  adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), arrow);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "win.compare");
+  add_row (self, row);
 }
 
 void
@@ -125,6 +175,7 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
       adw_preferences_group_set_title (self->variant_group, "Kernel Variant");
       adw_preferences_group_set_description (self->variant_group,
                                              "The original image runs no kernel");
+      add_compare_row (self, FALSE);
       return;
     }
 
@@ -136,6 +187,7 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
       adw_preferences_group_set_description (self->variant_group,
                                              "This build has no CUDA kernels; the CPU has one "
                                              "implementation of each operation");
+      add_compare_row (self, FALSE);
       return;
     }
   adw_preferences_group_set_description (self->variant_group,
@@ -162,6 +214,7 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
       gtk_widget_set_sensitive (row, cuda_in_use);
       add_row (self, row);
     }
+  add_compare_row (self, cuda_in_use);
 }
 
 void
@@ -213,6 +266,7 @@ es_sidebar_class_init (EsSidebarClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, window_adjustment);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, levels_adjustment);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, amount_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, max_pixels_adjustment);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, units_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, colormap_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, range_row);

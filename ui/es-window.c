@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "es-colorbar.h"
+#include "es-compare-window.h"
 #include "es-debug.h"
 #include "es-load.h"
 #include "es-ops.h"
@@ -34,9 +35,13 @@ struct _EsWindow {
   GCancellable *cancellable;      /* cancelled when the window goes away */
   GtkNativeDialog *chooser;
 
+  EsCompareWindow *compare_window; /* weak */
+  gboolean compare_when_open;
+
   EsSource *source;
   guint64 load_serial;            /* the newest load wins */
-  int loads, exports;
+  int loads;
+  int tasks;                      /* exports, copies and comparisons */
   gboolean busy;
 
   guint64 generation;             /* of the newest request */
@@ -115,7 +120,7 @@ show_toast (EsWindow *self, const char *message)
 static void
 update_busy (EsWindow *self)
 {
-  gboolean busy = self->loads > 0 || self->exports > 0
+  gboolean busy = self->loads > 0 || self->tasks > 0
                   || self->generation > self->answered_generation;
 
   if (self->spinner == NULL)   /* disposed */
@@ -542,6 +547,8 @@ typedef struct {
   GFile *file;
   char *name;
   int levels;
+  guint64 max_pixels;         /* the "max-pixels" setting */
+  guint64 budget;             /* es_image_get_max_pixels () when the load started */
   guint64 serial;
   gboolean remember_folder;   /* not for the bundled sample */
 } LoadData;
@@ -573,11 +580,54 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
     }
   if (!es_load_memory (contents, length, load->levels, &image, &es_error))
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s", es_error.message);
+      g_autofree char *budget = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
+                                                 load->budget);
+      g_autofree char *setting = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
+                                                  load->max_pixels);
+      g_auto (GStrv) parts = g_strsplit (es_error.message, budget, 2);
+      g_autofree char *message = g_strjoinv (setting, parts);
+
+      /* The budget can stand above the setting (see apply_max_pixels); the
+       * image is over both, and the user knows the setting. */
+      g_task_return_new_error (task, G_IO_ERROR,
+                               es_error.code == ES_ERROR_LIMIT ? G_IO_ERROR_MESSAGE_TOO_LARGE
+                                                               : G_IO_ERROR_INVALID_DATA,
+                               "%s", message);
+      return;
+    }
+  if ((guint64) image.width * (guint64) image.height > load->max_pixels)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                               "image size %d×%d is over the limit of %" G_GUINT64_FORMAT " pixels",
+                               image.width, image.height, load->max_pixels);
+      es_image_clear (&image);
       return;
     }
   g_task_return_pointer (task, es_source_new (load->file, load->name, &image),
                          (GDestroyNotify) es_source_unref);
+}
+
+static guint64
+source_pixels (const EsSource *source)
+{
+  return source ? (guint64) source->image.width * (guint64) source->image.height : 0;
+}
+
+/* The process-wide pixel budget that decoders check before they allocate
+ * follows the "max-pixels" setting, but never drops below an image open in
+ * a window: every job on it allocates outputs of its size. An image between
+ * the two is refused after decoding (load_thread). */
+static void
+apply_max_pixels (EsWindow *self)
+{
+  GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
+  guint64 budget = g_settings_get_uint64 (self->settings, "max-pixels");
+
+  budget = MAX (budget, source_pixels (self->source));
+  for (GList *l = application ? gtk_application_get_windows (application) : NULL; l; l = l->next)
+    if (ES_IS_WINDOW (l->data))
+      budget = MAX (budget, source_pixels (ES_WINDOW (l->data)->source));
+  es_image_set_max_pixels (budget);
 }
 
 static void
@@ -588,6 +638,8 @@ set_source (EsWindow *self, EsSource *source, gboolean remember_folder)
 
   g_clear_pointer (&self->source, es_source_unref);
   self->source = source;
+  apply_max_pixels (self);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
 
   adw_window_title_set_title (self->window_title, source->name);
   title = g_strdup_printf ("%s — Entroscope", source->name);
@@ -623,8 +675,12 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
 
   if (source == NULL)
     {
-      g_autofree char *message = g_strdup_printf ("Could not open “%s”: %s", load->name,
-                                                  error->message);
+      gboolean too_large = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE);
+      g_autofree char *message = g_strdup_printf ("Could not open “%s”: %s%s", load->name,
+                                                  error->message,
+                                                  too_large ? " (Maximum Image Size is in the "
+                                                              "side panel)"
+                                                            : "");
       show_toast (self, message);
       if (self->source == NULL && self->loads == 0)
         gtk_stack_set_visible_child_name (self->stack, "empty");
@@ -638,6 +694,11 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
   set_source (self, source, load->remember_folder);
   what = g_strdup_printf ("open %s", source->name);
   schedule_update (self, what);
+  if (self->compare_when_open)
+    {
+      self->compare_when_open = FALSE;
+      gtk_widget_activate_action (GTK_WIDGET (self), "win.compare", NULL);
+    }
 }
 
 static void
@@ -659,6 +720,9 @@ open_file (EsWindow *self, GFile *file, gboolean remember_folder)
       load->name = g_file_get_parse_name (file);
     }
   load->levels = g_settings_get_int (self->settings, "levels");
+  apply_max_pixels (self);
+  load->max_pixels = g_settings_get_uint64 (self->settings, "max-pixels");
+  load->budget = es_image_get_max_pixels ();
   load->serial = ++self->load_serial;
   load->remember_folder = remember_folder;
   self->loads++;
@@ -809,7 +873,7 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
 static void
 on_task_done (GTask *task, GParamSpec *pspec, EsWindow *self)
 {
-  self->exports--;
+  self->tasks--;
   update_busy (self);
 }
 
@@ -846,7 +910,7 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
   export->colorbar = colorbar;
   g_task_set_task_data (task, export, export_data_free);
 
-  self->exports++;
+  self->tasks++;
   update_busy (self);
   g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
   g_task_run_in_thread (task, export_thread);
@@ -1003,11 +1067,101 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   display_scale (self, layer, &copy->scale);
   task = g_task_new (self, self->cancellable, on_copied, NULL);
   g_task_set_task_data (task, copy, copy_data_free);
-  self->exports++;
+  self->tasks++;
   update_busy (self);
   g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
   g_task_run_in_thread (task, copy_thread);
   g_object_unref (task);
+}
+
+/* Comparing variants */
+
+static EsView
+op_view (EsOp op)
+{
+  switch (op)
+    {
+    case ES_OP_QUANTIZE:
+      return ES_VIEW_QUANTIZED;
+    case ES_OP_EQUALIZE:
+      return ES_VIEW_EQUALIZED;
+    case ES_OP_SHARPEN:
+      return ES_VIEW_SHARPENED;
+    case ES_OP_ENTROPY:
+    default:
+      return ES_VIEW_ENTROPY;
+    }
+}
+
+void
+es_window_compare_async (EsWindow *self, EsOp op, int repeats, GCancellable *cancellable,
+                         EsCompareProgressFunc progress, gpointer progress_data,
+                         GAsyncReadyCallback callback, gpointer user_data)
+{
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  EsViewParams params;
+
+  g_task_set_source_tag (task, es_window_compare_async);
+  if (self->source == NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "No image is open");
+      g_object_unref (task);
+      return;
+    }
+  es_window_get_view_params (self, op_view (op), &params);
+  self->tasks++;
+  update_busy (self);
+  g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
+  es_worker_compare (self->worker, task, self->source, current_backend (self), &params.job,
+                     repeats, progress, progress_data);
+}
+
+EsComparison *
+es_window_compare_finish (EsWindow *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+void
+es_window_compare_when_open (EsWindow *self)
+{
+  if (self->source)
+    gtk_widget_activate_action (GTK_WIDGET (self), "win.compare", NULL);
+  else
+    self->compare_when_open = TRUE;
+}
+
+GtkWindow *
+es_window_get_compare_window (EsWindow *self)
+{
+  return self->compare_window ? GTK_WINDOW (self->compare_window) : NULL;
+}
+
+static void
+compare_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  EsWindow *self = ES_WINDOW (widget);
+  EsOp op = ES_OP_ENTROPY;
+
+  /* The operation on screen; the original runs none, so entropy. */
+  es_view_get_op (es_window_get_active_view (self), &op);
+  if (self->compare_window == NULL)
+    {
+      self->compare_window = es_compare_window_new (self, op);
+      g_object_add_weak_pointer (G_OBJECT (self->compare_window),
+                                 (gpointer *) &self->compare_window);
+      gtk_window_present (GTK_WINDOW (self->compare_window));
+      es_compare_window_run (self->compare_window);
+      return;
+    }
+  gtk_window_present (GTK_WINDOW (self->compare_window));
+  /* A new operation starts a run by itself; the same one runs again, for
+   * the image and settings of now. */
+  if (es_compare_window_get_op (self->compare_window) != op)
+    es_compare_window_set_op (self->compare_window, op);
+  else
+    es_compare_window_run (self->compare_window);
 }
 
 /* Zoom */
@@ -1070,6 +1224,8 @@ on_settings_changed (GSettings *settings, const char *key, EsWindow *self)
   else if (g_str_equal (key, "window") || g_str_equal (key, "levels") || g_str_equal (key, "amount")
            || g_str_equal (key, "range") || g_str_equal (key, "units"))
     schedule_update (self, what);
+  else if (g_str_equal (key, "max-pixels"))
+    apply_max_pixels (self);
 }
 
 static gboolean
@@ -1241,6 +1397,7 @@ es_window_constructed (GObject *object)
   for (int i = PROP_VIEW; i <= PROP_SHOW_SIDEBAR; i++)
     g_object_notify_by_pspec (object, properties[i]);
 
+  apply_max_pixels (self);
   /* The active pane of the grid starts on the entropy heatmap. */
   es_canvas_set_active_pane (self->canvas, 1);
   update_variants (self);
@@ -1323,6 +1480,13 @@ es_window_dispose (GObject *object)
   EsWindow *self = ES_WINDOW (object);
 
   g_cancellable_cancel (self->cancellable);
+  if (self->compare_window)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->compare_window),
+                                    (gpointer *) &self->compare_window);
+      gtk_window_destroy (GTK_WINDOW (self->compare_window));
+      self->compare_window = NULL;
+    }
   g_clear_handle_id (&self->update_idle, g_source_remove);
   g_clear_handle_id (&self->status_idle, g_source_remove);
   g_clear_pointer (&self->worker, es_worker_free);
@@ -1414,6 +1578,7 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.export", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.copy", NULL, copy_action);
+  gtk_widget_class_install_action (widget_class, "win.compare", NULL, compare_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
@@ -1446,6 +1611,7 @@ es_window_init (EsWindow *self)
   GType types[] = { GDK_TYPE_FILE_LIST, G_TYPE_FILE };
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", FALSE);
   self->cancellable = g_cancellable_new ();
   self->changes = g_string_new (NULL);
   g_queue_init (&self->pending_log);

@@ -5,6 +5,7 @@
 
 #include "es-canvas.h"
 #include "es-layer.h"
+#include "es-worker.h"
 
 G_BEGIN_DECLS
 
@@ -19,7 +20,7 @@ void es_window_open (EsWindow *self, GFile *file);
 /* Opens the bundled sample image (when it can be found). */
 gboolean es_window_open_sample (EsWindow *self);
 
-/* Loading, computing, exporting or copying. */
+/* Loading, computing, exporting, copying or comparing variants. */
 gboolean es_window_get_busy (EsWindow *self);
 EsSource *es_window_get_source (EsWindow *self);
 /* The newest result of a view for the current image, or NULL. */
@@ -38,5 +39,16 @@ void es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format,
                              GCancellable *cancellable, GAsyncReadyCallback callback,
                              gpointer user_data);
 gboolean es_window_export_finish (EsWindow *self, GAsyncResult *result, GError **error);
+
+/* Times every kernel variant of op on the current image with the current
+ * settings and backend, on the worker (es_worker_compare). */
+void es_window_compare_async (EsWindow *self, EsOp op, int repeats, GCancellable *cancellable,
+                              EsCompareProgressFunc progress, gpointer progress_data,
+                              GAsyncReadyCallback callback, gpointer user_data);
+EsComparison *es_window_compare_finish (EsWindow *self, GAsyncResult *result, GError **error);
+/* Opens the Compare Variants view (win.compare) as soon as an image is open. */
+void es_window_compare_when_open (EsWindow *self);
+/* The Compare Variants window (win.compare), or NULL before it is opened. */
+GtkWindow *es_window_get_compare_window (EsWindow *self);
 
 G_END_DECLS

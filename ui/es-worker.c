@@ -1,4 +1,4 @@
-/* The compute worker: a thread owning the EsEngine, a one-slot cache per view, newest-first. */
+/* The compute worker: a thread owning the EsEngine, a one-slot cache per view, newest-first, and variant comparisons. */
 #include "es-worker.h"
 
 #ifdef __linux__
@@ -13,6 +13,8 @@ struct _EsWorker {
   EsWorkerCallback callback;
   gpointer user_data;
   gint alive;                /* atomic: 0 once es_worker_free has run */
+  GMutex compare_lock;
+  GQueue compares;           /* CompareTask*, under compare_lock */
 
   /* Touched by the worker thread only. */
   EsEngine *engine;
@@ -24,11 +26,25 @@ struct _EsWorker {
 };
 
 static EsRequest quit_marker;
+/* Wakes the thread for a comparison; the comparisons wait in their own
+ * queue, where a newer view request cannot drop them. */
+static EsRequest compare_marker;
+
+typedef struct {
+  EsWorker *worker;
+  GTask *task;
+  EsSource *source;
+  EsBackendChoice backend;
+  EsJob job;
+  int repeats;
+  EsCompareProgressFunc progress;
+  gpointer progress_data;
+} CompareTask;
 
 void
 es_request_free (EsRequest *request)
 {
-  if (request == NULL || request == &quit_marker)
+  if (request == NULL || request == &quit_marker || request == &compare_marker)
     return;
   es_source_unref (request->source);
   g_free (request);
@@ -48,6 +64,18 @@ es_response_free (EsResponse *response)
   g_free (response->engine.description);
   g_free (response->engine.cuda_reason);
   g_free (response);
+}
+
+void
+es_comparison_free (EsComparison *comparison)
+{
+  if (comparison == NULL)
+    return;
+  es_source_unref (comparison->source);
+  g_free (comparison->engine.description);
+  g_free (comparison->engine.cuda_reason);
+  free (comparison->rows);
+  g_free (comparison);
 }
 
 static void
@@ -88,7 +116,10 @@ probe_cuda (EsWorker *worker)
   worker->probed = TRUE;
   if (!es_engine_cuda_compiled ())
     {
-      worker->cuda_reason = g_strdup ("This build has no CUDA backend");
+      /* An engine made for the CPU says only that the CPU was chosen. */
+      worker->cuda_reason = g_strdup (worker->engine && worker->engine_choice != ES_BACKEND_CPU
+                                        ? es_engine_cuda_reason (worker->engine)
+                                        : "this build has no CUDA backend");
       return;
     }
   if (worker->engine && es_engine_backend (worker->engine) == ES_BACKEND_CUDA)
@@ -109,8 +140,11 @@ probe_cuda (EsWorker *worker)
     worker->cuda_reason = g_strdup (error.message);
 }
 
+/* Makes the engine for a backend choice, if it is not the one at hand.
+ * *notice says when CUDA was asked for and the CPU stands in; *failure
+ * when there is no engine at all. */
 static gboolean
-ensure_engine (EsWorker *worker, EsBackendChoice choice, EsResponse *response)
+ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice, char **failure)
 {
   EsError error = { 0 };
 
@@ -120,13 +154,20 @@ ensure_engine (EsWorker *worker, EsBackendChoice choice, EsResponse *response)
   worker->engine = es_engine_new (choice, &error);
   if (worker->engine == NULL && choice == ES_BACKEND_CUDA)
     {
-      response->notice = g_strdup_printf ("CUDA is not available (%s); using the CPU", error.message);
+      *notice = g_strdup_printf ("CUDA is not available (%s); using the CPU", error.message);
+      /* The backend choice greys CUDA out with this reason. */
+      if (worker->probed)
+        {
+          worker->cuda_usable = FALSE;
+          g_free (worker->cuda_reason);
+          worker->cuda_reason = g_strdup (error.message);
+        }
       es_error_clear (&error);
       worker->engine = es_engine_new (ES_BACKEND_CPU, &error);
     }
   if (worker->engine == NULL)
     {
-      response->error = g_strdup_printf ("No compute backend: %s", error.message);
+      *failure = g_strdup_printf ("No compute backend: %s", error.message);
       return FALSE;
     }
   worker->engine_choice = choice;
@@ -199,18 +240,33 @@ response_new (EsWorker *worker, const EsRequest *request)
 }
 
 static void
+fill_engine_info (EsWorker *worker, EsEngineInfo *info)
+{
+  /* A device error during a job turns CUDA off for the process (the
+   * engine's reason says so): the backend choice must follow. */
+  if (worker->cuda_usable && worker->engine && worker->engine_choice != ES_BACKEND_CPU
+      && es_engine_backend (worker->engine) != ES_BACKEND_CUDA)
+    {
+      worker->cuda_usable = FALSE;
+      g_free (worker->cuda_reason);
+      worker->cuda_reason = g_strdup (es_engine_cuda_reason (worker->engine));
+    }
+  if (worker->engine)
+    {
+      info->description = g_strdup (es_engine_describe (worker->engine));
+      info->backend = es_engine_backend (worker->engine);
+    }
+  info->cuda_usable = worker->cuda_usable;
+  info->cuda_reason = g_strdup (worker->cuda_reason);
+}
+
+static void
 post (EsWorker *worker, EsResponse *response, gint64 start, gboolean complete)
 {
   Delivery *delivery = g_new (Delivery, 1);
 
   response->complete = complete;
-  if (worker->engine)
-    {
-      response->engine.description = g_strdup (es_engine_describe (worker->engine));
-      response->engine.backend = es_engine_backend (worker->engine);
-    }
-  response->engine.cuda_usable = worker->cuda_usable;
-  response->engine.cuda_reason = g_strdup (worker->cuda_reason);
+  fill_engine_info (worker, &response->engine);
   response->worker_ms = (g_get_monotonic_time () - start) / 1000.0;
 
   delivery->worker = g_atomic_rc_box_acquire (worker);
@@ -224,7 +280,7 @@ process (EsWorker *worker, EsRequest *request)
   gint64 start = g_get_monotonic_time ();
   EsResponse *response = response_new (worker, request);
 
-  if (!ensure_engine (worker, request->backend, response))
+  if (!ensure_engine (worker, request->backend, &response->notice, &response->error))
     {
       post (worker, response, start, TRUE);
       return;
@@ -247,6 +303,126 @@ process (EsWorker *worker, EsRequest *request)
   post (worker, response, start, TRUE);
 }
 
+/* Comparisons */
+
+static void
+compare_task_free (CompareTask *compare)
+{
+  g_object_unref (compare->task);
+  es_source_unref (compare->source);
+  g_free (compare);
+}
+
+typedef struct {
+  GTask *task;
+  EsCompareProgressFunc progress;
+  gpointer progress_data;
+  double fraction;
+  char *step;
+} ProgressUpdate;
+
+static gboolean
+deliver_progress (gpointer data)
+{
+  ProgressUpdate *update = data;
+
+  if (!g_cancellable_is_cancelled (g_task_get_cancellable (update->task)))
+    update->progress (update->fraction, update->step, update->progress_data);
+  g_object_unref (update->task);
+  g_free (update->step);
+  g_free (update);
+  return G_SOURCE_REMOVE;
+}
+
+/* On the worker thread, between two runs: report, and stop when the task
+ * is cancelled or the window is going away. */
+static bool
+on_compare_progress (size_t done, size_t total, const char *label, void *user_data)
+{
+  CompareTask *compare = user_data;
+  ProgressUpdate *update;
+
+  if (!g_atomic_int_get (&compare->worker->alive)
+      || g_cancellable_is_cancelled (g_task_get_cancellable (compare->task)))
+    return false;
+  if (compare->progress == NULL)
+    return true;
+  update = g_new (ProgressUpdate, 1);
+  update->task = g_object_ref (compare->task);
+  update->progress = compare->progress;
+  update->progress_data = compare->progress_data;
+  update->fraction = total ? (double) done / total : 1.0;
+  update->step = g_strdup (label);
+  g_main_context_invoke (g_task_get_context (compare->task), deliver_progress, update);
+  return true;
+}
+
+static void
+run_compare (EsWorker *worker, CompareTask *compare)
+{
+  g_autofree char *notice = NULL, *failure = NULL;
+  EsComparison *comparison;
+  EsError error = { 0 };
+
+  if (!ensure_engine (worker, compare->backend, &notice, &failure))
+    {
+      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", failure);
+      return;
+    }
+  comparison = g_new0 (EsComparison, 1);
+  comparison->source = es_source_ref (compare->source);
+  comparison->job = compare->job;
+  comparison->repeats = compare->repeats;
+  if (!es_compare_variants (worker->engine, &compare->source->image, &compare->job,
+                            compare->repeats, on_compare_progress, compare, &comparison->rows,
+                            &comparison->n_rows, &comparison->floor_ms, &error))
+    {
+      es_comparison_free (comparison);
+      if (error.code == ES_OK)
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                                 "The comparison was cancelled");
+      else
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
+      return;
+    }
+  /* Read after the runs: a device error during them turns CUDA off. */
+  fill_engine_info (worker, &comparison->engine);
+  g_task_return_pointer (compare->task, comparison, (GDestroyNotify) es_comparison_free);
+}
+
+static CompareTask *
+next_compare (EsWorker *worker)
+{
+  CompareTask *compare;
+
+  g_mutex_lock (&worker->compare_lock);
+  compare = g_queue_pop_head (&worker->compares);
+  g_mutex_unlock (&worker->compare_lock);
+  return compare;
+}
+
+void
+es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
+                   const EsJob *job, int repeats, EsCompareProgressFunc progress,
+                   gpointer progress_data)
+{
+  CompareTask *compare = g_new0 (CompareTask, 1);
+
+  compare->worker = worker;
+  compare->task = task;
+  compare->source = es_source_ref (source);
+  compare->backend = backend;
+  compare->job = *job;
+  compare->job.variant = NULL;
+  compare->repeats = repeats;
+  compare->progress = progress;
+  compare->progress_data = progress_data;
+  g_mutex_lock (&worker->compare_lock);
+  g_queue_push_tail (&worker->compares, compare);
+  g_mutex_unlock (&worker->compare_lock);
+  g_async_queue_push (worker->queue, &compare_marker);
+}
+
 static gpointer
 worker_main (gpointer data)
 {
@@ -262,21 +438,31 @@ worker_main (gpointer data)
 
   while (!quit)
     {
-      EsRequest *request = g_async_queue_pop (worker->queue);
-      EsRequest *next;
+      EsRequest *item = g_async_queue_pop (worker->queue);
+      EsRequest *request = NULL;
+      CompareTask *compare;
 
-      /* Only the newest request matters: the ones before it are stale. */
-      while ((next = g_async_queue_try_pop (worker->queue)))
+      /* Only the newest view request matters: the ones before it are
+       * stale. Comparisons wait in their own queue. */
+      do
         {
-          es_request_free (request);
-          request = next;
-          if (next == &quit_marker)
-            break;
+          if (item == &quit_marker)
+            quit = TRUE;
+          else if (item != &compare_marker)
+            {
+              es_request_free (request);
+              request = item;
+            }
         }
-      if (request == &quit_marker)
-        break;
-      process (worker, request);
+      while (!quit && (item = g_async_queue_try_pop (worker->queue)));
+      if (!quit && request)
+        process (worker, request);
       es_request_free (request);
+      while (!quit && (compare = next_compare (worker)))
+        {
+          run_compare (worker, compare);
+          compare_task_free (compare);
+        }
     }
 
   for (int i = 0; i < ES_N_VIEWS; i++)
@@ -295,6 +481,8 @@ es_worker_new (EsWorkerCallback callback, gpointer user_data)
   worker->callback = callback;
   worker->user_data = user_data;
   worker->alive = 1;
+  g_mutex_init (&worker->compare_lock);
+  g_queue_init (&worker->compares);
   worker->thread = g_thread_new ("es-worker", worker_main, worker);
   return worker;
 }
@@ -315,6 +503,13 @@ es_worker_free (EsWorker *worker)
   g_thread_join (worker->thread);
   while ((left = g_async_queue_try_pop (worker->queue)))
     es_request_free (left);
+  for (CompareTask *compare; (compare = next_compare (worker));)
+    {
+      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+                               "The window was closed");
+      compare_task_free (compare);
+    }
+  g_mutex_clear (&worker->compare_lock);
   g_async_queue_unref (worker->queue);
   g_main_context_unref (worker->context);
   g_free (worker->cuda_reason);

@@ -1,6 +1,9 @@
 /* The compute worker: one thread that owns the EsEngine and runs jobs off the main loop. */
 #pragma once
 
+#include <gio/gio.h>
+
+#include "es-compare.h"
 #include "es-layer.h"
 
 G_BEGIN_DECLS
@@ -57,7 +60,35 @@ EsWorker *es_worker_new (EsWorkerCallback callback, gpointer user_data);
 /* Queues a request (taken over). Queued requests that a newer one makes
  * obsolete are dropped unanswered: only the newest one is worked on. */
 void es_worker_submit (EsWorker *worker, EsRequest *request);
-/* Stops the thread after its current job; no callback runs afterwards. */
+/* What es_worker_compare gives back. */
+typedef struct {
+  EsSource *source;
+  EsJob job;                /* what was compared (job.variant unused) */
+  EsEngineInfo engine;      /* the engine that ran the rows */
+  int repeats;
+  EsCompareRow *rows;       /* one per CUDA variant, or the CPU's one row */
+  size_t n_rows;
+  double floor_ms;          /* the copy floor; NAN without CUDA */
+} EsComparison;
+
+void es_comparison_free (EsComparison *comparison);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (EsComparison, es_comparison_free)
+
+/* Called on the task's main context while a comparison runs (not after its
+ * task was cancelled): the fraction done and the step that starts. */
+typedef void (*EsCompareProgressFunc) (double fraction, const char *step, gpointer user_data);
+
+/* Queues es_compare_variants of job on the source with the engine for
+ * backend. It runs after the view request in progress and is never dropped
+ * for a newer one. The task (taken over) returns an EsComparison
+ * (es_comparison_free) or a GError; its cancellable stops the runs between
+ * two of them (G_IO_ERROR_CANCELLED). progress_data must live as long as
+ * the task (e.g. be its source object or be held by its callback). */
+void es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
+                        const EsJob *job, int repeats, EsCompareProgressFunc progress,
+                        gpointer progress_data);
+/* Stops the thread after its current job; no callback runs afterwards;
+ * comparisons still queued or running return G_IO_ERROR_CANCELLED. */
 void es_worker_free (EsWorker *worker);
 
 G_END_DECLS

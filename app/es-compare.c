@@ -1,0 +1,173 @@
+/* Compare variants: the medians of every kernel variant of a job on one image, and the copy floor. */
+#include "es-compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static const char cpu_label[] = "CPU (OpenMP)";
+static const char cpu_lesson[] =
+  "The CPU backend has a single implementation of each operation; the variants are CUDA kernels.";
+
+void
+es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes)
+{
+  switch (op)
+    {
+    case ES_OP_ENTROPY:
+      *in_bytes = pixels, *out_bytes = 4 * pixels;
+      break;
+    case ES_OP_EQUALIZE:
+      *in_bytes = 2 * pixels, *out_bytes = pixels;
+      break;
+    case ES_OP_SHARPEN:
+    case ES_OP_QUANTIZE:
+    default:
+      *in_bytes = pixels, *out_bytes = pixels;
+      break;
+    }
+}
+
+static int
+compare_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+static double
+median (double *values, int n)
+{
+  qsort (values, (size_t) n, sizeof *values, compare_double);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+static bool
+run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out,
+          EsTiming *timing, EsError *error)
+{
+  const char *notice;
+
+  if (!es_run (engine, job, image, out, timing, error))
+    return false;
+  if (timing->fell_back
+      || (es_engine_backend (engine) == ES_BACKEND_CUDA && timing->backend != ES_BACKEND_CUDA))
+    {
+      notice = es_engine_take_notice (engine);
+      return es_error_set (error, ES_ERROR_COMPUTE, "%s: %s", job->variant ? job->variant : "default",
+                           notice ? notice : "CUDA failed and the CPU finished the job");
+    }
+  return true;
+}
+
+/* A warm-up run, then the medians of `repeats` timed runs. */
+static bool
+measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
+         double *samples, EsCompareRow *row, EsError *error)
+{
+  double *kernel = samples, *wall = samples + repeats;
+  EsTiming timing;
+
+  if (!run_once (engine, job, image, out, &timing, error))
+    return false;
+  for (int i = 0; i < repeats; i++)
+    {
+      if (!run_once (engine, job, image, out, &timing, error))
+        return false;
+      kernel[i] = timing.kernel_ms;
+      wall[i] = timing.wall_ms;
+    }
+  row->backend = timing.backend;
+  row->repeats = repeats;
+  row->kernel_ms = median (kernel, repeats);
+  row->wall_ms = median (wall, repeats);
+  return true;
+}
+
+bool
+es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats,
+                     EsCompareProgress progress, void *user_data,
+                     EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error)
+{
+  bool cuda = es_engine_backend (engine) == ES_BACKEND_CUDA;
+  size_t n_variants = 0, in_bytes, out_bytes, n, step = 0, total;
+  const EsVariant *variants = cuda ? es_variants (job->op, &n_variants) : NULL;
+  EsJob variant_job = *job;
+  EsCompareRow *result = NULL;
+  double *samples = NULL;
+  EsImage out = { 0 };
+  double floor = NAN;
+  bool ok = false;
+
+  *rows = NULL;
+  *n_rows = 0;
+  *floor_ms = NAN;
+  if (repeats < 1)
+    return es_error_set (error, ES_ERROR_INVALID, "repeats must be at least 1, not %d", repeats);
+  if (!es_job_validate (job, error))
+    return false;
+  if (cuda && n_variants == 0)
+    return es_error_set (error, ES_ERROR_INVALID, "%s has no CUDA kernel variants", es_op_name (job->op));
+
+  n = cuda ? n_variants : 1;
+  total = cuda ? n + 1 : n;
+  result = calloc (n, sizeof *result);
+  samples = calloc (2 * (size_t) repeats, sizeof *samples);
+  if (result == NULL || samples == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+      goto out;
+    }
+
+  if (cuda)
+    {
+      if (progress && !progress (step, total, "Copy floor", user_data))
+        goto out;
+      es_compare_op_bytes (job->op, (size_t) image->width * (size_t) image->height, &in_bytes,
+                           &out_bytes);
+      if (!es_engine_copy_floor (engine, in_bytes, out_bytes, repeats, &floor, error))
+        goto out;
+      step++;
+    }
+
+  for (size_t i = 0; i < n; i++, step++)
+    {
+      EsCompareRow *row = &result[i];
+
+      if (cuda)
+        {
+          row->id = variants[i].id;
+          row->label = variants[i].label;
+          row->lesson = variants[i].lesson;
+          row->source = variants[i].source;
+          row->is_default = variants[i].is_default;
+          variant_job.variant = variants[i].id;
+        }
+      else
+        {
+          row->id = "openmp";
+          row->label = cpu_label;
+          row->lesson = cpu_lesson;
+          row->source = "";
+          variant_job.variant = NULL;
+        }
+      if (progress && !progress (step, total, row->label, user_data))
+        goto out;
+      if (!measure (engine, &variant_job, image, repeats, &out, samples, row, error))
+        goto out;
+      row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;
+    }
+  if (progress && !progress (total, total, NULL, user_data))
+    goto out;
+
+  *rows = result;
+  *n_rows = n;
+  *floor_ms = floor;
+  result = NULL;
+  ok = true;
+
+out:
+  es_image_clear (&out);
+  free (samples);
+  free (result);
+  return ok;
+}

@@ -1,0 +1,47 @@
+/* Every kernel variant of one job on one image, timed beside the copy floor (window and CLI). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "es-engine.h"
+
+/* Timed runs per variant after the warm-up, unless the caller asks for
+ * another number: the window and `entroscope-cli bench --image` agree. */
+#define ES_COMPARE_DEFAULT_REPEATS 10
+
+typedef struct {
+  const char *id;         /* the variant's id; "openmp" for the CPU's implementation */
+  const char *label;      /* "Shared-memory tile"; static storage like the strings below */
+  const char *lesson;
+  const char *source;
+  bool is_default;
+  EsBackendChoice backend;  /* the backend that ran it */
+  int repeats;
+  double kernel_ms;       /* median of EsTiming.kernel_ms */
+  double wall_ms;         /* median of EsTiming.wall_ms */
+  double floor_multiple;  /* kernel_ms / the copy floor; NAN without a floor (the CPU) */
+} EsCompareRow;
+
+/* Called before each step (the copy floor, then each variant) with the
+ * number of steps done, the total and the label of the step that starts,
+ * and once at the end with done == total and label NULL. Called on the
+ * thread running es_compare_variants. Returning false cancels. */
+typedef bool (*EsCompareProgress) (size_t done, size_t total, const char *label, void *user_data);
+
+/* The bytes an ideal kernel of op moves for an image of `pixels` pixels:
+ * each input byte read once, each output byte written once (equalize reads
+ * its input twice: histogram, then the LUT). The copy floor moves these. */
+void es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes);
+
+/* On a CUDA engine: the copy floor of the op's bytes (median of `repeats`),
+ * then for each CUDA variant of job->op (job->variant is ignored) a warm-up
+ * run and `repeats` timed runs, giving one row per variant in es_variants()
+ * order. On the CPU: one row for its single implementation and *floor_ms =
+ * NAN. A CUDA run that falls back to the CPU is an error (it would time the
+ * CPU under a CUDA label). On success *rows (free with free()) has *n_rows
+ * rows. Cancelled by `progress` (may be NULL): false with error->code ES_OK
+ * and nothing allocated. */
+bool es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats,
+                          EsCompareProgress progress, void *user_data,
+                          EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error);
