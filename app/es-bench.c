@@ -1,4 +1,4 @@
-/* entroscope-cli bench: median kernel and end-to-end times per operation, size, backend and variant. */
+/* entroscope-cli bench: median kernel and end-to-end times per operation, size, backend and variant, beside the copy and transfer floors. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +13,20 @@
 typedef struct {
   EsBackendChoice choice;
   EsEngine *engine;
-  EsImage out;     /* reused between runs, as the window does */
+  EsImage out;           /* reused between runs, as the window does (page-locked on CUDA) */
+  EsImage out_pageable;  /* plain malloc'd output for the pageable-transfers lesson */
   int repeats;
   bool usable;     /* false after CUDA failed once: later rows would time the CPU */
 } BenchBackend;
+
+/* One input image: the bench's own (page-locked where CUDA runs) and a
+ * pageable copy of it, and the CPU's result to check every variant against. */
+typedef struct {
+  const char *name;         /* "random", "16-level" */
+  const EsImage *in;
+  const EsImage *pageable;
+  const EsImage *expected;  /* NULL when the CPU did not run */
+} BenchInput;
 
 typedef struct {
   double kernel_ms;  /* medians */
@@ -26,10 +36,12 @@ typedef struct {
 typedef struct {
   EsOp op;
   int size;
+  const char *image;
   const BenchBackend *backend;
   const char *variant;
   Measure m;
   double floor_ms;   /* NAN where not measured (CPU) */
+  double xfer_ms;    /* page-locked upload + download of the image and result; NAN on the CPU */
   double naive_ms;   /* NAN where not measured */
   size_t bytes;      /* read + written by the operation */
 } BenchRow;
@@ -48,9 +60,10 @@ median (double *values, int n)
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-/* Never time on zeros: uniform samples in 1..255 (xorshift64*). */
+/* Never time on zeros: uniform samples in base..base+span-1 (xorshift64*):
+ * 1..255 for the random image, 16 neighbouring grays for the low-contrast one. */
 static void
-fill_random (EsImage *image, unsigned long long seed)
+fill_random (EsImage *image, unsigned long long seed, unsigned base, unsigned span)
 {
   unsigned long long x = seed ? seed : 1;
 
@@ -62,13 +75,21 @@ fill_random (EsImage *image, unsigned long long seed)
           x ^= x >> 12;
           x ^= x << 25;
           x ^= x >> 27;
-          row[i] = (uint8_t) (1 + ((x * 2685821657736338717ull) >> 32) % 255);
+          row[i] = (uint8_t) (base + ((x * 2685821657736338717ull) >> 32) % span);
         }
     }
 }
 
 /* The bytes an ideal kernel moves: each input byte read once, each output
- * byte written once (equalize reads the image twice: histogram, then LUT). */
+ * byte written once (equalize reads the image twice: histogram, then LUT).
+ * Between host and device, the image goes up once and the result down once. */
+static void
+transfer_bytes (EsOp op, size_t n, size_t *in, size_t *out)
+{
+  *in = n;
+  *out = n * es_format_size (es_op_output_format (op));
+}
+
 static void
 op_bytes (EsOp op, size_t n, size_t *in, size_t *out)
 {
@@ -103,9 +124,9 @@ naive_variant (const EsVariant *variants, size_t n)
 }
 
 static bool
-run_checked (BenchBackend *b, const EsJob *job, const EsImage *in, EsTiming *t, EsError *error)
+run_checked (BenchBackend *b, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *t, EsError *error)
 {
-  if (!es_run (b->engine, job, in, &b->out, t, error))
+  if (!es_run (b->engine, job, in, out, t, error))
     return false;
   if (b->choice == ES_BACKEND_CUDA && (t->fell_back || t->backend != ES_BACKEND_CUDA))
     {
@@ -118,7 +139,7 @@ run_checked (BenchBackend *b, const EsJob *job, const EsImage *in, EsTiming *t, 
 
 /* One warm-up run, then the medians of b->repeats timed runs. */
 static bool
-measure (BenchBackend *b, const EsJob *job, const EsImage *in, Measure *m, EsError *error)
+measure (BenchBackend *b, const EsJob *job, const EsImage *in, EsImage *out, Measure *m, EsError *error)
 {
   double *kernel = calloc ((size_t) b->repeats, sizeof *kernel);
   double *wall = calloc ((size_t) b->repeats, sizeof *wall);
@@ -128,10 +149,10 @@ measure (BenchBackend *b, const EsJob *job, const EsImage *in, Measure *m, EsErr
   if (!ok)
     es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
   else
-    ok = run_checked (b, job, in, &t, error);
+    ok = run_checked (b, job, in, out, &t, error);
   for (int i = 0; ok && i < b->repeats; i++)
     {
-      ok = run_checked (b, job, in, &t, error);
+      ok = run_checked (b, job, in, out, &t, error);
       kernel[i] = t.kernel_ms;
       wall[i] = t.wall_ms;
     }
@@ -171,16 +192,19 @@ print_row (const BenchRow *row, FILE *csv)
   double multiple = cuda ? row->m.kernel_ms / row->floor_ms : NAN;
   double gbs = cuda ? (double) row->bytes / 1e6 / row->m.kernel_ms : NAN;
   double speedup = cuda ? row->naive_ms / row->m.kernel_ms : NAN;
-  char floor_text[32], multiple_text[32], gbs_text[32], speedup_text[32];
+  double e2e = cuda ? row->m.wall_ms / row->xfer_ms : NAN;
+  char floor_text[32], multiple_text[32], gbs_text[32], speedup_text[32], xfer_text[32], e2e_text[32];
 
   format_number (floor_text, sizeof floor_text, "%.3f", cuda ? row->floor_ms : NAN);
   format_number (multiple_text, sizeof multiple_text, "%.2fx", multiple);
   format_number (gbs_text, sizeof gbs_text, "%.1f", gbs);
   format_number (speedup_text, sizeof speedup_text, "%.2fx", speedup);
-  printf ("%-9s %6d %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s\n",
-          es_op_name (row->op), row->size, es_backend_name (row->backend->choice), row->variant,
+  format_number (xfer_text, sizeof xfer_text, "%.3f", cuda ? row->xfer_ms : NAN);
+  format_number (e2e_text, sizeof e2e_text, "%.2fx", e2e);
+  printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s\n",
+          es_op_name (row->op), row->size, row->image, es_backend_name (row->backend->choice), row->variant,
           row->backend->repeats, row->m.kernel_ms, row->m.wall_ms, mpx, floor_text,
-          multiple_text, gbs_text, speedup_text);
+          multiple_text, gbs_text, speedup_text, xfer_text, e2e_text);
   fflush (stdout);
 
   if (csv)
@@ -194,8 +218,31 @@ print_row (const BenchRow *row, FILE *csv)
       csv_number (csv, "%.3f", multiple);
       csv_number (csv, "%.2f", gbs);
       csv_number (csv, "%.3f", speedup);
-      fputc ('\n', csv);
+      csv_number (csv, "%.4f", cuda ? row->xfer_ms : NAN);
+      csv_number (csv, "%.3f", e2e);
+      fprintf (csv, ",%s\n", row->image);
     }
+}
+
+/* Every CUDA variant must give the CPU's result: entropy within 1e-5 (the
+ * tests' tolerance), u8 results bit for bit. This also covers the transfer
+ * paths that the tests' small pageable images never take at this size. */
+static bool
+agrees (const EsImage *got, const EsImage *expected, EsError *error)
+{
+  for (int y = 0; y < got->height; y++)
+    {
+      const void *g = es_image_row (got, y), *e = es_image_row (expected, y);
+      for (int x = 0; x < got->width; x++)
+        {
+          bool same = got->format == ES_FORMAT_F32
+                        ? fabsf (((const float *) g)[x] - ((const float *) e)[x]) <= 1e-5f
+                        : ((const uint8_t *) g)[x] == ((const uint8_t *) e)[x];
+          if (!same)
+            return es_error_set (error, ES_ERROR_COMPUTE, "differs from the CPU result at (%d,%d)", x, y);
+        }
+    }
+  return true;
 }
 
 static int
@@ -223,23 +270,48 @@ cuda_broken (BenchBackend *b)
   return !b->usable;
 }
 
-/* The CUDA rows of one operation and size: the copy floor, the naive
- * baseline, then each variant asked for. */
+/* The pageable lesson moves plain malloc'd images; every other variant the
+ * page-locked ones, as es_run's own outputs are. */
+static bool
+measure_variant (BenchBackend *b, const EsJob *job, const BenchInput *input, Measure *m, EsError *error)
+{
+  bool pageable = strcmp (job->variant, "pageable-transfers") == 0;
+  EsImage *out = pageable ? &b->out_pageable : &b->out;
+  const EsImage *in = pageable ? input->pageable : input->in;
+  EsFormat format = es_op_output_format (job->op);
+
+  /* es_run keeps an output of the right shape, and would allocate a
+   * page-locked one. */
+  if (pageable && (out->width != in->width || out->height != in->height || out->format != format))
+    {
+      es_image_clear (out);
+      if (!es_image_alloc (out, in->width, in->height, format, format == ES_FORMAT_U8 ? 8 : 0, error))
+        return false;
+    }
+  if (!measure (b, job, in, out, m, error))
+    return false;
+  return input->expected == NULL || agrees (out, input->expected, error);
+}
+
+/* The CUDA rows of one operation, size and image: the copy and transfer
+ * floors, the naive baseline, then each variant asked for. */
 static int
-bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const EsImage *in,
+bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const BenchInput *input,
             FILE *csv)
 {
-  size_t n_variants, in_bytes, out_bytes;
+  const EsImage *in = input->in;
+  size_t n_variants, in_bytes, out_bytes, up_bytes, down_bytes;
   const EsVariant *variants = es_variants (job->op, &n_variants);
   const EsVariant *naive = naive_variant (variants, n_variants);
   const char *op = es_op_name (job->op);
-  BenchRow row = { .op = job->op, .size = in->width, .backend = b, .naive_ms = NAN };
+  BenchRow row = { .op = job->op, .size = in->width, .image = input->name, .backend = b, .naive_ms = NAN };
   Measure naive_m = { NAN, NAN };
   EsError error;
   int status = ES_EXIT_OK;
 
   op_bytes (job->op, (size_t) in->width * in->height, &in_bytes, &out_bytes);
   row.bytes = in_bytes + out_bytes;
+  transfer_bytes (job->op, (size_t) in->width * in->height, &up_bytes, &down_bytes);
 
   es_error_clear (&error);
   if (!es_engine_copy_floor (b->engine, in_bytes, out_bytes, b->repeats, &row.floor_ms, &error))
@@ -247,12 +319,18 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Es
       status = report (op, in->width, "copy floor", &error);
       row.floor_ms = NAN;
     }
+  es_error_clear (&error);
+  if (!es_engine_transfer_floor (b->engine, up_bytes, down_bytes, b->repeats, &row.xfer_ms, &error))
+    {
+      status = worse (status, report (op, in->width, "transfer floor", &error));
+      row.xfer_ms = NAN;
+    }
 
   if (naive)
     {
       job->variant = naive->id;
       es_error_clear (&error);
-      if (measure (b, job, in, &naive_m, &error))
+      if (measure_variant (b, job, input, &naive_m, &error))
         row.naive_ms = naive_m.kernel_ms;
       else
         {
@@ -277,7 +355,7 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Es
         {
           job->variant = v->id;
           es_error_clear (&error);
-          if (!measure (b, job, in, &row.m, &error))
+          if (!measure_variant (b, job, input, &row.m, &error))
             {
               status = worse (status, report (op, in->width, v->id, &error));
               if (cuda_broken (b))
@@ -334,52 +412,67 @@ es_bench_run (const EsBenchOptions *options)
         }
       csv = es_atomic_file_stream (csv_file);
       fputs ("op,size,backend,variant,repeats,kernel_ms,wall_ms,mpx_per_s,floor_ms,"
-             "floor_multiple,gb_per_s,speedup_vs_naive\n", csv);
+             "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image\n", csv);
     }
 
-  printf ("# random 8-bit images (seed 0x%llx), window %d, levels %d, amount %g; medians after a warm-up\n",
+  printf ("# random 8-bit images (seed 0x%llx; equalize also on 16 neighbouring grays), window %d, "
+          "levels %d, amount %g; medians after a warm-up\n",
           BENCH_SEED, options->window, options->levels, (double) options->amount);
+  printf ("# x floor: kernel / copy kernel of the same bytes; e2e x: wall / page-locked upload + download\n");
   if (cpu.engine)
     printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
   if (options->backend != ES_BACKEND_CPU)
     printf ("# cuda: %s\n", cuda.engine ? es_engine_describe (cuda.engine) : cuda_note);
-  printf ("%-9s %6s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s\n", "op", "size", "backend",
-          "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s",
-          "speed-up");
+  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s\n", "op", "size", "image",
+          "backend", "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s",
+          "speed-up", "xfer ms", "e2e x");
   fflush (stdout);
 
   for (int o = 0; o < options->n_ops; o++)
     for (int s = 0; s < options->n_sizes; s++)
-      {
-        EsJob job = ES_JOB_INIT (options->ops[o]);
-        const char *op = es_op_name (job.op);
-        int size = options->sizes[s];
-        EsImage in = { 0 };
+      for (int kind = 0; kind < (options->ops[o] == ES_OP_EQUALIZE ? 2 : 1); kind++)
+        {
+          EsJob job = ES_JOB_INIT (options->ops[o]);
+          const char *op = es_op_name (job.op);
+          int size = options->sizes[s];
+          EsImage in = { 0 }, pageable = { 0 };
+          /* Where CUDA runs the bench's image is page-locked, as the
+           * window's are: uploads then need no staging copy. */
+          EsEngine *owner = cuda.engine ? cuda.engine : cpu.engine;
+          BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
 
-        job.window = options->window;
-        job.levels = options->levels;
-        job.amount = options->amount;
-        es_error_clear (&error);
-        if (!es_job_validate (&job, &error) || !es_image_alloc (&in, size, size, ES_FORMAT_U8, 8, &error))
-          {
-            status = worse (status, report (op, size, "input", &error));
-            continue;
-          }
-        fill_random (&in, BENCH_SEED ^ (unsigned long long) size);
+          job.window = options->window;
+          job.levels = options->levels;
+          job.amount = options->amount;
+          es_error_clear (&error);
+          if (!es_job_validate (&job, &error)
+              || !es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
+              || !es_image_alloc (&pageable, size, size, ES_FORMAT_U8, 8, &error))
+            {
+              status = worse (status, report (op, size, "input", &error));
+              es_image_clear (&in);
+              continue;
+            }
+          fill_random (&in, BENCH_SEED ^ (unsigned long long) size, kind ? 120 : 1, kind ? 16 : 255);
+          memcpy (pageable.pixels, in.pixels, (size_t) size * size);
 
-        if (cpu.engine)
-          {
-            BenchRow row = { .op = job.op, .size = size, .backend = &cpu, .variant = "cpu",
-                             .floor_ms = NAN, .naive_ms = NAN };
-            if (measure (&cpu, &job, &in, &row.m, &error))
-              print_row (&row, csv);
-            else
-              status = worse (status, report (op, size, "cpu", &error));
-          }
-        if (cuda.engine && cuda.usable)
-          status = worse (status, bench_cuda (&cuda, options, &job, &in, csv));
-        es_image_clear (&in);
-      }
+          if (cpu.engine)
+            {
+              BenchRow row = { .op = job.op, .size = size, .image = input.name, .backend = &cpu,
+                               .variant = "cpu", .floor_ms = NAN, .xfer_ms = NAN, .naive_ms = NAN };
+              if (measure (&cpu, &job, &in, &cpu.out, &row.m, &error))
+                {
+                  print_row (&row, csv);
+                  input.expected = &cpu.out;
+                }
+              else
+                status = worse (status, report (op, size, "cpu", &error));
+            }
+          if (cuda.engine && cuda.usable)
+            status = worse (status, bench_cuda (&cuda, options, &job, &input, csv));
+          es_image_clear (&in);
+          es_image_clear (&pageable);
+        }
 
   if (csv_file)
     {
@@ -391,6 +484,7 @@ es_bench_run (const EsBenchOptions *options)
 out:
   es_image_clear (&cpu.out);
   es_image_clear (&cuda.out);
+  es_image_clear (&cuda.out_pageable);
   if (cpu.engine)
     es_engine_free (cpu.engine);
   if (cuda.engine)

@@ -246,7 +246,7 @@ cli bench --sizes 64 --repeats 2 --csv bench.csv
 check "bench exits 0" [ "$rc" = 0 ]
 check "bench writes a CSV with a header row" \
   eval 'head -n 1 bench.csv | grep -q "^op,size,backend,variant,"'
-cpu_rows=$(awk -F, 'NR > 1 && NF == 12 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
+cpu_rows=$(awk -F, 'NR > 1 && NF == 15 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
 check "the CSV has a 12-field row for each default operation on the CPU" [ "$cpu_rows" = 3 ]
 check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
 

@@ -8,42 +8,53 @@
  * (DESIGN.md §1). The table variants and the general path of "fast" sum
  * round(c ln c · 2^19) exactly in uint32 and finish in double, so they agree
  * bit for bit; "naive" and "per-thread-histogram" take logs in double; the
- * fast kernel sums float entries of c ln c (at most 16 terms below 191). All
- * stay within 2e-6 of a float64 evaluation. */
+ * fast kernel sums 8 float entries of c ln c + c' ln c' (each rounded once).
+ * All stay within 3e-6 of a float64 evaluation. */
 static const EsVariant entropy_variants[] = {
   { "naive", "Naive: one pass over the window per level",
     "For every level the thread scans its whole window again in global memory, so a 5×5 window "
     "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on.",
     "Classroom local-entropy exercise (one loop per level)", false },
-  { "per-thread-histogram", "Per-thread histogram",
-    "Each thread counts its window once into a private array of counts in local memory, trading "
-    "space for time: k² loads per pixel instead of L·k².",
+  { "per-thread-histogram", "Per-thread histogram in local memory",
+    "Each thread counts its window once into a private array in local memory, trading space for "
+    "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
+    "addresses of slow, cached DRAM-backed memory.",
     "NVIDIA CUDA C++ Programming Guide, §Local memory", false },
   { "log-table-global", "c·ln c table in global memory",
-    "The logarithms become a table of c·ln c read from global memory: no transcendental math, "
-    "and the table stays hot in the L1 and L2 caches.",
+    "Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
+    "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
+    "table, because the L1 cache serves a warp's different entries from one or two cache lines.",
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces", false },
   { "log-table-constant", "c·ln c table in constant memory",
-    "The same table in __constant__ memory: a warp reading one address gets a broadcast, but "
-    "threads with different counts read different addresses and the constant cache serializes them.",
+    "The same table in __constant__ memory: one address per warp would be a broadcast, but each "
+    "thread looks up its own count, the constant cache serves the different addresses one after "
+    "another, and the kernel runs about 30% slower than with the table in global or shared memory.",
     "NVIDIA CUDA C++ Programming Guide, §Constant memory", false },
   { "log-table-shared", "c·ln c table in shared memory",
-    "The same table copied into shared memory by each block: 32 banks serve different addresses "
-    "in parallel, so divergent lookups no longer serialize.",
+    "The same table copied into shared memory by each block: 32 banks serve a warp's different "
+    "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
+    "L1-cached global table, well ahead of constant memory).",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory", false },
   { "shared-tile", "Shared-memory tile with halo",
-    "Each block stages its tile of levels plus a halo of k/2 cells per side in shared memory, so "
-    "the k² window reads of neighbouring threads hit on-chip memory instead of global memory.",
+    "As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
+    "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
+    "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss.",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable", false },
-  { "fast", "Fast: packed counters, sliding windows",
-    "Counts live as packed 4-bit and 8-bit counters in registers: warp shuffles add k neighbouring "
-    "pixels into a row histogram, the window histogram slides down the image one row in and one "
-    "row out, c·ln c comes from a bank-conflict-free shared table, and quantization is fused into the load.",
+  { "fast", "Fast: pair counters in registers, sliding windows",
+    "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
+    "columns of a window row, the window slides down the image one row in and one out (rows loaded "
+    "k steps ahead), and each counter pair indexes a shared table of c ln c + c' ln c': 8 lookups "
+    "per pixel, quantization fused into the load.",
     "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank", true },
+  { "streams-overlap", "Fast kernel, transfers overlapped in streams",
+    "The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
+    "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
+    "time drops below upload + download (the kernel time is the sum of the bands).",
+    "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation", false },
   { "pageable-transfers", "Fast kernel, pageable host memory",
-    "The fast kernel, but the image is copied from and to ordinary pageable memory: the driver "
-    "stages it through its own pinned buffer, so the upload and download are slower than from "
-    "pinned memory.",
+    "The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
+    "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
+    "below the speed of DMA from page-locked memory.",
     "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory", false },
   { "per-call-alloc", "Fast kernel, buffers allocated per call",
     "The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
@@ -65,7 +76,9 @@ es_cuda_entropy_transfer (const char *variant)
     return ES_CUDA_TRANSFER_PAGEABLE;
   if (strcmp (variant, "per-call-alloc") == 0)
     return ES_CUDA_TRANSFER_PER_CALL;
-  return ES_CUDA_TRANSFER_STAGED;
+  if (strcmp (variant, "streams-overlap") == 0)
+    return ES_CUDA_TRANSFER_STREAMS;
+  return ES_CUDA_TRANSFER_DEFAULT;
 }
 
 /* The fixed-point c·ln c table for "log-table-constant" (3.8 KiB). */
@@ -76,16 +89,6 @@ static const uint32_t *
 clnc_fix_table (const EsCuda *cuda)
 {
   return (const uint32_t *) ((const char *) cuda->tables + offsetof (EsCudaTables, clnc_fix));
-}
-
-bool
-es_cuda_entropy_init (EsCuda *cuda, EsError *error)
-{
-  ES_CUDA_TRY (cuda, cudaMemcpyToSymbolAsync (c_clnc_fix, clnc_fix_table (cuda), sizeof c_clnc_fix, 0,
-                                              cudaMemcpyDeviceToDevice, cuda->stream),
-               "upload of the constant c ln c table", error);
-  ES_CUDA_TRY (cuda, cudaStreamSynchronize (cuda->stream), "upload of the constant c ln c table", error);
-  return true;
 }
 
 /* The clipped window of (x, y) and its pixel count. */
@@ -189,7 +192,15 @@ entropy_histogram_kernel (const uint8_t *lev, size_t lev_pitch, int width, int h
     }
 }
 
-/* ---- c·ln c table in global, constant or shared memory ------------------ */
+/* ---- counts in shared memory, the c·ln c table in global, constant or shared memory ---- */
+
+/* 64 threads a block: 256 levels of uint32 counts fill 64 KiB. Thread t
+ * keeps the count of level l at counts[l · 64 + t], so a warp's 32 threads
+ * hit 32 different banks whatever levels they count: the counting costs the
+ * same in every table variant, and only the table's memory differs. */
+#define TABLE_W 32
+#define TABLE_H 2
+#define TABLE_THREADS (TABLE_W * TABLE_H)
 
 enum { TABLE_GLOBAL, TABLE_CONSTANT, TABLE_SHARED };
 
@@ -216,15 +227,18 @@ load_shared_table (uint32_t *shared_table, const EsCudaTables *__restrict__ tabl
   __syncthreads ();
 }
 
+/* Dynamic shared memory: the counts (levels × 64 words), then the table
+ * (k² + 1 words) for TABLE_SHARED. */
 template <int SPACE>
-static __global__ void __launch_bounds__ (256)
+static __global__ void __launch_bounds__ (TABLE_THREADS)
 entropy_table_kernel (const uint8_t *lev, size_t lev_pitch, int width, int height, int r, int levels,
                       const uint32_t *global_table, const EsCudaTables *__restrict__ tables,
                       void *out, size_t out_pitch)
 {
-  extern __shared__ uint32_t shared_table[];
+  extern __shared__ uint32_t shared[];
+  uint32_t *count = shared + threadIdx.y * TABLE_W + threadIdx.x;
+  uint32_t *shared_table = shared + levels * TABLE_THREADS;
   int x = blockIdx.x * blockDim.x + threadIdx.x;
-  uint16_t count[ES_LEVELS_MAX];
 
   if (SPACE == TABLE_SHARED)
     load_shared_table (shared_table, tables, (2 * r + 1) * (2 * r + 1) + 1);
@@ -236,51 +250,49 @@ entropy_table_kernel (const uint8_t *lev, size_t lev_pitch, int width, int heigh
       uint32_t sum = 0;
 
       for (int l = 0; l < levels; l++)
-        count[l] = 0;
+        count[l * TABLE_THREADS] = 0;
       for (int yy = w.y0; yy <= w.y1; yy++)
         {
           const uint8_t *row = lev + (size_t) yy * lev_pitch;
           for (int xx = w.x0; xx <= w.x1; xx++)
-            count[row[xx]]++;
+            count[row[xx] * TABLE_THREADS]++;
         }
       for (int l = 0; l < levels; l++)
-        sum += table_lookup<SPACE> (count[l], global_table, shared_table);
+        sum += table_lookup<SPACE> (count[l * TABLE_THREADS], global_table, shared_table);
       *out_pixel (out, out_pitch, x, y) = entropy_from_fix (sum, w.n (), tables);
     }
 }
 
 /* ---- shared tile with halo ---------------------------------------------- */
 
-#define TILE_W 32
-#define TILE_H 8
-
-/* Dynamic shared memory: the table (k² + 1 words), then the levels tile of
- * (TILE_W + 2r) × (TILE_H + 2r) bytes. */
-static __global__ void __launch_bounds__ (TILE_W * TILE_H)
+/* Dynamic shared memory: the counts, the table (k² + 1 words), then the
+ * levels tile of (TABLE_W + 2r) × (TABLE_H + 2r) bytes. */
+static __global__ void __launch_bounds__ (TABLE_THREADS)
 entropy_tile_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int width, int height, int r,
                      int levels, const EsCudaTables *__restrict__ tables, void *out, size_t out_pitch)
 {
-  extern __shared__ uint32_t shared_table[];
-  int entries = (2 * r + 1) * (2 * r + 1) + 1;
+  extern __shared__ uint32_t shared[];
+  const int entries = (2 * r + 1) * (2 * r + 1) + 1;
+  uint32_t *count = shared + threadIdx.y * TABLE_W + threadIdx.x;
+  uint32_t *shared_table = shared + levels * TABLE_THREADS;
   uint8_t *tile = (uint8_t *) (shared_table + entries);
-  int tile_w = TILE_W + 2 * r;
-  int tile_cells = tile_w * (TILE_H + 2 * r);
-  int tid = threadIdx.y * TILE_W + threadIdx.x;
-  int ox = blockIdx.x * TILE_W;
-  int tiles_y = (height + TILE_H - 1) / TILE_H;
-  uint16_t count[ES_LEVELS_MAX];
+  const int tile_w = TABLE_W + 2 * r;
+  const int tile_cells = tile_w * (TABLE_H + 2 * r);
+  const int tid = threadIdx.y * TABLE_W + threadIdx.x;
+  const int ox = blockIdx.x * TABLE_W;
+  const int tiles_y = (height + TABLE_H - 1) / TABLE_H;
 
   load_shared_table (shared_table, tables, entries);
   /* Every thread of the block runs the same number of iterations, so the
    * barriers inside are reached by all. */
   for (int ty = blockIdx.y; ty < tiles_y; ty += gridDim.y)
     {
-      int oy = ty * TILE_H;
+      int oy = ty * TABLE_H;
       int x = ox + threadIdx.x;
       int y = oy + threadIdx.y;
 
       __syncthreads ();  /* the previous tile is no longer read */
-      for (int i = tid; i < tile_cells; i += TILE_W * TILE_H)
+      for (int i = tid; i < tile_cells; i += TABLE_THREADS)
         {
           int gx = ox - r + i % tile_w;
           int gy = oy - r + i / tile_w;
@@ -294,128 +306,249 @@ entropy_tile_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int widt
           uint32_t sum = 0;
 
           for (int l = 0; l < levels; l++)
-            count[l] = 0;
+            count[l * TABLE_THREADS] = 0;
           for (int yy = w.y0; yy <= w.y1; yy++)
             {
               /* Image column xx sits at tile column xx − ox + r ≥ 0. */
               int base = (yy - oy + r) * tile_w + r - ox;
               for (int xx = w.x0; xx <= w.x1; xx++)
-                count[tile[base + xx]]++;
+                count[tile[base + xx] * TABLE_THREADS]++;
             }
           for (int l = 0; l < levels; l++)
-            sum += shared_table[count[l]];
+            sum += shared_table[count[l * TABLE_THREADS]];
           *out_pixel (out, out_pitch, x, y) = entropy_from_fix (sum, w.n (), tables);
         }
     }
 }
 
-/* ---- fast: packed counters in registers (k ≤ 7, L ≤ 16) ------------------ */
+/* The most dynamic shared memory a table or tile kernel asks for: 256
+ * levels of counts, the 31×31 table and the largest tile. */
+#define TABLE_SMEM_MAX                                                         \
+  (ES_LEVELS_MAX * TABLE_THREADS * 4 + (ES_CUDA_MAX_COUNT + 1) * 4             \
+   + (TABLE_W + ES_WINDOW_MAX - 1) * (TABLE_H + ES_WINDOW_MAX - 1))
 
-/* Each warp owns 32 − (k−1) output columns of a strip of rows; lane j loads
- * column x0 − r + j. A lane's one-hot level is a 16-nibble counter vector
- * (levels 0–7 in lo, 8–15 in hi); shuffles add the k lanes j..j+k−1 into the
- * histogram of one window row (counts ≤ 7 fit a nibble). Spread to bytes
- * that hold 4·count (≤ 196 for k = 7: byte offsets into the float table),
- * the window histogram slides down the strip: add the entering row, drop the
- * row that entered k steps before (a ring of k registers sets). */
-#define FAST_BLOCK 256
+static size_t
+table_smem (int levels, int window, bool table, bool tile)
+{
+  int r = window / 2;
+  return (size_t) levels * TABLE_THREADS * 4 + (table ? ((size_t) window * window + 1) * 4 : 0)
+         + (tile ? (size_t) (TABLE_W + 2 * r) * (TABLE_H + 2 * r) : 0);
+}
+
+bool
+es_cuda_entropy_init (EsCuda *cuda, EsError *error)
+{
+  ES_CUDA_TRY (cuda, cudaMemcpyToSymbolAsync (c_clnc_fix, clnc_fix_table (cuda), sizeof c_clnc_fix, 0,
+                                              cudaMemcpyDeviceToDevice, cuda->stream),
+               "upload of the constant c ln c table", error);
+  ES_CUDA_TRY (cuda, cudaStreamSynchronize (cuda->stream), "upload of the constant c ln c table", error);
+  /* 256 levels of counts need more than the default 48 KiB. */
+  const void *kernels[] = { (const void *) entropy_table_kernel<TABLE_GLOBAL>,
+                            (const void *) entropy_table_kernel<TABLE_CONSTANT>,
+                            (const void *) entropy_table_kernel<TABLE_SHARED>, (const void *) entropy_tile_kernel };
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+    ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             TABLE_SMEM_MAX), "shared memory limit", error);
+  return true;
+}
+
+/* ---- fast: pair counters in registers (k ≤ 7, L ≤ 16) ------------------ */
+
+/* A warp covers 64 input columns, two per lane, and writes the 64 − 4h
+ * columns whose windows lie inside them (h = ⌈r/2⌉ halo lanes a side), down
+ * a strip of rows. Levels 2i and 2i+1 share one counter c_even + R·c_odd
+ * (R = k² + 1, so the pair is recovered exactly), which indexes a table of
+ * c_even ln c_even + c_odd ln c_odd: 8 lookups per pixel for 16 levels.
+ * A pixel's level becomes a one-hot vector of 8 such counters in two words,
+ * shuffles add the k columns of a window row, and the window's counters
+ * (16-bit halves of 4 words) slide down the strip: the row that enters is
+ * added, the one that entered k steps before is subtracted (a ring of k
+ * rows in registers). A block is one warp: every branch around a shuffle
+ * then depends on block-uniform values only, and the compiler emits plain
+ * SHFL instead of guarding each one for a possibly diverged warp. */
 #define FAST_STRIP 64
 
 template <int K>
+struct FastShape
+{
+  static constexpr int R = K / 2;
+  static constexpr int HALO = (R + 1) / 2;     /* halo lanes a side */
+  static constexpr int OUT_W = 64 - 4 * HALO;  /* output columns a warp */
+  static constexpr int RADIX = K * K + 1;
+  static constexpr int PAIRS = RADIX * RADIX;
+  /* A window row's pair counters fit bytes (n_even + R·n_odd ≤ k·R < 256)
+   * for k ≤ 5; for k = 7 rows are counted in nibbles (n ≤ 7) and converted. */
+  static constexpr bool BYTES = K * RADIX < 256;
+};
+
+/* The one-hot counters of one pixel as a 64-bit lo:hi pair: pair i = level/2
+ * in byte i (value 1 or R) or, for nibbles, level l in nibble l. A pixel
+ * outside the image counts nothing: a shift of 64 clears both words. */
+template <int K>
 static __device__ __forceinline__ void
-row_histogram (uint32_t &lo, uint32_t &hi)
+one_hot (uint32_t level, bool inside, uint32_t &lo, uint32_t &hi)
+{
+  uint32_t pos, value;
+
+  if (FastShape<K>::BYTES)
+    {
+      pos = (level & 14u) * 4u;
+      value = level & 1u ? (uint32_t) FastShape<K>::RADIX : 1u;
+    }
+  else
+    {
+      pos = level * 4u;
+      value = 1u;
+    }
+  pos = inside ? pos : 64u;
+  /* The clamping funnel shift yields 0 for shifts of 32 or more (and the
+   * "negative" ones, which wrap to large unsigned values). */
+  lo = __funnelshift_lc (0u, value, pos);
+  hi = __funnelshift_lc (0u, value, pos - 32u);
+}
+
+/* The counters of the window rows of this lane's two columns 2j (a) and
+ * 2j+1 (b), from the one-hots of the even (e) and odd (o) columns. */
+template <int K>
+static __device__ __forceinline__ void
+window_row (uint32_t e, uint32_t o, uint32_t &a, uint32_t &b)
 {
   const unsigned all = 0xffffffffu;
-  uint32_t a_lo = lo + __shfl_down_sync (all, lo, 1);
-  uint32_t a_hi = hi + __shfl_down_sync (all, hi, 1);  /* lanes j, j+1 */
+  const uint32_t p = e + o;
 
-  if (K == 3)
+  if (FastShape<K>::R == 1)
     {
-      lo = a_lo + __shfl_down_sync (all, lo, 2);
-      hi = a_hi + __shfl_down_sync (all, hi, 2);
+      a = __shfl_up_sync (all, o, 1) + p;
+      b = p + __shfl_down_sync (all, e, 1);
+    }
+  else if (FastShape<K>::R == 2)
+    {
+      a = __shfl_up_sync (all, p, 1) + p + __shfl_down_sync (all, e, 1);
+      b = __shfl_up_sync (all, o, 1) + p + __shfl_down_sync (all, p, 1);
+    }
+  else
+    {
+      uint32_t q = __shfl_up_sync (all, p, 1) + p + __shfl_down_sync (all, p, 1);
+      a = __shfl_up_sync (all, o, 2) + q;
+      b = q + __shfl_down_sync (all, e, 2);
+    }
+}
+
+/* Adds a row's counters to the window and removes the row that leaves. The
+ * window holds pairs 0 and 2 in word 0, 1 and 3 in word 1, 4 and 6 in word
+ * 2, 5 and 7 in word 3, one per 16-bit half, times 4: each half is the byte
+ * offset of its table entry. Every half ends in 0..4·(k²·R + k²) < 2^16, so
+ * the word arithmetic never carries or borrows between halves. */
+template <int K>
+static __device__ __forceinline__ void
+slide (uint32_t win[4], uint32_t in_lo, uint32_t in_hi, uint32_t out_lo, uint32_t out_hi)
+{
+  if (FastShape<K>::BYTES)
+    {
+      win[0] += (__byte_perm (in_lo, 0u, 0x4240) - __byte_perm (out_lo, 0u, 0x4240)) * 4u;
+      win[1] += (__byte_perm (in_lo, 0u, 0x4341) - __byte_perm (out_lo, 0u, 0x4341)) * 4u;
+      win[2] += (__byte_perm (in_hi, 0u, 0x4240) - __byte_perm (out_hi, 0u, 0x4240)) * 4u;
+      win[3] += (__byte_perm (in_hi, 0u, 0x4341) - __byte_perm (out_hi, 0u, 0x4341)) * 4u;
       return;
     }
-  uint32_t b_lo = a_lo + __shfl_down_sync (all, a_lo, 2);
-  uint32_t b_hi = a_hi + __shfl_down_sync (all, a_hi, 2);  /* j..j+3 */
-  if (K == 5)
+  /* Nibbles: the difference plus 8 stays within 1..15 in every nibble; a
+   * byte n_even + 16·n_odd becomes n_even + R·n_odd, less the bias. */
+  constexpr uint32_t R = FastShape<K>::RADIX;
+  constexpr uint32_t BIAS = (8u + 8u * R) * 0x00010001u;
+  const uint32_t d_lo = in_lo + 0x88888888u - out_lo, d_hi = in_hi + 0x88888888u - out_hi;
+  const uint32_t halves[4] = { __byte_perm (d_lo, 0u, 0x4240), __byte_perm (d_lo, 0u, 0x4341),
+                               __byte_perm (d_hi, 0u, 0x4240), __byte_perm (d_hi, 0u, 0x4341) };
+#pragma unroll
+  for (int q = 0; q < 4; q++)
+    win[q] += (halves[q] + (R - 16u) * ((halves[q] >> 4) & 0x000f000fu) - BIAS) * 4u;
+}
+
+/* Σ c ln c of the window: 8 pair lookups (the halves are byte offsets),
+ * added as a balanced tree. */
+static __device__ __forceinline__ float
+pair_sum (const uint32_t win[4], const float *pair)
+{
+  float p[8];
+
+#pragma unroll
+  for (int q = 0; q < 4; q++)
     {
-      lo = b_lo + __shfl_down_sync (all, lo, 4);
-      hi = b_hi + __shfl_down_sync (all, hi, 4);
-      return;
+      p[2 * q] = *(const float *) ((const char *) pair + (win[q] & 0xffffu));
+      p[2 * q + 1] = *(const float *) ((const char *) pair + (win[q] >> 16));
     }
-  b_lo += __shfl_down_sync (all, a_lo, 4);
-  b_hi += __shfl_down_sync (all, a_hi, 4);  /* j..j+5 */
-  lo = b_lo + __shfl_down_sync (all, lo, 6);
-  hi = b_hi + __shfl_down_sync (all, hi, 6);  /* j..j+6 */
+  return __fadd_rn (__fadd_rn (__fadd_rn (p[0], p[1]), __fadd_rn (p[2], p[3])),
+                    __fadd_rn (__fadd_rn (p[4], p[5]), __fadd_rn (p[6], p[7])));
 }
 
-/* c ln c for the count in byte b of w (the byte holds 4·c: a byte offset). */
-static __device__ __forceinline__ float
-clnc_at (uint32_t w, unsigned b, const float *table)
-{
-  return *(const float *) ((const char *) table + __byte_perm (w, 0u, 0x4440u + b));
-}
-
-/* Σ c ln c over the 4 counters of a word, then over the 4 words: a pairwise
- * tree keeps the rounding error near that of a single addition. */
-static __device__ __forceinline__ float
-clnc_word (uint32_t w, const float *table)
-{
-  return __fadd_rn (__fadd_rn (clnc_at (w, 0, table), clnc_at (w, 1, table)),
-                    __fadd_rn (clnc_at (w, 2, table), clnc_at (w, 3, table)));
-}
+/* Two samples of type T as one load: u8 pairs as 16 bits, u16 as 32. */
+template <typename T> struct SamplePair;
+template <> struct SamplePair<uint8_t> { typedef uint16_t Word; enum { BITS = 8 }; };
+template <> struct SamplePair<uint16_t> { typedef uint32_t Word; enum { BITS = 16 }; };
 
 static __device__ __forceinline__ float
-sum_clnc (const uint32_t win[4], const float *table)
+entropy_from_sum (float sum, float2 ln_inv)
 {
-  return __fadd_rn (__fadd_rn (clnc_word (win[0], table), clnc_word (win[1], table)),
-                    __fadd_rn (clnc_word (win[2], table), clnc_word (win[3], table)));
+  float h = __fmaf_rn (-sum, ln_inv.y, ln_inv.x);
+  return h > 0.0f ? h : 0.0f;
 }
 
-/* At most 64 registers for k ≤ 5 (four blocks per SM), 85 for k = 7. */
+/* Output rows [y_first, y_last) of the image, in strips of FAST_STRIP. */
 template <int K, typename T>
-static __global__ void __launch_bounds__ (FAST_BLOCK, K <= 5 ? 4 : 3)
+static __global__ void __launch_bounds__ (32, K == 3 ? 32 : K == 5 ? 24 : 16)
 entropy_fast_kernel (const void *__restrict__ in, unsigned in_pitch, int width, int height, EsSampleMap map,
                      const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch,
-                     int groups, size_t items)
+                     int y_first, int y_last, int groups)
 {
-  constexpr int R = K / 2;
-  constexpr int OUT_W = 32 - (K - 1);
-  constexpr int N_MAX = K * K;
-  __shared__ float s_clnc[N_MAX + 1];
-  __shared__ float2 s_ln_inv[N_MAX + 1];
+  typedef FastShape<K> S;
+  typedef typename SamplePair<T>::Word Word;
+  constexpr int R = S::R;
+  __shared__ float s_pair[S::PAIRS];
+  __shared__ float2 s_ln_inv[K * K + 1];
 
-  for (int i = threadIdx.x; i <= N_MAX; i += blockDim.x)
-    {
-      s_clnc[i] = tables->clnc_f[i];
-      s_ln_inv[i] = tables->ln_inv_f[i];
-    }
+  for (int i = threadIdx.x; i < S::PAIRS; i += 32)
+    s_pair[i] = tables->pair_f[ES_CUDA_PAIR_OFFSET (K) + i];
+  for (int i = threadIdx.x; i <= K * K; i += 32)
+    s_ln_inv[i] = tables->ln_inv_f[i];
   __syncthreads ();
 
-  /* One work item (column group × strip) per warp: all branches on it are
-   * uniform across the warp, as the shuffles require. */
-  const size_t item = (size_t) blockIdx.x * (FAST_BLOCK / 32) + threadIdx.x / 32;
-  if (item >= items)
-    return;
-  const int lane = threadIdx.x & 31;
-  const int out_x0 = (int) (item % (size_t) groups) * OUT_W;
-  const int strip = (int) (item / (size_t) groups);
-  const int x = out_x0 - R + lane;
-  const bool column_in = x >= 0 && x < width;
-  const int xc = out_x0 + lane;
-  const bool writer = lane < OUT_W && xc < width;
-  const int cols = min (xc + R, width - 1) - max (xc - R, 0) + 1;
-  const int y_begin = strip * FAST_STRIP;
-  const int y_end = min (y_begin + FAST_STRIP, height);
+  /* One work item (column group × strip) per block. */
+  const unsigned item = blockIdx.x;
+  const int lane = threadIdx.x;
+  const int x = (int) (item % (unsigned) groups) * S::OUT_W - 2 * S::HALO + 2 * lane;  /* even */
+  const int strip = (int) (item / (unsigned) groups);
+  /* A pair that starts inside the image ends inside the padded row. */
+  const bool loads = x >= 0 && x < width;
+  const bool second = x + 1 < width;
+  const bool writer = lane >= S::HALO && lane < 32 - S::HALO && x >= 0 && x < width;
+  const int cols0 = writer ? min (x + R, width - 1) - max (x - R, 0) + 1 : 0;
+  const int cols1 = writer ? min (x + 1 + R, width - 1) - max (x + 1 - R, 0) + 1 : 0;
+  const float2 full0 = s_ln_inv[K * cols0], full1 = s_ln_inv[K * cols1];
+  const int y_begin = y_first + strip * FAST_STRIP;
+  const int y_end = min (y_begin + FAST_STRIP, y_last);
   const int steps = y_end - y_begin + 2 * R;
+  const Word *column = (const Word *) ((const T *) in + (loads ? x : 0));
+  float2 *out_column = (float2 *) out + (writer ? x / 2 : 0);
 
-  uint32_t win[4] = { 0, 0, 0, 0 };
+  /* Row e's samples for step s are loaded K steps ahead into ring slot
+   * s mod K, so that a load's latency overlaps K rows of work. */
+  auto fetch = [&] (int step) -> uint32_t {
+    const int e = y_begin - R + step;
+    if (loads && step < steps && e >= 0 && e < height)
+      /* Pitches fit 32 bits (ES_MAX_SIDE): one wide multiply. */
+      return __ldg ((const Word *) ((const char *) column + (unsigned long long) (unsigned) e * in_pitch));
+    return 0u;
+  };
+  uint32_t ahead[K];
+  uint32_t win0[4] = { 0, 0, 0, 0 }, win1[4] = { 0, 0, 0, 0 };
   uint32_t ring[K][4];
 #pragma unroll
   for (int j = 0; j < K; j++)
+    {
+      ahead[j] = fetch (j);
 #pragma unroll
-    for (int q = 0; q < 4; q++)
-      ring[j][q] = 0;
+      for (int q = 0; q < 4; q++)
+        ring[j][q] = 0;
+    }
 
   for (int base = 0; base < steps; base += K)
     {
@@ -427,42 +560,36 @@ entropy_fast_kernel (const void *__restrict__ in, unsigned in_pitch, int width, 
             break;
           /* Row e enters; ring[j] holds the row that entered K steps ago. */
           const int e = y_begin - R + step;
-          uint32_t lo = 0, hi = 0;
-          if (column_in && e >= 0 && e < height)
-            {
-              /* Pitches fit 32 bits (ES_MAX_SIDE): one wide multiply. */
-              uint32_t v = __ldg ((const T *) ((const char *) in + (unsigned long long) (unsigned) e * in_pitch) + x);
-              uint32_t shift = es_dev_level (v, map) * 4u;
-              /* 1 << shift in a 64-bit lo:hi pair; the clamping funnel
-               * shift yields 0 for shifts of 32 or more (and "negative"
-               * ones, which wrap to large unsigned values). */
-              lo = __funnelshift_lc (0u, 1u, shift);
-              hi = __funnelshift_lc (0u, 1u, shift - 32u);
-            }
-          row_histogram<K> (lo, hi);
+          const bool row_in = loads && e >= 0 && e < height;
+          const uint32_t v = ahead[j];
+          ahead[j] = fetch (step + K);
 
-          uint32_t spread[4] = {
-            (lo << 2) & 0x3c3c3c3cu,  /* levels 0, 2, 4, 6 */
-            (lo >> 2) & 0x3c3c3c3cu,  /* levels 1, 3, 5, 7 */
-            (hi << 2) & 0x3c3c3c3cu,  /* levels 8, 10, 12, 14 */
-            (hi >> 2) & 0x3c3c3c3cu,  /* levels 9, 11, 13, 15 */
-          };
-          /* Every byte of the result is a true count × 4 (0..196), so the
-           * word arithmetic never carries between bytes in the end. */
-#pragma unroll
-          for (int q = 0; q < 4; q++)
-            {
-              win[q] = win[q] + spread[q] - ring[j][q];
-              ring[j][q] = spread[q];
-            }
+          uint32_t e_lo, e_hi, o_lo, o_hi, a_lo, a_hi, b_lo, b_hi;
+          one_hot<K> (es_dev_level (v & ((1u << SamplePair<T>::BITS) - 1u), map), row_in, e_lo, e_hi);
+          one_hot<K> (es_dev_level (v >> SamplePair<T>::BITS, map), row_in && second, o_lo, o_hi);
+          window_row<K> (e_lo, o_lo, a_lo, b_lo);
+          window_row<K> (e_hi, o_hi, a_hi, b_hi);
+          slide<K> (win0, a_lo, a_hi, ring[j][0], ring[j][1]);
+          slide<K> (win1, b_lo, b_hi, ring[j][2], ring[j][3]);
+          ring[j][0] = a_lo;
+          ring[j][1] = a_hi;
+          ring[j][2] = b_lo;
+          ring[j][3] = b_hi;
 
           const int y = e - R;
           if (y >= y_begin && writer)
             {
-              int rows = min (y + R, height - 1) - max (y - R, 0) + 1;
-              float2 ln_inv = s_ln_inv[rows * cols];
-              float h = __fmaf_rn (-sum_clnc (win, s_clnc), ln_inv.y, ln_inv.x);
-              *((float *) ((char *) out + (unsigned long long) (unsigned) y * out_pitch) + xc) = h > 0.0f ? h : 0.0f;
+              const int rows = min (y + R, height - 1) - max (y - R, 0) + 1;
+              float2 li0 = full0, li1 = full1;
+              if (rows != K)
+                {
+                  li0 = s_ln_inv[rows * cols0];
+                  li1 = s_ln_inv[rows * cols1];
+                }
+              /* The pair's second column may lie in the row's padding. */
+              float2 h = make_float2 (entropy_from_sum (pair_sum (win0, s_pair), li0),
+                                      entropy_from_sum (pair_sum (win1, s_pair), li1));
+              *(float2 *) ((char *) out_column + (unsigned long long) (unsigned) y * out_pitch) = h;
             }
         }
     }
@@ -476,11 +603,11 @@ entropy_fast_kernel (const void *__restrict__ in, unsigned in_pitch, int width, 
 /* Any window and any number of levels: each thread owns a column and a strip
  * of rows, keeps its window's counts in local memory and moves the exact
  * fixed-point sum by table differences as rows enter and leave: 2k updates
- * per pixel instead of k². */
+ * per pixel instead of k². Output rows [y_first, y_last). */
 static __global__ void __launch_bounds__ (SLIDE_BLOCK)
 entropy_slide_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int width, int height, int r,
                       int levels, const EsCudaTables *__restrict__ tables, void *out, size_t out_pitch,
-                      int strips)
+                      int y_first, int y_last, int strips)
 {
   extern __shared__ uint32_t shared_table[];
   int x = blockIdx.x * blockDim.x + threadIdx.x;
@@ -495,8 +622,8 @@ entropy_slide_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int wid
 
   for (int strip = blockIdx.y; strip < strips; strip += gridDim.y)
     {
-      int y_begin = strip * SLIDE_STRIP;
-      int y_end = min (y_begin + SLIDE_STRIP, height);
+      int y_begin = y_first + strip * SLIDE_STRIP;
+      int y_end = min (y_begin + SLIDE_STRIP, y_last);
       uint32_t sum = 0;
 
       for (int l = 0; l < levels; l++)
@@ -543,41 +670,38 @@ entropy_slide_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int wid
 
 template <int K, typename T>
 static void
-launch_fast (EsCuda *cuda, const EsCudaFrame *frame)
+launch_fast (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
 {
-  const int out_w = 32 - (K - 1);
-  int groups = (int) es_cuda_div_up ((size_t) frame->width, out_w);
-  size_t items = (size_t) groups * es_cuda_div_up ((size_t) frame->height, FAST_STRIP);
-  unsigned blocks = (unsigned) es_cuda_div_up (items, FAST_BLOCK / 32);
+  int groups = (int) es_cuda_div_up ((size_t) frame->width, FastShape<K>::OUT_W);
+  size_t items = (size_t) groups * es_cuda_div_up ((size_t) (y_last - y_first), FAST_STRIP);
 
-  entropy_fast_kernel<K, T><<<blocks, FAST_BLOCK, 0, cuda->stream>>> (
+  entropy_fast_kernel<K, T><<<(unsigned) items, 32, 0, cuda->stream>>> (
     frame->in, (unsigned) frame->in_pitch, frame->width, frame->height, es_cuda_sample_map (frame), cuda->tables,
-    frame->out, (unsigned) frame->out_pitch, groups, items);
+    frame->out, (unsigned) frame->out_pitch, y_first, y_last, groups);
 }
 
 template <typename T>
 static bool
-launch_fast_for_window (EsCuda *cuda, const EsCudaFrame *frame, int window)
+launch_fast_for_window (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last)
 {
   switch (window)
     {
-    case 3: launch_fast<3, T> (cuda, frame); return true;
-    case 5: launch_fast<5, T> (cuda, frame); return true;
-    case 7: launch_fast<7, T> (cuda, frame); return true;
+    case 3: launch_fast<3, T> (cuda, frame, y_first, y_last); return true;
+    case 5: launch_fast<5, T> (cuda, frame, y_first, y_last); return true;
+    case 7: launch_fast<7, T> (cuda, frame, y_first, y_last); return true;
     default: return false;
     }
 }
 
-static bool
-run_fast (EsCuda *cuda, const EsCudaFrame *frame, int window, EsError *error)
+bool
+es_cuda_entropy_band (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last,
+                      int q_first, int q_last, EsError *error)
 {
-  int r = window / 2;
-  size_t table_bytes = ((size_t) window * window + 1) * sizeof (uint32_t);
-
   if (frame->levels <= 16 && window <= ES_CUDA_FAST_MAX_WINDOW)
     {
-      bool launched = frame->in_format == ES_FORMAT_U8 ? launch_fast_for_window<uint8_t> (cuda, frame, window)
-                                                        : launch_fast_for_window<uint16_t> (cuda, frame, window);
+      bool launched = frame->in_format == ES_FORMAT_U8
+                        ? launch_fast_for_window<uint8_t> (cuda, frame, window, y_first, y_last)
+                        : launch_fast_for_window<uint16_t> (cuda, frame, window, y_first, y_last);
       if (launched)
         {
           ES_CUDA_LAUNCHED (cuda, "fast entropy kernel", error);
@@ -585,13 +709,23 @@ run_fast (EsCuda *cuda, const EsCudaFrame *frame, int window, EsError *error)
         }
     }
 
-  if (!es_cuda_quantize_levels (cuda, frame, error))
-    return false;
-  int strips = (int) es_cuda_div_up ((size_t) frame->height, SLIDE_STRIP);
+  /* The general path reads levels: quantize the rows asked for first. */
+  if (q_last > q_first)
+    {
+      EsCudaFrame rows = *frame;
+      rows.in = (const char *) frame->in + (size_t) q_first * frame->in_pitch;
+      rows.lev = frame->lev + (size_t) q_first * frame->lev_pitch;
+      rows.height = q_last - q_first;
+      if (!es_cuda_quantize_levels (cuda, &rows, error))
+        return false;
+    }
+  int r = window / 2;
+  size_t table_bytes = ((size_t) window * window + 1) * sizeof (uint32_t);
+  int strips = (int) es_cuda_div_up ((size_t) (y_last - y_first), SLIDE_STRIP);
   dim3 grid ((unsigned) es_cuda_div_up ((size_t) frame->width, SLIDE_BLOCK), es_cuda_grid_y ((size_t) strips));
   entropy_slide_kernel<<<grid, SLIDE_BLOCK, table_bytes, cuda->stream>>> (
     frame->lev, frame->lev_pitch, frame->width, frame->height, r, frame->levels, cuda->tables, frame->out,
-    frame->out_pitch, strips);
+    frame->out_pitch, y_first, y_last, strips);
   ES_CUDA_LAUNCHED (cuda, "sliding entropy kernel", error);
   return true;
 }
@@ -601,16 +735,15 @@ es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, c
                      EsError *error)
 {
   const int r = job->window / 2;
-  const size_t table_bytes = ((size_t) job->window * job->window + 1) * sizeof (uint32_t);
-  const dim3 block (TILE_W, TILE_H);
-  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) frame->width, TILE_W),
-                   es_cuda_grid_y (es_cuda_div_up ((size_t) frame->height, TILE_H)));
+  const dim3 block (TABLE_W, TABLE_H);
+  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) frame->width, TABLE_W),
+                   es_cuda_grid_y (es_cuda_div_up ((size_t) frame->height, TABLE_H)));
   const uint8_t *lev = frame->lev;
   const size_t lp = frame->lev_pitch;
   const int w = frame->width, h = frame->height, l = frame->levels;
 
-  if (strcmp (variant, "fast") == 0 || es_cuda_entropy_transfer (variant) != ES_CUDA_TRANSFER_STAGED)
-    return run_fast (cuda, frame, job->window, error);
+  if (strcmp (variant, "fast") == 0 || es_cuda_entropy_transfer (variant) != ES_CUDA_TRANSFER_DEFAULT)
+    return es_cuda_entropy_band (cuda, frame, job->window, 0, h, 0, h, error);
 
   if (strcmp (variant, "naive") != 0 && strcmp (variant, "per-thread-histogram") != 0
       && strcmp (variant, "log-table-global") != 0 && strcmp (variant, "log-table-constant") != 0
@@ -627,20 +760,17 @@ es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, c
     entropy_histogram_kernel<<<grid, block, 0, cuda->stream>>> (lev, lp, w, h, r, l, frame->out,
                                                                 frame->out_pitch);
   else if (strcmp (variant, "log-table-global") == 0)
-    entropy_table_kernel<TABLE_GLOBAL><<<grid, block, 0, cuda->stream>>> (
+    entropy_table_kernel<TABLE_GLOBAL><<<grid, block, table_smem (l, job->window, false, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
   else if (strcmp (variant, "log-table-constant") == 0)
-    entropy_table_kernel<TABLE_CONSTANT><<<grid, block, 0, cuda->stream>>> (
+    entropy_table_kernel<TABLE_CONSTANT><<<grid, block, table_smem (l, job->window, false, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
   else if (strcmp (variant, "log-table-shared") == 0)
-    entropy_table_kernel<TABLE_SHARED><<<grid, block, table_bytes, cuda->stream>>> (
+    entropy_table_kernel<TABLE_SHARED><<<grid, block, table_smem (l, job->window, true, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
   else
-    {
-      size_t tile_bytes = (size_t) (TILE_W + 2 * r) * (TILE_H + 2 * r);
-      entropy_tile_kernel<<<grid, block, table_bytes + tile_bytes, cuda->stream>>> (
-        lev, lp, w, h, r, l, cuda->tables, frame->out, frame->out_pitch);
-    }
+    entropy_tile_kernel<<<grid, block, table_smem (l, job->window, true, true), cuda->stream>>> (
+      lev, lp, w, h, r, l, cuda->tables, frame->out, frame->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "entropy kernel", error);
   return true;
 }

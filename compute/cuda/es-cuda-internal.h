@@ -16,16 +16,21 @@
  * exact, and each entry's rounding (2^-20) stays far below the 1e-5 budget. */
 #define ES_CUDA_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
 #define ES_CUDA_FIX_BITS 19
-/* The fast entropy kernel keeps counts × 4 in bytes: windows up to 7×7. */
+/* The fast entropy kernel handles windows up to 7×7 (and 16 levels). It
+ * counts levels 2i and 2i+1 in one pair counter c_even + (k²+1)·c_odd, which
+ * indexes a table of c_even ln c_even + c_odd ln c_odd: (k²+1)² entries for
+ * k = 3, 5, 7, one after the other. */
 #define ES_CUDA_FAST_MAX_WINDOW 7
 #define ES_CUDA_FAST_MAX_COUNT (ES_CUDA_FAST_MAX_WINDOW * ES_CUDA_FAST_MAX_WINDOW)
+#define ES_CUDA_PAIR_OFFSET(k) ((k) == 3 ? 0 : (k) == 5 ? 100 : 776)
+#define ES_CUDA_PAIR_ENTRIES (100 + 676 + 2500)
 
 /* Uploaded once at open; computed on the host in double precision. */
 typedef struct {
   uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];  /* round(c ln c · 2^19) */
   double ln_n[ES_CUDA_MAX_COUNT + 1];        /* ln n (0 for n = 0) */
   double inv_n_fix[ES_CUDA_MAX_COUNT + 1];   /* 2^-19 / n (0 for n = 0) */
-  float clnc_f[ES_CUDA_FAST_MAX_COUNT + 1];  /* c ln c, for the fast kernel */
+  float pair_f[ES_CUDA_PAIR_ENTRIES];        /* the fast kernel's pair tables, rounded once */
   float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1];  /* { ln n, 1/n }, for the fast kernel */
 } EsCudaTables;
 
@@ -34,17 +39,21 @@ typedef struct {
   size_t size;
 } EsCudaBuffer;
 
-/* Downloads and staged uploads go in up to this many chunks, so that the host
- * copy of one chunk overlaps the DMA of the next. */
+/* Staged transfers go in up to this many chunks, so that the host copy of
+ * one chunk overlaps the DMA of the next; the streams-overlap variant splits
+ * the image into up to this many bands of rows. */
 #define ES_CUDA_MAX_CHUNKS 16
 
 struct EsCuda {
   int device;
   int sm_count;
   char name[256];
-  cudaStream_t stream;
+  cudaStream_t stream;                  /* kernels, and every copy of the plain paths */
+  cudaStream_t up_stream, down_stream;  /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
-  cudaEvent_t ev_chunk[ES_CUDA_MAX_CHUNKS];
+  /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
+  cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
+  cudaEvent_t ev_k1[ES_CUDA_MAX_CHUNKS], ev_down[ES_CUDA_MAX_CHUNKS];
   /* Device buffers and pinned staging, grown as needed and kept. */
   EsCudaBuffer d_in, d_lev, d_out;
   EsCudaBuffer h_in, h_out;
@@ -74,9 +83,10 @@ typedef struct {
 
 /* How an entropy variant moves data: the transfer lessons change only this. */
 typedef enum {
-  ES_CUDA_TRANSFER_STAGED,    /* through pinned staging, device buffers kept */
-  ES_CUDA_TRANSFER_PAGEABLE,  /* copies straight from and to pageable host memory */
+  ES_CUDA_TRANSFER_DEFAULT,   /* page-locked images by DMA, others through pinned staging */
+  ES_CUDA_TRANSFER_PAGEABLE,  /* cudaMemcpy straight from and to the image, whatever its memory */
   ES_CUDA_TRANSFER_PER_CALL,  /* device buffers allocated and freed by every run */
+  ES_CUDA_TRANSFER_STREAMS,   /* bands of rows: upload, kernels and download overlap */
 } EsCudaTransfer;
 
 /* Returns true for cudaSuccess; otherwise drains the stream, decides whether
@@ -96,6 +106,10 @@ bool es_cuda_check (EsCuda *cuda, cudaError_t status, const char *what, EsError 
 /* Blocks for a grid-stride loop over `items` with `block` threads: at most
  * what the device holds at once (2048 threads per SM), never zero. */
 unsigned es_cuda_blocks (const EsCuda *cuda, size_t items, int block);
+/* The same for `kernel`, capped at the blocks that its registers and shared
+ * memory let the device hold at once: a grid-stride grid larger than that
+ * runs in two waves, the second one alone on a half-empty device. */
+unsigned es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items);
 
 /* The largest gridDim.y; kernels with more row tiles loop over them. */
 #define ES_CUDA_GRID_Y_MAX 65535u
@@ -123,6 +137,12 @@ const EsVariant *es_cuda_entropy_variants (size_t *n);
 bool es_cuda_entropy_init (EsCuda *cuda, EsError *error);
 bool es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
                           EsError *error);
+/* The default entropy kernels on output rows [y_begin, y_end) only, reading
+ * input rows up to window/2 beyond them (the streams-overlap bands). With
+ * `quantize`, first quantizes input rows [q_begin, q_end) for the general
+ * path, which reads levels. */
+bool es_cuda_entropy_band (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_begin, int y_end,
+                           int q_begin, int q_end, EsError *error);
 EsCudaTransfer es_cuda_entropy_transfer (const char *variant);
 
 const EsVariant *es_cuda_equalize_variants (size_t *n);
@@ -168,14 +188,26 @@ es_dev_view (uint32_t v, EsSampleMap map)
   return (map.depth >= 8 ? v >> (map.depth - 8) : v << (8 - map.depth)) & 0xffu;
 }
 
-/* es_sharpen_sample: two roundings, no FMA contraction, round half to even. */
+/* 1.5 · 2^23: a float in [2^23, 2^24) has a unit last place, so adding it
+ * rounds to an integer (half to even) and the integer sits in the mantissa. */
+#define ES_DEV_MAGIC 12582912.0f
+#define ES_DEV_MAGIC_BITS 0x4b400000
+
+/* es_sharpen_sample: two roundings, no FMA contraction, round half to even.
+ * The int→float conversions, rintf and the float→int conversion would run
+ * on the quarter-rate conversion unit, four per pixel, and bound the sharpen
+ * kernels; exact magic-number additions do the same on the FP32 pipes: the
+ * integers are below 2^22, and clamping the value to [−1, 256] before
+ * rounding leaves the saturated result unchanged. */
 static __device__ __forceinline__ uint32_t
 es_dev_sharpen (int c, int laplacian, float amount)
 {
-  float product = __fmul_rn (amount, (float) laplacian);
-  float value = __fadd_rn ((float) c, product);
-  float r = rintf (value);
-  return (uint32_t) (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
+  float fc = __fadd_rn (__int_as_float (ES_DEV_MAGIC_BITS + c), -ES_DEV_MAGIC);
+  float fl = __fadd_rn (__int_as_float (ES_DEV_MAGIC_BITS + laplacian), -ES_DEV_MAGIC);
+  float value = __fadd_rn (fc, __fmul_rn (amount, fl));
+  value = fminf (fmaxf (value, -1.0f), 256.0f);
+  int r = __float_as_int (__fadd_rn (value, ES_DEV_MAGIC)) - ES_DEV_MAGIC_BITS;
+  return (uint32_t) min (max (r, 0), 255);
 }
 
 template <typename T>

@@ -1,4 +1,4 @@
-/* The CUDA backend: device choice, buffers kept between runs, transfers and their timing, fault injection, the copy floor. */
+/* The CUDA backend: device choice, buffers kept between runs, transfers (direct, staged, overlapped in streams) and their timing, fault injection, the floors. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -67,6 +67,24 @@ es_cuda_blocks (const EsCuda *cuda, size_t items, int block)
   return wanted > 0 ? (unsigned) wanted : 1u;
 }
 
+unsigned
+es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items)
+{
+  int per_sm = 0;
+  size_t wanted = es_cuda_div_up (items, (size_t) block);
+  size_t cap;
+
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, block, smem) != cudaSuccess || per_sm < 1)
+    {
+      (void) cudaGetLastError ();
+      per_sm = 1;
+    }
+  cap = (size_t) cuda->sm_count * (size_t) per_sm;
+  if (wanted > cap)
+    wanted = cap;
+  return wanted > 0 ? (unsigned) wanted : 1u;
+}
+
 /* ---- tables ---------------------------------------------------------------- */
 
 static void
@@ -80,9 +98,17 @@ tables_compute (EsCudaTables *t)
       t->ln_n[c] = log ((double) c);
       t->inv_n_fix[c] = ldexp (1.0 / c, -ES_CUDA_FIX_BITS);
       if (c <= ES_CUDA_FAST_MAX_COUNT)
+        t->ln_inv_f[c] = make_float2 ((float) log ((double) c), (float) (1.0 / c));
+    }
+  for (int k = 3; k <= ES_CUDA_FAST_MAX_WINDOW; k += 2)
+    {
+      const int radix = k * k + 1;
+      float *pair = t->pair_f + ES_CUDA_PAIR_OFFSET (k);
+      for (int e = 0; e < radix * radix; e++)
         {
-          t->clnc_f[c] = (float) clnc;
-          t->ln_inv_f[c] = make_float2 ((float) log ((double) c), (float) (1.0 / c));
+          int even = e % radix, odd = e / radix;
+          pair[e] = (float) ((even > 1 ? even * log ((double) even) : 0.0)
+                             + (odd > 1 ? odd * log ((double) odd) : 0.0));
         }
     }
 }
@@ -256,14 +282,22 @@ open_resources (EsCuda *cuda, EsError *error)
   snprintf (cuda->name, sizeof cuda->name, "%.200s (sm_%d%d, %d SMs, %.0f GiB)", prop.name, prop.major, prop.minor,
             prop.multiProcessorCount, (double) prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
 
-  ES_CUDA_TRY (cuda, cudaStreamCreateWithFlags (&cuda->stream, cudaStreamNonBlocking), "stream creation", error);
+  cudaStream_t *streams[] = { &cuda->stream, &cuda->up_stream, &cuda->down_stream };
+  for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
+    ES_CUDA_TRY (cuda, cudaStreamCreateWithFlags (streams[i], cudaStreamNonBlocking), "stream creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_start), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_uploaded), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_computed), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_done), "event creation", error);
   for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
-    ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_chunk[i], cudaEventDisableTiming), "event creation",
-                 error);
+    {
+      /* Uploads and band kernels are timed; downloads only order work. */
+      ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_up[i]), "event creation", error);
+      ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_k0[i]), "event creation", error);
+      ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_k1[i]), "event creation", error);
+      ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_down[i], cudaEventDisableTiming), "event creation",
+                   error);
+    }
 
   ES_CUDA_TRY (cuda, cudaMalloc (&p, sizeof (EsCudaTables)), "allocation of the entropy tables", error);
   cuda->tables = (EsCudaTables *) p;
@@ -330,8 +364,10 @@ es_cuda_close (EsCuda *cuda)
   if (cuda == NULL)
     return;
   (void) cudaSetDevice (cuda->device);
-  if (cuda->stream != NULL)
-    (void) cudaStreamSynchronize (cuda->stream);
+  cudaStream_t streams[] = { cuda->stream, cuda->up_stream, cuda->down_stream };
+  for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
+    if (streams[i] != NULL)
+      (void) cudaStreamSynchronize (streams[i]);
   device_release (&cuda->d_in);
   device_release (&cuda->d_lev);
   device_release (&cuda->d_out);
@@ -348,10 +384,15 @@ es_cuda_close (EsCuda *cuda)
     if (*events[i] != NULL)
       (void) cudaEventDestroy (*events[i]);
   for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
-    if (cuda->ev_chunk[i] != NULL)
-      (void) cudaEventDestroy (cuda->ev_chunk[i]);
-  if (cuda->stream != NULL)
-    (void) cudaStreamDestroy (cuda->stream);
+    {
+      cudaEvent_t band[] = { cuda->ev_up[i], cuda->ev_k0[i], cuda->ev_k1[i], cuda->ev_down[i] };
+      for (size_t k = 0; k < sizeof band / sizeof band[0]; k++)
+        if (band[k] != NULL)
+          (void) cudaEventDestroy (band[k]);
+    }
+  for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
+    if (streams[i] != NULL)
+      (void) cudaStreamDestroy (streams[i]);
   (void) cudaGetLastError ();
   free (cuda);
 }
@@ -422,87 +463,134 @@ chunk_rows (size_t pitch, int height)
 }
 
 /* Copies rows [y0, y1) between an image with its own stride and a buffer
- * with the device pitch. */
+ * with the device pitch. One core copies about 10 GB/s, well under what the
+ * PCIe link moves, so a large copy is split among the OpenMP threads. */
 static void
 copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0, int y1)
 {
+  const size_t piece = (size_t) 1 << 20;
+  char *d = (char *) dst;
+  const char *s = (const char *) src;
+
   if (dst_stride == src_stride && row_bytes == dst_stride)
     {
-      memcpy ((char *) dst + (size_t) y0 * dst_stride, (const char *) src + (size_t) y0 * src_stride,
-              (size_t) (y1 - y0) * row_bytes);
+      size_t offset = (size_t) y0 * dst_stride, total = (size_t) (y1 - y0) * row_bytes;
+      long pieces = (long) es_cuda_div_up (total, piece);
+#pragma omp parallel for schedule(static) if (pieces > 1)
+      for (long i = 0; i < pieces; i++)
+        {
+          size_t begin = (size_t) i * piece;
+          size_t size = total - begin < piece ? total - begin : piece;
+          memcpy (d + offset + begin, s + offset + begin, size);
+        }
       return;
     }
+#pragma omp parallel for schedule(static) if ((size_t) (y1 - y0) * row_bytes > piece)
   for (int y = y0; y < y1; y++)
-    memcpy ((char *) dst + (size_t) y * dst_stride, (const char *) src + (size_t) y * src_stride, row_bytes);
+    memcpy (d + (size_t) y * dst_stride, s + (size_t) y * src_stride, row_bytes);
 }
 
+/* True when [p, p + bytes) is page-locked host memory (es_engine_image_alloc,
+ * cudaHostAlloc, cudaHostRegister): the copy engines then reach it by DMA
+ * and no staging copy is needed. Pageable memory reads as unregistered. */
 static bool
-upload (EsCuda *cuda, const EsImage *in, const EsCudaFrame *f, EsCudaTransfer transfer, EsError *error)
+is_page_locked (const void *p, size_t bytes)
 {
-  size_t row_bytes = (size_t) f->width * (in->format == ES_FORMAT_U16 ? 2 : 1);
+  const char *ends[2] = { (const char *) p, (const char *) p + bytes - 1 };
 
-  if (transfer == ES_CUDA_TRANSFER_PAGEABLE)
+  for (int i = 0; i < 2; i++)
     {
-      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync ((void *) f->in, f->in_pitch, in->pixels, in->stride, row_bytes,
-                                            (size_t) f->height, cudaMemcpyHostToDevice, cuda->stream),
-                   "upload", error);
-      return true;
-    }
-  /* Staged: the host copy of a chunk overlaps the DMA of the one before.
-   * The upload time includes the wait for the first host copy: it is part
-   * of what a user waits for. */
-  int step = chunk_rows (f->in_pitch, f->height);
-  for (int y0 = 0; y0 < f->height; y0 += step)
-    {
-      int y1 = y0 + step < f->height ? y0 + step : f->height;
-      size_t offset = (size_t) y0 * f->in_pitch;
-      copy_rows (cuda->h_in.ptr, f->in_pitch, in->pixels, in->stride, row_bytes, y0, y1);
-      ES_CUDA_TRY (cuda, cudaMemcpyAsync ((char *) f->in + offset, (char *) cuda->h_in.ptr + offset,
-                                          (size_t) (y1 - y0) * f->in_pitch, cudaMemcpyHostToDevice, cuda->stream),
-                   "upload", error);
+      cudaPointerAttributes attributes;
+      if (cudaPointerGetAttributes (&attributes, ends[i]) != cudaSuccess)
+        {
+          (void) cudaGetLastError ();
+          return false;
+        }
+      if (attributes.type != cudaMemoryTypeHost)
+        return false;
     }
   return true;
 }
 
-/* Enqueues the download; with staging, each chunk records an event. */
-static bool
-download_enqueue (EsCuda *cuda, EsImage *out, const EsCudaFrame *f, bool staged, EsError *error)
+static size_t
+image_bytes (const EsImage *image, size_t row_bytes)
 {
-  size_t row_bytes = (size_t) f->width * (out->format == ES_FORMAT_F32 ? 4 : 1);
+  return (size_t) (image->height - 1) * image->stride + row_bytes;
+}
 
-  if (!staged)
+/* How one run moves the image. A direct side is copied by cudaMemcpy from
+ * the image itself: by DMA when it is page-locked, through the driver's own
+ * staging when it is pageable (the pageable lesson). Otherwise the rows go
+ * through the engine's pinned staging buffers, chunk by chunk. */
+typedef struct {
+  const EsImage *in;
+  EsImage *out;
+  size_t in_row, out_row;  /* bytes per image row */
+  bool in_direct, out_direct;
+} EsMove;
+
+/* Enqueues the upload of input rows [y0, y1) on `stream`. Staged rows are
+ * first copied into the pinned buffer (the host waits for that copy, while
+ * the DMA of earlier rows goes on). */
+static bool
+upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1, cudaStream_t stream,
+             EsError *error)
+{
+  const size_t offset = (size_t) y0 * f->in_pitch;
+  char *device = (char *) f->in + offset;
+
+  if (m->in_direct)
     {
-      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (out->pixels, out->stride, f->out, f->out_pitch, row_bytes,
-                                            (size_t) f->height, cudaMemcpyDeviceToHost, cuda->stream),
-                   "download", error);
+      const char *host = (const char *) m->in->pixels + (size_t) y0 * m->in->stride;
+      if (m->in->stride == f->in_pitch && m->in_row == f->in_pitch)
+        ES_CUDA_TRY (cuda, cudaMemcpyAsync (device, host, (size_t) (y1 - y0) * f->in_pitch,
+                                            cudaMemcpyHostToDevice, stream), "upload", error);
+      else
+        ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (device, f->in_pitch, host, m->in->stride, m->in_row,
+                                              (size_t) (y1 - y0), cudaMemcpyHostToDevice, stream),
+                     "upload", error);
       return true;
     }
-  int step = chunk_rows (f->out_pitch, f->height);
-  for (int y0 = 0, i = 0; y0 < f->height; y0 += step, i++)
-    {
-      int y1 = y0 + step < f->height ? y0 + step : f->height;
-      size_t offset = (size_t) y0 * f->out_pitch;
-      ES_CUDA_TRY (cuda, cudaMemcpyAsync ((char *) cuda->h_out.ptr + offset, (char *) f->out + offset,
-                                          (size_t) (y1 - y0) * f->out_pitch, cudaMemcpyDeviceToHost, cuda->stream),
-                   "download", error);
-      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_chunk[i], cuda->stream), "download", error);
-    }
+  copy_rows (cuda->h_in.ptr, f->in_pitch, m->in->pixels, m->in->stride, m->in_row, y0, y1);
+  ES_CUDA_TRY (cuda, cudaMemcpyAsync (device, (char *) cuda->h_in.ptr + offset, (size_t) (y1 - y0) * f->in_pitch,
+                                      cudaMemcpyHostToDevice, stream), "upload", error);
   return true;
 }
 
-/* Copies each staged chunk out as soon as its DMA is done. */
+/* Enqueues the download of output rows [y0, y1); staged rows land in the
+ * pinned buffer, and finish_rows() copies them out once `done` fired. */
 static bool
-download_finish (EsCuda *cuda, EsImage *out, const EsCudaFrame *f, EsError *error)
+download_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1, cudaStream_t stream,
+               EsError *error)
 {
-  size_t row_bytes = (size_t) f->width * (out->format == ES_FORMAT_F32 ? 4 : 1);
-  int step = chunk_rows (f->out_pitch, f->height);
+  const size_t offset = (size_t) y0 * f->out_pitch;
+  const char *device = (const char *) f->out + offset;
 
-  for (int y0 = 0, i = 0; y0 < f->height; y0 += step, i++)
+  if (m->out_direct)
     {
-      int y1 = y0 + step < f->height ? y0 + step : f->height;
-      ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_chunk[i]), "kernel run or download", error);
-      copy_rows (out->pixels, out->stride, cuda->h_out.ptr, f->out_pitch, row_bytes, y0, y1);
+      char *host = (char *) m->out->pixels + (size_t) y0 * m->out->stride;
+      if (m->out->stride == f->out_pitch && m->out_row == f->out_pitch)
+        ES_CUDA_TRY (cuda, cudaMemcpyAsync (host, device, (size_t) (y1 - y0) * f->out_pitch,
+                                            cudaMemcpyDeviceToHost, stream), "download", error);
+      else
+        ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (host, m->out->stride, device, f->out_pitch, m->out_row,
+                                              (size_t) (y1 - y0), cudaMemcpyDeviceToHost, stream),
+                     "download", error);
+      return true;
     }
+  ES_CUDA_TRY (cuda, cudaMemcpyAsync ((char *) cuda->h_out.ptr + offset, device, (size_t) (y1 - y0) * f->out_pitch,
+                                      cudaMemcpyDeviceToHost, stream), "download", error);
+  return true;
+}
+
+static bool
+finish_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1, cudaEvent_t done,
+             EsError *error)
+{
+  if (m->out_direct)
+    return true;
+  ES_CUDA_TRY (cuda, cudaEventSynchronize (done), "kernel run or download", error);
+  copy_rows (m->out->pixels, m->out->stride, cuda->h_out.ptr, f->out_pitch, m->out_row, y0, y1);
   return true;
 }
 
@@ -541,31 +629,121 @@ run_kernels (EsCuda *cuda, const EsJob *job, const char *variant, const EsCudaFr
   return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
 }
 
-/* Upload, kernels, download, each between two events; the frame's device
- * buffers are ready. */
+/* Upload, kernels, download, one after the other on one stream, each between
+ * two events; staged chunks go in and out while the DMA of their neighbours
+ * runs. The frame's device buffers are ready. */
 static bool
-run_frame (EsCuda *cuda, const EsJob *job, const char *variant, EsCudaTransfer transfer, const EsImage *in,
-           EsImage *out, EsCudaFrame *frame, float times[3], EsError *error)
+run_frame (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m, EsCudaFrame *frame,
+           float times[3], EsError *error)
 {
-  bool staged_out = transfer != ES_CUDA_TRANSFER_PAGEABLE;
+  const int h = frame->height;
+  const int in_step = m->in_direct ? h : chunk_rows (frame->in_pitch, h);
+  const int out_step = m->out_direct ? h : chunk_rows (frame->out_pitch, h);
 
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
-  if (!upload (cuda, in, frame, transfer, error))
-    return false;
+  for (int y0 = 0; y0 < h; y0 += in_step)
+    if (!upload_rows (cuda, m, frame, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
+      return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
   if (!run_kernels (cuda, job, variant, frame, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
-  if (!download_enqueue (cuda, out, frame, staged_out, error))
-    return false;
+  for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
+    {
+      if (!download_rows (cuda, m, frame, y0, y0 + out_step < h ? y0 + out_step : h, cuda->stream, error))
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[i], cuda->stream), "event record", error);
+    }
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
-  if (staged_out && !download_finish (cuda, out, frame, error))
-    return false;
+  for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
+    if (!finish_rows (cuda, m, frame, y0, y0 + out_step < h ? y0 + out_step : h, cuda->ev_down[i], error))
+      return false;
   ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "kernel run or download", error);
 
   ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[0], cuda->ev_start, cuda->ev_uploaded), "timing", error);
   ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[1], cuda->ev_uploaded, cuda->ev_computed), "timing", error);
   ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[2], cuda->ev_computed, cuda->ev_done), "timing", error);
+  return true;
+}
+
+/* Output rows per band of the streams-overlap variant: about 16 MiB of
+ * output each, at most ES_CUDA_MAX_CHUNKS bands, whole 64-row strips of the
+ * entropy kernels, and never fewer rows than a window reaches beyond them. */
+static int
+band_rows (const EsCudaFrame *f)
+{
+  size_t bands = es_cuda_div_up (f->out_pitch * (size_t) f->height, (size_t) 16 << 20);
+  size_t rows;
+
+  if (bands > ES_CUDA_MAX_CHUNKS)
+    bands = ES_CUDA_MAX_CHUNKS;
+  if (bands < 1)
+    bands = 1;
+  rows = es_cuda_div_up (es_cuda_div_up ((size_t) f->height, bands), 64) * 64;
+  return (int) rows;
+}
+
+/* Entropy in bands of rows on three streams: band b+1 uploads while band b
+ * computes and band b−1 downloads, so the copy engines of both directions
+ * and the SMs work at once. A band's kernels wait for the next band's upload
+ * too: their windows reach window/2 rows into it. Times: upload until the
+ * last band is on the device, kernels summed over the bands, download from
+ * the last band's kernels to the end (the part that no overlap hides). */
+static bool
+run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame *frame, float times[3],
+                   EsError *error)
+{
+  const int h = frame->height, step = band_rows (frame);
+  const int n = (int) es_cuda_div_up ((size_t) h, (size_t) step);
+  cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
+
+  if (!inject_launch_fault (cuda, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, compute), "event record", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_start, 0), "stream wait", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_start, 0), "stream wait", error);
+
+  for (int b = 0; b <= n; b++)
+    {
+      /* Uploads run one band ahead of the kernels. */
+      if (b < n)
+        {
+          if (!upload_rows (cuda, m, frame, b * step, (b + 1) * step < h ? (b + 1) * step : h, up, error))
+            return false;
+          ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[b], up), "event record", error);
+        }
+      if (b == 0)
+        continue;
+
+      const int k = b - 1;
+      const int y0 = k * step, y1 = b * step < h ? b * step : h;
+      /* Levels for the general path: bands 0 and 1 first, then one ahead. */
+      const int q0 = k == 0 ? 0 : y1, q1 = (b + 1) * step < h ? (b + 1) * step : h;
+      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[b < n ? b : n - 1], 0), "stream wait", error);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k0[k], compute), "event record", error);
+      if (!es_cuda_entropy_band (cuda, frame, job->window, y0, y1, q0, q1, error))
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[k], compute), "event record", error);
+      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_k1[k], 0), "stream wait", error);
+      if (!download_rows (cuda, m, frame, y0, y1, down, error))
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[k], down), "event record", error);
+    }
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, down), "event record", error);
+  for (int b = 0; b < n; b++)
+    if (!finish_rows (cuda, m, frame, b * step, (b + 1) * step < h ? (b + 1) * step : h, cuda->ev_down[b], error))
+      return false;
+  ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "kernel run or download", error);
+
+  float ms = 0;
+  times[1] = 0;
+  for (int b = 0; b < n; b++)
+    {
+      ES_CUDA_TRY (cuda, cudaEventElapsedTime (&ms, cuda->ev_k0[b], cuda->ev_k1[b]), "timing", error);
+      times[1] += ms;
+    }
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[0], cuda->ev_start, cuda->ev_up[n - 1]), "timing", error);
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[2], cuda->ev_k1[n - 1], cuda->ev_done), "timing", error);
   return true;
 }
 
@@ -621,7 +799,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
                          in->levels);
 
   const EsCudaTransfer transfer = job->op == ES_OP_ENTROPY ? es_cuda_entropy_transfer (id)
-                                                            : ES_CUDA_TRANSFER_STAGED;
+                                                            : ES_CUDA_TRANSFER_DEFAULT;
   float times[3] = { 0, 0, 0 };
   double alloc_ms = 0, free_ms = 0;
   bool ok = true;
@@ -645,6 +823,10 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       frame.out_pitch = padded * out_bytes;
       const size_t rows = (size_t) in->height;
       const bool levels_needed = job->op == ES_OP_ENTROPY;
+      const bool pageable = transfer == ES_CUDA_TRANSFER_PAGEABLE;
+      EsMove move = { in, out, (size_t) in->width * in_bytes, (size_t) in->width * out_bytes, false, false };
+      move.in_direct = pageable || is_page_locked (in->pixels, image_bytes (in, move.in_row));
+      move.out_direct = pageable || is_page_locked (out->pixels, image_bytes (out, move.out_row));
       EsCudaBuffer d_in = { NULL, 0 }, d_lev = { NULL, 0 }, d_out = { NULL, 0 };
       EsCudaBuffer *b_in = &cuda->d_in, *b_lev = &cuda->d_lev, *b_out = &cuda->d_out;
       const bool per_call = transfer == ES_CUDA_TRANSFER_PER_CALL;
@@ -662,16 +844,18 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
            && device_reserve (cuda, b_out, frame.out_pitch * rows, "output buffer", error);
       if (per_call)
         alloc_ms = host_ms () - t0;
-      if (ok && transfer != ES_CUDA_TRANSFER_PAGEABLE)
-        ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error)
-             && host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
+      if (ok && !move.in_direct)
+        ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error);
+      if (ok && !move.out_direct)
+        ok = host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
 
       if (ok)
         {
           frame.in = b_in->ptr;
           frame.lev = (uint8_t *) b_lev->ptr;
           frame.out = b_out->ptr;
-          ok = run_frame (cuda, job, id, transfer, in, out, &frame, times, error);
+          ok = transfer == ES_CUDA_TRANSFER_STREAMS ? run_frame_streams (cuda, job, &move, &frame, times, error)
+                                                    : run_frame (cuda, job, id, &move, &frame, times, error);
         }
 
       if (per_call)

@@ -6,23 +6,28 @@
 static const EsVariant sharpen_variants[] = {
   { "global", "Global memory only",
     "Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
-    "loaded five times, and only the L1 and L2 caches keep that from costing five times the bandwidth.",
+    "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
+    "both shared-memory tiles.",
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces", false },
   { "constant-mask", "3×3 mask in constant memory",
     "The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
-    "thread of a warp reads the same weight at the same time, which the constant cache broadcasts.",
+    "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
+    "loads and multiplies per pixel (four by zero) make it the slowest variant.",
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable", false },
   { "shared-tile", "Shared-memory tile with halo",
     "Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
-    "neighbour read hits shared memory; the halo costs 36% extra loads for a 32×8 tile.",
+    "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
+    "cost more than the caches that the plain global kernel relies on.",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)", false },
   { "l2-halo", "Tile interior in shared, halo from L2",
-    "The block loads only its interior into shared memory (no divergent halo loads) and reads the "
-    "few neighbours outside the tile from global memory, where the L1 and L2 caches usually hold them.",
+    "The block loads only its interior into shared memory and reads the few neighbours outside the "
+    "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
+    "costs more than the halo loads it saves, so it trails the plain tile.",
     "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants", false },
   { "fast", "Fast: 16 pixels per thread",
-    "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring the row and its "
-    "upper and lower neighbours, two more loads the left and right pixels, and one 16-byte store writes the result.",
+    "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
+    "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
+    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others.",
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)", true },
 };
 
@@ -187,52 +192,128 @@ sharpen_l2_halo_kernel (const void *__restrict__ in, size_t in_pitch, int width,
     }
 }
 
-/* 16 pixels per thread. Interior vectors (the right neighbour x0+16 exists)
- * use vector loads; the last vector of a row takes the clamped scalar path,
- * and its lanes beyond the width land in the row's padding. */
+/* 16 consecutive 8-bit views (x0 a multiple of 16) packed in four words. */
+template <typename T> struct EsView16;
+
+template <> struct EsView16<uint8_t> {
+  /* es_dev_view on whole words: each byte shifted left by `shift` and
+   * masked, as (v << shift) & 0xff does it byte by byte. */
+  static __device__ __forceinline__ uint4
+  load (const void *row, int x0, uint32_t shift, uint32_t mask)
+  {
+    uint4 q = __ldg ((const uint4 *) ((const uint8_t *) row + x0));
+    return make_uint4 ((q.x << shift) & mask, (q.y << shift) & mask, (q.z << shift) & mask, (q.w << shift) & mask);
+  }
+};
+
+/* One packed word of 4 sharpened pixels from the packed centre row C, the
+ * rows above (N) and below (S) and the rows shifted by one pixel (W, E).
+ * The Laplacian is computed for two pixels at a time in 16-bit halves,
+ * biased by 1020 to stay positive; each half and each centre byte becomes
+ * an exact float by sitting in the mantissa of 1.5 · 2^23 (PRMT), and the
+ * rounded result is the low byte of value + 1.5 · 2^23. Bit-identical to
+ * es_dev_sharpen (DESIGN.md §1), see its comment. */
+static __device__ __forceinline__ uint32_t
+sharpen_word (uint32_t c, uint32_t n, uint32_t s, uint32_t w, uint32_t e, float amount)
+{
+  const uint32_t magic = ES_DEV_MAGIC_BITS;
+  const uint32_t bias = 1020u * 0x00010001u;
+  uint32_t lap[2];
+#pragma unroll
+  for (int odd = 0; odd < 2; odd++)
+    {
+      const uint32_t sel = odd ? 0x4341 : 0x4240;  /* bytes 1, 3 or 0, 2 into the halves */
+      uint32_t sum = __byte_perm (n, 0u, sel) + __byte_perm (s, 0u, sel) + __byte_perm (w, 0u, sel)
+                     + __byte_perm (e, 0u, sel);
+      lap[odd] = __byte_perm (c, 0u, sel) * 4u + bias - sum;
+    }
+  uint32_t r[4];
+#pragma unroll
+  for (int k = 0; k < 4; k++)
+    {
+      /* Pixel k: byte k of c; its Laplacian is half k/2 of lap[k & 1]. */
+      float fc = __fadd_rn (__int_as_float (__byte_perm (c, magic, 0x7650 + k)), -ES_DEV_MAGIC);
+      float fl = __fadd_rn (__int_as_float (__byte_perm (lap[k & 1], magic, k < 2 ? 0x7610 : 0x7632)),
+                            -(ES_DEV_MAGIC + 1020.0f));
+      float value = __fadd_rn (fc, __fmul_rn (amount, fl));
+      /* Clamping before rounding gives the same saturated result. */
+      value = fminf (fmaxf (value, 0.0f), 255.0f);
+      r[k] = __float_as_uint (__fadd_rn (value, ES_DEV_MAGIC));
+    }
+  return __byte_perm (__byte_perm (r[0], r[1], 0x0040), __byte_perm (r[2], r[3], 0x0040), 0x5410);
+}
+
+/* 16 pixels per thread, computed on packed words: three aligned 16-byte
+ * loads bring the row and the rows above and below, two byte loads the
+ * pixels left and right of the vector. In the last vector of a row the
+ * byte after the last pixel is replaced by that pixel (the replicated
+ * border), and the lanes beyond the width land in the row's padding: every
+ * vector takes the same path, so no thread is left with all the slow ones
+ * (a grid stride that is a multiple of the row gives one thread every last
+ * vector). */
 template <typename T>
-static __global__ void __launch_bounds__ (256)
+static __global__ void __launch_bounds__ (256, 4)
 sharpen_fast_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, int vectors,
                      EsSampleMap map, float amount, void *out, size_t out_pitch)
 {
+  /* The 8-bit view of u8 samples is a shift (DESIGN.md §1). */
+  const uint32_t shift = map.is_levels ? 0u : 8u - (uint32_t) min (map.depth, 8);
+  const uint32_t mask = 0x01010101u * ((0xffu << shift) & 0xffu);
+
   for (EsVectorWalk walk (vectors); walk.y < height; walk.next ())
     {
       const int x0 = walk.x * ES_CUDA_VECTOR;
       const int y = walk.y;
-      uint32_t result[16];
+      const int ys[3] = { max (y - 1, 0), y, min (y + 1, height - 1) };
+      uint32_t rows[3][4];
 
-      if (x0 + ES_CUDA_VECTOR < width)
+#pragma unroll
+      for (int i = 0; i < 3; i++)
         {
-          uint32_t up[16], mid[16], down[16];
-          EsVec16<T>::load (es_dev_row<T> (in, in_pitch, max (y - 1, 0)), x0, up);
-          EsVec16<T>::load (es_dev_row<T> (in, in_pitch, y), x0, mid);
-          EsVec16<T>::load (es_dev_row<T> (in, in_pitch, min (y + 1, height - 1)), x0, down);
-          int left = view_at<T> (in, in_pitch, max (x0 - 1, 0), y, map);
-          int right = view_at<T> (in, in_pitch, x0 + ES_CUDA_VECTOR, y, map);
-#pragma unroll
-          for (int k = 0; k < 16; k++)
+          if constexpr (sizeof (T) == 1)
             {
-              up[k] = es_dev_view (up[k], map);
-              mid[k] = es_dev_view (mid[k], map);
-              down[k] = es_dev_view (down[k], map);
+              uint4 q = EsView16<uint8_t>::load (es_dev_row<T> (in, in_pitch, ys[i]), x0, shift, mask);
+              rows[i][0] = q.x, rows[i][1] = q.y, rows[i][2] = q.z, rows[i][3] = q.w;
             }
-#pragma unroll
-          for (int k = 0; k < 16; k++)
+          else
             {
-              int c = (int) mid[k];
-              int w = k == 0 ? left : (int) mid[k - 1];
-              int e = k == 15 ? right : (int) mid[k + 1];
-              int laplacian = 4 * c - (int) up[k] - (int) down[k] - w - e;
-              result[k] = es_dev_sharpen (c, laplacian, amount);
+              uint32_t v[16];
+              EsVec16<T>::load (es_dev_row<T> (in, in_pitch, ys[i]), x0, v);
+#pragma unroll
+              for (int k = 0; k < 4; k++)
+                rows[i][k] = es_dev_view (v[4 * k], map) | es_dev_view (v[4 * k + 1], map) << 8
+                             | es_dev_view (v[4 * k + 2], map) << 16 | es_dev_view (v[4 * k + 3], map) << 24;
             }
         }
-      else
+      const uint32_t left = (uint32_t) view_at<T> (in, in_pitch, max (x0 - 1, 0), y, map);
+      const uint32_t right = (uint32_t) view_at<T> (in, in_pitch, min (x0 + ES_CUDA_VECTOR, width - 1), y, map);
+      uint32_t *c = rows[1];
+      const int valid = width - x0;  /* pixels of this vector inside the image */
+      if (valid < ES_CUDA_VECTOR)
         {
+          /* Byte `valid` becomes a copy of byte valid − 1, the last pixel. */
 #pragma unroll
-          for (int k = 0; k < 16; k++)
-            result[k] = sharpen_at<T> (in, in_pitch, width, height, map, amount, min (x0 + k, width - 1), y);
+          for (int k = 0; k < 4; k++)
+            {
+              int b = valid - 4 * k;
+              if (b >= 0 && b < 4)
+                c[k] = (c[k] & ~(0xffu << (8 * b))) | (right << (8 * b));
+            }
         }
-      es_dev_store16 (es_dev_row_mut<uint8_t> (out, out_pitch, y), x0, result);
+
+      uint32_t result[4];
+#pragma unroll
+      for (int k = 0; k < 4; k++)
+        {
+          /* The row shifted by one pixel: west takes the last byte of the
+           * word before, east the first byte of the word after. */
+          uint32_t before = k == 0 ? left << 24 : c[k - 1];
+          uint32_t after = k == 3 ? right : c[k + 1];
+          uint32_t w = __funnelshift_l (before, c[k], 8);
+          uint32_t e = __funnelshift_r (c[k], after, 8);
+          result[k] = sharpen_word (c[k], rows[0][k], rows[2][k], w, e, amount);
+        }
+      *(uint4 *) (es_dev_row_mut<uint8_t> (out, out_pitch, y) + x0) = make_uint4 (result[0], result[1], result[2], result[3]);
     }
 }
 
@@ -248,7 +329,8 @@ run_typed (EsCuda *cuda, const EsCudaFrame *f, float amount, const char *variant
   if (strcmp (variant, "fast") == 0)
     {
       size_t cells = (size_t) f->vectors * (size_t) f->height;
-      sharpen_fast_kernel<T><<<es_cuda_blocks (cuda, cells, 256), 256, 0, cuda->stream>>> (
+      unsigned blocks = es_cuda_resident_blocks (cuda, (const void *) sharpen_fast_kernel<T>, 256, 0, cells);
+      sharpen_fast_kernel<T><<<blocks, 256, 0, cuda->stream>>> (
         f->in, f->in_pitch, f->width, f->height, f->vectors, map, amount, f->out, f->out_pitch);
     }
   else if (strcmp (variant, "global") == 0)
