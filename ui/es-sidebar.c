@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "es-histogram.h"
+#include "es-settings.h"
 
 struct _EsSidebar {
   GtkWidget parent_instance;
@@ -34,33 +35,6 @@ static const char *const units_nicks[] = { "nats", "bits", NULL };
 static const char *const colormap_nicks[] = { "viridis", "magma", "inferno", "cividis", "gray", NULL };
 static const char *const range_nicks[] = { "absolute", "auto", NULL };
 
-/* GSettings enum nick <-> AdwComboRow:selected, through a nick table. */
-static gboolean
-nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
-{
-  const char *const *nicks = user_data;
-  const char *nick = g_variant_get_string (variant, NULL);
-
-  for (guint i = 0; nicks[i]; i++)
-    if (g_str_equal (nicks[i], nick))
-      {
-        g_value_set_uint (value, i);
-        return TRUE;
-      }
-  return FALSE;
-}
-
-static GVariant *
-index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data)
-{
-  const char *const *nicks = user_data;
-  guint index = g_value_get_uint (value);
-
-  if (index >= g_strv_length ((char **) nicks))
-    return NULL;
-  return g_variant_new_string (nicks[index]);
-}
-
 /* max-pixels, in pixels, <-> the spin button, in megapixels. */
 static gboolean
 pixels_to_megapixels (GValue *value, GVariant *variant, gpointer user_data)
@@ -75,13 +49,6 @@ megapixels_to_pixels (const GValue *value, const GVariantType *type, gpointer us
   return g_variant_new_uint64 ((guint64) MAX (llround (g_value_get_double (value) * 1e6), 1));
 }
 
-static void
-bind_combo (GSettings *settings, const char *key, AdwComboRow *row, const char *const *nicks)
-{
-  g_settings_bind_with_mapping (settings, key, row, "selected", G_SETTINGS_BIND_DEFAULT,
-                                nick_to_index, index_to_nick, (gpointer) nicks, NULL);
-}
-
 void
 es_sidebar_bind (EsSidebar *self, GSettings *settings)
 {
@@ -94,9 +61,9 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
                                 G_SETTINGS_BIND_DEFAULT, pixels_to_megapixels, megapixels_to_pixels,
                                 NULL, NULL);
   g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
-  bind_combo (settings, "units", self->units_row, units_nicks);
-  bind_combo (settings, "colormap", self->colormap_row, colormap_nicks);
-  bind_combo (settings, "range", self->range_row, range_nicks);
+  es_settings_bind_choice (settings, "units", self->units_row, units_nicks);
+  es_settings_bind_choice (settings, "colormap", self->colormap_row, colormap_nicks);
+  es_settings_bind_choice (settings, "range", self->range_row, range_nicks);
 }
 
 void

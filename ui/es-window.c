@@ -8,6 +8,7 @@
 #include "es-debug.h"
 #include "es-load.h"
 #include "es-ops.h"
+#include "es-settings.h"
 #include "es-sidebar.h"
 #include "es-timings.h"
 #include "es-worker.h"
@@ -1228,30 +1229,6 @@ on_settings_changed (GSettings *settings, const char *key, EsWindow *self)
     apply_max_pixels (self);
 }
 
-static gboolean
-nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
-{
-  const char *const *nicks = user_data;
-  const char *nick = g_variant_get_string (variant, NULL);
-
-  for (guint i = 0; nicks[i]; i++)
-    if (g_str_equal (nicks[i], nick))
-      {
-        g_value_set_uint (value, i);
-        return TRUE;
-      }
-  return FALSE;
-}
-
-static GVariant *
-index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data)
-{
-  const char *const *nicks = user_data;
-  guint index = g_value_get_uint (value);
-
-  return index < g_strv_length ((char **) nicks) ? g_variant_new_string (nicks[index]) : NULL;
-}
-
 static char *
 current_variant (EsWindow *self)
 {
@@ -1383,9 +1360,7 @@ es_window_constructed (GObject *object)
     gtk_window_maximize (GTK_WINDOW (self));
 
   es_sidebar_bind (self->sidebar, self->settings);
-  g_settings_bind_with_mapping (self->settings, "view", self->view_dropdown, "selected",
-                                G_SETTINGS_BIND_DEFAULT, nick_to_index, index_to_nick,
-                                (gpointer) view_nicks, NULL);
+  es_settings_bind_choice (self->settings, "view", self->view_dropdown, view_nicks);
   g_settings_bind (self->settings, "show-sidebar", self->flap, "reveal-flap", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "show-timings", self->timings_revealer, "reveal-child",
                    G_SETTINGS_BIND_GET);

@@ -1,0 +1,34 @@
+/* GSettings helpers shared by the window and the side panel. */
+#include "es-settings.h"
+
+static gboolean
+nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
+{
+  const char *const *nicks = user_data;
+  const char *nick = g_variant_get_string (variant, NULL);
+
+  for (guint i = 0; nicks[i]; i++)
+    if (g_str_equal (nicks[i], nick))
+      {
+        g_value_set_uint (value, i);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static GVariant *
+index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data)
+{
+  const char *const *nicks = user_data;
+  guint index = g_value_get_uint (value);
+
+  return index < g_strv_length ((char **) nicks) ? g_variant_new_string (nicks[index]) : NULL;
+}
+
+void
+es_settings_bind_choice (GSettings *settings, const char *key, gpointer object,
+                         const char *const *nicks)
+{
+  g_settings_bind_with_mapping (settings, key, object, "selected", G_SETTINGS_BIND_DEFAULT,
+                                nick_to_index, index_to_nick, (gpointer) nicks, NULL);
+}
