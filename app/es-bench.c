@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "es-bench.h"
+#include "es-compare.h"
 #include "es-save.h"
 
 /* A fixed seed so that runs on different machines time the same pixels. */
@@ -46,20 +47,6 @@ typedef struct {
   size_t bytes;      /* read + written by the operation */
 } BenchRow;
 
-static int
-compare_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return (x > y) - (x < y);
-}
-
-static double
-median (double *values, int n)
-{
-  qsort (values, (size_t) n, sizeof *values, compare_double);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 /* Never time on zeros: uniform samples in base..base+span-1 (xorshift64*):
  * 1..255 for the random image, 16 neighbouring grays for the low-contrast one. */
 static void
@@ -80,33 +67,12 @@ fill_random (EsImage *image, unsigned long long seed, unsigned base, unsigned sp
     }
 }
 
-/* The bytes an ideal kernel moves: each input byte read once, each output
- * byte written once (equalize reads the image twice: histogram, then LUT).
- * Between host and device, the image goes up once and the result down once. */
+/* Between host and device, the image goes up once and the result down once. */
 static void
 transfer_bytes (EsOp op, size_t n, size_t *in, size_t *out)
 {
   *in = n;
   *out = n * es_format_size (es_op_output_format (op));
-}
-
-static void
-op_bytes (EsOp op, size_t n, size_t *in, size_t *out)
-{
-  switch (op)
-    {
-    case ES_OP_ENTROPY:
-      *in = n, *out = 4 * n;
-      break;
-    case ES_OP_EQUALIZE:
-      *in = 2 * n, *out = n;
-      break;
-    case ES_OP_SHARPEN:
-    case ES_OP_QUANTIZE:
-    default:
-      *in = n, *out = n;
-      break;
-    }
 }
 
 /* The baseline of the speed-up column: the naive variant by name, else the
@@ -124,46 +90,9 @@ naive_variant (const EsVariant *variants, size_t n)
 }
 
 static bool
-run_checked (BenchBackend *b, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *t, EsError *error)
-{
-  if (!es_run (b->engine, job, in, out, t, error))
-    return false;
-  if (b->choice == ES_BACKEND_CUDA && (t->fell_back || t->backend != ES_BACKEND_CUDA))
-    {
-      const char *notice = es_engine_take_notice (b->engine);
-      return es_error_set (error, ES_ERROR_COMPUTE, "CUDA failed and the CPU finished the job%s%s",
-                           notice ? ": " : "", notice ? notice : "");
-    }
-  return true;
-}
-
-/* One warm-up run, then the medians of b->repeats timed runs. */
-static bool
 measure (BenchBackend *b, const EsJob *job, const EsImage *in, EsImage *out, Measure *m, EsError *error)
 {
-  double *kernel = calloc ((size_t) b->repeats, sizeof *kernel);
-  double *wall = calloc ((size_t) b->repeats, sizeof *wall);
-  EsTiming t;
-  bool ok = kernel && wall;
-
-  if (!ok)
-    es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
-  else
-    ok = run_checked (b, job, in, out, &t, error);
-  for (int i = 0; ok && i < b->repeats; i++)
-    {
-      ok = run_checked (b, job, in, out, &t, error);
-      kernel[i] = t.kernel_ms;
-      wall[i] = t.wall_ms;
-    }
-  if (ok)
-    {
-      m->kernel_ms = median (kernel, b->repeats);
-      m->wall_ms = median (wall, b->repeats);
-    }
-  free (kernel);
-  free (wall);
-  return ok;
+  return es_compare_measure (b->engine, job, in, b->repeats, out, &m->kernel_ms, &m->wall_ms, error);
 }
 
 static void
@@ -309,7 +238,7 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   EsError error;
   int status = ES_EXIT_OK;
 
-  op_bytes (job->op, (size_t) in->width * in->height, &in_bytes, &out_bytes);
+  es_compare_op_bytes (job->op, (size_t) in->width * in->height, &in_bytes, &out_bytes);
   row.bytes = in_bytes + out_bytes;
   transfer_bytes (job->op, (size_t) in->width * in->height, &up_bytes, &down_bytes);
 

@@ -59,28 +59,31 @@ run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out
   return true;
 }
 
-/* A warm-up run, then the medians of `repeats` timed runs. */
-static bool
-measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
-         double *samples, EsCompareRow *row, EsError *error)
+bool
+es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats,
+                    EsImage *out, double *kernel_ms, double *wall_ms, EsError *error)
 {
-  double *kernel = samples, *wall = samples + repeats;
+  double *kernel = calloc (2 * (size_t) repeats, sizeof *kernel);
+  double *wall = kernel + repeats;
   EsTiming timing;
+  bool ok = kernel != NULL;
 
-  if (!run_once (engine, job, image, out, &timing, error))
-    return false;
-  for (int i = 0; i < repeats; i++)
+  if (!ok)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+  ok = run_once (engine, job, image, out, &timing, error);
+  for (int i = 0; ok && i < repeats; i++)
     {
-      if (!run_once (engine, job, image, out, &timing, error))
-        return false;
+      ok = run_once (engine, job, image, out, &timing, error);
       kernel[i] = timing.kernel_ms;
       wall[i] = timing.wall_ms;
     }
-  row->backend = timing.backend;
-  row->repeats = repeats;
-  row->kernel_ms = median (kernel, repeats);
-  row->wall_ms = median (wall, repeats);
-  return true;
+  if (ok)
+    {
+      *kernel_ms = median (kernel, repeats);
+      *wall_ms = median (wall, repeats);
+    }
+  free (kernel);
+  return ok;
 }
 
 bool
@@ -93,7 +96,6 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
   const EsVariant *variants = cuda ? es_variants (job->op, &n_variants) : NULL;
   EsJob variant_job = *job;
   EsCompareRow *result = NULL;
-  double *samples = NULL;
   EsImage out = { 0 };
   double floor = NAN;
   bool ok = false;
@@ -111,8 +113,7 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
   n = cuda ? n_variants : 1;
   total = cuda ? n + 1 : n;
   result = calloc (n, sizeof *result);
-  samples = calloc (2 * (size_t) repeats, sizeof *samples);
-  if (result == NULL || samples == NULL)
+  if (result == NULL)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
       goto out;
@@ -152,8 +153,11 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
         }
       if (progress && !progress (step, total, row->label, user_data))
         goto out;
-      if (!measure (engine, &variant_job, image, repeats, &out, samples, row, error))
+      if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &row->kernel_ms,
+                               &row->wall_ms, error))
         goto out;
+      row->backend = cuda ? ES_BACKEND_CUDA : ES_BACKEND_CPU;
+      row->repeats = repeats;
       row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;
     }
   if (progress && !progress (total, total, NULL, user_data))
@@ -167,7 +171,6 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
 
 out:
   es_image_clear (&out);
-  free (samples);
   free (result);
   return ok;
 }

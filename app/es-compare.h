@@ -34,6 +34,12 @@ typedef bool (*EsCompareProgress) (size_t done, size_t total, const char *label,
  * its input twice: histogram, then the LUT). The copy floor moves these. */
 void es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes);
 
+/* A warm-up run, then the medians of `repeats` timed runs of one job; a CUDA
+ * run that falls back to the CPU is an error (it would time the CPU under a
+ * CUDA label). `out` is reused between runs; the caller clears it. */
+bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats,
+                         EsImage *out, double *kernel_ms, double *wall_ms, EsError *error);
+
 /* On a CUDA engine: the copy floor of the op's bytes (median of `repeats`),
  * then for each CUDA variant of job->op (job->variant is ignored) a warm-up
  * run and `repeats` timed runs, giving one row per variant in es_variants()
