@@ -149,13 +149,13 @@ es_png_precheck_size (const uint8_t *data, size_t size, EsError *error)
   return es_image_check_size ((int) width, (int) height, depth > 8 ? ES_FORMAT_U16 : ES_FORMAT_U8, error);
 }
 
-/* The part that runs under setjmp. Returns false with decoder->message set
- * (libpng errors) or with error set (our own refusals). */
 /* The ancillary chunks libpng knows, each name followed by a NUL. */
 static const png_byte ignored_chunks[] =
   "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
   "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
 
+/* The part that runs under setjmp. Returns false with decoder->message set
+ * (libpng errors) or with error set (our own refusals). */
 static bool
 es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
 {
