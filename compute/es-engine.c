@@ -217,15 +217,15 @@ es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
   return es_image_alloc (image, width, height, format, depth, error);
 }
 
-/* Host memory a job needs beyond its input: the output and the CPU path's
- * working plane (one byte a pixel). Checked against the machine's memory
- * before anything is allocated, so that an impossible job is a clean error
- * rather than a process killed by the kernel halfway through. */
+/* Host memory a job needs beyond its input: the output (the CPU path works
+ * in bands, so its own working memory is small). Checked against the
+ * machine's memory before anything is allocated, so that an impossible job
+ * is a clean error rather than a process killed by the kernel halfway. */
 static bool
 check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
 {
   uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height;
-  uint64_t needed = pixels * (es_format_size (es_op_output_format (job->op)) + 1);
+  uint64_t needed = pixels * es_format_size (es_op_output_format (job->op));
   long pages = sysconf (_SC_PHYS_PAGES);
   long page_size = sysconf (_SC_PAGESIZE);
   uint64_t physical = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;

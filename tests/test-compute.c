@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "es-engine.h"
+#include "cpu/es-cpu-internal.h"
 #include "es-reference.h"
 #include "tap.h"
 
@@ -465,6 +466,68 @@ test_engine (EsEngine *cpu)
   }
 }
 
+/* The CPU backend in small bands, whose edges fall inside the entropy
+ * windows and the sharpen stencil, against the references: the SIMD and the
+ * generic entropy paths, mapped and borrowed rows, on awkward sizes. */
+static void
+test_cpu_bands (Backend *cpu)
+{
+  int bands[] = { 1, 2, 3, 4, 7, 0 };
+  int sizes[][2] = { { 1, 23 }, { 37, 11 }, { 33, 50 }, { 0, 0 } };
+  int counter = random_int (0, 59);
+
+  bands[5] = random_int (5, 40);
+  sizes[3][0] = random_int (60, 130);
+  sizes[3][1] = random_int (20, 70);
+
+  for (size_t b = 0; b < sizeof bands / sizeof bands[0]; b++)
+    {
+      es_cpu_set_band_rows (bands[b]);
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (int i = 0; i < 2; i++)
+          {
+            const Kind *kind = &kinds[counter % (int) (sizeof kinds / sizeof kinds[0])];
+            int w = sizes[s][0], h = sizes[s][1];
+            int levels = pick_levels (counter);
+            /* The default job, a random small window (SIMD unless the levels
+             * are many), and the largest window (generic). */
+            int windows[3] = { 5, 3 + 2 * random_int (0, 6), ES_WINDOW_MAX };
+            EsImage in;
+            char what[200];
+
+            counter++;
+            if (!make_image (&in, w, h, kind, levels, (Pattern) random_int (0, N_PATTERNS - 1)))
+              {
+                tap_ok (false, "bands of %d rows, %d×%d %s: no memory for the input", bands[b], w, h, kind->name);
+                continue;
+              }
+            for (int e = 0; e < 3; e++)
+              {
+                EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+
+                job.window = windows[e];
+                job.levels = e == 0 && !kind->levels ? 16 : levels;
+                snprintf (what, sizeof what, "bands of %d rows: entropy %d×%d %s window=%d L=%d", bands[b], w, h,
+                          kind->name, job.window, job.levels);
+                check (cpu, 1, &job, &in, what);
+              }
+            for (EsOp op = ES_OP_QUANTIZE; op < ES_N_OPS; op++)
+              if (op != ES_OP_ENTROPY)
+                {
+                  EsJob job = ES_JOB_INIT (op);
+
+                  job.levels = levels;
+                  job.amount = pick_amount (counter);
+                  snprintf (what, sizeof what, "bands of %d rows: %s %d×%d %s", bands[b], es_op_name (op), w, h,
+                            kind->name);
+                  check (cpu, 1, &job, &in, what);
+                }
+            es_image_clear (&in);
+          }
+    }
+  es_cpu_set_band_rows (0);
+}
+
 int
 main (void)
 {
@@ -505,6 +568,7 @@ main (void)
   test_validation ();
   test_engine (backends[0].engine);
   test_operations (backends, n_backends);
+  test_cpu_bands (&backends[0]);
 
   for (int b = 0; b < n_backends; b++)
     {

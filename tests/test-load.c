@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "es-load.h"
+#include "es-text-matrix-internal.h"
 #include "tap.h"
 
 static const char *testdata;
@@ -891,6 +892,236 @@ test_files (void)
   }
 }
 
+/* Parallel text matrices ------------------------------------------------ */
+
+/* The ways a row is broken; each one makes the row an error. */
+typedef enum {
+  BREAK_JUNK,      /* a letter glued to a value */
+  BREAK_NEGATIVE,  /* a minus sign */
+  BREAK_TOO_BIG,   /* a value of `levels` or more */
+  BREAK_OVERFLOW,  /* more digits than an int holds */
+  BREAK_MISSING,   /* one value too few */
+  BREAK_EXTRA,     /* one value too many */
+  BREAK_CONTROL,   /* a control byte (NUL included) among the values */
+  N_BREAKS
+} Break;
+
+/* Writes one row of `width` values, broken as `how` unless how == N_BREAKS. */
+static void
+text_row (Buffer *b, int width, int levels, bool crlf, Break how)
+{
+  static const char *blanks[] = { " ", "  ", "\t", " \t" };
+  int spoil = (int) random_below ((uint32_t) width);
+  int n = how == BREAK_MISSING ? width - 1 : how == BREAK_EXTRA ? width + 1 : width;
+
+  buffer_printf (b, "%s", random_below (8) ? "" : blanks[random_below (4)]);
+  for (int x = 0; x < n; x++)
+    {
+      uint32_t v = random_below ((uint32_t) levels);
+
+      buffer_printf (b, "%s", x ? blanks[random_below (4)] : "");
+      if (x != spoil)
+        buffer_printf (b, "%" PRIu32, v);
+      else
+        switch (how)
+          {
+          case BREAK_JUNK: buffer_printf (b, "%" PRIu32 "%c", v, 'a' + (int) random_below (26)); break;
+          case BREAK_NEGATIVE: buffer_printf (b, "-%" PRIu32, v); break;
+          case BREAK_TOO_BIG: buffer_printf (b, "%" PRIu32, (uint32_t) levels + random_below (1000)); break;
+          case BREAK_OVERFLOW: buffer_printf (b, "%" PRIu32 "99999999999", v); break;
+          case BREAK_CONTROL: buffer_append (b, (char[]) { (char) random_below (8) }, 1); break;
+          case BREAK_MISSING:
+          case BREAK_EXTRA:
+          case N_BREAKS:
+          default: buffer_printf (b, "%" PRIu32, v); break;
+          }
+    }
+  buffer_printf (b, "%s%s", random_below (8) ? "" : blanks[random_below (4)], crlf ? "\r\n" : "\n");
+}
+
+/* Decodes with the parallel and the automatic split and compares each with
+ * the serial parser: the same verdict, the same message, the same pixels. */
+static bool
+text_splits_agree (const Buffer *b, int levels, char *why, size_t why_size, EsError *serial_error)
+{
+  EsImage serial = { 0 };
+  bool serial_ok = es_text_matrix_decode_split (b->data, b->size, levels, ES_TEXT_SPLIT_SERIAL, &serial,
+                                                serial_error);
+
+  why[0] = '\0';
+  for (int split = 0; split < 2 && why[0] == '\0'; split++)
+    {
+      EsImage image = { 0 };
+      EsError error = { 0 };
+      bool ok = es_text_matrix_decode_split (b->data, b->size, levels,
+                                             split ? ES_TEXT_SPLIT_AUTO : ES_TEXT_SPLIT_PARALLEL, &image, &error);
+      const char *name = split ? "auto" : "parallel";
+
+      if (ok != serial_ok)
+        snprintf (why, why_size, "%s %s (%.120s), serial %s (%.120s)", name, ok ? "accepts" : "rejects", error.message,
+                  serial_ok ? "accepts" : "rejects", serial_error->message);
+      else if (!ok && (error.code != serial_error->code || strcmp (error.message, serial_error->message) != 0))
+        snprintf (why, why_size, "%s says \"%.120s\", serial \"%.120s\"", name, error.message, serial_error->message);
+      else if (!ok && image.pixels != NULL)
+        snprintf (why, why_size, "%s leaves an image behind after an error", name);
+      else if (ok && (image.width != serial.width || image.height != serial.height
+                      || image.format != serial.format || image.levels != serial.levels
+                      || image_hash (&image) != image_hash (&serial)))
+        snprintf (why, why_size, "%s decodes other pixels than serial", name);
+      es_image_clear (&image);
+    }
+  es_image_clear (&serial);
+  return why[0] == '\0';
+}
+
+/* Random matrices with broken rows at random places, too few or too many
+ * rows, blank lines, CRLF and a missing last newline: the parallel parser
+ * reports exactly what the serial one reports, which names the first broken
+ * row in file order. */
+static void
+test_text_parallel_errors (void)
+{
+  static const char *const cases[] = {
+    "broken rows", "too few rows (a third also broken)", "too many rows (a third also broken)", "no errors",
+  };
+
+  for (int c = 0; c < 4; c++)
+    {
+      int trials = 60, failures = 0, named = 0;
+      char first_failure[400] = "";
+
+      for (int t = 0; t < trials; t++)
+        {
+          int height = 1 + (int) random_below (t % 3 ? 40 : 400);
+          int width = 1 + (int) random_below (t % 2 ? 8 : 60);
+          int levels = random_below (2) ? 16 : 2 + (int) random_below (300);
+          bool crlf = random_below (4) == 0;
+          int written = c == 1 ? (int) random_below ((uint32_t) height)
+                        : c == 2 ? height + 1 + (int) random_below (3) : height;
+          int n_broken = c == 0 ? 1 + (int) random_below (4) : c < 3 && random_below (3) == 0;
+          int broken[4];
+          long line = 1, first_line = 0;
+          int first_row = INT32_MAX;
+          Buffer b = { 0 };
+          EsError serial_error = { 0 };
+          char why[300];
+
+          /* Rows to break, anywhere among those written (none if there are none). */
+          for (int i = 0; i < n_broken; i++)
+            broken[i] = written > 0 ? (int) random_below ((uint32_t) written) : -1;
+
+          for (; random_below (4) == 0; line++)
+            buffer_printf (&b, "%s", random_below (2) ? "\n" : "  \n");
+          buffer_printf (&b, "%d %d%s", height, width, crlf ? "\r\n" : "\n");
+          line++;
+          for (int y = 0; y < written; y++)
+            {
+              Break how = N_BREAKS;
+
+              for (; random_below (10) == 0; line++)
+                buffer_printf (&b, "%s", random_below (2) ? "\n" : " \t\r\n");
+              for (int i = 0; i < n_broken; i++)
+                if (broken[i] == y)
+                  how = (Break) random_below (N_BREAKS);
+              /* A single value cannot lose one and stay a row. */
+              if (how == BREAK_MISSING && width == 1)
+                how = BREAK_EXTRA;
+              if (how != N_BREAKS && y < first_row)
+                {
+                  first_row = y;
+                  first_line = line;
+                }
+              text_row (&b, width, levels, crlf, how);
+              line++;
+            }
+          if (random_below (3) == 0)
+            buffer_printf (&b, "\n  \n");
+          else if (random_below (3) == 0 && b.size > 0 && b.data[b.size - 1] == '\n')
+            b.size -= crlf ? 2 : 1;
+
+          if (!text_splits_agree (&b, levels, why, sizeof why, &serial_error))
+            {
+              if (failures++ == 0)
+                snprintf (first_failure, sizeof first_failure, "%d×%d L=%d: %s", height, width, levels, why);
+            }
+          else if (first_row < height && first_row < written)
+            {
+              /* Only a broken row counts: the serial parser must name its line. */
+              char where[64];
+
+              snprintf (where, sizeof where, "line %ld, column", first_line);
+              named += strstr (serial_error.message, where) != NULL;
+              if (strstr (serial_error.message, where) == NULL && failures++ == 0)
+                snprintf (first_failure, sizeof first_failure, "%d×%d: \"%.200s\" does not name %s", height, width,
+                          serial_error.message, where);
+            }
+          free (b.data);
+        }
+      tap_ok (failures == 0, "text matrices with %s: parallel and serial parsers agree in %d trials "
+              "(%d name the first broken row)%s%s", cases[c], trials, named,
+              failures ? ": " : "", first_failure);
+    }
+}
+
+/* Matrices of a few MB (over the size where the automatic split goes
+ * parallel) decode to the same pixels as the serial parser and as written,
+ * and an error far down such a file is reported as the serial parser does. */
+static void
+test_text_parallel_large (void)
+{
+  for (int round = 0; round < 3; round++)
+    {
+      int height = 600 + (int) random_below (600);
+      int width = 900 + (int) random_below (900);
+      int levels = round == 2 ? 1000 : 16;
+      int bad_row = round == 1 ? (int) random_below ((uint32_t) height) : -1;
+      uint32_t *values = malloc (sizeof *values * (size_t) width * height);
+      Buffer b = { 0 };
+      EsImage image = { 0 };
+      EsError error = { 0 };
+      char why[300];
+      bool agree, same = true, ok;
+
+      buffer_printf (&b, "%d %d\n", height, width);
+      for (int y = 0; y < height; y++)
+        {
+          for (int x = 0; x < width; x++)
+            {
+              uint32_t v = random_below ((uint32_t) levels);
+
+              values[(size_t) y * width + x] = v;
+              buffer_printf (&b, x ? " %" PRIu32 : "%" PRIu32, y == bad_row && x == width / 2 ? 99999 : v);
+            }
+          buffer_printf (&b, "\n");
+        }
+      agree = text_splits_agree (&b, levels, why, sizeof why, &error);
+      es_error_clear (&error);
+      ok = es_text_matrix_decode_split (b.data, b.size, levels, ES_TEXT_SPLIT_PARALLEL, &image, &error);
+      for (int y = 0; ok && same && y < height; y++)
+        for (int x = 0; x < width; x++)
+          if (sample_at (&image, x, y) != values[(size_t) y * width + x])
+            {
+              same = false;
+              break;
+            }
+      if (bad_row >= 0)
+        {
+          char where[64];
+
+          snprintf (where, sizeof where, "line %d, column", bad_row + 2);
+          tap_ok (agree && !ok && strstr (error.message, where) != NULL,
+                  "a %.1f MB text matrix with a bad value in row %d: parallel and serial agree on \"%s\"%s%s",
+                  b.size / 1e6, bad_row, error.message, agree ? "" : ": ", why);
+        }
+      else
+        tap_ok (agree && ok && same, "a %d×%d text matrix of %.1f MB with %d levels decodes in parallel as written "
+                "and as the serial parser does%s%s", height, width, b.size / 1e6, levels, agree ? "" : ": ", why);
+      es_image_clear (&image);
+      free (values);
+      free (b.data);
+    }
+}
+
 int
 main (void)
 {
@@ -909,5 +1140,7 @@ main (void)
   test_text_round_trips ();
   test_text_malformed ();
   test_files ();
+  test_text_parallel_errors ();
+  test_text_parallel_large ();
   return tap_done ();
 }

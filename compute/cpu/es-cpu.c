@@ -1,5 +1,6 @@
-/* The CPU backend: OpenMP over rows; the per-sample rules come from es-ops.h. */
+/* The CPU backend: OpenMP over bands of rows; the per-sample rules come from es-ops.h. */
 #include "es-cpu.h"
+#include "es-cpu-internal.h"
 
 #include <math.h>
 #include <omp.h>
@@ -22,15 +23,8 @@
 
 #define ES_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
 
-/* Rows of a padded plane run on to a multiple of this many bytes. */
+/* Rows copied for the vector loops run on to a multiple of this many bytes. */
 #define ES_PAD 32
-
-/* A u8 plane: either the input's own pixels or a converted copy. */
-typedef struct {
-  const uint8_t *pixels;
-  size_t stride;
-  uint8_t *owned;
-} Plane;
 
 typedef enum {
   MAP_LEVELS,  /* quantization levels (entropy, quantize) */
@@ -38,7 +32,7 @@ typedef enum {
 } MapKind;
 
 /* Levels images already hold levels, which also serve as their 8-bit view. */
-static void
+ES_HOT static void
 map_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *dst)
 {
   int w = in->width;
@@ -50,8 +44,10 @@ map_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *dst)
       if (in->levels)
         memcpy (dst, src, (size_t) w);
       else if (kind == MAP_LEVELS)
+        /* es_quantize_sample in 16-bit lanes, which v · L ≤ 255 · 256 fits:
+         * three times faster than 32-bit ones. */
         for (int x = 0; x < w; x++)
-          dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
+          dst[x] = (uint8_t) ((uint16_t) (src[x] * (uint16_t) levels) >> depth);
       else
         for (int x = 0; x < w; x++)
           dst[x] = es_sample_to_u8 (src[x], depth);
@@ -71,48 +67,114 @@ map_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *dst)
     }
 }
 
-/* Maps the whole image into a u8 plane, borrowing the input when it already
- * is one (8-bit samples for the view, a u8 levels image for levels). A
- * padded plane is always a copy whose rows run on to a multiple of ES_PAD
- * bytes, with one more row after the last; the extra bytes hold 0xFF, which
- * no level of a padded job matches, so vector loops may read whole blocks. */
+/* Whether the input's rows already are what map_row would make of them
+ * (8-bit samples for the view, a u8 levels image for levels). */
 static bool
-plane_init (Plane *plane, const EsImage *in, MapKind kind, int levels, bool padded, EsError *error)
+map_is_identity (const EsImage *in, MapKind kind)
 {
-  int rows = in->height + (padded ? 1 : 0);
-
-  *plane = (Plane) { 0 };
-  if (!padded && in->format == ES_FORMAT_U8 && (in->levels || (kind == MAP_VIEW && in->depth == 8)))
-    {
-      plane->pixels = in->pixels;
-      plane->stride = in->stride;
-      return true;
-    }
-
-  plane->stride = padded ? ((size_t) in->width + ES_PAD - 1) / ES_PAD * ES_PAD : (size_t) in->width;
-  plane->owned = malloc (plane->stride * (size_t) rows);
-  if (plane->owned == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate a %d×%d working plane",
-                         in->width, in->height);
-  plane->pixels = plane->owned;
-
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < rows; y++)
-    {
-      uint8_t *dst = plane->owned + (size_t) y * plane->stride;
-      int mapped = y < in->height ? in->width : 0;
-      if (mapped)
-        map_row (in, y, kind, levels, dst);
-      memset (dst + mapped, 0xFF, plane->stride - (size_t) mapped);
-    }
-  return true;
+  return in->format == ES_FORMAT_U8 && (in->levels || (kind == MAP_VIEW && in->depth == 8));
 }
 
-static void
-plane_clear (Plane *plane)
+/* Row y mapped to u8: the input's own row when it already is one, else
+ * `buffer` filled by map_row. */
+static const uint8_t *
+source_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *buffer)
 {
-  free (plane->owned);
-  *plane = (Plane) { 0 };
+  if (map_is_identity (in, kind))
+    return es_image_row (in, y);
+  map_row (in, y, kind, levels, buffer);
+  return buffer;
+}
+
+/* A window of consecutive mapped rows kept in `size` slots of one thread's
+ * buffer: row j lives in slot j mod size, so a band walks down the image
+ * holding only the rows its window reaches. */
+typedef struct {
+  uint8_t *buffer;
+  size_t stride;
+  int size;
+  int next;                             /* the next row to map */
+  const uint8_t *rows[ES_WINDOW_MAX + 1];
+} Ring;
+
+/* Starts a band at row `first`; nothing mapped for an earlier band is
+ * reused, so bands are independent whatever thread ran the one before. */
+static void
+ring_start (Ring *ring, int first)
+{
+  ring->next = first;
+  memset (ring->rows, 0, sizeof ring->rows);
+}
+
+/* Maps the rows up to `last` that are not mapped yet. */
+static void
+ring_fill (Ring *ring, const EsImage *in, MapKind kind, int levels, int last)
+{
+  for (; ring->next <= last; ring->next++)
+    {
+      int slot = ring->next % ring->size;
+      ring->rows[slot] = source_row (in, ring->next, kind, levels, ring->buffer + (size_t) slot * ring->stride);
+    }
+}
+
+/* Maps row y into its slot, copying even where the input's row would do. */
+static const uint8_t *
+ring_copy (Ring *ring, const EsImage *in, int y, MapKind kind, int levels)
+{
+  uint8_t *slot = ring->buffer + (size_t) (y % ring->size) * ring->stride;
+
+  map_row (in, y, kind, levels, slot);
+  ring->rows[y % ring->size] = slot;
+  ring->next = y + 1;
+  return slot;
+}
+
+static inline const uint8_t *
+ring_row (const Ring *ring, int y)
+{
+  return ring->rows[y % ring->size];
+}
+
+/* 0: the backend chooses; tests set it through es-cpu-internal.h. */
+static int band_rows_override;
+
+void
+es_cpu_set_band_rows (int rows)
+{
+  band_rows_override = rows > 0 ? rows : 0;
+}
+
+/* Bands go to threads as they come free, so that a core shared with
+ * another program holds nothing up: about eight bands a thread, each at
+ * least 16 rows so that its halo (mapped again, and for entropy the column
+ * counts started afresh) costs little. */
+static int
+band_rows (int height)
+{
+  int threads = omp_get_max_threads ();
+  int rows = (height + 8 * threads - 1) / (8 * threads);
+
+  if (band_rows_override > 0)
+    return band_rows_override;
+  return rows < 16 ? 16 : rows;
+}
+
+static int
+band_count (int height, int rows)
+{
+  return (height + rows - 1) / rows;
+}
+
+/* One working buffer for every thread, `per_thread` bytes each. */
+static uint8_t *
+scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
+{
+  uint8_t *memory = malloc (per_thread * (size_t) threads);
+
+  if (memory == NULL)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of %s scratch",
+                  per_thread * (size_t) threads >> 10, what);
+  return memory;
 }
 
 static bool
@@ -170,22 +232,16 @@ entropy_value (const EntropyTables *t, int64_t sum, int n)
   return h > 0.0 ? (float) h : 0.0f;
 }
 
-/* One output row by the generic method: the window histogram slides right
- * one column at a time, and each count change from c to c±1 moves the sum by
- * a table difference, so a pixel costs O(k) whatever the number of levels. */
+/* One output row by the generic method, from the `rows` level rows of its
+ * clipped window: the window histogram slides right one column at a time,
+ * and each count change from c to c±1 moves the sum by a table difference,
+ * so a pixel costs O(k) whatever the number of levels. */
 static void
-entropy_row (const EntropyTables *t, const Plane *lv, int w, int h, int y, float *out)
+entropy_row (const EntropyTables *t, const uint8_t *const *row, int rows, int w, float *out)
 {
   int r = t->window / 2;
-  int y0 = y - r < 0 ? 0 : y - r;
-  int y1 = y + r >= h ? h - 1 : y + r;
-  int rows = y1 - y0 + 1;
-  const uint8_t *row[ES_WINDOW_MAX];
   int32_t hist[256] = { 0 };
   int64_t sum = 0;
-
-  for (int i = 0; i < rows; i++)
-    row[i] = lv->pixels + (size_t) (y0 + i) * lv->stride;
 
   /* The window of x = 0 holds columns 0..r (clipped). */
   for (int c = 0; c <= r && c < w; c++)
@@ -218,13 +274,47 @@ entropy_row (const EntropyTables *t, const Plane *lv, int w, int h, int y, float
     }
 }
 
-static void
-entropy_generic (const EntropyTables *t, const Plane *lv, const EsImage *out)
+/* Each band maps its rows and its halo into a ring of k rows. */
+static bool
+entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
+                 EsError *error)
 {
-  /* Dynamic for the same reason as the bands of the SIMD path. */
-#pragma omp parallel for schedule(dynamic, 8)
-  for (int y = 0; y < out->height; y++)
-    entropy_row (t, lv, out->width, out->height, y, es_image_row (out, y));
+  int w = in->width, h = in->height, k = t->window, r = k / 2;
+  int threads = omp_get_max_threads ();
+  int rows_per_band = band_rows (h);
+  int bands = band_count (h, rows_per_band);
+  size_t per_thread = map_is_identity (in, MAP_LEVELS) ? 0 : (size_t) k * (size_t) w;
+  uint8_t *memory = scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "entropy", error);
+
+  if (memory == NULL)
+    return false;
+
+#pragma omp parallel num_threads (threads)
+  {
+    Ring ring = { memory + per_thread * (size_t) omp_get_thread_num (), (size_t) w, k, 0, { 0 } };
+
+#pragma omp for schedule(dynamic)
+    for (int band = 0; band < bands; band++)
+      {
+        int y0 = band * rows_per_band;
+        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
+
+        ring_start (&ring, y0 - r > 0 ? y0 - r : 0);
+        for (int y = y0; y < y1; y++)
+          {
+            int top = y - r > 0 ? y - r : 0;
+            int bottom = y + r < h ? y + r : h - 1;
+            const uint8_t *window[ES_WINDOW_MAX];
+
+            ring_fill (&ring, in, MAP_LEVELS, job->levels, bottom);
+            for (int i = top; i <= bottom; i++)
+              window[i - top] = ring_row (&ring, i);
+            entropy_row (t, window, bottom - top + 1, w, es_image_row (out, y));
+          }
+      }
+  }
+  free (memory);
+  return true;
 }
 
 #ifdef ES_HAVE_AVX2_PATH
@@ -280,10 +370,13 @@ typedef struct {
   uint8_t *counts;       /* levels rows of per-column counts, r zero columns each side */
   size_t counts_stride;
   int32_t *sums;         /* one row of scaled Σ T[count] */
+  Ring ring;             /* k + 1 level rows: the window and the row leaving it */
+  const uint8_t *none;   /* a row of 0xFF, which counts nothing */
 } SimdScratch;
 
 /* Adds row `enter` to the column counts and subtracts row `leave` (either
- * may be the padded plane's 0xFF row, which counts nothing). */
+ * may be s->none). Rows run on to a multiple of ES_PAD bytes with 0xFF,
+ * which no level of a SIMD job matches, so the loop reads whole blocks. */
 ES_AVX2 static void
 simd_slide_columns (const SimdScratch *s, int levels, int w, int r, const uint8_t *enter,
                     const uint8_t *leave)
@@ -423,30 +516,33 @@ entropy_finish_row (const EntropyTables *t, const int32_t *sums, int w, int rows
     }
 }
 
-/* Rows y0..y1−1; the column counts follow the window down the band. */
+/* Rows y0..y1−1; the column counts follow the window down the band, and
+ * the ring maps each level row as the window reaches it. The ring always
+ * copies (never borrows the input's rows) so that its rows carry the 0xFF
+ * padding. */
 static void
-entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, const SimdScratch *s,
-                   const Plane *lv, const EsImage *out, int y0, int y1)
+entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch *s,
+                   const EsImage *in, const EsImage *out, int y0, int y1)
 {
   int w = out->width, h = out->height;
   int k = t->window, r = k / 2;
-  const uint8_t *none = lv->pixels + (size_t) h * lv->stride;
+  Ring *ring = &s->ring;
 
   /* The loop below first drops row y0 − r − 1 and adds row y0 + r. */
   memset (s->counts, 0, (size_t) st->levels * s->counts_stride);
+  ring_start (ring, y0 - r - 1 > 0 ? y0 - r - 1 : 0);
   for (int y = y0 - r - 1; y < y0 + r; y++)
     if (y >= 0 && y < h)
-      simd_slide_columns (s, st->levels, w, r, lv->pixels + (size_t) y * lv->stride, none);
+      simd_slide_columns (s, st->levels, w, r, ring_copy (ring, in, y, MAP_LEVELS, st->levels), s->none);
 
   for (int y = y0; y < y1; y++)
     {
       int top = y - r - 1, bottom = y + r;
       int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
       float *dst = es_image_row (out, y);
+      const uint8_t *enter = bottom < h ? ring_copy (ring, in, bottom, MAP_LEVELS, st->levels) : s->none;
 
-      simd_slide_columns (s, st->levels, w, r,
-                          bottom < h ? lv->pixels + (size_t) bottom * lv->stride : none,
-                          top >= 0 ? lv->pixels + (size_t) top * lv->stride : none);
+      simd_slide_columns (s, st->levels, w, r, enter, top >= 0 ? ring_row (ring, top) : s->none);
       simd_window_sums (s, st, w, k);
 
       entropy_finish_row (t, s->sums, w, rows, dst);
@@ -454,46 +550,50 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, const SimdSc
 }
 
 static bool
-entropy_simd (const EsJob *job, const EntropyTables *t, const Plane *lv, const EsImage *out,
+entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
               EsError *error)
 {
   ShuffleTables st;
   int threads = omp_get_max_threads ();
+  int k = job->window;
   size_t padded = ((size_t) out->width + ES_PAD - 1) / ES_PAD * ES_PAD;
   /* Vector loads reach k − 1 + 31 bytes past the last block's start. */
   size_t counts_stride = padded + 2 * ES_PAD;
-  size_t scratch_size = (size_t) job->levels * counts_stride + padded * sizeof (int32_t);
-  /* Bands go to threads as they come free, so that a core shared with
-   * another program holds nothing up; each band starts its column counts
-   * afresh, which costs about k cheap rows. */
-  int band_rows = (out->height + 8 * threads - 1) / (8 * threads);
-  int bands;
+  size_t counts_size = (size_t) job->levels * counts_stride;
+  size_t sums_size = padded * sizeof (int32_t);
+  /* The ring's k + 1 rows and the 0xFF row. */
+  size_t rows_size = (size_t) (k + 2) * padded;
+  size_t per_thread = counts_size + sums_size + rows_size;
+  int rows_per_band = band_rows (out->height);
+  int bands = band_count (out->height, rows_per_band);
   uint8_t *memory;
 
-  band_rows = band_rows < 16 ? 16 : band_rows;
-  bands = (out->height + band_rows - 1) / band_rows;
-
-  shuffle_tables_init (&st, job->window, job->levels);
-  memory = malloc (scratch_size * (size_t) threads);
+  shuffle_tables_init (&st, k, job->levels);
+  memory = scratch_alloc (per_thread, threads, "entropy", error);
   if (memory == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of entropy scratch",
-                         scratch_size * (size_t) threads >> 10);
+    return false;
 
 #pragma omp parallel num_threads (threads)
   {
-    uint8_t *mine = memory + scratch_size * (size_t) omp_get_thread_num ();
+    uint8_t *mine = memory + per_thread * (size_t) omp_get_thread_num ();
+    uint8_t *rows = mine + counts_size + sums_size;
     SimdScratch s = {
       .counts = mine,
       .counts_stride = counts_stride,
-      .sums = (int32_t *) (mine + (size_t) job->levels * counts_stride),
+      .sums = (int32_t *) (mine + counts_size),
+      .ring = { rows, padded, k + 1, 0, { 0 } },
+      .none = rows + (size_t) (k + 1) * padded,
     };
+
+    /* map_row writes the first width bytes of a row; the rest stays 0xFF. */
+    memset (rows, 0xFF, rows_size);
 
 #pragma omp for schedule(dynamic)
     for (int band = 0; band < bands; band++)
       {
-        int y0 = band * band_rows;
-        int y1 = y0 + band_rows < out->height ? y0 + band_rows : out->height;
-        entropy_simd_band (t, &st, &s, lv, out, y0, y1);
+        int y0 = band * rows_per_band;
+        int y1 = y0 + rows_per_band < out->height ? y0 + rows_per_band : out->height;
+        entropy_simd_band (t, &st, &s, in, out, y0, y1);
       }
   }
   free (memory);
@@ -505,9 +605,8 @@ static bool
 run_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
   EntropyTables *tables;
-  Plane lv;
   bool simd = false;
-  bool ok = true;
+  bool ok;
 
 #ifdef ES_HAVE_AVX2_PATH
   simd = entropy_simd_pays (job->window, job->levels);
@@ -515,21 +614,15 @@ run_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
   tables = malloc (sizeof *tables);
   if (tables == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
-  if (!plane_init (&lv, in, MAP_LEVELS, job->levels, simd, error))
-    {
-      free (tables);
-      return false;
-    }
   entropy_tables_init (tables, job->window, simd ? ES_SIMD_BITS : ES_ENTROPY_BITS);
 
 #ifdef ES_HAVE_AVX2_PATH
   if (simd)
-    ok = entropy_simd (job, tables, &lv, out, error);
+    ok = entropy_simd (job, tables, in, out, error);
   else
 #endif
-    entropy_generic (tables, &lv, out);
+    ok = entropy_generic (job, tables, in, out, error);
 
-  plane_clear (&lv);
   free (tables);
   return ok;
 }
@@ -537,43 +630,39 @@ run_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 /* Four sub-histograms per thread so that runs of equal values do not wait on
  * each other's increments. */
 static void
-histogram_rows (const Plane *view, int w, int y0, int y1, uint64_t sub[4][256])
+histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
 {
-  for (int y = y0; y < y1; y++)
+  int x = 0;
+
+  for (; x + 4 <= w; x += 4)
     {
-      const uint8_t *p = view->pixels + (size_t) y * view->stride;
-      int x = 0;
-      for (; x + 4 <= w; x += 4)
-        {
-          sub[0][p[x]]++;
-          sub[1][p[x + 1]]++;
-          sub[2][p[x + 2]]++;
-          sub[3][p[x + 3]]++;
-        }
-      for (; x < w; x++)
-        sub[0][p[x]]++;
+      sub[0][p[x]]++;
+      sub[1][p[x + 1]]++;
+      sub[2][p[x + 2]]++;
+      sub[3][p[x + 3]]++;
     }
+  for (; x < w; x++)
+    sub[0][p[x]]++;
 }
 
+/* Two streaming passes over rows and no working memory, so no bands: the
+ * histogram pass leaves a converted 8-bit view in the output rows, which the
+ * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
 static bool
-run_equalize (const EsImage *in, EsImage *out, EsError *error)
+run_equalize (const EsImage *in, EsImage *out)
 {
   uint64_t hist[256] = { 0 };
   uint8_t lut[256];
-  Plane view;
-
-  if (!plane_init (&view, in, MAP_VIEW, 0, false, error))
-    return false;
+  int w = in->width, h = in->height;
+  bool identity = map_is_identity (in, MAP_VIEW);
 
 #pragma omp parallel
   {
     uint64_t sub[4][256] = { { 0 } };
-    int threads = omp_get_num_threads ();
-    int id = omp_get_thread_num ();
-    int y0 = (int) ((int64_t) in->height * id / threads);
-    int y1 = (int) ((int64_t) in->height * (id + 1) / threads);
 
-    histogram_rows (&view, in->width, y0, y1, sub);
+#pragma omp for schedule(static)
+    for (int y = 0; y < h; y++)
+      histogram_row (source_row (in, y, MAP_VIEW, 0, es_image_row (out, y)), w, sub);
 #pragma omp critical
     for (int i = 0; i < 256; i++)
       hist[i] += sub[0][i] + sub[1][i] + sub[2][i] + sub[3][i];
@@ -581,18 +670,16 @@ run_equalize (const EsImage *in, EsImage *out, EsError *error)
 
   /* A single-valued image keeps its values: es_equalize_lut then leaves the
    * identity in lut. */
-  es_equalize_lut (hist, (uint64_t) in->width * (uint64_t) in->height, lut);
+  es_equalize_lut (hist, (uint64_t) w * (uint64_t) h, lut);
 
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < in->height; y++)
+  for (int y = 0; y < h; y++)
     {
-      const uint8_t *p = view.pixels + (size_t) y * view.stride;
       uint8_t *q = es_image_row (out, y);
-      for (int x = 0; x < in->width; x++)
+      const uint8_t *p = identity ? es_image_row (in, y) : q;
+      for (int x = 0; x < w; x++)
         q[x] = lut[p[x]];
     }
-
-  plane_clear (&view);
   return true;
 }
 
@@ -615,23 +702,43 @@ sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, 
                                   amount);
 }
 
+/* Each band maps its rows and a one-row halo into a ring of three rows (or
+ * reads an 8-bit input's rows in place). */
 static bool
 run_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
-  Plane view;
-  int h = in->height;
+  int w = in->width, h = in->height;
+  int threads = omp_get_max_threads ();
+  int rows_per_band = band_rows (h);
+  int bands = band_count (h, rows_per_band);
+  size_t per_thread = map_is_identity (in, MAP_VIEW) ? 0 : 3 * (size_t) w;
+  uint8_t *memory = scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "sharpen", error);
 
-  if (!plane_init (&view, in, MAP_VIEW, 0, false, error))
+  if (memory == NULL)
     return false;
 
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
-    sharpen_row (view.pixels + (size_t) (y > 0 ? y - 1 : 0) * view.stride,
-                 view.pixels + (size_t) y * view.stride,
-                 view.pixels + (size_t) (y + 1 < h ? y + 1 : h - 1) * view.stride,
-                 in->width, job->amount, es_image_row (out, y));
+#pragma omp parallel num_threads (threads)
+  {
+    Ring ring = { memory + per_thread * (size_t) omp_get_thread_num (), (size_t) w, 3, 0, { 0 } };
 
-  plane_clear (&view);
+#pragma omp for schedule(dynamic)
+    for (int band = 0; band < bands; band++)
+      {
+        int y0 = band * rows_per_band;
+        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
+
+        ring_start (&ring, y0 > 0 ? y0 - 1 : 0);
+        for (int y = y0; y < y1; y++)
+          {
+            int down = y + 1 < h ? y + 1 : h - 1;
+
+            ring_fill (&ring, in, MAP_VIEW, 0, down);
+            sharpen_row (ring_row (&ring, y > 0 ? y - 1 : 0), ring_row (&ring, y), ring_row (&ring, down),
+                         w, job->amount, es_image_row (out, y));
+          }
+      }
+  }
+  free (memory);
   return true;
 }
 
@@ -652,7 +759,7 @@ es_cpu_run (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
     {
     case ES_OP_QUANTIZE: return run_quantize (job, in, out);
     case ES_OP_ENTROPY: return run_entropy (job, in, out, error);
-    case ES_OP_EQUALIZE: return run_equalize (in, out, error);
+    case ES_OP_EQUALIZE: return run_equalize (in, out);
     case ES_OP_SHARPEN: return run_sharpen (job, in, out, error);
     case ES_N_OPS: break;
     }
