@@ -1,22 +1,29 @@
 #!/bin/sh
 # Opens the window once on the GPU machine under Xvfb (cairo renderer) and
-# takes a screenshot into $OUT/window.xwd: the overlay shows the CUDA timings.
+# takes a screenshot into $OUT/NAME.xwd: the overlay shows the CUDA timings.
 # Needs gpu-carry/window-bundle.tar.xz (tests/gpu/make-window-bundle.sh),
-# carried with the call. usage: tests/gpu/window.sh [IMAGE]
+# carried with the call.
+#   usage: tests/gpu/window.sh NAME [entroscope arguments, default data/camera.png]
 set -eu
 cd "$(dirname "$0")/../.."
-image=${1:-data/camera.png}
+name=${1:-window}
+[ $# -gt 0 ] && shift
+[ $# -gt 0 ] || set -- data/camera.png
 out=${OUT:-/tmp}
-tar xJf gpu-carry/window-bundle.tar.xz -C /tmp
+[ -d /tmp/bundle ] || tar xJf gpu-carry/window-bundle.tar.xz -C /tmp
 b=/tmp/bundle
 # Xvfb runs xkbcomp from the path it was built with.
 [ -x /usr/bin/xkbcomp ] || cp "$b/bin/xkbcomp" /usr/bin/xkbcomp
 export LD_LIBRARY_PATH="$b/lib"
-"$b/bin/Xvfb" :7 -screen 0 1200x780x24 -nolisten tcp -xkbdir "$b/share/xkb" >"$out/xvfb.log" 2>&1 &
-sleep 2
+if [ ! -e /tmp/.X11-unix/X7 ]; then
+  "$b/bin/Xvfb" :7 -screen 0 1200x780x24 -nolisten tcp -xkbdir "$b/share/xkb" >"$out/xvfb.log" 2>&1 &
+  sleep 2
+fi
 export DISPLAY=:7 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 GTK_A11Y=none \
   GSETTINGS_SCHEMA_DIR="$b/share/glib-2.0/schemas" XDG_DATA_DIRS="$b/share" FONTCONFIG_FILE="$b/etc/fonts.conf"
-"$b/bin/entroscope" "$image" >"$out/window.log" 2>&1 &
+"$b/bin/entroscope" "$@" >"$out/$name.log" 2>&1 &
+app=$!
 sleep ${ES_WINDOW_WAIT:-10}
-"$b/bin/xwd" -root -silent -out "$out/window.xwd"
-tail -5 "$out/window.log" || true
+"$b/bin/xwd" -root -silent -out "$out/$name.xwd"
+kill $app 2>/dev/null || true
+tail -5 "$out/$name.log" || true
