@@ -14,7 +14,8 @@ cp -r /usr/share/X11/xkb "$b/share/"
 cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf "$b/share/fonts/"
 # Pre-rendered symbolic icons (PNG), so no SVG loader is needed.
 cp /usr/share/icons/Adwaita/index.theme "$b/share/icons/Adwaita/"
-(cd /usr/share/icons/Adwaita && find . -name '*-symbolic*' | grep -E '16x16|scalable' | cpio -pdm "$b/share/icons/Adwaita" 2>/dev/null)
+(cd /usr/share/icons/Adwaita && find . -name '*-symbolic*' | grep -E '16x16|scalable' | tar cf - -T -) \
+  | tar xf - -C "$b/share/icons/Adwaita"
 cp build/resources/gschemas.compiled "$b/share/glib-2.0/schemas/"
 cat > "$b/etc/fonts.conf" <<'XML'
 <?xml version="1.0"?>
