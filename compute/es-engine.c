@@ -72,6 +72,12 @@ engine_update_description (EsEngine *engine)
 EsEngine *
 es_engine_new (EsBackendChoice choice, EsError *error)
 {
+  return es_engine_new_with_devices (choice, NULL, 0, error);
+}
+
+EsEngine *
+es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_devices, EsError *error)
+{
   EsEngine *engine = calloc (1, sizeof *engine);
 
   if (engine == NULL)
@@ -80,6 +86,10 @@ es_engine_new (EsBackendChoice choice, EsError *error)
       return NULL;
     }
   engine->active = ES_BACKEND_CPU;
+#ifndef ES_HAVE_CUDA
+  (void) devices;
+  (void) n_devices;
+#endif
 
   if (choice == ES_BACKEND_CPU)
     snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "the CPU backend was chosen");
@@ -91,7 +101,7 @@ es_engine_new (EsBackendChoice choice, EsError *error)
   else
     {
 #ifdef ES_HAVE_CUDA
-      engine->cuda = es_cuda_open (engine->cuda_reason, sizeof engine->cuda_reason);
+      engine->cuda = es_cuda_open_devices (devices, n_devices, engine->cuda_reason, sizeof engine->cuda_reason);
       if (engine->cuda != NULL)
         {
           engine->active = ES_BACKEND_CUDA;

@@ -79,9 +79,18 @@ typedef struct EsEngine EsEngine;
  * reason. CUDA fails with ES_ERROR_UNAVAILABLE (and that reason) when CUDA
  * cannot be used. CPU never fails for lack of a GPU. */
 EsEngine *es_engine_new (EsBackendChoice choice, EsError *error);
+/* The same on the CUDA devices listed (n_devices > 0; numbered as CUDA
+ * numbers them), or with n_devices = 0 on those of the environment variable
+ * ES_DEVICES ("0,1"), else on every usable device. With several devices a
+ * job runs in row bands spread over them, one host thread per device; an
+ * image whose device buffers exceed a GPU's free memory (or the budget in
+ * bytes that ES_GPU_MEMORY_BUDGET sets) runs in bands too. Results are the
+ * same either way. */
+EsEngine *es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_devices,
+                                      EsError *error);
 void es_engine_free (EsEngine *engine);
 
-/* "CUDA: NVIDIA H100 80GB HBM3 (sm_90)" or
+/* "CUDA: NVIDIA H100 80GB HBM3 (sm_90)", "CUDA: 2 × NVIDIA H200 (...)" or
  * "CPU: OpenMP, 2 threads (no CUDA device: ...)" */
 const char *es_engine_describe (EsEngine *engine);
 EsBackendChoice es_engine_backend (EsEngine *engine);

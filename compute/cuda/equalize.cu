@@ -298,3 +298,47 @@ es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *varian
     return run_typed<uint8_t> (cuda, frame, variant, error);
   return run_typed<uint16_t> (cuda, frame, variant, error);
 }
+
+/* ---- bands --------------------------------------------------------------- */
+
+/* The histogram of a band added into cuda->histogram's 256 bins (the caller
+ * clears them before the first band): every variant's histogram is the
+ * same counts, so the bands use the per-block shared one. */
+template <typename T>
+static bool
+histogram_band_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
+{
+  const size_t pixels = (size_t) f->width * (size_t) f->height;
+
+  histogram_block_kernel<T><<<es_cuda_blocks (cuda, pixels, 256), 256, 0, cuda->stream>>> (
+    f->in, f->in_pitch, f->width, f->height, es_cuda_sample_map (f), cuda->histogram);
+  ES_CUDA_LAUNCHED (cuda, "histogram kernel", error);
+  return true;
+}
+
+bool
+es_cuda_equalize_histogram_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
+{
+  if (frame->in_format == ES_FORMAT_U8)
+    return histogram_band_typed<uint8_t> (cuda, frame, error);
+  return histogram_band_typed<uint16_t> (cuda, frame, error);
+}
+
+/* Maps a band through cuda->lut, which the caller filled. */
+bool
+es_cuda_equalize_apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
+{
+  const size_t cells = (size_t) frame->vectors * (size_t) frame->height;
+  const unsigned blocks = es_cuda_blocks (cuda, cells, 256);
+
+  if (frame->in_format == ES_FORMAT_U8)
+    apply_vector_kernel<uint8_t><<<blocks, 256, 0, cuda->stream>>> (
+      frame->in, frame->in_pitch, frame->vectors, frame->height, es_cuda_sample_map (frame), cuda->lut,
+      (uint8_t *) frame->out, frame->out_pitch);
+  else
+    apply_vector_kernel<uint16_t><<<blocks, 256, 0, cuda->stream>>> (
+      frame->in, frame->in_pitch, frame->vectors, frame->height, es_cuda_sample_map (frame), cuda->lut,
+      (uint8_t *) frame->out, frame->out_pitch);
+  ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  return true;
+}

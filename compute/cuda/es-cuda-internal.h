@@ -44,10 +44,24 @@ typedef struct {
  * the image into up to this many bands of rows. */
 #define ES_CUDA_MAX_CHUNKS 16
 
+/* The most GPUs that one engine spreads bands over. */
+#define ES_CUDA_MAX_DEVICES 16
+
+/* Bands under a memory budget, or over several GPUs, cycle through this many
+ * sets of band buffers: band b+1 uploads while band b computes and band b−1
+ * downloads from the other set. */
+#define ES_CUDA_BAND_SLOTS 2
+
 struct EsCuda {
   int device;
   int sm_count;
   char name[256];
+  /* The engine's first device holds the others: each with its own streams,
+   * buffers and tables, driven by a host thread of its own. */
+  EsCuda *peers[ES_CUDA_MAX_DEVICES - 1];
+  int n_peers;
+  char description[512];        /* every device, for es_cuda_device_name */
+  size_t total_memory;
   cudaStream_t stream;                  /* kernels, and every copy of the plain paths */
   cudaStream_t up_stream, down_stream;  /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
@@ -57,6 +71,8 @@ struct EsCuda {
   /* Device buffers and pinned staging, grown as needed and kept. */
   EsCudaBuffer d_in, d_lev, d_out;
   EsCudaBuffer h_in, h_out;
+  /* The fixed-size buffers of the band path, per slot. */
+  EsCudaBuffer band_in[ES_CUDA_BAND_SLOTS], band_lev[ES_CUDA_BAND_SLOTS], band_out[ES_CUDA_BAND_SLOTS];
   EsCudaTables *tables;           /* device */
   unsigned long long *histogram;  /* device: 256 bins, then the blocks-done counter */
   uint8_t *lut;                   /* device: 256 entries */
@@ -147,6 +163,11 @@ EsCudaTransfer es_cuda_entropy_transfer (const char *variant);
 
 const EsVariant *es_cuda_equalize_variants (size_t *n);
 bool es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error);
+
+/* The equalize steps of the band path: add a band's histogram into the 256
+ * bins of cuda->histogram; map a band through cuda->lut. */
+bool es_cuda_equalize_histogram_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
+bool es_cuda_equalize_apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
 
 const EsVariant *es_cuda_sharpen_variants (size_t *n);
 bool es_cuda_sharpen_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,

@@ -13,8 +13,13 @@ typedef struct EsCuda EsCuda;
  * "no CUDA driver", "no CUDA device", "CUDA driver too old (driver 12.2,
  * runtime 13.0)" written to reason. */
 EsCuda *es_cuda_open (char *reason, size_t reason_size);
+/* Opens the listed devices (n_devices > 0), or, with none listed, those of
+ * the environment variable ES_DEVICES ("0,1"), else every usable device.
+ * Jobs then run in row bands spread over all of them. */
+EsCuda *es_cuda_open_devices (const int *devices, int n_devices, char *reason, size_t reason_size);
 void es_cuda_close (EsCuda *cuda);
-/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80 GiB)" */
+/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80 GiB)", or with several devices
+ * "2 × NVIDIA H200 (sm_90, 132 SMs, 140 GiB)" */
 const char *es_cuda_device_name (EsCuda *cuda);
 
 /* Runs a job; `out` is preallocated by the engine. Device buffers, pinned
