@@ -77,6 +77,8 @@ static const char help_text[] =
   "      --backend=auto|cpu|cuda\n"
   "                          auto (default): CUDA when a usable device exists,\n"
   "                          else the CPU (OpenMP); cuda fails without a device\n"
+  "      --devices=N,N,...   the CUDA devices to spread bands over (default: the\n"
+  "                          ES_DEVICES variable, else every usable device)\n"
   "      --variant=ID        CUDA kernel variant (see 'info'); default: the\n"
   "                          fastest one known. The CPU has one implementation.\n"
   "      --timings           prints upload, kernel, download and wall ms, the\n"
@@ -233,6 +235,7 @@ enum {
   OPT_COLORBAR,
   OPT_BACKEND,
   OPT_VARIANT,
+  OPT_DEVICES,
   OPT_TIMINGS,
   OPT_MAX_PIXELS,
   OPT_SIZES,
@@ -258,6 +261,7 @@ static const struct option long_options[] = {
   { "colorbar", no_argument, NULL, OPT_COLORBAR },
   { "backend", required_argument, NULL, OPT_BACKEND },
   { "variant", required_argument, NULL, OPT_VARIANT },
+  { "devices", required_argument, NULL, OPT_DEVICES },
   { "timings", no_argument, NULL, OPT_TIMINGS },
   { "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
   { "sizes", required_argument, NULL, OPT_SIZES },
@@ -562,6 +566,10 @@ parse_options (int argc, char **argv, CommandKind kind, CliOptions *o)
           break;
         case OPT_VARIANT:
           o->variant = optarg;
+          break;
+        case OPT_DEVICES:
+          /* The engine reads the list (and says what is wrong with it). */
+          setenv ("ES_DEVICES", optarg, 1);
           break;
         case OPT_TIMINGS:
           o->timings = true;

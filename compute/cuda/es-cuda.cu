@@ -1160,7 +1160,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
     return es_error_set (error, ES_ERROR_INVALID, "CUDA: missing engine, job or image");
   if (!es_job_validate (job, error))
     return false;
-  if (cuda->broken)
+  if (es_cuda_is_broken (cuda))
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
 
   const char *id = variant != NULL ? variant->id : NULL;
@@ -1225,39 +1225,53 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       const bool per_call = transfer == ES_CUDA_TRANSFER_PER_CALL;
       double t0 = host_ms ();
 
-      /* The per-call lesson: allocating belongs to the upload, freeing to the download. */
-      if (per_call)
+      /* Bands when the one-shot buffers do not fit, or to spread a large
+       * image over several devices (the pageable and per-call lessons are
+       * about one device's transfers and keep to it when they fit). */
+      const size_t budget = memory_budget (cuda);
+      const size_t footprint = (frame.in_pitch + (levels_needed ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
+      const bool spread = cuda->n_peers > 0 && !pageable && !per_call
+                          && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+      if (spread || footprint > budget)
+        ok = run_banded (cuda, job, id, &move, &frame, budget, times, error);
+      else
         {
-          b_in = &d_in;
-          b_lev = &d_lev;
-          b_out = &d_out;
-        }
-      ok = device_reserve (cuda, b_in, frame.in_pitch * rows, "input buffer", error)
-           && (!levels_needed || device_reserve (cuda, b_lev, frame.lev_pitch * rows, "levels buffer", error))
-           && device_reserve (cuda, b_out, frame.out_pitch * rows, "output buffer", error);
-      if (per_call)
-        alloc_ms = host_ms () - t0;
-      if (ok && !move.in_direct)
-        ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error);
-      if (ok && !move.out_direct)
-        ok = host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
+          release_band_buffers (cuda);
 
-      if (ok)
-        {
-          frame.in = b_in->ptr;
-          frame.lev = (uint8_t *) b_lev->ptr;
-          frame.out = b_out->ptr;
-          ok = transfer == ES_CUDA_TRANSFER_STREAMS ? run_frame_streams (cuda, job, &move, &frame, times, error)
-                                                    : run_frame (cuda, job, id, &move, &frame, times, error);
-        }
+          /* The per-call lesson: allocating belongs to the upload, freeing to the download. */
+          if (per_call)
+            {
+              b_in = &d_in;
+              b_lev = &d_lev;
+              b_out = &d_out;
+            }
+          ok = device_reserve (cuda, b_in, frame.in_pitch * rows, "input buffer", error)
+               && (!levels_needed || device_reserve (cuda, b_lev, frame.lev_pitch * rows, "levels buffer", error))
+               && device_reserve (cuda, b_out, frame.out_pitch * rows, "output buffer", error);
+          if (per_call)
+            alloc_ms = host_ms () - t0;
+          if (ok && !move.in_direct)
+            ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error);
+          if (ok && !move.out_direct)
+            ok = host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
 
-      if (per_call)
-        {
-          t0 = host_ms ();
-          device_release (&d_in);
-          device_release (&d_lev);
-          device_release (&d_out);
-          free_ms = host_ms () - t0;
+          if (ok)
+            {
+              frame.in = b_in->ptr;
+              frame.lev = (uint8_t *) b_lev->ptr;
+              frame.out = b_out->ptr;
+              ok = transfer == ES_CUDA_TRANSFER_STREAMS ? run_frame_streams (cuda, job, &move, &frame, times, error)
+                                                        : run_frame (cuda, job, id, &move, &frame, times, error);
+            }
+
+          if (per_call)
+            {
+              t0 = host_ms ();
+              device_release (&d_in);
+              device_release (&d_lev);
+              device_release (&d_out);
+              free_ms = host_ms () - t0;
+            }
         }
     }
 

@@ -1,0 +1,303 @@
+/* Bands under a device-memory budget and over several GPUs: every operation and variant gives the one-shot result. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "es-engine.h"
+#include "tap.h"
+
+static unsigned long long rng;
+
+static int
+random_in (int lo, int hi)
+{
+  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+}
+
+/* An image with a stride longer than its rows (as a view into a larger
+ * buffer would have), random samples below 2^depth, or levels below `levels`. */
+static bool
+make_image (EsImage *image, int width, int height, EsFormat format, int depth, int levels)
+{
+  size_t sample = es_format_size (format);
+  size_t stride = (size_t) width * sample + sample * (size_t) random_in (0, 9);
+  uint8_t *pixels = malloc (stride * (size_t) height);
+
+  if (pixels == NULL)
+    return false;
+  memset (pixels, 0xa5, stride * (size_t) height);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        uint32_t v = levels ? (uint32_t) (tap_random (&rng) % (unsigned) levels)
+                            : (uint32_t) (tap_random (&rng) >> 20) & ((1u << depth) - 1u);
+        if (format == ES_FORMAT_U8)
+          pixels[(size_t) y * stride + x] = (uint8_t) v;
+        else
+          ((uint16_t *) (pixels + (size_t) y * stride))[x] = (uint16_t) v;
+      }
+  *image = (EsImage) { .width = width, .height = height, .stride = stride, .format = format, .depth = depth,
+                       .levels = levels, .pixels = pixels, .release = free };
+  return true;
+}
+
+/* Bytes of the rows alone: 0 when equal. */
+static bool
+same_bits (const EsImage *a, const EsImage *b)
+{
+  size_t row = (size_t) a->width * es_format_size (a->format);
+
+  if (a->width != b->width || a->height != b->height || a->format != b->format)
+    return false;
+  for (int y = 0; y < a->height; y++)
+    if (memcmp ((const uint8_t *) a->pixels + (size_t) y * a->stride,
+                (const uint8_t *) b->pixels + (size_t) y * b->stride, row) != 0)
+      return false;
+  return true;
+}
+
+/* The largest difference of two F32 images. */
+static double
+max_difference (const EsImage *a, const EsImage *b)
+{
+  double worst = 0;
+
+  for (int y = 0; y < a->height; y++)
+    {
+      const float *p = (const float *) ((const uint8_t *) a->pixels + (size_t) y * a->stride);
+      const float *q = (const float *) ((const uint8_t *) b->pixels + (size_t) y * b->stride);
+      for (int x = 0; x < a->width; x++)
+        if (fabs ((double) p[x] - q[x]) > worst)
+          worst = fabs ((double) p[x] - q[x]);
+    }
+  return worst;
+}
+
+static void
+set_budget (size_t bytes)
+{
+  char text[32];
+
+  if (bytes == 0)
+    {
+      unsetenv ("ES_GPU_MEMORY_BUDGET");
+      return;
+    }
+  snprintf (text, sizeof text, "%zu", bytes);
+  setenv ("ES_GPU_MEMORY_BUDGET", text, 1);
+}
+
+/* Device bytes per image row of one run, as the CUDA backend pads rows. */
+static size_t
+device_row_bytes (const EsJob *job, const EsImage *in)
+{
+  size_t padded = ((size_t) in->width + 15) / 16 * 16;
+
+  return padded * es_format_size (in->format) + (job->op == ES_OP_ENTROPY ? padded : 0)
+         + padded * es_format_size (es_op_output_format (job->op));
+}
+
+/* One job three ways: one shot on CUDA, in bands under `budget` on CUDA, on
+ * the CPU. The bands must give the one-shot bits; u8 results the CPU's bits,
+ * entropy within 1e-5 nats of the CPU. */
+static void
+check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, size_t budget, const char *what)
+{
+  EsImage one_shot = { 0 }, banded = { 0 }, reference = { 0 };
+  EsTiming timing;
+  EsError error = { 0 };
+  bool ok;
+
+  set_budget (0);
+  ok = es_run (cuda, job, in, &one_shot, &timing, &error) && !timing.fell_back;
+  if (!tap_ok (ok, "%s: one shot on CUDA%s%s", what, error.message[0] ? ": " : "", error.message))
+    goto out;
+  set_budget (budget);
+  ok = es_run (cuda, job, in, &banded, &timing, &error) && !timing.fell_back
+       && timing.backend == ES_BACKEND_CUDA;
+  set_budget (0);
+  if (!tap_ok (ok, "%s: in bands under %zu bytes%s%s", what, budget, error.message[0] ? ": " : "",
+               error.message))
+    goto out;
+  /* In bands the transfers overlap the kernels and are not timed apart. */
+  tap_ok (timing.upload_ms == 0 && timing.download_ms == 0 && timing.kernel_ms > 0,
+          "%s: the run went in bands (upload %.3f, kernels %.3f, download %.3f ms)", what, timing.upload_ms,
+          timing.kernel_ms, timing.download_ms);
+  tap_ok (same_bits (&one_shot, &banded), "%s: bands give the one-shot bits", what);
+  if (!tap_ok (es_run (cpu, job, in, &reference, NULL, &error), "%s: CPU reference%s%s", what,
+               error.message[0] ? ": " : "", error.message))
+    goto out;
+  if (job->op == ES_OP_ENTROPY)
+    {
+      double worst = max_difference (&banded, &reference);
+      tap_ok (worst <= 1e-5, "%s: bands within 1e-5 nats of the CPU (worst %.3g)", what, worst);
+    }
+  else
+    tap_ok (same_bits (&banded, &reference), "%s: bands give the CPU's bits", what);
+out:
+  es_image_clear (&one_shot);
+  es_image_clear (&banded);
+  es_image_clear (&reference);
+}
+
+/* Random awkward sizes, formats and parameters, every variant of every
+ * operation, each under a budget that holds only a few bands. */
+static void
+test_random_jobs (EsEngine *cuda, EsEngine *cpu)
+{
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      size_t n_variants;
+      const EsVariant *variants = es_variants ((EsOp) op, &n_variants);
+
+      for (size_t v = 0; v <= n_variants; v++)
+        {
+          EsJob job = ES_JOB_INIT ((EsOp) op);
+          EsImage in = { 0 };
+          char what[200];
+
+          job.variant = v < n_variants ? variants[v].id : NULL;
+          job.window = 2 * random_in (1, op == ES_OP_ENTROPY && random_in (0, 1) ? 15 : 3) + 1;
+          job.levels = random_in (0, 2) ? 16 : random_in (ES_LEVELS_MIN, ES_LEVELS_MAX);
+          job.amount = (float) random_in (0, 400) / 100.0f;
+          /* The naive kernel loops over the window once per level. */
+          if (job.variant != NULL && strcmp (job.variant, "naive") == 0)
+            {
+              job.window = 2 * random_in (1, 3) + 1;
+              job.levels = 16;
+            }
+
+          const int halo = op == ES_OP_ENTROPY ? job.window / 2 : 1;
+          const int width = random_in (1, 700);
+          const int height = random_in (4 * halo + 6, 500);
+          const bool wide = random_in (0, 1);
+          const EsFormat format = wide ? ES_FORMAT_U16 : ES_FORMAT_U8;
+          const int depth = wide ? random_in (9, 16) : random_in (1, 8);
+          const bool levels_image = (op == ES_OP_ENTROPY || op == ES_OP_QUANTIZE) && random_in (0, 3) == 0;
+
+          if (!make_image (&in, width, height, levels_image ? ES_FORMAT_U8 : format, levels_image ? 8 : depth,
+                           levels_image ? job.levels : 0))
+            {
+              tap_ok (false, "test image %d×%d allocated", width, height);
+              return;
+            }
+          /* Two slots of band rows plus halos, far below the whole image. */
+          const int band = random_in (1, (height - 4 * halo - 2) / 2);
+          const size_t budget = 2 * (size_t) (band + 2 * halo) * device_row_bytes (&job, &in);
+          snprintf (what, sizeof what, "%s/%s %d×%d %s%s depth %d, window %d, levels %d, amount %.2f, %d-row bands",
+                    es_op_name (job.op), job.variant ? job.variant : "default", width, height,
+                    es_format_name (in.format), levels_image ? " levels" : "", in.depth, job.window, job.levels,
+                    job.amount, band);
+          check_job (cuda, cpu, &job, &in, budget, what);
+          es_image_clear (&in);
+        }
+    }
+}
+
+/* A larger image under a few MB, the default variants: many bands; with
+ * several devices, spread over all of them. */
+static void
+test_few_megabytes (EsEngine *cuda, EsEngine *cpu)
+{
+  const int width = random_in (2500, 3100), height = random_in (1900, 2300);
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      EsJob job = ES_JOB_INIT ((EsOp) op);
+      EsImage in = { 0 };
+      char what[160];
+
+      if (!make_image (&in, width, height, ES_FORMAT_U16, 12, 0))
+        {
+          tap_ok (false, "test image %d×%d allocated", width, height);
+          return;
+        }
+      snprintf (what, sizeof what, "%s %d×%d u16 under 4 MB", es_op_name (job.op), width, height);
+      check_job (cuda, cpu, &job, &in, (size_t) 4 << 20, what);
+      es_image_clear (&in);
+    }
+}
+
+/* A budget too small for a single band: CUDA cannot run the job, the CPU
+ * finishes it, and the user hears why. */
+static void
+test_budget_too_small (EsEngine *cuda)
+{
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsImage in = { 0 }, out = { 0 };
+  EsTiming timing;
+  EsError error = { 0 };
+  const char *notice;
+
+  if (!make_image (&in, 300, 200, ES_FORMAT_U8, 8, 0))
+    return;
+  set_budget (1000);
+  bool ok = es_run (cuda, &job, &in, &out, &timing, &error);
+  set_budget (0);
+  notice = es_engine_take_notice (cuda);
+  tap_ok (ok && timing.fell_back && notice != NULL && strstr (notice, "band") != NULL,
+          "a 1000-byte budget holds no band: the CPU finishes the job (%s)", notice ? notice : error.message);
+  tap_ok (es_engine_backend (cuda) == ES_BACKEND_CUDA, "CUDA stays in use after a budget too small");
+  es_image_clear (&in);
+  es_image_clear (&out);
+}
+
+static void
+test_devices (EsEngine *cuda)
+{
+  const char *devices = getenv ("ES_DEVICES");
+  const int missing[] = { 999 };
+  EsError error = { 0 };
+  EsEngine *engine;
+
+  tap_diag ("engine: %s", es_engine_describe (cuda));
+  if (devices != NULL && strchr (devices, ',') != NULL)
+    {
+      int n = 1;
+      char expected[32];
+      for (const char *p = devices; *p; p++)
+        n += *p == ',';
+      snprintf (expected, sizeof expected, "CUDA: %d × ", n);
+      tap_ok (strstr (es_engine_describe (cuda), expected) != NULL
+              || strstr (es_engine_describe (cuda), " + ") != NULL,
+              "ES_DEVICES=%s: the description lists %d devices", devices, n);
+    }
+  engine = es_engine_new_with_devices (ES_BACKEND_CUDA, missing, 1, &error);
+  tap_ok (engine == NULL && error.code == ES_ERROR_UNAVAILABLE && strstr (error.message, "999") != NULL,
+          "a device that does not exist is refused: %s", error.message);
+  es_engine_free (engine);
+}
+
+int
+main (void)
+{
+  EsError error = { 0 };
+  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
+  EsEngine *cpu, *cuda;
+
+  rng = tap_seed ();
+  cpu = es_engine_new (ES_BACKEND_CPU, &error);
+  if (!tap_ok (cpu != NULL, "CPU engine starts"))
+    return tap_done ();
+  cuda = es_engine_new (ES_BACKEND_CUDA, &error);
+  if (cuda == NULL)
+    {
+      if (require != NULL && strcmp (require, "1") == 0)
+        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
+      else
+        tap_skip (error.message, "bands on CUDA");
+      es_engine_free (cpu);
+      return tap_done ();
+    }
+
+  test_devices (cuda);
+  test_random_jobs (cuda, cpu);
+  test_few_megabytes (cuda, cpu);
+  test_budget_too_small (cuda);
+
+  es_engine_free (cuda);
+  es_engine_free (cpu);
+  return tap_done ();
+}
