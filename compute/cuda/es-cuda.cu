@@ -1348,6 +1348,14 @@ compare_doubles (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* Sorts samples in place. */
+static double
+median (double *samples, int n)
+{
+  qsort (samples, (size_t) n, sizeof *samples, compare_doubles);
+  return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+}
+
 bool
 es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
                     EsError *error)
@@ -1400,8 +1408,7 @@ es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats
     }
   if (ok)
     {
-      qsort (samples, (size_t) repeats, sizeof *samples, compare_doubles);
-      *median_ms = repeats % 2 ? samples[repeats / 2] : (samples[repeats / 2 - 1] + samples[repeats / 2]) / 2;
+      *median_ms = median (samples, repeats);
     }
   free (samples);
   return ok;
@@ -1471,8 +1478,7 @@ es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int rep
     }
   if (ok)
     {
-      qsort (samples, (size_t) repeats, sizeof *samples, compare_doubles);
-      *median_ms = repeats % 2 ? samples[repeats / 2] : (samples[repeats / 2 - 1] + samples[repeats / 2]) / 2;
+      *median_ms = median (samples, repeats);
     }
   free (samples);
   return ok;
