@@ -1407,9 +1407,7 @@ es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats
         samples[i - warmups] = ms;
     }
   if (ok)
-    {
-      *median_ms = median (samples, repeats);
-    }
+    *median_ms = median (samples, repeats);
   free (samples);
   return ok;
 }
@@ -1477,9 +1475,7 @@ es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int rep
         samples[i - warmups] = ms;
     }
   if (ok)
-    {
-      *median_ms = median (samples, repeats);
-    }
+    *median_ms = median (samples, repeats);
   free (samples);
   return ok;
 }
