@@ -270,6 +270,33 @@ test_devices (EsEngine *cuda)
   es_engine_free (engine);
 }
 
+/* Page-locked images are recycled rather than pinned anew on every job (the
+ * window allocates a result per parameter change): a freed block comes back
+ * for the next image of a similar size, zeroed like a fresh one. */
+static void
+test_page_locked_reuse (EsEngine *cuda)
+{
+  EsImage first = { 0 }, second = { 0 };
+  EsError error = { 0 };
+  void *pixels;
+  bool zeroed = true;
+
+  if (!tap_ok (es_engine_image_alloc (cuda, &first, 333, 77, ES_FORMAT_F32, 0, &error),
+               "a page-locked image is allocated (%s)", error.message))
+    return;
+  memset (first.pixels, 0xAB, first.stride * (size_t) first.height);
+  pixels = first.pixels;
+  es_image_clear (&first);
+  if (!tap_ok (es_engine_image_alloc (cuda, &second, 333, 70, ES_FORMAT_F32, 0, &error),
+               "a second, slightly smaller one is allocated (%s)", error.message))
+    return;
+  tap_ok (second.pixels == pixels, "it reuses the freed block instead of pinning new memory");
+  for (size_t i = 0; i < second.stride * (size_t) second.height; i++)
+    zeroed = zeroed && ((uint8_t *) second.pixels)[i] == 0;
+  tap_ok (zeroed, "the reused block is zeroed");
+  es_image_clear (&second);
+}
+
 int
 main (void)
 {
@@ -293,6 +320,7 @@ main (void)
     }
 
   test_devices (cuda);
+  test_page_locked_reuse (cuda);
   test_random_jobs (cuda, cpu);
   test_few_megabytes (cuda, cpu);
   test_budget_too_small (cuda);

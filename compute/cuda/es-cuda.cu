@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -1414,24 +1415,93 @@ es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats
 
 /* ---- page-locked images and the transfer floor ------------------------------ */
 
+/* Page-locking memory costs far more than the kernels (cudaHostAlloc maps
+ * and pins every page), and the window allocates a fresh result on every
+ * parameter change because its results are immutable. Freed blocks are
+ * therefore kept in a small process-wide cache and handed out again. Each
+ * block starts with a header that records its capacity; the pixels follow
+ * at a 256-byte offset, which keeps them aligned for vector loads and DMA. */
+enum { HOST_HEADER = 256, HOST_CACHE_BLOCKS = 8 };
+static const size_t host_cache_cap = (size_t) 4 << 30;
+
+typedef struct {
+  size_t capacity;   /* bytes after the header */
+} HostBlock;
+
+static pthread_mutex_t host_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static HostBlock *host_cache[HOST_CACHE_BLOCKS];
+static size_t host_cache_bytes;
+
+/* The smallest cached block that holds `bytes` without wasting more than
+ * half of it, or NULL. */
+static HostBlock *
+host_cache_take (size_t bytes)
+{
+  int best = -1;
+
+  pthread_mutex_lock (&host_cache_lock);
+  for (int i = 0; i < HOST_CACHE_BLOCKS; i++)
+    if (host_cache[i] != NULL && host_cache[i]->capacity >= bytes && host_cache[i]->capacity / 2 <= bytes
+        && (best < 0 || host_cache[i]->capacity < host_cache[best]->capacity))
+      best = i;
+  HostBlock *block = best >= 0 ? host_cache[best] : NULL;
+  if (block != NULL)
+    {
+      host_cache[best] = NULL;
+      host_cache_bytes -= block->capacity;
+    }
+  pthread_mutex_unlock (&host_cache_lock);
+  return block;
+}
+
+static bool
+host_cache_put (HostBlock *block)
+{
+  bool kept = false;
+
+  pthread_mutex_lock (&host_cache_lock);
+  for (int i = 0; i < HOST_CACHE_BLOCKS && !kept; i++)
+    if (host_cache[i] == NULL && host_cache_bytes + block->capacity <= host_cache_cap)
+      {
+        host_cache[i] = block;
+        host_cache_bytes += block->capacity;
+        kept = true;
+      }
+  pthread_mutex_unlock (&host_cache_lock);
+  return kept;
+}
+
 void *
 es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error)
 {
-  void *p = NULL;
+  HostBlock *block = host_cache_take (bytes);
 
-  if (!es_cuda_check (cuda, cudaSetDevice (cuda->device), "device selection", error)
-      || !es_cuda_check (cuda, cudaHostAlloc (&p, bytes, cudaHostAllocPortable), "page-locked image", error))
-    return NULL;
-  memset (p, 0, bytes);
-  return p;
+  if (block == NULL)
+    {
+      void *p = NULL;
+
+      if (!es_cuda_check (cuda, cudaSetDevice (cuda->device), "device selection", error)
+          || !es_cuda_check (cuda, cudaHostAlloc (&p, HOST_HEADER + bytes, cudaHostAllocPortable),
+                             "page-locked image", error))
+        return NULL;
+      block = (HostBlock *) p;
+      block->capacity = bytes;
+    }
+  memset ((char *) block + HOST_HEADER, 0, bytes);
+  return (char *) block + HOST_HEADER;
 }
 
 void
 es_cuda_host_free (void *pixels)
 {
+  HostBlock *block;
+
+  if (pixels == NULL)
+    return;
+  block = (HostBlock *) ((char *) pixels - HOST_HEADER);
   /* The image may outlive a context poisoned by a sticky error: nothing to
    * report then, the process ends soon enough. */
-  if (pixels != NULL && cudaFreeHost (pixels) != cudaSuccess)
+  if (!host_cache_put (block) && cudaFreeHost (block) != cudaSuccess)
     (void) cudaGetLastError ();
 }
 

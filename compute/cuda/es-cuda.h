@@ -32,7 +32,8 @@ bool es_cuda_is_broken (EsCuda *cuda);
 
 const EsVariant *es_cuda_variants (EsOp op, size_t *n);
 
-/* Page-locked host memory for EsImage pixels (es_engine_image_alloc);
+/* Page-locked host memory for EsImage pixels (es_engine_image_alloc), freed
+ * blocks cached process-wide for reuse;
  * es_cuda_host_free is the image's release function. */
 void *es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error);
 void es_cuda_host_free (void *pixels);
