@@ -47,25 +47,6 @@ typedef struct {
   size_t bytes;      /* read + written by the operation */
 } BenchRow;
 
-EsEngine *
-es_bench_engine_new (EsBackendChoice choice, EsError *error)
-{
-  static const int first_device[] = { 0 };
-
-  /* With several devices a job runs in bands over all of them and its
-   * kernel time is the overlapped span, which no copy floor of one GPU
-   * compares with: kernel figures are per GPU unless devices are named. */
-  if (choice != ES_BACKEND_CPU && getenv ("ES_DEVICES") == NULL)
-    {
-      EsEngine *engine = es_engine_new_with_devices (choice, first_device, 1, error);
-
-      if (engine != NULL || choice == ES_BACKEND_CUDA)
-        return engine;
-      es_error_clear (error);
-    }
-  return es_engine_new (choice, error);
-}
-
 /* Never time on zeros: uniform samples in base..base+span-1 (xorshift64*):
  * 1..255 for the random image, 16 neighbouring grays for the low-contrast one. */
 static void
@@ -337,7 +318,7 @@ es_bench_run (const EsBenchOptions *options)
     }
   if (options->backend != ES_BACKEND_CPU)
     {
-      cuda.engine = es_bench_engine_new (ES_BACKEND_CUDA, &error);
+      cuda.engine = es_compare_engine_new (ES_BACKEND_CUDA, &error);
       if (!cuda.engine && options->backend == ES_BACKEND_CUDA)
         return es_cli_report_error ("bench", &error);
       if (cuda.engine)

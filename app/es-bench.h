@@ -32,11 +32,6 @@ typedef struct {
 /* Runs the benchmark and returns the exit status. */
 int es_bench_run (const EsBenchOptions *options);
 
-/* The engine the bench times on: the first CUDA device alone unless
- * ES_DEVICES (--devices) names devices, so that kernel figures are per GPU
- * and comparable with the copy floor; AUTO falls back to the CPU. */
-EsEngine *es_bench_engine_new (EsBackendChoice choice, EsError *error);
-
 /* One line on stderr: "entroscope-cli: SUBJECT: message" (SUBJECT may be
  * NULL). Clears a progress line first so that the two never mix. */
 void es_cli_report (const char *subject, const char *format, ...)

@@ -963,7 +963,7 @@ run_bench_image (CliOptions *o)
   es_error_clear (&error);
   if (!es_load_file (o->bench_image, o->levels, &image, &error))
     return es_cli_report_error (o->bench_image, &error);
-  engine = es_bench_engine_new (o->backend, &error);
+  engine = es_compare_engine_new (o->backend, &error);
   if (!engine)
     {
       status = es_cli_report_error ("bench", &error);

@@ -8,6 +8,22 @@ static const char cpu_label[] = "CPU (OpenMP)";
 static const char cpu_lesson[] =
   "The CPU backend has a single implementation of each operation; the variants are CUDA kernels.";
 
+EsEngine *
+es_compare_engine_new (EsBackendChoice choice, EsError *error)
+{
+  static const int first_device[] = { 0 };
+
+  if (choice != ES_BACKEND_CPU && getenv ("ES_DEVICES") == NULL)
+    {
+      EsEngine *engine = es_engine_new_with_devices (choice, first_device, 1, error);
+
+      if (engine != NULL || choice == ES_BACKEND_CUDA)
+        return engine;
+      es_error_clear (error);
+    }
+  return es_engine_new (choice, error);
+}
+
 void
 es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes)
 {

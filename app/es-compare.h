@@ -29,6 +29,12 @@ typedef struct {
  * thread running es_compare_variants. Returning false cancels. */
 typedef bool (*EsCompareProgress) (size_t done, size_t total, const char *label, void *user_data);
 
+/* The engine variants are timed on: the first CUDA device alone unless
+ * ES_DEVICES (--devices) names devices. With several devices a job runs in
+ * bands over all of them and its kernel time is the overlapped span, which
+ * no copy floor of one GPU compares with. AUTO falls back to the CPU. */
+EsEngine *es_compare_engine_new (EsBackendChoice choice, EsError *error);
+
 /* The bytes an ideal kernel of op moves for an image of `pixels` pixels:
  * each input byte read once, each output byte written once (equalize reads
  * its input twice: histogram, then the LUT). The copy floor moves these. */

@@ -362,6 +362,7 @@ run_compare (EsWorker *worker, CompareTask *compare)
 {
   g_autofree char *notice = NULL, *failure = NULL;
   EsComparison *comparison;
+  EsEngine *per_gpu = NULL;
   EsError error = { 0 };
 
   if (!ensure_engine (worker, compare->backend, &notice, &failure))
@@ -369,14 +370,23 @@ run_compare (EsWorker *worker, CompareTask *compare)
       g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", failure);
       return;
     }
+  /* Variants are timed on one GPU, as `entroscope-cli bench` does: on a
+   * host with several, the window's engine spreads each job over all of
+   * them, and that span compares with no single GPU's copy floor. */
+  if (es_engine_backend (worker->engine) == ES_BACKEND_CUDA)
+    {
+      per_gpu = es_compare_engine_new (ES_BACKEND_CUDA, &error);
+      es_error_clear (&error);
+    }
   comparison = g_new0 (EsComparison, 1);
   comparison->source = es_source_ref (compare->source);
   comparison->job = compare->job;
   comparison->repeats = compare->repeats;
-  if (!es_compare_variants (worker->engine, &compare->source->image, &compare->job,
+  if (!es_compare_variants (per_gpu ? per_gpu : worker->engine, &compare->source->image, &compare->job,
                             compare->repeats, on_compare_progress, compare, &comparison->rows,
                             &comparison->n_rows, &comparison->floor_ms, &error))
     {
+      g_clear_pointer (&per_gpu, es_engine_free);
       es_comparison_free (comparison);
       if (error.code == ES_OK)
         g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
@@ -387,6 +397,12 @@ run_compare (EsWorker *worker, CompareTask *compare)
     }
   /* Read after the runs: a device error during them turns CUDA off. */
   fill_engine_info (worker, &comparison->engine);
+  if (per_gpu)
+    {
+      g_free (comparison->engine.description);
+      comparison->engine.description = g_strdup (es_engine_describe (per_gpu));
+      es_engine_free (per_gpu);
+    }
   g_task_return_pointer (compare->task, comparison, (GDestroyNotify) es_comparison_free);
 }
 
