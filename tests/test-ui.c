@@ -21,6 +21,9 @@ static double test_amount;
 
 static gboolean timed_out;
 
+/* The CUDA row's subtitle until the worker has said whether CUDA is usable. */
+static const char checking_subtitle[] = "Checking for a GPU…";
+
 static gboolean
 on_timeout (gpointer data)
 {
@@ -650,6 +653,8 @@ test_cuda_row (void)
   const char *subtitle;
 
   g_assert_nonnull (row);
+  /* The worker answers even before any image is open (see the test below). */
+  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), !=, checking_subtitle);
   subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
   g_test_message ("CUDA row: %s", subtitle);
   if (cuda)
@@ -664,6 +669,25 @@ test_cuda_row (void)
         g_assert_nonnull (strstr (subtitle, "no CUDA backend"));
     }
   g_clear_pointer (&cuda, es_engine_free);
+}
+
+/* Before any image is open the Compute section must not keep saying that
+ * it is checking: the worker sets up the engine and answers anyway. */
+static void
+test_cuda_row_without_image (void)
+{
+  GtkWidget *row = find_row (GTK_WIDGET (window), "CUDA");
+  guint id;
+
+  g_assert_null (es_window_get_source (window));
+  g_assert_nonnull (row);
+  timed_out = FALSE;
+  id = g_timeout_add_seconds (60, on_timeout, NULL);
+  while (!timed_out && g_strcmp0 (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), checking_subtitle) == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_false (timed_out);
+  g_source_remove (id);
+  test_cuda_row ();
 }
 
 /* Zoomed in, every image pixel is a uniform zoom×zoom block of its colour. */
@@ -767,6 +791,7 @@ main (int argc, char *argv[])
   gtk_window_present (GTK_WINDOW (window));
 
   g_test_add_func ("/ui/colorbar-ticks", test_colorbar_ticks);
+  g_test_add_func ("/ui/cuda-row-without-image", test_cuda_row_without_image);
   g_test_add_func ("/ui/open", test_open);
   g_test_add_func ("/ui/bad-file", test_bad_file);
   g_test_add_func ("/ui/views", test_views);

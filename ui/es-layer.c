@@ -93,7 +93,7 @@ es_source_new (GFile *file, const char *name, EsImage *image)
 EsSource *
 es_source_ref (EsSource *source)
 {
-  return g_atomic_rc_box_acquire (source);
+  return source ? g_atomic_rc_box_acquire (source) : NULL;
 }
 
 static void
@@ -109,7 +109,8 @@ es_source_free (gpointer data)
 void
 es_source_unref (EsSource *source)
 {
-  g_atomic_rc_box_release_full (source, es_source_free);
+  if (source)
+    g_atomic_rc_box_release_full (source, es_source_free);
 }
 
 guint32

@@ -35,6 +35,7 @@ typedef struct {
 
 /* Takes over image's pixels (and zeroes *image). */
 EsSource *es_source_new (GFile *file, const char *name, EsImage *image);
+/* Both accept NULL. */
 EsSource *es_source_ref (EsSource *source);
 void es_source_unref (EsSource *source);
 guint32 es_source_sample (const EsSource *source, int x, int y);

@@ -312,7 +312,16 @@ send_request (gpointer data)
 
   self->update_idle = 0;
   if (self->source == NULL)
-    return G_SOURCE_REMOVE;
+    {
+      /* No image yet: the worker still sets up the engine for the chosen
+       * backend, so the Compute section can say whether CUDA is usable. */
+      request = g_new0 (EsRequest, 1);
+      request->generation = self->generation;
+      request->backend = current_backend (self);
+      g_string_truncate (self->changes, 0);
+      es_worker_submit (self->worker, request);
+      return G_SOURCE_REMOVE;
+    }
 
   request = g_new0 (EsRequest, 1);
   request->generation = ++self->generation;
@@ -507,6 +516,14 @@ on_response (EsResponse *response, gpointer user_data)
       self->cuda_in_use = response->engine.backend == ES_BACKEND_CUDA;
     }
   es_sidebar_set_cuda (self->sidebar, response->engine.cuda_usable, response->engine.cuda_reason);
+  if (response->source == NULL)
+    {
+      /* The answer to a request without an image: the engine alone. */
+      if (response->notice)
+        show_toast (self, response->notice);
+      es_response_free (response);
+      return;
+    }
 
   /* Anything older than what is on screen, or for another image, is stale
    * (the second response to the request on screen is not). */
@@ -1598,4 +1615,5 @@ es_window_init (EsWindow *self)
   gtk_widget_add_controller (GTK_WIDGET (self->stack), GTK_EVENT_CONTROLLER (target));
 
   self->worker = es_worker_new (on_response, self);
+  schedule_update (self, "start");
 }

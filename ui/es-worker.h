@@ -16,7 +16,7 @@ typedef struct {
 
 typedef struct {
   guint64 generation;     /* increases with every request */
-  EsSource *source;       /* owned by the request */
+  EsSource *source;       /* owned by the request; NULL: only set up the engine */
   EsBackendChoice backend;
   int n_items;
   /* The first n_shown items are on screen: they are answered first, in a
