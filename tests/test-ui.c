@@ -178,13 +178,19 @@ test_parameters (void)
 }
 
 /* What the window must write: the same job through es_pipeline_run and
- * es_pipeline_export, set up here from the test's own parameters. */
+ * es_pipeline_export, set up here from the test's own parameters, on the
+ * backend that computed the shown layer (as the CLI on the same machine
+ * would: CUDA's entropy may differ from the CPU's in the last float bits). */
 static char *
 expected_export (const char *image_path, EsView view, EsExportFormat format, gboolean colorbar)
 {
   char *path = g_build_filename (tmpdir, "expected.out", NULL);
+  EsLayer *shown = es_window_get_layer (window, view);
   EsError error = { 0 };
-  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  EsEngine *engine;
+
+  g_assert_nonnull (shown);
+  engine = es_engine_new (shown->result.timing.backend, &error);
   EsImage image = { 0 };
   EsResult result = { 0 };
   EsViewParams params;
