@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu/es-cpu.h"
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
 #endif
@@ -36,6 +35,32 @@ now_ms (void)
 
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+const char *
+es_backend_name (EsBackendChoice backend)
+{
+  switch (backend)
+    {
+    case ES_BACKEND_AUTO: return "auto";
+    case ES_BACKEND_CPU: return "cpu";
+    case ES_BACKEND_CUDA: return "cuda";
+    }
+  return "?";
+}
+
+bool
+es_backend_from_name (const char *name, EsBackendChoice *backend)
+{
+  static const EsBackendChoice all[] = { ES_BACKEND_AUTO, ES_BACKEND_CPU, ES_BACKEND_CUDA };
+
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    if (strcmp (name, es_backend_name (all[i])) == 0)
+      {
+        *backend = all[i];
+        return true;
+      }
+  return false;
 }
 
 int
@@ -161,13 +186,18 @@ es_engine_take_notice (EsEngine *engine)
 const EsVariant *
 es_variants (EsOp op, size_t *n)
 {
+  const EsOpInfo *info = es_op_info (op);
+
 #ifdef ES_HAVE_CUDA
-  return es_cuda_variants (op, n);
-#else
-  (void) op;
+  if (info != NULL && info->cuda != NULL)
+    {
+      *n = info->cuda->n_variants;
+      return info->cuda->variants;
+    }
+#endif
+  (void) info;
   *n = 0;
   return NULL;
-#endif
 }
 
 const EsVariant *
@@ -193,8 +223,7 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
   if (in->depth < 1 || in->depth > (in->format == ES_FORMAT_U8 ? 8 : 16))
     return es_error_set (error, ES_ERROR_INVALID, "sample depth %d does not fit %s samples",
                          in->depth, es_format_name (in->format));
-  if (in->levels != 0 && (job->op == ES_OP_ENTROPY || job->op == ES_OP_QUANTIZE)
-      && in->levels != job->levels)
+  if (in->levels != 0 && es_op_uses (job->op, ES_PARAM_LEVELS) && in->levels != job->levels)
     return es_error_set (error, ES_ERROR_INVALID,
                          "the image holds quantized levels for %d levels, but the job asks for %d; "
                          "load it again with %d levels", in->levels, job->levels, job->levels);
@@ -274,14 +303,18 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
   EsTiming local_timing;
   double start = now_ms ();
   double cpu_start;
+  const EsVariant *variant;
 
   if (timing == NULL)
     timing = &local_timing;
   *timing = (EsTiming) { 0 };
 
+  /* The one gate: past it the job, the input and the variant are valid, and
+   * the backends only assert. */
   if (!es_job_validate (job, error) || !validate_input (job, in, error))
     return false;
-  if (job->variant != NULL && es_variant_find (job->op, job->variant) == NULL)
+  variant = es_variant_find (job->op, job->variant);
+  if (job->variant != NULL && variant == NULL)
     return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
                          es_op_name (job->op), job->variant,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
@@ -293,8 +326,7 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
     {
       EsError cuda_error = { 0 };
 
-      if (es_cuda_run (engine->cuda, job, es_variant_find (job->op, job->variant), in, out,
-                       timing, &cuda_error))
+      if (es_cuda_run (engine->cuda, job, variant, in, out, timing, &cuda_error))
         {
           timing->wall_ms = now_ms () - start;
           return true;
@@ -323,7 +355,7 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
 #endif
 
   cpu_start = now_ms ();
-  if (!es_cpu_run (job, in, out, error))
+  if (!es_op_info (job->op)->cpu (job, in, out, error))
     return false;
   timing->kernel_ms = now_ms () - cpu_start;
   timing->backend = ES_BACKEND_CPU;

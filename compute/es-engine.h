@@ -6,21 +6,11 @@
 
 #include "es-error.h"
 #include "es-image.h"
+#include "es-ops.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-  ES_OP_QUANTIZE,  /* U8/U16 in -> U8 levels out */
-  ES_OP_ENTROPY,   /* U8/U16 (or levels) in -> F32 nats out */
-  ES_OP_EQUALIZE,  /* U8/U16 in -> U8 out, bit-identical to cv::equalizeHist */
-  ES_OP_SHARPEN,   /* U8/U16 in -> U8 out */
-  ES_N_OPS
-} EsOp;
-
-const char *es_op_name (EsOp op);                 /* "entropy" */
-bool es_op_from_name (const char *name, EsOp *op);
 
 typedef enum {
   ES_BACKEND_AUTO,
@@ -30,24 +20,6 @@ typedef enum {
 
 const char *es_backend_name (EsBackendChoice backend); /* "auto", "cpu", "cuda" */
 bool es_backend_from_name (const char *name, EsBackendChoice *backend);
-
-#define ES_WINDOW_MIN 3
-#define ES_WINDOW_MAX 31
-#define ES_LEVELS_MIN 2
-#define ES_LEVELS_MAX 256
-
-typedef struct {
-  EsOp op;
-  int window;          /* odd, 3..31: entropy */
-  int levels;          /* 2..256: quantize, entropy */
-  float amount;        /* >= 0: sharpen */
-  const char *variant; /* CUDA kernel variant id; NULL = the default */
-} EsJob;
-
-#define ES_JOB_INIT(operation) { (operation), 5, 16, 1.0f, NULL }
-
-bool es_job_validate (const EsJob *job, EsError *error);
-EsFormat es_op_output_format (EsOp op);
 
 typedef struct {
   double upload_ms;    /* host -> device (CUDA events); 0 on the CPU */
@@ -59,18 +31,37 @@ typedef struct {
   bool fell_back;           /* CUDA failed during the job and the CPU finished it */
 } EsTiming;
 
-/* One kernel variant: one lesson about GPU memory. Static storage. */
+/* How a CUDA variant moves an image between host and device: the transfer
+ * lessons differ from the default only in this. */
+typedef enum {
+  ES_TRANSFER_DEFAULT,   /* page-locked images by DMA, others through pinned staging */
+  ES_TRANSFER_PAGEABLE,  /* cudaMemcpy straight from and to the image, whatever its memory */
+  ES_TRANSFER_PER_CALL,  /* device buffers allocated and freed by every run */
+  ES_TRANSFER_STREAMS,   /* bands of rows: upload, kernels and download overlap */
+} EsTransfer;
+
+/* Launches one variant's kernels on a frame (compute/cuda only). */
+struct EsCuda;
+struct EsCudaFrame;
+typedef bool (*EsCudaLaunch) (struct EsCuda *cuda, const struct EsCudaFrame *frame, const EsJob *job,
+                              EsError *error);
+
+/* One kernel variant: one lesson about GPU memory, one row of its
+ * operation's variant table. Static storage. */
 typedef struct {
   const char *id;       /* "shared-tile" */
   const char *label;    /* "Shared-memory tile" */
   const char *lesson;   /* one sentence, shown as a tooltip */
   const char *source;   /* where the lesson comes from */
   bool is_default;
+  EsTransfer transfer;
+  EsCudaLaunch launch;
 } EsVariant;
 
 /* The CUDA variants of an operation compiled into this build (n = 0 without
  * CUDA). The CPU backend has a single implementation per operation. */
 const EsVariant *es_variants (EsOp op, size_t *n);
+/* The variant named id, the default one for id == NULL, or NULL. */
 const EsVariant *es_variant_find (EsOp op, const char *id);
 
 typedef struct EsEngine EsEngine;

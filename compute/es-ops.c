@@ -1,50 +1,199 @@
-/* Names, job validation and the equalization LUT: shared by both backends. */
-#include "es-engine.h"
+/* The operation and parameter tables: one row per operation, one per parameter. */
 #include "es-ops.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
-static const char *const op_names[ES_N_OPS] = { "quantize", "entropy", "equalize", "sharpen" };
+#include "cpu/es-cpu.h"
+#ifdef ES_HAVE_CUDA
+#include "cuda/es-cuda.h"
+#define ES_CUDA_ENTRY(entry) (&(entry))
+#else
+#define ES_CUDA_ENTRY(entry) NULL
+#endif
+
+static const EsParam params[ES_N_PARAMS] = {
+  [ES_PARAM_WINDOW] = {
+    ES_PARAM_WINDOW, "window", "Window size",
+    "side of the square window around each pixel, in pixels", "K",
+    ES_WINDOW_MIN, ES_WINDOW_MAX, ES_WINDOW_DEFAULT, 2, 0, true },
+  [ES_PARAM_LEVELS] = {
+    ES_PARAM_LEVELS, "levels", "Levels",
+    "quantization levels: level = floor(v · L / 2^depth)", "L",
+    ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
+  [ES_PARAM_AMOUNT] = {
+    ES_PARAM_AMOUNT, "amount", "Amount",
+    "sharpen amount a: c + a · (4c − N − S − E − W)", "A",
+    ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
+};
+
+const EsParam *
+es_param (EsParamId id)
+{
+  return (unsigned) id < ES_N_PARAMS ? &params[id] : NULL;
+}
+
+bool
+es_param_from_name (const char *name, EsParamId *id)
+{
+  for (int i = 0; i < ES_N_PARAMS; i++)
+    if (strcmp (name, params[i].name) == 0)
+      {
+        *id = (EsParamId) i;
+        return true;
+      }
+  return false;
+}
+
+void
+es_param_describe_range (const EsParam *param, char *text, size_t size)
+{
+  snprintf (text, size, "%s%.*f..%.*f (default %.*f)", param->odd ? "odd, " : "",
+            param->digits, param->min, param->digits, param->max,
+            param->digits > 0 ? 1 : 0, param->default_value);
+}
+
+bool
+es_param_check (const EsParam *param, double value, EsError *error)
+{
+  char range[64];
+
+  /* The negated comparison also rejects NaN. */
+  if (!(value >= param->min && value <= param->max)
+      || (param->digits == 0 && value != floor (value))
+      || (param->odd && fmod (value, 2.0) == 0.0))
+    {
+      es_param_describe_range (param, range, sizeof range);
+      return es_error_set (error, ES_ERROR_INVALID, "%s %g is out of range: %s", param->name, value, range);
+    }
+  return true;
+}
+
+double
+es_job_get_param (const EsJob *job, EsParamId id)
+{
+  switch (id)
+    {
+    case ES_PARAM_WINDOW: return job->window;
+    case ES_PARAM_LEVELS: return job->levels;
+    case ES_PARAM_AMOUNT: return job->amount;
+    case ES_N_PARAMS: break;
+    }
+  return NAN;
+}
+
+void
+es_job_set_param (EsJob *job, EsParamId id, double value)
+{
+  switch (id)
+    {
+    case ES_PARAM_WINDOW: job->window = (int) value; break;
+    case ES_PARAM_LEVELS: job->levels = (int) value; break;
+    case ES_PARAM_AMOUNT: job->amount = (float) value; break;
+    case ES_N_PARAMS: break;
+    }
+}
+
+/* ---- the operations ---------------------------------------------------------- */
+
+static int
+no_halo (const EsJob *job)
+{
+  (void) job;
+  return 0;
+}
+
+static int
+window_halo (const EsJob *job)
+{
+  return job->window / 2;
+}
+
+/* The 4-neighbour Laplacian reads the rows above and below. */
+static int
+stencil_halo (const EsJob *job)
+{
+  (void) job;
+  return 1;
+}
+
+/* H ≤ ln(min(L, n)) and n ≤ k². */
+static double
+entropy_range_max (const EsJob *job)
+{
+  int window_pixels = job->window * job->window;
+
+  return log ((double) (job->levels < window_pixels ? job->levels : window_pixels));
+}
+
+static double
+levels_range_max (const EsJob *job)
+{
+  return job->levels - 1;
+}
+
+static double
+gray_range_max (const EsJob *job)
+{
+  (void) job;
+  return 255.0;
+}
+
+static const EsOpInfo ops[ES_N_OPS] = {
+  [ES_OP_QUANTIZE] = {
+    .op = ES_OP_QUANTIZE, .name = "quantize", .title = "Quantize", .result_title = "Quantized",
+    .summary = "quantization levels (8-bit PNG)",
+    .output_format = ES_FORMAT_U8, .input_reads = 1,
+    .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
+    .halo = no_halo, .units = "level", .range_max = levels_range_max, .colormap = "gray",
+    .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
+  },
+  [ES_OP_ENTROPY] = {
+    .op = ES_OP_ENTROPY, .name = "entropy", .title = "Entropy", .result_title = "Entropy",
+    .summary = "local entropy of the quantized levels in a k×k window (a heatmap)",
+    .output_format = ES_FORMAT_F32, .input_reads = 1,
+    .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
+    .halo = window_halo, .units = "nats", .range_max = entropy_range_max, .colormap = "viridis",
+    .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
+  },
+  [ES_OP_EQUALIZE] = {
+    .op = ES_OP_EQUALIZE, .name = "equalize", .title = "Equalize", .result_title = "Equalized",
+    .summary = "histogram equalization, identical to OpenCV's equalizeHist",
+    .output_format = ES_FORMAT_U8, .input_reads = 2,
+    .params = 0,
+    .halo = no_halo, .whole_image = true, .units = "gray", .range_max = gray_range_max, .colormap = "gray",
+    .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
+  },
+  [ES_OP_SHARPEN] = {
+    .op = ES_OP_SHARPEN, .name = "sharpen", .title = "Sharpen", .result_title = "Sharpened",
+    .summary = "Laplacian sharpening with replicated borders",
+    .output_format = ES_FORMAT_U8, .input_reads = 1,
+    .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
+    .halo = stencil_halo, .units = "gray", .range_max = gray_range_max, .colormap = "gray",
+    .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
+  },
+};
+
+const EsOpInfo *
+es_op_info (EsOp op)
+{
+  return (unsigned) op < ES_N_OPS ? &ops[op] : NULL;
+}
 
 const char *
 es_op_name (EsOp op)
 {
-  return (unsigned) op < ES_N_OPS ? op_names[op] : "?";
+  return (unsigned) op < ES_N_OPS ? ops[op].name : "?";
 }
 
 bool
 es_op_from_name (const char *name, EsOp *op)
 {
   for (int i = 0; i < ES_N_OPS; i++)
-    if (strcmp (name, op_names[i]) == 0)
+    if (strcmp (name, ops[i].name) == 0)
       {
         *op = (EsOp) i;
-        return true;
-      }
-  return false;
-}
-
-const char *
-es_backend_name (EsBackendChoice backend)
-{
-  switch (backend)
-    {
-    case ES_BACKEND_AUTO: return "auto";
-    case ES_BACKEND_CPU: return "cpu";
-    case ES_BACKEND_CUDA: return "cuda";
-    }
-  return "?";
-}
-
-bool
-es_backend_from_name (const char *name, EsBackendChoice *backend)
-{
-  static const EsBackendChoice all[] = { ES_BACKEND_AUTO, ES_BACKEND_CPU, ES_BACKEND_CUDA };
-
-  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-    if (strcmp (name, es_backend_name (all[i])) == 0)
-      {
-        *backend = all[i];
         return true;
       }
   return false;
@@ -53,55 +202,17 @@ es_backend_from_name (const char *name, EsBackendChoice *backend)
 EsFormat
 es_op_output_format (EsOp op)
 {
-  return op == ES_OP_ENTROPY ? ES_FORMAT_F32 : ES_FORMAT_U8;
+  return ops[op].output_format;
 }
 
 bool
 es_job_validate (const EsJob *job, EsError *error)
 {
-  if ((unsigned) job->op >= ES_N_OPS)
-    return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
-  if (job->op == ES_OP_ENTROPY
-      && (job->window < ES_WINDOW_MIN || job->window > ES_WINDOW_MAX || job->window % 2 == 0))
-    return es_error_set (error, ES_ERROR_INVALID, "window %d must be odd, from %d to %d",
-                         job->window, ES_WINDOW_MIN, ES_WINDOW_MAX);
-  if ((job->op == ES_OP_ENTROPY || job->op == ES_OP_QUANTIZE)
-      && (job->levels < ES_LEVELS_MIN || job->levels > ES_LEVELS_MAX))
-    return es_error_set (error, ES_ERROR_INVALID, "levels %d must be from %d to %d",
-                         job->levels, ES_LEVELS_MIN, ES_LEVELS_MAX);
-  /* The negated comparison also rejects NaN. */
-  if (job->op == ES_OP_SHARPEN && !(job->amount >= 0.0f && job->amount <= 1e6f))
-    return es_error_set (error, ES_ERROR_INVALID, "sharpen amount %g must be 0 or more", job->amount);
+  if (job == NULL || (unsigned) job->op >= ES_N_OPS)
+    return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", job ? (int) job->op : -1);
+  for (int i = 0; i < ES_N_PARAMS; i++)
+    if (es_op_uses (job->op, (EsParamId) i)
+        && !es_param_check (&params[i], es_job_get_param (job, (EsParamId) i), error))
+      return false;
   return true;
-}
-
-int
-es_equalize_lut (const uint64_t hist[256], uint64_t n, uint8_t lut[256])
-{
-  int first = 0;
-  uint64_t sum = 0;
-  float scale;
-
-  while (first < 255 && hist[first] == 0)
-    first++;
-  if (hist[first] == n)
-    {
-      for (int k = 0; k < 256; k++)
-        lut[k] = (uint8_t) k;
-      return 0;
-    }
-  /* As cv::equalizeHist: float32 scale, the count converted to float, then
-   * rounded half to even and saturated. */
-  scale = 255.0f / (float) (n - hist[first]);
-  for (int k = 0; k <= first; k++)
-    lut[k] = 0;
-  for (int k = first + 1; k < 256; k++)
-    {
-      float value;
-
-      sum += hist[k];
-      value = rintf ((float) sum * scale);
-      lut[k] = (uint8_t) (value > 255.0f ? 255.0f : value);
-    }
-  return 1;
 }

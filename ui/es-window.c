@@ -7,7 +7,7 @@
 #include "es-compare-window.h"
 #include "es-debug.h"
 #include "es-load.h"
-#include "es-ops.h"
+#include "es-definitions.h"
 #include "es-settings.h"
 #include "es-sidebar.h"
 #include "es-timings.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../es-ops.h"
+#include "../es-definitions.h"
 
 /* Hot row loops get an AVX2 clone picked at load time, so that a generic
  * x86-64 build still vectorizes them (rintf becomes vroundps) on CPUs that
@@ -177,9 +177,10 @@ scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
   return memory;
 }
 
-static bool
-run_quantize (const EsJob *job, const EsImage *in, EsImage *out)
+bool
+es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
+  (void) error;
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < in->height; y++)
     map_row (in, y, MAP_LEVELS, job->levels, es_image_row (out, y));
@@ -601,8 +602,8 @@ entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const
 }
 #endif
 
-static bool
-run_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+bool
+es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
   EntropyTables *tables;
   bool simd = false;
@@ -648,9 +649,11 @@ histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
 /* Two streaming passes over rows and no working memory, so no bands: the
  * histogram pass leaves a converted 8-bit view in the output rows, which the
  * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
-static bool
-run_equalize (const EsImage *in, EsImage *out)
+bool
+es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
+  (void) job;
+  (void) error;
   uint64_t hist[256] = { 0 };
   uint8_t lut[256];
   int w = in->width, h = in->height;
@@ -704,8 +707,8 @@ sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, 
 
 /* Each band maps its rows and a one-row halo into a ring of three rows (or
  * reads an 8-bit input's rows in place). */
-static bool
-run_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+bool
+es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
   int w = in->width, h = in->height;
   int threads = omp_get_max_threads ();
@@ -740,28 +743,4 @@ run_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
   }
   free (memory);
   return true;
-}
-
-bool
-es_cpu_run (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
-{
-  if (!es_job_validate (job, error))
-    return false;
-  if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
-    return es_error_set (error, ES_ERROR_INVALID, "%s needs u8 or u16 samples, not %s",
-                         es_op_name (job->op), es_format_name (in->format));
-  if (out->width != in->width || out->height != in->height
-      || out->format != es_op_output_format (job->op))
-    return es_error_set (error, ES_ERROR_INVALID, "%s: the output buffer does not match the input",
-                         es_op_name (job->op));
-
-  switch (job->op)
-    {
-    case ES_OP_QUANTIZE: return run_quantize (job, in, out);
-    case ES_OP_ENTROPY: return run_entropy (job, in, out, error);
-    case ES_OP_EQUALIZE: return run_equalize (in, out);
-    case ES_OP_SHARPEN: return run_sharpen (job, in, out, error);
-    case ES_N_OPS: break;
-    }
-  return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
 }

@@ -1,8 +1,12 @@
-/* The CPU (OpenMP) backend: computes exactly what the CUDA kernels compute. */
+/* The CPU (OpenMP) backend: one runner per operation, each computing exactly what the CUDA kernels compute. */
 #pragma once
 
-#include "../es-engine.h"
+#include "../es-ops.h"
 
-/* `out` is already allocated by the engine with the job's output format and
- * the input's size. Fails only on a bad job or an internal allocation. */
-bool es_cpu_run (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+/* EsCpuRunner each: the engine has validated the job and allocated `out`
+ * with the op's output format and the input's size. They fail only on an
+ * internal allocation. */
+bool es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+bool es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+bool es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+bool es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);

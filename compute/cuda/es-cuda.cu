@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "es-cuda-internal.h"
-#include "../es-ops.h"
+#include "../es-definitions.h"
 
 /* ---- errors ---------------------------------------------------------------- */
 

@@ -3,6 +3,10 @@
 
 #include "../es-engine.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -22,15 +26,42 @@ void es_cuda_close (EsCuda *cuda);
  * "2 × NVIDIA H200 (sm_90, 132 SMs, 140 GiB)" */
 const char *es_cuda_device_name (EsCuda *cuda);
 
+/* The CUDA entry of an operation, referenced by its row of the operation
+ * table (es-ops.c); each .cu file of an operation defines one. */
+struct EsCudaOp {
+  const EsVariant *variants;  /* the variant table: exactly one is_default */
+  size_t n_variants;
+  /* The kernels read a u8 levels buffer that a first kernel fills. */
+  bool uses_levels;
+  /* ES_TRANSFER_STREAMS: the default kernels on output rows [y_begin,
+   * y_end) only, reading input rows up to the op's halo beyond them; with
+   * uses_levels, first quantizing input rows [q_begin, q_end). NULL when no
+   * variant overlaps transfers in streams. */
+  bool (*launch_rows) (EsCuda *cuda, const struct EsCudaFrame *frame, const EsJob *job, int y_begin, int y_end,
+                       int q_begin, int q_end, EsError *error);
+  /* Ops with EsOpInfo.whole_image, in bands: add a band's 256-bin
+   * statistic into the device's bins (cleared before the first band); sum
+   * the devices' bins on the host and turn them into a 256-entry table;
+   * upload it and apply it to each band. */
+  bool (*reduce_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
+  void (*combine) (const uint64_t bins[256], uint64_t pixels, uint8_t table[256]);
+  bool (*apply_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
+};
+
+extern const EsCudaOp es_cuda_quantize;
+extern const EsCudaOp es_cuda_entropy;
+extern const EsCudaOp es_cuda_equalize;
+extern const EsCudaOp es_cuda_sharpen;
+
 /* Runs a job; `out` is preallocated by the engine. Device buffers, pinned
  * staging and events are kept in `cuda` and reused between runs. On failure
  * returns false with the error set; es_cuda_is_broken() then says whether
  * the context is unusable for the rest of the process (a sticky error). */
+/* The engine has validated the job and the images and resolved the variant
+ * (never NULL); this only asserts them. */
 bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant,
                   const EsImage *in, EsImage *out, EsTiming *timing, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
-
-const EsVariant *es_cuda_variants (EsOp op, size_t *n);
 
 /* Page-locked host memory for EsImage pixels (es_engine_image_alloc), freed
  * blocks cached process-wide for reuse;
