@@ -2,59 +2,41 @@
 #include "es-pipeline.h"
 
 #include <math.h>
+#include <string.h>
 
 void
 es_view_params_init (EsViewParams *params, EsOp op)
 {
   *params = (EsViewParams) {
     .job = ES_JOB_INIT (op),
-    /* Entropy is a heatmap; the other results are images best seen in gray. */
-    .colormap = op == ES_OP_ENTROPY ? ES_COLORMAP_VIRIDIS : ES_COLORMAP_GRAY,
+    .colormap = ES_COLORMAP_GRAY,
     .reversed = false,
     .range = ES_RANGE_ABSOLUTE,
     .units = ES_UNITS_NATS,
   };
+  es_view_params_default_colormap (params);
 }
 
-/* The range every result of this job could take, so that colours mean the
- * same thing from one image to the next. */
-static void
-absolute_range (const EsJob *job, double *lo, double *hi)
+void
+es_view_params_default_colormap (EsViewParams *params)
 {
-  *lo = 0.0;
-  switch (job->op)
-    {
-    case ES_OP_ENTROPY:
-      {
-        /* H ≤ ln(min(L, n)) and n ≤ k². */
-        int window_pixels = job->window * job->window;
-        *hi = log ((double) (job->levels < window_pixels ? job->levels : window_pixels));
-        break;
-      }
-    case ES_OP_QUANTIZE:
-      *hi = job->levels - 1;
-      break;
-    case ES_OP_EQUALIZE:
-    case ES_OP_SHARPEN:
-    default:
-      *hi = 255.0;
-      break;
-    }
+  /* The table names a colormap this build knows; a test checks it. */
+  (void) es_colormap_from_name (es_op_info (params->job.op)->colormap, &params->colormap, &params->reversed);
 }
 
 static EsValueInfo
 value_info (const EsViewParams *params)
 {
   const EsJob *job = &params->job;
-  bool bits = job->op == ES_OP_ENTROPY && params->units == ES_UNITS_BITS;
+  const EsOpInfo *op = es_op_info (job->op);
+  bool bits = es_units_convertible (job->op) && params->units == ES_UNITS_BITS;
 
   return (EsValueInfo) {
-    .operation = es_op_name (job->op),
-    .window = job->op == ES_OP_ENTROPY ? job->window : 0,
-    .levels = job->op == ES_OP_ENTROPY || job->op == ES_OP_QUANTIZE ? job->levels : 0,
-    .amount = job->op == ES_OP_SHARPEN ? job->amount : 0.0f,
-    .units = job->op == ES_OP_ENTROPY ? (bits ? "bits" : "nats")
-             : job->op == ES_OP_QUANTIZE ? "level" : "gray",
+    .operation = op->name,
+    .window = es_op_uses (job->op, ES_PARAM_WINDOW) ? job->window : 0,
+    .levels = es_op_uses (job->op, ES_PARAM_LEVELS) ? job->levels : 0,
+    .amount = es_op_uses (job->op, ES_PARAM_AMOUNT) ? job->amount : 0.0f,
+    .units = bits ? "bits" : op->units,
     .unit_scale = bits ? 1.0 / M_LN2 : 1.0,
   };
 }
@@ -71,9 +53,20 @@ es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *pa
   if (params->range == ES_RANGE_AUTO)
     es_image_min_max (&result->values, &result->scale.lo, &result->scale.hi);
   else
-    absolute_range (&params->job, &result->scale.lo, &result->scale.hi);
+    {
+      /* The range every result of this job could take, so that colours mean
+       * the same thing from one image to the next. */
+      result->scale.lo = 0.0;
+      result->scale.hi = es_op_info (params->job.op)->range_max (&params->job);
+    }
   result->info = value_info (params);
   return true;
+}
+
+bool
+es_units_convertible (EsOp op)
+{
+  return strcmp (es_op_info (op)->units, "nats") == 0;
 }
 
 void

@@ -12,6 +12,7 @@ typedef enum {
   ES_RANGE_AUTO,     /* the result's own min..max */
 } EsRangeMode;
 
+/* Units of entropy values (of any op whose table units are "nats"). */
 typedef enum {
   ES_UNITS_NATS,
   ES_UNITS_BITS,
@@ -31,7 +32,13 @@ typedef struct {
   EsUnits units;
 } EsViewParams;
 
+/* The job's defaults from the operation and parameter tables, the op's
+ * default colormap, the absolute range, nats. */
 void es_view_params_init (EsViewParams *params, EsOp op);
+/* Sets params->colormap (and reversed) to the default of params->job.op. */
+void es_view_params_default_colormap (EsViewParams *params);
+/* Whether the op's values are in nats, so that ES_UNITS_BITS applies to them. */
+bool es_units_convertible (EsOp op);
 
 typedef struct {
   EsImage values;      /* what es_run produced */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "es-colorbar.h"
+#include "es-colorbar-layout.h"
 #include "es-save.h"
 
 /* ---- PNG writing through an atomic file ---------------------------------- */
@@ -207,7 +207,7 @@ sample_at (const EsImage *image, const void *row, int x)
 typedef struct {
   const EsImage *values;
   const EsColorScale *scale;
-  const EsColorbar *bar;  /* NULL: the heatmap alone */
+  const EsColorbarLayout *bar;  /* NULL: the heatmap alone */
   uint8_t *band;
   int band_rows, band_y, band_height;
 } HeatmapRows;
@@ -234,7 +234,7 @@ heatmap_fill_row (void *data, int y, uint8_t *row)
       src = h->band + (size_t) (image_y - h->band_y) * 3 * (size_t) h->values->width;
     }
   if (h->bar)
-    es_colorbar_row (h->bar, y, src, row);
+    es_colorbar_layout_row (h->bar, y, src, row);
   else
     memcpy (row, src, 3 * (size_t) h->values->width);
 }
@@ -245,7 +245,7 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
 {
   double unit_scale = unit_scale_of (info);
   HeatmapRows rows = { .values = values, .scale = scale, .band_y = -1 };
-  EsColorbar bar;
+  EsColorbarLayout bar;
   TextChunks chunks = { .n = 0 };
   int width, height;
   bool ok;
@@ -259,7 +259,7 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
   height = values->height;
   if (colorbar)
     {
-      es_colorbar_init (&bar, values->width, values->height, scale, info);
+      es_colorbar_layout_init (&bar, values->width, values->height, scale, info);
       rows.bar = &bar;
       width = bar.width;
       height = bar.height;

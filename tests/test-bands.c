@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "es-engine.h"
+#include "cuda/es-cuda.h"
 #include "tap.h"
 
 static unsigned long long rng;
@@ -95,7 +96,9 @@ device_row_bytes (const EsJob *job, const EsImage *in)
 {
   size_t padded = ((size_t) in->width + 15) / 16 * 16;
 
-  return padded * es_format_size (in->format) + (job->op == ES_OP_ENTROPY ? padded : 0)
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+
+  return padded * es_format_size (in->format) + (cuda_op != NULL && cuda_op->uses_levels ? padded : 0)
          + padded * es_format_size (es_op_output_format (job->op));
 }
 
@@ -129,7 +132,7 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
   if (!tap_ok (es_run (cpu, job, in, &reference, NULL, &error), "%s: CPU reference%s%s", what,
                error.message[0] ? ": " : "", error.message))
     goto out;
-  if (job->op == ES_OP_ENTROPY)
+  if (es_op_output_format (job->op) == ES_FORMAT_F32)
     {
       double worst = max_difference (&banded, &reference);
       tap_ok (worst <= 1e-5, "%s: bands within 1e-5 nats of the CPU (worst %.3g)", what, worst);
@@ -159,7 +162,7 @@ test_random_jobs (EsEngine *cuda, EsEngine *cpu)
           char what[200];
 
           job.variant = v < n_variants ? variants[v].id : NULL;
-          job.window = 2 * random_in (1, op == ES_OP_ENTROPY && random_in (0, 1) ? 15 : 3) + 1;
+          job.window = 2 * random_in (1, es_op_uses ((EsOp) op, ES_PARAM_WINDOW) && random_in (0, 1) ? 15 : 3) + 1;
           job.levels = random_in (0, 2) ? 16 : random_in (ES_LEVELS_MIN, ES_LEVELS_MAX);
           job.amount = (float) random_in (0, 400) / 100.0f;
           /* The naive kernel loops over the window once per level. */
@@ -169,13 +172,14 @@ test_random_jobs (EsEngine *cuda, EsEngine *cpu)
               job.levels = 16;
             }
 
-          const int halo = op == ES_OP_ENTROPY ? job.window / 2 : 1;
+          /* At least one row, so that equalize's bands are cut too. */
+          const int halo = es_op_info (job.op)->halo (&job) > 0 ? es_op_info (job.op)->halo (&job) : 1;
           const int width = random_in (1, 700);
           const int height = random_in (4 * halo + 6, 500);
           const bool wide = random_in (0, 1);
           const EsFormat format = wide ? ES_FORMAT_U16 : ES_FORMAT_U8;
           const int depth = wide ? random_in (9, 16) : random_in (1, 8);
-          const bool levels_image = (op == ES_OP_ENTROPY || op == ES_OP_QUANTIZE) && random_in (0, 3) == 0;
+          const bool levels_image = es_op_uses (job.op, ES_PARAM_LEVELS) && random_in (0, 3) == 0;
 
           if (!make_image (&in, width, height, levels_image ? ES_FORMAT_U8 : format, levels_image ? 8 : depth,
                            levels_image ? job.levels : 0))

@@ -359,7 +359,7 @@ test_validation (void)
 {
   static const int bad_windows[] = { -1, 0, 1, 2, 4, 30, 32, 33 };
   static const int bad_levels[] = { -1, 0, 1, 257, 1000 };
-  static const float bad_amounts[] = { -0.5f, -1e-30f, -INFINITY, NAN };
+  static const float bad_amounts[] = { -0.5f, -1e-30f, -INFINITY, NAN, 10.01f, 1e6f, INFINITY };
 
   for (size_t i = 0; i < sizeof bad_windows / sizeof bad_windows[0]; i++)
     {
@@ -410,7 +410,138 @@ test_validation (void)
     EsError error = { 0 };
     job.amount = 0.0f;
     tap_ok (es_job_validate (&job, &error), "validate accepts sharpen amount 0");
+    job.amount = (float) ES_AMOUNT_MAX;
+    tap_ok (es_job_validate (&job, &error), "validate accepts sharpen amount %g", ES_AMOUNT_MAX);
   }
+  {
+    /* An op ignores the parameters it does not use, whatever their values. */
+    EsJob job = ES_JOB_INIT (ES_OP_EQUALIZE);
+    EsError error = { 0 };
+    job.window = 4;
+    job.levels = 0;
+    job.amount = NAN;
+    tap_ok (es_job_validate (&job, &error), "validate ignores parameters equalize does not use");
+  }
+}
+
+/* The tables every layer reads: complete rows, defaults inside their ranges,
+ * one default variant per operation with a launcher each. */
+static void
+test_tables (void)
+{
+  const EsJob defaults = ES_JOB_INIT (ES_OP_ENTROPY);
+
+  for (int i = 0; i < ES_N_PARAMS; i++)
+    {
+      const EsParam *param = es_param ((EsParamId) i);
+      EsParamId found;
+      EsJob job = defaults;
+      EsError error = { 0 };
+
+      tap_ok (param != NULL && param->id == (EsParamId) i && param->name && param->title && param->description
+              && param->metavar && param->min < param->max && param->step > 0,
+              "parameter %d has a complete row", i);
+      tap_ok (es_param_from_name (param->name, &found) && found == (EsParamId) i, "parameter %s is found by name",
+              param->name);
+      tap_ok (es_param_check (param, param->default_value, &error)
+              && es_param_check (param, param->min, &error) && es_param_check (param, param->max, &error),
+              "%s: the default and both limits are allowed (%s)", param->name, error.message);
+      tap_ok (!es_param_check (param, param->min - param->step, &error)
+              && !es_param_check (param, param->max + param->step, &error),
+              "%s: one step beyond either limit is refused (%s)", param->name, error.message);
+      tap_ok (es_job_get_param (&defaults, (EsParamId) i) == (double) (float) param->default_value,
+              "%s: ES_JOB_INIT holds the table's default %g", param->name, param->default_value);
+      es_job_set_param (&job, (EsParamId) i, param->max);
+      tap_ok (es_job_get_param (&job, (EsParamId) i) == (double) (float) param->max,
+              "%s: set and get address the same job field", param->name);
+    }
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      const EsOpInfo *info = es_op_info ((EsOp) op);
+      EsJob job = ES_JOB_INIT ((EsOp) op);
+      EsOp found;
+      size_t n;
+      const EsVariant *variants = es_variants ((EsOp) op, &n);
+      int defaults_found = 0;
+
+      tap_ok (info != NULL && info->op == (EsOp) op && info->name && info->title && info->result_title
+              && info->summary && info->units && info->colormap && info->halo && info->range_max && info->cpu
+              && info->input_reads >= 1 && (info->params & ~((1u << ES_N_PARAMS) - 1)) == 0,
+              "operation %d has a complete row", op);
+      tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name",
+              info->name);
+      tap_ok ((info->cuda != NULL) == es_engine_cuda_compiled (), "%s: a CUDA entry exactly in a CUDA build",
+              info->name);
+      tap_ok (info->halo (&job) >= 0 && info->range_max (&job) > 0, "%s: halo %d, range 0..%g at the defaults",
+              info->name, info->halo (&job), info->range_max (&job));
+      for (size_t v = 0; v < n; v++)
+        {
+          defaults_found += variants[v].is_default;
+          tap_ok (variants[v].id && variants[v].label && variants[v].lesson && variants[v].source
+                  && variants[v].launch, "%s/%s: a complete variant row", info->name, variants[v].id);
+          for (size_t w = 0; w < v; w++)
+            if (strcmp (variants[v].id, variants[w].id) == 0)
+              tap_ok (false, "%s: variant id %s is unique", info->name, variants[v].id);
+        }
+      if (n > 0)
+        tap_ok (defaults_found == 1 && es_variant_find ((EsOp) op, NULL) != NULL
+                && es_variant_find ((EsOp) op, NULL)->is_default,
+                "%s: exactly one default variant among %zu", info->name, n);
+    }
+}
+
+/* The halo in the table is what the banded CUDA runs upload around each
+ * band: an output row must depend on no input row farther away than that.
+ * Randomizing every row beyond the halo of one output row leaves that row
+ * as it was. */
+static void
+test_halo (EsEngine *cpu)
+{
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      const EsOpInfo *info = es_op_info ((EsOp) op);
+      const Kind *kind = &kinds[0];
+
+      if (info->whole_image)
+        continue;
+      for (int trial = 0; trial < 3; trial++)
+        {
+          EsJob job = ES_JOB_INIT ((EsOp) op);
+          EsImage in = { 0 }, before = { 0 }, after = { 0 };
+          EsError error = { 0 };
+          int halo, width, height, row;
+          bool same = true;
+
+          job.window = random_odd_window ();
+          job.levels = random_int (ES_LEVELS_MIN, 64);
+          job.amount = (float) random_int (1, 400) / 100.0f;
+          halo = info->halo (&job);
+          width = random_int (1, 90);
+          height = 2 * halo + random_int (3, 40);
+          row = random_int (0, height - 1);
+          if (!make_image (&in, width, height, kind, 0, PATTERN_RANDOM)
+              || !es_run (cpu, &job, &in, &before, NULL, &error))
+            {
+              tap_ok (false, "%s: halo test setup (%s)", info->name, error.message);
+              es_image_clear (&in);
+              continue;
+            }
+          for (int y = 0; y < height; y++)
+            if (y < row - halo || y > row + halo)
+              for (int x = 0; x < width; x++)
+                ((uint8_t *) es_image_row (&in, y))[x] = (uint8_t) random_int (0, 255);
+          if (es_run (cpu, &job, &in, &after, NULL, &error))
+            same = memcmp (es_image_row (&before, row), es_image_row (&after, row),
+                           (size_t) width * es_format_size (before.format)) == 0;
+          tap_ok (same && error.code == ES_OK,
+                  "%s: output row %d of %d×%d depends only on input rows within the halo %d (window %d)",
+                  info->name, row, width, height, halo, job.window);
+          es_image_clear (&in);
+          es_image_clear (&before);
+          es_image_clear (&after);
+        }
+    }
 }
 
 static void
@@ -566,6 +697,8 @@ main (void)
             cuda ? " and CUDA with every variant" : " only", es_engine_cuda_compiled () ? "yes" : "no");
 
   test_validation ();
+  test_tables ();
+  test_halo (backends[0].engine);
   test_engine (backends[0].engine);
   test_operations (backends, n_backends);
   test_cpu_bands (&backends[0]);

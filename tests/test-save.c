@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "es-colorbar.h"
+#include "es-colorbar-layout.h"
 #include "es-colormap.h"
 #include "es-save.h"
 #include "tap.h"
@@ -437,11 +437,11 @@ test_heatmap_png (void)
   got = read_png_pixels (path_bar, PNG_FORMAT_RGB, &w, &h);
   if (got)
     {
-      EsColorbar bar;
+      EsColorbarLayout bar;
       const uint8_t (*table)[3] = es_colormap_table (scale.map);
       int mid_x;
 
-      es_colorbar_init (&bar, 97, 61, &scale, &info);
+      es_colorbar_layout_init (&bar, 97, 61, &scale, &info);
       tap_ok (w == bar.width && h == bar.height && w > 97 + 40 && h >= 61,
               "colorbar canvas %dx%d is wider than the image", w, h);
       for (int y = 0; y < 61; y++)
@@ -451,8 +451,8 @@ test_heatmap_png (void)
       tap_ok (memcmp (got + ((size_t) bar.bar_top * w + mid_x) * 3, table[255 ^ (scale.reversed ? 255 : 0)], 3) == 0
               && memcmp (got + ((size_t) (bar.bar_top + bar.bar_height - 1) * w + mid_x) * 3, table[scale.reversed ? 255 : 0], 3) == 0,
               "the bar runs from the last colour at the top to the first at the bottom");
-      tap_ok (label_near (bar.labels[0], scale.lo / M_LN2) && label_near (bar.labels[ES_COLORBAR_TICKS - 1], scale.hi / M_LN2),
-              "the labels run from lo to hi in bits: '%s' .. '%s'", bar.labels[0], bar.labels[ES_COLORBAR_TICKS - 1]);
+      tap_ok (label_near (bar.labels[0], scale.lo / M_LN2) && label_near (bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1], scale.hi / M_LN2),
+              "the labels run from lo to hi in bits: '%s' .. '%s'", bar.labels[0], bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1]);
       tap_ok (memcmp (got, (uint8_t[]) { 250, 250, 250 }, 3) == 0
               && memcmp (got + ((size_t) h * w - 1) * 3, (uint8_t[]) { 250, 250, 250 }, 3) == 0,
               "the canvas corners are background");
@@ -463,17 +463,17 @@ test_heatmap_png (void)
 
   /* Labels as the brief's example: 0..ln 16 nats. */
   {
-    EsColorbar bar;
+    EsColorbarLayout bar;
     EsColorScale s = { ES_COLORMAP_MAGMA, false, 0, log (16) };
     EsValueInfo nats = { "entropy", 5, 16, 0, "nats", 1 };
-    es_colorbar_init (&bar, 10, 10, &s, &nats);
+    es_colorbar_layout_init (&bar, 10, 10, &s, &nats);
     tap_ok (strcmp (bar.labels[0], "0.00") == 0 && strcmp (bar.labels[1], "0.69") == 0
             && strcmp (bar.labels[2], "1.39") == 0 && strcmp (bar.labels[4], "2.77") == 0
             && strcmp (bar.units, "nats") == 0 && bar.height >= 64,
             "entropy labels: %s %s %s %s %s %s", bar.labels[0], bar.labels[1], bar.labels[2],
             bar.labels[3], bar.labels[4], bar.units);
     s = (EsColorScale) { ES_COLORMAP_GRAY, false, 0, 255 };
-    es_colorbar_init (&bar, 10, 10, &s, NULL);
+    es_colorbar_layout_init (&bar, 10, 10, &s, NULL);
     tap_ok (strcmp (bar.labels[0], "0") == 0 && strcmp (bar.labels[2], "128") == 0
             && strcmp (bar.labels[4], "255") == 0 && bar.units[0] == 0,
             "8-bit labels: %s %s %s", bar.labels[0], bar.labels[2], bar.labels[4]);

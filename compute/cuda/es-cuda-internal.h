@@ -1,4 +1,4 @@
-/* What the CUDA translation units share: the EsCuda state, frames, error checks and device helpers. */
+/* What the CUDA translation units share: the EsCuda state, frames, error checks, buffers and device helpers. */
 #pragma once
 
 #include <cuda_runtime.h>
@@ -81,8 +81,9 @@ struct EsCuda {
   bool fault_alloc, fault_launch, fault_sticky;
 };
 
-/* One job's geometry and device buffers. Pitches are in bytes. */
-typedef struct {
+/* One job's geometry and device buffers. Pitches are in bytes. Named, so
+ * that es-engine.h can declare the variants' launch functions without it. */
+typedef struct EsCudaFrame {
   int width, height;
   int vectors;            /* ES_CUDA_VECTOR-sample vectors per padded row */
   EsFormat in_format;     /* ES_FORMAT_U8 or ES_FORMAT_U16 */
@@ -91,19 +92,11 @@ typedef struct {
   bool is_levels;         /* the samples are levels already */
   const void *in;
   size_t in_pitch;
-  uint8_t *lev;           /* u8 levels (entropy variants that quantize first) */
+  uint8_t *lev;           /* u8 levels (EsCudaOp.uses_levels) */
   size_t lev_pitch;
   void *out;
   size_t out_pitch;
 } EsCudaFrame;
-
-/* How an entropy variant moves data: the transfer lessons change only this. */
-typedef enum {
-  ES_CUDA_TRANSFER_DEFAULT,   /* page-locked images by DMA, others through pinned staging */
-  ES_CUDA_TRANSFER_PAGEABLE,  /* cudaMemcpy straight from and to the image, whatever its memory */
-  ES_CUDA_TRANSFER_PER_CALL,  /* device buffers allocated and freed by every run */
-  ES_CUDA_TRANSFER_STREAMS,   /* bands of rows: upload, kernels and download overlap */
-} EsCudaTransfer;
 
 /* Returns true for cudaSuccess; otherwise drains the stream, decides whether
  * the error poisoned the context (cuda->broken), sets `error` and returns
@@ -142,36 +135,55 @@ es_cuda_div_up (size_t a, size_t b)
   return (a + b - 1) / b;
 }
 
-/* One file per operation; each exports its variants and a runner that
- * launches the kernels of one variant on cuda->stream. */
-const EsVariant *es_cuda_quantize_variants (size_t *n);
-bool es_cuda_quantize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error);
-/* Quantizes frame->in into frame->lev (the first step of most entropy variants). */
+/* ---- buffers and fault injection (device.cu) ------------------------------- */
+
+/* Device and pinned host buffers kept in EsCuda: grown when a run needs more,
+ * never shrunk (the old contents are not preserved), released at close. */
+bool es_cuda_device_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error);
+void es_cuda_device_release (EsCudaBuffer *buffer);
+bool es_cuda_host_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error);
+/* Frees the band buffers of every slot (a one-shot run does not use them). */
+void es_cuda_release_band_buffers (EsCuda *cuda);
+
+/* ES_CUDA_FAULT=launch|sticky fires at the first kernel launch of a run. */
+bool es_cuda_inject_launch_fault (EsCuda *cuda, EsError *error);
+
+/* ---- one job (run.cu) -------------------------------------------------------- */
+
+/* How one run moves the image. A direct side is copied by cudaMemcpy from
+ * the image itself: by DMA when it is page-locked, through the driver's own
+ * staging when it is pageable (the pageable lesson). Otherwise the rows go
+ * through the engine's pinned staging buffers, chunk by chunk. */
+typedef struct EsMove {
+  const EsImage *in;
+  EsImage *out;
+  size_t in_row, out_row;  /* bytes per image row */
+  bool in_direct, out_direct;
+} EsMove;
+
+/* The variant's kernels on a frame whose input is on the device, after the
+ * injected launch fault, if one is due. */
+bool es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFrame *frame, const EsJob *job,
+                          EsError *error);
+
+/* ---- bands under a memory budget, over several devices (bands.cu) ------------ */
+
+/* Smaller images stay on one device: spreading them costs more in launches
+ * and synchronization than it saves. */
+#define ES_CUDA_SPREAD_MIN_PIXELS ((size_t) 1 << 22)
+
+/* The device memory that one run may use on every device. */
+size_t es_cuda_memory_budget (EsCuda *cuda);
+/* The whole job in bands of rows over every device, within `budget`
+ * bytes of device buffers each; the frame gives the geometry only. */
+bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
+                         const EsCudaFrame *frame, size_t budget, float times[3], EsError *error);
+
+/* ---- helpers of the operations ----------------------------------------------- */
+
+/* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
+ * entropy kernels that read levels). */
 bool es_cuda_quantize_levels (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
-
-const EsVariant *es_cuda_entropy_variants (size_t *n);
-bool es_cuda_entropy_init (EsCuda *cuda, EsError *error);
-bool es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
-                          EsError *error);
-/* The default entropy kernels on output rows [y_begin, y_end) only, reading
- * input rows up to window/2 beyond them (the streams-overlap bands). With
- * `quantize`, first quantizes input rows [q_begin, q_end) for the general
- * path, which reads levels. */
-bool es_cuda_entropy_band (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_begin, int y_end,
-                           int q_begin, int q_end, EsError *error);
-EsCudaTransfer es_cuda_entropy_transfer (const char *variant);
-
-const EsVariant *es_cuda_equalize_variants (size_t *n);
-bool es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error);
-
-/* The equalize steps of the band path: add a band's histogram into the 256
- * bins of cuda->histogram; map a band through cuda->lut. */
-bool es_cuda_equalize_histogram_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
-bool es_cuda_equalize_apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);
-
-const EsVariant *es_cuda_sharpen_variants (size_t *n);
-bool es_cuda_sharpen_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
-                          EsError *error);
 
 #ifdef __CUDACC__
 

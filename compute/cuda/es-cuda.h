@@ -33,6 +33,10 @@ struct EsCudaOp {
   size_t n_variants;
   /* The kernels read a u8 levels buffer that a first kernel fills. */
   bool uses_levels;
+  /* Once per device, at open: what the op's kernels need on the device
+   * beyond the shared tables (constant memory, shared-memory limits), or
+   * NULL. */
+  bool (*init) (EsCuda *cuda, EsError *error);
   /* ES_TRANSFER_STREAMS: the default kernels on output rows [y_begin,
    * y_end) only, reading input rows up to the op's halo beyond them; with
    * uses_levels, first quantizing input rows [q_begin, q_end). NULL when no
@@ -56,9 +60,9 @@ extern const EsCudaOp es_cuda_sharpen;
 /* Runs a job; `out` is preallocated by the engine. Device buffers, pinned
  * staging and events are kept in `cuda` and reused between runs. On failure
  * returns false with the error set; es_cuda_is_broken() then says whether
- * the context is unusable for the rest of the process (a sticky error). */
-/* The engine has validated the job and the images and resolved the variant
- * (never NULL); this only asserts them. */
+ * the context is unusable for the rest of the process (a sticky error).
+ * The engine has validated the job and the images and resolved the variant
+ * (a row of the op's table, never NULL); this only asserts them. */
 bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant,
                   const EsImage *in, EsImage *out, EsTiming *timing, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
@@ -69,9 +73,11 @@ bool es_cuda_is_broken (EsCuda *cuda);
 void *es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error);
 void es_cuda_host_free (void *pixels);
 
+/* The floors of es_engine_transfer_floor and es_engine_copy_floor: median
+ * times of page-locked transfers, and of a plain copy kernel, of these
+ * byte counts. */
 bool es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
                              double *median_ms, EsError *error);
-
 bool es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
                          double *median_ms, EsError *error);
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "es-colorbar.h"
+#include "es-colorbar-layout.h"
 
 /* A 5x7 bitmap font: each glyph is 7 rows, bit 4 the leftmost column.
  * Digits and the signs for the labels, lowercase letters for the units;
@@ -118,7 +118,7 @@ format_label (char *buf, size_t size, double v, int decimals)
 }
 
 void
-es_colorbar_init (EsColorbar *bar, int image_width, int image_height,
+es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_height,
                   const EsColorScale *scale, const EsValueInfo *info)
 {
   double unit_scale = info && info->unit_scale != 0 ? info->unit_scale : 1.0;
@@ -140,12 +140,12 @@ es_colorbar_init (EsColorbar *bar, int image_width, int image_height,
   bar->table = es_colormap_table (scale->map);
   bar->flip = scale->reversed ? 255 : 0;
   bar->solid = !(scale->hi > scale->lo);
-  bar->n_ticks = bar->solid ? 1 : ES_COLORBAR_TICKS;
+  bar->n_ticks = bar->solid ? 1 : ES_COLORBAR_LAYOUT_TICKS;
 
-  decimals = label_decimals ((scale->hi - scale->lo) * unit_scale / (ES_COLORBAR_TICKS - 1));
+  decimals = label_decimals ((scale->hi - scale->lo) * unit_scale / (ES_COLORBAR_LAYOUT_TICKS - 1));
   for (int k = 0; k < bar->n_ticks; k++)
     {
-      int last = ES_COLORBAR_TICKS - 1;
+      int last = ES_COLORBAR_LAYOUT_TICKS - 1;
       double v = scale->lo + (scale->hi - scale->lo) * k / last;
       int w;
 
@@ -167,7 +167,7 @@ es_colorbar_init (EsColorbar *bar, int image_width, int image_height,
 }
 
 void
-es_colorbar_row (const EsColorbar *bar, int y, const uint8_t *image_row, uint8_t *out)
+es_colorbar_layout_row (const EsColorbarLayout *bar, int y, const uint8_t *image_row, uint8_t *out)
 {
   const int s = bar->scale;
   const int bar_w = 12 * s;

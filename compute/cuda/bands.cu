@@ -1,0 +1,283 @@
+/* HEAD */
+/* ---- bands under a memory budget, over several devices ---------------------- */
+
+/* Smaller images stay on one device: spreading them costs more in launches
+ * and synchronization than it saves. */
+#define ES_CUDA_SPREAD_MIN_PIXELS ((size_t) 1 << 22)
+/* Device memory kept free for the tables, the kernels' own needs and the
+ * driver, when the budget comes from cudaMemGetInfo. */
+#define ES_CUDA_MEMORY_MARGIN ((size_t) 256 << 20)
+/* Bands of about this many bytes of device buffers overlap well: large
+ * enough that launches and halos cost little, small enough that the first
+ * upload and the last download, which nothing hides, are short. */
+#define ES_CUDA_BAND_BYTES ((size_t) 128 << 20)
+
+typedef enum {
+  ES_BAND_KERNELS,    /* the operation's kernels, band by band */
+  ES_BAND_HISTOGRAM,  /* equalize, first pass: the histogram over the bands */
+  ES_BAND_APPLY,      /* equalize, second pass: the LUT over the bands */
+} EsBandPass;
+
+/* One device's share of a banded run: bands [b_begin, b_end) of `step`
+ * output rows, each uploaded with `halo` rows above and below. */
+typedef struct {
+  const EsJob *job;
+  const char *variant;
+  EsBandPass pass;
+  const EsCudaFrame *whole;  /* the geometry; its buffers are unused */
+  const EsMove *move;
+  int step, halo, b_begin, b_end;
+  const uint8_t *lut;              /* ES_BAND_APPLY: the LUT to map through */
+  unsigned long long *histogram;   /* ES_BAND_HISTOGRAM: 256 bins, filled */
+} EsBandWork;
+
+static void
+release_band_buffers (EsCuda *cuda)
+{
+  for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
+    {
+      device_release (&cuda->band_in[s]);
+      device_release (&cuda->band_lev[s]);
+      device_release (&cuda->band_out[s]);
+    }
+}
+
+static size_t
+held_bytes (const EsCuda *cuda)
+{
+  size_t held = cuda->d_in.size + cuda->d_lev.size + cuda->d_out.size;
+
+  for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
+    held += cuda->band_in[s].size + cuda->band_lev[s].size + cuda->band_out[s].size;
+  return held;
+}
+
+/* The device memory that one run may use on every device: the smallest free
+ * memory (counting the buffers already held, which the run may reuse), less
+ * a margin, or ES_GPU_MEMORY_BUDGET bytes when that is smaller. */
+static size_t
+memory_budget (EsCuda *cuda)
+{
+  size_t budget = SIZE_MAX;
+  const char *env = getenv ("ES_GPU_MEMORY_BUDGET");
+
+  for (int i = 0; i <= cuda->n_peers; i++)
+    {
+      EsCuda *c = i == 0 ? cuda : cuda->peers[i - 1];
+      size_t free_bytes = 0, total = 0, available;
+
+      if (cudaSetDevice (c->device) != cudaSuccess || cudaMemGetInfo (&free_bytes, &total) != cudaSuccess)
+        {
+          (void) cudaGetLastError ();
+          free_bytes = c->total_memory / 2;
+        }
+      available = free_bytes + held_bytes (c);
+      available = available > ES_CUDA_MEMORY_MARGIN ? available - ES_CUDA_MEMORY_MARGIN : 0;
+      if (available < budget)
+        budget = available;
+    }
+  (void) cudaSetDevice (cuda->device);
+  if (env != NULL && env[0] != '\0')
+    {
+      char *end;
+      unsigned long long value = strtoull (env, &end, 10);
+      if (*end == '\0' && value > 0 && value < budget)
+        budget = (size_t) value;
+    }
+  return budget;
+}
+
+/* One device's bands on its three streams, through ES_CUDA_BAND_SLOTS sets
+ * of fixed buffers: the upload of a band waits until the slot's previous
+ * band has left the device, its kernels wait for its upload, its download
+ * for its kernels. Every band is a frame of its own, so the one-shot kernels
+ * run on it unchanged; rows within `halo` of a band's cut edge read rows
+ * that are not there and are not downloaded, the band beside recomputes
+ * them. `ms` is the span from the first upload to the last download. */
+static bool
+run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
+{
+  const EsCudaFrame *f = w->whole;
+  const EsMove *m = w->move;
+  const int h = f->height;
+  const size_t slot_rows = (size_t) (w->step + 2 * w->halo < h ? w->step + 2 * w->halo : h);
+  const bool levels = w->pass == ES_BAND_KERNELS && w->job->op == ES_OP_ENTROPY;
+  const bool output = w->pass != ES_BAND_HISTOGRAM;
+  cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
+
+  *ms = 0;
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  if (w->b_begin >= w->b_end)
+    return true;
+  for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
+    if (!device_reserve (cuda, &cuda->band_in[s], slot_rows * f->in_pitch, "band input buffer", error)
+        || (levels && !device_reserve (cuda, &cuda->band_lev[s], slot_rows * f->lev_pitch, "band levels buffer",
+                                       error))
+        || (output && !device_reserve (cuda, &cuda->band_out[s], slot_rows * f->out_pitch, "band output buffer",
+                                       error)))
+      return false;
+
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, compute), "event record", error);
+  if (w->pass == ES_BAND_HISTOGRAM)
+    ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->histogram, 0, 256 * sizeof *cuda->histogram, compute),
+                 "histogram reset", error);
+  if (w->pass == ES_BAND_APPLY)
+    ES_CUDA_TRY (cuda, cudaMemcpyAsync (cuda->lut, w->lut, 256, cudaMemcpyHostToDevice, compute), "LUT upload",
+                 error);
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, compute), "event record", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_uploaded, 0), "stream wait", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_uploaded, 0), "stream wait", error);
+
+  for (int b = w->b_begin; b < w->b_end; b++)
+    {
+      const int s = (b - w->b_begin) % ES_CUDA_BAND_SLOTS;
+      const int y0 = b * w->step, y1 = y0 + w->step < h ? y0 + w->step : h;
+      const int iy0 = y0 - w->halo > 0 ? y0 - w->halo : 0, iy1 = y1 + w->halo < h ? y1 + w->halo : h;
+      EsCudaFrame band = *f;
+
+      if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
+        ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
+      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (cuda->band_in[s].ptr, f->in_pitch,
+                                            (const char *) m->in->pixels + (size_t) iy0 * m->in->stride,
+                                            m->in->stride, m->in_row, (size_t) (iy1 - iy0),
+                                            cudaMemcpyHostToDevice, up), "band upload", error);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
+      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
+
+      band.height = iy1 - iy0;
+      band.in = cuda->band_in[s].ptr;
+      band.lev = (uint8_t *) cuda->band_lev[s].ptr;
+      band.out = cuda->band_out[s].ptr;
+      bool ok = w->pass == ES_BAND_KERNELS ? run_kernels (cuda, w->job, w->variant, &band, error)
+                : w->pass == ES_BAND_HISTOGRAM ? es_cuda_equalize_histogram_band (cuda, &band, error)
+                : es_cuda_equalize_apply_band (cuda, &band, error);
+      if (!ok)
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[s], compute), "event record", error);
+      if (!output)
+        {
+          ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[s], compute), "event record", error);
+          continue;
+        }
+      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_k1[s], 0), "stream wait", error);
+      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync ((char *) m->out->pixels + (size_t) y0 * m->out->stride, m->out->stride,
+                                            (const char *) cuda->band_out[s].ptr + (size_t) (y0 - iy0) * f->out_pitch,
+                                            f->out_pitch, m->out_row, (size_t) (y1 - y0), cudaMemcpyDeviceToHost,
+                                            down), "band download", error);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[s], down), "event record", error);
+    }
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, compute), "event record", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_computed, 0), "stream wait", error);
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, down), "event record", error);
+  ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "band run", error);
+  if (w->pass == ES_BAND_HISTOGRAM)
+    ES_CUDA_TRY (cuda, cudaMemcpy (w->histogram, cuda->histogram, 256 * sizeof *w->histogram,
+                                   cudaMemcpyDeviceToHost), "histogram download", error);
+  ES_CUDA_TRY (cuda, cudaEventElapsedTime (ms, cuda->ev_start, cuda->ev_done), "timing", error);
+  return true;
+}
+
+/* Runs one pass on every device at once, one host thread each; device i
+ * takes the i-th run of consecutive bands. `ms`: the slowest device's span. */
+static bool
+run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long long (*histograms)[256],
+          float *ms, EsError *error)
+{
+  const int n = 1 + cuda->n_peers;
+  const int per_device = (n_bands + n - 1) / n;
+  EsError errors[ES_CUDA_MAX_DEVICES];
+  float spans[ES_CUDA_MAX_DEVICES];
+  bool ok[ES_CUDA_MAX_DEVICES];
+
+#pragma omp parallel for num_threads(n) schedule(static, 1) if (n > 1)
+  for (int i = 0; i < n; i++)
+    {
+      EsBandWork w = *pattern;
+      w.b_begin = i * per_device < n_bands ? i * per_device : n_bands;
+      w.b_end = (i + 1) * per_device < n_bands ? (i + 1) * per_device : n_bands;
+      w.histogram = histograms != NULL ? histograms[i] : NULL;
+      errors[i] = (EsError) { ES_OK, "" };
+      ok[i] = run_bands (i == 0 ? cuda : cuda->peers[i - 1], &w, &spans[i], &errors[i]);
+    }
+  (void) cudaSetDevice (cuda->device);
+  *ms = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (!ok[i])
+        {
+          *error = errors[i];
+          return false;
+        }
+      if (spans[i] > *ms)
+        *ms = spans[i];
+    }
+  return true;
+}
+
+/* The whole job in bands. Equalize takes two passes: the histograms of
+ * every device's bands, summed here into the LUT, then the LUT over the
+ * bands. The span of the passes is reported as kernel time: in bands the
+ * transfers and the kernels overlap. */
+static bool
+run_banded (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m, const EsCudaFrame *frame,
+            size_t budget, float times[3], EsError *error)
+{
+  const int n = 1 + cuda->n_peers;
+  const int h = frame->height;
+  const int halo = job->op == ES_OP_ENTROPY ? job->window / 2 : job->op == ES_OP_SHARPEN ? 1 : 0;
+  const size_t row_bytes = frame->in_pitch + (job->op == ES_OP_ENTROPY ? frame->lev_pitch : 0) + frame->out_pitch;
+  const size_t budget_rows = budget / (ES_CUDA_BAND_SLOTS * row_bytes);
+
+  if (budget_rows < (size_t) (2 * halo + 1))
+    return es_error_set (error, ES_ERROR_NO_MEMORY,
+                         "CUDA %s: %zu bytes of device memory hold no band of a %d-pixel-wide image",
+                         es_op_name (job->op), budget, frame->width);
+  size_t cap = budget_rows - (size_t) (2 * halo);
+  size_t good = ES_CUDA_BAND_BYTES / row_bytes;
+  if (good < (size_t) (halo + 1))
+    good = (size_t) (halo + 1);
+  if (good < cap)
+    cap = good;
+  /* Equal shares: as many bands on each device. */
+  const size_t per_device = es_cuda_div_up ((size_t) h, (size_t) n * cap);
+  const int step = (int) es_cuda_div_up ((size_t) h, (size_t) n * per_device);
+  const int n_bands = (int) es_cuda_div_up ((size_t) h, (size_t) step);
+
+  for (int i = 0; i <= cuda->n_peers; i++)
+    {
+      EsCuda *c = i == 0 ? cuda : cuda->peers[i - 1];
+      (void) cudaSetDevice (c->device);
+      device_release (&c->d_in);
+      device_release (&c->d_lev);
+      device_release (&c->d_out);
+    }
+  (void) cudaSetDevice (cuda->device);
+  if (!inject_launch_fault (cuda, error))
+    return false;
+
+  EsBandWork w = { job, variant, ES_BAND_KERNELS, frame, m, step, halo, 0, 0, NULL, NULL };
+  float ms = 0;
+  times[0] = times[2] = 0;
+  if (job->op != ES_OP_EQUALIZE)
+    {
+      if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
+        return false;
+      times[1] = ms;
+      return true;
+    }
+
+  unsigned long long histograms[ES_CUDA_MAX_DEVICES][256];
+  uint64_t histogram[256] = { 0 };
+  uint8_t lut[256];
+  w.pass = ES_BAND_HISTOGRAM;
+  if (!run_pass (cuda, &w, n_bands, histograms, &ms, error))
+    return false;
+  times[1] = ms;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; k < 256; k++)
+      histogram[k] += histograms[i][k];
+  (void) es_equalize_lut (histogram, (uint64_t) frame->width * (uint64_t) h, lut);
+  w.pass = ES_BAND_APPLY;
+  w.lut = lut;
+  if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
+    return false;
