@@ -1,5 +1,30 @@
-/* Internal to the CPU backend and its tests: the height of its row bands. */
+/* Internal to the CPU backend and its tests: row bands, the ring of mapped rows, and the AVX2 dispatch macros. */
 #pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../es-error.h"
+#include "../es-image.h"
+#include "../es-ops.h"
+
+/* Hot row loops get an AVX2 clone picked at load time, so that a generic
+ * x86-64 build still vectorizes them (rintf becomes vroundps) on CPUs that
+ * have it. The small-window entropy path is written for AVX2 directly.
+ * target_clones dispatches through an ifunc, which cannot be inlined, so it
+ * belongs on functions that do a whole row per call, never on the small
+ * helpers below. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define ES_HOT __attribute__ ((target_clones ("avx2", "default")))
+#define ES_HAVE_AVX2_PATH 1
+#define ES_AVX2 __attribute__ ((target ("avx2")))
+#else
+#define ES_HOT
+#endif
+
+/* ---- bands ------------------------------------------------------------------ */
 
 /* Every CPU operation works in bands of rows, mapping each band's rows (and
  * its halo) into per-thread buffers, so that its working memory is bounded
@@ -8,3 +33,102 @@
  * small bands so that band edges fall inside the windows. Set it before
  * running jobs, not during one. */
 void es_cpu_set_band_rows (int rows);
+
+/* The rows of each band of an image `height` rows high: the override set
+ * above, else about eight bands a thread of at least 16 rows. */
+int es_cpu_band_rows (int height);
+
+static inline int
+es_cpu_band_count (int height, int rows)
+{
+  return (height + rows - 1) / rows;
+}
+
+/* One working buffer for every thread, `per_thread` bytes each; NULL (and
+ * `error` set, naming `what`) when there is no memory for it. */
+uint8_t *es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error);
+
+/* ---- row mapping ------------------------------------------------------------ */
+
+typedef enum {
+  ES_CPU_MAP_LEVELS,  /* quantization levels (entropy, quantize) */
+  ES_CPU_MAP_VIEW,    /* the 8-bit view (equalize, sharpen) */
+} EsCpuMap;
+
+/* Input row y as u8 in dst (width bytes): its levels (with `levels` levels)
+ * or its 8-bit view. Levels images already hold levels, which also serve as
+ * their 8-bit view. */
+void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst);
+
+/* Whether the input's rows already are what es_cpu_map_row would make of
+ * them (8-bit samples for the view, a u8 levels image for levels). */
+static inline bool
+es_cpu_map_is_identity (const EsImage *in, EsCpuMap kind)
+{
+  return in->format == ES_FORMAT_U8 && (in->levels || (kind == ES_CPU_MAP_VIEW && in->depth == 8));
+}
+
+/* Row y mapped to u8: the input's own row when it already is one, else
+ * `buffer` filled by es_cpu_map_row. */
+static inline const uint8_t *
+es_cpu_source_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *buffer)
+{
+  if (es_cpu_map_is_identity (in, kind))
+    return es_image_row (in, y);
+  es_cpu_map_row (in, y, kind, levels, buffer);
+  return buffer;
+}
+
+/* ---- the ring of rows --------------------------------------------------------
+ * These run once per row inside the band loops; they stay inline here so
+ * that each operation's loop compiles as it did when all lived in one file. */
+
+/* A window of consecutive mapped rows kept in `size` slots of one thread's
+ * buffer: row j lives in slot j mod size, so a band walks down the image
+ * holding only the rows its window reaches. */
+typedef struct {
+  uint8_t *buffer;
+  size_t stride;
+  int size;
+  int next;                             /* the next row to map */
+  const uint8_t *rows[ES_WINDOW_MAX + 1];
+} EsCpuRing;
+
+/* Starts a band at row `first`; nothing mapped for an earlier band is
+ * reused, so bands are independent whatever thread ran the one before. */
+static inline void
+es_cpu_ring_start (EsCpuRing *ring, int first)
+{
+  ring->next = first;
+  memset (ring->rows, 0, sizeof ring->rows);
+}
+
+/* Maps the rows up to `last` that are not mapped yet. */
+static inline void
+es_cpu_ring_fill (EsCpuRing *ring, const EsImage *in, EsCpuMap kind, int levels, int last)
+{
+  for (; ring->next <= last; ring->next++)
+    {
+      int slot = ring->next % ring->size;
+      ring->rows[slot] = es_cpu_source_row (in, ring->next, kind, levels,
+                                            ring->buffer + (size_t) slot * ring->stride);
+    }
+}
+
+/* Maps row y into its slot, copying even where the input's row would do. */
+static inline const uint8_t *
+es_cpu_ring_copy (EsCpuRing *ring, const EsImage *in, int y, EsCpuMap kind, int levels)
+{
+  uint8_t *slot = ring->buffer + (size_t) (y % ring->size) * ring->stride;
+
+  es_cpu_map_row (in, y, kind, levels, slot);
+  ring->rows[y % ring->size] = slot;
+  ring->next = y + 1;
+  return slot;
+}
+
+static inline const uint8_t *
+es_cpu_ring_row (const EsCpuRing *ring, int y)
+{
+  return ring->rows[y % ring->size];
+}

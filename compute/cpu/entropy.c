@@ -1,191 +1,21 @@
-/* The CPU backend: OpenMP over bands of rows; the per-sample rules come from es-ops.h. */
+/* Local entropy on the CPU: a sliding histogram for any window, an AVX2 path for small windows and few levels. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"
 
+#include <assert.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../es-definitions.h"
-
-/* Hot row loops get an AVX2 clone picked at load time, so that a generic
- * x86-64 build still vectorizes them (rintf becomes vroundps) on CPUs that
- * have it. The small-window entropy path is written for AVX2 directly. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-#define ES_HOT __attribute__ ((target_clones ("avx2", "default")))
-#define ES_HAVE_AVX2_PATH 1
-#define ES_AVX2 __attribute__ ((target ("avx2")))
+#ifdef ES_HAVE_AVX2_PATH
 #include <immintrin.h>
-#else
-#define ES_HOT
 #endif
 
 #define ES_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
 
 /* Rows copied for the vector loops run on to a multiple of this many bytes. */
 #define ES_PAD 32
-
-typedef enum {
-  MAP_LEVELS,  /* quantization levels (entropy, quantize) */
-  MAP_VIEW,    /* the 8-bit view (equalize, sharpen) */
-} MapKind;
-
-/* Levels images already hold levels, which also serve as their 8-bit view. */
-ES_HOT static void
-map_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *dst)
-{
-  int w = in->width;
-  int depth = in->depth;
-
-  if (in->format == ES_FORMAT_U8)
-    {
-      const uint8_t *src = es_image_row (in, y);
-      if (in->levels)
-        memcpy (dst, src, (size_t) w);
-      else if (kind == MAP_LEVELS)
-        /* es_quantize_sample in 16-bit lanes, which v · L ≤ 255 · 256 fits:
-         * three times faster than 32-bit ones. */
-        for (int x = 0; x < w; x++)
-          dst[x] = (uint8_t) ((uint16_t) (src[x] * (uint16_t) levels) >> depth);
-      else
-        for (int x = 0; x < w; x++)
-          dst[x] = es_sample_to_u8 (src[x], depth);
-    }
-  else
-    {
-      const uint16_t *src = es_image_row (in, y);
-      if (in->levels)
-        for (int x = 0; x < w; x++)
-          dst[x] = (uint8_t) src[x];
-      else if (kind == MAP_LEVELS)
-        for (int x = 0; x < w; x++)
-          dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
-      else
-        for (int x = 0; x < w; x++)
-          dst[x] = es_sample_to_u8 (src[x], depth);
-    }
-}
-
-/* Whether the input's rows already are what map_row would make of them
- * (8-bit samples for the view, a u8 levels image for levels). */
-static bool
-map_is_identity (const EsImage *in, MapKind kind)
-{
-  return in->format == ES_FORMAT_U8 && (in->levels || (kind == MAP_VIEW && in->depth == 8));
-}
-
-/* Row y mapped to u8: the input's own row when it already is one, else
- * `buffer` filled by map_row. */
-static const uint8_t *
-source_row (const EsImage *in, int y, MapKind kind, int levels, uint8_t *buffer)
-{
-  if (map_is_identity (in, kind))
-    return es_image_row (in, y);
-  map_row (in, y, kind, levels, buffer);
-  return buffer;
-}
-
-/* A window of consecutive mapped rows kept in `size` slots of one thread's
- * buffer: row j lives in slot j mod size, so a band walks down the image
- * holding only the rows its window reaches. */
-typedef struct {
-  uint8_t *buffer;
-  size_t stride;
-  int size;
-  int next;                             /* the next row to map */
-  const uint8_t *rows[ES_WINDOW_MAX + 1];
-} Ring;
-
-/* Starts a band at row `first`; nothing mapped for an earlier band is
- * reused, so bands are independent whatever thread ran the one before. */
-static void
-ring_start (Ring *ring, int first)
-{
-  ring->next = first;
-  memset (ring->rows, 0, sizeof ring->rows);
-}
-
-/* Maps the rows up to `last` that are not mapped yet. */
-static void
-ring_fill (Ring *ring, const EsImage *in, MapKind kind, int levels, int last)
-{
-  for (; ring->next <= last; ring->next++)
-    {
-      int slot = ring->next % ring->size;
-      ring->rows[slot] = source_row (in, ring->next, kind, levels, ring->buffer + (size_t) slot * ring->stride);
-    }
-}
-
-/* Maps row y into its slot, copying even where the input's row would do. */
-static const uint8_t *
-ring_copy (Ring *ring, const EsImage *in, int y, MapKind kind, int levels)
-{
-  uint8_t *slot = ring->buffer + (size_t) (y % ring->size) * ring->stride;
-
-  map_row (in, y, kind, levels, slot);
-  ring->rows[y % ring->size] = slot;
-  ring->next = y + 1;
-  return slot;
-}
-
-static inline const uint8_t *
-ring_row (const Ring *ring, int y)
-{
-  return ring->rows[y % ring->size];
-}
-
-/* 0: the backend chooses; tests set it through es-cpu-internal.h. */
-static int band_rows_override;
-
-void
-es_cpu_set_band_rows (int rows)
-{
-  band_rows_override = rows > 0 ? rows : 0;
-}
-
-/* Bands go to threads as they come free, so that a core shared with
- * another program holds nothing up: about eight bands a thread, each at
- * least 16 rows so that its halo (mapped again, and for entropy the column
- * counts started afresh) costs little. */
-static int
-band_rows (int height)
-{
-  int threads = omp_get_max_threads ();
-  int rows = (height + 8 * threads - 1) / (8 * threads);
-
-  if (band_rows_override > 0)
-    return band_rows_override;
-  return rows < 16 ? 16 : rows;
-}
-
-static int
-band_count (int height, int rows)
-{
-  return (height + rows - 1) / rows;
-}
-
-/* One working buffer for every thread, `per_thread` bytes each. */
-static uint8_t *
-scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
-{
-  uint8_t *memory = malloc (per_thread * (size_t) threads);
-
-  if (memory == NULL)
-    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of %s scratch",
-                  per_thread * (size_t) threads >> 10, what);
-  return memory;
-}
-
-bool
-es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
-{
-  (void) error;
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < in->height; y++)
-    map_row (in, y, MAP_LEVELS, job->levels, es_image_row (out, y));
-  return true;
-}
 
 /* Window sums of c·ln c are kept as integers: T[c] = round(c ln c · 2^bits).
  * Updating such a sum as the window moves is exact, so nothing drifts along
@@ -282,17 +112,17 @@ entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, co
 {
   int w = in->width, h = in->height, k = t->window, r = k / 2;
   int threads = omp_get_max_threads ();
-  int rows_per_band = band_rows (h);
-  int bands = band_count (h, rows_per_band);
-  size_t per_thread = map_is_identity (in, MAP_LEVELS) ? 0 : (size_t) k * (size_t) w;
-  uint8_t *memory = scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "entropy", error);
+  int rows_per_band = es_cpu_band_rows (h);
+  int bands = es_cpu_band_count (h, rows_per_band);
+  size_t per_thread = es_cpu_map_is_identity (in, ES_CPU_MAP_LEVELS) ? 0 : (size_t) k * (size_t) w;
+  uint8_t *memory = es_cpu_scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "entropy", error);
 
   if (memory == NULL)
     return false;
 
 #pragma omp parallel num_threads (threads)
   {
-    Ring ring = { memory + per_thread * (size_t) omp_get_thread_num (), (size_t) w, k, 0, { 0 } };
+    EsCpuRing ring = { memory + per_thread * (size_t) omp_get_thread_num (), (size_t) w, k, 0, { 0 } };
 
 #pragma omp for schedule(dynamic)
     for (int band = 0; band < bands; band++)
@@ -300,16 +130,16 @@ entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, co
         int y0 = band * rows_per_band;
         int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
 
-        ring_start (&ring, y0 - r > 0 ? y0 - r : 0);
+        es_cpu_ring_start (&ring, y0 - r > 0 ? y0 - r : 0);
         for (int y = y0; y < y1; y++)
           {
             int top = y - r > 0 ? y - r : 0;
             int bottom = y + r < h ? y + r : h - 1;
             const uint8_t *window[ES_WINDOW_MAX];
 
-            ring_fill (&ring, in, MAP_LEVELS, job->levels, bottom);
+            es_cpu_ring_fill (&ring, in, ES_CPU_MAP_LEVELS, job->levels, bottom);
             for (int i = top; i <= bottom; i++)
-              window[i - top] = ring_row (&ring, i);
+              window[i - top] = es_cpu_ring_row (&ring, i);
             entropy_row (t, window, bottom - top + 1, w, es_image_row (out, y));
           }
       }
@@ -371,7 +201,7 @@ typedef struct {
   uint8_t *counts;       /* levels rows of per-column counts, r zero columns each side */
   size_t counts_stride;
   int32_t *sums;         /* one row of scaled Σ T[count] */
-  Ring ring;             /* k + 1 level rows: the window and the row leaving it */
+  EsCpuRing ring;        /* k + 1 level rows: the window and the row leaving it */
   const uint8_t *none;   /* a row of 0xFF, which counts nothing */
 } SimdScratch;
 
@@ -527,23 +357,25 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch 
 {
   int w = out->width, h = out->height;
   int k = t->window, r = k / 2;
-  Ring *ring = &s->ring;
+  EsCpuRing *ring = &s->ring;
 
   /* The loop below first drops row y0 − r − 1 and adds row y0 + r. */
   memset (s->counts, 0, (size_t) st->levels * s->counts_stride);
-  ring_start (ring, y0 - r - 1 > 0 ? y0 - r - 1 : 0);
+  es_cpu_ring_start (ring, y0 - r - 1 > 0 ? y0 - r - 1 : 0);
   for (int y = y0 - r - 1; y < y0 + r; y++)
     if (y >= 0 && y < h)
-      simd_slide_columns (s, st->levels, w, r, ring_copy (ring, in, y, MAP_LEVELS, st->levels), s->none);
+      simd_slide_columns (s, st->levels, w, r, es_cpu_ring_copy (ring, in, y, ES_CPU_MAP_LEVELS, st->levels),
+                          s->none);
 
   for (int y = y0; y < y1; y++)
     {
       int top = y - r - 1, bottom = y + r;
       int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
       float *dst = es_image_row (out, y);
-      const uint8_t *enter = bottom < h ? ring_copy (ring, in, bottom, MAP_LEVELS, st->levels) : s->none;
+      const uint8_t *enter = bottom < h ? es_cpu_ring_copy (ring, in, bottom, ES_CPU_MAP_LEVELS, st->levels)
+                                        : s->none;
 
-      simd_slide_columns (s, st->levels, w, r, enter, top >= 0 ? ring_row (ring, top) : s->none);
+      simd_slide_columns (s, st->levels, w, r, enter, top >= 0 ? es_cpu_ring_row (ring, top) : s->none);
       simd_window_sums (s, st, w, k);
 
       entropy_finish_row (t, s->sums, w, rows, dst);
@@ -565,12 +397,12 @@ entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const
   /* The ring's k + 1 rows and the 0xFF row. */
   size_t rows_size = (size_t) (k + 2) * padded;
   size_t per_thread = counts_size + sums_size + rows_size;
-  int rows_per_band = band_rows (out->height);
-  int bands = band_count (out->height, rows_per_band);
+  int rows_per_band = es_cpu_band_rows (out->height);
+  int bands = es_cpu_band_count (out->height, rows_per_band);
   uint8_t *memory;
 
   shuffle_tables_init (&st, k, job->levels);
-  memory = scratch_alloc (per_thread, threads, "entropy", error);
+  memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
   if (memory == NULL)
     return false;
 
@@ -586,7 +418,7 @@ entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const
       .none = rows + (size_t) (k + 1) * padded,
     };
 
-    /* map_row writes the first width bytes of a row; the rest stays 0xFF. */
+    /* es_cpu_map_row writes the first width bytes of a row; the rest stays 0xFF. */
     memset (rows, 0xFF, rows_size);
 
 #pragma omp for schedule(dynamic)
@@ -609,6 +441,8 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
   bool simd = false;
   bool ok;
 
+  assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height);
+  assert (job->window % 2 == 1 && job->window <= ES_WINDOW_MAX && job->levels <= ES_LEVELS_MAX);
 #ifdef ES_HAVE_AVX2_PATH
   simd = entropy_simd_pays (job->window, job->levels);
 #endif
@@ -626,121 +460,4 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
 
   free (tables);
   return ok;
-}
-
-/* Four sub-histograms per thread so that runs of equal values do not wait on
- * each other's increments. */
-static void
-histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
-{
-  int x = 0;
-
-  for (; x + 4 <= w; x += 4)
-    {
-      sub[0][p[x]]++;
-      sub[1][p[x + 1]]++;
-      sub[2][p[x + 2]]++;
-      sub[3][p[x + 3]]++;
-    }
-  for (; x < w; x++)
-    sub[0][p[x]]++;
-}
-
-/* Two streaming passes over rows and no working memory, so no bands: the
- * histogram pass leaves a converted 8-bit view in the output rows, which the
- * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
-bool
-es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
-{
-  (void) job;
-  (void) error;
-  uint64_t hist[256] = { 0 };
-  uint8_t lut[256];
-  int w = in->width, h = in->height;
-  bool identity = map_is_identity (in, MAP_VIEW);
-
-#pragma omp parallel
-  {
-    uint64_t sub[4][256] = { { 0 } };
-
-#pragma omp for schedule(static)
-    for (int y = 0; y < h; y++)
-      histogram_row (source_row (in, y, MAP_VIEW, 0, es_image_row (out, y)), w, sub);
-#pragma omp critical
-    for (int i = 0; i < 256; i++)
-      hist[i] += sub[0][i] + sub[1][i] + sub[2][i] + sub[3][i];
-  }
-
-  /* A single-valued image keeps its values: es_equalize_lut then leaves the
-   * identity in lut. */
-  es_equalize_lut (hist, (uint64_t) w * (uint64_t) h, lut);
-
-#pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
-    {
-      uint8_t *q = es_image_row (out, y);
-      const uint8_t *p = identity ? es_image_row (in, y) : q;
-      for (int x = 0; x < w; x++)
-        q[x] = lut[p[x]];
-    }
-  return true;
-}
-
-/* One sharpened row; the nearest edge pixel stands in for a missing
- * neighbour. The interior loop has no branches and vectorizes. */
-ES_HOT static void
-sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, float amount,
-             uint8_t *out)
-{
-  if (w == 1)
-    {
-      out[0] = es_sharpen_sample (mid[0], 2 * mid[0] - up[0] - down[0], amount);
-      return;
-    }
-  out[0] = es_sharpen_sample (mid[0], 4 * mid[0] - up[0] - down[0] - mid[0] - mid[1], amount);
-  for (int x = 1; x < w - 1; x++)
-    out[x] = es_sharpen_sample (mid[x], 4 * mid[x] - up[x] - down[x] - mid[x - 1] - mid[x + 1], amount);
-  out[w - 1] = es_sharpen_sample (mid[w - 1],
-                                  4 * mid[w - 1] - up[w - 1] - down[w - 1] - mid[w - 2] - mid[w - 1],
-                                  amount);
-}
-
-/* Each band maps its rows and a one-row halo into a ring of three rows (or
- * reads an 8-bit input's rows in place). */
-bool
-es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
-{
-  int w = in->width, h = in->height;
-  int threads = omp_get_max_threads ();
-  int rows_per_band = band_rows (h);
-  int bands = band_count (h, rows_per_band);
-  size_t per_thread = map_is_identity (in, MAP_VIEW) ? 0 : 3 * (size_t) w;
-  uint8_t *memory = scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "sharpen", error);
-
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    Ring ring = { memory + per_thread * (size_t) omp_get_thread_num (), (size_t) w, 3, 0, { 0 } };
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
-
-        ring_start (&ring, y0 > 0 ? y0 - 1 : 0);
-        for (int y = y0; y < y1; y++)
-          {
-            int down = y + 1 < h ? y + 1 : h - 1;
-
-            ring_fill (&ring, in, MAP_VIEW, 0, down);
-            sharpen_row (ring_row (&ring, y > 0 ? y - 1 : 0), ring_row (&ring, y), ring_row (&ring, down),
-                         w, job->amount, es_image_row (out, y));
-          }
-      }
-  }
-  free (memory);
-  return true;
 }

@@ -1,0 +1,80 @@
+/* What every CPU operation shares: band sizing, per-thread scratch, input rows mapped to levels or 8 bits. */
+#include "es-cpu-internal.h"
+
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../es-definitions.h"
+
+/* 0: the backend chooses; tests set it through es-cpu-internal.h. */
+static int band_rows_override;
+
+void
+es_cpu_set_band_rows (int rows)
+{
+  band_rows_override = rows > 0 ? rows : 0;
+}
+
+/* Bands go to threads as they come free, so that a core shared with
+ * another program holds nothing up: about eight bands a thread, each at
+ * least 16 rows so that its halo (mapped again, and for entropy the column
+ * counts started afresh) costs little. */
+int
+es_cpu_band_rows (int height)
+{
+  int threads = omp_get_max_threads ();
+  int rows = (height + 8 * threads - 1) / (8 * threads);
+
+  if (band_rows_override > 0)
+    return band_rows_override;
+  return rows < 16 ? 16 : rows;
+}
+
+uint8_t *
+es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
+{
+  uint8_t *memory = malloc (per_thread * (size_t) threads);
+
+  if (memory == NULL)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of %s scratch",
+                  per_thread * (size_t) threads >> 10, what);
+  return memory;
+}
+
+/* Called once per row from every operation, so an ifunc call per row costs
+ * nothing next to the loop; the clones are what make the loops vectorize. */
+ES_HOT void
+es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst)
+{
+  int w = in->width;
+  int depth = in->depth;
+
+  if (in->format == ES_FORMAT_U8)
+    {
+      const uint8_t *src = es_image_row (in, y);
+      if (in->levels)
+        memcpy (dst, src, (size_t) w);
+      else if (kind == ES_CPU_MAP_LEVELS)
+        /* es_quantize_sample in 16-bit lanes, which v · L ≤ 255 · 256 fits:
+         * three times faster than 32-bit ones. */
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) ((uint16_t) (src[x] * (uint16_t) levels) >> depth);
+      else
+        for (int x = 0; x < w; x++)
+          dst[x] = es_sample_to_u8 (src[x], depth);
+    }
+  else
+    {
+      const uint16_t *src = es_image_row (in, y);
+      if (in->levels)
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) src[x];
+      else if (kind == ES_CPU_MAP_LEVELS)
+        for (int x = 0; x < w; x++)
+          dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
+      else
+        for (int x = 0; x < w; x++)
+          dst[x] = es_sample_to_u8 (src[x], depth);
+    }
+}

@@ -1,0 +1,67 @@
+/* Equalize on the CPU: a parallel 256-bin histogram, the LUT of es-definitions.c, then the LUT applied. */
+#include "es-cpu.h"
+#include "es-cpu-internal.h"
+
+#include <assert.h>
+
+#include "../es-definitions.h"
+
+/* Four sub-histograms per thread so that runs of equal values do not wait on
+ * each other's increments. */
+static void
+histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
+{
+  int x = 0;
+
+  for (; x + 4 <= w; x += 4)
+    {
+      sub[0][p[x]]++;
+      sub[1][p[x + 1]]++;
+      sub[2][p[x + 2]]++;
+      sub[3][p[x + 3]]++;
+    }
+  for (; x < w; x++)
+    sub[0][p[x]]++;
+}
+
+/* Two streaming passes over rows and no working memory, so no bands: the
+ * histogram pass leaves a converted 8-bit view in the output rows, which the
+ * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
+bool
+es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  (void) job;
+  (void) error;
+  uint64_t hist[256] = { 0 };
+  uint8_t lut[256];
+  int w = in->width, h = in->height;
+  bool identity = es_cpu_map_is_identity (in, ES_CPU_MAP_VIEW);
+
+  assert (out->format == ES_FORMAT_U8 && out->width == w && out->height == h);
+
+#pragma omp parallel
+  {
+    uint64_t sub[4][256] = { { 0 } };
+
+#pragma omp for schedule(static)
+    for (int y = 0; y < h; y++)
+      histogram_row (es_cpu_source_row (in, y, ES_CPU_MAP_VIEW, 0, es_image_row (out, y)), w, sub);
+#pragma omp critical
+    for (int i = 0; i < 256; i++)
+      hist[i] += sub[0][i] + sub[1][i] + sub[2][i] + sub[3][i];
+  }
+
+  /* A single-valued image keeps its values: es_equalize_lut then leaves the
+   * identity in lut. */
+  es_equalize_lut (hist, (uint64_t) w * (uint64_t) h, lut);
+
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < h; y++)
+    {
+      uint8_t *q = es_image_row (out, y);
+      const uint8_t *p = identity ? es_image_row (in, y) : q;
+      for (int x = 0; x < w; x++)
+        q[x] = lut[p[x]];
+    }
+  return true;
+}

@@ -1,0 +1,17 @@
+/* Quantize on the CPU: each row mapped to its levels, straight into the output. */
+#include "es-cpu.h"
+#include "es-cpu-internal.h"
+
+#include <assert.h>
+
+/* No bands: a row depends on nothing but itself and needs no scratch. */
+bool
+es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  (void) error;
+  assert (out->format == ES_FORMAT_U8 && out->width == in->width && out->height == in->height);
+#pragma omp parallel for schedule(static)
+  for (int y = 0; y < in->height; y++)
+    es_cpu_map_row (in, y, ES_CPU_MAP_LEVELS, job->levels, es_image_row (out, y));
+  return true;
+}
