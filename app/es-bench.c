@@ -1,11 +1,13 @@
-/* entroscope-cli bench: median kernel and end-to-end times per operation, size, backend and variant, beside the copy and transfer floors. */
+/* entroscope-cli bench: medians per operation, size, backend and variant beside the copy floor, or on one image. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "es-bench.h"
+#include "es-cli-report.h"
 #include "es-compare.h"
+#include "es-load.h"
 #include "es-save.h"
 
 /* A fixed seed so that runs on different machines time the same pixels. */
@@ -65,6 +67,60 @@ fill_random (EsImage *image, unsigned long long seed, unsigned base, unsigned sp
           row[i] = (uint8_t) (base + ((x * 2685821657736338717ull) >> 32) % span);
         }
     }
+}
+
+/* options->job with the operation of one row; each variant is set where it is timed. */
+static EsJob
+bench_job (const EsBenchOptions *options, EsOp op)
+{
+  EsJob job = options->job;
+
+  job.op = op;
+  job.variant = NULL;
+  return job;
+}
+
+/* An operation that builds a histogram of the whole image (equalize) is
+ * also timed on 16 neighbouring grays: there its atomic increments pile
+ * onto a few bins, which is what the privatized-histogram variants are
+ * about, while on uniform noise they spread over all 256. */
+static bool
+low_contrast_too (EsOp op)
+{
+  return es_op_info (op)->whole_image;
+}
+
+/* "; equalize also on 16 neighbouring grays" for the header, or "". */
+static void
+describe_low_contrast (const EsBenchOptions *options, char *text, size_t size)
+{
+  size_t len = 0;
+
+  text[0] = '\0';
+  for (int i = 0; i < options->n_ops && len < size; i++)
+    if (low_contrast_too (options->ops[i]))
+      len += (size_t) snprintf (text + len, size - len, "%s%s", len ? ", " : "; ",
+                                es_op_name (options->ops[i]));
+  if (len > 0 && len < size)
+    snprintf (text + len, size - len, " also on 16 neighbouring grays");
+}
+
+/* "window 5, levels 16, amount 1": the parameters that the timed
+ * operations read, or "" when none reads any. */
+static void
+describe_params (const EsBenchOptions *options, char *text, size_t size)
+{
+  unsigned used = 0;
+  size_t len = 0;
+
+  for (int i = 0; i < options->n_ops; i++)
+    used |= es_op_info (options->ops[i])->params;
+  text[0] = '\0';
+  for (int id = 0; id < ES_N_PARAMS && len < size; id++)
+    if (used & ES_PARAM_BIT (id))
+      len += (size_t) snprintf (text + len, size - len, "%s%s %g", len ? ", " : "",
+                                es_param ((EsParamId) id)->name,
+                                es_job_get_param (&options->job, (EsParamId) id));
 }
 
 /* Between host and device, the image goes up once and the result down once. */
@@ -301,7 +357,7 @@ int
 es_bench_run (const EsBenchOptions *options)
 {
   BenchBackend cpu = { .choice = ES_BACKEND_CPU }, cuda = { .choice = ES_BACKEND_CUDA };
-  char cuda_note[600] = "";
+  char cuda_note[600] = "", low_contrast[128], params[128];
   EsAtomicFile *csv_file = NULL;
   FILE *csv = NULL;
   EsError error;
@@ -344,9 +400,10 @@ es_bench_run (const EsBenchOptions *options)
              "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image\n", csv);
     }
 
-  printf ("# random 8-bit images (seed 0x%llx; equalize also on 16 neighbouring grays), window %d, "
-          "levels %d, amount %g; medians after a warm-up\n",
-          BENCH_SEED, options->window, options->levels, (double) options->amount);
+  describe_low_contrast (options, low_contrast, sizeof low_contrast);
+  describe_params (options, params, sizeof params);
+  printf ("# random 8-bit images (seed 0x%llx%s)%s%s; medians after a warm-up\n",
+          BENCH_SEED, low_contrast, params[0] ? ", " : "", params);
   printf ("# x floor: kernel / copy kernel of the same bytes; e2e x: wall / page-locked upload + download\n");
   if (cpu.engine)
     printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
@@ -359,9 +416,9 @@ es_bench_run (const EsBenchOptions *options)
 
   for (int o = 0; o < options->n_ops; o++)
     for (int s = 0; s < options->n_sizes; s++)
-      for (int kind = 0; kind < (options->ops[o] == ES_OP_EQUALIZE ? 2 : 1); kind++)
+      for (int kind = 0; kind < (low_contrast_too (options->ops[o]) ? 2 : 1); kind++)
         {
-          EsJob job = ES_JOB_INIT (options->ops[o]);
+          EsJob job = bench_job (options, options->ops[o]);
           const char *op = es_op_name (job.op);
           int size = options->sizes[s];
           EsImage in = { 0 }, pageable = { 0 };
@@ -370,9 +427,6 @@ es_bench_run (const EsBenchOptions *options)
           EsEngine *owner = cuda.engine ? cuda.engine : cpu.engine;
           BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
 
-          job.window = options->window;
-          job.levels = options->levels;
-          job.amount = options->amount;
           es_error_clear (&error);
           if (!es_job_validate (&job, &error)
               || !es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
@@ -418,5 +472,115 @@ out:
     es_engine_free (cpu.engine);
   if (cuda.engine)
     es_engine_free (cuda.engine);
+  return status;
+}
+
+static void
+print_compare_row (EsOp op, const EsCompareRow *row, double floor_ms, FILE *csv)
+{
+  char floor_text[32] = "-", multiple_text[32] = "-";
+
+  if (isfinite (floor_ms))
+    snprintf (floor_text, sizeof floor_text, "%.4f", floor_ms);
+  if (isfinite (row->floor_multiple))
+    snprintf (multiple_text, sizeof multiple_text, "%.2fx", row->floor_multiple);
+  printf ("%-9s %-7s %-22s %7d %10.4f %10.4f %9s %8s  %s%s\n", es_op_name (op),
+          es_backend_name (row->backend), row->id, row->repeats, row->kernel_ms, row->wall_ms,
+          floor_text, multiple_text, row->label, row->is_default ? " (default)" : "");
+  if (csv)
+    {
+      fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend),
+               row->id, row->repeats, row->kernel_ms, row->wall_ms);
+      if (isfinite (floor_ms))
+        fprintf (csv, "%.4f", floor_ms);
+      fputc (',', csv);
+      if (isfinite (row->floor_multiple))
+        fprintf (csv, "%.3f", row->floor_multiple);
+      fprintf (csv, ",\"%s\"\n", row->label);
+    }
+}
+
+int
+es_bench_image_run (const EsBenchOptions *options)
+{
+  int repeats = options->repeats ? options->repeats : ES_COMPARE_DEFAULT_REPEATS;
+  EsAtomicFile *csv_file = NULL;
+  EsEngine *engine = NULL;
+  EsImage image = { 0 };
+  EsError error;
+  FILE *csv = NULL;
+  char params[128];
+  int status = ES_EXIT_OK;
+
+  es_error_clear (&error);
+  if (!es_load_file (options->image, options->job.levels, &image, &error))
+    return es_cli_report_error (options->image, &error);
+  engine = es_compare_engine_new (options->backend, &error);
+  if (!engine)
+    {
+      status = es_cli_report_error ("bench", &error);
+      goto out;
+    }
+  if (options->csv_path)
+    {
+      csv_file = es_atomic_file_open (options->csv_path, &error);
+      if (!csv_file)
+        {
+          status = es_cli_report_error (options->csv_path, &error);
+          goto out;
+        }
+      csv = es_atomic_file_stream (csv_file);
+      fputs ("op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label\n", csv);
+    }
+
+  describe_params (options, params, sizeof params);
+  printf ("# %s: %dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n",
+          es_cli_base_name (options->image), image.width, image.height, image.depth,
+          image.levels ? " levels (text matrix)" : "", params, params[0] ? "; " : "", repeats);
+  printf ("# engine: %s\n", es_engine_describe (engine));
+  if (es_engine_backend (engine) != ES_BACKEND_CUDA)
+    printf ("# kernel variants and the copy floor need CUDA: %s\n",
+            es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine)
+                                              : "the CPU backend was asked for");
+  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s  %s\n", "op", "backend", "variant", "repeats",
+          "kernel ms", "wall ms", "floor ms", "x floor", "label");
+  fflush (stdout);
+
+  for (int i = 0; i < options->n_ops; i++)
+    {
+      EsJob job = bench_job (options, options->ops[i]);
+      EsCompareRow *rows;
+      size_t n_rows;
+      double floor_ms;
+
+      es_error_clear (&error);
+      if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows,
+                                &floor_ms, &error))
+        {
+          char subject[64];
+
+          snprintf (subject, sizeof subject, "bench %s", es_op_name (job.op));
+          status = worse (status, es_cli_report_error (subject, &error));
+          continue;
+        }
+      for (size_t r = 0; r < n_rows; r++)
+        print_compare_row (job.op, &rows[r], floor_ms, csv);
+      fflush (stdout);
+      free (rows);
+    }
+
+  if (csv_file)
+    {
+      es_error_clear (&error);
+      if (!es_atomic_file_commit (csv_file, &error))
+        status = worse (status, es_cli_report_error (options->csv_path, &error));
+      csv_file = NULL;
+    }
+out:
+  if (csv_file)
+    es_atomic_file_abort (csv_file);
+  if (engine)
+    es_engine_free (engine);
+  es_image_clear (&image);
   return status;
 }

@@ -1,19 +1,15 @@
-/* Internal to entroscope-cli: the bench command and the CLI's error reporting. */
+/* Internal to entroscope-cli: the bench command, on random images or on one file. */
 #pragma once
 
 #include <stdbool.h>
 
 #include "es-engine.h"
 
-/* Exit statuses, documented in --help. */
-enum {
-  ES_EXIT_OK = 0,
-  ES_EXIT_USAGE = 1,
-  ES_EXIT_DATA = 2,     /* input or output: ES_ERROR_IO, _FORMAT, _LIMIT */
-  ES_EXIT_COMPUTE = 3,  /* ES_ERROR_COMPUTE, _NO_MEMORY, _UNAVAILABLE */
-};
-
 #define ES_BENCH_MAX_SIZES 32
+
+/* What bench times without --ops and --sizes (--help shows these). */
+#define ES_BENCH_DEFAULT_OPS "entropy,equalize,sharpen"
+#define ES_BENCH_DEFAULT_SIZES "1024,4096,8192"
 
 typedef struct {
   int sizes[ES_BENCH_MAX_SIZES];
@@ -22,21 +18,16 @@ typedef struct {
   int n_ops;
   EsBackendChoice backend;  /* AUTO: the CPU, and CUDA when usable */
   const char *variant;      /* NULL: every CUDA variant of each op */
-  int repeats;              /* 0: 20 on CUDA, 5 on the CPU */
-  int window;
-  int levels;
-  float amount;
+  int repeats;              /* 0: 20 on CUDA, 5 on the CPU (es_bench_image_run: 10) */
+  EsJob job;                /* the parameters of every job; op and variant are set per row */
   const char *csv_path;     /* NULL: no CSV */
+  const char *image;        /* es_bench_image_run's file */
 } EsBenchOptions;
 
-/* Runs the benchmark and returns the exit status. */
+/* Times every operation, size, backend and variant on random images and
+ * returns the exit status. */
 int es_bench_run (const EsBenchOptions *options);
-
-/* One line on stderr: "entroscope-cli: SUBJECT: message" (SUBJECT may be
- * NULL). Clears a progress line first so that the two never mix. */
-void es_cli_report (const char *subject, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
-/* Reports an EsError about SUBJECT without repeating SUBJECT when the
- * message already starts with it, and returns the matching exit status. */
-int es_cli_report_error (const char *subject, const EsError *error);
-int es_cli_exit_status (EsErrorCode code);
+/* bench --image: es_compare_variants for each operation on options->image,
+ * the numbers the window's Compare Variants view shows for that image.
+ * Ignores sizes and variant. Returns the exit status. */
+int es_bench_image_run (const EsBenchOptions *options);

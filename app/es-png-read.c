@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "es-load.h"
+#include "es-png-error.h"
 
 /* Ancillary chunks (text, ICC profiles) may not decompress to more than this,
  * nor may a file carry more than this many of them. */
@@ -28,30 +29,8 @@ typedef struct {
   uint8_t *row;
   EsImage image;
   EsErrorCode code;
-  char message[256];
-  char warning[256];
+  EsPngErrors errors;
 } EsPngDecoder;
-
-static void
-es_png_error_fn (png_structp png, png_const_charp message)
-{
-  EsPngDecoder *decoder = png_get_error_ptr (png);
-
-  snprintf (decoder->message, sizeof decoder->message, "%s", message);
-  png_longjmp (png, 1);
-}
-
-/* Warnings do not fail a decode, but libpng reports the detail of a bad IHDR
- * only as warnings before a generic "Invalid IHDR data" error, so the first
- * one is kept to complete the error message. */
-static void
-es_png_warning_fn (png_structp png, png_const_charp message)
-{
-  EsPngDecoder *decoder = png_get_error_ptr (png);
-
-  if (decoder->warning[0] == '\0')
-    snprintf (decoder->warning, sizeof decoder->warning, "%s", message);
-}
 
 static void
 es_png_read_fn (png_structp png, png_bytep out, size_t length)
@@ -154,7 +133,7 @@ static const png_byte ignored_chunks[] =
   "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
   "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
 
-/* The part that runs under setjmp. Returns false with decoder->message set
+/* The part that runs under setjmp. Returns false with decoder->errors set
  * (libpng errors) or with error set (our own refusals). */
 static bool
 es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
@@ -167,7 +146,7 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
   if (setjmp (png_jmpbuf (decoder->png)))
     return false;
 
-  png_set_error_fn (decoder->png, decoder, es_png_error_fn, es_png_warning_fn);
+  png_set_error_fn (decoder->png, &decoder->errors, es_png_error, es_png_warning);
   png_set_read_fn (decoder->png, decoder, es_png_read_fn);
   png_set_user_limits (decoder->png, ES_MAX_SIDE, ES_MAX_SIDE);
   png_set_chunk_cache_max (decoder->png, ES_PNG_CHUNK_CACHE_MAX);
@@ -271,9 +250,10 @@ es_png_decode (const void *data, size_t size, EsImage *image, EsError *error)
       es_image_clear (&decoder.image);
       if (local.code != ES_OK)
         return es_error_set (error, local.code, "PNG: %s", local.message);
-      if (decoder.warning[0] != '\0' && strcmp (decoder.warning, decoder.message) != 0)
-        return es_error_set (error, ES_ERROR_FORMAT, "PNG: %s (warning: %s)", decoder.message, decoder.warning);
-      return es_error_set (error, ES_ERROR_FORMAT, "PNG: %s", decoder.message);
+      if (decoder.errors.warning[0] != '\0' && strcmp (decoder.errors.warning, decoder.errors.message) != 0)
+        return es_error_set (error, ES_ERROR_FORMAT, "PNG: %s (warning: %s)", decoder.errors.message,
+                             decoder.errors.warning);
+      return es_error_set (error, ES_ERROR_FORMAT, "PNG: %s", decoder.errors.message);
     }
   *image = decoder.image;
   return true;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "es-colorbar-layout.h"
+#include "es-png-error.h"
 #include "es-save.h"
 
 /* ---- PNG writing through an atomic file ---------------------------------- */
@@ -17,7 +18,7 @@
 typedef struct {
   FILE *stream;
   int write_errno;  /* errno of a failed write, 0 for an encoder error */
-  char message[256];
+  EsPngErrors errors;  /* libpng only warns about things that do not change the output */
   uint8_t row[];    /* one encoded row */
 } PngContext;
 
@@ -45,21 +46,6 @@ png_context_flush (png_structp png)
       ctx->write_errno = errno ? errno : EIO;
       png_error (png, "write failed");
     }
-}
-
-static void
-png_context_error (png_structp png, png_const_charp message)
-{
-  PngContext *ctx = png_get_error_ptr (png);
-
-  snprintf (ctx->message, sizeof ctx->message, "%s", message);
-  png_longjmp (png, 1);
-}
-
-static void
-png_context_warning (png_structp png, png_const_charp message)
-{
-  /* libpng only warns about things that do not change the output. */
 }
 
 /* Up to a dozen tEXt chunks with their values formatted in place. */
@@ -132,7 +118,7 @@ write_png (const char *path, int width, int height, int bit_depth, int color_typ
       return false;
     }
   ctx->stream = es_atomic_file_stream (file);
-  png = png_create_write_struct (PNG_LIBPNG_VER_STRING, ctx, png_context_error, png_context_warning);
+  png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &ctx->errors, es_png_error, es_png_warning);
   if (png)
     info = png_create_info_struct (png);
   if (!png || !info)
@@ -150,7 +136,7 @@ write_png (const char *path, int width, int height, int bit_depth, int color_typ
       if (ctx->write_errno)
         es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, strerror (ctx->write_errno));
       else
-        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, ctx->message);
+        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, ctx->errors.message);
       free (ctx);
       return false;
     }

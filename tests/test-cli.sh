@@ -189,7 +189,8 @@ check "several inputs with -o FILE is a usage error" eval '[ "$rc" = 1 ] && [ ! 
 # -- usage errors (in.png: a copy of the sample, so that the words split safely) --
 cp "$SAMPLE" in.png
 for args in "entropy --window 4 in.png" "entropy --window 33 in.png" "entropy --window 5x in.png" \
-            "entropy --levels 1 in.png" "entropy --levels 257 in.png" "sharpen --amount -1 in.png" \
+            "entropy --window 5.0 in.png" "entropy --levels 1 in.png" "entropy --levels 257 in.png" \
+            "sharpen --amount -1 in.png" "sharpen --amount 10.5 in.png" "sharpen --amount nan in.png" \
             "entropy --bogus in.png" "entropy -z in.png" "entropy" "frobnicate in.png" \
             "entropy --colormap nope in.png" "entropy --backend gpu in.png" "entropy --max-pixels -5 in.png" \
             "entropy --raw16 --format txt in.png" "entropy -o" "info --sizes 64" "bench --repeats 0"; do
@@ -198,6 +199,12 @@ for args in "entropy --window 4 in.png" "entropy --window 33 in.png" "entropy --
 done
 cli
 check "no command is a usage error" [ "$rc" = 1 ]
+cli entropy --window 4 in.png
+check "a parameter outside the table's range names the option and the range" \
+  eval '[ "$rc" = 1 ] && one_error_line "--window=4: .*odd, 3\.\.31 (default 5)"'
+cli quantize -q --window 7 --amount 2 in.png -o quantized.png
+check "a valid parameter that the operation does not read is accepted" \
+  eval '[ "$rc" = 0 ] && [ -f quantized.png ]'
 
 # -- input and output errors --
 cli entropy no-such-file.png
@@ -250,6 +257,9 @@ check "bench writes a CSV with a header row" \
 cpu_rows=$(awk -F, 'NR > 1 && NF == 15 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
 check "the CSV has a 15-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
 check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
+cli bench --sizes 16 --ops sharpen --repeats 1 --backend cpu --amount 0.5
+check "bench's header gives the parameters that its operations read" \
+  eval '[ "$rc" = 0 ] && head -n 1 "$T/out.log" | grep -q ", amount 0.5; " && ! head -n 1 "$T/out.log" | grep -q window'
 
 # -- bench --image: es_compare_variants on one file, as the window's Compare Variants view --
 cli bench --image "$SAMPLE" --ops entropy,sharpen --repeats 3 --backend cpu --csv image.csv
@@ -288,7 +298,8 @@ check "--help exits 0" eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ]'
 missing=
 for option in -o --output -q --quiet --window --levels --amount --colormap --raw16 --format --range \
               --units --colorbar --backend --variant --timings --max-pixels --sizes --ops --repeats \
-              --csv --image --help --version info bench "Exit status" Examples; do
+              --csv --image --help --version info bench quantize entropy equalize sharpen "Exit status" \
+              Examples; do
   grep -q -e "$option" "$T/out.log" || missing="$missing $option"
 done
 check "--help mentions every option, the exit status and examples${missing:+ (missing:$missing)}" [ -z "$missing" ]
