@@ -207,10 +207,13 @@ es_cli_print_help (FILE *out)
             "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "
             "the absolute range 0..255 a gray PNG holds exactly the result's pixels)", ops);
   print_entry (out, "      --colormap=NAME", OPTION_COLUMN, text);
-  fputs ("      --range=absolute|auto\n"
-         "                          absolute (default): entropy 0..ln(min(L, K*K)),\n"
-         "                          quantize 0..L-1, equalize and sharpen 0..255;\n"
-         "                          auto: the result's own minimum..maximum\n", out);
+  len = 0;
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS; op++)
+    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
+                              es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
+  snprintf (text + len, sizeof text - len, "; auto: the result's own minimum..maximum");
+  print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
   for (int op = 0; op < ES_N_OPS; op++)
     if (es_units_convertible ((EsOp) op))
       nats |= 1u << op;

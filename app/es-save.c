@@ -9,6 +9,7 @@
 #include "es-colorbar-layout.h"
 #include "es-png-error.h"
 #include "es-save.h"
+#include "es-ops.h"
 
 /* ---- PNG writing through an atomic file ---------------------------------- */
 
@@ -76,6 +77,8 @@ text_add (TextChunks *chunks, const char *key, const char *format, ...)
 static void
 text_add_info (TextChunks *chunks, const EsValueInfo *info)
 {
+  EsOp op;
+
   text_add (chunks, "Software", "Entroscope");
   if (!info)
     return;
@@ -85,7 +88,8 @@ text_add_info (TextChunks *chunks, const EsValueInfo *info)
     text_add (chunks, "Window", "%d", info->window);
   if (info->levels)
     text_add (chunks, "Levels", "%d", info->levels);
-  if (info->operation && strcmp (info->operation, "sharpen") == 0)
+  /* An amount of 0 is a real one, so its presence comes from the table. */
+  if (info->operation && es_op_from_name (info->operation, &op) && es_op_uses (op, ES_PARAM_AMOUNT))
     text_add (chunks, "Amount", "%.9g", (double) info->amount);
   if (info->units)
     text_add (chunks, "Units", "%s", info->units);

@@ -217,9 +217,18 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
 {
   if (in == NULL || in->pixels == NULL || in->width <= 0 || in->height <= 0)
     return es_error_set (error, ES_ERROR_INVALID, "no input image");
+  if (in->width > ES_MAX_SIDE || in->height > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "a %d×%d image is larger than %d pixels a side",
+                         in->width, in->height, ES_MAX_SIDE);
   if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
     return es_error_set (error, ES_ERROR_INVALID, "%s input cannot be processed; gray U8 or U16 is needed",
                          es_format_name (in->format));
+  if (in->stride < (size_t) in->width * es_format_size (in->format))
+    return es_error_set (error, ES_ERROR_INVALID, "the input's rows (%zu bytes) are shorter than its width",
+                         in->stride);
+  if (in->levels < 0 || in->levels > ES_LEVELS_MAX)
+    return es_error_set (error, ES_ERROR_INVALID, "the input holds %d levels; %d is the most",
+                         in->levels, ES_LEVELS_MAX);
   if (in->depth < 1 || in->depth > (in->format == ES_FORMAT_U8 ? 8 : 16))
     return es_error_set (error, ES_ERROR_INVALID, "sample depth %d does not fit %s samples",
                          in->depth, es_format_name (in->format));

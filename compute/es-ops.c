@@ -49,9 +49,8 @@ es_param_from_name (const char *name, EsParamId *id)
 void
 es_param_describe_range (const EsParam *param, char *text, size_t size)
 {
-  snprintf (text, size, "%s%.*f..%.*f (default %.*f)", param->odd ? "odd, " : "",
-            param->digits, param->min, param->digits, param->max,
-            param->digits > 0 ? 1 : 0, param->default_value);
+  snprintf (text, size, "%s%g..%g (default %g)", param->odd ? "odd, " : "", param->min, param->max,
+            param->default_value);
 }
 
 bool
@@ -143,34 +142,39 @@ gray_range_max (const EsJob *job)
 static const EsOpInfo ops[ES_N_OPS] = {
   [ES_OP_QUANTIZE] = {
     .op = ES_OP_QUANTIZE, .name = "quantize", .title = "Quantize", .result_title = "Quantized",
-    .summary = "quantization levels (8-bit PNG)",
+    .summary = "the quantization levels floor(v · L / 2^depth), 0..L−1",
     .output_format = ES_FORMAT_U8, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
-    .halo = no_halo, .units = "level", .range_max = levels_range_max, .colormap = "gray",
+    .halo = no_halo, .units = "level", .colormap = "gray",
+    .range_max = levels_range_max, .range_text = "0..L−1",
     .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
   },
   [ES_OP_ENTROPY] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = "Entropy", .result_title = "Entropy",
-    .summary = "local entropy of the quantized levels in a k×k window (a heatmap)",
+    .summary = "local entropy in nats of the levels in a K×K window clipped to the image",
     .output_format = ES_FORMAT_F32, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
-    .halo = window_halo, .units = "nats", .range_max = entropy_range_max, .colormap = "viridis",
+    .halo = window_halo, .units = "nats", .colormap = "viridis",
+    .range_max = entropy_range_max, .range_text = "0..ln(min(L, K²))",
     .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
   },
   [ES_OP_EQUALIZE] = {
     .op = ES_OP_EQUALIZE, .name = "equalize", .title = "Equalize", .result_title = "Equalized",
-    .summary = "histogram equalization, identical to OpenCV's equalizeHist",
+    .summary = "histogram equalization, bit-identical to OpenCV's equalizeHist",
     .output_format = ES_FORMAT_U8, .input_reads = 2,
     .params = 0,
-    .halo = no_halo, .whole_image = true, .units = "gray", .range_max = gray_range_max, .colormap = "gray",
+    .halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
+    .range_max = gray_range_max, .range_text = "0..255",
     .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
   },
   [ES_OP_SHARPEN] = {
     .op = ES_OP_SHARPEN, .name = "sharpen", .title = "Sharpen", .result_title = "Sharpened",
-    .summary = "Laplacian sharpening with replicated borders",
+    .summary = "c + A · (4c − N − S − E − W), replicated borders; at A = 1 bit-identical to "
+               "OpenCV's filter2D with [0 −1 0; −1 5 −1; 0 −1 0]",
     .output_format = ES_FORMAT_U8, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
-    .halo = stencil_halo, .units = "gray", .range_max = gray_range_max, .colormap = "gray",
+    .halo = stencil_halo, .units = "gray", .colormap = "gray",
+    .range_max = gray_range_max, .range_text = "0..255",
     .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
   },
 };

@@ -113,8 +113,10 @@ typedef struct {
    * histogram), so banded runs take two passes. */
   bool whole_image;
   const char *units;         /* of the values: "nats", "level", "gray" */
-  /* Every result of a job lies in [0, range_max (job)]: the absolute colour range. */
+  /* Every result of a job lies in [0, range_max (job)]: the absolute colour
+   * range; range_text says it for --help ("0..ln(min(L, K²))"). */
   double (*range_max) (const EsJob *job);
+  const char *range_text;
   const char *colormap;      /* the default colormap's name: "viridis", "gray" */
   EsCpuRunner cpu;
   const EsCudaOp *cuda;

@@ -466,7 +466,7 @@ test_tables (void)
       int defaults_found = 0;
 
       tap_ok (info != NULL && info->op == (EsOp) op && info->name && info->title && info->result_title
-              && info->summary && info->units && info->colormap && info->halo && info->range_max && info->cpu
+              && info->summary && info->units && info->colormap && info->halo && info->range_max && info->range_text && info->cpu
               && info->input_reads >= 1 && (info->params & ~((1u << ES_N_PARAMS) - 1)) == 0,
               "operation %d has a complete row", op);
       tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name",

@@ -1,9 +1,10 @@
-/* HEAD */
-/* ---- bands under a memory budget, over several devices ---------------------- */
+/* Jobs in bands of rows: under a device memory budget, and spread over several devices. */
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
 
-/* Smaller images stay on one device: spreading them costs more in launches
- * and synchronization than it saves. */
-#define ES_CUDA_SPREAD_MIN_PIXELS ((size_t) 1 << 22)
+#include "es-cuda-internal.h"
+
 /* Device memory kept free for the tables, the kernels' own needs and the
  * driver, when the budget comes from cudaMemGetInfo. */
 #define ES_CUDA_MEMORY_MARGIN ((size_t) 256 << 20)
@@ -13,34 +14,25 @@
 #define ES_CUDA_BAND_BYTES ((size_t) 128 << 20)
 
 typedef enum {
-  ES_BAND_KERNELS,    /* the operation's kernels, band by band */
-  ES_BAND_HISTOGRAM,  /* equalize, first pass: the histogram over the bands */
-  ES_BAND_APPLY,      /* equalize, second pass: the LUT over the bands */
+  ES_BAND_KERNELS,  /* the variant's kernels, band by band */
+  /* Ops with EsOpInfo.whole_image: first the statistic over the bands
+   * (EsCudaOp.reduce_band), then its table applied to them (apply_band). */
+  ES_BAND_REDUCE,
+  ES_BAND_APPLY,
 } EsBandPass;
 
 /* One device's share of a banded run: bands [b_begin, b_end) of `step`
  * output rows, each uploaded with `halo` rows above and below. */
 typedef struct {
   const EsJob *job;
-  const char *variant;
+  const EsVariant *variant;
   EsBandPass pass;
   const EsCudaFrame *whole;  /* the geometry; its buffers are unused */
   const EsMove *move;
   int step, halo, b_begin, b_end;
-  const uint8_t *lut;              /* ES_BAND_APPLY: the LUT to map through */
-  unsigned long long *histogram;   /* ES_BAND_HISTOGRAM: 256 bins, filled */
+  const uint8_t *table;      /* ES_BAND_APPLY: the 256-entry table to upload */
+  unsigned long long *bins;  /* ES_BAND_REDUCE: this device's 256 bins, filled */
 } EsBandWork;
-
-static void
-release_band_buffers (EsCuda *cuda)
-{
-  for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
-    {
-      device_release (&cuda->band_in[s]);
-      device_release (&cuda->band_lev[s]);
-      device_release (&cuda->band_out[s]);
-    }
-}
 
 static size_t
 held_bytes (const EsCuda *cuda)
@@ -55,8 +47,8 @@ held_bytes (const EsCuda *cuda)
 /* The device memory that one run may use on every device: the smallest free
  * memory (counting the buffers already held, which the run may reuse), less
  * a margin, or ES_GPU_MEMORY_BUDGET bytes when that is smaller. */
-static size_t
-memory_budget (EsCuda *cuda)
+size_t
+es_cuda_memory_budget (EsCuda *cuda)
 {
   size_t budget = SIZE_MAX;
   const char *env = getenv ("ES_GPU_MEMORY_BUDGET");
@@ -101,8 +93,9 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
   const EsMove *m = w->move;
   const int h = f->height;
   const size_t slot_rows = (size_t) (w->step + 2 * w->halo < h ? w->step + 2 * w->halo : h);
-  const bool levels = w->pass == ES_BAND_KERNELS && w->job->op == ES_OP_ENTROPY;
-  const bool output = w->pass != ES_BAND_HISTOGRAM;
+  const EsCudaOp *cuda_op = es_op_info (w->job->op)->cuda;
+  const bool levels = w->pass == ES_BAND_KERNELS && cuda_op->uses_levels;
+  const bool output = w->pass != ES_BAND_REDUCE;
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
 
   *ms = 0;
@@ -110,19 +103,21 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
   if (w->b_begin >= w->b_end)
     return true;
   for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
-    if (!device_reserve (cuda, &cuda->band_in[s], slot_rows * f->in_pitch, "band input buffer", error)
-        || (levels && !device_reserve (cuda, &cuda->band_lev[s], slot_rows * f->lev_pitch, "band levels buffer",
-                                       error))
-        || (output && !device_reserve (cuda, &cuda->band_out[s], slot_rows * f->out_pitch, "band output buffer",
-                                       error)))
+    if (!es_cuda_device_reserve (cuda, &cuda->band_in[s], slot_rows * f->in_pitch, "band input buffer", error)
+        || (levels && !es_cuda_device_reserve (cuda, &cuda->band_lev[s], slot_rows * f->lev_pitch,
+                                               "band levels buffer", error))
+        || (output && !es_cuda_device_reserve (cuda, &cuda->band_out[s], slot_rows * f->out_pitch,
+                                               "band output buffer", error)))
       return false;
 
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, compute), "event record", error);
-  if (w->pass == ES_BAND_HISTOGRAM)
+  /* The bins and the table of the whole-image passes live in the device's
+   * histogram and LUT buffers. */
+  if (w->pass == ES_BAND_REDUCE)
     ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->histogram, 0, 256 * sizeof *cuda->histogram, compute),
                  "histogram reset", error);
   if (w->pass == ES_BAND_APPLY)
-    ES_CUDA_TRY (cuda, cudaMemcpyAsync (cuda->lut, w->lut, 256, cudaMemcpyHostToDevice, compute), "LUT upload",
+    ES_CUDA_TRY (cuda, cudaMemcpyAsync (cuda->lut, w->table, 256, cudaMemcpyHostToDevice, compute), "LUT upload",
                  error);
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, compute), "event record", error);
   ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_uploaded, 0), "stream wait", error);
@@ -148,9 +143,9 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
       band.in = cuda->band_in[s].ptr;
       band.lev = (uint8_t *) cuda->band_lev[s].ptr;
       band.out = cuda->band_out[s].ptr;
-      bool ok = w->pass == ES_BAND_KERNELS ? run_kernels (cuda, w->job, w->variant, &band, error)
-                : w->pass == ES_BAND_HISTOGRAM ? es_cuda_equalize_histogram_band (cuda, &band, error)
-                : es_cuda_equalize_apply_band (cuda, &band, error);
+      bool ok = w->pass == ES_BAND_KERNELS ? es_cuda_run_kernels (cuda, w->variant, &band, w->job, error)
+                : w->pass == ES_BAND_REDUCE ? cuda_op->reduce_band (cuda, &band, error)
+                : cuda_op->apply_band (cuda, &band, error);
       if (!ok)
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[s], compute), "event record", error);
@@ -170,9 +165,9 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
   ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_computed, 0), "stream wait", error);
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, down), "event record", error);
   ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "band run", error);
-  if (w->pass == ES_BAND_HISTOGRAM)
-    ES_CUDA_TRY (cuda, cudaMemcpy (w->histogram, cuda->histogram, 256 * sizeof *w->histogram,
-                                   cudaMemcpyDeviceToHost), "histogram download", error);
+  if (w->pass == ES_BAND_REDUCE)
+    ES_CUDA_TRY (cuda, cudaMemcpy (w->bins, cuda->histogram, 256 * sizeof *w->bins, cudaMemcpyDeviceToHost),
+                 "histogram download", error);
   ES_CUDA_TRY (cuda, cudaEventElapsedTime (ms, cuda->ev_start, cuda->ev_done), "timing", error);
   return true;
 }
@@ -180,8 +175,8 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
 /* Runs one pass on every device at once, one host thread each; device i
  * takes the i-th run of consecutive bands. `ms`: the slowest device's span. */
 static bool
-run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long long (*histograms)[256],
-          float *ms, EsError *error)
+run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long long (*bins)[256], float *ms,
+          EsError *error)
 {
   const int n = 1 + cuda->n_peers;
   const int per_device = (n_bands + n - 1) / n;
@@ -195,7 +190,7 @@ run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long lo
       EsBandWork w = *pattern;
       w.b_begin = i * per_device < n_bands ? i * per_device : n_bands;
       w.b_end = (i + 1) * per_device < n_bands ? (i + 1) * per_device : n_bands;
-      w.histogram = histograms != NULL ? histograms[i] : NULL;
+      w.bins = bins != NULL ? bins[i] : NULL;
       errors[i] = (EsError) { ES_OK, "" };
       ok[i] = run_bands (i == 0 ? cuda : cuda->peers[i - 1], &w, &spans[i], &errors[i]);
     }
@@ -214,24 +209,26 @@ run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long lo
   return true;
 }
 
-/* The whole job in bands. Equalize takes two passes: the histograms of
- * every device's bands, summed here into the LUT, then the LUT over the
- * bands. The span of the passes is reported as kernel time: in bands the
- * transfers and the kernels overlap. */
-static bool
-run_banded (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m, const EsCudaFrame *frame,
-            size_t budget, float times[3], EsError *error)
+/* The whole job in bands. Ops with EsOpInfo.whole_image take two passes:
+ * the statistic of every device's bands, combined here into the table, then
+ * the table over the bands. The span of the passes is reported as kernel
+ * time: in bands the transfers and the kernels overlap. */
+bool
+es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
+                    const EsCudaFrame *frame, size_t budget, float times[3], EsError *error)
 {
+  const EsOpInfo *info = es_op_info (job->op);
+  const EsCudaOp *cuda_op = info->cuda;
   const int n = 1 + cuda->n_peers;
   const int h = frame->height;
-  const int halo = job->op == ES_OP_ENTROPY ? job->window / 2 : job->op == ES_OP_SHARPEN ? 1 : 0;
-  const size_t row_bytes = frame->in_pitch + (job->op == ES_OP_ENTROPY ? frame->lev_pitch : 0) + frame->out_pitch;
+  const int halo = info->halo (job);
+  const size_t row_bytes = frame->in_pitch + (cuda_op->uses_levels ? frame->lev_pitch : 0) + frame->out_pitch;
   const size_t budget_rows = budget / (ES_CUDA_BAND_SLOTS * row_bytes);
 
   if (budget_rows < (size_t) (2 * halo + 1))
     return es_error_set (error, ES_ERROR_NO_MEMORY,
                          "CUDA %s: %zu bytes of device memory hold no band of a %d-pixel-wide image",
-                         es_op_name (job->op), budget, frame->width);
+                         info->name, budget, frame->width);
   size_t cap = budget_rows - (size_t) (2 * halo);
   size_t good = ES_CUDA_BAND_BYTES / row_bytes;
   if (good < (size_t) (halo + 1))
@@ -247,18 +244,18 @@ run_banded (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m
     {
       EsCuda *c = i == 0 ? cuda : cuda->peers[i - 1];
       (void) cudaSetDevice (c->device);
-      device_release (&c->d_in);
-      device_release (&c->d_lev);
-      device_release (&c->d_out);
+      es_cuda_device_release (&c->d_in);
+      es_cuda_device_release (&c->d_lev);
+      es_cuda_device_release (&c->d_out);
     }
   (void) cudaSetDevice (cuda->device);
-  if (!inject_launch_fault (cuda, error))
+  if (!es_cuda_inject_launch_fault (cuda, error))
     return false;
 
   EsBandWork w = { job, variant, ES_BAND_KERNELS, frame, m, step, halo, 0, 0, NULL, NULL };
   float ms = 0;
   times[0] = times[2] = 0;
-  if (job->op != ES_OP_EQUALIZE)
+  if (!info->whole_image)
     {
       if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
         return false;
@@ -266,18 +263,22 @@ run_banded (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m
       return true;
     }
 
-  unsigned long long histograms[ES_CUDA_MAX_DEVICES][256];
-  uint64_t histogram[256] = { 0 };
-  uint8_t lut[256];
-  w.pass = ES_BAND_HISTOGRAM;
-  if (!run_pass (cuda, &w, n_bands, histograms, &ms, error))
+  assert (cuda_op->reduce_band != NULL && cuda_op->combine != NULL && cuda_op->apply_band != NULL);
+  unsigned long long bins[ES_CUDA_MAX_DEVICES][256];
+  uint64_t sum[256] = { 0 };
+  uint8_t table[256];
+  w.pass = ES_BAND_REDUCE;
+  if (!run_pass (cuda, &w, n_bands, bins, &ms, error))
     return false;
   times[1] = ms;
   for (int i = 0; i < n; i++)
     for (int k = 0; k < 256; k++)
-      histogram[k] += histograms[i][k];
-  (void) es_equalize_lut (histogram, (uint64_t) frame->width * (uint64_t) h, lut);
+      sum[k] += bins[i][k];
+  cuda_op->combine (sum, (uint64_t) frame->width * (uint64_t) h, table);
   w.pass = ES_BAND_APPLY;
-  w.lut = lut;
+  w.table = table;
   if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
     return false;
+  times[1] += ms;
+  return true;
+}

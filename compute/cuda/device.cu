@@ -8,7 +8,6 @@
 
 #include "es-cuda-internal.h"
 
-
 /* ---- errors ---------------------------------------------------------------- */
 
 /* Errors after which the context cannot be used again (the CUDA runtime
@@ -336,7 +335,7 @@ open_resources (EsCuda *cuda, EsError *error)
   free (host_tables);
   ES_CUDA_TRY (cuda, status, "upload of the entropy tables", error);
 
-  /* What each operation's kernels need on the device besides. */
+  /* Each operation's own setup, such as entropy's constant-memory table. */
   for (int op = 0; op < ES_N_OPS; op++)
     {
       const EsCudaOp *entry = es_op_info ((EsOp) op)->cuda;

@@ -1,85 +1,7 @@
 /* Local entropy on the GPU: the classroom baseline, the c·ln c table in three memories, a shared tile, and the fast kernel. */
 #include <stddef.h>
-#include <string.h>
 
 #include "es-cuda-internal.h"
-
-/* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window
- * (DESIGN.md §1). The table variants and the general path of "fast" sum
- * round(c ln c · 2^19) exactly in uint32 and finish in double, so they agree
- * bit for bit; "naive" and "per-thread-histogram" take logs in double; the
- * fast kernel sums 8 float entries of c ln c + c' ln c' (each rounded once).
- * All stay within 3e-6 of a float64 evaluation. */
-static const EsVariant entropy_variants[] = {
-  { "naive", "Naive: one pass over the window per level",
-    "For every level the thread scans its whole window again in global memory, so a 5×5 window "
-    "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on.",
-    "Classroom local-entropy exercise (one loop per level)", false },
-  { "per-thread-histogram", "Per-thread histogram in local memory",
-    "Each thread counts its window once into a private array in local memory, trading space for "
-    "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
-    "addresses of slow, cached DRAM-backed memory.",
-    "NVIDIA CUDA C++ Programming Guide, §Local memory", false },
-  { "log-table-global", "c·ln c table in global memory",
-    "Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
-    "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
-    "table, because the L1 cache serves a warp's different entries from one or two cache lines.",
-    "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces", false },
-  { "log-table-constant", "c·ln c table in constant memory",
-    "The same table in __constant__ memory: one address per warp would be a broadcast, but each "
-    "thread looks up its own count, the constant cache serves the different addresses one after "
-    "another, and the kernel runs about 30% slower than with the table in global or shared memory.",
-    "NVIDIA CUDA C++ Programming Guide, §Constant memory", false },
-  { "log-table-shared", "c·ln c table in shared memory",
-    "The same table copied into shared memory by each block: 32 banks serve a warp's different "
-    "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
-    "L1-cached global table, well ahead of constant memory).",
-    "NVIDIA CUDA C++ Programming Guide, §Shared memory", false },
-  { "shared-tile", "Shared-memory tile with halo",
-    "As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
-    "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
-    "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss.",
-    "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable", false },
-  { "fast", "Fast: pair counters in registers, sliding windows",
-    "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
-    "columns of a window row, the window slides down the image one row in and one out (rows loaded "
-    "k steps ahead), and each counter pair indexes a shared table of c ln c + c' ln c': 8 lookups "
-    "per pixel, quantization fused into the load.",
-    "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank", true },
-  { "streams-overlap", "Fast kernel, transfers overlapped in streams",
-    "The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
-    "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
-    "time drops below upload + download (the kernel time is the sum of the bands).",
-    "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation", false },
-  { "pageable-transfers", "Fast kernel, pageable host memory",
-    "The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
-    "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
-    "below the speed of DMA from page-locked memory.",
-    "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory", false },
-  { "per-call-alloc", "Fast kernel, buffers allocated per call",
-    "The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
-    "and cudaFree synchronize and cost far more than the kernel (the time shows in upload and download).",
-    "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation", false },
-};
-
-const EsVariant *
-es_cuda_entropy_variants (size_t *n)
-{
-  *n = sizeof entropy_variants / sizeof entropy_variants[0];
-  return entropy_variants;
-}
-
-EsCudaTransfer
-es_cuda_entropy_transfer (const char *variant)
-{
-  if (strcmp (variant, "pageable-transfers") == 0)
-    return ES_CUDA_TRANSFER_PAGEABLE;
-  if (strcmp (variant, "per-call-alloc") == 0)
-    return ES_CUDA_TRANSFER_PER_CALL;
-  if (strcmp (variant, "streams-overlap") == 0)
-    return ES_CUDA_TRANSFER_STREAMS;
-  return ES_CUDA_TRANSFER_DEFAULT;
-}
 
 /* The fixed-point c·ln c table for "log-table-constant" (3.8 KiB). */
 static __constant__ uint32_t c_clnc_fix[ES_CUDA_MAX_COUNT + 1];
@@ -335,8 +257,10 @@ table_smem (int levels, int window, bool table, bool tile)
          + (tile ? (size_t) (TABLE_W + 2 * r) * (TABLE_H + 2 * r) : 0);
 }
 
-bool
-es_cuda_entropy_init (EsCuda *cuda, EsError *error)
+/* The constant-memory table and the shared-memory limit of the table and
+ * tile kernels, once per device. */
+static bool
+entropy_init (EsCuda *cuda, EsError *error)
 {
   ES_CUDA_TRY (cuda, cudaMemcpyToSymbolAsync (c_clnc_fix, clnc_fix_table (cuda), sizeof c_clnc_fix, 0,
                                               cudaMemcpyDeviceToDevice, cuda->stream),
@@ -724,10 +648,15 @@ launch_fast_for_window (EsCuda *cuda, const EsCudaFrame *frame, int window, int 
     }
 }
 
-bool
-es_cuda_entropy_band (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last,
-                      int q_first, int q_last, EsError *error)
+/* EsCudaOp.launch_rows: output rows [y_first, y_last) with the fast kernel
+ * where it applies (k ≤ 7, L ≤ 16), else with the sliding kernel, which
+ * reads levels: those of input rows [q_first, q_last) are quantized first. */
+static bool
+launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first, int y_last, int q_first,
+             int q_last, EsError *error)
 {
+  const int window = job->window;
+
   if (frame->levels <= 16 && window <= ES_CUDA_FAST_MAX_WINDOW)
     {
       bool launched = frame->in_format == ES_FORMAT_U8
@@ -761,9 +690,20 @@ es_cuda_entropy_band (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_
   return true;
 }
 
-bool
-es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
-                     EsError *error)
+/* The fast variant and its transfer lessons: every row at once. */
+static bool
+launch_fast_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
+{
+  return launch_rows (cuda, frame, job, 0, frame->height, 0, frame->height, error);
+}
+
+/* The teaching kernels: one thread per pixel on 32×2 blocks, reading levels
+ * that a first kernel wrote. */
+enum { TEACH_NAIVE, TEACH_HISTOGRAM, TEACH_TABLE_GLOBAL, TEACH_TABLE_CONSTANT, TEACH_TABLE_SHARED, TEACH_TILE };
+
+template <int KERNEL>
+static bool
+launch_teaching (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
 {
   const int r = job->window / 2;
   const dim3 block (TABLE_W, TABLE_H);
@@ -773,30 +713,21 @@ es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, c
   const size_t lp = frame->lev_pitch;
   const int w = frame->width, h = frame->height, l = frame->levels;
 
-  if (strcmp (variant, "fast") == 0 || es_cuda_entropy_transfer (variant) != ES_CUDA_TRANSFER_DEFAULT)
-    return es_cuda_entropy_band (cuda, frame, job->window, 0, h, 0, h, error);
-
-  if (strcmp (variant, "naive") != 0 && strcmp (variant, "per-thread-histogram") != 0
-      && strcmp (variant, "log-table-global") != 0 && strcmp (variant, "log-table-constant") != 0
-      && strcmp (variant, "log-table-shared") != 0 && strcmp (variant, "shared-tile") != 0)
-    return es_error_set (error, ES_ERROR_INVALID, "unknown entropy variant \"%s\"", variant);
-
-  /* The teaching variants read levels that a first kernel wrote. */
   if (!es_cuda_quantize_levels (cuda, frame, error))
     return false;
 
-  if (strcmp (variant, "naive") == 0)
+  if constexpr (KERNEL == TEACH_NAIVE)
     entropy_naive_kernel<<<grid, block, 0, cuda->stream>>> (lev, lp, w, h, r, l, frame->out, frame->out_pitch);
-  else if (strcmp (variant, "per-thread-histogram") == 0)
+  else if constexpr (KERNEL == TEACH_HISTOGRAM)
     entropy_histogram_kernel<<<grid, block, 0, cuda->stream>>> (lev, lp, w, h, r, l, frame->out,
                                                                 frame->out_pitch);
-  else if (strcmp (variant, "log-table-global") == 0)
+  else if constexpr (KERNEL == TEACH_TABLE_GLOBAL)
     entropy_table_kernel<TABLE_GLOBAL><<<grid, block, table_smem (l, job->window, false, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
-  else if (strcmp (variant, "log-table-constant") == 0)
+  else if constexpr (KERNEL == TEACH_TABLE_CONSTANT)
     entropy_table_kernel<TABLE_CONSTANT><<<grid, block, table_smem (l, job->window, false, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
-  else if (strcmp (variant, "log-table-shared") == 0)
+  else if constexpr (KERNEL == TEACH_TABLE_SHARED)
     entropy_table_kernel<TABLE_SHARED><<<grid, block, table_smem (l, job->window, true, false), cuda->stream>>> (
       lev, lp, w, h, r, l, clnc_fix_table (cuda), cuda->tables, frame->out, frame->out_pitch);
   else
@@ -805,3 +736,85 @@ es_cuda_entropy_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, c
   ES_CUDA_LAUNCHED (cuda, "entropy kernel", error);
   return true;
 }
+
+/* ---- the operation --------------------------------------------------------- */
+
+/* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window
+ * (DESIGN.md §1). The table variants and the general path of "fast" sum
+ * round(c ln c · 2^19) exactly in uint32 and finish in double, so they agree
+ * bit for bit; "naive" and "per-thread-histogram" take logs in double; the
+ * fast kernel sums 8 float entries of c ln c + c' ln c' (each rounded once).
+ * All stay within 3e-6 of a float64 evaluation. The transfer lessons run the
+ * fast kernels and differ from "fast" only in how the image moves. */
+static const EsVariant entropy_variants[] = {
+  { "naive", "Naive: one pass over the window per level",
+    "For every level the thread scans its whole window again in global memory, so a 5×5 window "
+    "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on.",
+    "Classroom local-entropy exercise (one loop per level)",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_NAIVE> },
+  { "per-thread-histogram", "Per-thread histogram in local memory",
+    "Each thread counts its window once into a private array in local memory, trading space for "
+    "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
+    "addresses of slow, cached DRAM-backed memory.",
+    "NVIDIA CUDA C++ Programming Guide, §Local memory",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_HISTOGRAM> },
+  { "log-table-global", "c·ln c table in global memory",
+    "Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
+    "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
+    "table, because the L1 cache serves a warp's different entries from one or two cache lines.",
+    "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_TABLE_GLOBAL> },
+  { "log-table-constant", "c·ln c table in constant memory",
+    "The same table in __constant__ memory: one address per warp would be a broadcast, but each "
+    "thread looks up its own count, the constant cache serves the different addresses one after "
+    "another, and the kernel runs about 30% slower than with the table in global or shared memory.",
+    "NVIDIA CUDA C++ Programming Guide, §Constant memory",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_TABLE_CONSTANT> },
+  { "log-table-shared", "c·ln c table in shared memory",
+    "The same table copied into shared memory by each block: 32 banks serve a warp's different "
+    "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
+    "L1-cached global table, well ahead of constant memory).",
+    "NVIDIA CUDA C++ Programming Guide, §Shared memory",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_TABLE_SHARED> },
+  { "shared-tile", "Shared-memory tile with halo",
+    "As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
+    "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
+    "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss.",
+    "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable",
+    false, ES_TRANSFER_DEFAULT, launch_teaching<TEACH_TILE> },
+  { "fast", "Fast: pair counters in registers, sliding windows",
+    "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
+    "columns of a window row, the window slides down the image one row in and one out (rows loaded "
+    "k steps ahead), and each counter pair indexes a shared table of c ln c + c' ln c': 8 lookups "
+    "per pixel, quantization fused into the load.",
+    "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank",
+    true, ES_TRANSFER_DEFAULT, launch_fast_rows },
+  { "streams-overlap", "Fast kernel, transfers overlapped in streams",
+    "The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
+    "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
+    "time drops below upload + download (the kernel time is the sum of the bands).",
+    "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation",
+    false, ES_TRANSFER_STREAMS, launch_fast_rows },
+  { "pageable-transfers", "Fast kernel, pageable host memory",
+    "The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
+    "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
+    "below the speed of DMA from page-locked memory.",
+    "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory",
+    false, ES_TRANSFER_PAGEABLE, launch_fast_rows },
+  { "per-call-alloc", "Fast kernel, buffers allocated per call",
+    "The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
+    "and cudaFree synchronize and cost far more than the kernel (the time shows in upload and download).",
+    "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation",
+    false, ES_TRANSFER_PER_CALL, launch_fast_rows },
+};
+
+const EsCudaOp es_cuda_entropy = {
+  .variants = entropy_variants,
+  .n_variants = ES_CUDA_N_VARIANTS (entropy_variants),
+  .uses_levels = true,
+  .init = entropy_init,
+  .launch_rows = launch_rows,
+  .reduce_band = NULL,
+  .combine = NULL,
+  .apply_band = NULL,
+};

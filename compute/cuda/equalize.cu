@@ -1,35 +1,6 @@
 /* Histogram equalization on the GPU: four ways to build the histogram, one LUT, bit-identical to cv::equalizeHist. */
-#include <string.h>
-
 #include "es-cuda-internal.h"
-
-static const EsVariant equalize_variants[] = {
-  { "global-atomics", "Global atomics",
-    "Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
-    "queues on the same few addresses in L2, 40× slower than a privatized histogram.",
-    "NVIDIA CUDA C++ Programming Guide, §Atomic functions", false },
-  { "block-shared", "Per-block shared histogram",
-    "Each block counts into its own 256 bins in shared memory and merges them with 256 global "
-    "atomics at the end: the contended updates move on chip.",
-    "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"", false },
-  { "warp-private", "Per-warp sub-histograms",
-    "Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
-    "a bin: the cure for contention on GPUs before Maxwell, but Hopper's shared-memory atomics "
-    "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image.",
-    "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)", false },
-  { "fused", "Fused: vector loads, device LUT",
-    "Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
-    "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
-    "shared-memory LUT: two kernels in all.",
-    "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction", true },
-};
-
-const EsVariant *
-es_cuda_equalize_variants (size_t *n)
-{
-  *n = sizeof equalize_variants / sizeof equalize_variants[0];
-  return equalize_variants;
-}
+#include "../es-definitions.h"
 
 /* histogram[256] counts the blocks that have merged (the fused variant). */
 #define BLOCKS_DONE 256
@@ -240,42 +211,29 @@ apply_vector_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, 
     }
 }
 
-/* ---- launcher ------------------------------------------------------------ */
+/* ---- launchers --------------------------------------------------------------- */
 
-template <typename T>
+enum { HISTOGRAM_GLOBAL, HISTOGRAM_BLOCK, HISTOGRAM_WARP };
+
+/* Three kernels: the histogram with one of the three counting strategies,
+ * the LUT from it on one block, then the LUT applied one pixel per thread. */
+template <int HISTOGRAM, typename T>
 static bool
-run_typed (EsCuda *cuda, const EsCudaFrame *f, const char *variant, EsError *error)
+separate_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
 {
   const EsSampleMap map = es_cuda_sample_map (f);
   const unsigned long long n = (unsigned long long) f->width * (unsigned long long) f->height;
   const size_t pixels = (size_t) f->width * (size_t) f->height;
-  const size_t cells = (size_t) f->vectors * (size_t) f->height;
   uint8_t *out = (uint8_t *) f->out;
   unsigned long long *histogram = cuda->histogram;
 
-  if (strcmp (variant, "fused") != 0 && strcmp (variant, "global-atomics") != 0
-      && strcmp (variant, "block-shared") != 0 && strcmp (variant, "warp-private") != 0)
-    return es_error_set (error, ES_ERROR_INVALID, "unknown equalize variant \"%s\"", variant);
-
   ES_CUDA_TRY (cuda, cudaMemsetAsync (histogram, 0, (BLOCKS_DONE + 1) * sizeof *histogram, cuda->stream),
                "histogram reset", error);
-
-  if (strcmp (variant, "fused") == 0)
-    {
-      histogram_fused_kernel<T><<<es_cuda_blocks (cuda, cells, FUSED_BLOCK), FUSED_BLOCK, 0, cuda->stream>>> (
-        f->in, f->in_pitch, f->width, f->height, f->vectors, map, histogram, cuda->lut);
-      ES_CUDA_LAUNCHED (cuda, "fused histogram kernel", error);
-      apply_vector_kernel<T><<<es_cuda_blocks (cuda, cells, 256), 256, 0, cuda->stream>>> (
-        f->in, f->in_pitch, f->vectors, f->height, map, cuda->lut, out, f->out_pitch);
-      ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
-      return true;
-    }
-
   unsigned blocks = es_cuda_blocks (cuda, pixels, 256);
-  if (strcmp (variant, "global-atomics") == 0)
+  if constexpr (HISTOGRAM == HISTOGRAM_GLOBAL)
     histogram_global_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                                   histogram);
-  else if (strcmp (variant, "block-shared") == 0)
+  else if constexpr (HISTOGRAM == HISTOGRAM_BLOCK)
     histogram_block_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                                  histogram);
   else
@@ -291,12 +249,45 @@ run_typed (EsCuda *cuda, const EsCudaFrame *f, const char *variant, EsError *err
   return true;
 }
 
-bool
-es_cuda_equalize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error)
+template <int HISTOGRAM>
+static bool
+launch_separate (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
 {
+  (void) job;
   if (frame->in_format == ES_FORMAT_U8)
-    return run_typed<uint8_t> (cuda, frame, variant, error);
-  return run_typed<uint16_t> (cuda, frame, variant, error);
+    return separate_typed<HISTOGRAM, uint8_t> (cuda, frame, error);
+  return separate_typed<HISTOGRAM, uint16_t> (cuda, frame, error);
+}
+
+/* Two kernels: the fused histogram, whose last block builds the LUT, then
+ * the LUT applied 16 pixels per thread. */
+template <typename T>
+static bool
+fused_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
+{
+  const EsSampleMap map = es_cuda_sample_map (f);
+  const size_t cells = (size_t) f->vectors * (size_t) f->height;
+  uint8_t *out = (uint8_t *) f->out;
+  unsigned long long *histogram = cuda->histogram;
+
+  ES_CUDA_TRY (cuda, cudaMemsetAsync (histogram, 0, (BLOCKS_DONE + 1) * sizeof *histogram, cuda->stream),
+               "histogram reset", error);
+  histogram_fused_kernel<T><<<es_cuda_blocks (cuda, cells, FUSED_BLOCK), FUSED_BLOCK, 0, cuda->stream>>> (
+    f->in, f->in_pitch, f->width, f->height, f->vectors, map, histogram, cuda->lut);
+  ES_CUDA_LAUNCHED (cuda, "fused histogram kernel", error);
+  apply_vector_kernel<T><<<es_cuda_blocks (cuda, cells, 256), 256, 0, cuda->stream>>> (
+    f->in, f->in_pitch, f->vectors, f->height, map, cuda->lut, out, f->out_pitch);
+  ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  return true;
+}
+
+static bool
+launch_fused (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
+{
+  (void) job;
+  if (frame->in_format == ES_FORMAT_U8)
+    return fused_typed<uint8_t> (cuda, frame, error);
+  return fused_typed<uint16_t> (cuda, frame, error);
 }
 
 /* ---- bands --------------------------------------------------------------- */
@@ -316,17 +307,25 @@ histogram_band_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
   return true;
 }
 
-bool
-es_cuda_equalize_histogram_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
+static bool
+histogram_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
 {
   if (frame->in_format == ES_FORMAT_U8)
     return histogram_band_typed<uint8_t> (cuda, frame, error);
   return histogram_band_typed<uint16_t> (cuda, frame, error);
 }
 
+/* The LUT of the devices' summed histograms. es_equalize_lut's result only
+ * says whether the LUT is the identity, which the bands need not know. */
+static void
+combine_histograms (const uint64_t bins[256], uint64_t pixels, uint8_t table[256])
+{
+  (void) es_equalize_lut (bins, pixels, table);
+}
+
 /* Maps a band through cuda->lut, which the caller filled. */
-bool
-es_cuda_equalize_apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
+static bool
+apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
 {
   const size_t cells = (size_t) frame->vectors * (size_t) frame->height;
   const unsigned blocks = es_cuda_blocks (cuda, cells, 256);
@@ -342,3 +341,41 @@ es_cuda_equalize_apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *er
   ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
   return true;
 }
+
+/* ---- the operation --------------------------------------------------------- */
+
+static const EsVariant equalize_variants[] = {
+  { "global-atomics", "Global atomics",
+    "Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
+    "queues on the same few addresses in L2, 40× slower than a privatized histogram.",
+    "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_GLOBAL> },
+  { "block-shared", "Per-block shared histogram",
+    "Each block counts into its own 256 bins in shared memory and merges them with 256 global "
+    "atomics at the end: the contended updates move on chip.",
+    "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_BLOCK> },
+  { "warp-private", "Per-warp sub-histograms",
+    "Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
+    "a bin: the cure for contention on GPUs before Maxwell, but Hopper's shared-memory atomics "
+    "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image.",
+    "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)",
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_WARP> },
+  { "fused", "Fused: vector loads, device LUT",
+    "Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
+    "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
+    "shared-memory LUT: two kernels in all.",
+    "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction",
+    true, ES_TRANSFER_DEFAULT, launch_fused },
+};
+
+const EsCudaOp es_cuda_equalize = {
+  .variants = equalize_variants,
+  .n_variants = ES_CUDA_N_VARIANTS (equalize_variants),
+  .uses_levels = false,
+  .init = NULL,
+  .launch_rows = NULL,
+  .reduce_band = histogram_band,
+  .combine = combine_histograms,
+  .apply_band = apply_band,
+};

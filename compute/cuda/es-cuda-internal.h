@@ -181,6 +181,18 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
 
 /* ---- helpers of the operations ----------------------------------------------- */
 
+#define ES_CUDA_N_VARIANTS(table) (sizeof (table) / sizeof (table)[0])
+
+/* The EsCudaOp of an operation that has a variant table and nothing else: no
+ * levels buffer, no device setup, no rows in streams, no whole-image
+ * statistic. */
+#define ES_CUDA_OP_VARIANTS_ONLY(table)                                                   \
+  {                                                                                       \
+    .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false,  \
+    .init = NULL, .launch_rows = NULL, .reduce_band = NULL, .combine = NULL,              \
+    .apply_band = NULL,                                                                   \
+  }
+
 /* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
  * entropy kernels that read levels). */
 bool es_cuda_quantize_levels (EsCuda *cuda, const EsCudaFrame *frame, EsError *error);

@@ -44,9 +44,10 @@ struct EsCudaOp {
   bool (*launch_rows) (EsCuda *cuda, const struct EsCudaFrame *frame, const EsJob *job, int y_begin, int y_end,
                        int q_begin, int q_end, EsError *error);
   /* Ops with EsOpInfo.whole_image, in bands: add a band's 256-bin
-   * statistic into the device's bins (cleared before the first band); sum
-   * the devices' bins on the host and turn them into a 256-entry table;
-   * upload it and apply it to each band. */
+   * statistic into the device's bins (cuda->histogram, cleared before the
+   * first band); turn the devices' bins, summed on the host, into a
+   * 256-entry table; map a band through that table (uploaded into
+   * cuda->lut). */
   bool (*reduce_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
   void (*combine) (const uint64_t bins[256], uint64_t pixels, uint8_t table[256]);
   bool (*apply_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);

@@ -1,5 +1,10 @@
-/* HEAD */
-/* ---- the copy floor -------------------------------------------------------- */
+/* The floors of the performance method: a plain copy kernel and plain transfers of a kernel's bytes, timed as medians. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-cuda-internal.h"
+
+/* ---- the copy kernel ------------------------------------------------------- */
 
 /* Reads nin and writes nout 16-byte words; words read beyond nout feed a
  * checksum that is stored only on an impossible match, so that no read is
@@ -54,6 +59,8 @@ fill_kernel (uint4 *out, size_t n)
     }
 }
 
+/* ---- timing ------------------------------------------------------------------ */
+
 static int
 compare_doubles (const void *a, const void *b)
 {
@@ -69,55 +76,54 @@ median (double *samples, int n)
   return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
 }
 
-bool
-es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
-                    EsError *error)
-{
-  const int warmups = 3;
-  double *samples;
-  size_t nin, nout;
-  unsigned blocks;
+/* The sizes of one floor's work, worked out once so that nothing but the
+ * work itself runs between the two events of a timed run. */
+typedef struct {
+  size_t in_bytes, out_bytes;
+  size_t nin, nout;  /* the copy floor: 16-byte words */
+  unsigned blocks;   /* the copy floor: the copy kernel's grid */
+} EsFloorWork;
 
-  if (cuda == NULL || median_ms == NULL || repeats < 1 || (in_bytes == 0 && out_bytes == 0))
-    return es_error_set (error, ES_ERROR_INVALID, "copy floor: bad arguments");
+/* A floor: buffers and inputs prepared once, then work enqueued on
+ * cuda->stream for each timed run. */
+typedef struct {
+  const char *name;      /* "copy floor", for errors */
+  const char *run_what;  /* what a failed run is called: "copy kernel run" */
+  int warmups;
+  bool (*prepare) (EsCuda *cuda, EsFloorWork *work, EsError *error);
+  bool (*enqueue) (EsCuda *cuda, const EsFloorWork *work, EsError *error);
+} EsFloor;
+
+/* The median time of `repeats` runs of a floor's work between two events,
+ * after its warm-up runs (DESIGN.md §6). */
+static bool
+measure_floor (EsCuda *cuda, const EsFloor *spec, size_t in_bytes, size_t out_bytes, int repeats,
+               double *median_ms, EsError *error)
+{
+  EsFloorWork work = { in_bytes, out_bytes, 0, 0, 0 };
+  double *samples;
+  bool ok;
+
+  if (cuda == NULL || median_ms == NULL || repeats < 1)
+    return es_error_set (error, ES_ERROR_INVALID, "%s: bad arguments", spec->name);
   if (cuda->broken)
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
-
-  nin = es_cuda_div_up (in_bytes, 16);
-  nout = es_cuda_div_up (out_bytes, 16);
-  if (!device_reserve (cuda, &cuda->d_in, nin * 16, "input buffer", error)
-      || !device_reserve (cuda, &cuda->d_out, nout * 16, "output buffer", error))
-    return false;
   samples = (double *) malloc ((size_t) repeats * sizeof *samples);
   if (samples == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "copy floor: out of host memory");
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "%s: out of host memory", spec->name);
 
-  const uint4 *in = (const uint4 *) cuda->d_in.ptr;
-  uint4 *out = (uint4 *) cuda->d_out.ptr;
-  unsigned *sink = (unsigned *) cuda->histogram;
-  bool ok = true;
-
-  if (nin > 0)
-    {
-      fill_kernel<<<es_cuda_blocks (cuda, nin, 256), 256, 0, cuda->stream>>> ((uint4 *) cuda->d_in.ptr, nin);
-      ok = es_cuda_check (cuda, cudaGetLastError (), "fill kernel", error);
-    }
-  blocks = es_cuda_blocks (cuda, es_cuda_div_up (nin > nout ? nin : nout, 4), 256);
-  for (int i = 0; ok && i < warmups + repeats; i++)
+  ok = spec->prepare (cuda, &work, error);
+  for (int i = 0; ok && i < spec->warmups + repeats; i++)
     {
       float ms = 0;
-      ok = es_cuda_check (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
-      if (ok)
-        {
-          copy_kernel<<<blocks, 256, 0, cuda->stream>>> (in, nin, out, nout, sink);
-          ok = es_cuda_check (cuda, cudaGetLastError (), "copy kernel", error)
-               && es_cuda_check (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error)
-               && es_cuda_check (cuda, cudaEventSynchronize (cuda->ev_done), "copy kernel run", error)
-               && es_cuda_check (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_done), "timing", error);
-        }
-      if (ok && i >= warmups)
-        samples[i - warmups] = ms;
+      ok = es_cuda_check (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error)
+           && spec->enqueue (cuda, &work, error)
+           && es_cuda_check (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error)
+           && es_cuda_check (cuda, cudaEventSynchronize (cuda->ev_done), spec->run_what, error)
+           && es_cuda_check (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_done), "timing", error);
+      if (ok && i >= spec->warmups)
+        samples[i - spec->warmups] = ms;
     }
   if (ok)
     *median_ms = median (samples, repeats);
@@ -125,47 +131,81 @@ es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats
   return ok;
 }
 
+/* ---- the copy floor --------------------------------------------------------- */
+
+/* The device buffers, and an input that is not zeros. */
+static bool
+copy_prepare (EsCuda *cuda, EsFloorWork *work, EsError *error)
+{
+  work->nin = es_cuda_div_up (work->in_bytes, 16);
+  work->nout = es_cuda_div_up (work->out_bytes, 16);
+  work->blocks = es_cuda_blocks (cuda, es_cuda_div_up (work->nin > work->nout ? work->nin : work->nout, 4), 256);
+  if (!es_cuda_device_reserve (cuda, &cuda->d_in, work->nin * 16, "input buffer", error)
+      || !es_cuda_device_reserve (cuda, &cuda->d_out, work->nout * 16, "output buffer", error))
+    return false;
+  if (work->nin > 0)
+    {
+      fill_kernel<<<es_cuda_blocks (cuda, work->nin, 256), 256, 0, cuda->stream>>> ((uint4 *) cuda->d_in.ptr,
+                                                                                     work->nin);
+      ES_CUDA_LAUNCHED (cuda, "fill kernel", error);
+    }
+  return true;
+}
+
+/* The histogram buffer stands in as the sink of the kernel's checksum,
+ * which is never stored. */
+static bool
+copy_enqueue (EsCuda *cuda, const EsFloorWork *work, EsError *error)
+{
+  copy_kernel<<<work->blocks, 256, 0, cuda->stream>>> ((const uint4 *) cuda->d_in.ptr, work->nin,
+                                                       (uint4 *) cuda->d_out.ptr, work->nout,
+                                                       (unsigned *) cuda->histogram);
+  ES_CUDA_LAUNCHED (cuda, "copy kernel", error);
+  return true;
+}
+
+static const EsFloor copy_floor = { "copy floor", "copy kernel run", 3, copy_prepare, copy_enqueue };
+
+bool
+es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+                    EsError *error)
+{
+  if (in_bytes == 0 && out_bytes == 0)
+    return es_error_set (error, ES_ERROR_INVALID, "%s: bad arguments", copy_floor.name);
+  return measure_floor (cuda, &copy_floor, in_bytes, out_bytes, repeats, median_ms, error);
+}
+
+/* ---- the transfer floor ------------------------------------------------------ */
+
+/* Device buffers and page-locked staging, which the copy engines reach by
+ * DMA, holding an input that is not zeros. */
+static bool
+transfer_prepare (EsCuda *cuda, EsFloorWork *work, EsError *error)
+{
+  if (!es_cuda_device_reserve (cuda, &cuda->d_in, work->in_bytes, "input buffer", error)
+      || !es_cuda_device_reserve (cuda, &cuda->d_out, work->out_bytes, "output buffer", error)
+      || !es_cuda_host_reserve (cuda, &cuda->h_in, work->in_bytes, "pinned input staging", error)
+      || !es_cuda_host_reserve (cuda, &cuda->h_out, work->out_bytes, "pinned output staging", error))
+    return false;
+  memset (cuda->h_in.ptr, 0x5a, work->in_bytes);
+  return true;
+}
+
+static bool
+transfer_enqueue (EsCuda *cuda, const EsFloorWork *work, EsError *error)
+{
+  ES_CUDA_TRY (cuda, cudaMemcpyAsync (cuda->d_in.ptr, cuda->h_in.ptr, work->in_bytes, cudaMemcpyHostToDevice,
+                                      cuda->stream), "upload", error);
+  ES_CUDA_TRY (cuda, cudaMemcpyAsync (cuda->h_out.ptr, cuda->d_out.ptr, work->out_bytes, cudaMemcpyDeviceToHost,
+                                      cuda->stream), "download", error);
+  return true;
+}
+
+static const EsFloor transfer_floor = { "transfer floor", "transfers", 2, transfer_prepare, transfer_enqueue };
+
 bool
 es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
                         EsError *error)
 {
-  const int warmups = 2;
-  double *samples;
-  bool ok;
-
-  if (cuda == NULL || median_ms == NULL || repeats < 1)
-    return es_error_set (error, ES_ERROR_INVALID, "transfer floor: bad arguments");
-  if (cuda->broken)
-    return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
-  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
-  if (!device_reserve (cuda, &cuda->d_in, in_bytes, "input buffer", error)
-      || !device_reserve (cuda, &cuda->d_out, out_bytes, "output buffer", error)
-      || !host_reserve (cuda, &cuda->h_in, in_bytes, "pinned input staging", error)
-      || !host_reserve (cuda, &cuda->h_out, out_bytes, "pinned output staging", error))
-    return false;
-  samples = (double *) malloc ((size_t) repeats * sizeof *samples);
-  if (samples == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "transfer floor: out of host memory");
-  /* Never time on zeros. */
-  memset (cuda->h_in.ptr, 0x5a, in_bytes);
-
-  ok = true;
-  for (int i = 0; ok && i < warmups + repeats; i++)
-    {
-      float ms = 0;
-      ok = es_cuda_check (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error)
-           && es_cuda_check (cuda, cudaMemcpyAsync (cuda->d_in.ptr, cuda->h_in.ptr, in_bytes,
-                                                    cudaMemcpyHostToDevice, cuda->stream), "upload", error)
-           && es_cuda_check (cuda, cudaMemcpyAsync (cuda->h_out.ptr, cuda->d_out.ptr, out_bytes,
-                                                    cudaMemcpyDeviceToHost, cuda->stream), "download", error)
-           && es_cuda_check (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error)
-           && es_cuda_check (cuda, cudaEventSynchronize (cuda->ev_done), "transfers", error)
-           && es_cuda_check (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_done), "timing", error);
-      if (ok && i >= warmups)
-        samples[i - warmups] = ms;
-    }
-  if (ok)
-    *median_ms = median (samples, repeats);
-  free (samples);
-  return ok;
+  return measure_floor (cuda, &transfer_floor, in_bytes, out_bytes, repeats, median_ms, error);
 }

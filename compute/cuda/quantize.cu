@@ -1,21 +1,5 @@
 /* Quantization on the GPU: samples to levels, 16 samples per thread. */
-#include <string.h>
-
 #include "es-cuda-internal.h"
-
-static const EsVariant quantize_variants[] = {
-  { "elementwise", "Elementwise, 16 samples per thread",
-    "Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
-    "store per 16 pixels, the kernel runs at the speed of a copy.",
-    "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access to global memory", true },
-};
-
-const EsVariant *
-es_cuda_quantize_variants (size_t *n)
-{
-  *n = sizeof quantize_variants / sizeof quantize_variants[0];
-  return quantize_variants;
-}
 
 /* Grid-stride over the 16-sample vectors of the padded image. */
 template <typename T>
@@ -59,10 +43,21 @@ es_cuda_quantize_levels (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
   return quantize_into (cuda, frame, frame->lev, frame->lev_pitch, error);
 }
 
-bool
-es_cuda_quantize_run (EsCuda *cuda, const EsCudaFrame *frame, const char *variant, EsError *error)
+static bool
+launch_elementwise (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
 {
-  if (strcmp (variant, "elementwise") != 0)
-    return es_error_set (error, ES_ERROR_INVALID, "unknown quantize variant \"%s\"", variant);
+  (void) job;
   return quantize_into (cuda, frame, (uint8_t *) frame->out, frame->out_pitch, error);
 }
+
+/* ---- the operation --------------------------------------------------------- */
+
+static const EsVariant quantize_variants[] = {
+  { "elementwise", "Elementwise, 16 samples per thread",
+    "Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
+    "store per 16 pixels, the kernel runs at the speed of a copy.",
+    "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access to global memory",
+    true, ES_TRANSFER_DEFAULT, launch_elementwise },
+};
+
+const EsCudaOp es_cuda_quantize = ES_CUDA_OP_VARIANTS_ONLY (quantize_variants);

@@ -1,14 +1,12 @@
-/* HEAD */
-/* ---- one job --------------------------------------------------------------- */
+/* One CUDA job: the frame, transfers (direct, staged, overlapped in streams) and their timing, the kernels of a variant. */
+#include <assert.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
 
-static double
-host_ms (void)
-{
-  struct timespec ts;
+#include "es-cuda-internal.h"
 
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+/* ---- transfers --------------------------------------------------------------- */
 
 /* Rows per transfer chunk: about 4 MiB each, at most ES_CUDA_MAX_CHUNKS. */
 static int
@@ -80,7 +78,6 @@ image_bytes (const EsImage *image, size_t row_bytes)
   return (size_t) (image->height - 1) * image->stride + row_bytes;
 }
 
-
 /* Enqueues the upload of input rows [y0, y1) on `stream`. Staged rows are
  * first copied into the pinned buffer (the host waits for that copy, while
  * the DMA of earlier rows goes on). */
@@ -146,27 +143,22 @@ finish_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
   return true;
 }
 
-static bool
-run_kernels (EsCuda *cuda, const EsJob *job, const char *variant, const EsCudaFrame *frame, EsError *error)
+/* ---- frames ------------------------------------------------------------------ */
+
+bool
+es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFrame *frame, const EsJob *job,
+                     EsError *error)
 {
-  if (!inject_launch_fault (cuda, error))
+  if (!es_cuda_inject_launch_fault (cuda, error))
     return false;
-  switch (job->op)
-    {
-    case ES_OP_QUANTIZE: return es_cuda_quantize_run (cuda, frame, variant, error);
-    case ES_OP_ENTROPY: return es_cuda_entropy_run (cuda, frame, job, variant, error);
-    case ES_OP_EQUALIZE: return es_cuda_equalize_run (cuda, frame, variant, error);
-    case ES_OP_SHARPEN: return es_cuda_sharpen_run (cuda, frame, job, variant, error);
-    case ES_N_OPS: break;
-    }
-  return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", (int) job->op);
+  return variant->launch (cuda, frame, job, error);
 }
 
 /* Upload, kernels, download, one after the other on one stream, each between
  * two events; staged chunks go in and out while the DMA of their neighbours
  * runs. The frame's device buffers are ready. */
 static bool
-run_frame (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m, EsCudaFrame *frame,
+run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m, EsCudaFrame *frame,
            float times[3], EsError *error)
 {
   const int h = frame->height;
@@ -178,7 +170,7 @@ run_frame (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m,
     if (!upload_rows (cuda, m, frame, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
       return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
-  if (!run_kernels (cuda, job, variant, frame, error))
+  if (!es_cuda_run_kernels (cuda, variant, frame, job, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
   for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
@@ -199,9 +191,9 @@ run_frame (EsCuda *cuda, const EsJob *job, const char *variant, const EsMove *m,
   return true;
 }
 
-/* Output rows per band of the streams-overlap variant: about 16 MiB of
- * output each, at most ES_CUDA_MAX_CHUNKS bands, whole 64-row strips of the
- * entropy kernels, and never fewer rows than a window reaches beyond them. */
+/* Output rows per band of ES_TRANSFER_STREAMS: about 16 MiB of output each,
+ * at most ES_CUDA_MAX_CHUNKS bands, whole 64-row strips (those of the
+ * entropy kernels), and never fewer rows than a window reaches beyond them. */
 static int
 band_rows (const EsCudaFrame *f)
 {
@@ -216,12 +208,13 @@ band_rows (const EsCudaFrame *f)
   return (int) rows;
 }
 
-/* Entropy in bands of rows on three streams: band b+1 uploads while band b
- * computes and band b−1 downloads, so the copy engines of both directions
- * and the SMs work at once. A band's kernels wait for the next band's upload
- * too: their windows reach window/2 rows into it. Times: upload until the
- * last band is on the device, kernels summed over the bands, download from
- * the last band's kernels to the end (the part that no overlap hides). */
+/* The op's launch_rows in bands of rows on three streams: band b+1 uploads
+ * while band b computes and band b−1 downloads, so the copy engines of both
+ * directions and the SMs work at once. A band's kernels wait for the next
+ * band's upload too: their windows reach up to the op's halo into it (no
+ * further than a band's rows). Times: upload until the last band is on the
+ * device, kernels summed over the bands, download from the last band's
+ * kernels to the end (the part that no overlap hides). */
 static bool
 run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame *frame, float times[3],
                    EsError *error)
@@ -229,8 +222,10 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
   const int h = frame->height, step = band_rows (frame);
   const int n = (int) es_cuda_div_up ((size_t) h, (size_t) step);
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
 
-  if (!inject_launch_fault (cuda, error))
+  assert (cuda_op->launch_rows != NULL && es_op_info (job->op)->halo (job) <= step);
+  if (!es_cuda_inject_launch_fault (cuda, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, compute), "event record", error);
   ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_start, 0), "stream wait", error);
@@ -250,11 +245,11 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
 
       const int k = b - 1;
       const int y0 = k * step, y1 = b * step < h ? b * step : h;
-      /* Levels for the general path: bands 0 and 1 first, then one ahead. */
+      /* Levels, for ops that read them: bands 0 and 1 first, then one ahead. */
       const int q0 = k == 0 ? 0 : y1, q1 = (b + 1) * step < h ? (b + 1) * step : h;
       ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[b < n ? b : n - 1], 0), "stream wait", error);
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k0[k], compute), "event record", error);
-      if (!es_cuda_entropy_band (cuda, frame, job->window, y0, y1, q0, q1, error))
+      if (!cuda_op->launch_rows (cuda, frame, job, y0, y1, q0, q1, error))
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[k], compute), "event record", error);
       ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_k1[k], 0), "stream wait", error);
@@ -280,131 +275,137 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
   return true;
 }
 
-  return true;
+/* ---- one job ----------------------------------------------------------------- */
+
+static double
+host_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The frame of a job on `in`: its geometry and pitches; the device buffers
+ * are set once they are reserved. */
+static EsCudaFrame
+frame_for (const EsJob *job, const EsImage *in, EsFormat out_format)
+{
+  EsCudaFrame frame;
+
+  memset (&frame, 0, sizeof frame);
+  frame.width = in->width;
+  frame.height = in->height;
+  frame.vectors = (int) es_cuda_div_up ((size_t) in->width, ES_CUDA_VECTOR);
+  frame.in_format = in->format;
+  frame.depth = in->depth;
+  frame.levels = in->levels != 0 ? in->levels : job->levels;
+  frame.is_levels = in->levels != 0;
+  const size_t padded = (size_t) frame.vectors * ES_CUDA_VECTOR;
+  frame.in_pitch = padded * es_format_size (in->format);
+  frame.lev_pitch = padded;
+  frame.out_pitch = padded * es_format_size (out_format);
+  return frame;
+}
+
+/* The whole image at once on the first device, in buffers kept between runs
+ * (or, for the per-call lesson, allocated and freed by this run: allocating
+ * belongs to the upload, freeing to the download, in alloc_ms and free_ms). */
+static bool
+run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *move, EsCudaFrame *frame,
+              float times[3], double *alloc_ms, double *free_ms, EsError *error)
+{
+  const size_t rows = (size_t) frame->height;
+  const bool levels = es_op_info (job->op)->cuda->uses_levels;
+  const bool per_call = variant->transfer == ES_TRANSFER_PER_CALL;
+  EsCudaBuffer d_in = { NULL, 0 }, d_lev = { NULL, 0 }, d_out = { NULL, 0 };
+  EsCudaBuffer *b_in = &cuda->d_in, *b_lev = &cuda->d_lev, *b_out = &cuda->d_out;
+  double t0 = host_ms ();
+  bool ok;
+
+  es_cuda_release_band_buffers (cuda);
+  if (per_call)
+    {
+      b_in = &d_in;
+      b_lev = &d_lev;
+      b_out = &d_out;
+    }
+  ok = es_cuda_device_reserve (cuda, b_in, frame->in_pitch * rows, "input buffer", error)
+       && (!levels || es_cuda_device_reserve (cuda, b_lev, frame->lev_pitch * rows, "levels buffer", error))
+       && es_cuda_device_reserve (cuda, b_out, frame->out_pitch * rows, "output buffer", error);
+  if (per_call)
+    *alloc_ms = host_ms () - t0;
+  if (ok && !move->in_direct)
+    ok = es_cuda_host_reserve (cuda, &cuda->h_in, frame->in_pitch * rows, "pinned input staging", error);
+  if (ok && !move->out_direct)
+    ok = es_cuda_host_reserve (cuda, &cuda->h_out, frame->out_pitch * rows, "pinned output staging", error);
+
+  if (ok)
+    {
+      frame->in = b_in->ptr;
+      frame->lev = (uint8_t *) b_lev->ptr;
+      frame->out = b_out->ptr;
+      ok = variant->transfer == ES_TRANSFER_STREAMS ? run_frame_streams (cuda, job, move, frame, times, error)
+                                                    : run_frame (cuda, job, variant, move, frame, times, error);
+    }
+
+  if (per_call)
+    {
+      t0 = host_ms ();
+      es_cuda_device_release (&d_in);
+      es_cuda_device_release (&d_lev);
+      es_cuda_device_release (&d_out);
+      *free_ms = host_ms () - t0;
+    }
+  return ok;
 }
 
 bool
 es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
              EsTiming *timing, EsError *error)
 {
-  if (cuda == NULL || job == NULL || in == NULL || out == NULL)
-    return es_error_set (error, ES_ERROR_INVALID, "CUDA: missing engine, job or image");
-  if (!es_job_validate (job, error))
-    return false;
+  /* The engine's gate (es_run) checked all of this; a failure here is a bug
+   * in the caller, not a user's mistake. */
+  assert (cuda != NULL && job != NULL && variant != NULL && in != NULL && out != NULL);
+  assert (es_job_validate (job, NULL));
+  const EsOpInfo *info = es_op_info (job->op);
+  const EsCudaOp *cuda_op = info->cuda;
+  assert (variant >= cuda_op->variants && variant < cuda_op->variants + cuda_op->n_variants);
+  assert (in->format == ES_FORMAT_U8 || in->format == ES_FORMAT_U16);
+  assert (in->width > 0 && in->height > 0 && in->width <= ES_MAX_SIDE && in->height <= ES_MAX_SIDE);
+  assert (in->pixels != NULL && in->stride >= (size_t) in->width * es_format_size (in->format));
+  assert (in->levels != 0 ? in->levels <= ES_LEVELS_MAX
+                          : in->depth >= 1 && in->depth <= 8 * (int) es_format_size (in->format));
+  assert (out->format == info->output_format && out->width == in->width && out->height == in->height);
+  assert (out->pixels != NULL && out->stride >= (size_t) out->width * es_format_size (out->format));
+
+  /* Not validation: an earlier run may have left the context unusable. */
   if (es_cuda_is_broken (cuda))
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
 
-  const char *id = variant != NULL ? variant->id : NULL;
-  if (id == NULL)
-    {
-      size_t n;
-      const EsVariant *all = es_cuda_variants (job->op, &n);
-      for (size_t i = 0; i < n; i++)
-        if (all[i].is_default)
-          id = all[i].id;
-    }
-  if (id == NULL || find_variant (job->op, id) == NULL)
-    return es_error_set (error, ES_ERROR_INVALID, "no CUDA %s variant \"%s\"", es_op_name (job->op),
-                         id ? id : "(none)");
-
-  if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
-    return es_error_set (error, ES_ERROR_INVALID, "CUDA %s needs u8 or u16 samples", es_op_name (job->op));
-  const size_t in_bytes = in->format == ES_FORMAT_U16 ? 2 : 1;
-  const EsFormat out_format = es_op_output_format (job->op);
-  const size_t out_bytes = out_format == ES_FORMAT_F32 ? 4 : 1;
-  if (!check_image (in, "input", in_bytes, error) || !check_image (out, "output", out_bytes, error))
-    return false;
-  if (out->format != out_format || out->width != in->width || out->height != in->height)
-    return es_error_set (error, ES_ERROR_INVALID, "CUDA %s: the output buffer does not match the input",
-                         es_op_name (job->op));
-  if (in->levels != 0 ? in->levels < 1 || in->levels > ES_LEVELS_MAX
-                      : in->depth < 1 || in->depth > 8 * (int) in_bytes)
-    return es_error_set (error, ES_ERROR_INVALID, "CUDA: bad sample depth %d or levels %d", in->depth,
-                         in->levels);
-
-  const EsCudaTransfer transfer = job->op == ES_OP_ENTROPY ? es_cuda_entropy_transfer (id)
-                                                            : ES_CUDA_TRANSFER_DEFAULT;
+  EsCudaFrame frame = frame_for (job, in, info->output_format);
+  const size_t rows = (size_t) in->height;
+  const bool pageable = variant->transfer == ES_TRANSFER_PAGEABLE;
+  EsMove move = { in, out, (size_t) in->width * es_format_size (in->format),
+                  (size_t) out->width * es_format_size (out->format), false, false };
+  move.in_direct = pageable || is_page_locked (in->pixels, image_bytes (in, move.in_row));
+  move.out_direct = pageable || is_page_locked (out->pixels, image_bytes (out, move.out_row));
   float times[3] = { 0, 0, 0 };
   double alloc_ms = 0, free_ms = 0;
-  bool ok = true;
+  bool ok;
 
-  if (in->width > 0 && in->height > 0)
-    {
-      ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
-
-      EsCudaFrame frame;
-      memset (&frame, 0, sizeof frame);
-      frame.width = in->width;
-      frame.height = in->height;
-      frame.vectors = (int) es_cuda_div_up ((size_t) in->width, ES_CUDA_VECTOR);
-      frame.in_format = in->format;
-      frame.depth = in->depth;
-      frame.levels = in->levels != 0 ? in->levels : job->levels;
-      frame.is_levels = in->levels != 0;
-      const size_t padded = (size_t) frame.vectors * ES_CUDA_VECTOR;
-      frame.in_pitch = padded * in_bytes;
-      frame.lev_pitch = padded;
-      frame.out_pitch = padded * out_bytes;
-      const size_t rows = (size_t) in->height;
-      const bool levels_needed = job->op == ES_OP_ENTROPY;
-      const bool pageable = transfer == ES_CUDA_TRANSFER_PAGEABLE;
-      EsMove move = { in, out, (size_t) in->width * in_bytes, (size_t) in->width * out_bytes, false, false };
-      move.in_direct = pageable || is_page_locked (in->pixels, image_bytes (in, move.in_row));
-      move.out_direct = pageable || is_page_locked (out->pixels, image_bytes (out, move.out_row));
-      EsCudaBuffer d_in = { NULL, 0 }, d_lev = { NULL, 0 }, d_out = { NULL, 0 };
-      EsCudaBuffer *b_in = &cuda->d_in, *b_lev = &cuda->d_lev, *b_out = &cuda->d_out;
-      const bool per_call = transfer == ES_CUDA_TRANSFER_PER_CALL;
-      double t0 = host_ms ();
-
-      /* Bands when the one-shot buffers do not fit, or to spread a large
-       * image over several devices (the pageable and per-call lessons are
-       * about one device's transfers and keep to it when they fit). */
-      const size_t budget = memory_budget (cuda);
-      const size_t footprint = (frame.in_pitch + (levels_needed ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
-      const bool spread = cuda->n_peers > 0 && !pageable && !per_call
-                          && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
-      if (spread || footprint > budget)
-        ok = run_banded (cuda, job, id, &move, &frame, budget, times, error);
-      else
-        {
-          release_band_buffers (cuda);
-
-          /* The per-call lesson: allocating belongs to the upload, freeing to the download. */
-          if (per_call)
-            {
-              b_in = &d_in;
-              b_lev = &d_lev;
-              b_out = &d_out;
-            }
-          ok = device_reserve (cuda, b_in, frame.in_pitch * rows, "input buffer", error)
-               && (!levels_needed || device_reserve (cuda, b_lev, frame.lev_pitch * rows, "levels buffer", error))
-               && device_reserve (cuda, b_out, frame.out_pitch * rows, "output buffer", error);
-          if (per_call)
-            alloc_ms = host_ms () - t0;
-          if (ok && !move.in_direct)
-            ok = host_reserve (cuda, &cuda->h_in, frame.in_pitch * rows, "pinned input staging", error);
-          if (ok && !move.out_direct)
-            ok = host_reserve (cuda, &cuda->h_out, frame.out_pitch * rows, "pinned output staging", error);
-
-          if (ok)
-            {
-              frame.in = b_in->ptr;
-              frame.lev = (uint8_t *) b_lev->ptr;
-              frame.out = b_out->ptr;
-              ok = transfer == ES_CUDA_TRANSFER_STREAMS ? run_frame_streams (cuda, job, &move, &frame, times, error)
-                                                        : run_frame (cuda, job, id, &move, &frame, times, error);
-            }
-
-          if (per_call)
-            {
-              t0 = host_ms ();
-              device_release (&d_in);
-              device_release (&d_lev);
-              device_release (&d_out);
-              free_ms = host_ms () - t0;
-            }
-        }
-    }
+  /* Bands when the one-shot buffers do not fit, or to spread a large image
+   * over several devices (the pageable and per-call lessons are about one
+   * device's transfers and keep to it when they fit). */
+  const size_t budget = es_cuda_memory_budget (cuda);
+  const size_t footprint = (frame.in_pitch + (cuda_op->uses_levels ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
+  const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL
+                      && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+  if (spread || footprint > budget)
+    ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, error);
+  else
+    ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
 
   if (ok && timing != NULL)
     {
@@ -412,7 +413,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       timing->kernel_ms = times[1];
       timing->download_ms = times[2] + free_ms;
       timing->backend = ES_BACKEND_CUDA;
-      timing->variant = find_variant (job->op, id)->id;
+      timing->variant = variant->id;
     }
   return ok;
 }

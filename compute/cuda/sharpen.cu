@@ -1,42 +1,5 @@
 /* Sharpening on the GPU: a 5-point Laplacian stencil with replicated borders, five memory strategies. */
-#include <string.h>
-
 #include "es-cuda-internal.h"
-
-static const EsVariant sharpen_variants[] = {
-  { "global", "Global memory only",
-    "Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
-    "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
-    "both shared-memory tiles.",
-    "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces", false },
-  { "constant-mask", "3×3 mask in constant memory",
-    "The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
-    "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
-    "loads and multiplies per pixel (four by zero) make it the slowest variant.",
-    "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable", false },
-  { "shared-tile", "Shared-memory tile with halo",
-    "Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
-    "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
-    "cost more than the caches that the plain global kernel relies on.",
-    "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)", false },
-  { "l2-halo", "Tile interior in shared, halo from L2",
-    "The block loads only its interior into shared memory and reads the few neighbours outside the "
-    "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
-    "costs more than the halo loads it saves, so it trails the plain tile.",
-    "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants", false },
-  { "fast", "Fast: 16 pixels per thread",
-    "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
-    "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
-    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others.",
-    "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)", true },
-};
-
-const EsVariant *
-es_cuda_sharpen_variants (size_t *n)
-{
-  *n = sizeof sharpen_variants / sizeof sharpen_variants[0];
-  return sharpen_variants;
-}
 
 /* The Laplacian part of the kernel; out = c + amount · Σ mask · pixels. */
 static __constant__ int c_mask[3][3] = {
@@ -317,45 +280,87 @@ sharpen_fast_kernel (const void *__restrict__ in, size_t in_pitch, int width, in
     }
 }
 
-template <typename T>
+/* ---- launchers --------------------------------------------------------------- */
+
+enum { SHARPEN_GLOBAL, SHARPEN_MASK, SHARPEN_TILE, SHARPEN_L2_HALO, SHARPEN_FAST };
+
+/* The kernel of one variant for samples of type T: the fast kernel on a
+ * grid of resident blocks, the others on 32×8 tiles. */
+template <int KERNEL, typename T>
 static bool
-run_typed (EsCuda *cuda, const EsCudaFrame *f, float amount, const char *variant, EsError *error)
+launch_typed (EsCuda *cuda, const EsCudaFrame *f, float amount, EsError *error)
 {
   const EsSampleMap map = es_cuda_sample_map (f);
   const dim3 block (TILE_W, TILE_H);
   const dim3 grid ((unsigned) es_cuda_div_up ((size_t) f->width, TILE_W),
                    es_cuda_grid_y (es_cuda_div_up ((size_t) f->height, TILE_H)));
 
-  if (strcmp (variant, "fast") == 0)
+  if constexpr (KERNEL == SHARPEN_FAST)
     {
       size_t cells = (size_t) f->vectors * (size_t) f->height;
       unsigned blocks = es_cuda_resident_blocks (cuda, (const void *) sharpen_fast_kernel<T>, 256, 0, cells);
       sharpen_fast_kernel<T><<<blocks, 256, 0, cuda->stream>>> (
         f->in, f->in_pitch, f->width, f->height, f->vectors, map, amount, f->out, f->out_pitch);
     }
-  else if (strcmp (variant, "global") == 0)
+  else if constexpr (KERNEL == SHARPEN_GLOBAL)
     sharpen_global_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                                 amount, f->out, f->out_pitch);
-  else if (strcmp (variant, "constant-mask") == 0)
+  else if constexpr (KERNEL == SHARPEN_MASK)
     sharpen_mask_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                               amount, f->out, f->out_pitch);
-  else if (strcmp (variant, "shared-tile") == 0)
+  else if constexpr (KERNEL == SHARPEN_TILE)
     sharpen_tile_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                               amount, f->out, f->out_pitch);
-  else if (strcmp (variant, "l2-halo") == 0)
+  else
     sharpen_l2_halo_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
                                                                  amount, f->out, f->out_pitch);
-  else
-    return es_error_set (error, ES_ERROR_INVALID, "unknown sharpen variant \"%s\"", variant);
   ES_CUDA_LAUNCHED (cuda, "sharpen kernel", error);
   return true;
 }
 
-bool
-es_cuda_sharpen_run (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, const char *variant,
-                     EsError *error)
+/* A variant's EsCudaLaunch: its kernel instantiated for the input's samples. */
+template <int KERNEL>
+static bool
+launch (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
 {
   if (frame->in_format == ES_FORMAT_U8)
-    return run_typed<uint8_t> (cuda, frame, job->amount, variant, error);
-  return run_typed<uint16_t> (cuda, frame, job->amount, variant, error);
+    return launch_typed<KERNEL, uint8_t> (cuda, frame, job->amount, error);
+  return launch_typed<KERNEL, uint16_t> (cuda, frame, job->amount, error);
 }
+
+/* ---- the operation --------------------------------------------------------- */
+
+static const EsVariant sharpen_variants[] = {
+  { "global", "Global memory only",
+    "Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
+    "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
+    "both shared-memory tiles.",
+    "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL> },
+  { "constant-mask", "3×3 mask in constant memory",
+    "The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
+    "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
+    "loads and multiplies per pixel (four by zero) make it the slowest variant.",
+    "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK> },
+  { "shared-tile", "Shared-memory tile with halo",
+    "Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
+    "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
+    "cost more than the caches that the plain global kernel relies on.",
+    "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)",
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE> },
+  { "l2-halo", "Tile interior in shared, halo from L2",
+    "The block loads only its interior into shared memory and reads the few neighbours outside the "
+    "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
+    "costs more than the halo loads it saves, so it trails the plain tile.",
+    "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants",
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO> },
+  { "fast", "Fast: 16 pixels per thread",
+    "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
+    "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
+    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others.",
+    "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)",
+    true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST> },
+};
+
+const EsCudaOp es_cuda_sharpen = ES_CUDA_OP_VARIANTS_ONLY (sharpen_variants);
