@@ -299,13 +299,13 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   transfer_bytes (job->op, (size_t) in->width * in->height, &up_bytes, &down_bytes);
 
   es_error_clear (&error);
-  if (!es_engine_copy_floor (b->engine, in_bytes, out_bytes, b->repeats, &row.floor_ms, &error))
+  if (!es_engine_floor (b->engine, ES_FLOOR_COPY, in_bytes, out_bytes, b->repeats, &row.floor_ms, &error))
     {
       status = report (op, in->width, "copy floor", &error);
       row.floor_ms = NAN;
     }
   es_error_clear (&error);
-  if (!es_engine_transfer_floor (b->engine, up_bytes, down_bytes, b->repeats, &row.xfer_ms, &error))
+  if (!es_engine_floor (b->engine, ES_FLOOR_TRANSFER, up_bytes, down_bytes, b->repeats, &row.xfer_ms, &error))
     {
       status = worse (status, report (op, in->width, "transfer floor", &error));
       row.xfer_ms = NAN;

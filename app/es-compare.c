@@ -132,7 +132,7 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
         goto out;
       es_compare_op_bytes (job->op, (size_t) image->width * (size_t) image->height, &in_bytes,
                            &out_bytes);
-      if (!es_engine_copy_floor (engine, in_bytes, out_bytes, repeats, &floor, error))
+      if (!es_engine_floor (engine, ES_FLOOR_COPY, in_bytes, out_bytes, repeats, &floor, error))
         goto out;
       step++;
     }

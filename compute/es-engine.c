@@ -374,23 +374,14 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
 }
 
 bool
-es_engine_transfer_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
-                          double *median_ms, EsError *error)
+es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
+                 double *median_ms, EsError *error)
 {
 #ifdef ES_HAVE_CUDA
   if (engine->active == ES_BACKEND_CUDA)
-    return es_cuda_transfer_floor (engine->cuda, in_bytes, out_bytes, repeats, median_ms, error);
+    return es_cuda_floor (engine->cuda, kind, in_bytes, out_bytes, repeats, median_ms, error);
 #endif
-  return es_error_set (error, ES_ERROR_UNAVAILABLE, "the transfer floor needs CUDA: %s", engine->cuda_reason);
-}
-
-bool
-es_engine_copy_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
-                      double *median_ms, EsError *error)
-{
-#ifdef ES_HAVE_CUDA
-  if (engine->active == ES_BACKEND_CUDA)
-    return es_cuda_copy_floor (engine->cuda, in_bytes, out_bytes, repeats, median_ms, error);
-#endif
-  return es_error_set (error, ES_ERROR_UNAVAILABLE, "the copy floor needs CUDA: %s", engine->cuda_reason);
+  (void) kind, (void) in_bytes, (void) out_bytes, (void) repeats, (void) median_ms;
+  return es_error_set (error, ES_ERROR_UNAVAILABLE, "the %s floor needs CUDA: %s",
+                       kind == ES_FLOOR_COPY ? "copy" : "transfer", engine->cuda_reason);
 }

@@ -108,16 +108,19 @@ bool es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int hei
 /* A message for the user about the last fallback, returned once, else NULL. */
 const char *es_engine_take_notice (EsEngine *engine);
 
-/* Benchmark helper: median time (CUDA events, after warm-up) of a plain copy
- * kernel that reads in_bytes and writes out_bytes on the device: the floor
- * that a memory-bound kernel cannot beat. Fails without CUDA. */
-bool es_engine_copy_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
-                           double *median_ms, EsError *error);
+typedef enum {
+  /* A plain copy kernel that reads in_bytes and writes out_bytes on the
+   * device: the floor that a memory-bound kernel cannot beat. */
+  ES_FLOOR_COPY,
+  /* A page-locked upload of in_bytes followed by a download of out_bytes:
+   * the floor of an end-to-end run. */
+  ES_FLOOR_TRANSFER,
+} EsFloorKind;
 
-/* Benchmark helper: median time of a page-locked upload of in_bytes
- * followed by a download of out_bytes: the floor of an end-to-end run. */
-bool es_engine_transfer_floor (EsEngine *engine, size_t in_bytes, size_t out_bytes, int repeats,
-                               double *median_ms, EsError *error);
+/* Benchmark helper: the median time (CUDA events, after a warm-up) of
+ * `repeats` runs of a floor. Fails without CUDA. */
+bool es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
+                      double *median_ms, EsError *error);
 
 /* Number of OpenMP threads the CPU backend uses. */
 int es_cpu_thread_count (void);

@@ -74,13 +74,9 @@ bool es_cuda_is_broken (EsCuda *cuda);
 void *es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error);
 void es_cuda_host_free (void *pixels);
 
-/* The floors of es_engine_transfer_floor and es_engine_copy_floor: median
- * times of page-locked transfers, and of a plain copy kernel, of these
- * byte counts. */
-bool es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
-                             double *median_ms, EsError *error);
-bool es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats,
-                         double *median_ms, EsError *error);
+/* es_engine_floor on this device. */
+bool es_cuda_floor (EsCuda *cuda, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
+                    double *median_ms, EsError *error);
 
 #ifdef __cplusplus
 }

@@ -166,15 +166,6 @@ copy_enqueue (EsCuda *cuda, const EsFloorWork *work, EsError *error)
 
 static const EsFloor copy_floor = { "copy floor", "copy kernel run", 3, copy_prepare, copy_enqueue };
 
-bool
-es_cuda_copy_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
-                    EsError *error)
-{
-  if (in_bytes == 0 && out_bytes == 0)
-    return es_error_set (error, ES_ERROR_INVALID, "%s: bad arguments", copy_floor.name);
-  return measure_floor (cuda, &copy_floor, in_bytes, out_bytes, repeats, median_ms, error);
-}
-
 /* ---- the transfer floor ------------------------------------------------------ */
 
 /* Device buffers and page-locked staging, which the copy engines reach by
@@ -204,8 +195,13 @@ transfer_enqueue (EsCuda *cuda, const EsFloorWork *work, EsError *error)
 static const EsFloor transfer_floor = { "transfer floor", "transfers", 2, transfer_prepare, transfer_enqueue };
 
 bool
-es_cuda_transfer_floor (EsCuda *cuda, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
-                        EsError *error)
+es_cuda_floor (EsCuda *cuda, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+               EsError *error)
 {
-  return measure_floor (cuda, &transfer_floor, in_bytes, out_bytes, repeats, median_ms, error);
+  const EsFloor *floor = kind == ES_FLOOR_COPY ? &copy_floor : &transfer_floor;
+
+  /* A copy kernel of no bytes launches nothing worth timing. */
+  if (kind == ES_FLOOR_COPY && in_bytes == 0 && out_bytes == 0)
+    return es_error_set (error, ES_ERROR_INVALID, "%s: bad arguments", floor->name);
+  return measure_floor (cuda, floor, in_bytes, out_bytes, repeats, median_ms, error);
 }

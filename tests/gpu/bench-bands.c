@@ -76,8 +76,8 @@ main (int argc, char **argv)
           ((uint8_t *) in.pixels)[i] = (uint8_t) ((x * 2685821657736338717ull) >> 56);
         }
       double floor_ms = 0;
-      if (!es_engine_transfer_floor (engine, (size_t) side * side, (size_t) side * side * 4, repeats, &floor_ms,
-                                     &error))
+      if (!es_engine_floor (engine, ES_FLOOR_TRANSFER, (size_t) side * side, (size_t) side * side * 4, repeats,
+                            &floor_ms, &error))
         fprintf (stderr, "transfer floor: %s\n", error.message);
       printf ("%s\n  transfer floor (one GPU, 1 B in + 4 B out a pixel): %.1f ms\n", es_engine_describe (engine),
               floor_ms);
