@@ -309,6 +309,13 @@ bool
 es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
         EsTiming *timing, EsError *error)
 {
+  return es_run_controlled (engine, job, in, out, timing, NULL, error);
+}
+
+bool
+es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
+                   EsTiming *timing, EsControl *control, EsError *error)
+{
   EsTiming local_timing;
   double start = now_ms ();
   double cpu_start;
@@ -329,16 +336,24 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
   if (!check_host_memory (job, in, error) || !prepare_output (engine, job, in, out, error))
     return false;
+  if (es_control_cancelled (control))
+    return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
 
 #ifdef ES_HAVE_CUDA
   if (engine->active == ES_BACKEND_CUDA)
     {
       EsError cuda_error = { 0 };
 
-      if (es_cuda_run (engine->cuda, job, variant, in, out, timing, &cuda_error))
+      if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
           timing->wall_ms = now_ms () - start;
           return true;
+        }
+      /* A cancelled job is not a CUDA failure: nothing to finish. */
+      if (cuda_error.code == ES_ERROR_CANCELLED)
+        {
+          *error = cuda_error;
+          return false;
         }
       /* Finish the job on the CPU; the user hears about it once. */
       if (es_cuda_is_broken (engine->cuda))
@@ -364,7 +379,7 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
 #endif
 
   cpu_start = now_ms ();
-  if (!es_op_info (job->op)->cpu (job, in, out, error))
+  if (!es_op_info (job->op)->cpu (job, in, out, control, error))
     return false;
   timing->kernel_ms = now_ms () - cpu_start;
   timing->backend = ES_BACKEND_CPU;

@@ -97,6 +97,11 @@ bool es_engine_cuda_compiled (void);
  * and es_engine_take_notice() returns the reason once). */
 bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
              EsTiming *timing, EsError *error);
+/* The same, cancellable and reporting progress through `control` (may be
+ * NULL): once it is cancelled, the run stops within a band or a row and
+ * fails with ES_ERROR_CANCELLED; `out` then holds nothing meaningful. */
+bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
+                        EsTiming *timing, EsControl *control, EsError *error);
 
 /* Allocates a zeroed image in the memory the active backend moves fastest:
  * page-locked host memory on CUDA (uploads and downloads then need no

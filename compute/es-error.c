@@ -70,6 +70,7 @@ es_error_code_name (EsErrorCode code)
     case ES_ERROR_NO_MEMORY: return "out of memory";
     case ES_ERROR_COMPUTE: return "compute error";
     case ES_ERROR_UNAVAILABLE: return "unavailable";
+    case ES_ERROR_CANCELLED: return "cancelled";
     }
   return "unknown error";
 }

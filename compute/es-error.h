@@ -17,6 +17,7 @@ typedef enum {
   ES_ERROR_NO_MEMORY,   /* host or device memory could not be had */
   ES_ERROR_COMPUTE,     /* a kernel or backend failed */
   ES_ERROR_UNAVAILABLE, /* a requested backend is not usable here */
+  ES_ERROR_CANCELLED,   /* the caller cancelled the job (es_control_cancel) */
 } EsErrorCode;
 
 typedef struct {

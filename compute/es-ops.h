@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "es-control.h"
 #include "es-error.h"
 #include "es-image.h"
 
@@ -88,8 +89,11 @@ bool es_job_validate (const EsJob *job, EsError *error);
 /* ---- operations -------------------------------------------------------------- */
 
 /* A backend's implementation of one operation. `out` is already allocated
- * with the op's output format and the input's size, and the job is valid. */
-typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+ * with the op's output format and the input's size, and the job is valid.
+ * It polls `control` (may be NULL) between bands and reports progress; once
+ * cancelled it returns false with ES_ERROR_CANCELLED. */
+typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control,
+                             EsError *error);
 
 /* The CUDA entry of an operation: its variant table and launchers
  * (compute/cuda/es-cuda.h); NULL in a build without CUDA. */

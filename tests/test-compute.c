@@ -491,6 +491,81 @@ test_tables (void)
     }
 }
 
+typedef struct {
+  EsControl *control;
+  double cancel_at;  /* cancels once this fraction is reported; > 1: never */
+  double last;       /* the largest fraction reported */
+  int reports;
+} ProgressProbe;
+
+static void
+probe_progress (double done, void *user_data)
+{
+  ProgressProbe *probe = user_data;
+
+#pragma omp critical (probe)
+  {
+    probe->reports++;
+    if (done > probe->last)
+      probe->last = done;
+    if (done >= probe->cancel_at)
+      es_control_cancel (probe->control);
+  }
+}
+
+/* Every operation on the CPU reports its progress up to 1, stops with
+ * ES_ERROR_CANCELLED when cancelled halfway or before it starts, and runs
+ * again normally after es_control_reset. */
+static void
+test_cancellation (EsEngine *cpu)
+{
+  const Kind *kind = &kinds[2];
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      EsJob job = ES_JOB_INIT ((EsOp) op);
+      EsImage in = { 0 }, out = { 0 };
+      EsError error = { 0 };
+      ProgressProbe probe = { NULL, 2.0, 0.0, 0 };
+      bool ok;
+
+      probe.control = es_control_new (probe_progress, &probe);
+      if (probe.control == NULL || !make_image (&in, random_int (200, 300), random_int (300, 400), kind, 0,
+                                                PATTERN_RANDOM))
+        {
+          tap_ok (false, "cancellation test setup");
+          es_control_free (probe.control);
+          continue;
+        }
+      ok = es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error);
+      tap_ok (ok && probe.last == 1.0 && probe.reports > 2, "%s: progress reaches 1 in %d reports (%s)",
+              es_op_name (job.op), probe.reports, error.message);
+
+      es_control_reset (probe.control);
+      probe = (ProgressProbe) { probe.control, 0.3, 0.0, 0 };
+      ok = es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error);
+      tap_ok (!ok && error.code == ES_ERROR_CANCELLED && probe.last < 1.0,
+              "%s: cancelled at 30%% stops with ES_ERROR_CANCELLED at %.0f%% (%s)", es_op_name (job.op),
+              100 * probe.last, error.message);
+
+      es_control_reset (probe.control);
+      es_error_clear (&error);
+      es_control_cancel (probe.control);
+      probe.cancel_at = 2.0;
+      tap_ok (!es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error)
+              && error.code == ES_ERROR_CANCELLED, "%s: cancelled before it starts, it does not run",
+              es_op_name (job.op));
+
+      es_control_reset (probe.control);
+      es_error_clear (&error);
+      tap_ok (es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error),
+              "%s: after a reset the control runs a job again (%s)", es_op_name (job.op), error.message);
+      es_control_free (probe.control);
+      es_image_clear (&in);
+      es_image_clear (&out);
+    }
+}
+
 /* The halo in the table is what the banded CUDA runs upload around each
  * band: an output row must depend on no input row farther away than that.
  * Randomizing every row beyond the halo of one output row leaves that row
@@ -699,6 +774,7 @@ main (void)
   test_validation ();
   test_tables ();
   test_halo (backends[0].engine);
+  test_cancellation (backends[0].engine);
   test_engine (backends[0].engine);
   test_operations (backends, n_backends);
   test_cpu_bands (&backends[0]);

@@ -31,6 +31,14 @@ es_cpu_band_rows (int height)
   return rows < 16 ? 16 : rows;
 }
 
+bool
+es_cpu_finish (EsControl *control, EsError *error)
+{
+  if (es_control_cancelled (control))
+    return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
+  return true;
+}
+
 uint8_t *
 es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
 {

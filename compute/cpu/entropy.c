@@ -108,7 +108,7 @@ entropy_row (const EntropyTables *t, const uint8_t *const *row, int rows, int w,
 /* Each band maps its rows and its halo into a ring of k rows. */
 static bool
 entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
-                 EsError *error)
+                 EsControl *control, EsError *error)
 {
   int w = in->width, h = in->height, k = t->window, r = k / 2;
   int threads = omp_get_max_threads ();
@@ -131,7 +131,7 @@ entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, co
         int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
 
         es_cpu_ring_start (&ring, y0 - r > 0 ? y0 - r : 0);
-        for (int y = y0; y < y1; y++)
+        for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
           {
             int top = y - r > 0 ? y - r : 0;
             int bottom = y + r < h ? y + r : h - 1;
@@ -141,6 +141,7 @@ entropy_generic (const EsJob *job, const EntropyTables *t, const EsImage *in, co
             for (int i = top; i <= bottom; i++)
               window[i - top] = es_cpu_ring_row (&ring, i);
             entropy_row (t, window, bottom - top + 1, w, es_image_row (out, y));
+            es_control_advance (control, 1);
           }
       }
   }
@@ -353,7 +354,7 @@ entropy_finish_row (const EntropyTables *t, const int32_t *sums, int w, int rows
  * padding. */
 static void
 entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch *s,
-                   const EsImage *in, const EsImage *out, int y0, int y1)
+                   const EsImage *in, const EsImage *out, int y0, int y1, EsControl *control)
 {
   int w = out->width, h = out->height;
   int k = t->window, r = k / 2;
@@ -367,7 +368,7 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch 
       simd_slide_columns (s, st->levels, w, r, es_cpu_ring_copy (ring, in, y, ES_CPU_MAP_LEVELS, st->levels),
                           s->none);
 
-  for (int y = y0; y < y1; y++)
+  for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
     {
       int top = y - r - 1, bottom = y + r;
       int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
@@ -379,12 +380,13 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch 
       simd_window_sums (s, st, w, k);
 
       entropy_finish_row (t, s->sums, w, rows, dst);
+      es_control_advance (control, 1);
     }
 }
 
 static bool
 entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
-              EsError *error)
+              EsControl *control, EsError *error)
 {
   ShuffleTables st;
   int threads = omp_get_max_threads ();
@@ -426,7 +428,7 @@ entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const
       {
         int y0 = band * rows_per_band;
         int y1 = y0 + rows_per_band < out->height ? y0 + rows_per_band : out->height;
-        entropy_simd_band (t, &st, &s, in, out, y0, y1);
+        entropy_simd_band (t, &st, &s, in, out, y0, y1, control);
       }
   }
   free (memory);
@@ -435,7 +437,7 @@ entropy_simd (const EsJob *job, const EntropyTables *t, const EsImage *in, const
 #endif
 
 bool
-es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
   EntropyTables *tables;
   bool simd = false;
@@ -450,14 +452,15 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
   if (tables == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
   entropy_tables_init (tables, job->window, simd ? ES_SIMD_BITS : ES_ENTROPY_BITS);
+  es_control_begin (control, in->height);
 
 #ifdef ES_HAVE_AVX2_PATH
   if (simd)
-    ok = entropy_simd (job, tables, in, out, error);
+    ok = entropy_simd (job, tables, in, out, control, error);
   else
 #endif
-    ok = entropy_generic (job, tables, in, out, error);
+    ok = entropy_generic (job, tables, in, out, control, error);
 
   free (tables);
-  return ok;
+  return ok && es_cpu_finish (control, error);
 }

@@ -28,16 +28,17 @@ histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
  * histogram pass leaves a converted 8-bit view in the output rows, which the
  * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
 bool
-es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
   (void) job;
-  (void) error;
   uint64_t hist[256] = { 0 };
   uint8_t lut[256];
   int w = in->width, h = in->height;
   bool identity = es_cpu_map_is_identity (in, ES_CPU_MAP_VIEW);
 
   assert (out->format == ES_FORMAT_U8 && out->width == w && out->height == h);
+  /* Two passes over the rows: the histogram, then the LUT. */
+  es_control_begin (control, 2 * (long long) h);
 
 #pragma omp parallel
   {
@@ -45,23 +46,31 @@ es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *err
 
 #pragma omp for schedule(static)
     for (int y = 0; y < h; y++)
-      histogram_row (es_cpu_source_row (in, y, ES_CPU_MAP_VIEW, 0, es_image_row (out, y)), w, sub);
+      if (!es_control_cancelled (control))
+        {
+          histogram_row (es_cpu_source_row (in, y, ES_CPU_MAP_VIEW, 0, es_image_row (out, y)), w, sub);
+          es_control_advance (control, 1);
+        }
 #pragma omp critical
     for (int i = 0; i < 256; i++)
       hist[i] += sub[0][i] + sub[1][i] + sub[2][i] + sub[3][i];
   }
 
+  if (es_control_cancelled (control))
+    return es_cpu_finish (control, error);
   /* A single-valued image keeps its values: es_equalize_lut then leaves the
    * identity in lut. */
   es_equalize_lut (hist, (uint64_t) w * (uint64_t) h, lut);
 
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < h; y++)
-    {
-      uint8_t *q = es_image_row (out, y);
-      const uint8_t *p = identity ? es_image_row (in, y) : q;
-      for (int x = 0; x < w; x++)
-        q[x] = lut[p[x]];
-    }
-  return true;
+    if (!es_control_cancelled (control))
+      {
+        uint8_t *q = es_image_row (out, y);
+        const uint8_t *p = identity ? es_image_row (in, y) : q;
+        for (int x = 0; x < w; x++)
+          q[x] = lut[p[x]];
+        es_control_advance (control, 1);
+      }
+  return es_cpu_finish (control, error);
 }

@@ -48,6 +48,12 @@ es_cpu_band_count (int height, int rows)
  * `error` set, naming `what`) when there is no memory for it. */
 uint8_t *es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error);
 
+/* Cancellation and progress: every runner calls es_control_begin with its
+ * rows, polls es_control_cancelled before each row (a cancelled job stops
+ * within a row per thread), reports each row with es_control_advance, and
+ * returns es_cpu_finish: false with ES_ERROR_CANCELLED once cancelled. */
+bool es_cpu_finish (EsControl *control, EsError *error);
+
 /* ---- row mapping ------------------------------------------------------------ */
 
 typedef enum {

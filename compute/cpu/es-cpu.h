@@ -6,7 +6,7 @@
 /* EsCpuRunner each: the engine has validated the job and allocated `out`
  * with the op's output format and the input's size. They fail only on an
  * internal allocation. */
-bool es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
-bool es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
-bool es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
-bool es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error);
+bool es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+bool es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+bool es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+bool es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);

@@ -6,12 +6,16 @@
 
 /* No bands: a row depends on nothing but itself and needs no scratch. */
 bool
-es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
-  (void) error;
   assert (out->format == ES_FORMAT_U8 && out->width == in->width && out->height == in->height);
+  es_control_begin (control, in->height);
 #pragma omp parallel for schedule(static)
   for (int y = 0; y < in->height; y++)
-    es_cpu_map_row (in, y, ES_CPU_MAP_LEVELS, job->levels, es_image_row (out, y));
-  return true;
+    if (!es_control_cancelled (control))
+      {
+        es_cpu_map_row (in, y, ES_CPU_MAP_LEVELS, job->levels, es_image_row (out, y));
+        es_control_advance (control, 1);
+      }
+  return es_cpu_finish (control, error);
 }

@@ -30,7 +30,7 @@ sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, 
 /* Each band maps its rows and a one-row halo into a ring of three rows (or
  * reads an 8-bit input's rows in place). */
 bool
-es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
   int w = in->width, h = in->height;
   int threads = omp_get_max_threads ();
@@ -43,6 +43,7 @@ es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
   memory = es_cpu_scratch_alloc (per_thread > 0 ? per_thread : 1, threads, "sharpen", error);
   if (memory == NULL)
     return false;
+  es_control_begin (control, h);
 
 #pragma omp parallel num_threads (threads)
   {
@@ -55,16 +56,17 @@ es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsError *erro
         int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
 
         es_cpu_ring_start (&ring, y0 > 0 ? y0 - 1 : 0);
-        for (int y = y0; y < y1; y++)
+        for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
           {
             int down = y + 1 < h ? y + 1 : h - 1;
 
             es_cpu_ring_fill (&ring, in, ES_CPU_MAP_VIEW, 0, down);
             sharpen_row (es_cpu_ring_row (&ring, y > 0 ? y - 1 : 0), es_cpu_ring_row (&ring, y),
                          es_cpu_ring_row (&ring, down), w, job->amount, es_image_row (out, y));
+            es_control_advance (control, 1);
           }
       }
   }
   free (memory);
-  return true;
+  return es_cpu_finish (control, error);
 }

@@ -215,7 +215,8 @@ run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long lo
  * time: in bands the transfers and the kernels overlap. */
 bool
 es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
-                    const EsCudaFrame *frame, size_t budget, float times[3], EsError *error)
+                    const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control,
+                    EsError *error)
 {
   const EsOpInfo *info = es_op_info (job->op);
   const EsCudaOp *cuda_op = info->cuda;
@@ -275,6 +276,8 @@ es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, co
     for (int k = 0; k < 256; k++)
       sum[k] += bins[i][k];
   cuda_op->combine (sum, (uint64_t) frame->width * (uint64_t) h, table);
+  if (es_control_cancelled (control))
+    return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
   w.pass = ES_BAND_APPLY;
   w.table = table;
   if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))

@@ -177,7 +177,8 @@ size_t es_cuda_memory_budget (EsCuda *cuda);
 /* The whole job in bands of rows over every device, within `budget`
  * bytes of device buffers each; the frame gives the geometry only. */
 bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
-                         const EsCudaFrame *frame, size_t budget, float times[3], EsError *error);
+                         const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control,
+                         EsError *error);
 
 /* ---- helpers of the operations ----------------------------------------------- */
 

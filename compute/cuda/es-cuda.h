@@ -65,7 +65,7 @@ extern const EsCudaOp es_cuda_sharpen;
  * The engine has validated the job and the images and resolved the variant
  * (a row of the op's table, never NULL); this only asserts them. */
 bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant,
-                  const EsImage *in, EsImage *out, EsTiming *timing, EsError *error);
+                  const EsImage *in, EsImage *out, EsTiming *timing, EsControl *control, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
 
 /* Page-locked host memory for EsImage pixels (es_engine_image_alloc), freed

@@ -362,7 +362,7 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
 
 bool
 es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
-             EsTiming *timing, EsError *error)
+             EsTiming *timing, EsControl *control, EsError *error)
 {
   /* The engine's gate (es_run) checked all of this; a failure here is a bug
    * in the caller, not a user's mistake. */
@@ -402,11 +402,16 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   const size_t footprint = (frame.in_pitch + (cuda_op->uses_levels ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
   const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL
                       && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+  /* A one-shot job takes milliseconds, so it is cancelled before it starts
+   * only; banded runs look again before each pass. */
+  es_control_begin (control, 1);
   if (spread || footprint > budget)
-    ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, error);
+    ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
   else
     ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
 
+  if (ok)
+    es_control_advance (control, 1);
   if (ok && timing != NULL)
     {
       timing->upload_ms = times[0] + alloc_ms;
