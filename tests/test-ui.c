@@ -1,28 +1,28 @@
 /* UI tests (GTest, under Xvfb): open, switch views, tune, zoom, export byte-identical to the pipeline,
- * compare variants, refuse images over the size limit. */
+ * compare variants, refuse images over the size limit. (test-ui-tables.c: the UI follows the tables.) */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
 #include "es-application.h"
 #include "es-bar.h"
-#include "es-colorbar.h"
-#include "es-compare-window.h"
+#include "es-canvas-private.h"
+#include "es-colorbar-private.h"
+#include "es-compare-window-private.h"
 #include "es-load.h"
-#include "es-window.h"
+#include "es-settings.h"
+#include "es-window-private.h"
 
 static GSettings *settings;
 static EsWindow *window;
 static char *tmpdir;
 
-/* Test parameters, drawn afresh each run (GTest prints the seed). */
-static int test_window, test_levels;
-static double test_amount;
+/* Test parameters (by EsParamId), drawn afresh each run (GTest prints the seed). */
+static double test_params[ES_N_PARAMS];
+#define test_window ((int) test_params[ES_PARAM_WINDOW])
+#define test_levels ((int) test_params[ES_PARAM_LEVELS])
 
 static gboolean timed_out;
-
-/* The CUDA row's subtitle until the worker has said whether CUDA is usable. */
-static const char checking_subtitle[] = "Checking for a GPU…";
 
 static gboolean
 on_timeout (gpointer data)
@@ -73,6 +73,43 @@ set_view (const char *view)
 {
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.view", "s", view));
   wait_idle ();
+}
+
+/* A parameter's key holds an "i" or a "d" (the table's digits say which). */
+static void
+set_params (const double *values)
+{
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      const EsParam *param = es_param (id);
+
+      g_settings_set_value (settings, param->name,
+                            param->digits ? g_variant_new_double (values[id])
+                                          : g_variant_new_int32 ((gint32) values[id]));
+    }
+}
+
+/* A value on the parameter's steps, anywhere in its range. */
+static double
+random_value (const EsParam *param)
+{
+  int steps = (int) round ((param->max - param->min) / param->step);
+  double scale = pow (10, param->digits);
+
+  return round ((param->min + g_test_rand_int_range (0, steps + 1) * param->step) * scale) / scale;
+}
+
+/* The status bar's words for the job on screen. */
+static void G_GNUC_PRINTF (1, 2)
+assert_job_label (const char *format, ...)
+{
+  g_autofree char *expected = NULL;
+  va_list args;
+
+  va_start (args, format);
+  expected = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_assert_cmpstr (gtk_label_get_label (window->info_label), ==, expected);
 }
 
 static void
@@ -156,9 +193,7 @@ test_parameters (void)
   EsLayer *layer;
 
   set_view ("entropy");
-  g_settings_set_int (settings, "window", test_window);
-  g_settings_set_int (settings, "levels", test_levels);
-  g_settings_set_double (settings, "amount", test_amount);
+  set_params (test_params);
   g_settings_set_string (settings, "colormap", "magma");
   g_settings_set_boolean (settings, "reversed", TRUE);
   g_settings_set_string (settings, "range", "auto");
@@ -171,10 +206,26 @@ test_parameters (void)
   g_assert_cmpint (layer->params.job.levels, ==, test_levels);
   g_assert_cmpint (layer->params.range, ==, ES_RANGE_AUTO);
   g_assert_cmpstr (layer->result.info.units, ==, "bits");
+  assert_job_label ("Entropy · window %d · levels %d · bits", test_window, test_levels);
 
-  set_view ("sharpened");
-  layer = es_window_get_layer (window, ES_VIEW_SHARPENED);
-  g_assert_cmpfloat (layer->params.job.amount, ==, (float) test_amount);
+  /* Every view's job has the parameters its operation uses. */
+  for (int view = 0; view < ES_N_VIEWS; view++)
+    {
+      EsOp op;
+
+      if (!es_view_get_op (view, &op))
+        continue;
+      set_view (es_view_name (view));
+      layer = es_window_get_layer (window, view);
+      g_assert_nonnull (layer);
+      g_assert_cmpint (layer->params.job.op, ==, op);
+      for (int id = 0; id < ES_N_PARAMS; id++)
+        if (es_op_uses (op, id))
+          g_assert_cmpfloat (es_job_get_param (&layer->params.job, id), ==,
+                             es_param (id)->digits ? (float) test_params[id] : test_params[id]);
+    }
+  assert_job_label ("Sharpened · amount %.2f", test_params[ES_PARAM_AMOUNT]);
+  set_view ("entropy");
 }
 
 /* What the window must write: the same job through es_pipeline_run and
@@ -201,25 +252,15 @@ expected_export (const char *image_path, EsView view, EsExportFormat format, gbo
   g_assert_true (es_load_file (image_path, test_levels, &image, &error));
   es_view_params_init (&params, op);
   params.range = ES_RANGE_AUTO;
-  switch (op)
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (op, id))
+      es_job_set_param (&params.job, id, test_params[id]);
+  if (es_units_convertible (op))
+    params.units = ES_UNITS_BITS;
+  if (es_view_is_heatmap (view))
     {
-    case ES_OP_ENTROPY:
-      params.job.window = test_window;
-      params.job.levels = test_levels;
-      params.units = ES_UNITS_BITS;
       params.colormap = ES_COLORMAP_MAGMA;
       params.reversed = true;
-      break;
-    case ES_OP_QUANTIZE:
-      params.job.levels = test_levels;
-      params.colormap = ES_COLORMAP_MAGMA;
-      params.reversed = true;
-      break;
-    case ES_OP_SHARPEN:
-      params.job.amount = (float) test_amount;
-      break;
-    default:
-      break;
     }
   g_assert_true (es_pipeline_run (engine, &image, &params, &result, &error));
   g_assert_true (es_pipeline_export (path, format, &result, colorbar, &error));
@@ -266,15 +307,6 @@ static void
 test_export (void)
 {
   static const struct {
-    const char *name;
-    EsView view;
-  } views[] = {
-    { "entropy", ES_VIEW_ENTROPY },
-    { "quantized", ES_VIEW_QUANTIZED },
-    { "equalized", ES_VIEW_EQUALIZED },
-    { "sharpened", ES_VIEW_SHARPENED },
-  };
-  static const struct {
     EsExportFormat format;
     gboolean colorbar;
   } formats[] = {
@@ -286,20 +318,26 @@ test_export (void)
   g_autofree char *image = test_image ("images", "camera.png");
   g_autofree char *path = g_build_filename (tmpdir, "shown.out", NULL);
 
-  for (guint v = 0; v < G_N_ELEMENTS (views); v++)
+  /* Every view of an operation (the original is test_export_original's). */
+  for (int view = 0; view < ES_N_VIEWS; view++)
     {
-      set_view (views[v].name);
+      EsOp op;
+
+      if (!es_view_get_op (view, &op))
+        continue;
+      set_view (es_view_name (view));
       for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
         {
           g_autofree char *expected = NULL;
 
-          g_test_message ("export %s as format %d%s", views[v].name, formats[f].format,
+          g_test_message ("export %s as format %d%s", es_view_name (view), formats[f].format,
                           formats[f].colorbar ? " with colorbar" : "");
           export_shown (path, formats[f].format, formats[f].colorbar);
-          expected = expected_export (image, views[v].view, formats[f].format, formats[f].colorbar);
+          expected = expected_export (image, view, formats[f].format, formats[f].colorbar);
           assert_same_files (path, expected);
         }
     }
+  set_view ("entropy");
 }
 
 static void
@@ -471,13 +509,14 @@ check_comparison (EsCompareWindow *compare, EsOp op)
   g_assert_true (comparison->source == es_window_get_source (window));
   g_assert_cmpint (comparison->job.op, ==, op);
   g_assert_cmpint (comparison->repeats, ==, ES_COMPARE_DEFAULT_REPEATS);
-  if (op == ES_OP_ENTROPY)
-    {
-      g_assert_cmpint (comparison->job.window, ==, g_settings_get_int (settings, "window"));
-      g_assert_cmpint (comparison->job.levels, ==, g_settings_get_int (settings, "levels"));
-    }
-  if (op == ES_OP_SHARPEN)
-    g_assert_cmpfloat (comparison->job.amount, ==, (float) g_settings_get_double (settings, "amount"));
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (op, id))
+      {
+        double value = es_settings_get_number (settings, es_param (id)->name);
+
+        g_assert_cmpfloat (es_job_get_param (&comparison->job, id), ==,
+                           es_param (id)->digits ? (float) value : value);
+      }
 
   for (size_t i = 0; i < comparison->n_rows; i++)
     {
@@ -633,69 +672,6 @@ test_max_pixels (void)
   g_assert_cmpstr (es_window_get_source (window)->name, ==, "camera.png");
 }
 
-static GtkWidget *
-find_row (GtkWidget *widget, const char *title)
-{
-  if (ADW_IS_PREFERENCES_ROW (widget)
-      && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), title) == 0)
-    return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
-    {
-      GtkWidget *row = find_row (child, title);
-      if (row)
-        return row;
-    }
-  return NULL;
-}
-
-/* Where CUDA cannot be used, its backend row is greyed out and says why. */
-static void
-test_cuda_row (void)
-{
-  EsError error = { 0 };
-  EsEngine *cuda = es_engine_new (ES_BACKEND_CUDA, &error);
-  GtkWidget *row = find_row (GTK_WIDGET (window), "CUDA");
-  const char *subtitle;
-
-  g_assert_nonnull (row);
-  /* The worker answers even before any image is open (see the test below). */
-  g_assert_cmpstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), !=, checking_subtitle);
-  subtitle = adw_action_row_get_subtitle (ADW_ACTION_ROW (row));
-  g_test_message ("CUDA row: %s", subtitle);
-  if (cuda)
-    g_assert_true (gtk_widget_get_sensitive (row));
-  else
-    {
-      g_assert_false (gtk_widget_get_sensitive (row));
-      g_assert_nonnull (subtitle);
-      g_assert_cmpuint (strlen (subtitle), >, 0);
-      g_assert_cmpstr (gtk_widget_get_tooltip_text (row), ==, subtitle);
-      if (!es_engine_cuda_compiled ())
-        g_assert_nonnull (strstr (subtitle, "no CUDA backend"));
-    }
-  g_clear_pointer (&cuda, es_engine_free);
-}
-
-/* Before any image is open the Compute section must not keep saying that
- * it is checking: the worker sets up the engine and answers anyway. */
-static void
-test_cuda_row_without_image (void)
-{
-  GtkWidget *row = find_row (GTK_WIDGET (window), "CUDA");
-  guint id;
-
-  g_assert_null (es_window_get_source (window));
-  g_assert_nonnull (row);
-  timed_out = FALSE;
-  id = g_timeout_add_seconds (60, on_timeout, NULL);
-  while (!timed_out && g_strcmp0 (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)), checking_subtitle) == 0)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_false (timed_out);
-  g_source_remove (id);
-  test_cuda_row ();
-}
-
 /* Zoomed in, every image pixel is a uniform zoom×zoom block of its colour. */
 static void
 test_crisp_pixels (void)
@@ -780,11 +756,13 @@ main (int argc, char *argv[])
 
   g_test_init (&argc, &argv, NULL);
 
-  /* Odd windows of 3..15, levels 2..64, amounts 0..5 in steps of 0.05. */
-  test_window = 3 + 2 * g_test_rand_int_range (0, 7);
-  test_levels = g_test_rand_int_range (2, 65);
-  test_amount = g_test_rand_int_range (0, 101) * 0.05;
-  g_test_message ("window %d, levels %d, amount %.2f", test_window, test_levels, test_amount);
+  /* Odd windows of 3..15 and levels 2..64 (to keep the runs short), amounts
+   * anywhere in the table's range, on its steps. */
+  test_params[ES_PARAM_WINDOW] = 3 + 2 * g_test_rand_int_range (0, 7);
+  test_params[ES_PARAM_LEVELS] = g_test_rand_int_range (2, 65);
+  test_params[ES_PARAM_AMOUNT] = random_value (es_param (ES_PARAM_AMOUNT));
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    g_test_message ("%s %.*f", es_param (id)->name, es_param (id)->digits, test_params[id]);
 
   tmpdir = g_dir_make_tmp ("entroscope-ui-XXXXXX", &error);
   g_assert_no_error (error);
@@ -797,7 +775,6 @@ main (int argc, char *argv[])
   gtk_window_present (GTK_WINDOW (window));
 
   g_test_add_func ("/ui/colorbar-ticks", test_colorbar_ticks);
-  g_test_add_func ("/ui/cuda-row-without-image", test_cuda_row_without_image);
   g_test_add_func ("/ui/open", test_open);
   g_test_add_func ("/ui/bad-file", test_bad_file);
   g_test_add_func ("/ui/views", test_views);
@@ -811,7 +788,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui/drop", test_drop);
   g_test_add_func ("/ui/copy", test_copy);
   g_test_add_func ("/ui/backend", test_backend);
-  g_test_add_func ("/ui/cuda-row", test_cuda_row);
   g_test_add_func ("/ui/compare", test_compare);
   g_test_add_func ("/ui/max-pixels", test_max_pixels);
   status = g_test_run ();

@@ -123,11 +123,14 @@ es_application_open (GApplication *application, GFile **files, int n_files, cons
 static void
 about_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  GtkApplication *application = user_data;
-  GtkWindow *parent = gtk_application_get_active_window (application);
+  EsApplication *self = ES_APPLICATION (user_data);
+  GtkWindow *parent;
   const char *developers[] = { "The Entroscope developers", NULL };
   g_autofree char *debug_info = NULL;
   GtkWidget *about;
+
+  g_assert (ES_IS_APPLICATION (self));
+  parent = gtk_application_get_active_window (GTK_APPLICATION (self));
 
   debug_info = g_strdup_printf ("Engine: %s\nCUDA backend compiled: %s\nGTK %u.%u.%u, libadwaita %u.%u.%u\n",
                                 parent && ES_IS_WINDOW (parent) && es_window_get_engine_description (ES_WINDOW (parent))
@@ -153,8 +156,11 @@ about_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 static void
 quit_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
-  GList *windows = gtk_application_get_windows (GTK_APPLICATION (user_data));
+  EsApplication *self = ES_APPLICATION (user_data);
+  GList *windows;
 
+  g_assert (ES_IS_APPLICATION (self));
+  windows = gtk_application_get_windows (GTK_APPLICATION (self));
   /* Closing (not destroying) lets each window save its size. */
   for (GList *l = g_list_copy (windows); l; l = g_list_delete_link (l, l))
     gtk_window_close (l->data);
@@ -181,12 +187,6 @@ es_application_startup (GApplication *application)
     { "win.zoom-out", { "<Primary>minus", "<Primary>KP_Subtract", NULL } },
     { "win.show-sidebar", { "F9", NULL } },
     { "win.show-timings", { "<Primary>t", NULL } },
-    { "win.view::original", { "<Alt>1", NULL } },
-    { "win.view::quantized", { "<Alt>2", NULL } },
-    { "win.view::entropy", { "<Alt>3", NULL } },
-    { "win.view::equalized", { "<Alt>4", NULL } },
-    { "win.view::sharpened", { "<Alt>5", NULL } },
-    { "win.view::grid", { "<Alt>6", NULL } },
   };
 
   G_APPLICATION_CLASS (es_application_parent_class)->startup (application);
@@ -196,6 +196,15 @@ es_application_startup (GApplication *application)
   for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
     gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action,
                                            accels[i].accels);
+  /* Alt+1… choose the views in the order of the view switcher. */
+  for (const char *const *nicks = es_window_get_view_nicks (), *const *nick = nicks; *nick; nick++)
+    {
+      g_autofree char *action = g_strdup_printf ("win.view::%s", *nick);
+      g_autofree char *accel = g_strdup_printf ("<Alt>%d", (int) (nick - nicks) + 1);
+      const char *view_accels[] = { accel, NULL };
+
+      gtk_application_set_accels_for_action (GTK_APPLICATION (application), action, view_accels);
+    }
   /* Dark by default: heatmaps read best on a dark surround. */
   adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
                                       ADW_COLOR_SCHEME_PREFER_DARK);

@@ -1,47 +1,11 @@
 /* EsCanvas: renders only what is visible, crisp when zoomed in, as a GtkScrollable. */
-#include "es-canvas.h"
+#include "es-canvas-private.h"
 
 #include <math.h>
 #include <string.h>
 
 #define GAP 4              /* logical pixels between grid panes */
 #define MAX_ZOOM 64.0
-
-typedef struct {
-  EsLayer *layer;
-  EsColorScale scale;
-  /* The last rendering and what it was made for. */
-  GdkTexture *texture;
-  EsColorScale texture_scale;
-  double texture_zoom;
-  int tx, ty, tw, th, torigin_x, torigin_y;
-} Pane;
-
-struct _EsCanvas {
-  GtkWidget parent_instance;
-
-  Pane panes[ES_CANVAS_MAX_PANES];
-  int n_panes;
-  int active_pane;
-  int image_width, image_height;
-
-  double zoom;
-  gboolean fit;
-
-  GtkAdjustment *hadjustment;
-  GtkAdjustment *vadjustment;
-  guint hscroll_policy : 1;
-  guint vscroll_policy : 1;
-
-  /* Pointer state. */
-  gboolean pointer_inside;
-  double pointer_x, pointer_y;
-  int hover_pane, hover_x, hover_y;
-  double drag_h, drag_v;
-  gboolean dragging;
-  double pinch_zoom;
-  double scroll_accumulator;
-};
 
 enum {
   PROP_0,
@@ -157,9 +121,8 @@ configure_adjustments (EsCanvas *self, double hvalue, double vvalue)
                               MAX (ch, ph), ph * 0.1, ph * 0.9, ph);
 }
 
-/* Image coordinates under a point of the widget, and the pane it is in. */
-static gboolean
-widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy)
+gboolean
+_es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy)
 {
   double pw, ph, px, py;
   int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
@@ -179,14 +142,14 @@ widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, doub
   return TRUE;
 }
 
-static void
-update_hover (EsCanvas *self)
+void
+_es_canvas_update_hover (EsCanvas *self)
 {
   int pane = -1, x = -1, y = -1;
   double ix, iy;
 
   if (self->pointer_inside
-      && widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
+      && _es_canvas_widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
       && ix >= 0 && iy >= 0 && ix < self->image_width && iy < self->image_height)
     {
       x = (int) ix;
@@ -203,9 +166,8 @@ update_hover (EsCanvas *self)
   g_signal_emit (self, signals[SIGNAL_HOVER], 0, pane, x, y);
 }
 
-/* Zooms so that the image point under (x, y) in widget coordinates stays put. */
-static void
-zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit)
+void
+_es_canvas_zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit)
 {
   double pw, ph, px, py, ix, iy, ax, ay;
   int pane;
@@ -214,12 +176,12 @@ zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit)
     return;
   zoom = CLAMP (zoom, min_zoom (self), max_zoom (self));
   pane_size (self, &pw, &ph);
-  if (!widget_to_image (self, x, y, &pane, &ix, &iy))
+  if (!_es_canvas_widget_to_image (self, x, y, &pane, &ix, &iy))
     {
       pane = 0;
       x = pw / 2;
       y = ph / 2;
-      widget_to_image (self, x, y, &pane, &ix, &iy);
+      _es_canvas_widget_to_image (self, x, y, &pane, &ix, &iy);
     }
   pane_origin (self, pane, &px, &py);
   ax = x - px;
@@ -230,7 +192,7 @@ zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit)
   configure_adjustments (self, ix * zoom - ax, iy * zoom - ay);
   for (int i = 0; i < self->n_panes; i++)
     g_clear_object (&self->panes[i].texture);
-  update_hover (self);
+  _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_FIT]);
@@ -243,16 +205,16 @@ zoom_about_focus (EsCanvas *self, double zoom, gboolean fit)
 
   /* Keys zoom about the pointer when it is over the canvas, else the centre. */
   if (self->pointer_inside)
-    zoom_at (self, zoom, self->pointer_x, self->pointer_y, fit);
+    _es_canvas_zoom_at (self, zoom, self->pointer_x, self->pointer_y, fit);
   else
     {
       pane_size (self, &pw, &ph);
-      zoom_at (self, zoom, pw / 2, ph / 2, fit);
+      _es_canvas_zoom_at (self, zoom, pw / 2, ph / 2, fit);
     }
 }
 
-static double
-next_step (double zoom, int direction)
+double
+_es_canvas_next_zoom (double zoom, int direction)
 {
   if (direction > 0)
     {
@@ -321,19 +283,21 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
         }
       configure_adjustments (self, h, v);
     }
-  update_hover (self);
+  _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
 int
 es_canvas_get_n_panes (EsCanvas *self)
 {
+  g_return_val_if_fail (ES_IS_CANVAS (self), 0);
   return self->n_panes;
 }
 
 int
 es_canvas_get_active_pane (EsCanvas *self)
 {
+  g_return_val_if_fail (ES_IS_CANVAS (self), 0);
   return self->active_pane;
 }
 
@@ -353,37 +317,43 @@ es_canvas_set_active_pane (EsCanvas *self, int pane)
 double
 es_canvas_get_zoom (EsCanvas *self)
 {
+  g_return_val_if_fail (ES_IS_CANVAS (self), 1.0);
   return self->zoom;
 }
 
 void
 es_canvas_set_zoom (EsCanvas *self, double zoom)
 {
+  g_return_if_fail (ES_IS_CANVAS (self));
   zoom_about_focus (self, zoom, FALSE);
 }
 
 gboolean
 es_canvas_get_fit (EsCanvas *self)
 {
+  g_return_val_if_fail (ES_IS_CANVAS (self), FALSE);
   return self->fit;
 }
 
 void
 es_canvas_zoom_fit (EsCanvas *self)
 {
+  g_return_if_fail (ES_IS_CANVAS (self));
   zoom_about_focus (self, fit_zoom (self), TRUE);
 }
 
 void
 es_canvas_zoom_in (EsCanvas *self)
 {
-  zoom_about_focus (self, next_step (self->zoom, 1), FALSE);
+  g_return_if_fail (ES_IS_CANVAS (self));
+  zoom_about_focus (self, _es_canvas_next_zoom (self->zoom, 1), FALSE);
 }
 
 void
 es_canvas_zoom_out (EsCanvas *self)
 {
-  zoom_about_focus (self, next_step (self->zoom, -1), FALSE);
+  g_return_if_fail (ES_IS_CANVAS (self));
+  zoom_about_focus (self, _es_canvas_next_zoom (self->zoom, -1), FALSE);
 }
 
 /* Drawing */
@@ -495,110 +465,6 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     }
 }
 
-/* Input */
-
-static void
-on_motion (GtkEventControllerMotion *controller, double x, double y, EsCanvas *self)
-{
-  self->pointer_inside = TRUE;
-  self->pointer_x = x;
-  self->pointer_y = y;
-  update_hover (self);
-}
-
-static void
-on_leave (GtkEventControllerMotion *controller, EsCanvas *self)
-{
-  self->pointer_inside = FALSE;
-  update_hover (self);
-}
-
-static gboolean
-on_scroll (GtkEventControllerScroll *controller, double dx, double dy, EsCanvas *self)
-{
-  GdkModifierType state = gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (controller));
-  GdkScrollUnit unit = gtk_event_controller_scroll_get_unit (controller);
-
-  if (self->n_panes == 0)
-    return FALSE;
-
-  /* A wheel zooms toward the pointer, one zoom step per click; touchpads
-   * pan, and zoom with Ctrl held. */
-  if (unit == GDK_SCROLL_UNIT_WHEEL || (state & GDK_CONTROL_MASK))
-    {
-      self->scroll_accumulator += unit == GDK_SCROLL_UNIT_WHEEL ? dy : dy / 20.0;
-      while (fabs (self->scroll_accumulator) >= 1.0)
-        {
-          int direction = self->scroll_accumulator > 0 ? -1 : 1;
-
-          self->scroll_accumulator += direction;
-          zoom_at (self, next_step (self->zoom, direction), self->pointer_x, self->pointer_y, FALSE);
-        }
-      return TRUE;
-    }
-
-  gtk_adjustment_set_value (self->hadjustment, gtk_adjustment_get_value (self->hadjustment) + dx);
-  gtk_adjustment_set_value (self->vadjustment, gtk_adjustment_get_value (self->vadjustment) + dy);
-  return TRUE;
-}
-
-static void
-on_drag_begin (GtkGestureDrag *gesture, double x, double y, EsCanvas *self)
-{
-  self->drag_h = gtk_adjustment_get_value (self->hadjustment);
-  self->drag_v = gtk_adjustment_get_value (self->vadjustment);
-  self->dragging = FALSE;
-  gtk_widget_grab_focus (GTK_WIDGET (self));
-}
-
-static void
-on_drag_update (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
-{
-  if (!self->dragging && hypot (dx, dy) < 3)
-    return;
-  if (!self->dragging)
-    {
-      self->dragging = TRUE;
-      gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "grabbing");
-    }
-  gtk_adjustment_set_value (self->hadjustment, self->drag_h - dx);
-  gtk_adjustment_set_value (self->vadjustment, self->drag_v - dy);
-}
-
-static void
-on_drag_end (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
-{
-  double start_x, start_y, ix, iy;
-  int pane;
-
-  if (self->dragging)
-    {
-      self->dragging = FALSE;
-      gtk_widget_set_cursor_from_name (GTK_WIDGET (self), NULL);
-      return;
-    }
-  /* A click without a drag chooses the active pane of the grid. */
-  gtk_gesture_drag_get_start_point (gesture, &start_x, &start_y);
-  if (self->n_panes > 1 && widget_to_image (self, start_x, start_y, &pane, &ix, &iy))
-    es_canvas_set_active_pane (self, pane);
-}
-
-static void
-on_pinch_begin (GtkGesture *gesture, GdkEventSequence *sequence, EsCanvas *self)
-{
-  self->pinch_zoom = self->zoom;
-}
-
-static void
-on_pinch_scale (GtkGestureZoom *gesture, double scale, EsCanvas *self)
-{
-  double x, y;
-
-  if (!gtk_gesture_get_bounding_box_center (GTK_GESTURE (gesture), &x, &y))
-    return;
-  zoom_at (self, self->pinch_zoom * scale, x, y, FALSE);
-}
-
 /* GtkWidget and GtkScrollable */
 
 static void
@@ -627,7 +493,8 @@ es_canvas_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
 static void
 on_adjustment_changed (GtkAdjustment *adjustment, EsCanvas *self)
 {
-  update_hover (self);
+  g_assert (ES_IS_CANVAS (self));
+  _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -773,9 +640,6 @@ es_canvas_class_init (EsCanvasClass *klass)
 static void
 es_canvas_init (EsCanvas *self)
 {
-  GtkEventController *controller;
-  GtkGesture *gesture;
-
   self->zoom = 1.0;
   self->fit = TRUE;
   self->hover_pane = -1;
@@ -785,25 +649,5 @@ es_canvas_init (EsCanvas *self)
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   gtk_widget_set_overflow (GTK_WIDGET (self), GTK_OVERFLOW_HIDDEN);
 
-  controller = gtk_event_controller_motion_new ();
-  g_signal_connect (controller, "enter", G_CALLBACK (on_motion), self);
-  g_signal_connect (controller, "motion", G_CALLBACK (on_motion), self);
-  g_signal_connect (controller, "leave", G_CALLBACK (on_leave), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  controller = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
-  g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), controller);
-
-  gesture = gtk_gesture_drag_new ();
-  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (gesture), 0);
-  g_signal_connect (gesture, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (gesture, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (gesture, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (gesture));
-
-  gesture = gtk_gesture_zoom_new ();
-  g_signal_connect (gesture, "begin", G_CALLBACK (on_pinch_begin), self);
-  g_signal_connect (gesture, "scale-changed", G_CALLBACK (on_pinch_scale), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (gesture));
+  _es_canvas_input_init (self);
 }

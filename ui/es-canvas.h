@@ -20,7 +20,6 @@ typedef struct {
 /* Shows one pane, or four in a 2×2 grid that share zoom and pan. A new image
  * size fits the image to the view; the same size keeps zoom and pan. */
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
-int es_canvas_get_n_panes (EsCanvas *self);
 /* The pane that export, copy and the colorbar follow (chosen by a click). */
 int es_canvas_get_active_pane (EsCanvas *self);
 void es_canvas_set_active_pane (EsCanvas *self, int pane);
@@ -29,7 +28,6 @@ void es_canvas_set_active_pane (EsCanvas *self, int pane);
  * point at the centre of the view (or under the pointer) where it was. */
 double es_canvas_get_zoom (EsCanvas *self);
 void es_canvas_set_zoom (EsCanvas *self, double zoom);
-gboolean es_canvas_get_fit (EsCanvas *self);
 void es_canvas_zoom_fit (EsCanvas *self);
 void es_canvas_zoom_in (EsCanvas *self);
 void es_canvas_zoom_out (EsCanvas *self);

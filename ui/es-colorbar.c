@@ -1,5 +1,6 @@
 /* EsColorbar: a vertical gradient of the colormap with labelled ticks and units. */
 #include "es-colorbar.h"
+#include "es-colorbar-private.h"
 
 #include <math.h>
 

@@ -15,9 +15,4 @@ G_DECLARE_FINAL_TYPE (EsColorbar, es_colorbar, ES, COLORBAR, GtkWidget)
 void es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale,
                             const char *units, gboolean integral);
 
-/* Tick positions: a "nice" step (1, 2, 2.5 or 5 × 10^k) giving about
- * max_ticks ticks in lo..hi. Returns the count written to ticks. */
-int es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral,
-                       double *ticks, int *decimals);
-
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* EsCompareWindow: runs es_compare_variants on the worker, shows progress, then bars beside the copy floor. */
 #include "es-compare-window.h"
+#include "es-compare-window-private.h"
 
 #include <math.h>
 
@@ -25,21 +26,12 @@ struct _EsCompareWindow {
   GtkLabel *cpu_footnote;
   AdwStatusPage *error_page;
 
-  EsWindow *window;              /* weak: the dialog dies with it */
+  EsComparer *comparer;          /* weak: the window goes with its parent */
   GCancellable *cancellable;     /* of the comparison running, else NULL */
   EsComparison *comparison;      /* on screen */
 };
 
 G_DEFINE_FINAL_TYPE (EsCompareWindow, es_compare_window, ADW_TYPE_WINDOW)
-
-/* The dropdown's order. */
-static const EsOp dropdown_ops[] = { ES_OP_ENTROPY, ES_OP_EQUALIZE, ES_OP_SHARPEN, ES_OP_QUANTIZE };
-static const char *const op_titles[ES_N_OPS] = {
-  [ES_OP_QUANTIZE] = "Quantize",
-  [ES_OP_ENTROPY] = "Entropy",
-  [ES_OP_EQUALIZE] = "Equalize",
-  [ES_OP_SHARPEN] = "Sharpen",
-};
 
 /* Text */
 
@@ -64,22 +56,13 @@ format_bytes (size_t bytes)
                            : g_strdup_printf ("%.2f MB", bytes / 1e6);
 }
 
-/* "5×5 window, 16 levels": the parameters the operation uses. */
+/* "Entropy, window 5, levels 16": the operation and the parameters it uses. */
 static char *
 describe_job (const EsJob *job)
 {
-  switch (job->op)
-    {
-    case ES_OP_ENTROPY:
-      return g_strdup_printf ("%d×%d window, %d levels", job->window, job->window, job->levels);
-    case ES_OP_QUANTIZE:
-      return g_strdup_printf ("%d levels", job->levels);
-    case ES_OP_SHARPEN:
-      return g_strdup_printf ("amount %.2f", job->amount);
-    case ES_OP_EQUALIZE:
-    default:
-      return g_strdup ("256 bins");
-    }
+  g_autofree char *params = es_job_describe_params (job, ", ");
+
+  return g_strconcat (es_op_info (job->op)->title, *params ? ", " : "", params, NULL);
 }
 
 /* The command that prints the same numbers (es-cli.c, bench --image). */
@@ -97,12 +80,15 @@ cli_command (const EsComparison *comparison)
   /* Without a usable GPU the CLI's automatic choice is the CPU too. */
   if (comparison->engine.backend == ES_BACKEND_CPU && comparison->engine.cuda_usable)
     g_string_append (command, " --backend=cpu");
-  if (job->op == ES_OP_ENTROPY && job->window != 5)
-    g_string_append_printf (command, " --window=%d", job->window);
-  if ((job->op == ES_OP_ENTROPY || job->op == ES_OP_QUANTIZE) && job->levels != 16)
-    g_string_append_printf (command, " --levels=%d", job->levels);
-  if (job->op == ES_OP_SHARPEN && job->amount != 1.0f)
-    g_string_append_printf (command, " --amount=%g", (double) job->amount);
+  /* The parameters the operation uses, where they differ from the CLI's defaults. */
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      const EsParam *param = es_param (id);
+      double value = es_job_get_param (job, id);
+
+      if (es_op_uses (job->op, id) && value != param->default_value)
+        g_string_append_printf (command, " --%s=%g", param->name, value);
+    }
   return g_string_free (command, FALSE);
 }
 
@@ -190,7 +176,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
 {
   const EsJob *job = &comparison->job;
   double max = comparison->floor_ms, floor = comparison->floor_ms;
-  g_autofree char *params = describe_job (job), *heading = NULL, *floor_text = NULL;
+  g_autofree char *what = describe_job (job), *heading = NULL, *floor_text = NULL;
   g_autofree char *in_text = NULL, *out_text = NULL, *footnote = NULL, *command = NULL;
   size_t in_bytes, out_bytes;
   int row = 0;
@@ -199,8 +185,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   for (size_t i = 0; i < comparison->n_rows; i++)
     max = MAX (max, comparison->rows[i].kernel_ms);
 
-  heading = g_strdup_printf ("%s, %s: median kernel time of %d runs", op_titles[job->op], params,
-                             comparison->repeats);
+  heading = g_strdup_printf ("%s: median kernel time of %d runs", what, comparison->repeats);
   gtk_label_set_label (self->chart_heading, heading);
   gtk_label_set_label (self->chart_engine, comparison->engine.description);
 
@@ -259,7 +244,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
 {
   const EsJob *job = &comparison->job;
   const EsCompareRow *cpu = &comparison->rows[0];
-  g_autofree char *params = describe_job (job), *heading = NULL, *description = NULL;
+  g_autofree char *what = describe_job (job), *heading = NULL, *description = NULL;
   g_autofree char *value = format_ms (cpu->kernel_ms), *wall = format_ms (cpu->wall_ms);
   g_autofree char *extra = g_strdup_printf ("wall %s", wall);
   g_autofree char *subtitle = g_strdup_printf ("%d threads", es_cpu_thread_count ());
@@ -288,8 +273,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
   gtk_label_set_label (self->cpu_description, description);
   gtk_widget_set_visible (GTK_WIDGET (self->use_cuda_button), comparison->engine.cuda_usable);
 
-  heading = g_strdup_printf ("%s, %s, on the CPU: median of %d runs", op_titles[job->op], params,
-                             comparison->repeats);
+  heading = g_strdup_printf ("%s, on the CPU: median of %d runs", what, comparison->repeats);
   gtk_label_set_label (self->cpu_heading, heading);
   tooltip = g_strdup_printf ("Median of %d runs after a warm-up: kernel %s, end to end %s",
                              cpu->repeats, value, wall);
@@ -322,6 +306,7 @@ on_progress (double fraction, const char *step, gpointer user_data)
   EsCompareWindow *self = user_data;
   g_autofree char *text = NULL;
 
+  g_assert (ES_IS_COMPARE_WINDOW (self));
   if (self->progress_bar == NULL)   /* disposed */
     return;
   text = step ? g_strdup_printf ("%s…", step) : g_strdup ("Done");
@@ -334,7 +319,9 @@ on_compared (GObject *object, GAsyncResult *result, gpointer user_data)
 {
   g_autoptr (EsCompareWindow) self = user_data;
   g_autoptr (GError) error = NULL;
-  EsComparison *comparison = es_window_compare_finish (ES_WINDOW (object), result, &error);
+  EsComparison *comparison = es_comparer_compare_finish (ES_COMPARER (object), result, &error);
+
+  g_assert (ES_IS_COMPARE_WINDOW (self));
 
   /* Disposed, or a newer run replaced this one. */
   if (self->stack == NULL || g_task_get_cancellable (G_TASK (result)) != self->cancellable)
@@ -379,7 +366,7 @@ es_compare_window_run (EsCompareWindow *self)
   g_clear_object (&self->cancellable);
   set_running (self, FALSE);
   g_clear_pointer (&self->comparison, es_comparison_free);
-  source = self->window ? es_window_get_source (self->window) : NULL;
+  source = self->comparer ? es_comparer_get_source (self->comparer) : NULL;
   if (source == NULL)
     {
       adw_window_title_set_subtitle (self->window_title, NULL);
@@ -391,7 +378,7 @@ es_compare_window_run (EsCompareWindow *self)
   subtitle = g_strdup_printf ("%s · %d × %d", source->name, source->image.width,
                               source->image.height);
   adw_window_title_set_subtitle (self->window_title, subtitle);
-  title = g_strdup_printf ("Timing the %s Variants", op_titles[op]);
+  title = g_strdup_printf ("Timing the %s Variants", es_op_info (op)->title);
   adw_status_page_set_title (self->progress_page, title);
   adw_status_page_set_description (self->progress_page,
                                    "Each one runs once to warm up, then several times for the "
@@ -402,8 +389,8 @@ es_compare_window_run (EsCompareWindow *self)
 
   self->cancellable = g_cancellable_new ();
   set_running (self, TRUE);
-  es_window_compare_async (self->window, op, ES_COMPARE_DEFAULT_REPEATS, self->cancellable,
-                           on_progress, self, on_compared, g_object_ref (self));
+  es_comparer_compare_async (self->comparer, op, ES_COMPARE_DEFAULT_REPEATS, self->cancellable,
+                             on_progress, self, on_compared, g_object_ref (self));
 }
 
 void
@@ -437,27 +424,32 @@ es_compare_window_get_comparison (EsCompareWindow *self)
   return self->comparison;
 }
 
+/* The dropdown lists the operations in table order: item i is EsOp i. */
 void
 es_compare_window_set_op (EsCompareWindow *self, EsOp op)
 {
   g_return_if_fail (ES_IS_COMPARE_WINDOW (self));
+  g_return_if_fail ((unsigned) op < ES_N_OPS);
 
-  for (guint i = 0; i < G_N_ELEMENTS (dropdown_ops); i++)
-    if (dropdown_ops[i] == op)
-      gtk_drop_down_set_selected (self->op_dropdown, i);
+  gtk_drop_down_set_selected (self->op_dropdown, op);
 }
 
 EsOp
 es_compare_window_get_op (EsCompareWindow *self)
 {
-  guint selected = gtk_drop_down_get_selected (self->op_dropdown);
+  guint selected;
 
-  return selected < G_N_ELEMENTS (dropdown_ops) ? dropdown_ops[selected] : ES_OP_ENTROPY;
+  g_return_val_if_fail (ES_IS_COMPARE_WINDOW (self), ES_OP_ENTROPY);
+
+  selected = gtk_drop_down_get_selected (self->op_dropdown);
+  return selected < ES_N_OPS ? (EsOp) selected : ES_OP_ENTROPY;
 }
 
 static void
 on_op_selected (EsCompareWindow *self)
 {
+  g_assert (ES_IS_COMPARE_WINDOW (self));
+
   /* Before the window is shown, the first run is the caller's. */
   if (gtk_widget_get_mapped (GTK_WIDGET (self)))
     es_compare_window_run (self);
@@ -466,13 +458,19 @@ on_op_selected (EsCompareWindow *self)
 static void
 run_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  es_compare_window_run (ES_COMPARE_WINDOW (widget));
+  EsCompareWindow *self = ES_COMPARE_WINDOW (widget);
+
+  g_assert (ES_IS_COMPARE_WINDOW (self));
+  es_compare_window_run (self);
 }
 
 static void
 cancel_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  es_compare_window_cancel (ES_COMPARE_WINDOW (widget));
+  EsCompareWindow *self = ES_COMPARE_WINDOW (widget);
+
+  g_assert (ES_IS_COMPARE_WINDOW (self));
+  es_compare_window_cancel (self);
 }
 
 static void
@@ -480,19 +478,24 @@ use_cuda_action (GtkWidget *widget, const char *action_name, GVariant *parameter
 {
   EsCompareWindow *self = ES_COMPARE_WINDOW (widget);
 
-  if (self->window == NULL)
+  g_assert (ES_IS_COMPARE_WINDOW (self));
+  if (self->comparer == NULL)
     return;
-  gtk_widget_activate_action (GTK_WIDGET (self->window), "win.backend", "s", "cuda");
+  es_comparer_set_backend (self->comparer, ES_BACKEND_CUDA);
   es_compare_window_run (self);
 }
 
 EsCompareWindow *
-es_compare_window_new (EsWindow *window, EsOp op)
+es_compare_window_new (GtkWindow *parent, EsComparer *comparer, EsOp op)
 {
-  EsCompareWindow *self = g_object_new (ES_TYPE_COMPARE_WINDOW, "transient-for", window, NULL);
+  EsCompareWindow *self;
 
-  self->window = window;
-  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);
+  g_return_val_if_fail (GTK_IS_WINDOW (parent), NULL);
+  g_return_val_if_fail (ES_IS_COMPARER (comparer), NULL);
+
+  self = g_object_new (ES_TYPE_COMPARE_WINDOW, "transient-for", parent, NULL);
+  self->comparer = comparer;
+  g_object_add_weak_pointer (G_OBJECT (comparer), (gpointer *) &self->comparer);
   es_compare_window_set_op (self, op);
   return self;
 }
@@ -506,9 +509,9 @@ es_compare_window_dispose (GObject *object)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_pointer (&self->comparison, es_comparison_free);
-  if (self->window)
-    g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *) &self->window);
-  self->window = NULL;
+  if (self->comparer)
+    g_object_remove_weak_pointer (G_OBJECT (self->comparer), (gpointer *) &self->comparer);
+  self->comparer = NULL;
   gtk_widget_dispose_template (GTK_WIDGET (self), ES_TYPE_COMPARE_WINDOW);
   G_OBJECT_CLASS (es_compare_window_parent_class)->dispose (object);
 }
@@ -551,6 +554,12 @@ es_compare_window_class_init (EsCompareWindowClass *klass)
 static void
 es_compare_window_init (EsCompareWindow *self)
 {
+  g_autoptr (GtkStringList) ops = gtk_string_list_new (NULL);
+
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Every operation, from the table (see es_compare_window_set_op). */
+  for (int op = 0; op < ES_N_OPS; op++)
+    gtk_string_list_append (ops, es_op_info (op)->title);
+  gtk_drop_down_set_model (self->op_dropdown, G_LIST_MODEL (ops));
   set_running (self, FALSE);
 }

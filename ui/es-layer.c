@@ -4,36 +4,45 @@
 #include <math.h>
 #include <string.h>
 
-static const struct {
-  const char *name;
-  const char *title;
-} view_names[ES_N_VIEWS] = {
-  [ES_VIEW_ORIGINAL] = { "original", "Original" },
-  [ES_VIEW_QUANTIZED] = { "quantized", "Quantized" },
-  [ES_VIEW_ENTROPY] = { "entropy", "Entropy" },
-  [ES_VIEW_EQUALIZED] = { "equalized", "Equalized" },
-  [ES_VIEW_SHARPENED] = { "sharpened", "Sharpened" },
+/* The view table: one row per view. Titles of operation views come from the
+ * operation table (result_title), so that a new operation needs only a row. */
+typedef struct {
+  const char *name;    /* GSettings nick of "view", export file names */
+  int op;              /* the EsOp behind it; -1 for the original */
+  const char *title;   /* only for a view without an operation */
+  gboolean heatmap;    /* takes the user's colormap */
+  gboolean grid;       /* one of the grid's panes, in table order */
+  gboolean histogram;  /* charted in the side panel */
+} EsViewRow;
+
+static const EsViewRow view_rows[ES_N_VIEWS] = {
+  [ES_VIEW_ORIGINAL] = { "original", -1, "Original", FALSE, TRUE, FALSE },
+  [ES_VIEW_QUANTIZED] = { "quantized", ES_OP_QUANTIZE, NULL, TRUE, FALSE, TRUE },
+  [ES_VIEW_ENTROPY] = { "entropy", ES_OP_ENTROPY, NULL, TRUE, TRUE, FALSE },
+  [ES_VIEW_EQUALIZED] = { "equalized", ES_OP_EQUALIZE, NULL, FALSE, TRUE, TRUE },
+  [ES_VIEW_SHARPENED] = { "sharpened", ES_OP_SHARPEN, NULL, FALSE, TRUE, FALSE },
 };
 
 const char *
 es_view_name (EsView view)
 {
   g_return_val_if_fail (view < ES_N_VIEWS, NULL);
-  return view_names[view].name;
+  return view_rows[view].name;
 }
 
 const char *
 es_view_title (EsView view)
 {
   g_return_val_if_fail (view < ES_N_VIEWS, NULL);
-  return view_names[view].title;
+  return view_rows[view].op < 0 ? view_rows[view].title
+                                : es_op_info (view_rows[view].op)->result_title;
 }
 
 gboolean
 es_view_from_name (const char *name, EsView *view)
 {
   for (int i = 0; i < ES_N_VIEWS; i++)
-    if (g_strcmp0 (name, view_names[i].name) == 0)
+    if (g_strcmp0 (name, view_rows[i].name) == 0)
       {
         *view = i;
         return TRUE;
@@ -44,23 +53,63 @@ es_view_from_name (const char *name, EsView *view)
 gboolean
 es_view_is_heatmap (EsView view)
 {
-  return view == ES_VIEW_QUANTIZED || view == ES_VIEW_ENTROPY;
+  g_return_val_if_fail (view < ES_N_VIEWS, FALSE);
+  return view_rows[view].heatmap;
 }
 
 gboolean
 es_view_get_op (EsView view, EsOp *op)
 {
-  static const int ops[ES_N_VIEWS] = {
-    [ES_VIEW_ORIGINAL] = -1,
-    [ES_VIEW_QUANTIZED] = ES_OP_QUANTIZE,
-    [ES_VIEW_ENTROPY] = ES_OP_ENTROPY,
-    [ES_VIEW_EQUALIZED] = ES_OP_EQUALIZE,
-    [ES_VIEW_SHARPENED] = ES_OP_SHARPEN,
-  };
-  if (view >= ES_N_VIEWS || ops[view] < 0)
+  g_return_val_if_fail (view < ES_N_VIEWS, FALSE);
+  if (view_rows[view].op < 0)
     return FALSE;
-  *op = ops[view];
+  *op = view_rows[view].op;
   return TRUE;
+}
+
+EsView
+es_view_for_op (EsOp op)
+{
+  for (int i = 0; i < ES_N_VIEWS; i++)
+    if (view_rows[i].op == (int) op)
+      return i;
+  g_return_val_if_reached (ES_VIEW_ORIGINAL);
+}
+
+int
+es_view_get_grid (EsView *views, int max_views)
+{
+  int n = 0;
+
+  for (int i = 0; i < ES_N_VIEWS && n < max_views; i++)
+    if (view_rows[i].grid)
+      views[n++] = i;
+  return n;
+}
+
+gboolean
+es_view_has_histogram (EsView view)
+{
+  g_return_val_if_fail (view < ES_N_VIEWS, FALSE);
+  return view_rows[view].histogram;
+}
+
+char *
+es_job_describe_params (const EsJob *job, const char *separator)
+{
+  GString *text = g_string_new (NULL);
+
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (job->op, id))
+      {
+        const EsParam *param = es_param (id);
+
+        if (text->len)
+          g_string_append (text, separator);
+        g_string_append_printf (text, "%s %.*f", param->name, param->digits,
+                                es_job_get_param (job, id));
+      }
+  return g_string_free (text, FALSE);
 }
 
 /* Sources */
@@ -238,10 +287,9 @@ es_layer_new (EsView view, EsSource *source, const EsViewParams *params,
   layer->result = *result;
   memset (result, 0, sizeof *result);
   build_mips (layer);
-  if (view == ES_VIEW_QUANTIZED)
-    count_histogram (layer, params->job.levels);
-  else if (view == ES_VIEW_EQUALIZED)
-    count_histogram (layer, 256);
+  /* The values of these views are whole numbers 0..range_max. */
+  if (es_view_has_histogram (view))
+    count_histogram (layer, (guint) es_op_info (params->job.op)->range_max (&params->job) + 1);
   return layer;
 }
 

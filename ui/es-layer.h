@@ -7,7 +7,9 @@
 
 G_BEGIN_DECLS
 
-/* What a pane can show. The grid shows four of these at once. */
+/* What a pane can show: the original image, or the result of one operation.
+ * Each value has a row in es-layer.c's view table; an operation's view needs
+ * nothing else in ui/. The grid shows several at once. */
 typedef enum {
   ES_VIEW_ORIGINAL,
   ES_VIEW_QUANTIZED,
@@ -18,12 +20,23 @@ typedef enum {
 } EsView;
 
 const char *es_view_name (EsView view);    /* "entropy" (also the GSettings nick) */
-const char *es_view_title (EsView view);   /* "Entropy" */
+/* "Original", else the operation's result_title: "Entropy", "Equalized" */
+const char *es_view_title (EsView view);
 gboolean es_view_from_name (const char *name, EsView *view);
 /* Heatmap views take the user's colormap; the others are images, shown in gray. */
 gboolean es_view_is_heatmap (EsView view);
 /* The operation behind a view; FALSE for the original. */
 gboolean es_view_get_op (EsView view, EsOp *op);
+/* The view that shows op's result. */
+EsView es_view_for_op (EsOp op);
+/* The grid's panes in order, at most max_views of them; returns how many. */
+int es_view_get_grid (EsView *views, int max_views);
+/* Its values are counted into EsLayer.histogram, for the side panel. */
+gboolean es_view_has_histogram (EsView view);
+
+/* "window 5 · levels 16": each parameter the job's operation uses, by its
+ * table name, with the table's decimals, joined by separator. "" for none. */
+char *es_job_describe_params (const EsJob *job, const char *separator);
 
 /* A decoded image. Immutable once made; refcounted (atomic). */
 typedef struct {
@@ -53,7 +66,7 @@ typedef struct {
    * averaging, in F32, so that zoomed-out views do not alias. */
   EsImage mips[ES_LAYER_MAX_MIPS];
   int n_mips;
-  guint64 *histogram;        /* quantized: `levels` bins; equalized: 256; else NULL */
+  guint64 *histogram;        /* es_view_has_histogram: range_max + 1 bins; else NULL */
   guint n_bins;
 } EsLayer;
 

@@ -1,6 +1,8 @@
 /* GSettings helpers shared by the window and the side panel. */
 #include "es-settings.h"
 
+#include <math.h>
+
 static gboolean
 nick_to_index (GValue *value, GVariant *variant, gpointer user_data)
 {
@@ -31,4 +33,25 @@ es_settings_bind_choice (GSettings *settings, const char *key, gpointer object,
 {
   g_settings_bind_with_mapping (settings, key, object, "selected", G_SETTINGS_BIND_DEFAULT,
                                 nick_to_index, index_to_nick, (gpointer) nicks, NULL);
+}
+
+double
+es_settings_get_number (GSettings *settings, const char *key)
+{
+  g_autoptr (GVariant) value = NULL;
+
+  g_return_val_if_fail (G_IS_SETTINGS (settings), NAN);
+
+  value = g_settings_get_value (settings, key);
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_INT32))
+    return g_variant_get_int32 (value);
+  if (g_variant_is_of_type (value, G_VARIANT_TYPE_DOUBLE))
+    return g_variant_get_double (value);
+  g_return_val_if_reached (NAN);
+}
+
+char *
+es_settings_variant_key (EsOp op)
+{
+  return g_strconcat ("variant-", es_op_name (op), NULL);
 }

@@ -1,4 +1,4 @@
-/* EsSidebar: AdwPreferencesGroup rows for every parameter, bound to GSettings. */
+/* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row), bound to GSettings. */
 #include "es-sidebar.h"
 
 #include <math.h>
@@ -9,9 +9,7 @@
 struct _EsSidebar {
   GtkWidget parent_instance;
 
-  GtkAdjustment *window_adjustment;
-  GtkAdjustment *levels_adjustment;
-  GtkAdjustment *amount_adjustment;
+  GtkAdjustment *param_adjustments[ES_N_PARAMS];   /* "NAME_adjustment" of the template */
   GtkAdjustment *max_pixels_adjustment;
   AdwComboRow *units_row;
   AdwComboRow *colormap_row;
@@ -54,9 +52,13 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
 {
   g_return_if_fail (ES_IS_SIDEBAR (self));
 
-  g_settings_bind (settings, "window", self->window_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "levels", self->levels_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (settings, "amount", self->amount_adjustment, "value", G_SETTINGS_BIND_DEFAULT);
+  g_return_if_fail (G_IS_SETTINGS (settings));
+
+  /* Each parameter's key has the parameter's name. */
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (self->param_adjustments[id])
+      g_settings_bind (settings, es_param (id)->name, self->param_adjustments[id], "value",
+                       G_SETTINGS_BIND_DEFAULT);
   g_settings_bind_with_mapping (settings, "max-pixels", self->max_pixels_adjustment, "value",
                                 G_SETTINGS_BIND_DEFAULT, pixels_to_megapixels, megapixels_to_pixels,
                                 NULL, NULL);
@@ -208,6 +210,53 @@ es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLaye
                            ES_N_COLORMAPS, FALSE);
 }
 
+/* The ids of a parameter's objects in es-sidebar.ui follow its name: "window_row". */
+static const char *const param_children[] = { "_row", "_control", "_adjustment" };
+
+static GObject *
+get_param_child (EsSidebar *self, const EsParam *param, const char *suffix)
+{
+  g_autofree char *id = g_strconcat (param->name, suffix, NULL);
+
+  return gtk_widget_get_template_child (GTK_WIDGET (self), ES_TYPE_SIDEBAR, id);
+}
+
+/* A parameter's row, control and adjustment follow its table row: range,
+ * step, decimals, odd values only, and a tooltip with its description. */
+static void
+setup_param (EsSidebar *self, const EsParam *param)
+{
+  GtkAdjustment *adjustment = GTK_ADJUSTMENT (get_param_child (self, param, "_adjustment"));
+  GtkWidget *row = GTK_WIDGET (get_param_child (self, param, "_row"));
+  GtkWidget *control = GTK_WIDGET (get_param_child (self, param, "_control"));
+  g_autofree char *tooltip = NULL;
+  char range[64];
+
+  if (adjustment == NULL || row == NULL || control == NULL)
+    {
+      g_critical ("es-sidebar.ui has no row for the parameter “%s”", param->name);
+      return;
+    }
+  es_param_describe_range (param, range, sizeof range);
+  tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (param->description[0]),
+                             param->description + 1, range);
+  gtk_adjustment_configure (adjustment, param->default_value, param->min, param->max,
+                            param->step, gtk_adjustment_get_page_increment (adjustment), 0);
+  if (GTK_IS_SPIN_BUTTON (control))
+    {
+      gtk_spin_button_set_digits (GTK_SPIN_BUTTON (control), param->digits);
+      /* Ticks are lower + k·step: with step 2 from an odd minimum, odd values. */
+      gtk_spin_button_set_snap_to_ticks (GTK_SPIN_BUTTON (control), param->odd);
+    }
+  else if (GTK_IS_SCALE (control))
+    {
+      gtk_scale_set_digits (GTK_SCALE (control), param->digits);
+      gtk_range_set_round_digits (GTK_RANGE (control), param->digits);
+    }
+  gtk_widget_set_tooltip_text (row, tooltip);
+  self->param_adjustments[param->id] = adjustment;
+}
+
 static void
 es_sidebar_dispose (GObject *object)
 {
@@ -230,9 +279,14 @@ es_sidebar_class_init (EsSidebarClass *klass)
 
   g_type_ensure (ES_TYPE_HISTOGRAM);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-sidebar.ui");
-  gtk_widget_class_bind_template_child (widget_class, EsSidebar, window_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, EsSidebar, levels_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, EsSidebar, amount_adjustment);
+  /* Each parameter's objects, found by name in es_sidebar_init. */
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    for (guint i = 0; i < G_N_ELEMENTS (param_children); i++)
+      {
+        g_autofree char *name = g_strconcat (es_param (id)->name, param_children[i], NULL);
+
+        gtk_widget_class_bind_template_child_full (widget_class, g_intern_string (name), FALSE, 0);
+      }
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, max_pixels_adjustment);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, units_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, colormap_row);
@@ -253,4 +307,6 @@ es_sidebar_init (EsSidebar *self)
   self->variant_rows = g_ptr_array_new ();
   self->variant_op = -2;
   gtk_widget_init_template (GTK_WIDGET (self));
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    setup_param (self, es_param (id));
 }

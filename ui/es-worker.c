@@ -178,10 +178,13 @@ ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice, char **f
 static gboolean
 same_params (const EsViewParams *a, const EsViewParams *b)
 {
-  return a->job.op == b->job.op && a->job.window == b->job.window
-         && a->job.levels == b->job.levels && a->job.amount == b->job.amount
-         && g_strcmp0 (a->job.variant, b->job.variant) == 0
-         && a->range == b->range && a->units == b->units;
+  if (a->job.op != b->job.op || g_strcmp0 (a->job.variant, b->job.variant) != 0
+      || a->range != b->range || a->units != b->units)
+    return FALSE;
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_job_get_param (&a->job, id) != es_job_get_param (&b->job, id))
+      return FALSE;
+  return TRUE;
 }
 
 static EsLayer *

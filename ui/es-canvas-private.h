@@ -1,0 +1,62 @@
+/* EsCanvas's insides, shared by es-canvas.c and es-canvas-input.c. */
+#pragma once
+
+#include "es-canvas.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  EsLayer *layer;
+  EsColorScale scale;
+  /* The last rendering and what it was made for. */
+  GdkTexture *texture;
+  EsColorScale texture_scale;
+  double texture_zoom;
+  int tx, ty, tw, th, torigin_x, torigin_y;
+} Pane;
+
+struct _EsCanvas {
+  GtkWidget parent_instance;
+
+  Pane panes[ES_CANVAS_MAX_PANES];
+  int n_panes;
+  int active_pane;
+  int image_width, image_height;
+
+  double zoom;
+  gboolean fit;
+
+  GtkAdjustment *hadjustment;
+  GtkAdjustment *vadjustment;
+  guint hscroll_policy : 1;
+  guint vscroll_policy : 1;
+
+  /* Pointer state. */
+  gboolean pointer_inside;
+  double pointer_x, pointer_y;
+  int hover_pane, hover_x, hover_y;
+  double drag_h, drag_v;
+  gboolean dragging;
+  double pinch_zoom;
+  double scroll_accumulator;
+};
+
+/* Image coordinates under a point of the widget, and the pane it is in. */
+gboolean _es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
+                                     double *iy);
+/* Emits "hover" when the image pixel under the pointer changed. */
+void _es_canvas_update_hover (EsCanvas *self);
+/* Zooms so that the image point under (x, y) in widget coordinates stays put. */
+void _es_canvas_zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit);
+/* The next zoom step up (direction > 0) or down from zoom. */
+double _es_canvas_next_zoom (double zoom, int direction);
+/* Adds the motion, scroll, drag and pinch controllers. */
+void _es_canvas_input_init (EsCanvas *self);
+
+/* Only tests/test-ui.c calls these. */
+
+int es_canvas_get_n_panes (EsCanvas *self);
+/* The zoom follows the view's size (best fit). */
+gboolean es_canvas_get_fit (EsCanvas *self);
+
+G_END_DECLS

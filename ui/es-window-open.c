@@ -1,0 +1,323 @@
+/* EsWindow: opening images (off the main thread), the file chooser, drag and drop, the bundled sample. */
+#include "es-window-private.h"
+
+#include "es-load.h"
+#include "es-settings.h"
+
+typedef struct {
+  GFile *file;
+  char *name;
+  int levels;
+  guint64 max_pixels;         /* the "max-pixels" setting */
+  guint64 budget;             /* es_image_get_max_pixels () when the load started */
+  guint64 serial;
+  gboolean remember_folder;   /* not for the bundled sample */
+} LoadData;
+
+static void
+load_data_free (gpointer data)
+{
+  LoadData *load = data;
+
+  g_object_unref (load->file);
+  g_free (load->name);
+  g_free (load);
+}
+
+static void
+load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
+{
+  LoadData *load = task_data;
+  g_autofree char *contents = NULL;
+  gsize length;
+  GError *error = NULL;
+  EsError es_error = { 0 };
+  EsImage image = { 0 };
+
+  if (!g_file_load_contents (load->file, cancellable, &contents, &length, NULL, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  if (!es_load_memory (contents, length, load->levels, &image, &es_error))
+    {
+      g_autofree char *budget = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
+                                                 load->budget);
+      g_autofree char *setting = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
+                                                  load->max_pixels);
+      g_auto (GStrv) parts = g_strsplit (es_error.message, budget, 2);
+      g_autofree char *message = g_strjoinv (setting, parts);
+
+      /* The budget can stand above the setting (see apply_max_pixels); the
+       * image is over both, and the user knows the setting. */
+      g_task_return_new_error (task, G_IO_ERROR,
+                               es_error.code == ES_ERROR_LIMIT ? G_IO_ERROR_MESSAGE_TOO_LARGE
+                                                               : G_IO_ERROR_INVALID_DATA,
+                               "%s", message);
+      return;
+    }
+  if ((guint64) image.width * (guint64) image.height > load->max_pixels)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                               "image size %d×%d is over the limit of %" G_GUINT64_FORMAT " pixels",
+                               image.width, image.height, load->max_pixels);
+      es_image_clear (&image);
+      return;
+    }
+  g_task_return_pointer (task, es_source_new (load->file, load->name, &image),
+                         (GDestroyNotify) es_source_unref);
+}
+
+static guint64
+source_pixels (const EsSource *source)
+{
+  return source ? (guint64) source->image.width * (guint64) source->image.height : 0;
+}
+
+/* The process-wide pixel budget that decoders check before they allocate
+ * follows the "max-pixels" setting, but never drops below an image open in
+ * a window: every job on it allocates outputs of its size. An image between
+ * the two is refused after decoding (load_thread). */
+void
+_es_window_apply_max_pixels (EsWindow *self)
+{
+  GtkApplication *application = gtk_window_get_application (GTK_WINDOW (self));
+  guint64 budget = g_settings_get_uint64 (self->settings, "max-pixels");
+
+  budget = MAX (budget, source_pixels (self->source));
+  for (GList *l = application ? gtk_application_get_windows (application) : NULL; l; l = l->next)
+    if (ES_IS_WINDOW (l->data))
+      budget = MAX (budget, source_pixels (ES_WINDOW (l->data)->source));
+  es_image_set_max_pixels (budget);
+}
+
+static void
+set_source (EsWindow *self, EsSource *source, gboolean remember_folder)
+{
+  g_autofree char *subtitle = NULL, *title = NULL;
+  g_autoptr (GFile) parent = NULL;
+
+  g_clear_pointer (&self->source, es_source_unref);
+  self->source = source;
+  _es_window_apply_max_pixels (self);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
+
+  adw_window_title_set_title (self->window_title, source->name);
+  title = g_strdup_printf ("%s — Entroscope", source->name);
+  gtk_window_set_title (GTK_WINDOW (self), title);
+  subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height,
+                              source->image.depth,
+                              source->image.levels > 0 ? " · text matrix" : "");
+  adw_window_title_set_subtitle (self->window_title, subtitle);
+
+  parent = remember_folder && source->file ? g_file_get_parent (source->file) : NULL;
+  if (parent)
+    {
+      g_autofree char *uri = g_file_get_uri (parent);
+      g_settings_set_string (self->settings, "last-folder", uri);
+    }
+}
+
+static void
+on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
+{
+  GTask *task = G_TASK (result);
+  LoadData *load = g_task_get_task_data (task);
+  g_autoptr (GError) error = NULL;
+  EsSource *source = g_task_propagate_pointer (task, &error);
+  EsWindow *self;
+  g_autofree char *what = NULL;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  self = ES_WINDOW (object);
+  g_assert (ES_IS_WINDOW (self));
+  self->loads--;
+  _es_window_update_busy (self);
+
+  if (source == NULL)
+    {
+      gboolean too_large = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE);
+      g_autofree char *message = g_strdup_printf ("Could not open “%s”: %s%s", load->name,
+                                                  error->message,
+                                                  too_large ? " (Maximum Image Size is in the "
+                                                              "side panel)"
+                                                            : "");
+      _es_window_show_message (self, message);
+      if (self->source == NULL && self->loads == 0)
+        gtk_stack_set_visible_child_name (self->stack, "empty");
+      return;
+    }
+  if (load->serial != self->load_serial)
+    {
+      es_source_unref (source);
+      return;
+    }
+  set_source (self, source, load->remember_folder);
+  what = g_strdup_printf ("open %s", source->name);
+  _es_window_schedule_update (self, what);
+  _es_window_compare_opened (self);
+}
+
+static void
+open_file (EsWindow *self, GFile *file, gboolean remember_folder)
+{
+  GTask *task;
+  LoadData *load;
+
+  load = g_new0 (LoadData, 1);
+  load->file = g_object_ref (file);
+  load->name = g_file_get_basename (file);
+  if (load->name == NULL || !g_utf8_validate (load->name, -1, NULL))
+    {
+      g_free (load->name);
+      load->name = g_file_get_parse_name (file);
+    }
+  /* Text matrices hold levels: they must be below the levels of the jobs. */
+  load->levels = (int) es_settings_get_number (self->settings, es_param (ES_PARAM_LEVELS)->name);
+  _es_window_apply_max_pixels (self);
+  load->max_pixels = g_settings_get_uint64 (self->settings, "max-pixels");
+  load->budget = es_image_get_max_pixels ();
+  load->serial = ++self->load_serial;
+  load->remember_folder = remember_folder;
+  self->loads++;
+  _es_window_update_busy (self);
+
+  task = g_task_new (self, self->cancellable, on_loaded, NULL);
+  g_task_set_task_data (task, load, load_data_free);
+  g_task_run_in_thread (task, load_thread);
+  g_object_unref (task);
+}
+
+void
+es_window_open (EsWindow *self, GFile *file)
+{
+  g_return_if_fail (ES_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  open_file (self, file, TRUE);
+}
+
+gboolean
+es_window_open_sample (EsWindow *self)
+{
+  const char *candidates[] = { ES_SAMPLE_IMAGE, ES_SAMPLE_IMAGE_SOURCE };
+
+  g_return_val_if_fail (ES_IS_WINDOW (self), FALSE);
+
+  for (guint i = 0; i < G_N_ELEMENTS (candidates); i++)
+    if (g_file_test (candidates[i], G_FILE_TEST_IS_REGULAR))
+      {
+        g_autoptr (GFile) file = g_file_new_for_path (candidates[i]);
+        open_file (self, file, FALSE);
+        return TRUE;
+      }
+  gtk_stack_set_visible_child_name (self->stack, "empty");
+  return FALSE;
+}
+
+void
+_es_window_set_chooser_folder (EsWindow *self, GtkFileChooser *chooser)
+{
+  g_autofree char *uri = g_settings_get_string (self->settings, "last-folder");
+
+  if (*uri)
+    {
+      g_autoptr (GFile) folder = g_file_new_for_uri (uri);
+      gtk_file_chooser_set_current_folder (chooser, folder, NULL);
+    }
+}
+
+void
+_es_window_add_chooser_filter (GtkFileChooser *chooser, const char *name, const char *pattern)
+{
+  GtkFileFilter *filter = gtk_file_filter_new ();
+
+  gtk_file_filter_set_name (filter, name);
+  gtk_file_filter_add_pattern (filter, pattern);
+  gtk_file_chooser_add_filter (chooser, filter);
+  g_object_unref (filter);
+}
+
+static void
+on_open_response (GtkNativeDialog *dialog, int response, EsWindow *self)
+{
+  g_assert (ES_IS_WINDOW (self));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    {
+      g_autoptr (GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
+      es_window_open (self, file);
+    }
+  g_clear_object (&self->chooser);
+}
+
+static void
+open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  EsWindow *self = ES_WINDOW (widget);
+  GtkFileFilter *filter;
+  GtkFileChooserNative *chooser;
+
+  g_assert (ES_IS_WINDOW (self));
+
+  chooser = gtk_file_chooser_native_new ("Open an Image", GTK_WINDOW (self),
+                                         GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "Images and text matrices");
+  gtk_file_filter_add_mime_type (filter, "image/png");
+  gtk_file_filter_add_mime_type (filter, "image/x-portable-graymap");
+  gtk_file_filter_add_pattern (filter, "*.png");
+  gtk_file_filter_add_pattern (filter, "*.pgm");
+  gtk_file_filter_add_pattern (filter, "*.txt");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+  g_object_unref (filter);
+  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
+  _es_window_set_chooser_folder (self, GTK_FILE_CHOOSER (chooser));
+
+  g_clear_object (&self->chooser);
+  self->chooser = GTK_NATIVE_DIALOG (chooser);
+  gtk_native_dialog_set_modal (self->chooser, TRUE);
+  g_signal_connect (chooser, "response", G_CALLBACK (on_open_response), self);
+  gtk_native_dialog_show (self->chooser);
+}
+
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, EsWindow *self)
+{
+  GFile *file = NULL;
+
+  g_assert (ES_IS_WINDOW (self));
+
+  if (G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    {
+      GSList *files = gdk_file_list_get_files (g_value_get_boxed (value));
+
+      file = files ? files->data : NULL;
+      g_slist_free (files);
+    }
+  else if (G_VALUE_HOLDS (value, G_TYPE_FILE))
+    file = g_value_get_object (value);
+  if (file == NULL)
+    return FALSE;
+  es_window_open (self, file);
+  return TRUE;
+}
+
+void
+_es_window_class_open_init (EsWindowClass *klass)
+{
+  gtk_widget_class_install_action (GTK_WIDGET_CLASS (klass), "win.open", NULL, open_action);
+}
+
+/* Files dropped anywhere on the image area open like Ctrl+O. */
+void
+_es_window_open_init (EsWindow *self)
+{
+  GType types[] = { GDK_TYPE_FILE_LIST, G_TYPE_FILE };
+  GtkDropTarget *target = gtk_drop_target_new (G_TYPE_INVALID, GDK_ACTION_COPY);
+
+  gtk_drop_target_set_gtypes (target, types, G_N_ELEMENTS (types));
+  g_signal_connect (target, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->stack), GTK_EVENT_CONTROLLER (target));
+}

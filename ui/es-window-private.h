@@ -1,0 +1,140 @@
+/* EsWindow's insides, shared by es-window.c and its parts: -status.c, -open.c, -export.c, -compare.c. */
+#pragma once
+
+#include "es-colorbar.h"
+#include "es-comparer.h"
+#include "es-sidebar.h"
+#include "es-timings.h"
+#include "es-window.h"
+
+G_BEGIN_DECLS
+
+struct _EsWindow {
+  AdwApplicationWindow parent_instance;
+
+  AdwToastOverlay *toast_overlay;
+  GtkDropDown *view_dropdown;
+  GtkSpinner *spinner;
+  AdwWindowTitle *window_title;
+  GtkMenuButton *zoom_button;
+  AdwFlap *flap;
+  GtkStack *stack;
+  EsCanvas *canvas;
+  GtkRevealer *timings_revealer;
+  EsTimings *timings;
+  EsColorbar *colorbar;
+  GtkLabel *position_label;
+  GtkLabel *info_label;
+  EsSidebar *sidebar;
+
+  GSettings *settings;
+  EsWorker *worker;
+  GCancellable *cancellable;      /* cancelled when the window goes away */
+  GtkNativeDialog *chooser;
+
+  GtkWindow *compare_window;      /* weak; an EsCompareWindow (es-window-compare.c) */
+  gboolean compare_when_open;
+
+  EsSource *source;
+  guint64 load_serial;            /* the newest load wins */
+  int loads;
+  int tasks;                      /* exports, copies and comparisons */
+  gboolean busy;
+
+  guint64 generation;             /* of the newest request */
+  guint64 answered_generation;    /* of the newest response, shown or not */
+  guint64 shown_generation;       /* of the newest response shown */
+  EsLayer *shown[ES_N_VIEWS];
+  gboolean shown_fresh[ES_N_VIEWS];
+  char *engine_description;
+  gboolean cuda_in_use;
+
+  guint update_idle;
+  GString *changes;               /* what changed since the last request */
+  GQueue pending_log;             /* PendingChange, for ENTROSCOPE_DEBUG=timing */
+  gulong after_paint_handler;
+  GdkFrameClock *paint_clock;
+  double last_worker_ms;
+  double last_jobs_ms;
+
+  int hover_pane, hover_x, hover_y;
+  guint status_idle;
+  char *last_message;
+};
+
+/* es-window.c: the core. */
+
+/* The views on screen (ES_CANVAS_MAX_PANES at most): one, or the grid's;
+ * returns how many. */
+int _es_window_get_views (EsWindow *self, EsView *views);
+
+/* Shows a toast and keeps its text (es_window_get_last_message). */
+void _es_window_show_message (EsWindow *self, const char *message);
+void _es_window_update_busy (EsWindow *self);
+/* Counts the task as busy work until it completes. */
+void _es_window_track_task (EsWindow *self, GTask *task);
+/* Asks the worker for the current views after this main-loop iteration;
+ * `what` names the change for the timing log. */
+void _es_window_schedule_update (EsWindow *self, const char *what);
+EsBackendChoice _es_window_get_backend (EsWindow *self);
+/* The colour scale a layer is shown with. */
+void _es_window_display_scale (EsWindow *self, const EsLayer *layer, EsColorScale *scale);
+
+/* es-window-status.c: the status bar and the timing log. */
+
+void _es_window_class_status_init (EsWindowClass *klass);
+void _es_window_status_init (EsWindow *self);
+void _es_window_status_dispose (EsWindow *self);
+void _es_window_status_finalize (EsWindow *self);
+void _es_window_update_position (EsWindow *self);
+void _es_window_update_zoom_label (EsWindow *self);
+void _es_window_update_job_label (EsWindow *self, const EsLayer *layer);
+/* ENTROSCOPE_DEBUG=timing: a change, then the first frame painted with the
+ * result of its request (the response's generation) after a response. */
+void _es_window_log_change (EsWindow *self, guint64 generation, const char *what);
+void _es_window_watch_next_paint (EsWindow *self);
+
+/* es-window-open.c: opening files, drag and drop, the sample. */
+
+void _es_window_class_open_init (EsWindowClass *klass);
+void _es_window_open_init (EsWindow *self);
+/* Sets the process-wide pixel budget from "max-pixels" and the open images. */
+void _es_window_apply_max_pixels (EsWindow *self);
+/* File choosers start in the last folder and offer filters by pattern. */
+void _es_window_set_chooser_folder (EsWindow *self, GtkFileChooser *chooser);
+void _es_window_add_chooser_filter (GtkFileChooser *chooser, const char *name, const char *pattern);
+
+/* es-window-export.c: export and copy. */
+
+void _es_window_class_export_init (EsWindowClass *klass);
+
+/* es-window-compare.c: the Compare Variants window and the EsComparer interface. */
+
+void _es_window_class_compare_init (EsWindowClass *klass);
+void _es_window_comparer_iface_init (EsComparerInterface *iface);
+/* An image was opened: a comparison asked for before runs now. */
+void _es_window_compare_opened (EsWindow *self);
+void _es_window_compare_dispose (EsWindow *self);
+
+/* Not part of the widget's API: the window's own files read its state
+ * through these, and so does tests/test-ui.c. */
+
+/* The newest result of a view for the current image, or NULL. */
+EsLayer *es_window_get_layer (EsWindow *self, EsView view);
+/* The view that export, copy, the colorbar and the timings follow. */
+EsView es_window_get_active_view (EsWindow *self);
+/* The job the window runs for a view with the current settings. */
+void es_window_get_view_params (EsWindow *self, EsView view, EsViewParams *params);
+
+/* Only tests/test-ui.c calls these. */
+
+/* Loading, computing, exporting, copying or comparing variants. */
+gboolean es_window_get_busy (EsWindow *self);
+EsSource *es_window_get_source (EsWindow *self);
+EsCanvas *es_window_get_canvas (EsWindow *self);
+/* The text of the last toast. */
+const char *es_window_get_last_message (EsWindow *self);
+/* The Compare Variants window (win.compare), or NULL before it is opened. */
+GtkWindow *es_window_get_compare_window (EsWindow *self);
+
+G_END_DECLS

@@ -1,0 +1,251 @@
+/* EsWindow: the status bar (the pixel under the pointer, the job on screen, the zoom) and the
+ * ENTROSCOPE_DEBUG=timing log of how long a change takes to reach the screen. */
+#include "es-window-private.h"
+
+#include "es-debug.h"
+#include "es-definitions.h"
+#include "es-settings.h"
+
+typedef struct {
+  guint64 generation;
+  gint64 time;
+  char *what;
+} PendingChange;
+
+/* The timing log: from a change to the first frame painted with its result. */
+
+static void
+pending_change_free (gpointer data)
+{
+  PendingChange *change = data;
+
+  g_free (change->what);
+  g_free (change);
+}
+
+void
+_es_window_log_change (EsWindow *self, guint64 generation, const char *what)
+{
+  PendingChange *change;
+
+  if (!es_debug_timing ())
+    return;
+  change = g_new (PendingChange, 1);
+  change->generation = generation;
+  change->time = g_get_monotonic_time ();
+  change->what = g_strdup (what);
+  g_queue_push_tail (&self->pending_log, change);
+}
+
+static void
+on_after_paint (GdkFrameClock *clock, EsWindow *self)
+{
+  gint64 now = g_get_monotonic_time ();
+  PendingChange *change;
+
+  g_assert (ES_IS_WINDOW (self));
+  while ((change = g_queue_peek_head (&self->pending_log))
+         && change->generation <= self->shown_generation)
+    {
+      g_queue_pop_head (&self->pending_log);
+      es_debug_log ("%s: %.1f ms from request to the new view shown (worker %.1f ms, "
+                    "of which es_run %.1f ms)", change->what, (now - change->time) / 1000.0,
+                    self->last_worker_ms, self->last_jobs_ms);
+      pending_change_free (change);
+    }
+  g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
+  g_clear_object (&self->paint_clock);
+}
+
+/* Interactivity starts with the first frame: from then on, stalls count. */
+static void
+on_first_paint (GdkFrameClock *clock, EsWindow *self)
+{
+  g_assert (ES_IS_WINDOW (self));
+  g_signal_handlers_disconnect_by_func (clock, on_first_paint, self);
+  es_debug_log ("first frame painted");
+  es_debug_watch_main_loop ();
+}
+
+static void
+on_realize (GtkWidget *widget, gpointer data)
+{
+  g_assert (ES_IS_WINDOW (widget));
+  g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint",
+                    G_CALLBACK (on_first_paint), widget);
+}
+
+void
+_es_window_watch_next_paint (EsWindow *self)
+{
+  GdkFrameClock *clock;
+
+  if (!es_debug_timing () || self->after_paint_handler
+      || g_queue_is_empty (&self->pending_log))
+    return;
+  clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
+  if (clock == NULL)
+    return;
+  self->paint_clock = g_object_ref (clock);
+  self->after_paint_handler = g_signal_connect (clock, "after-paint",
+                                                G_CALLBACK (on_after_paint), self);
+}
+
+/* The levels that the readout quantizes the gray value with: those of a
+ * result on screen that used levels, else the setting. */
+static int
+current_levels (EsWindow *self)
+{
+  for (int view = 0; view < ES_N_VIEWS; view++)
+    {
+      EsLayer *layer = es_window_get_layer (self, view);
+      EsOp op;
+
+      if (layer && es_view_get_op (view, &op) && es_op_uses (op, ES_PARAM_LEVELS))
+        return layer->params.job.levels;
+    }
+  return (int) es_settings_get_number (self->settings, es_param (ES_PARAM_LEVELS)->name);
+}
+
+void
+_es_window_update_position (EsWindow *self)
+{
+  EsView views[ES_CANVAS_MAX_PANES];
+  g_autoptr (GString) text = NULL;
+  EsLayer *layer;
+  guint32 gray;
+  int n = _es_window_get_views (self, views);
+
+  if (self->hover_pane < 0 || self->hover_pane >= n || self->source == NULL
+      || !(layer = es_window_get_layer (self, views[self->hover_pane]))
+      || self->hover_x >= self->source->image.width || self->hover_y >= self->source->image.height)
+    {
+      gtk_label_set_label (self->position_label, " ");
+      return;
+    }
+
+  text = g_string_new (NULL);
+  gray = es_source_sample (self->source, self->hover_x, self->hover_y);
+  g_string_append_printf (text, "x %5d   y %5d      gray %5u      level %3u",
+                          self->hover_x, self->hover_y, gray,
+                          self->source->image.levels > 0
+                            ? gray
+                            : es_quantize_sample (gray, current_levels (self),
+                                                  self->source->image.depth));
+
+  if (layer->view != ES_VIEW_ORIGINAL)
+    {
+      double value = es_layer_value (layer, self->hover_x, self->hover_y);
+      const EsValueInfo *info = &layer->result.info;
+
+      if (layer->result.values.format == ES_FORMAT_F32)
+        g_string_append_printf (text, "      %s %.4f %s", es_view_title (layer->view),
+                                value * (info->unit_scale > 0 ? info->unit_scale : 1.0),
+                                info->units ? info->units : "");
+      else
+        g_string_append_printf (text, "      %s %d", es_view_title (layer->view), (int) value);
+    }
+  gtk_label_set_label (self->position_label, text->str);
+}
+
+void
+_es_window_update_zoom_label (EsWindow *self)
+{
+  double percent = es_canvas_get_zoom (self->canvas) * 100;
+  char label[32];
+
+  g_snprintf (label, sizeof label, percent < 10 ? "%.1f %%" : "%.0f %%", percent);
+  gtk_menu_button_set_label (self->zoom_button, label);
+}
+
+/* What the active view is, in words: the job behind it, as
+ * "Entropy · window 5 · levels 16 · nats" or "Original · 8-bit". */
+void
+_es_window_update_job_label (EsWindow *self, const EsLayer *layer)
+{
+  g_autoptr (GString) text = g_string_new (es_view_title (layer->view));
+  EsOp op;
+
+  if (es_view_get_op (layer->view, &op))
+    {
+      g_autofree char *params = es_job_describe_params (&layer->params.job, " · ");
+
+      if (*params)
+        g_string_append_printf (text, " · %s", params);
+      if (es_units_convertible (op))
+        g_string_append_printf (text, " · %s", layer->result.info.units);
+    }
+  else
+    g_string_append_printf (text, " · %d-bit", layer->source->image.depth);
+  gtk_label_set_label (self->info_label, text->str);
+}
+
+static gboolean
+update_status (gpointer data)
+{
+  EsWindow *self = data;
+
+  g_assert (ES_IS_WINDOW (self));
+  self->status_idle = 0;
+  _es_window_update_position (self);
+  _es_window_update_zoom_label (self);
+  return G_SOURCE_REMOVE;
+}
+
+/* The canvas reports zoom and hover changes from its size allocation too;
+ * labels change size, so they are updated after the frame, not during it. */
+static void
+schedule_status (EsWindow *self)
+{
+  if (self->status_idle == 0)
+    self->status_idle = g_idle_add_full (G_PRIORITY_HIGH_IDLE + 10, update_status, self, NULL);
+}
+
+static void
+on_hover (EsCanvas *canvas, int pane, int x, int y, EsWindow *self)
+{
+  g_assert (ES_IS_WINDOW (self));
+  self->hover_pane = pane;
+  self->hover_x = x;
+  self->hover_y = y;
+  schedule_status (self);
+}
+
+static void
+on_zoom (EsCanvas *canvas, GParamSpec *pspec, EsWindow *self)
+{
+  g_assert (ES_IS_WINDOW (self));
+  schedule_status (self);
+}
+
+void
+_es_window_class_status_init (EsWindowClass *klass)
+{
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  gtk_widget_class_bind_template_callback (widget_class, on_hover);
+  gtk_widget_class_bind_template_callback (widget_class, on_zoom);
+}
+
+void
+_es_window_status_init (EsWindow *self)
+{
+  g_queue_init (&self->pending_log);
+  self->hover_pane = -1;
+  if (es_debug_timing ())
+    g_signal_connect (self, "realize", G_CALLBACK (on_realize), NULL);
+}
+
+void
+_es_window_status_dispose (EsWindow *self)
+{
+  g_clear_handle_id (&self->status_idle, g_source_remove);
+  g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
+  g_clear_object (&self->paint_clock);
+}
+
+void
+_es_window_status_finalize (EsWindow *self)
+{
+  g_queue_clear_full (&self->pending_log, pending_change_free);
+}
