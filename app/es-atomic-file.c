@@ -19,6 +19,14 @@ struct EsAtomicFile {
   int write_errno; /* the first write error, kept because stdio may lose errno */
 };
 
+static EsControl *interrupt_control;
+
+void
+es_atomic_file_set_interrupt (EsControl *control)
+{
+  interrupt_control = control;
+}
+
 /* Failure injection (tests): 0 = off, n > 0 = the n-th write from now fails. */
 static atomic_int inject_countdown;
 static atomic_flag inject_env_read = ATOMIC_FLAG_INIT;
@@ -64,6 +72,12 @@ cookie_write (void *cookie, const char *buf, size_t size)
     {
       file->write_errno = ENOSPC;
       errno = ENOSPC;
+      return 0;
+    }
+  if (es_control_cancelled (interrupt_control))
+    {
+      file->write_errno = ECANCELED;
+      errno = ECANCELED;
       return 0;
     }
   while (done < size)
@@ -244,8 +258,17 @@ es_atomic_file_commit (EsAtomicFile *file, EsError *error)
   file->stream = NULL;
   if (fclose (stream) != 0 && !err)
     err = file->write_errno ? file->write_errno : (errno ? errno : EIO);
+  if (!err && es_control_cancelled (interrupt_control))
+    err = ECANCELED;
   if (!err && rename (file->tmp_path, file->path) != 0)
     err = errno;
+  if (err == ECANCELED)
+    {
+      es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted", file->path);
+      unlink (file->tmp_path);
+      file_free (file);
+      return false;
+    }
   if (err)
     {
       es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", file->path, strerror (err));

@@ -1,5 +1,6 @@
 /* entroscope-cli: its commands, one per operation of compute/es-ops.h (over files), info and bench. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,59 @@ check_variant (EsOp op, const char *id)
   else
     es_cli_usage_error ("--variant=%s: %s has no such variant (%s)", id, es_op_name (op), list);
   return false;
+}
+
+/* ---- interruption ---- */
+
+/* SIGINT and SIGTERM cancel the job in flight and every atomic file being
+ * written (both poll it), so that a batch stops within a row of work and
+ * leaves neither the current output nor a temporary file. */
+static EsControl *interrupt;
+static volatile sig_atomic_t interrupt_signal;
+/* Test hook: ES_CLI_TEST_INTERRUPT=N:F raises SIGINT once the N-th job
+ * (from 1) reaches the fraction F, so that tests interrupt mid-job without
+ * relying on timing. */
+static int interrupt_test_job;
+static double interrupt_test_at;
+static int jobs_started;
+
+static void
+on_interrupt (int signal_number)
+{
+  interrupt_signal = signal_number;
+  es_control_cancel (interrupt);
+}
+
+static void
+on_progress (double done, void *user_data)
+{
+  (void) user_data;
+  /* Every job reports 0 first (es_control_begin). */
+  if (done == 0.0)
+    jobs_started++;
+  if (interrupt_test_job > 0 && jobs_started == interrupt_test_job && done >= interrupt_test_at)
+    {
+      interrupt_test_job = 0;
+      raise (SIGINT);
+    }
+}
+
+static void
+interrupt_install (void)
+{
+  struct sigaction action = { 0 };
+  const char *test = getenv ("ES_CLI_TEST_INTERRUPT");
+
+  interrupt = es_control_new (on_progress, NULL);
+  if (interrupt == NULL)
+    return;
+  if (test != NULL && sscanf (test, "%d:%lf", &interrupt_test_job, &interrupt_test_at) != 2)
+    interrupt_test_job = 0;
+  es_atomic_file_set_interrupt (interrupt);
+  action.sa_handler = on_interrupt;
+  sigemptyset (&action.sa_mask);
+  sigaction (SIGINT, &action, NULL);
+  sigaction (SIGTERM, &action, NULL);
 }
 
 /* ---- the operations ---- */
@@ -88,8 +142,8 @@ process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o
   if (!es_load_file (input, params->job.levels, &image, &error))
     return es_cli_report_error (input, &error);
 
-  if (!es_pipeline_run (engine, &image, params, result, &error))
-    status = es_cli_report_error (input, &error);
+  if (!es_pipeline_run_controlled (engine, &image, params, result, interrupt, &error))
+    status = error.code == ES_ERROR_CANCELLED ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (input, &error);
   es_image_clear (&image);
 
   notice = es_engine_take_notice (engine);
@@ -105,7 +159,7 @@ process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o
     print_timings (input, result);
 
   if (!es_pipeline_export (output, format, result, o->colorbar, &error))
-    return es_cli_report_error (output, &error);
+    return es_control_cancelled (interrupt) ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (output, &error);
 
   if (!o->quiet)
     {
@@ -130,6 +184,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   char **written;
   int n_written = 0;
   int worst = ES_EXIT_OK;
+  const char *cut = NULL;  /* the input an interruption stopped */
 
   if (n_inputs == 0)
     return es_cli_usage_error ("%s: no input file", es_op_name (op));
@@ -196,6 +251,9 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO);
   for (int i = 0; i < n_inputs; i++)
     {
+      if (es_control_cancelled (interrupt))
+        break;
+
       const char *ext = format == ES_EXPORT_TEXT ? "txt" : "png";
       char *output;
       bool clash = false;
@@ -225,15 +283,25 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       else
         {
           status = process_one (engine, &params, o, format, inputs[i], output, &result);
+          if (status == ES_EXIT_SIGNAL_BASE)
+            cut = inputs[i];
           if (status == ES_EXIT_OK)
             written[n_written++] = output;
           else
             free (output);
         }
-      if (status > worst)
+      if (status > worst && status != ES_EXIT_SIGNAL_BASE)
         worst = status;
     }
   es_cli_progress_clear ();
+  if (es_control_cancelled (interrupt))
+    {
+      int sig = interrupt_signal ? interrupt_signal : SIGINT;
+      es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                     n_written, n_inputs, n_inputs == 1 ? "" : "s", cut ? "; " : "", cut ? cut : "",
+                     cut ? " was not written" : "");
+      worst = ES_EXIT_SIGNAL_BASE + sig;
+    }
 
   for (int j = 0; j < n_written; j++)
     free (written[j]);
@@ -356,6 +424,7 @@ main (int argc, char **argv)
   else
     return es_cli_usage_error ("unknown command '%s'", word);
 
+  interrupt_install ();
   es_cli_options_init (&options);
   status = es_cli_parse_options (argc - 1, argv + 1, command, &options);
   if (status >= 0)

@@ -45,7 +45,14 @@ bool
 es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
                  EsResult *result, EsError *error)
 {
-  if (!es_run (engine, &params->job, source, &result->values, &result->timing, error))
+  return es_pipeline_run_controlled (engine, source, params, result, NULL, error);
+}
+
+bool
+es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params,
+                            EsResult *result, EsControl *control, EsError *error)
+{
+  if (!es_run_controlled (engine, &params->job, source, &result->values, &result->timing, control, error))
     return false;
 
   result->scale.map = params->colormap;

@@ -50,6 +50,9 @@ typedef struct {
 /* Runs params->job on source and fills result (reusing its buffers). */
 bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
                       EsResult *result, EsError *error);
+/* The same, cancellable and reporting progress (es_run_controlled). */
+bool es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params,
+                                 EsResult *result, EsControl *control, EsError *error);
 void es_result_clear (EsResult *result);
 
 /* Writes a result as the CLI and the window's export do. */

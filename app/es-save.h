@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "es-colormap.h"
+#include "es-control.h"
 #include "es-image.h"
 
 /* Atomic output: a temporary file in the target's folder, written, flushed,
@@ -15,6 +16,11 @@ EsAtomicFile *es_atomic_file_open (const char *path, EsError *error);
 FILE *es_atomic_file_stream (EsAtomicFile *file);
 bool es_atomic_file_commit (EsAtomicFile *file, EsError *error); /* frees file */
 void es_atomic_file_abort (EsAtomicFile *file);                  /* frees file */
+/* Once `control` is cancelled (a signal handler may do it), every atomic
+ * file of the process stops taking writes and fails to commit with
+ * ES_ERROR_CANCELLED, removing its temporary file: an interrupted program
+ * leaves no partial output. NULL turns it off. */
+void es_atomic_file_set_interrupt (EsControl *control);
 
 /* What a raw 16-bit PNG and a text matrix record about their values. */
 typedef struct {
