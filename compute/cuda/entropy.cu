@@ -1,4 +1,4 @@
-/* Local entropy on the GPU: the classroom baseline, the c·ln c table in three memories, a shared tile, and the fast kernel. */
+/* Local entropy on the GPU: the classroom baseline, the c·ln c table in three memories, a shared tile, and the fast kernel with its general path. */
 #include <stddef.h>
 
 #include "es-cuda-internal.h"
@@ -255,25 +255,6 @@ table_smem (int levels, int window, bool table, bool tile)
   int r = window / 2;
   return (size_t) levels * TABLE_THREADS * 4 + (table ? ((size_t) window * window + 1) * 4 : 0)
          + (tile ? (size_t) (TABLE_W + 2 * r) * (TABLE_H + 2 * r) : 0);
-}
-
-/* The constant-memory table and the shared-memory limit of the table and
- * tile kernels, once per device. */
-static bool
-entropy_init (EsCuda *cuda, EsError *error)
-{
-  ES_CUDA_TRY (cuda, cudaMemcpyToSymbolAsync (c_clnc_fix, clnc_fix_table (cuda), sizeof c_clnc_fix, 0,
-                                              cudaMemcpyDeviceToDevice, cuda->stream),
-               "upload of the constant c ln c table", error);
-  ES_CUDA_TRY (cuda, cudaStreamSynchronize (cuda->stream), "upload of the constant c ln c table", error);
-  /* 256 levels of counts need more than the default 48 KiB. */
-  const void *kernels[] = { (const void *) entropy_table_kernel<TABLE_GLOBAL>,
-                            (const void *) entropy_table_kernel<TABLE_CONSTANT>,
-                            (const void *) entropy_table_kernel<TABLE_SHARED>, (const void *) entropy_tile_kernel };
-  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
-    ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             TABLE_SMEM_MAX), "shared memory limit", error);
-  return true;
 }
 
 /* ---- fast: pair counters in registers (k ≤ 7, L ≤ 16) ------------------ */
@@ -550,78 +531,496 @@ entropy_fast_kernel (const void *__restrict__ in, unsigned in_pitch, int width, 
     }
 }
 
-/* ---- fast, general path: one sliding histogram per column ---------------- */
+/* ---- fast, general path ----------------------------------------------------- */
 
-#define SLIDE_BLOCK 128
-#define SLIDE_STRIP 64
+/* Windows above 7×7 or more than 16 levels. Both kernels keep the exact
+ * fixed-point sum of the table variants (round(c ln c · 2^19) in uint32) and
+ * finish it in double, so they agree bit for bit with log-table-*; they read
+ * levels that a quantize pass wrote first. */
 
-/* Any window and any number of levels: each thread owns a column and a strip
- * of rows, keeps its window's counts in local memory and moves the exact
- * fixed-point sum by table differences as rows enter and leave: 2k updates
- * per pixel instead of k². Output rows [y_first, y_last). */
-static __global__ void __launch_bounds__ (SLIDE_BLOCK)
-entropy_slide_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int width, int height, int r,
-                      int levels, const EsCudaTables *__restrict__ tables, void *out, size_t out_pitch,
-                      int y_first, int y_last, int strips)
+/* H from a fixed-point sum, with ln n and 2^-19/n already at hand. */
+static __device__ __forceinline__ float
+entropy_from_fix_li (uint32_t sum, double2 li)
 {
-  extern __shared__ uint32_t shared_table[];
-  int x = blockIdx.x * blockDim.x + threadIdx.x;
-  uint16_t count[ES_LEVELS_MAX];
+  double h = __fma_rn (-(double) sum, li.y, li.x);
+  return h > 0.0 ? (float) h : 0.0f;
+}
 
-  load_shared_table (shared_table, tables, (2 * r + 1) * (2 * r + 1) + 1);
-  if (x >= width)
+static __device__ __forceinline__ double2
+ln_inv_fix (int n, const EsCudaTables *__restrict__ tables)
+{
+  return make_double2 (__ldg (&tables->ln_n[n]), __ldg (&tables->inv_n_fix[n]));
+}
+
+/* -- L ≤ 16, any window: column histograms in packed counters ----------------
+ *
+ * Perreault & Hébert's constant-time median filter, with entropy in place of
+ * the median. A warp owns 512 columns, 16 consecutive ones a lane, and keeps
+ * their histograms over the k rows of the window in registers: 8-bit fields
+ * of NB words (4·NB levels), holding 4·count (≤ 124). Per output row the row
+ * that enters is added and the one that leaves subtracted, as one-hot words.
+ * The histograms go to shared memory; lanes 1..30 then slide a window
+ * histogram (16-bit fields of 4·count: the byte offset of the count's table
+ * entry) across their own 16 columns, one column histogram in and one out,
+ * and sum the 4·NB table entries of every pixel. Per pixel the work grows
+ * with L, not with k: k only sets the halo and each lane's first window. */
+#define BINS_COLS 512     /* column histograms a warp keeps */
+#define BINS_LEFT 16      /* halo columns on either side of the outputs (≥ r) */
+#define BINS_OUT (BINS_COLS - 2 * BINS_LEFT)
+/* One padding word every 16 columns: lane i storing column 16i + q and lane
+ * i reading column 16i + b then both hit 32 banks. */
+#define BINS_SLOT(c) ((c) + ((c) >> 4))
+
+/* Adds the pixel at one-hot position pin (8 · level) to a column histogram and
+ * removes the one at pout, 4 each. The clamping funnel shift yields 0 for
+ * positions outside the word, the wrapped negative ones included, so a level
+ * of 4·NB or more (a masked pixel) counts nowhere. */
+template <int NB>
+static __device__ __forceinline__ void
+bins_move (uint32_t (&col)[NB], uint32_t pin, uint32_t pout)
+{
+#pragma unroll
+  for (int w = 0; w < NB; w++)
+    col[w] += __funnelshift_lc (0u, 4u, pin - 32u * w) - __funnelshift_lc (0u, 4u, pout - 32u * w);
+}
+
+/* 8 · byte q of a 16-byte vector. */
+static __device__ __forceinline__ uint32_t
+bins_pos (uint4 v, int q)
+{
+  const uint32_t w = q < 4 ? v.x : q < 8 ? v.y : q < 12 ? v.z : v.w;
+  const int s = 8 * (q & 3) - 3;
+  return (s < 0 ? w << 3 : w >> s) & 0x7f8u;
+}
+
+/* Output rows [y_first, y_last) in strips of strip_rows; one warp a block,
+ * one (column tile, strip) a block. */
+template <int NB>
+static __global__ void __launch_bounds__ (32, 12)
+entropy_bins_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int width, int height, int r,
+                     const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch,
+                     int y_first, int y_last, int strip_rows, int tiles)
+{
+  __shared__ uint32_t s_col[NB][BINS_SLOT (BINS_COLS)];
+  __shared__ uint32_t s_fix[ES_CUDA_MAX_COUNT + 1];
+  const int k = 2 * r + 1;
+  const int lane = threadIdx.x;
+
+  for (int i = lane; i <= k * k; i += 32)
+    s_fix[i] = __ldg (&tables->clnc_fix[i]);
+  __syncwarp ();
+
+  const int tile = (int) (blockIdx.x % (unsigned) tiles);
+  const int y_begin = y_first + (int) (blockIdx.x / (unsigned) tiles) * strip_rows;
+  if (y_begin >= y_last)
     return;
-  const int x0 = max (x - r, 0);
-  const int x1 = min (x + r, width - 1);
-  const int cols = x1 - x0 + 1;
+  const int y_end = min (y_begin + strip_rows, y_last);
+  /* This lane's 16 columns start at image column x0, a multiple of 16: the
+   * group lies inside the padded row or wholly right of it. */
+  const int x0 = tile * BINS_OUT - BINS_LEFT + 16 * lane;
+  const bool loads = x0 >= 0 && (unsigned) x0 < lev_pitch;
+  /* Bytes of columns outside the image become 0xff: level 255 counts nowhere. */
+  uint4 outside;
+  {
+    uint32_t m[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+      {
+        m[j] = 0;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+          if ((unsigned) (x0 + 4 * j + b) >= (unsigned) width)
+            m[j] |= 0xffu << (8 * b);
+      }
+    outside = make_uint4 (m[0], m[1], m[2], m[3]);
+  }
+  const uint8_t *lev_group = lev + (ptrdiff_t) (loads ? x0 : 0);
+  /* The 16 bytes of row e (all 0xff for a row outside the image). */
+  auto fetch = [&] (int e) -> uint4 {
+    if (loads && (unsigned) e < (unsigned) height)
+      return __ldg ((const uint4 *) (lev_group + (size_t) (unsigned) e * lev_pitch));
+    return make_uint4 (~0u, ~0u, ~0u, ~0u);
+  };
 
-  for (int strip = blockIdx.y; strip < strips; strip += gridDim.y)
+  uint32_t col[16][NB];
+#pragma unroll
+  for (int q = 0; q < 16; q++)
+#pragma unroll
+    for (int w = 0; w < NB; w++)
+      col[q][w] = 0;
+
+  auto move = [&] (uint4 in, uint4 gone) {
+    in.x |= outside.x, in.y |= outside.y, in.z |= outside.z, in.w |= outside.w;
+    gone.x |= outside.x, gone.y |= outside.y, gone.z |= outside.z, gone.w |= outside.w;
+#pragma unroll
+    for (int q = 0; q < 16; q++)
+      bins_move<NB> (col[q], bins_pos (in, q), bins_pos (gone, q));
+  };
+
+  const uint4 none = make_uint4 (~0u, ~0u, ~0u, ~0u);
+  for (int e = max (y_begin - r, 0); e <= min (y_begin + r, height - 1); e++)
+    move (fetch (e), none);
+
+  const double2 li_full = ln_inv_fix (k * k, tables);
+  const bool computes = lane >= 1 && lane <= 30;
+  float *out_group = es_dev_row_mut<float> (out, out_pitch, 0) + (computes ? x0 : 0);
+  /* The rows of the next step, loaded a row ahead. */
+  uint4 next_in = fetch (y_begin + 1 + r), next_gone = fetch (y_begin - r);
+
+  for (int y = y_begin; y < y_end; y++)
     {
-      int y_begin = y_first + strip * SLIDE_STRIP;
-      int y_end = min (y_begin + SLIDE_STRIP, y_last);
-      uint32_t sum = 0;
-
-      for (int l = 0; l < levels; l++)
-        count[l] = 0;
-      for (int yy = max (y_begin - r, 0); yy <= min (y_begin + r, height - 1); yy++)
+      if (y > y_begin)
         {
-          const uint8_t *row = lev + (size_t) yy * lev_pitch;
-          for (int xx = x0; xx <= x1; xx++)
-            {
-              int c = count[row[xx]]++;
-              sum += shared_table[c + 1] - shared_table[c];
-            }
+          move (next_in, next_gone);
+          next_in = fetch (y + 1 + r);
+          next_gone = fetch (y - r);
         }
 
-      for (int y = y_begin;;)
+#pragma unroll
+      for (int q = 0; q < 16; q++)
+#pragma unroll
+        for (int w = 0; w < NB; w++)
+          s_col[w][BINS_SLOT (16 * lane + q)] = col[q][w];
+      __syncwarp ();
+
+      if (computes)
         {
-          int rows = min (y + r, height - 1) - max (y - r, 0) + 1;
-          *out_pixel (out, out_pitch, x, y) = entropy_from_fix (sum, rows * cols, tables);
-          if (++y >= y_end)
+          /* The window of column 16·lane − 1, in pairs of column histograms
+           * (2 · 124 fits a byte), then one step right per output. */
+          const int c0 = 16 * lane - 1;
+          uint32_t win[2 * NB];
+#pragma unroll
+          for (int v = 0; v < 2 * NB; v++)
+            win[v] = 0;
+          for (int c = c0 - r; c <= c0 + r; c += 2)
+            {
+#pragma unroll
+              for (int w = 0; w < NB; w++)
+                {
+                  uint32_t g = s_col[w][BINS_SLOT (c)];
+                  if (c < c0 + r)
+                    g += s_col[w][BINS_SLOT (c + 1)];
+                  win[2 * w] += __byte_perm (g, 0u, 0x4140);
+                  win[2 * w + 1] += __byte_perm (g, 0u, 0x4342);
+                }
+            }
+
+          const int rows = min (y + r, height - 1) - max (y - r, 0) + 1;
+          float *out_row = (float *) ((char *) out_group + (size_t) (unsigned) y * out_pitch);
+#pragma unroll 1
+          for (int j4 = 0; j4 < 16; j4 += 4)
+            {
+              float h[4];
+#pragma unroll
+              for (int j1 = 0; j1 < 4; j1++)
+                {
+                  const int j = j4 + j1;
+                  const int c_in = c0 + 1 + j + r, c_out = c0 + j - r;
+#pragma unroll
+                  for (int w = 0; w < NB; w++)
+                    {
+                      /* Each byte 4·in + 128 − 4·out stays within 4..252. */
+                      const uint32_t d = s_col[w][BINS_SLOT (c_in)] + 0x80808080u - s_col[w][BINS_SLOT (c_out)];
+                      win[2 * w] += __byte_perm (d, 0u, 0x4140) - 0x00800080u;
+                      win[2 * w + 1] += __byte_perm (d, 0u, 0x4342) - 0x00800080u;
+                    }
+                  uint32_t sum = 0;
+#pragma unroll
+                  for (int v = 0; v < 2 * NB; v++)
+                    sum += *(const uint32_t *) ((const char *) s_fix + (win[v] & 0xffffu))
+                           + *(const uint32_t *) ((const char *) s_fix + (win[v] >> 16));
+
+                  const int x = x0 + j;
+                  double2 li = li_full;
+                  if (rows != k || x < r || x + r >= width)
+                    {
+                      const int cols = min (x + r, width - 1) - max (x - r, 0) + 1;
+                      li = ln_inv_fix (max (rows * cols, 1), tables);
+                    }
+                  h[j1] = entropy_from_fix_li (sum, li);
+                }
+              /* The group may end in the row's padding, never past it. */
+              if (x0 < width)
+                *(float4 *) (out_row + j4) = make_float4 (h[0], h[1], h[2], h[3]);
+            }
+        }
+      __syncwarp ();
+    }
+}
+
+/* -- any L, any window: one histogram per column in shared memory ------------
+ *
+ * Each thread owns one output column and slides its window's histogram down
+ * a strip: per row, the k pixels of the row that enters and the k of the row
+ * that leaves, taken in pairs from the same column (equal levels cancel), and
+ * the sum moves by differences of the fixed-point table, exact in uint32.
+ * The counts are 16-bit in shared memory after the table of differences,
+ * level l of thread t at byte 256·l + 4·(t mod 64) + 2·(t / 64): the 32
+ * threads of a warp hit 32 banks whatever their levels, and a level's offset
+ * is one byte permute. Each count is kept as 4·count, the byte offset of its
+ * difference. Rows are read as aligned words, loaded ahead and realigned
+ * with a funnel shift. 2k updates a pixel, each a dependent load, store and
+ * table load in shared memory: the work grows with k, not with L, and the
+ * shared-memory pipe bounds it (Nsight Compute: L1/TEX 74 % busy at k = 31). */
+#define COUNTS_BLOCK 128
+/* Steps a row's words are loaded ahead: enough updates to cover a load from
+ * memory (a few hundred cycles) between issue and use. */
+#define COUNTS_PREFETCH(k) ((k) <= 5 ? 4 : (k) <= 9 ? 2 : 1)
+#define COUNTS_SMEM_MAX (ES_LEVELS_MAX * 256 + (ES_CUDA_MAX_COUNT + 1) * 4)
+
+template <int K>
+static __global__ void __launch_bounds__ (COUNTS_BLOCK, 6)
+entropy_counts_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int width, int height, int levels,
+                       const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch,
+                       int y_first, int y_last, int strip_rows, int tiles)
+{
+  constexpr int R = K / 2, KK = K * K;
+  constexpr int UW = (K + 3) / 4;  /* realigned words of a window row */
+  constexpr int DWORDS = KK + 1;
+  extern __shared__ uint32_t smem[];
+  uint32_t *s_diff = smem;  /* D[c] = T[c+1] − T[c], c ≤ k²; D[k²] unused; then the counts */
+  const int t = threadIdx.x;
+
+  for (int i = t; i <= KK; i += COUNTS_BLOCK)
+    s_diff[i] = i < KK ? __ldg (&tables->clnc_fix[i + 1]) - __ldg (&tables->clnc_fix[i]) : 0u;
+  __syncthreads ();
+
+  const int x = (int) (blockIdx.x % (unsigned) tiles) * COUNTS_BLOCK + t;
+  const int y_begin = y_first + (int) (blockIdx.x / (unsigned) tiles) * strip_rows;
+  if (x >= width || y_begin >= y_last)
+    return;
+  const int y_end = min (y_begin + strip_rows, y_last);
+
+  /* Counts are kept as 4·count: the byte offset of their D entry. */
+  char *const cbase = (char *) (smem + DWORDS) + 4 * (t & 63) + 2 * (t >> 6);
+  const char *const dbase = (const char *) s_diff;
+
+  /* Window columns x − R .. x + R, read from the aligned word at wb on. */
+  const int bx = x - R;
+  const int wb = bx & ~3;
+  const unsigned shift = 8u * (unsigned) (bx & 3);
+  uint32_t keep[UW];  /* bytes of window columns inside the image */
+#pragma unroll
+  for (int j = 0; j < UW; j++)
+    {
+      keep[j] = 0;
+#pragma unroll
+      for (int b = 0; b < 4; b++)
+        if (4 * j + b < K && (unsigned) (bx + 4 * j + b) < (unsigned) width)
+          keep[j] |= 0xffu << (8 * b);
+    }
+  const int cols = min (x + R, width - 1) - max (x - R, 0) + 1;
+
+  /* The aligned words that hold row e's window (zeros for a row outside
+   * the image), and the window's levels from them, 4 a word, outside
+   * columns as level 0 (masked out of every update). Loads are issued PREFETCH
+   * steps before their words are used, so that their latency overlaps the
+   * updates of the rows in between. */
+  const bool whole = wb >= 0 && wb + 4 * (UW + 1) <= (int) lev_pitch;  /* every word inside the row */
+  auto fetch = [&] (int e, uint32_t (&w)[UW + 1]) {
+    const uint8_t *row = lev + (size_t) (unsigned) e * lev_pitch;
+    const bool inside = (unsigned) e < (unsigned) height;
+    if (whole)
+      {
+        const uint32_t *p = (const uint32_t *) (row + wb);
+#pragma unroll
+        for (int j = 0; j <= UW; j++)
+          w[j] = inside ? __ldg (p + j) : 0u;
+      }
+    else
+#pragma unroll
+      for (int j = 0; j <= UW; j++)
+        {
+          const int a = wb + 4 * j;
+          w[j] = inside && (unsigned) a <= lev_pitch - 4u ? __ldg ((const uint32_t *) (row + a)) : 0u;
+        }
+  };
+  auto align = [&] (const uint32_t (&w)[UW + 1], uint32_t (&u)[UW]) {
+#pragma unroll
+    for (int j = 0; j < UW; j++)
+      u[j] = __funnelshift_r (w[j], w[j + 1], shift) & keep[j];
+  };
+  /* 256 · level of byte i: the level's byte offset in the counts. */
+  auto offset = [] (const uint32_t (&u)[UW], int i) -> uint32_t {
+    return __byte_perm (u[i >> 2], 0u, 0x4404u | ((unsigned) (i & 3) << 4));
+  };
+  auto valid = [&] (int i) -> bool { return (keep[i >> 2] >> (8 * (i & 3))) & 1u; };
+  auto count = [&] (uint32_t off) -> uint16_t * { return (uint16_t *) (cbase + off); };
+  auto diff = [&] (uint32_t c4) -> uint32_t { return *(const uint32_t *) (dbase + c4); };
+
+  for (int l = 0; l < levels; l++)
+    *count (256u * l) = 0;
+  uint32_t sum = 0;
+
+  auto add_row = [&] (const uint32_t (&u)[UW]) {
+#pragma unroll
+    for (int i = 0; i < K; i++)
+      if (valid (i))
+        {
+          uint16_t *p = count (offset (u, i));
+          const uint32_t c4 = *p;
+          *p = (uint16_t) (c4 + 4u);
+          sum += diff (c4);
+        }
+  };
+  auto remove_row = [&] (const uint32_t (&u)[UW]) {
+#pragma unroll
+    for (int i = 0; i < K; i++)
+      if (valid (i))
+        {
+          uint16_t *p = count (offset (u, i));
+          const uint32_t c4 = *p;
+          *p = (uint16_t) (c4 - 4u);
+          sum -= diff (c4 - 4u);
+        }
+  };
+  /* Pixel i of the row that enters and of the row that leaves: with equal
+   * levels (d4 = 0) both counts stay and the two differences cancel. Outside
+   * columns are level 0 in both rows. */
+  auto swap_rows = [&] (const uint32_t (&u_in)[UW], const uint32_t (&u_out)[UW]) {
+#pragma unroll
+    for (int i = 0; i < K; i++)
+      {
+        const uint32_t oa = offset (u_in, i), ob = offset (u_out, i);
+        uint16_t *pa = count (oa), *pb = count (ob);
+        const uint32_t ca4 = *pa, cb4 = *pb;
+        const uint32_t d4 = oa != ob ? 4u : 0u;
+        *pa = (uint16_t) (ca4 + d4);
+        *pb = (uint16_t) (cb4 - d4);
+        sum += diff (ca4) - diff (cb4 - d4);
+      }
+  };
+
+  for (int e = max (y_begin - R, 0); e <= min (y_begin + R, height - 1); e++)
+    {
+      uint32_t w[UW + 1], u[UW];
+      fetch (e, w);
+      align (w, u);
+      add_row (u);
+    }
+
+  const double2 li_body = ln_inv_fix (K * cols, tables);
+  float *out_column = es_dev_row_mut<float> (out, out_pitch, 0) + x;
+  auto emit = [&] (int y) {
+    const bool body = y >= R && y + R < height;
+    const double2 li = body ? li_body
+                            : ln_inv_fix ((min (y + R, height - 1) - max (y - R, 0) + 1) * cols, tables);
+    *(float *) ((char *) out_column + (size_t) (unsigned) y * out_pitch) = entropy_from_fix_li (sum, li);
+  };
+
+  /* Step s moves the window from row y_begin + s − 1 to y_begin + s: row
+   * y + R enters, row y − R − 1 leaves. Ring slot (s − 1) mod PREFETCH holds
+   * their words, loaded PREFETCH steps earlier. */
+  constexpr int PREFETCH = COUNTS_PREFETCH (K);
+  uint32_t ring_in[PREFETCH][UW + 1], ring_out[PREFETCH][UW + 1];
+#pragma unroll
+  for (int p = 0; p < PREFETCH; p++)
+    {
+      fetch (y_begin + 1 + p + R, ring_in[p]);
+      fetch (y_begin + p - R, ring_out[p]);
+    }
+  emit (y_begin);
+  const int steps = y_end - y_begin;
+  for (int base = 1; base < steps; base += PREFETCH)
+    {
+#pragma unroll
+      for (int p = 0; p < PREFETCH; p++)
+        {
+          const int s = base + p;
+          if (s >= steps)
             break;
-          if (y - r - 1 >= 0)
-            {
-              const uint8_t *row = lev + (size_t) (y - r - 1) * lev_pitch;
-              for (int xx = x0; xx <= x1; xx++)
-                {
-                  int c = count[row[xx]]--;
-                  sum += shared_table[c - 1] - shared_table[c];
-                }
-            }
-          if (y + r < height)
-            {
-              const uint8_t *row = lev + (size_t) (y + r) * lev_pitch;
-              for (int xx = x0; xx <= x1; xx++)
-                {
-                  int c = count[row[xx]]++;
-                  sum += shared_table[c + 1] - shared_table[c];
-                }
-            }
+          const int y = y_begin + s;
+          uint32_t u_in[UW], u_out[UW];
+          align (ring_in[p], u_in);
+          align (ring_out[p], u_out);
+          fetch (y + PREFETCH + R, ring_in[p]);
+          fetch (y + PREFETCH - R - 1, ring_out[p]);
+          /* Uniform across the block: only strips at the image's top or
+           * bottom take the one-sided branches. */
+          if (y + R < height && y - R - 1 >= 0)
+            swap_rows (u_in, u_out);
+          else if (y + R < height)
+            add_row (u_in);
+          else if (y - R - 1 >= 0)
+            remove_row (u_out);
+          emit (y);
         }
     }
 }
 
 /* ---- launchers ----------------------------------------------------------- */
+
+/* Rows a strip so that the grid is one full wave of resident blocks, each
+ * with the same work (a second, partial wave would leave most of the device
+ * idle), but no fewer than min_rows. */
+static int
+strip_rows_for (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles, int min_rows)
+{
+  int per_sm = 0;
+
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, block, smem) != cudaSuccess || per_sm < 1)
+    {
+      (void) cudaGetLastError ();
+      per_sm = 1;
+    }
+  int per_wave = cuda->sm_count * per_sm / tiles;
+  if (per_wave < 1)
+    per_wave = 1;
+  int strip = (int) es_cuda_div_up ((size_t) rows, (size_t) per_wave);
+  return strip < min_rows ? min_rows : strip;
+}
+
+template <int NB>
+static void
+launch_bins (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last)
+{
+  if (y_last <= y_first)
+    return;
+  const int tiles = (int) es_cuda_div_up ((size_t) frame->width, BINS_OUT);
+  const int rows = y_last - y_first;
+  const int strip = strip_rows_for (cuda, (const void *) entropy_bins_kernel<NB>, 32, 0, rows, tiles, 16);
+  const size_t items = (size_t) tiles * es_cuda_div_up ((size_t) rows, (size_t) strip);
+
+  entropy_bins_kernel<NB><<<(unsigned) items, 32, 0, cuda->stream>>> (
+    frame->lev, (unsigned) frame->lev_pitch, frame->width, frame->height, window / 2, cuda->tables, frame->out,
+    (unsigned) frame->out_pitch, y_first, y_last, strip, tiles);
+}
+
+template <int K>
+static void
+launch_counts (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
+{
+  if (y_last <= y_first)
+    return;
+  const int tiles = (int) es_cuda_div_up ((size_t) frame->width, COUNTS_BLOCK);
+  const int rows = y_last - y_first;
+  const size_t smem = (size_t) frame->levels * 256 + (size_t) (K * K + 1) * 4;
+  const int strip = strip_rows_for (cuda, (const void *) entropy_counts_kernel<K>, COUNTS_BLOCK, smem, rows,
+                                    tiles, 16);
+  const size_t items = (size_t) tiles * es_cuda_div_up ((size_t) rows, (size_t) strip);
+
+  entropy_counts_kernel<K><<<(unsigned) items, COUNTS_BLOCK, smem, cuda->stream>>> (
+    frame->lev, (unsigned) frame->lev_pitch, frame->width, frame->height, frame->levels, cuda->tables,
+    frame->out, (unsigned) frame->out_pitch, y_first, y_last, strip, tiles);
+}
+
+/* Every window size, as a function pointer table and for entropy_init. */
+typedef void (*CountsLaunch) (EsCuda *, const EsCudaFrame *, int, int);
+static const CountsLaunch counts_launches[] = {
+  launch_counts<3>,  launch_counts<5>,  launch_counts<7>,  launch_counts<9>,  launch_counts<11>,
+  launch_counts<13>, launch_counts<15>, launch_counts<17>, launch_counts<19>, launch_counts<21>,
+  launch_counts<23>, launch_counts<25>, launch_counts<27>, launch_counts<29>, launch_counts<31>,
+};
+static const void *const counts_kernels[] = {
+  (const void *) entropy_counts_kernel<3>,  (const void *) entropy_counts_kernel<5>,
+  (const void *) entropy_counts_kernel<7>,  (const void *) entropy_counts_kernel<9>,
+  (const void *) entropy_counts_kernel<11>, (const void *) entropy_counts_kernel<13>,
+  (const void *) entropy_counts_kernel<15>, (const void *) entropy_counts_kernel<17>,
+  (const void *) entropy_counts_kernel<19>, (const void *) entropy_counts_kernel<21>,
+  (const void *) entropy_counts_kernel<23>, (const void *) entropy_counts_kernel<25>,
+  (const void *) entropy_counts_kernel<27>, (const void *) entropy_counts_kernel<29>,
+  (const void *) entropy_counts_kernel<31>,
+};
 
 template <int K, typename T>
 static void
@@ -648,16 +1047,23 @@ launch_fast_for_window (EsCuda *cuda, const EsCudaFrame *frame, int window, int 
     }
 }
 
-/* EsCudaOp.launch_rows: output rows [y_first, y_last) with the fast kernel
- * where it applies (k ≤ 7, L ≤ 16), else with the sliding kernel, which
- * reads levels: those of input rows [q_first, q_last) are quantized first. */
+/* EsCudaOp.launch_rows: output rows [y_first, y_last). Windows up to 7×7
+ * with up to 16 levels take the fast kernel, which quantizes as it loads;
+ * the general path reads levels: those of input rows [q_first, q_last) are
+ * quantized first. Up to 16 levels it slides packed column histograms (the
+ * work per pixel grows with L, not k); more levels count each window pixel
+ * into shared memory (the work grows with k, not L). */
 static bool
 launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first, int y_last, int q_first,
              int q_last, EsError *error)
 {
   const int window = job->window;
+  const int levels = frame->levels;
 
-  if (frame->levels <= 16 && window <= ES_CUDA_FAST_MAX_WINDOW)
+  /* No columns: nothing to launch (a grid of zero blocks is an error). */
+  if (frame->width <= 0)
+    return true;
+  if (levels <= 16 && window <= ES_CUDA_FAST_MAX_WINDOW)
     {
       bool launched = frame->in_format == ES_FORMAT_U8
                         ? launch_fast_for_window<uint8_t> (cuda, frame, window, y_first, y_last)
@@ -669,7 +1075,6 @@ launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_fir
         }
     }
 
-  /* The general path reads levels: quantize the rows asked for first. */
   if (q_last > q_first)
     {
       EsCudaFrame rows = *frame;
@@ -679,14 +1084,16 @@ launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_fir
       if (!es_cuda_quantize_levels (cuda, &rows, error))
         return false;
     }
-  int r = window / 2;
-  size_t table_bytes = ((size_t) window * window + 1) * sizeof (uint32_t);
-  int strips = (int) es_cuda_div_up ((size_t) (y_last - y_first), SLIDE_STRIP);
-  dim3 grid ((unsigned) es_cuda_div_up ((size_t) frame->width, SLIDE_BLOCK), es_cuda_grid_y ((size_t) strips));
-  entropy_slide_kernel<<<grid, SLIDE_BLOCK, table_bytes, cuda->stream>>> (
-    frame->lev, frame->lev_pitch, frame->width, frame->height, r, frame->levels, cuda->tables, frame->out,
-    frame->out_pitch, y_first, y_last, strips);
-  ES_CUDA_LAUNCHED (cuda, "sliding entropy kernel", error);
+  if (levels <= 4)
+    launch_bins<1> (cuda, frame, window, y_first, y_last);
+  else if (levels <= 8)
+    launch_bins<2> (cuda, frame, window, y_first, y_last);
+  else if (levels <= 16)
+    launch_bins<4> (cuda, frame, window, y_first, y_last);
+  else
+    counts_launches[(window - 3) / 2] (cuda, frame, y_first, y_last);
+  ES_CUDA_LAUNCHED (cuda, levels <= 16 ? "column-histogram entropy kernel" : "shared-count entropy kernel",
+                    error);
   return true;
 }
 
@@ -734,6 +1141,29 @@ launch_teaching (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsErr
     entropy_tile_kernel<<<grid, block, table_smem (l, job->window, true, true), cuda->stream>>> (
       lev, lp, w, h, r, l, cuda->tables, frame->out, frame->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "entropy kernel", error);
+  return true;
+}
+
+/* The constant-memory table and the shared-memory limit of the table and
+ * tile kernels, once per device. */
+static bool
+entropy_init (EsCuda *cuda, EsError *error)
+{
+  ES_CUDA_TRY (cuda, cudaMemcpyToSymbolAsync (c_clnc_fix, clnc_fix_table (cuda), sizeof c_clnc_fix, 0,
+                                              cudaMemcpyDeviceToDevice, cuda->stream),
+               "upload of the constant c ln c table", error);
+  ES_CUDA_TRY (cuda, cudaStreamSynchronize (cuda->stream), "upload of the constant c ln c table", error);
+  /* 256 levels of counts need more than the default 48 KiB. */
+  const void *kernels[] = { (const void *) entropy_table_kernel<TABLE_GLOBAL>,
+                            (const void *) entropy_table_kernel<TABLE_CONSTANT>,
+                            (const void *) entropy_table_kernel<TABLE_SHARED>, (const void *) entropy_tile_kernel };
+  for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+    ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             TABLE_SMEM_MAX), "shared memory limit", error);
+  /* 256 levels of 16-bit counts for 128 threads: 64 KiB and the table. */
+  for (size_t i = 0; i < sizeof counts_kernels / sizeof counts_kernels[0]; i++)
+    ES_CUDA_TRY (cuda, cudaFuncSetAttribute (counts_kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             COUNTS_SMEM_MAX), "shared memory limit", error);
   return true;
 }
 
@@ -786,8 +1216,10 @@ static const EsVariant entropy_variants[] = {
     "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
     "columns of a window row, the window slides down the image one row in and one out (rows loaded "
     "k steps ahead), and each counter pair indexes a shared table of c ln c + c' ln c': 8 lookups "
-    "per pixel, quantization fused into the load.",
-    "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank",
+    "per pixel, quantization fused into the load; larger windows or more levels slide packed column "
+    "histograms (up to 16 levels) or per-thread counts in shared memory.",
+    "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank; "
+    "Perreault & Hébert, Median Filtering in Constant Time (2007)",
     true, ES_TRANSFER_DEFAULT, launch_fast_rows },
   { "streams-overlap", "Fast kernel, transfers overlapped in streams",
     "The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
