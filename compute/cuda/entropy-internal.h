@@ -1,0 +1,22 @@
+/* Internal to the entropy .cu files: the launchers that the variant table in entropy.cu names. */
+#pragma once
+
+#include "es-cuda-internal.h"
+
+/* entropy-teaching.cu: one EsCudaLaunch per teaching variant, and their
+ * device setup (the constant table, shared-memory limits). */
+bool es_cuda_entropy_naive (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_per_thread_histogram (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job,
+                                           EsError *error);
+bool es_cuda_entropy_table_global (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_table_constant (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_table_shared (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_shared_tile (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_teaching_init (EsCuda *cuda, EsError *error);
+
+/* entropy-fast.cu: the fast variant on every row (its EsCudaLaunch), on
+ * output rows [y_first, y_last) (EsCudaOp.launch_rows), and its setup. */
+bool es_cuda_entropy_fast (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first,
+                                  int y_last, int q_first, int q_last, EsError *error);
+bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
