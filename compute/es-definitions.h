@@ -15,6 +15,14 @@ es_quantize_sample (uint32_t v, int levels, int depth)
   return (v * (uint32_t) levels) >> depth;
 }
 
+/* Below this, a computed entropy is exactly 0. The smallest nonzero local
+ * entropy, a window of n ≤ 31² pixels with one pixel of another level, is
+ * ((n − 1)·ln(n / (n − 1)) + ln n) / n > 0.0081 nats, so anything under
+ * 1e-3 is rounding in H = ln n − (1/n) Σ c ln c of a window that holds one
+ * level: writing it as 0 makes such windows exact (not 1e-7 noise that an
+ * automatic colour range would stretch into patterns). */
+#define ES_ENTROPY_ZERO_BELOW 1e-3
+
 /* The equalization LUT of cv::equalizeHist from a 256-bin histogram of n
  * pixels. Returns 0 when the image has a single value (then it is returned
  * unchanged: the LUT is the identity), 1 otherwise. Float32 arithmetic with

@@ -141,7 +141,7 @@ static __device__ __forceinline__ float
 entropy_from_sum (float sum, float2 ln_inv)
 {
   float h = __fmaf_rn (-sum, ln_inv.y, ln_inv.x);
-  return h > 0.0f ? h : 0.0f;
+  return h >= (float) ES_ENTROPY_ZERO_BELOW ? h : 0.0f;
 }
 
 /* Output rows [y_first, y_last) of the image, in strips of FAST_STRIP. */
@@ -289,7 +289,7 @@ static __device__ __forceinline__ float
 entropy_from_fix_li (uint32_t sum, double2 li)
 {
   double h = __fma_rn (-(double) sum, li.y, li.x);
-  return h > 0.0 ? (float) h : 0.0f;
+  return h >= ES_ENTROPY_ZERO_BELOW ? (float) h : 0.0f;
 }
 
 static __device__ __forceinline__ double2

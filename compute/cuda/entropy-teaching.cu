@@ -40,14 +40,14 @@ static __device__ __forceinline__ float
 entropy_from_fix (uint32_t sum, int n, const EsCudaTables *__restrict__ tables)
 {
   double h = __fma_rn (-(double) sum, __ldg (&tables->inv_n_fix[n]), __ldg (&tables->ln_n[n]));
-  return h > 0.0 ? (float) h : 0.0f;
+  return h >= ES_ENTROPY_ZERO_BELOW ? (float) h : 0.0f;
 }
 
 static __device__ __forceinline__ float
 entropy_from_double (double sum, int n)
 {
   double h = log ((double) n) - sum / n;
-  return h > 0.0 ? (float) h : 0.0f;
+  return h >= ES_ENTROPY_ZERO_BELOW ? (float) h : 0.0f;
 }
 
 static __device__ __forceinline__ float *

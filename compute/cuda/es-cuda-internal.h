@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "es-cuda.h"
+#include "../es-definitions.h"
 
 /* Every device row holds whole vectors of 16 samples (the row is padded), so
  * that kernels can load and store 16 samples at a time without a ragged
