@@ -1,0 +1,236 @@
+# SPDX-License-Identifier: MIT
+"""Entroscope's image kernels on NumPy arrays: local entropy, histogram
+equalization, sharpening and quantization, computed by CUDA where a usable
+NVIDIA GPU is present and by OpenMP on the CPU everywhere else, with the
+exact definitions of entroscope-cli (DESIGN.md section 1).
+
+    >>> import numpy as np, entroscope
+    >>> image = np.random.default_rng(1).integers(0, 256, (480, 640), dtype=np.uint8)
+    >>> entroscope.entropy(image, window=5).dtype
+    dtype('float32')
+
+The module-level functions share one engine per backend, created on first
+use and safe to call from several threads (one job at a time per engine,
+with the GIL released while it computes). `Engine` makes a private one, for
+example one per thread or per GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from . import _entroscope
+from ._entroscope import (
+    Cancelled,
+    Engine,
+    Timing,
+    Variant,
+    cpu_threads,
+    cuda_compiled,
+    equalize_lut,
+    get_max_pixels,
+    gray,
+    halo,
+    ops,
+    params,
+    set_max_pixels,
+    variants,
+)
+
+__version__ = _entroscope.__version__
+
+__all__ = [
+    "Cancelled",
+    "Engine",
+    "Image",
+    "Timing",
+    "Variant",
+    "cpu_threads",
+    "cuda_compiled",
+    "default_engine",
+    "entropy",
+    "equalize",
+    "equalize_lut",
+    "get_max_pixels",
+    "gray",
+    "halo",
+    "info",
+    "load",
+    "ops",
+    "params",
+    "quantize",
+    "run",
+    "save",
+    "set_max_pixels",
+    "sharpen",
+    "variants",
+]
+
+
+class Image(np.ndarray):
+    """A gray image as `load` returns it: a NumPy array (uint8 or uint16)
+    that also records how to read its samples.
+
+    depth   significant bits of a sample (a PGM with maxval 4095 is uint16
+            with depth 12; a 4-bit gray PNG is uint8 with depth 4); None
+            means all the dtype's bits.
+    levels  nonzero when the samples already are quantization levels
+            0..levels-1 (a text matrix): quantization is then skipped.
+
+    The operations read both, so that `entropy(load(path))` is what
+    `entroscope-cli entropy path` computes. Views and slices keep them.
+    """
+
+    depth: int | None
+    levels: int
+
+    def __new__(cls, array, depth=None, levels=0):
+        obj = np.asarray(array).view(cls)
+        obj.depth = depth
+        obj.levels = levels
+        return obj
+
+    def __array_finalize__(self, obj):
+        self.depth = getattr(obj, "depth", None)
+        self.levels = getattr(obj, "levels", 0)
+
+    def __reduce__(self):
+        constructor, args, state = super().__reduce__()
+        return constructor, args, (state, self.depth, self.levels)
+
+    def __setstate__(self, state):
+        base, self.depth, self.levels = state
+        super().__setstate__(base)
+
+
+_entroscope._register_image_type(Image)
+
+# ---- the shared engines -------------------------------------------------------
+
+_engines: dict = {}
+_engines_lock = threading.Lock()
+_abandoned: list = []
+
+
+def default_engine(backend: str = "auto") -> Engine:
+    """The engine that the module-level functions use for `backend`
+    ('auto', 'cpu' or 'cuda'), created on first use. Thread-safe."""
+    engine = _engines.get(backend)
+    if engine is None:
+        with _engines_lock:
+            engine = _engines.get(backend)
+            if engine is None:
+                engine = Engine(backend)
+                _engines[backend] = engine
+    return engine
+
+
+def _after_fork_in_child():
+    # A forked child cannot use its parent's CUDA context, nor free it
+    # safely: its engines are dropped without being closed and new ones are
+    # made on first use.
+    _abandoned.extend(_engines.values())
+    _engines.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+# ---- the operations -----------------------------------------------------------
+
+
+def entropy(image, window=5, levels=16, *, backend="auto", variant=None, units="nats", depth=None, out=None,
+            return_timing=False):
+    """Local entropy of the quantization levels in a window × window window
+    centred on each pixel and clipped to the image: float32, in nats (or
+    bits with units='bits'). Same as
+    ``skimage.filters.rank.entropy(image, np.ones((window, window))) * ln 2``
+    for 8-bit images quantized to 16 levels (scikit-image reports bits)."""
+    return default_engine(backend).entropy(image, window, levels, variant=variant, units=units, depth=depth,
+                                           out=out, return_timing=return_timing)
+
+
+def equalize(image, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
+    """Histogram equalization to uint8, bit-identical to ``cv2.equalizeHist``
+    (16-bit samples are reduced with v >> 8 first)."""
+    return default_engine(backend).equalize(image, variant=variant, depth=depth, out=out,
+                                            return_timing=return_timing)
+
+
+def sharpen(image, amount=1.0, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
+    """``c + amount · (4c − N − S − E − W)`` to uint8 with replicated borders;
+    at amount 1 bit-identical to ``cv2.filter2D(image, -1, [[0,-1,0],[-1,5,-1],[0,-1,0]],
+    borderType=cv2.BORDER_REPLICATE)``."""
+    return default_engine(backend).sharpen(image, amount, variant=variant, depth=depth, out=out,
+                                           return_timing=return_timing)
+
+
+def quantize(image, levels=16, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
+    """The quantization levels ``floor(v · levels / 2^depth)`` as uint8."""
+    return default_engine(backend).quantize(image, levels, variant=variant, depth=depth, out=out,
+                                            return_timing=return_timing)
+
+
+def run(op, image, *args, backend="auto", **kwargs):
+    """Any operation of the operation table by name (see `ops()`), with its
+    own arguments: ``run("entropy", image, window=9)``."""
+    return default_engine(backend).run(op, image, *args, **kwargs)
+
+
+# ---- files --------------------------------------------------------------------
+
+
+def load(path, *, levels=16) -> Image:
+    """Reads a PNG (every colour type and bit depth; colour becomes gray
+    with BT.709 weights on the stored values), a PGM (P2/P5) or a text
+    matrix, with entroscope-cli's decoders, limits and messages.
+    `levels` is what a text matrix's values must stay below. Raises
+    OSError (FileNotFoundError, ...) or ValueError ("path: reason")."""
+    array, depth, matrix_levels = _entroscope.load(path, levels=levels)
+    return Image(array, depth, matrix_levels)
+
+
+def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=5,
+         levels=16, amount=1.0, units="nats"):
+    """Writes a result as entroscope-cli does: a colormapped 8-bit RGB PNG
+    (format 'png', the default; optional colorbar), a raw 16-bit PNG with
+    tEXt metadata ('raw16') or a text matrix ('txt', the default for a
+    .txt path), atomically. `op` says which operation made `array` (a
+    float32 array is entropy's); window, levels, amount and units are
+    recorded and set the absolute colour range, as the CLI's options do.
+    `units` names the units the values are in. Raises OSError or ValueError."""
+    _entroscope.save(path, array, op=op, format=format, colormap=colormap, range=range, colorbar=colorbar,
+                     window=window, levels=levels, amount=amount, units=units)
+
+
+# ---- what is there ------------------------------------------------------------
+
+
+def info(backend="auto") -> dict:
+    """What entroscope-cli info says, as a dict: the version, the backends
+    compiled and in use, the device, why CUDA is (not) used, the CPU threads
+    and the kernel variants of each operation."""
+    engine = default_engine(backend)
+    in_use = engine.backend
+    reason = engine.cuda_reason
+    if in_use == "cuda":
+        why = "requested with backend='cuda'" if backend == "cuda" else "a usable CUDA device was found"
+    elif backend == "cpu":
+        why = "requested with backend='cpu'"
+    elif reason:
+        why = reason
+    else:
+        why = "CUDA is not usable" if cuda_compiled() else "this build has no CUDA backend"
+    return {
+        "version": __version__,
+        "backends_compiled": ["cpu"] + (["cuda"] if cuda_compiled() else []),
+        "backend": in_use,
+        "why": why,
+        "device": engine.description,
+        "cuda_reason": reason,
+        "cpu_threads": cpu_threads(),
+        "variants": {name: [v.id for v in variants(name)] for name in ops()},
+    }

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: MIT
+# Type stubs of the entroscope package (python/entroscope/__init__.py).
+from typing import Any, Literal, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from ._entroscope import (
+    Backend,
+    Cancelled as Cancelled,
+    Engine as Engine,
+    ImageLike,
+    OpName,
+    StrPath,
+    Timing as Timing,
+    Units,
+    Variant as Variant,
+    cpu_threads as cpu_threads,
+    cuda_compiled as cuda_compiled,
+    equalize_lut as equalize_lut,
+    gray as gray,
+    get_max_pixels as get_max_pixels,
+    halo as halo,
+    ops as ops,
+    params as params,
+    set_max_pixels as set_max_pixels,
+    variants as variants,
+)
+
+__version__: str
+
+class Image(np.ndarray[Any, Any]):
+    depth: int | None
+    levels: int
+    def __new__(cls, array: npt.ArrayLike, depth: int | None = None, levels: int = 0) -> Image: ...
+
+def default_engine(backend: Backend = "auto") -> Engine: ...
+@overload
+def entropy(image: ImageLike, window: int = 5, levels: int = 16, *, backend: Backend = "auto",
+            variant: str | None = None, units: Units = "nats", depth: int | None = None,
+            out: npt.NDArray[np.float32] | None = None,
+            return_timing: Literal[False] = False) -> npt.NDArray[np.float32]: ...
+@overload
+def entropy(image: ImageLike, window: int = 5, levels: int = 16, *, backend: Backend = "auto",
+            variant: str | None = None, units: Units = "nats", depth: int | None = None,
+            out: npt.NDArray[np.float32] | None = None,
+            return_timing: Literal[True]) -> tuple[npt.NDArray[np.float32], Timing]: ...
+@overload
+def equalize(image: ImageLike, *, backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
+             out: npt.NDArray[np.uint8] | None = None,
+             return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+@overload
+def equalize(image: ImageLike, *, backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
+             out: npt.NDArray[np.uint8] | None = None,
+             return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+@overload
+def sharpen(image: ImageLike, amount: float = 1.0, *, backend: Backend = "auto", variant: str | None = None,
+            depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
+            return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+@overload
+def sharpen(image: ImageLike, amount: float = 1.0, *, backend: Backend = "auto", variant: str | None = None,
+            depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
+            return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+@overload
+def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", variant: str | None = None,
+             depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
+             return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+@overload
+def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", variant: str | None = None,
+             depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
+             return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+def run(op: OpName, image: ImageLike, *args: Any, backend: Backend = "auto", **kwargs: Any) -> Any: ...
+def load(path: StrPath, *, levels: int = 16) -> Image: ...
+def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
+         format: Literal["png", "raw16", "txt"] | None = None, colormap: str | None = None,
+         range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int = 5,
+         levels: int = 16, amount: float = 1.0, units: Units = "nats") -> None: ...
+def info(backend: Backend = "auto") -> dict[str, Any]: ...

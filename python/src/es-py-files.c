@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope.load and entroscope.save: app/'s decoders and the CLI's exports, with their limits and messages. */
+#include "es-py.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- load ---- */
+
+static void
+capsule_free_image (PyObject *capsule)
+{
+  EsImage *image = PyCapsule_GetPointer (capsule, "entroscope.EsImage");
+
+  if (image != NULL)
+    {
+      es_image_clear (image);
+      PyMem_RawFree (image);
+    }
+}
+
+PyObject *
+es_py_array_from_image (EsImage *image)
+{
+  size_t sample = es_format_size (image->format);
+  npy_intp dims[2] = { image->height, image->width };
+  npy_intp strides[2] = { (npy_intp) image->stride, (npy_intp) sample };
+  EsImage *held;
+  PyObject *array, *capsule;
+
+  held = PyMem_RawMalloc (sizeof *held);
+  if (held == NULL)
+    return PyErr_NoMemory ();
+  *held = *image;
+  *image = (EsImage) { 0 };
+  capsule = PyCapsule_New (held, "entroscope.EsImage", capsule_free_image);
+  if (capsule == NULL)
+    {
+      es_image_clear (held);
+      PyMem_RawFree (held);
+      return NULL;
+    }
+  array = PyArray_New (&PyArray_Type, 2, dims,
+                       held->format == ES_FORMAT_U8    ? NPY_UINT8
+                       : held->format == ES_FORMAT_U16 ? NPY_UINT16
+                                                       : NPY_FLOAT32,
+                       strides,
+                       held->pixels, 0, NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE, NULL);
+  if (array == NULL)
+    {
+      Py_DECREF (capsule);
+      return NULL;
+    }
+  if (PyArray_SetBaseObject ((PyArrayObject *) array, capsule) != 0)
+    {
+      Py_DECREF (array);
+      return NULL;
+    }
+  return array;
+}
+
+PyObject *
+es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "path", "levels", NULL };
+  PyObject *path_obj, *path_bytes = NULL, *levels_obj = NULL, *array;
+  EsJob job = ES_JOB_INIT (ES_OP_QUANTIZE);
+  EsImage image = { 0 };
+  EsError error;
+  bool ok;
+  int depth, levels;
+
+  (void) module;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$O:load", keywords, &path_obj, &levels_obj))
+    return NULL;
+  if (levels_obj != NULL && !es_py_parse_param (es_param (ES_PARAM_LEVELS), levels_obj, &job))
+    return NULL;
+  if (!PyUnicode_FSConverter (path_obj, &path_bytes))
+    return NULL;
+
+  es_error_clear (&error);
+  Py_BEGIN_ALLOW_THREADS
+  ok = es_load_file (PyBytes_AS_STRING (path_bytes), job.levels, &image, &error);
+  Py_END_ALLOW_THREADS
+  Py_DECREF (path_bytes);
+  if (!ok)
+    {
+      es_image_clear (&image);
+      return es_py_raise (&error, path_obj);
+    }
+  depth = image.depth;
+  levels = image.levels;
+  array = es_py_array_from_image (&image);
+  if (array == NULL)
+    return NULL;
+  return Py_BuildValue ("(Nii)", array, depth, levels);
+}
+
+/* ---- save ---- */
+
+static const char *const export_names[] = { "png", "raw16", "txt", NULL };
+static const EsExportFormat export_formats[] = { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TEXT };
+static const char *const range_names[] = { "absolute", "auto", NULL };
+static const char *const unit_names[] = { "nats", "bits", NULL };
+
+/* The values to write as an EsImage: the caller's rows when they are
+ * contiguous and native, else one copy (*owned). */
+static bool
+values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
+{
+  EsFormat format;
+  bool swap = false;
+  char name[64];
+  size_t sample, row;
+
+  *owned = NULL;
+  if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
+    {
+      PyErr_Clear ();
+      PyErr_Format (PyExc_TypeError, "expected a result array (float32 or uint8), not %.200s",
+                    Py_TYPE (object)->tp_name);
+      return false;
+    }
+  if (!es_py_buffer_format (view, &format, &swap, name, sizeof name) || swap)
+    {
+      PyErr_Format (PyExc_TypeError, "a result to save is float32 or uint8 in native byte order, not %s%s",
+                    swap ? "byte-swapped " : "", name);
+      goto fail;
+    }
+  if (view->ndim != 2)
+    {
+      PyErr_Format (PyExc_ValueError, "a result to save is a 2-D array, not %d-D", view->ndim);
+      goto fail;
+    }
+  if (view->shape[0] <= 0 || view->shape[1] <= 0 || view->shape[0] > ES_MAX_SIDE || view->shape[1] > ES_MAX_SIDE)
+    {
+      PyErr_Format (PyExc_ValueError, "image size %zd%s%zd is empty or over the limit of %d pixels a side",
+                    view->shape[1], TIMES, view->shape[0], ES_MAX_SIDE);
+      goto fail;
+    }
+  sample = es_format_size (format);
+  *image = (EsImage) {
+    .width = (int) view->shape[1], .height = (int) view->shape[0], .format = format,
+    .depth = format == ES_FORMAT_U8 ? 8 : format == ES_FORMAT_U16 ? 16 : 0,
+  };
+  row = view->shape[0] == 1 ? (size_t) view->shape[1] * sample : (size_t) view->strides[0];
+  if ((view->shape[1] == 1 || view->strides[1] == (Py_ssize_t) sample) && view->strides[0] > 0
+      && row >= (size_t) view->shape[1] * sample && row % sample == 0 && (uintptr_t) view->buf % sample == 0)
+    {
+      image->pixels = view->buf;
+      image->stride = row;
+      return true;
+    }
+  *owned = PyMem_RawMalloc ((size_t) view->shape[0] * view->shape[1] * sample);
+  if (*owned == NULL)
+    {
+      PyErr_NoMemory ();
+      goto fail;
+    }
+  for (Py_ssize_t y = 0; y < view->shape[0]; y++)
+    for (Py_ssize_t x = 0; x < view->shape[1]; x++)
+      memcpy ((char *) *owned + ((size_t) y * view->shape[1] + x) * sample,
+              (const char *) view->buf + y * view->strides[0] + x * view->strides[1], sample);
+  image->pixels = *owned;
+  image->stride = (size_t) view->shape[1] * sample;
+  return true;
+
+fail:
+  PyBuffer_Release (view);
+  return false;
+}
+
+static bool
+ends_with (const char *text, const char *suffix)
+{
+  size_t n = strlen (text), m = strlen (suffix);
+  return n >= m && strcmp (text + n - m, suffix) == 0;
+}
+
+PyObject *
+es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "window", "levels",
+                              "amount", "units", NULL };
+  PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
+  PyObject *range_obj = NULL, *units_obj = NULL, *values[ES_N_PARAMS] = { NULL };
+  PyObject *path_bytes = NULL;
+  int colorbar = 0, format_index = -1, range = ES_RANGE_ABSOLUTE, units = ES_UNITS_NATS;
+  EsOp op = ES_OP_ENTROPY;
+  EsJob job;
+  EsResult result = { 0 };
+  Py_buffer view;
+  void *owned = NULL;
+  EsError error;
+  const char *path;
+  bool ok, bits;
+
+  (void) module;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOO:save", keywords, &path_obj, &array_obj, &op_obj,
+                                    &format_obj, &colormap_obj, &range_obj, &colorbar, &values[ES_PARAM_WINDOW],
+                                    &values[ES_PARAM_LEVELS], &values[ES_PARAM_AMOUNT], &units_obj))
+    return NULL;
+  if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
+    return NULL;
+  if (format_obj != Py_None && !es_py_parse_choice (format_obj, "format", export_names, &format_index))
+    return NULL;
+  if (range_obj != NULL && !es_py_parse_choice (range_obj, "range", range_names, &range))
+    return NULL;
+  if (units_obj != NULL && !es_py_parse_choice (units_obj, "units", unit_names, &units))
+    return NULL;
+  if (!values_open (array_obj, &view, &result.values, &owned))
+    return NULL;
+
+  /* Which operation made these values: given, or the only one whose
+   * results have this dtype. */
+  if (op_obj == Py_None)
+    {
+      int found = -1, count = 0;
+      char list[128] = "";
+      size_t len = 0;
+
+      for (int i = 0; i < ES_N_OPS; i++)
+        if (es_op_output_format ((EsOp) i) == result.values.format)
+          {
+            found = i, count++;
+            len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", len ? ", " : "", es_op_name ((EsOp) i));
+          }
+      if (count != 1)
+        {
+          PyErr_Format (PyExc_ValueError, "op= is needed to save a %s array (%s)",
+                        result.values.format == ES_FORMAT_F32 ? "float32"
+                        : result.values.format == ES_FORMAT_U8 ? "uint8" : "uint16",
+                        count ? list : "no operation gives one");
+          goto fail;
+        }
+      op = (EsOp) found;
+    }
+  if (es_op_output_format (op) != result.values.format)
+    {
+      PyErr_Format (PyExc_TypeError, "%s results are %s arrays, not %s", es_op_name (op),
+                    es_op_output_format (op) == ES_FORMAT_F32 ? "float32" : "uint8",
+                    result.values.format == ES_FORMAT_F32 ? "float32" : result.values.format == ES_FORMAT_U8 ? "uint8"
+                                                                                                          : "uint16");
+      goto fail;
+    }
+  job = (EsJob) ES_JOB_INIT (op);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (values[id] != NULL && es_op_uses (op, (EsParamId) id)
+        && !es_py_parse_param (es_param ((EsParamId) id), values[id], &job))
+      goto fail;
+
+  if (!PyUnicode_FSConverter (path_obj, &path_bytes))
+    goto fail;
+  path = PyBytes_AS_STRING (path_bytes);
+  if (format_index < 0)
+    format_index = ends_with (path, ".txt") ? 2 : 0;
+  if (colorbar && export_formats[format_index] != ES_EXPORT_PNG)
+    {
+      PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
+                    export_formats[format_index] == ES_EXPORT_TEXT ? "text matrices" : "raw16");
+      goto fail;
+    }
+
+  /* The colour scale and metadata es_pipeline_run gives the CLI; the
+   * values are in the units named (bits: entropy(..., units='bits')). */
+  {
+    EsViewParams params;
+
+    es_view_params_init (&params, op);
+    if (colormap_obj != Py_None)
+      {
+        const char *name = PyUnicode_Check (colormap_obj) ? PyUnicode_AsUTF8 (colormap_obj) : NULL;
+
+        if (name == NULL || !es_colormap_from_name (name, &params.colormap, &params.reversed))
+          {
+            PyErr_Clear ();
+            PyErr_Format (PyExc_ValueError,
+                          "colormap=%R: unknown colormap (viridis, magma, inferno, cividis, gray, or one of them "
+                          "with _r)", colormap_obj);
+            goto fail;
+          }
+      }
+    bits = es_units_convertible (op) && units == ES_UNITS_BITS;
+    result.scale.map = params.colormap;
+    result.scale.reversed = params.reversed;
+    if (range == ES_RANGE_AUTO)
+      es_image_min_max (&result.values, &result.scale.lo, &result.scale.hi);
+    else
+      {
+        result.scale.lo = 0.0;
+        result.scale.hi = es_op_info (op)->range_max (&job) * (bits ? 1.0 / M_LN2 : 1.0);
+      }
+    result.info = (EsValueInfo) {
+      .operation = es_op_name (op),
+      .window = es_op_uses (op, ES_PARAM_WINDOW) ? job.window : 0,
+      .levels = es_op_uses (op, ES_PARAM_LEVELS) ? job.levels : 0,
+      .amount = es_op_uses (op, ES_PARAM_AMOUNT) ? job.amount : 0.0f,
+      .units = bits ? "bits" : es_op_info (op)->units,
+      .unit_scale = 1.0,
+    };
+  }
+
+  es_error_clear (&error);
+  Py_BEGIN_ALLOW_THREADS
+  ok = es_pipeline_export (path, export_formats[format_index], &result, colorbar, &error);
+  Py_END_ALLOW_THREADS
+  Py_DECREF (path_bytes);
+  PyMem_RawFree (owned);
+  PyBuffer_Release (&view);
+  if (!ok)
+    return es_py_raise (&error, path_obj);
+  Py_RETURN_NONE;
+
+fail:
+  Py_XDECREF (path_bytes);
+  PyMem_RawFree (owned);
+  PyBuffer_Release (&view);
+  return NULL;
+}

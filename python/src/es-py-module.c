@@ -1,0 +1,660 @@
+/* SPDX-License-Identifier: MIT */
+/* The extension module entroscope._entroscope: errors, the tables (operations, parameters, variants) and limits. */
+#define ES_PY_IMPORT_ARRAY
+#include "es-py.h"
+
+#include <errno.h>
+
+#include "es-definitions.h"
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+PyObject *es_py_cancelled_error;
+PyTypeObject *es_py_image_type;
+static PyTypeObject variant_type;
+
+double
+es_py_now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- errors ---- */
+
+/* The errno whose strerror() text is the message, so that a missing file
+ * raises FileNotFoundError as open() would; 0 when none is. */
+static int
+errno_of_message (const char *message)
+{
+  static const int candidates[] = { ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENOSPC, EROFS, EEXIST, ELOOP,
+                                    ENAMETOOLONG, EIO, EMFILE, EINVAL, EFBIG, EDQUOT };
+
+  size_t n = strlen (message);
+
+  for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++)
+    {
+      const char *text = strerror (candidates[i]);
+      size_t m = strlen (text);
+
+      /* "No such file or directory", or "cannot write 'x': No such file or directory". */
+      if (strcmp (message, text) == 0
+          || (n > m + 2 && strcmp (message + n - m, text) == 0 && strncmp (message + n - m - 2, ": ", 2) == 0))
+        return candidates[i];
+    }
+  return 0;
+}
+
+PyObject *
+es_py_raise (const EsError *error, PyObject *filename)
+{
+  PyObject *type;
+  const char *message = error->message[0] ? error->message : es_error_code_name (error->code);
+
+  switch (error->code)
+    {
+    case ES_ERROR_IO:
+      {
+        int code = errno_of_message (message);
+        PyObject *name = filename ? PyOS_FSPath (filename) : NULL, *exc;
+
+        if (filename != NULL && name == NULL)
+          return NULL;
+        /* OSError(errno, text, filename) picks FileNotFoundError,
+         * PermissionError, ... and keeps errno and filename. */
+        if (code != 0)
+          exc = PyObject_CallFunction (PyExc_OSError, "isO", code, message, name ? name : Py_None);
+        else if (name != NULL)
+          {
+            exc = PyUnicode_Check (name)
+                    ? PyObject_CallFunction (PyExc_OSError, "N", PyUnicode_FromFormat ("%U: %s", name, message))
+                    : PyObject_CallFunction (PyExc_OSError, "s", message);
+            if (exc != NULL && PyObject_SetAttrString (exc, "filename", name) != 0)
+              Py_CLEAR (exc);
+          }
+        else
+          exc = PyObject_CallFunction (PyExc_OSError, "s", message);
+        Py_XDECREF (name);
+        if (exc != NULL)
+          {
+            PyErr_SetObject ((PyObject *) Py_TYPE (exc), exc);
+            Py_DECREF (exc);
+          }
+        return NULL;
+      }
+    case ES_ERROR_INVALID:
+    case ES_ERROR_FORMAT:
+    case ES_ERROR_LIMIT:
+      type = PyExc_ValueError;
+      break;
+    case ES_ERROR_NO_MEMORY:
+      type = PyExc_MemoryError;
+      break;
+    case ES_ERROR_CANCELLED:
+      type = es_py_cancelled_error;
+      break;
+    case ES_OK:
+    case ES_ERROR_COMPUTE:
+    case ES_ERROR_UNAVAILABLE:
+    default:
+      type = PyExc_RuntimeError;
+      break;
+    }
+  if (filename != NULL)
+    PyErr_Format (type, "%S: %s", filename, message);
+  else
+    PyErr_SetString (type, message);
+  return NULL;
+}
+
+/* ---- parsing helpers ---- */
+
+bool
+es_py_parse_choice (PyObject *value, const char *what, const char *const *names, int *index)
+{
+  char list[256] = "";
+  size_t len = 0;
+  int n = 0;
+
+  if (PyUnicode_Check (value))
+    {
+      const char *text = PyUnicode_AsUTF8 (value);
+      if (text == NULL)
+        return false;
+      for (n = 0; names[n] != NULL; n++)
+        if (strcmp (text, names[n]) == 0)
+          {
+            *index = n;
+            return true;
+          }
+    }
+  else
+    for (n = 0; names[n] != NULL; n++)
+      ;
+  for (int i = 0; i < n && len < sizeof list; i++)
+    len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+                              names[i]);
+  PyErr_Format (PyUnicode_Check (value) ? PyExc_ValueError : PyExc_TypeError, "%s=%R: expected %s", what, value,
+                list);
+  return false;
+}
+
+bool
+es_py_parse_param (const EsParam *param, PyObject *value, EsJob *job)
+{
+  double v;
+  EsError error;
+
+  if (PyBool_Check (value))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a number, not bool", param->name);
+      return false;
+    }
+  if (param->digits == 0)
+    {
+      /* A count: an int (or a NumPy integer), never 5.0, as the CLI
+       * refuses "--window=5.0". */
+      PyObject *index;
+      int overflow;
+      long long n;
+
+      if (!PyIndex_Check (value))
+        {
+          PyErr_Format (PyExc_TypeError, "%s must be an integer, not %.100s", param->name, Py_TYPE (value)->tp_name);
+          return false;
+        }
+      index = PyNumber_Index (value);
+      if (index == NULL)
+        return false;
+      n = PyLong_AsLongLongAndOverflow (index, &overflow);
+      Py_DECREF (index);
+      if (n == -1 && PyErr_Occurred ())
+        return false;
+      v = overflow > 0 ? HUGE_VAL : overflow < 0 ? -HUGE_VAL : (double) n;
+    }
+  else
+    {
+      v = PyFloat_AsDouble (value);
+      if (v == -1.0 && PyErr_Occurred ())
+        {
+          PyErr_Clear ();
+          PyErr_Format (PyExc_TypeError, "%s must be a number, not %.100s", param->name, Py_TYPE (value)->tp_name);
+          return false;
+        }
+    }
+  es_error_clear (&error);
+  if (!es_param_check (param, v, &error))
+    {
+      es_py_raise (&error, NULL);
+      return false;
+    }
+  es_job_set_param (job, param->id, v);
+  return true;
+}
+
+static void
+op_names (char *text, size_t size)
+{
+  size_t len = 0;
+
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS && len < size; op++)
+    len += (size_t) snprintf (text + len, size - len, "%s%s", op ? ", " : "", es_op_name ((EsOp) op));
+}
+
+bool
+es_py_parse_op (PyObject *value, EsOp *op)
+{
+  char list[128];
+  const char *text;
+
+  if (!PyUnicode_Check (value))
+    {
+      PyErr_Format (PyExc_TypeError, "the operation must be a str, not %.100s", Py_TYPE (value)->tp_name);
+      return false;
+    }
+  text = PyUnicode_AsUTF8 (value);
+  if (text == NULL)
+    return false;
+  if (es_op_from_name (text, op))
+    return true;
+  op_names (list, sizeof list);
+  PyErr_Format (PyExc_ValueError, "unknown operation %R (%s)", value, list);
+  return false;
+}
+
+bool
+es_py_parse_variant (PyObject *value, EsOp op, const char **variant)
+{
+  char list[512] = "";
+  size_t n, len = 0;
+  const EsVariant *variants;
+  const char *id;
+
+  *variant = NULL;
+  if (value == NULL || value == Py_None)
+    return true;
+  if (!PyUnicode_Check (value))
+    {
+      PyErr_Format (PyExc_TypeError, "variant must be a str or None, not %.100s", Py_TYPE (value)->tp_name);
+      return false;
+    }
+  id = PyUnicode_AsUTF8 (value);
+  if (id == NULL)
+    return false;
+  if (es_variant_find (op, id) != NULL)
+    {
+      *variant = id;
+      return true;
+    }
+  /* As entroscope-cli's check_variant says it. */
+  variants = es_variants (op, &n);
+  for (size_t i = 0; i < n && len < sizeof list; i++)
+    len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", i ? ", " : "", variants[i].id);
+  if (n == 0)
+    PyErr_Format (PyExc_ValueError, "variant=%R: this build has no CUDA kernel variants", value);
+  else
+    PyErr_Format (PyExc_ValueError, "variant=%R: %s has no such variant (%s)", value, es_op_name (op), list);
+  return false;
+}
+
+/* ---- module functions ---- */
+
+static PyStructSequence_Field variant_fields[] = {
+  { "id", "the id that variant= takes" },
+  { "label", "a short title" },
+  { "lesson", "the one sentence about GPU memory that it teaches" },
+  { "source", "where the lesson comes from" },
+  { "is_default", "whether it is the operation's default" },
+  { "transfer", "how it moves images: default, pageable, per-call or streams" },
+  { NULL, NULL },
+};
+
+static PyStructSequence_Desc variant_desc = {
+  "entroscope.Variant", "One CUDA kernel variant of an operation (a row of its variant table).", variant_fields, 6,
+};
+
+static const char *
+transfer_name (EsTransfer transfer)
+{
+  switch (transfer)
+    {
+    case ES_TRANSFER_DEFAULT: return "default";
+    case ES_TRANSFER_PAGEABLE: return "pageable";
+    case ES_TRANSFER_PER_CALL: return "per-call";
+    case ES_TRANSFER_STREAMS: return "streams";
+    }
+  return "?";
+}
+
+static PyObject *
+module_variants (PyObject *module, PyObject *arg)
+{
+  EsOp op;
+  size_t n;
+  const EsVariant *variants;
+  PyObject *list;
+
+  (void) module;
+  if (!es_py_parse_op (arg, &op))
+    return NULL;
+  variants = es_variants (op, &n);
+  list = PyList_New ((Py_ssize_t) n);
+  if (list == NULL)
+    return NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      const EsVariant *v = &variants[i];
+      PyObject *row = PyStructSequence_New (&variant_type);
+
+      if (row == NULL)
+        {
+          Py_DECREF (list);
+          return NULL;
+        }
+      PyStructSequence_SET_ITEM (row, 0, PyUnicode_FromString (v->id));
+      PyStructSequence_SET_ITEM (row, 1, PyUnicode_FromString (v->label ? v->label : ""));
+      PyStructSequence_SET_ITEM (row, 2, PyUnicode_FromString (v->lesson ? v->lesson : ""));
+      PyStructSequence_SET_ITEM (row, 3, PyUnicode_FromString (v->source ? v->source : ""));
+      PyStructSequence_SET_ITEM (row, 4, PyBool_FromLong (v->is_default));
+      PyStructSequence_SET_ITEM (row, 5, PyUnicode_FromString (transfer_name (v->transfer)));
+      if (PyErr_Occurred ())
+        {
+          Py_DECREF (row);
+          Py_DECREF (list);
+          return NULL;
+        }
+      PyList_SET_ITEM (list, (Py_ssize_t) i, row);
+    }
+  return list;
+}
+
+/* The operation table, as a dict per operation. */
+static PyObject *
+module_ops (PyObject *module, PyObject *unused)
+{
+  PyObject *result = PyDict_New ();
+
+  (void) module, (void) unused;
+  if (result == NULL)
+    return NULL;
+  for (int i = 0; i < ES_N_OPS; i++)
+    {
+      const EsOpInfo *info = es_op_info ((EsOp) i);
+      PyObject *params = PyTuple_New (0), *row;
+      EsJob job = ES_JOB_INIT ((EsOp) i);
+
+      for (int id = 0; id < ES_N_PARAMS && params != NULL; id++)
+        if (es_op_uses ((EsOp) i, (EsParamId) id))
+          {
+            PyObject *name = PyUnicode_FromString (es_param ((EsParamId) id)->name);
+            Py_ssize_t size = PyTuple_GET_SIZE (params);
+            if (name == NULL || _PyTuple_Resize (&params, size + 1) != 0)
+              {
+                Py_XDECREF (name);
+                Py_CLEAR (params);
+                break;
+              }
+            PyTuple_SET_ITEM (params, size, name);
+          }
+      if (params == NULL)
+        {
+          Py_DECREF (result);
+          return NULL;
+        }
+      row = Py_BuildValue ("{s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d}",
+                           "name", info->name, "title", info->title, "summary", info->summary,
+                           "dtype", es_op_output_format ((EsOp) i) == ES_FORMAT_F32 ? "float32" : "uint8",
+                           "params", params, "units", info->units, "halo", info->halo (&job),
+                           "whole_image", info->whole_image ? Py_True : Py_False, "colormap", info->colormap,
+                           "range", info->range_text, "result_title", info->result_title,
+                           "range_max", info->range_max (&job));
+      if (row == NULL || PyDict_SetItemString (result, info->name, row) != 0)
+        {
+          Py_XDECREF (row);
+          Py_DECREF (result);
+          return NULL;
+        }
+      Py_DECREF (row);
+    }
+  return result;
+}
+
+/* The halo of an operation for given parameters: the rows (and columns) of
+ * input beyond a tile that a tile's result depends on. */
+static PyObject *
+module_halo (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "op", "window", "levels", "amount", NULL };
+  PyObject *op_name, *values[ES_N_PARAMS] = { NULL };
+  EsOp op;
+  EsJob job;
+  EsError error;
+
+  (void) module;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OOO:halo", keywords, &op_name, &values[ES_PARAM_WINDOW],
+                                    &values[ES_PARAM_LEVELS], &values[ES_PARAM_AMOUNT]))
+    return NULL;
+  if (!es_py_parse_op (op_name, &op))
+    return NULL;
+  job = (EsJob) ES_JOB_INIT (op);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (values[id] != NULL && values[id] != Py_None && es_op_uses (op, (EsParamId) id)
+        && !es_py_parse_param (es_param ((EsParamId) id), values[id], &job))
+      return NULL;
+  es_error_clear (&error);
+  if (!es_job_validate (&job, &error))
+    return es_py_raise (&error, NULL);
+  return PyLong_FromLong (es_op_info (op)->halo (&job));
+}
+
+/* The parameter table: name -> dict. */
+static PyObject *
+module_params (PyObject *module, PyObject *unused)
+{
+  PyObject *result = PyDict_New ();
+
+  (void) module, (void) unused;
+  if (result == NULL)
+    return NULL;
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      const EsParam *p = es_param ((EsParamId) id);
+      char range[64];
+      PyObject *row;
+
+      es_param_describe_range (p, range, sizeof range);
+      row = Py_BuildValue ("{s:s,s:s,s:s,s:d,s:d,s:d,s:O,s:O,s:s}", "name", p->name, "title", p->title,
+                           "description", p->description, "min", p->min, "max", p->max, "default",
+                           p->default_value, "integer", p->digits == 0 ? Py_True : Py_False, "odd",
+                           p->odd ? Py_True : Py_False, "range", range);
+      if (row == NULL || PyDict_SetItemString (result, p->name, row) != 0)
+        {
+          Py_XDECREF (row);
+          Py_DECREF (result);
+          return NULL;
+        }
+      Py_DECREF (row);
+    }
+  return result;
+}
+
+/* gray(image, depth=None) -> 2-D array: the gray samples the operations
+ * read, colour reduced as the CLI reduces it (BT.709 on stored values), in
+ * the image's dtype; a gray image is copied. */
+static PyObject *
+module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "image", "depth", NULL };
+  PyObject *image, *depth_obj = Py_None, *result;
+  EsPyInput input;
+  EsError error;
+  int depth = 0;
+  bool ok;
+
+  (void) module;
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$O:gray", keywords, &image, &depth_obj))
+    return NULL;
+  if (depth_obj != Py_None)
+    {
+      depth = (int) PyLong_AsLong (depth_obj);
+      if (depth == -1 && PyErr_Occurred ())
+        return NULL;
+      if (depth < 1 || depth > 16)
+        return PyErr_Format (PyExc_ValueError, "depth %d is out of range: 1..16 bits", depth);
+    }
+  if (!es_py_input_open (image, depth, &input))
+    return NULL;
+  {
+    npy_intp dims[2] = { input.height, input.width };
+    result = PyArray_SimpleNew (2, dims, input.image.format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
+  }
+  if (result == NULL)
+    {
+      es_py_input_close (&input);
+      return NULL;
+    }
+  es_error_clear (&error);
+  Py_BEGIN_ALLOW_THREADS
+  ok = es_py_input_materialize (&input, &error);
+  if (ok)
+    {
+      size_t row = (size_t) input.width * es_format_size (input.image.format);
+      for (int y = 0; y < input.height; y++)
+        memcpy ((char *) PyArray_DATA ((PyArrayObject *) result) + y * row, es_image_row (&input.image, y), row);
+    }
+  Py_END_ALLOW_THREADS
+  es_py_input_close (&input);
+  if (!ok)
+    {
+      Py_DECREF (result);
+      return es_py_raise (&error, NULL);
+    }
+  return result;
+}
+
+/* equalize_lut(hist) -> uint8[256]: the LUT of cv::equalizeHist for a
+ * 256-bin histogram (compute/es-definitions.h), so that equalization split
+ * over chunks (entroscope.dask) is one histogram, then this, then a map. */
+static PyObject *
+module_equalize_lut (PyObject *module, PyObject *arg)
+{
+  PyArrayObject *hist;
+  npy_intp dims[1] = { 256 };
+  PyObject *lut;
+  uint64_t counts[256], n = 0;
+
+  (void) module;
+  hist = (PyArrayObject *) PyArray_FROMANY (arg, NPY_UINT64, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+  if (hist == NULL)
+    return NULL;
+  if (PyArray_DIM (hist, 0) != 256)
+    {
+      Py_DECREF (hist);
+      return PyErr_Format (PyExc_ValueError, "expected a histogram of 256 bins, not %zd",
+                           (Py_ssize_t) PyArray_DIM (hist, 0));
+    }
+  memcpy (counts, PyArray_DATA (hist), sizeof counts);
+  Py_DECREF (hist);
+  for (int i = 0; i < 256; i++)
+    n += counts[i];
+  if (n == 0)
+    return PyErr_Format (PyExc_ValueError, "the histogram is empty");
+  lut = PyArray_SimpleNew (1, dims, NPY_UINT8);
+  if (lut == NULL)
+    return NULL;
+  es_equalize_lut (counts, n, PyArray_DATA ((PyArrayObject *) lut));
+  return lut;
+}
+
+static PyObject *
+module_set_max_pixels (PyObject *module, PyObject *arg)
+{
+  unsigned long long n;
+
+  (void) module;
+  if (!PyLong_Check (arg))
+    return PyErr_Format (PyExc_TypeError, "max_pixels must be an int, not %.100s", Py_TYPE (arg)->tp_name);
+  n = PyLong_AsUnsignedLongLong (arg);
+  if (n == (unsigned long long) -1 && PyErr_Occurred ())
+    {
+      PyErr_Clear ();
+      return PyErr_Format (PyExc_ValueError, "max_pixels=%R: expected a positive integer", arg);
+    }
+  if (n == 0)
+    return PyErr_Format (PyExc_ValueError, "max_pixels=%R: expected a positive integer", arg);
+  es_image_set_max_pixels (n);
+  Py_RETURN_NONE;
+}
+
+static PyObject *
+module_get_max_pixels (PyObject *module, PyObject *unused)
+{
+  (void) module, (void) unused;
+  return PyLong_FromUnsignedLongLong (es_image_get_max_pixels ());
+}
+
+static PyObject *
+module_cpu_threads (PyObject *module, PyObject *unused)
+{
+  (void) module, (void) unused;
+  return PyLong_FromLong (es_cpu_thread_count ());
+}
+
+static PyObject *
+module_cuda_compiled (PyObject *module, PyObject *unused)
+{
+  (void) module, (void) unused;
+  return PyBool_FromLong (es_engine_cuda_compiled ());
+}
+
+static PyObject *
+module_register_image_type (PyObject *module, PyObject *type)
+{
+  (void) module;
+  if (!PyType_Check (type) || !PyType_IsSubtype ((PyTypeObject *) type, &PyArray_Type))
+    return PyErr_Format (PyExc_TypeError, "expected a subclass of numpy.ndarray");
+  Py_INCREF (type);
+  Py_XDECREF (es_py_image_type);
+  es_py_image_type = (PyTypeObject *) type;
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+  { "variants", module_variants, METH_O,
+    "variants(op) -> list of Variant: the CUDA kernel variants of an operation (empty without CUDA)." },
+  { "ops", module_ops, METH_NOARGS, "ops() -> dict: the operation table, one dict per operation." },
+  { "params", module_params, METH_NOARGS, "params() -> dict: the parameter table (ranges and defaults)." },
+  { "halo", (PyCFunction) (void (*) (void)) module_halo, METH_VARARGS | METH_KEYWORDS,
+    "halo(op, *, window=None, levels=None, amount=None) -> int: input rows beyond a tile that its result reads." },
+  { "load", (PyCFunction) (void (*) (void)) es_py_load, METH_VARARGS | METH_KEYWORDS,
+    "load(path, *, levels=16) -> (array, depth, levels): a PNG, PGM or text matrix as gray samples." },
+  { "save", (PyCFunction) (void (*) (void)) es_py_save, METH_VARARGS | METH_KEYWORDS,
+    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, window=5, "
+    "levels=16, amount=1.0, units='nats'): writes a result as entroscope-cli does." },
+  { "gray", (PyCFunction) (void (*) (void)) module_gray, METH_VARARGS | METH_KEYWORDS,
+    "gray(image, *, depth=None) -> array: the gray samples the operations read (colour reduced with BT.709 on the "
+    "stored values, as the CLI does)." },
+  { "equalize_lut", module_equalize_lut, METH_O,
+    "equalize_lut(hist) -> uint8 array: the LUT of cv2.equalizeHist for a 256-bin histogram (DESIGN.md section 1)." },
+  { "set_max_pixels", module_set_max_pixels, METH_O,
+    "set_max_pixels(n): refuse images of more than n pixels (the CLI's --max-pixels); process-wide." },
+  { "get_max_pixels", module_get_max_pixels, METH_NOARGS, "get_max_pixels() -> int" },
+  { "cpu_threads", module_cpu_threads, METH_NOARGS, "cpu_threads() -> int: OpenMP threads of the CPU backend." },
+  { "cuda_compiled", module_cuda_compiled, METH_NOARGS, "cuda_compiled() -> bool: whether this build has CUDA." },
+  { "_register_image_type", module_register_image_type, METH_O, NULL },
+  { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+  PyModuleDef_HEAD_INIT,
+  "entroscope._entroscope",
+  "Entroscope's compute engine and file formats (use the entroscope package).",
+  -1,
+  module_methods,
+  NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__entroscope (void)
+{
+  PyObject *module;
+
+  import_array ();
+  module = PyModule_Create (&module_def);
+  if (module == NULL)
+    return NULL;
+  if (variant_type.tp_name == NULL && PyStructSequence_InitType2 (&variant_type, &variant_desc) != 0)
+    goto fail;
+  Py_INCREF (&variant_type);
+  if (PyModule_AddObject (module, "Variant", (PyObject *) &variant_type) != 0)
+    {
+      Py_DECREF (&variant_type);
+      goto fail;
+    }
+  es_py_cancelled_error = PyErr_NewExceptionWithDoc (
+    "entroscope.Cancelled", "A job stopped by Engine.cancel() (or by SIGINT when its handler did not raise).",
+    PyExc_RuntimeError, NULL);
+  if (es_py_cancelled_error == NULL)
+    goto fail;
+  Py_INCREF (es_py_cancelled_error);
+  if (PyModule_AddObject (module, "Cancelled", es_py_cancelled_error) != 0)
+    {
+      Py_DECREF (es_py_cancelled_error);
+      goto fail;
+    }
+  if (!es_py_engine_init_types (module))
+    goto fail;
+  if (PyModule_AddStringConstant (module, "__version__", ES_VERSION) != 0
+      || PyModule_AddIntConstant (module, "MAX_SIDE", ES_MAX_SIDE) != 0
+      || PyModule_AddIntConstant (module, "DEFAULT_MAX_PIXELS", (long) ES_DEFAULT_MAX_PIXELS) != 0)
+    goto fail;
+  return module;
+
+fail:
+  Py_DECREF (module);
+  return NULL;
+}

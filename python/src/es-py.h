@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to the Python extension _entroscope: what its files share. */
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL es_py_numpy_api
+#ifndef ES_PY_IMPORT_ARRAY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include <stdbool.h>
+
+#include "es-engine.h"
+#include "es-load.h"
+#include "es-pipeline.h"
+
+/* "×" for messages: PyErr_Format takes an ASCII format, so non-ASCII text
+ * goes through %s. */
+#define TIMES "\xc3\x97"
+
+/* ---- errors (es-py-module.c) ---- */
+
+/* entroscope.Cancelled: a job stopped by Engine.cancel() or by SIGINT
+ * whose Python handler did not raise. */
+extern PyObject *es_py_cancelled_error;
+
+/* Raises the Python exception of an EsError and returns NULL:
+ * ES_ERROR_IO -> OSError (FileNotFoundError... when the reason is an errno's
+ * text), INVALID, FORMAT, LIMIT -> ValueError, NO_MEMORY -> MemoryError,
+ * CANCELLED -> entroscope.Cancelled, others -> RuntimeError. A file name,
+ * when given, prefixes the message as the CLI does ("photo.png: reason"). */
+PyObject *es_py_raise (const EsError *error, PyObject *filename);
+
+/* The ndarray subclass entroscope.Image (its depth and levels), registered
+ * by the pure-Python layer; NULL until then. */
+extern PyTypeObject *es_py_image_type;
+
+/* ---- inputs and outputs (es-py-image.c) ---- */
+
+typedef enum {
+  ES_PY_INPUT_WRAP,  /* the engine reads the caller's memory */
+  ES_PY_INPUT_COPY,  /* one copy: strided, reversed or byte-swapped rows */
+  ES_PY_INPUT_LUMA,  /* one pass: colour reduced to gray (BT.709 on stored values) */
+} EsPyInputMode;
+
+typedef struct {
+  Py_buffer view;
+  bool have_view;
+  EsPyInputMode mode;
+  int channels;        /* 1, 3 or 4 */
+  bool swap;           /* 16-bit samples in the other byte order */
+  int height, width;
+  EsImage image;       /* what the engine reads; pixels set by es_py_input_materialize */
+  void *owned;         /* the copy, if any */
+  /* > 0: every sample must be below this (a depth below the dtype's bits,
+   * or an image that already holds levels), checked while materializing so
+   * that no kernel ever indexes past its histogram. */
+  unsigned limit;
+} EsPyInput;
+
+/* With the GIL: the buffer, its dtype, shape and size (checked against
+ * ES_MAX_SIDE and the pixel budget before anything is allocated), and how it
+ * will be read. depth <= 0 takes the depth of an entroscope.Image, else the
+ * dtype's bits. Sets a Python exception and returns false on failure. */
+bool es_py_input_open (PyObject *object, int depth, EsPyInput *input);
+/* Without the GIL: makes input->image point at gray samples (the caller's
+ * or a copy) and checks the sample limit. */
+bool es_py_input_materialize (EsPyInput *input, EsError *error);
+/* With the GIL. */
+void es_py_input_close (EsPyInput *input);
+
+typedef struct {
+  Py_buffer view;      /* of out= */
+  bool have_view;
+  PyObject *result;    /* new reference: out= itself or a new array */
+  EsImage image;       /* what the engine writes */
+  void *owned;         /* a temporary, copied into view afterwards */
+  bool copy_back;
+} EsPyOutput;
+
+/* With the GIL: out= (None for a new array) for a height × width image of
+ * format, checked against the input's memory (overlap -> a temporary). */
+bool es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyOutput *output);
+/* Without the GIL: copies a temporary into out=. */
+bool es_py_output_finish (EsPyOutput *output, EsError *error);
+/* With the GIL; keeps output->result when keep is set (returned to the caller). */
+void es_py_output_close (EsPyOutput *output, bool keep);
+
+/* The sample type of a buffer as NumPy names it ("uint8", "float32"), and
+ * whether it is one of EsFormat's (uint8, uint16, float32) in native or
+ * swapped order. */
+bool es_py_buffer_format (const Py_buffer *view, EsFormat *format, bool *swap, char *name, size_t size);
+
+/* ---- the engine type (es-py-engine.c) ---- */
+
+extern PyTypeObject es_py_engine_type;
+bool es_py_engine_init_types (PyObject *module);
+
+/* ---- files (es-py-files.c) ---- */
+
+PyObject *es_py_load (PyObject *module, PyObject *args, PyObject *kwargs);
+/* An EsImage's pixels as a NumPy array that owns them, freed by
+ * es_image_clear (page-locked memory too); *image is emptied. */
+PyObject *es_py_array_from_image (EsImage *image);
+PyObject *es_py_save (PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* ---- small helpers (es-py-module.c) ---- */
+
+/* Parses "nats"/"bits", "auto"/"cpu"/"cuda", ... from a table of names. */
+bool es_py_parse_choice (PyObject *value, const char *what, const char *const *names, int *index);
+/* Checks a parameter value (int or float as the table says) against the
+ * parameter table, with its messages; stores it into job. */
+bool es_py_parse_param (const EsParam *param, PyObject *value, EsJob *job);
+/* "entropy" -> ES_OP_ENTROPY, or ValueError naming the operations. */
+bool es_py_parse_op (PyObject *value, EsOp *op);
+/* A variant id valid for op (NULL for None), as the CLI checks it. The
+ * returned string lives as long as value. */
+bool es_py_parse_variant (PyObject *value, EsOp op, const char **variant);
+double es_py_now_ms (void);

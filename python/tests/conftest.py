@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+"""Shared fixtures of the Python module's tests: fresh random inputs each run
+(the seed is printed; ES_TEST_SEED=N replays it), the test data and the CLI."""
+
+import os
+import random
+import shutil
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SEED = int(os.environ.get("ES_TEST_SEED") or random.SystemRandom().randrange(2**32))
+print(f"# python tests: ES_TEST_SEED={SEED}", file=sys.stderr)
+
+
+def pytest_report_header(config):
+    return f"ES_TEST_SEED={SEED}"
+
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded by the run's seed and the test's name."""
+    return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
+
+
+@pytest.fixture(scope="session")
+def testdata():
+    return Path(os.environ.get("ES_TESTDATA") or ROOT / "tests" / "data")
+
+
+@pytest.fixture(scope="session")
+def sample():
+    return Path(os.environ.get("ES_SAMPLE") or ROOT / "data" / "camera.png")
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """entroscope-cli of the same build (meson sets ES_CLI)."""
+    path = os.environ.get("ES_CLI") or shutil.which("entroscope-cli")
+    if not path or not os.access(path, os.X_OK):
+        pytest.skip("entroscope-cli not found (ES_CLI)")
+    return path
+
+
+def awkward_sizes():
+    """1×1, 1×N, N×1, primes and sizes just past a block (DESIGN.md §5)."""
+    return [(1, 1), (1, 37), (29, 1), (2, 2), (31, 17), (33, 65), (64, 129), (127, 61)]

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+"""The CUDA path, on a GPU machine: every kernel variant against the CPU. Skipped where CUDA is not usable."""
+
+import numpy as np
+import pytest
+
+import entroscope
+from conftest import awkward_sizes
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    engine = entroscope.Engine()
+    if engine.backend != "cuda":
+        pytest.skip(f"CUDA is not usable here: {engine.cuda_reason}")
+    return engine
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    return entroscope.Engine("cpu")
+
+
+@pytest.mark.parametrize("op", ["quantize", "entropy", "equalize", "sharpen"])
+def test_every_variant_equals_the_cpu(gpu, cpu, rng, op):
+    shapes = awkward_sizes() + [(257, 513), (1000, 1300)]
+    for variant in entroscope.variants(op):
+        for shape in shapes:
+            dtype = np.uint16 if shape[0] % 2 else np.uint8
+            image = rng.integers(0, np.iinfo(dtype).max + 1, shape, dtype=dtype)
+            got, timing = gpu.run(op, image, variant=variant.id, return_timing=True)
+            want = cpu.run(op, image)
+            assert timing.backend == "cuda" and timing.variant == variant.id, timing
+            if op == "entropy":
+                assert np.abs(got - want).max() <= 1e-5, (variant.id, shape)
+            else:
+                assert np.array_equal(got, want), (variant.id, shape)
+
+
+def test_cuda_engine_and_devices(gpu, rng):
+    engine = entroscope.Engine("cuda", devices=[0])
+    assert engine.backend == "cuda" and engine.devices == (0,)
+    assert engine.description.startswith("CUDA: ")
+    image = rng.integers(0, 256, (300, 400), dtype=np.uint8)
+    values, timing = engine.entropy(image, 9, return_timing=True)
+    assert timing.upload_ms > 0 and timing.download_ms > 0
+    assert np.abs(values - entroscope.Engine("cpu").entropy(image, 9)).max() <= 1e-5
+    assert entroscope.info("cuda")["why"] == "requested with backend='cuda'"
+
+
+def test_page_locked_buffers(gpu, rng):
+    image = rng.integers(0, 256, (600, 700), dtype=np.uint8)
+    pinned = gpu.zeros(image.shape, np.uint8)
+    pinned[...] = image
+    out = gpu.zeros(image.shape, np.float32)
+    assert gpu.entropy(pinned, out=out) is out
+    assert np.array_equal(out, gpu.entropy(image))
+
+
+def test_threads_on_one_gpu(gpu, rng):
+    import threading
+    images = [rng.integers(0, 256, (200 + i, 300), dtype=np.uint8) for i in range(8)]
+    want = [gpu.entropy(im) for im in images]
+    errors = []
+
+    def work():
+        try:
+            for _ in range(10):
+                for im, w in zip(images, want):
+                    assert np.array_equal(entroscope.entropy(im), w)
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_results_are_page_locked_reused_and_outlive_the_engine(gpu, rng):
+    engine = entroscope.Engine("cuda")
+    image = rng.integers(0, 256, (1024, 1024), dtype=np.uint8)
+    want = entroscope.Engine("cpu").entropy(image)
+    first = engine.entropy(image)
+    address = first.ctypes.data
+    del first
+    second = engine.entropy(image)  # the freed result's buffer comes back
+    assert second.ctypes.data == address
+    assert np.abs(second - want).max() <= 1e-5
+    kept = [engine.entropy(image) for _ in range(6)] + [engine.sharpen(image)]
+    engine.close()
+    for values in kept[:-1]:
+        assert np.abs(values - want).max() <= 1e-5
+    assert np.array_equal(kept[-1], entroscope.Engine("cpu").sharpen(image))
+    del kept, second

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: MIT
+"""entroscope.dask: chunked results identical to one in-memory call, on dask's
+threads and on a distributed LocalCluster of two worker processes reading zarr."""
+
+import numpy as np
+import pytest
+
+import entroscope
+
+da = pytest.importorskip("dask.array")
+edask = pytest.importorskip("entroscope.dask")
+
+
+def cases(image):
+    return [
+        ("entropy", lambda a: edask.entropy(a), lambda i: entroscope.entropy(i)),
+        ("entropy 31/256 bits", lambda a: edask.entropy(a, 31, 256, units="bits"),
+         lambda i: entroscope.entropy(i, 31, 256, units="bits")),
+        ("sharpen", lambda a: edask.sharpen(a, 2.5), lambda i: entroscope.sharpen(i, 2.5)),
+        ("quantize", lambda a: edask.quantize(a, 7), lambda i: entroscope.quantize(i, 7)),
+        ("equalize", lambda a: edask.equalize(a), lambda i: entroscope.equalize(i)),
+        ("run", lambda a: edask.run("entropy", a, window=9), lambda i: entroscope.entropy(i, 9)),
+    ]
+
+
+@pytest.mark.parametrize("shape,chunks", [((1000, 1300), (256, 300)), ((100, 130), (7, 9)),
+                                          ((1000, 1300), (1000, 1300)), ((1000, 1300), (333, 1300))])
+def test_threads_scheduler(rng, shape, chunks):
+    image = rng.integers(0, 256, shape, dtype=np.uint8)
+    array = da.from_array(image, chunks=chunks)
+    for name, lazy, eager in cases(image):
+        result = lazy(array)
+        # Chunks smaller than the halo are merged by dask; others stay.
+        if min(min(c) for c in array.chunks) > 15:
+            assert result.chunks == array.chunks, name
+        assert np.array_equal(result.compute(scheduler="threads"), eager(image)), name
+
+
+def test_depth_and_colour(rng):
+    twelve = rng.integers(0, 4096, (300, 400), dtype=np.uint16)
+    array = da.from_array(twelve, chunks=(64, 100))
+    assert np.array_equal(edask.entropy(array, depth=12).compute(), entroscope.entropy(twelve, depth=12))
+    assert np.array_equal(edask.equalize(array, depth=12).compute(), entroscope.equalize(twelve, depth=12))
+    rgb = rng.integers(0, 256, (300, 400, 4), dtype=np.uint8)
+    colour = da.from_array(rgb, chunks=(100, 128, 2))
+    assert np.array_equal(edask.gray(colour).compute(), entroscope.gray(rgb))
+    assert np.array_equal(edask.sharpen(colour).compute(), entroscope.sharpen(rgb))
+
+
+def test_errors_come_before_computing(rng):
+    array = da.zeros((100, 100), dtype=np.uint8, chunks=50)
+    with pytest.raises(ValueError, match="window 4 is out of range"):
+        edask.entropy(array, 4)
+    with pytest.raises(ValueError, match="amount 11 is out of range"):
+        edask.sharpen(array, 11)
+    with pytest.raises(TypeError, match="float32 input cannot be processed"):
+        edask.entropy(da.zeros((10, 10), dtype=np.float32))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'window'"):
+        edask.run("sharpen", array, window=5)
+    with pytest.raises(ValueError, match="unknown operation 'blur'"):
+        edask.run("blur", array)
+
+
+def test_distributed_cluster_on_zarr(tmp_path, rng):
+    distributed = pytest.importorskip("distributed")
+    zarr = pytest.importorskip("zarr")
+    image = rng.integers(0, 256, (1500, 1100), dtype=np.uint8)
+    store = str(tmp_path / "image.zarr")
+    zarr.save_array(store, image, chunks=(400, 300))
+    array = da.from_zarr(store)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  memory_limit="512MiB") as cluster, distributed.Client(cluster) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+        for name, lazy, eager in cases(image):
+            assert np.array_equal(lazy(array).compute(), eager(image)), name
+        # Every worker computed with its own engine, kept between chunks.
+        engines = client.run(lambda: __import__("entroscope")._engines.get("auto") is not None)
+        assert all(engines.values()) and len(engines) == 2
+        out = str(tmp_path / "entropy.zarr")
+        edask.entropy(array, 9).to_zarr(out)
+        assert np.array_equal(zarr.open(out)[:], entroscope.entropy(image, 9))
+        binding = edask.bind_workers_to_gpus(client, devices=[0])
+        assert sorted(binding.values()) == [0, 0]
+        assert np.array_equal(edask.quantize(array).compute(), entroscope.quantize(image))

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: MIT
+"""load() and save() against entroscope-cli: the same decoders, the same bytes out."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import entroscope
+import reference
+
+# Sample images and PngSuite files that exercise the decoder: 1-, 2-, 4-, 8- and
+# 16-bit gray, palette, RGB(A), gray+alpha, interlaced.
+PNGSUITE = ["basn0g01.png", "basn0g02.png", "basn0g04.png", "basn0g08.png", "basn0g16.png", "basi0g04.png",
+            "basn2c08.png", "basn2c16.png", "basn3p02.png", "basn3p08.png", "basn4a16.png", "basn6a08.png",
+            "basi6a16.png"]
+
+
+def run_cli(cli, *args):
+    done = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def inputs(testdata, sample):
+    yield sample
+    for name in ("astronaut.png", "brick.png", "text.png"):
+        yield testdata / "images" / name
+    for name in PNGSUITE:
+        yield testdata / "pngsuite" / name
+
+
+def test_load(sample):
+    image = entroscope.load(sample)
+    assert isinstance(image, entroscope.Image) and isinstance(image, np.ndarray)
+    assert image.dtype == np.uint8 and image.shape == (512, 512) and image.depth == 8 and image.levels == 0
+    assert image[10:20].depth == 8
+    assert image.flags.c_contiguous and image.flags.writeable
+    assert not isinstance(entroscope.entropy(image), entroscope.Image)
+
+
+def test_load_depths(testdata):
+    import pickle
+
+    four = entroscope.load(testdata / "pngsuite" / "basn0g04.png")
+    assert four.depth == 4
+    again = pickle.loads(pickle.dumps(four))
+    assert isinstance(again, entroscope.Image) and again.depth == 4 and np.array_equal(again, four)
+    sixteen = entroscope.load(testdata / "pngsuite" / "basn0g16.png")
+    assert sixteen.dtype == np.uint16 and sixteen.depth == 16
+
+
+def test_pgm_with_a_maxval(tmp_path, rng, cli):
+    """A 12-bit PGM keeps its depth, so the module computes what the CLI does."""
+    values = rng.integers(0, 4096, (37, 41), dtype=np.uint16)
+    path = tmp_path / "twelve.pgm"
+    path.write_bytes(b"P5\n41 37\n4095\n" + values.astype(">u2").tobytes())
+    image = entroscope.load(path)
+    assert image.dtype == np.uint16 and image.depth == 12 and np.array_equal(image, values)
+    assert np.abs(entroscope.entropy(image) - reference.entropy(values, depth=12)).max() <= 1e-5
+    run_cli(cli, "entropy", "--format=txt", "-q", path, "-o", tmp_path / "cli.txt")
+    entroscope.save(tmp_path / "module.txt", entroscope.entropy(image))
+    assert (tmp_path / "module.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes()
+
+
+def test_text_matrix(tmp_path, cli):
+    path = tmp_path / "exercise.txt"
+    path.write_text("3 4\n0 1 2 3\n3 2 1 0\n1 1 1 1\n")
+    image = entroscope.load(path, levels=4)
+    assert image.levels == 4 and image.tolist() == [[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 1, 1]]
+    got = entroscope.entropy(image, 3, 4, units="bits")
+    want = reference.entropy(np.asarray(image), 3, 4, quantized=True) / np.log(2)
+    assert np.abs(got - want).max() <= 1e-5
+    run_cli(cli, "entropy", "--window=3", "--levels=4", "--units=bits", "-q", path, "-o", tmp_path / "cli.txt")
+    entroscope.save(tmp_path / "module.txt", got, window=3, levels=4, units="bits")
+    assert (tmp_path / "module.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes()
+    # Levels of a text matrix must agree with the job's, as in the CLI.
+    with pytest.raises(ValueError, match="holds quantized levels for 4 levels, but the job asks for 16"):
+        entroscope.entropy(image)
+    # Changed values are checked against its levels before any kernel runs.
+    image[1, 2] = 9
+    with pytest.raises(ValueError, match="row 1, column 2: value 9 is not below 4 levels"):
+        entroscope.entropy(image, 3, 4)
+
+
+@pytest.mark.parametrize("op,options", [
+    ("entropy", []), ("entropy", ["--window=9", "--levels=8"]), ("quantize", ["--levels=7"]),
+    ("equalize", []), ("sharpen", ["--amount=0.35"]),
+])
+def test_text_output_equals_cli(tmp_path, cli, testdata, sample, op, options):
+    kwargs = {o.split("=")[0][2:]: float(o.split("=")[1]) if "." in o else int(o.split("=")[1]) for o in options}
+    for path in inputs(testdata, sample):
+        run_cli(cli, op, "--format=txt", "-q", *options, path, "-o", tmp_path / "cli.txt")
+        values = entroscope.run(op, entroscope.load(path), **kwargs)
+        entroscope.save(tmp_path / "module.txt", values, op=op, **kwargs)
+        assert (tmp_path / "module.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes(), path.name
+
+
+@pytest.mark.parametrize("options,kwargs", [
+    ([], {}),
+    (["--colorbar", "--colormap=magma_r"], {"colorbar": True, "colormap": "magma_r"}),
+    (["--range=auto", "--window=7"], {"range": "auto", "window": 7}),
+    (["--raw16"], {"format": "raw16"}),
+    (["--raw16", "--range=auto", "--levels=32"], {"format": "raw16", "range": "auto", "levels": 32}),
+    (["--colorbar", "--units=bits"], {"colorbar": True, "units": "bits"}),
+])
+def test_png_output_equals_cli(tmp_path, cli, sample, testdata, options, kwargs):
+    op_kwargs = {k: v for k, v in kwargs.items() if k in ("window", "levels")}
+    units = kwargs.get("units", "nats")
+    for path in (sample, testdata / "images" / "astronaut.png"):
+        run_cli(cli, "entropy", "-q", *options, path, "-o", tmp_path / "cli.png")
+        values = entroscope.entropy(entroscope.load(path), units=units, **op_kwargs)
+        entroscope.save(tmp_path / "module.png", values, **kwargs)
+        assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), path.name
+
+
+def test_u8_png_output_equals_cli(tmp_path, cli, sample):
+    for op in ("equalize", "sharpen", "quantize"):
+        run_cli(cli, op, "-q", sample, "-o", tmp_path / "cli.png")
+        entroscope.save(tmp_path / "module.png", entroscope.run(op, entroscope.load(sample)), op=op)
+        assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), op
+
+
+def test_entropy_values_equal_cli_text(tmp_path, cli, sample):
+    run_cli(cli, "entropy", "-q", sample, "-o", tmp_path / "cli.txt")
+    lines = (tmp_path / "cli.txt").read_text().splitlines()
+    cli_values = np.array([[float(v) for v in line.split()] for line in lines[1:]])
+    assert np.abs(entroscope.entropy(entroscope.load(sample)) - cli_values).max() <= 5e-6 + 1e-6
+
+
+# ---- errors: the CLI's messages, as Python exceptions ---------------------------
+
+
+def test_load_errors(tmp_path, testdata):
+    with pytest.raises(FileNotFoundError) as caught:
+        entroscope.load(tmp_path / "missing.png")
+    assert caught.value.filename == str(tmp_path / "missing.png")
+    with pytest.raises(IsADirectoryError):
+        entroscope.load(tmp_path)
+    for name in sorted(os.listdir(testdata / "pngsuite")):
+        if name.startswith("x") and name.endswith(".png"):
+            with pytest.raises(ValueError, match=f"{name}: ."):
+                entroscope.load(testdata / "pngsuite" / name)
+    jpeg = tmp_path / "photo.jpg"
+    jpeg.write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
+    with pytest.raises(ValueError, match=r"photo\.jpg: JPEG is not supported"):
+        entroscope.load(jpeg)
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match="empty file"):
+        entroscope.load(empty)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("2 2\n0 1\n1 x\n")
+    with pytest.raises(ValueError, match="bad.txt: .*line 3"):
+        entroscope.load(bad)
+    with pytest.raises(ValueError, match="levels 1 is out of range"):
+        entroscope.load(bad, levels=1)
+    with pytest.raises(TypeError):
+        entroscope.load(42)
+
+
+def test_save_errors(tmp_path, rng):
+    values = entroscope.entropy(rng.integers(0, 256, (8, 8), dtype=np.uint8))
+    with pytest.raises(FileNotFoundError):
+        entroscope.save(tmp_path / "no" / "such" / "folder.png", values)
+    with pytest.raises(ValueError, match="colorbar applies to PNG heatmaps only, not to text matrices"):
+        entroscope.save(tmp_path / "x.txt", values, colorbar=True)
+    with pytest.raises(ValueError, match="not to raw16"):
+        entroscope.save(tmp_path / "x.png", values, format="raw16", colorbar=True)
+    with pytest.raises(ValueError, match="op= is needed to save a uint8 array"):
+        entroscope.save(tmp_path / "x.png", np.zeros((4, 4), np.uint8))
+    with pytest.raises(TypeError, match="entropy results are float32 arrays, not uint8"):
+        entroscope.save(tmp_path / "x.png", np.zeros((4, 4), np.uint8), op="entropy")
+    with pytest.raises(ValueError, match="unknown colormap"):
+        entroscope.save(tmp_path / "x.png", values, colormap="jet")
+    with pytest.raises(ValueError, match=r"format='jpg': expected png, raw16 or txt"):
+        entroscope.save(tmp_path / "x.png", values, format="jpg")
+    with pytest.raises(ValueError, match="window 4 is out of range"):
+        entroscope.save(tmp_path / "x.png", values, window=4)
+    with pytest.raises(TypeError, match="float32 or uint8"):
+        entroscope.save(tmp_path / "x.png", values.astype(np.float64))
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_save_non_contiguous(tmp_path, rng):
+    values = entroscope.entropy(rng.integers(0, 256, (30, 40), dtype=np.uint8))
+    entroscope.save(tmp_path / "a.txt", values)
+    entroscope.save(tmp_path / "b.txt", np.asfortranarray(values))
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
