@@ -1,23 +1,45 @@
-/* Atomic file output: write a temporary file beside the target, then rename it over. */
+/* Atomic file output: write a temporary file beside the target, then rename it over; special files are written straight. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "es-path.h"
 #include "es-save.h"
 
 struct EsAtomicFile {
-  char *path;      /* the target */
-  char *tmp_path;  /* ".name.XXXXXX" in the target's folder */
-  char *dir;       /* the folder, synced after the rename */
+  char *path;      /* the target as given, for messages */
+  char *tmp_path;  /* ".name.XXXXXX" in the target's folder; NULL when direct */
+  char *target;    /* what the temporary file is renamed to: path, or the file a link points to */
+  char *dir;       /* the target's folder, synced after the rename */
+  bool direct;     /* a device, a FIFO or one of our descriptors: written straight, no rename */
   int fd;
   FILE *stream;
   int write_errno; /* the first write error, kept because stdio may lose errno */
 };
+
+/* "cannot write 'PATH': reason", the path shortened so that the reason
+ * always fits in the message. */
+static bool __attribute__ ((format (printf, 4, 5)))
+fail (EsError *error, EsErrorCode code, const char *path, const char *format, ...)
+{
+  char shown[ES_PATH_MESSAGE_MAX + 1], reason[256];
+  va_list args;
+
+  va_start (args, format);
+  vsnprintf (reason, sizeof reason, format, args);
+  va_end (args);
+  return es_error_set (error, code, "cannot write '%s': %s",
+                       es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown), reason);
+}
 
 static EsControl *interrupt_control;
 
@@ -49,6 +71,33 @@ inject_read_env_once (void)
   atomic_store (&inject_countdown, n > 0 ? n : 0);
 }
 
+/* Test hook: ES_INJECT_WRITE_SIGNAL=N:SIG raises SIG just before the N-th
+ * write into an atomic file, so that tests interrupt an export in the
+ * middle of writing it (PNG or text) without relying on timing. */
+static int signal_write_countdown;
+static int signal_write_number;
+
+static void
+signal_read_env_once (void)
+{
+  static bool read;
+  const char *env;
+
+  if (read)
+    return;
+  read = true;
+  env = getenv ("ES_INJECT_WRITE_SIGNAL");
+  if (env == NULL || sscanf (env, "%d:%d", &signal_write_countdown, &signal_write_number) != 2)
+    signal_write_countdown = 0;
+}
+
+static void
+signal_before_write (void)
+{
+  if (signal_write_countdown > 0 && --signal_write_countdown == 0)
+    raise (signal_write_number);
+}
+
 /* True when this write must fail: counts down an armed injection. */
 static bool
 inject_should_fail (void)
@@ -68,6 +117,7 @@ cookie_write (void *cookie, const char *buf, size_t size)
   EsAtomicFile *file = cookie;
   size_t done = 0;
 
+  signal_before_write ();
   if (inject_should_fail ())
     {
       file->write_errno = ENOSPC;
@@ -83,7 +133,11 @@ cookie_write (void *cookie, const char *buf, size_t size)
   while (done < size)
     {
       ssize_t n = write (file->fd, buf + done, size - done);
-      if (n < 0 && errno == EINTR)
+      /* A pipe whose reader is slow blocks a write; a signal that cancels
+       * the process's control ends the wait rather than restarting it. */
+      if (n < 0 && errno == EINTR && es_control_cancelled (interrupt_control))
+        errno = ECANCELED;
+      else if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
         {
@@ -138,80 +192,286 @@ file_free (EsAtomicFile *file)
 {
   free (file->path);
   free (file->tmp_path);
+  free (file->target);
   free (file->dir);
   free (file);
+}
+
+/* The descriptor that a path names, when it names one of ours: /dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N or /proc/PID/fd/N with our PID,
+ * also through symbolic links to them. Writing into the descriptor itself
+ * keeps what the shell opened (its offset, its append mode), where opening
+ * the path anew would truncate a redirected file or replace the link. */
+static int
+own_descriptor (const char *path)
+{
+  char current[PATH_MAX], next[PATH_MAX];
+
+  if (strlen (path) >= sizeof current)
+    return -1;
+  strcpy (current, path);
+  for (int hop = 0; hop < 40; hop++)
+    {
+      char prefix[64];
+      struct stat st;
+      const char *number = NULL;
+      ssize_t n;
+      int fd, end = 0;
+
+      if (strcmp (current, "/dev/stdout") == 0)
+        return STDOUT_FILENO;
+      if (strcmp (current, "/dev/stderr") == 0)
+        return STDERR_FILENO;
+      snprintf (prefix, sizeof prefix, "/proc/%ld/fd/", (long) getpid ());
+      if (strncmp (current, "/dev/fd/", 8) == 0)
+        number = current + 8;
+      else if (strncmp (current, "/proc/self/fd/", 14) == 0)
+        number = current + 14;
+      else if (strncmp (current, "/proc/thread-self/fd/", 21) == 0)
+        number = current + 21;
+      else if (strncmp (current, prefix, strlen (prefix)) == 0)
+        number = current + strlen (prefix);
+      if (number != NULL && sscanf (number, "%d%n", &fd, &end) == 1 && number[end] == '\0' && fd >= 0)
+        return fd;
+
+      if (lstat (current, &st) != 0 || !S_ISLNK (st.st_mode))
+        return -1;
+      n = readlink (current, next, sizeof next - 1);
+      if (n < 0)
+        return -1;
+      next[n] = '\0';
+      if (next[0] != '/')
+        {
+          /* Relative to the link's folder. */
+          char *slash = strrchr (current, '/');
+          size_t keep = slash ? (size_t) (slash - current) + 1 : 0;
+
+          if (keep + (size_t) n >= sizeof next)
+            return -1;
+          memmove (next + keep, next, (size_t) n + 1);
+          memcpy (next, current, keep);
+        }
+      strcpy (current, next);
+    }
+  return -1;
+}
+
+/* Sets up a direct file: no temporary file, no rename. */
+static EsAtomicFile *
+direct_file (EsAtomicFile *file, int fd)
+{
+  file->direct = true;
+  file->fd = fd;
+  return file;
+}
+
+/* Opens a target that is not a regular file for writing straight into it:
+ * a device, a FIFO (which waits for a reader; a cancelling signal ends the
+ * wait) or one of our own descriptors. Never replaces it. */
+static EsAtomicFile *
+open_direct (EsAtomicFile *file, const char *path, int own, EsError *error)
+{
+  int fd;
+
+  if (own >= 0)
+    {
+      int flags = fcntl (own, F_GETFL);
+
+      if (flags < 0)
+        {
+          fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
+          return NULL;
+        }
+      if ((flags & O_ACCMODE) == O_RDONLY)
+        {
+          fail (error, ES_ERROR_IO, path, "descriptor %d is not open for writing", own);
+          return NULL;
+        }
+      fd = fcntl (own, F_DUPFD_CLOEXEC, 3);
+      if (fd < 0)
+        {
+          fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
+          return NULL;
+        }
+      return direct_file (file, fd);
+    }
+  while ((fd = open (path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0 && errno == EINTR)
+    if (es_control_cancelled (interrupt_control))
+      {
+        es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted", file->path);
+        return NULL;
+      }
+  if (fd < 0)
+    {
+      fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
+      return NULL;
+    }
+  return direct_file (file, fd);
+}
+
+/* The temporary name: ".NAME.XXXXXX" beside the target, with NAME cut short
+ * (between UTF-8 characters) where the whole would be longer than the
+ * folder allows a name to be, so that any valid target name works. */
+static char *
+temporary_name (const char *dir, const char *target_dir_prefix, const char *base)
+{
+  long name_max = pathconf (dir, _PC_NAME_MAX);
+  size_t keep = strlen (base);
+  char *name;
+
+  if (name_max <= 0)
+    name_max = NAME_MAX;
+  if (keep + 8 > (size_t) name_max)
+    {
+      keep = name_max > 8 ? (size_t) name_max - 8 : 0;
+      while (keep > 0 && ((unsigned char) base[keep] & 0xc0) == 0x80)
+        keep--;
+    }
+  if (asprintf (&name, "%s.%.*s.XXXXXX", target_dir_prefix, (int) keep, base) < 0)
+    return NULL;
+  return name;
 }
 
 EsAtomicFile *
 es_atomic_file_open (const char *path, EsError *error)
 {
   EsAtomicFile *file;
-  const char *slash, *base;
-  size_t dir_len;
-  struct stat st;
+  const char *slash, *base, *target;
+  char *resolved = NULL, *prefix = NULL;
+  struct stat st, lst;
+  bool exists, is_link;
   mode_t mode;
+  int own;
 
   inject_read_env_once ();
+  signal_read_env_once ();
   if (!path || !*path)
     {
       es_error_set (error, ES_ERROR_INVALID, "no output file name given");
       return NULL;
     }
-  slash = strrchr (path, '/');
-  base = slash ? slash + 1 : path;
-  if (!*base || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    {
-      es_error_set (error, ES_ERROR_INVALID, "cannot write '%s': not a file name", path);
-      return NULL;
-    }
 
   file = calloc (1, sizeof *file);
-  if (!file)
+  if (!file || !(file->path = strdup (path)))
     {
-      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
+      free (file);
+      fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
       return NULL;
     }
   file->fd = -1;
-  dir_len = slash ? (size_t) (slash - path) : 0;
-  file->path = strdup (path);
-  file->dir = slash ? (dir_len ? strndup (path, dir_len) : strdup ("/")) : strdup (".");
-  file->tmp_path = malloc (dir_len + strlen (base) + 16);
-  if (!file->path || !file->dir || !file->tmp_path)
+
+  /* Special targets are written straight, never replaced: a device, a FIFO
+   * (-o /dev/stdout into a pipe), one of our own descriptors. */
+  own = own_descriptor (path);
+  exists = stat (path, &st) == 0;
+  is_link = lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
+  if (own >= 0 || (exists && (S_ISCHR (st.st_mode) || S_ISFIFO (st.st_mode) || S_ISSOCK (st.st_mode))))
     {
+      if (open_direct (file, path, own, error) == NULL)
+        {
+          file_free (file);
+          return NULL;
+        }
+      goto stream;
+    }
+  if (exists && S_ISDIR (st.st_mode))
+    {
+      fail (error, ES_ERROR_IO, path, "%s", strerror (EISDIR));
       file_free (file);
-      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
       return NULL;
     }
-  sprintf (file->tmp_path, "%.*s%s.%s.XXXXXX", (int) dir_len, path, slash ? "/" : "", base);
+  if (exists && !S_ISREG (st.st_mode))
+    {
+      /* A block device: an image written over a disk is never what was meant. */
+      fail (error, ES_ERROR_IO, path, "not a regular file (a block device)");
+      file_free (file);
+      return NULL;
+    }
+  if (is_link && !exists)
+    {
+      fail (error, ES_ERROR_IO, path, "a dangling symbolic link");
+      file_free (file);
+      return NULL;
+    }
+
+  /* A link to a regular file stays a link: its target is replaced. */
+  if (is_link)
+    {
+      resolved = realpath (path, NULL);
+      if (resolved == NULL)
+        {
+          fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
+          file_free (file);
+          return NULL;
+        }
+    }
+  target = resolved ? resolved : path;
+  slash = strrchr (target, '/');
+  base = slash ? slash + 1 : target;
+  if (!*base || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
+    {
+      fail (error, ES_ERROR_INVALID, path, "not a file name");
+      free (resolved);
+      file_free (file);
+      return NULL;
+    }
+  file->target = resolved ? resolved : strdup (path);
+  file->dir = slash ? (slash > target ? strndup (target, (size_t) (slash - target)) : strdup ("/")) : strdup (".");
+  if (file->target && slash)
+    prefix = strndup (target, (size_t) (slash - target) + 1);
+  else
+    prefix = strdup ("");
+  if (!file->target || !file->dir || !prefix
+      || !(file->tmp_path = temporary_name (file->dir, prefix, base)))
+    {
+      free (prefix);
+      file_free (file);
+      fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
+      return NULL;
+    }
+  free (prefix);
+
+  /* A name longer than the folder allows fails now, not at the rename. */
+  {
+    long name_max = pathconf (file->dir, _PC_NAME_MAX);
+
+    if (strlen (base) > (size_t) (name_max > 0 ? name_max : NAME_MAX))
+      {
+        fail (error, ES_ERROR_IO, path, "%s", strerror (ENAMETOOLONG));
+        file_free (file);
+        return NULL;
+      }
+  }
 
   file->fd = mkostemp (file->tmp_path, O_CLOEXEC);
   if (file->fd < 0)
     {
-      es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, strerror (errno));
+      fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
       file_free (file);
       return NULL;
     }
 
   /* mkstemp creates 0600; an export should get what a plain creat() would
    * give (0644 less the umask), or keep the mode of the file it replaces. */
-  if (stat (path, &st) == 0 && S_ISREG (st.st_mode))
+  if (exists)
     mode = st.st_mode & 07777;
   else
     mode = 0644 & ~current_umask ();
   if (fchmod (file->fd, mode) != 0)
     {
-      es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, strerror (errno));
+      fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
       es_atomic_file_abort (file);
       return NULL;
     }
 
+stream:
   file->stream = fopencookie (file, "w", (cookie_io_functions_t) {
     .write = cookie_write,
     .close = cookie_close,
   });
   if (!file->stream)
     {
-      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': %s", path, strerror (errno));
+      fail (error, ES_ERROR_NO_MEMORY, path, "%s", strerror (errno));
       es_atomic_file_abort (file);
       return NULL;
     }
@@ -239,7 +499,9 @@ es_atomic_file_abort (EsAtomicFile *file)
     }
   else if (file->fd >= 0)
     close (file->fd);
-  unlink (file->tmp_path);
+  /* What went straight into a device or a pipe cannot be taken back. */
+  if (!file->direct)
+    unlink (file->tmp_path);
   file_free (file);
 }
 
@@ -252,7 +514,8 @@ es_atomic_file_commit (EsAtomicFile *file, EsError *error)
 
   if (fflush (stream) != 0 || ferror (stream))
     err = file->write_errno ? file->write_errno : (errno ? errno : EIO);
-  else if (fsync (file->fd) != 0)
+  /* A device or a pipe has nothing to sync (and refuses fsync). */
+  else if (!file->direct && fsync (file->fd) != 0)
     err = errno;
 
   file->stream = NULL;
@@ -260,19 +523,24 @@ es_atomic_file_commit (EsAtomicFile *file, EsError *error)
     err = file->write_errno ? file->write_errno : (errno ? errno : EIO);
   if (!err && es_control_cancelled (interrupt_control))
     err = ECANCELED;
-  if (!err && rename (file->tmp_path, file->path) != 0)
+  if (!err && !file->direct && rename (file->tmp_path, file->target) != 0)
     err = errno;
   if (err == ECANCELED)
     {
-      es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted", file->path);
-      unlink (file->tmp_path);
+      char shown[ES_PATH_MESSAGE_MAX + 1];
+
+      es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted",
+                    es_path_shorten (file->path, ES_PATH_MESSAGE_MAX, shown, sizeof shown));
+      if (!file->direct)
+        unlink (file->tmp_path);
       file_free (file);
       return false;
     }
   if (err)
     {
-      es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", file->path, strerror (err));
-      unlink (file->tmp_path);
+      fail (error, ES_ERROR_IO, file->path, "%s", strerror (err));
+      if (!file->direct)
+        unlink (file->tmp_path);
       file_free (file);
       return false;
     }
@@ -280,11 +548,14 @@ es_atomic_file_commit (EsAtomicFile *file, EsError *error)
   /* Make the rename itself durable. The new file is already in place, so a
    * failure here (some file systems refuse to sync folders) is not reported:
    * saying "could not write" about a file that was written would mislead. */
-  dir_fd = open (file->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0)
+  if (!file->direct)
     {
-      fsync (dir_fd);
-      close (dir_fd);
+      dir_fd = open (file->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd >= 0)
+        {
+          fsync (dir_fd);
+          close (dir_fd);
+        }
     }
   file_free (file);
   return true;

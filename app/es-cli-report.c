@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "es-cli-report.h"
+#include "es-path.h"
 
 /* Whether stderr ends in a progress line that the next line must replace. */
 static bool progress_shown;
@@ -41,22 +42,32 @@ es_cli_base_name (const char *path)
   return slash ? slash + 1 : path;
 }
 
+/* The longest line es_cli_report writes, prefix and newline aside. */
+#define ES_CLI_LINE_MAX 1024
+/* A subject keeps at least this much of itself, however long the message. */
+#define ES_CLI_SUBJECT_MIN 80
+
 void
 es_cli_report (const char *subject, const char *format, ...)
 {
-  char line[1024];
-  size_t len = 0;
+  char message[ES_CLI_LINE_MAX], shown[ES_CLI_LINE_MAX], line[2 * ES_CLI_LINE_MAX];
+  size_t room;
   va_list args;
 
   es_cli_progress_clear ();
+  va_start (args, format);
+  vsnprintf (message, sizeof message, format, args);
+  va_end (args);
+  /* A long path is shortened in its middle so that the reason after it is
+   * never cut: the line is "SUBJECT: message" within ES_CLI_LINE_MAX. */
   if (subject)
-    len = (size_t) snprintf (line, sizeof line, "%s: ", subject);
-  if (len < sizeof line)
     {
-      va_start (args, format);
-      vsnprintf (line + len, sizeof line - len, format, args);
-      va_end (args);
+      room = strlen (message) + 2 < ES_CLI_LINE_MAX - ES_CLI_SUBJECT_MIN
+             ? ES_CLI_LINE_MAX - strlen (message) - 2 : ES_CLI_SUBJECT_MIN;
+      snprintf (line, sizeof line, "%s: %s", es_path_shorten (subject, room, shown, sizeof shown), message);
     }
+  else
+    snprintf (line, sizeof line, "%s", message);
   /* One line, whatever a file name or a message holds. */
   for (char *c = line; *c; c++)
     if (iscntrl ((unsigned char) *c))
@@ -92,6 +103,11 @@ es_cli_report_error (const char *subject, const EsError *error)
 
   if (subject && strncmp (error->message, subject, len) == 0 && error->message[len] == ':')
     es_cli_report (NULL, "%s", error->message);
+  /* "cannot write 'SUBJECT': reason" says SUBJECT twice after it: the line
+   * is "SUBJECT: reason". */
+  else if (subject && strncmp (error->message, "cannot write '", 14) == 0
+           && strncmp (error->message + 14, subject, len) == 0 && strncmp (error->message + 14 + len, "': ", 3) == 0)
+    es_cli_report (subject, "%s", error->message + 14 + len + 3);
   else
     es_cli_report (subject, "%s", error->message);
   return es_cli_exit_status (error->code);

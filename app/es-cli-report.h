@@ -11,9 +11,10 @@
 enum {
   ES_EXIT_OK = 0,
   ES_EXIT_USAGE = 1,
-  ES_EXIT_DATA = 2,     /* input or output: ES_ERROR_IO, _FORMAT, _LIMIT */
+  ES_EXIT_DATA = 2,     /* input or output (stdout too): ES_ERROR_IO, _FORMAT, _LIMIT */
   ES_EXIT_COMPUTE = 3,  /* ES_ERROR_COMPUTE, _NO_MEMORY, _UNAVAILABLE */
-  /* Stopped by SIGINT or SIGTERM: 128 + the signal, as shells report it. */
+  /* Stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE: 128 + the signal, as
+   * shells report it. */
   ES_EXIT_SIGNAL_BASE = 128,
 };
 

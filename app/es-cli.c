@@ -1,5 +1,6 @@
 /* entroscope-cli: its commands, one per operation of compute/es-ops.h (over files), info and bench. */
 #include <errno.h>
+#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,23 +34,42 @@ check_variant (EsOp op, const char *id)
 
 /* ---- interruption ---- */
 
-/* SIGINT and SIGTERM cancel the job in flight and every atomic file being
- * written (both poll it), so that a batch stops within a row of work and
- * leaves neither the current output nor a temporary file. */
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE cancel the job in flight, every
+ * atomic file being written and every load waiting on a read (all poll the
+ * same control), so that a batch stops within a row of work and leaves
+ * neither the current output nor a temporary file. SIGPIPE (a reader of
+ * stdout went away) ends the program as quietly as it would have killed it. */
+static const int interrupt_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 static EsControl *interrupt;
 static volatile sig_atomic_t interrupt_signal;
-/* Test hook: ES_CLI_TEST_INTERRUPT=N:F raises SIGINT once the N-th job
- * (from 1) reaches the fraction F, so that tests interrupt mid-job without
- * relying on timing. */
+/* Test hook: ES_CLI_TEST_INTERRUPT=N:F[:SIG] raises SIG (SIGINT by default)
+ * once the N-th job (from 1) reaches the fraction F, so that tests
+ * interrupt mid-job without relying on timing (ES_INJECT_WRITE_SIGNAL does
+ * it mid-write). */
 static int interrupt_test_job;
 static double interrupt_test_at;
+static int interrupt_test_signal = SIGINT;
 static int jobs_started;
 
 static void
 on_interrupt (int signal_number)
 {
-  interrupt_signal = signal_number;
+  /* The first signal names the interruption. */
+  if (interrupt_signal == 0)
+    interrupt_signal = signal_number;
   es_control_cancel (interrupt);
+}
+
+static const char *
+signal_name (int signal_number)
+{
+  switch (signal_number)
+    {
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "SIGINT";
+    }
 }
 
 static void
@@ -62,7 +82,7 @@ on_progress (double done, void *user_data)
   if (interrupt_test_job > 0 && jobs_started == interrupt_test_job && done >= interrupt_test_at)
     {
       interrupt_test_job = 0;
-      raise (SIGINT);
+      raise (interrupt_test_signal);
     }
 }
 
@@ -75,13 +95,92 @@ interrupt_install (void)
   interrupt = es_control_new (on_progress, NULL);
   if (interrupt == NULL)
     return;
-  if (test != NULL && sscanf (test, "%d:%lf", &interrupt_test_job, &interrupt_test_at) != 2)
+  if (test != NULL && sscanf (test, "%d:%lf:%d", &interrupt_test_job, &interrupt_test_at,
+                              &interrupt_test_signal) < 2)
     interrupt_test_job = 0;
   es_atomic_file_set_interrupt (interrupt);
+  es_load_set_interrupt (interrupt);
+  /* No SA_RESTART: a blocking open() or read() of a FIFO, or a write() into
+   * a full pipe, returns EINTR so that the code waiting in it sees the
+   * cancellation. */
   action.sa_handler = on_interrupt;
   sigemptyset (&action.sa_mask);
-  sigaction (SIGINT, &action, NULL);
-  sigaction (SIGTERM, &action, NULL);
+  for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+    sigaddset (&action.sa_mask, interrupt_signals[i]);
+  for (size_t i = 0; i < sizeof interrupt_signals / sizeof interrupt_signals[0]; i++)
+    sigaction (interrupt_signals[i], &action, NULL);
+}
+
+/* ---- files that are the same ---- */
+
+/* What identifies a file: its device and inode when it exists, else its
+ * folder's and its name (a file that an earlier output would create). */
+typedef struct {
+  bool exists;
+  bool regular;
+  dev_t dev;
+  ino_t ino;
+  bool folder_exists;
+  dev_t folder_dev;
+  ino_t folder_ino;
+  char *name;
+} FileKey;
+
+static void
+file_key (const char *path, FileKey *key)
+{
+  struct stat st;
+  char *copy = strdup (path), *copy2 = strdup (path);
+
+  *key = (FileKey) { 0 };
+  if (stat (path, &st) == 0)
+    {
+      key->exists = true;
+      key->regular = S_ISREG (st.st_mode);
+      key->dev = st.st_dev;
+      key->ino = st.st_ino;
+    }
+  if (copy != NULL && copy2 != NULL && stat (dirname (copy), &st) == 0)
+    {
+      key->folder_exists = true;
+      key->folder_dev = st.st_dev;
+      key->folder_ino = st.st_ino;
+      key->name = strdup (basename (copy2));
+    }
+  free (copy);
+  free (copy2);
+}
+
+/* stdout as a FileKey, for -o - and for outputs that are stdout. */
+static void
+stdout_key (FileKey *key)
+{
+  struct stat st;
+
+  *key = (FileKey) { 0 };
+  if (fstat (STDOUT_FILENO, &st) == 0)
+    *key = (FileKey) { .exists = true, .regular = S_ISREG (st.st_mode), .dev = st.st_dev, .ino = st.st_ino };
+}
+
+/* Whether writing `output` would change `input`: the same regular file (a
+ * device or a pipe read and written is no loss), or a file not there yet
+ * that the output would create under the input's name. */
+static bool
+same_file (const FileKey *input, const FileKey *output)
+{
+  if (input->exists && output->exists)
+    return output->regular && input->dev == output->dev && input->ino == output->ino;
+  if (input->exists || output->exists)
+    return false;
+  return input->folder_exists && output->folder_exists && input->folder_dev == output->folder_dev
+         && input->folder_ino == output->folder_ino && strcmp (input->name, output->name) == 0;
+}
+
+/* The output name that means stdout. */
+static bool
+is_stdout_name (const char *output)
+{
+  return output != NULL && strcmp (output, "-") == 0;
 }
 
 /* ---- the operations ---- */
@@ -131,7 +230,8 @@ print_timings (const char *input, const EsResult *result)
 /* Loads, runs and writes one input; returns its exit status. */
 static int
 process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o,
-             EsExportFormat format, const char *input, const char *output, EsResult *result)
+             EsExportFormat format, const char *input, const char *output, bool to_stdout,
+             EsResult *result)
 {
   EsImage image = { 0 };
   EsError error;
@@ -140,7 +240,7 @@ process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o
 
   es_error_clear (&error);
   if (!es_load_file (input, params->job.levels, &image, &error))
-    return es_cli_report_error (input, &error);
+    return error.code == ES_ERROR_CANCELLED ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (input, &error);
 
   if (!es_pipeline_run_controlled (engine, &image, params, result, interrupt, &error))
     status = error.code == ES_ERROR_CANCELLED ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (input, &error);
@@ -158,16 +258,102 @@ process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o
   if (o->timings)
     print_timings (input, result);
 
-  if (!es_pipeline_export (output, format, result, o->colorbar, &error))
-    return es_control_cancelled (interrupt) ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (output, &error);
+  if (!es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, format, result, o->colorbar,
+                           &error))
+    return es_control_cancelled (interrupt) ? ES_EXIT_SIGNAL_BASE
+                                            : es_cli_report_error (is_stdout_name (output) ? "stdout" : output,
+                                                                   &error);
 
-  if (!o->quiet)
+  /* "wrote" would land inside the output itself. */
+  if (!o->quiet && !to_stdout)
     {
       es_cli_progress_clear ();
       printf ("wrote %s\n", output);
       fflush (stdout);
     }
   return ES_EXIT_OK;
+}
+
+static void
+free_outputs (char **outputs, int n)
+{
+  for (int i = 0; outputs != NULL && i < n; i++)
+    free (outputs[i]);
+  free (outputs);
+}
+
+/* Names every output before anything is read or written, and refuses the
+ * whole command when an output is one of the inputs (by file identity, so
+ * that ./x.png, a hard link or a symbolic link to it all count): a batch
+ * must not overwrite an input, nor read an output of its own as an input.
+ * *to_stdout: the outputs go to stdout (-o -, or a name of it). */
+static int
+plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir, char **inputs,
+              int n_inputs, char ***outputs_out, bool *to_stdout)
+{
+  const char *ext = format == ES_EXPORT_TEXT ? "txt" : "png";
+  char **outputs = calloc ((size_t) n_inputs, sizeof *outputs);
+  FileKey *input_keys = calloc ((size_t) n_inputs, sizeof *input_keys);
+  FileKey *output_keys = calloc ((size_t) n_inputs, sizeof *output_keys);
+  FileKey out_key;
+  int status = ES_EXIT_OK;
+
+  if (!outputs || !input_keys || !output_keys)
+    {
+      es_cli_report (NULL, "out of memory");
+      status = ES_EXIT_COMPUTE;
+      goto done;
+    }
+  stdout_key (&out_key);
+  *to_stdout = is_stdout_name (o->output);
+  for (int i = 0; i < n_inputs && status == ES_EXIT_OK; i++)
+    {
+      outputs[i] = o->output && !to_dir ? strdup (o->output) : output_path_for (o->output, inputs[i], op, ext);
+      if (!outputs[i])
+        {
+          es_cli_report (inputs[i], "out of memory");
+          status = ES_EXIT_COMPUTE;
+          break;
+        }
+      file_key (inputs[i], &input_keys[i]);
+      if (is_stdout_name (outputs[i]))
+        output_keys[i] = out_key, output_keys[i].name = NULL;
+      else
+        file_key (outputs[i], &output_keys[i]);
+      /* -o /dev/stdout, or any other name of what stdout is. */
+      if (output_keys[i].exists && out_key.exists && output_keys[i].dev == out_key.dev
+          && output_keys[i].ino == out_key.ino)
+        *to_stdout = true;
+    }
+  for (int i = 0; i < n_inputs && status != ES_EXIT_COMPUTE; i++)
+    for (int j = 0; j < n_inputs; j++)
+      if (same_file (&input_keys[j], &output_keys[i]))
+        {
+          if (j == i)
+            es_cli_report (inputs[j], "is also the output%s; nothing was written",
+                           is_stdout_name (outputs[i]) ? " (stdout)" : "");
+          else
+            es_cli_report (inputs[j], "is also the output of %s; nothing was written", inputs[i]);
+          status = ES_EXIT_DATA;
+        }
+
+done:
+  for (int i = 0; i < n_inputs; i++)
+    {
+      if (input_keys)
+        free (input_keys[i].name);
+      if (output_keys)
+        free (output_keys[i].name);
+    }
+  free (input_keys);
+  free (output_keys);
+  if (status != ES_EXIT_OK)
+    {
+      free_outputs (outputs, n_inputs);
+      outputs = NULL;
+    }
+  *outputs_out = outputs;
+  return status;
 }
 
 static int
@@ -179,17 +365,17 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   EsResult result = { 0 };
   EsError error;
   struct stat st;
-  bool to_dir = false;
+  bool to_dir = false, to_stdout = false;
   bool show_progress;
-  char **written;
+  char **outputs = NULL, **written;
   int n_written = 0;
-  int worst = ES_EXIT_OK;
+  int worst = ES_EXIT_OK, status;
   const char *cut = NULL;  /* the input an interruption stopped */
 
   if (n_inputs == 0)
     return es_cli_usage_error ("%s: no input file", es_op_name (op));
 
-  if (o->output)
+  if (o->output && !is_stdout_name (o->output))
     to_dir = ends_with (o->output, "/") || (stat (o->output, &st) == 0 && S_ISDIR (st.st_mode));
   if (n_inputs > 1 && o->output && !to_dir)
     return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs,
@@ -219,6 +405,10 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
                                format == ES_EXPORT_TEXT ? "text matrices" : "--raw16");
   if (o->variant && !check_variant (op, o->variant))
     return ES_EXIT_USAGE;
+  /* Binary on a terminal is noise, and no one meant it. */
+  if (is_stdout_name (o->output) && format != ES_EXPORT_TEXT && isatty (STDOUT_FILENO))
+    return es_cli_usage_error ("-o -: stdout is a terminal; redirect it to write a PNG there, "
+                               "or use --format txt");
 
   /* The operation's defaults (its colormap among them), then what was given. */
   es_view_params_init (&params, op);
@@ -240,9 +430,16 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   if (!engine)
     return es_cli_report_error (NULL, &error);
 
+  status = plan_outputs (op, o, format, to_dir, inputs, n_inputs, &outputs, &to_stdout);
+  if (status != ES_EXIT_OK)
+    {
+      es_engine_free (engine);
+      return status;
+    }
   written = calloc ((size_t) n_inputs, sizeof *written);
   if (!written)
     {
+      free_outputs (outputs, n_inputs);
       es_engine_free (engine);
       es_cli_report (NULL, "out of memory");
       return ES_EXIT_COMPUTE;
@@ -254,22 +451,12 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       if (es_control_cancelled (interrupt))
         break;
 
-      const char *ext = format == ES_EXPORT_TEXT ? "txt" : "png";
-      char *output;
+      char *output = outputs[i];
       bool clash = false;
-      int status;
 
       if (show_progress)
         es_cli_progress_show (i + 1, n_inputs, inputs[i]);
 
-      output = o->output && !to_dir ? strdup (o->output)
-                                    : output_path_for (o->output, inputs[i], op, ext);
-      if (!output)
-        {
-          es_cli_report (inputs[i], "out of memory");
-          worst = ES_EXIT_COMPUTE > worst ? ES_EXIT_COMPUTE : worst;
-          continue;
-        }
       /* Two inputs of the same stem (a/x.png, b/x.png) would overwrite each other. */
       for (int j = 0; j < n_written && !clash; j++)
         clash = strcmp (written[j], output) == 0;
@@ -278,17 +465,14 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
           es_cli_report (inputs[i], "not processed: %s was already written from an earlier input",
                          output);
           status = ES_EXIT_DATA;
-          free (output);
         }
       else
         {
-          status = process_one (engine, &params, o, format, inputs[i], output, &result);
+          status = process_one (engine, &params, o, format, inputs[i], output, to_stdout, &result);
           if (status == ES_EXIT_SIGNAL_BASE)
             cut = inputs[i];
           if (status == ES_EXIT_OK)
             written[n_written++] = output;
-          else
-            free (output);
         }
       if (status > worst && status != ES_EXIT_SIGNAL_BASE)
         worst = status;
@@ -297,14 +481,14 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   if (es_control_cancelled (interrupt))
     {
       int sig = interrupt_signal ? interrupt_signal : SIGINT;
-      es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", sig == SIGTERM ? "SIGTERM" : "SIGINT",
-                     n_written, n_inputs, n_inputs == 1 ? "" : "s", cut ? "; " : "", cut ? cut : "",
-                     cut ? " was not written" : "");
+      if (sig != SIGPIPE)
+        es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig),
+                       n_written, n_inputs, n_inputs == 1 ? "" : "s", cut ? "; " : "", cut ? cut : "",
+                       cut ? " was not written" : "");
       worst = ES_EXIT_SIGNAL_BASE + sig;
     }
 
-  for (int j = 0; j < n_written; j++)
-    free (written[j]);
+  free_outputs (outputs, n_inputs);
   free (written);
   es_result_clear (&result);
   es_engine_free (engine);
@@ -352,7 +536,8 @@ run_info (const EsCliOptions *o)
     }
 
   es_engine_free (engine);
-  return fflush (stdout) == 0 ? ES_EXIT_OK : ES_EXIT_DATA;
+  /* A failure to write all this is reported by main, once. */
+  return ES_EXIT_OK;
 }
 
 /* ---- bench ---- */
@@ -389,9 +574,35 @@ run_bench (EsCliOptions *o, int n_operands)
   return es_bench_run (bench);
 }
 
+/* Everything printed on stdout (help, version, info, bench's table, the
+ * "wrote" lines) must have arrived: a failure to write it is an output
+ * error like any other, said once, at the end. */
+static int
+finish (int status)
+{
+  int err;
+
+  errno = 0;
+  if (fflush (stdout) == 0 && !ferror (stdout))
+    return status;
+  err = errno;
+  if (err == 0)
+    {
+      /* stdio dropped the bytes of an earlier failed flush (bench flushes
+       * each row) and kept no errno: one more byte straight to the
+       * descriptor tells why. The output is incomplete already. */
+      err = write (STDOUT_FILENO, "\n", 1) < 0 ? errno : EIO;
+    }
+  /* A reader that went away ends the program as SIGPIPE would have. */
+  if (interrupt_signal == SIGPIPE || err == EPIPE)
+    return ES_EXIT_SIGNAL_BASE + SIGPIPE;
+  es_cli_report ("stdout", "%s", strerror (err));
+  return status == ES_EXIT_OK || status == ES_EXIT_USAGE ? ES_EXIT_DATA : status;
+}
+
 /* Reads the command word, then its options, then runs it. */
-int
-main (int argc, char **argv)
+static int
+run (int argc, char **argv)
 {
   EsCliOptions options;
   EsCliCommand command;
@@ -445,4 +656,10 @@ main (int argc, char **argv)
     default:
       return run_operation (op, &options, argv, argc);
     }
+}
+
+int
+main (int argc, char **argv)
+{
+  return finish (run (argc, argv));
 }

@@ -1,4 +1,4 @@
-/* Image loading: reads a file whole and picks the decoder from its first bytes. */
+/* Image loading: recognises the format from the first bytes, then decodes while reading in bounded pieces. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -7,118 +7,328 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "es-load.h"
+#include "es-load-internal.h"
+#include "es-text-matrix-internal.h"
 
-/* Larger inputs are refused before reading: no accepted image needs them
- * (2^30 pixels of 16-bit PGM is 2 GiB) and a text matrix that large would
- * take minutes. */
+/* Larger inputs are refused: no accepted image needs them (2^30 pixels of
+ * 16-bit PGM is 2 GiB) and a text matrix that large would take minutes. A
+ * regular file is refused from its size, anything else after limit + 1
+ * bytes. */
 #define ES_LOAD_MAX_FILE_SIZE (4ull << 30)
 
-static bool
-es_load_too_large (EsError *error)
+static uint64_t max_file_size = ES_LOAD_MAX_FILE_SIZE;
+static EsControl *interrupt_control;
+
+void
+es_load_set_max_file_size (uint64_t bytes)
 {
-  return es_error_set (error, ES_ERROR_IO, "file is larger than 4 GiB");
+  max_file_size = bytes ? bytes : ES_LOAD_MAX_FILE_SIZE;
 }
 
-/* Reads all of fd; st_size is only a hint, so that pipes and files that
- * grow while being read are handled too. */
-static bool
-es_load_read_all (int fd, uint8_t **data, size_t *size, EsError *error)
+uint64_t
+es_load_get_max_file_size (void)
 {
+  return max_file_size;
+}
+
+void
+es_load_set_interrupt (EsControl *control)
+{
+  interrupt_control = control;
+  es_reader_set_interrupt (control);
+}
+
+/* ---- recognising the format ---- */
+
+/* Formats that are recognised only to be named in the refusal. The magic
+ * numbers are those of the formats' specifications (and of file(1)). */
+typedef struct {
+  const char *name;
+  size_t offset;
+  const char *magic;
+  size_t length;
+} EsMagic;
+
+#define MAGIC(name, offset, bytes) { name, offset, bytes, sizeof bytes - 1 }
+
+static const EsMagic unsupported[] = {
+  MAGIC ("JPEG", 0, "\xff\xd8\xff"),
+  MAGIC ("TIFF", 0, "II*\0"),
+  MAGIC ("TIFF", 0, "MM\0*"),
+  MAGIC ("BigTIFF", 0, "II+\0"),
+  MAGIC ("BigTIFF", 0, "MM\0+"),
+  MAGIC ("GIF", 0, "GIF87a"),
+  MAGIC ("GIF", 0, "GIF89a"),
+  MAGIC ("JPEG 2000", 0, "\0\0\0\x0cjP  \r\n\x87\n"),
+  MAGIC ("JPEG 2000", 0, "\xff\x4f\xff\x51"),
+  MAGIC ("JPEG XL", 0, "\0\0\0\x0cJXL \r\n\x87\n"),
+  MAGIC ("JPEG XL", 0, "\xff\x0a"),
+  MAGIC ("HEIF", 4, "ftypheic"),
+  MAGIC ("HEIF", 4, "ftypheix"),
+  MAGIC ("HEIF", 4, "ftypmif1"),
+  MAGIC ("HEIF", 4, "ftypmsf1"),
+  MAGIC ("AVIF", 4, "ftypavif"),
+  MAGIC ("AVIF", 4, "ftypavis"),
+  MAGIC ("OpenEXR", 0, "\x76\x2f\x31\x01"),
+  MAGIC ("Photoshop (PSD)", 0, "8BPS"),
+  MAGIC ("QOI", 0, "qoif"),
+  MAGIC ("MNG", 0, "\x8aMNG\r\n\x1a\n"),
+  MAGIC ("JNG", 0, "\x8bJNG\r\n\x1a\n"),
+  MAGIC ("FITS", 0, "SIMPLE  ="),
+  MAGIC ("Radiance HDR", 0, "#?RADIANCE"),
+  MAGIC ("DDS", 0, "DDS |"),
+  MAGIC ("PDF", 0, "%PDF-"),
+};
+
+static bool
+has (const uint8_t *head, size_t size, size_t offset, const char *magic, size_t length)
+{
+  return size >= offset + length && memcmp (head + offset, magic, length) == 0;
+}
+
+static inline bool
+is_space (uint8_t c)
+{
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* The Netpbm formats other than PGM, by the digit after 'P'. */
+static const char *
+netpbm_name (uint8_t c)
+{
+  switch (c)
+    {
+    case '1': return "PBM (P1)";
+    case '4': return "PBM (P4)";
+    case '3': return "PPM (P3)";
+    case '6': return "PPM (P6)";
+    case '7': return "PAM (P7)";
+    case 'F': return "PFM (PF)";
+    case 'f': return "PFM (Pf)";
+    default: return NULL;
+    }
+}
+
+/* A BMP file header: "BM", then reserved zeros at 6..9 and a DIB header
+ * of a known size at 14: "BM" alone starts too many text files. */
+static bool
+is_bmp (const uint8_t *head, size_t size)
+{
+  static const uint32_t dib_sizes[] = { 12, 40, 52, 56, 64, 108, 124 };
+  uint32_t dib;
+
+  if (size < 18 || head[0] != 'B' || head[1] != 'M' || head[6] || head[7] || head[8] || head[9])
+    return false;
+  dib = (uint32_t) head[14] | (uint32_t) head[15] << 8 | (uint32_t) head[16] << 16 | (uint32_t) head[17] << 24;
+  for (size_t i = 0; i < sizeof dib_sizes / sizeof dib_sizes[0]; i++)
+    if (dib == dib_sizes[i])
+      return true;
+  return false;
+}
+
+/* The PNG signature is 0x89 "PNG\r\n" 0x1a "\n". A damaged one (a flipped
+ * bit, a text-mode line ending conversion) still goes to the PNG decoder,
+ * which then says what is wrong with it: the three letters, or 0x89 with
+ * two of them. */
+static bool
+is_png (const uint8_t *head, size_t size)
+{
+  int letters = 0;
+
+  if (has (head, size, 1, "PNG", 3))
+    return true;
+  if (size < 1 || head[0] != 0x89)
+    return false;
+  for (size_t i = 1; i < 4 && i < size; i++)
+    letters += head[i] == (uint8_t) "\x89PNG"[i];
+  return letters >= 2;
+}
+
+EsInputKind
+es_load_sniff (const uint8_t *head, size_t size, bool complete, const char **name)
+{
+  *name = NULL;
+  if (size == 0)
+    return complete ? ES_INPUT_EMPTY : ES_INPUT_NEED_MORE;
+  /* Every magic number below fits in the first 32 bytes. */
+  if (size < 32 && !complete)
+    return ES_INPUT_NEED_MORE;
+
+  if (is_png (head, size))
+    return ES_INPUT_PNG;
+  /* Netpbm: 'P', a digit, then whitespace (or a comment, or the end). */
+  if (head[0] == 'P' && size >= 2 && (size == 2 || is_space (head[2]) || head[2] == '#'))
+    {
+      if (head[1] == '2' || head[1] == '5')
+        return ES_INPUT_PGM;
+      if ((*name = netpbm_name (head[1])) != NULL)
+        return ES_INPUT_UNSUPPORTED;
+    }
+  for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++)
+    if (has (head, size, unsupported[i].offset, unsupported[i].magic, unsupported[i].length))
+      {
+        *name = unsupported[i].name;
+        return ES_INPUT_UNSUPPORTED;
+      }
+  if (is_bmp (head, size))
+    {
+      *name = "BMP";
+      return ES_INPUT_UNSUPPORTED;
+    }
+  if (has (head, size, 0, "RIFF", 4) && has (head, size, 8, "WEBP", 4))
+    {
+      *name = "WebP";
+      return ES_INPUT_UNSUPPORTED;
+    }
+
+  /* A text matrix starts with its height, after blank lines perhaps. */
+  for (size_t i = 0; i < size; i++)
+    {
+      if (is_space (head[i]))
+        continue;
+      return head[i] >= '0' && head[i] <= '9' ? ES_INPUT_TEXT_MATRIX : ES_INPUT_UNKNOWN;
+    }
+  /* Only whitespace so far: a short whitespace file is an empty text
+   * matrix (its decoder says so), but ES_SNIFF_MAX bytes of it is no image,
+   * whatever follows. */
+  if (size >= ES_SNIFF_MAX)
+    return ES_INPUT_UNKNOWN;
+  return complete ? ES_INPUT_TEXT_MATRIX : ES_INPUT_NEED_MORE;
+}
+
+/* The refusals of inputs that are not ours. */
+static bool
+es_load_refuse (EsInputKind kind, const char *name, EsError *error)
+{
+  switch (kind)
+    {
+    case ES_INPUT_EMPTY:
+      return es_error_set (error, ES_ERROR_FORMAT, "empty file");
+    case ES_INPUT_UNSUPPORTED:
+      return es_error_set (error, ES_ERROR_FORMAT, "%s is not supported (PNG, PGM, text matrix are)", name);
+    default:
+      return es_error_set (error, ES_ERROR_FORMAT, "not an image this program reads (PNG, PGM, text matrix)");
+    }
+}
+
+/* ---- from memory ---- */
+
+bool
+es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error)
+{
+  const char *name;
+  EsInputKind kind = es_load_sniff (data, size < ES_SNIFF_MAX ? size : ES_SNIFF_MAX, size <= ES_SNIFF_MAX, &name);
+
+  switch (kind)
+    {
+    case ES_INPUT_PNG:
+      return es_png_decode (data, size, image, error);
+    case ES_INPUT_PGM:
+      return es_pgm_decode (data, size, image, error);
+    case ES_INPUT_TEXT_MATRIX:
+      return es_text_matrix_decode (data, size, levels, image, error);
+    default:
+      return es_load_refuse (kind, name, error);
+    }
+}
+
+/* ---- from a file ---- */
+
+bool
+es_load_fd (int fd, int levels, EsImage *image, EsError *error)
+{
+  EsReader reader;
   struct stat st;
-  size_t capacity, length = 0;
-  uint8_t *buffer;
+  const char *name;
+  EsInputKind kind;
+  size_t head;
+  bool ok;
 
   if (fstat (fd, &st) != 0)
     return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
   if (S_ISDIR (st.st_mode))
     return es_error_set (error, ES_ERROR_IO, "%s", strerror (EISDIR));
-  if (S_ISREG (st.st_mode) && (unsigned long long) st.st_size > ES_LOAD_MAX_FILE_SIZE)
-    return es_load_too_large (error);
-  capacity = S_ISREG (st.st_mode) && st.st_size > 0 ? (size_t) st.st_size + 1 : 65536;
-  buffer = malloc (capacity);
-  if (buffer == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to read the file", capacity >> 20);
+  if (!es_reader_init_fd (&reader, fd, max_file_size, error))
+    return false;
 
-  for (;;)
+  /* The first 32 bytes decide, unless they are all blank. */
+  head = es_reader_fill (&reader, 32);
+  kind = es_load_sniff (reader.data, head, reader.eof, &name);
+  if (kind == ES_INPUT_NEED_MORE)
     {
-      ssize_t n;
-
-      if (length == capacity)
-        {
-          uint8_t *bigger;
-
-          if (capacity > ES_LOAD_MAX_FILE_SIZE)
-            {
-              free (buffer);
-              return es_load_too_large (error);
-            }
-          capacity *= 2;
-          bigger = realloc (buffer, capacity);
-          if (bigger == NULL)
-            {
-              free (buffer);
-              return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to read the file",
-                                   capacity >> 20);
-            }
-          buffer = bigger;
-        }
-      n = read (fd, buffer + length, capacity - length);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-
-          free (buffer);
-          return es_error_set (error, ES_ERROR_IO, "%s", strerror (saved));
-        }
-      if (n == 0)
-        break;
-      length += (size_t) n;
+      head = es_reader_fill (&reader, ES_SNIFF_MAX);
+      kind = es_load_sniff (reader.data, head, reader.eof, &name);
     }
-  if (length > ES_LOAD_MAX_FILE_SIZE)
+  {
+    EsError failed = { 0 };
+
+    /* An input that ended early (a read error, the limit, an interruption)
+     * may look empty, truncated or like something else, which it is not.
+     * Only 32 bytes or more that show a format not ours are a verdict. */
+    if (es_reader_failed (&reader, &failed)
+        && (failed.code == ES_ERROR_CANCELLED || head < 32
+            || (kind != ES_INPUT_UNSUPPORTED && kind != ES_INPUT_UNKNOWN)))
+      {
+        es_reader_clear (&reader);
+        return es_error_set (error, failed.code, "%s", failed.message);
+      }
+  }
+
+  /* A regular file says how long it is: refuse it unread. */
+  if (kind == ES_INPUT_PNG || kind == ES_INPUT_PGM || kind == ES_INPUT_TEXT_MATRIX)
+    if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_file_size)
+      {
+        reader.error = EFBIG;
+        es_reader_failed (&reader, error);
+        es_reader_clear (&reader);
+        return false;
+      }
+
+  switch (kind)
     {
-      free (buffer);
-      return es_load_too_large (error);
+    case ES_INPUT_PNG:
+      ok = es_png_decode_reader (&reader, image, error);
+      break;
+    case ES_INPUT_PGM:
+      ok = es_pgm_decode_reader (&reader, image, error);
+      break;
+    case ES_INPUT_TEXT_MATRIX:
+      {
+        EsTextScan scan = { 0 };
+        uint8_t *text;
+        size_t size;
+
+        /* Read only as far as the parser can need (es_text_matrix_scan). */
+        ok = es_reader_read_rest (&reader, es_text_matrix_scan, &scan, &text, &size, error);
+        if (ok)
+          {
+            ok = es_text_matrix_decode (text, size, levels, image, error);
+            free (text);
+          }
+      }
+      break;
+    default:
+      ok = es_load_refuse (kind, name, error);
+      break;
     }
-  *data = buffer;
-  *size = length;
-  return true;
+  es_reader_clear (&reader);
+  return ok;
 }
 
 bool
 es_load_file (const char *path, int levels, EsImage *image, EsError *error)
 {
-  uint8_t *data = NULL;
-  size_t size = 0;
   bool ok;
   int fd;
 
-  fd = open (path, O_RDONLY | O_CLOEXEC);
+  /* Opening a FIFO waits for a writer; a signal that cancels the process's
+   * control ends the wait. */
+  while ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+    if (es_control_cancelled (interrupt_control))
+      return es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
   if (fd < 0)
     return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
-  ok = es_load_read_all (fd, &data, &size, error);
+  ok = es_load_fd (fd, levels, image, error);
   close (fd);
-  if (!ok)
-    return false;
-  ok = es_load_memory (data, size, levels, image, error);
-  free (data);
   return ok;
-}
-
-bool
-es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error)
-{
-  const uint8_t *bytes = data;
-
-  /* The PNG signature starts with 0x89 "PNG". A damaged one (a flipped bit,
-   * text-mode line ending conversion) still goes to the PNG decoder, which
-   * then says what is wrong with it, rather than to the text matrix parser,
-   * which could only call it junk. */
-  if ((size >= 1 && bytes[0] == 0x89) || (size >= 4 && memcmp (bytes + 1, "PNG", 3) == 0))
-    return es_png_decode (data, size, image, error);
-  if (size >= 2 && bytes[0] == 'P' && (bytes[1] == '2' || bytes[1] == '5'))
-    return es_pgm_decode (data, size, image, error);
-  return es_text_matrix_decode (data, size, levels, image, error);
 }

@@ -2,18 +2,45 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "es-control.h"
 #include "es-image.h"
 
-/* Loads a file, choosing the decoder from its first bytes (PNG signature,
- * "P2"/"P5", else the text matrix). PNG and PGM give U8 (depth 1..8) or U16
- * (depth 9..16) samples as stored (no rescaling), colour reduced with
- * BT.709 weights on the stored values; a text matrix gives U8/U16 levels with
- * image->levels = levels and fails on any value >= levels.
- * Error messages name the problem and, for text, the line and column; the
- * caller prefixes the file name. */
+/* Loads a file, recognising its format from its first bytes, never from
+ * its name: the PNG signature, "P2"/"P5" and whitespace, or a text matrix
+ * (a digit first, after blank lines perhaps). Anything else is refused at
+ * once (ES_ERROR_FORMAT): "empty file", "JPEG is not supported (PNG, PGM,
+ * text matrix are)" for a format known by its magic number (JPEG, TIFF,
+ * PPM, PBM, PAM, GIF, BMP, WebP, ...), else "not an image this program
+ * reads (...)"; only what looks like a text matrix gets text-matrix errors.
+ *
+ * The file is read in bounded pieces and never past the size limit (4 GiB)
+ * plus one byte: a regular file over the limit is refused unread, anything
+ * else once it has given limit + 1 bytes ("file is larger than 4 GiB",
+ * ES_ERROR_IO). PNG and PGM are decoded as they are read, holding the image
+ * and a 64 KiB buffer (what follows a P5 raster or the PNG IEND chunk is not
+ * read); a text matrix is held whole, as its parser needs, but reading stops
+ * at the first byte that no text matrix holds.
+ *
+ * PNG and PGM give U8 (depth 1..8) or U16 (depth 9..16) samples as stored
+ * (no rescaling), colour reduced with BT.709 weights on the stored values;
+ * a text matrix gives U8/U16 levels with image->levels = levels and fails on
+ * any value >= levels. Error messages name the problem and, for text, the
+ * line and column; the caller prefixes the file name. */
 bool es_load_file (const char *path, int levels, EsImage *image, EsError *error);
+/* The same from an open descriptor (not closed): a file, a pipe, a device. */
+bool es_load_fd (int fd, int levels, EsImage *image, EsError *error);
+/* The same recognition and decoders on bytes already in memory (the window
+ * reads files through GIO); the same verdicts and messages as es_load_fd. */
 bool es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error);
+
+/* The size limit of es_load_file and es_load_fd; 0 restores 4 GiB. */
+void es_load_set_max_file_size (uint64_t bytes);
+uint64_t es_load_get_max_file_size (void);
+/* Once control is cancelled (a signal handler may do it), a load waiting on
+ * open() or read() stops with ES_ERROR_CANCELLED. NULL turns it off. */
+void es_load_set_interrupt (EsControl *control);
 
 /* The individual decoders, for tests and fuzzers. */
 bool es_png_decode (const void *data, size_t size, EsImage *image, EsError *error);

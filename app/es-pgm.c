@@ -1,83 +1,125 @@
-/* PGM decoding (binary P5 and plain P2), samples kept as stored. */
+/* PGM decoding (binary P5 and plain P2), samples kept as stored, streamed from a bounded reader. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "es-load.h"
+#include "es-load-internal.h"
+
+/* Where a problem is: P2 files are reported by line and column (their
+ * users think in lines), binary P5 ones by byte offset from 0. */
+typedef struct {
+  uint64_t offset;
+  uint64_t line;        /* from 1 */
+  uint64_t line_start;  /* offset of the line's first byte */
+} EsPgmMark;
 
 typedef struct {
-  const uint8_t *data;
-  size_t size;
-  size_t pos;
-  bool plain;  /* P2: positions are reported as line:column, else as byte offsets */
+  EsReader *in;
+  bool plain;           /* P2 */
+  uint64_t line, line_start;
 } EsPgmReader;
 
-/* Formats where the reader is (or was) as "line L, column C" for P2, whose
- * users think in lines, and "byte N" (from 0) for binary P5. */
-static void
-es_pgm_position (const EsPgmReader *reader, size_t pos, char *out, size_t out_size)
+static EsPgmMark
+es_pgm_here (const EsPgmReader *reader)
 {
-  size_t line = 1, line_start = 0;
-
-  if (!reader->plain)
-    {
-      snprintf (out, out_size, "byte %zu", pos);
-      return;
-    }
-  /* Only runs on the error path, so a scan from the start is fine. */
-  for (size_t i = 0; i < pos && i < reader->size; i++)
-    if (reader->data[i] == '\n')
-      {
-        line++;
-        line_start = i + 1;
-      }
-  snprintf (out, out_size, "line %zu, column %zu", line, pos - line_start + 1);
+  return (EsPgmMark) { es_reader_offset (reader->in), reader->line, reader->line_start };
 }
 
+static inline int
+es_pgm_peek (EsPgmReader *reader)
+{
+  return es_reader_peek (reader->in);
+}
+
+/* Consumes the byte that es_pgm_peek returned, counting lines. */
+static inline void
+es_pgm_advance (EsPgmReader *reader)
+{
+  if (es_reader_next (reader->in) == '\n')
+    {
+      reader->line++;
+      reader->line_start = es_reader_offset (reader->in);
+    }
+}
+
+/* Reports a problem that the bytes read show, at mark. */
 static bool
-es_pgm_fail (const EsPgmReader *reader, size_t pos, EsError *error, const char *what)
+es_pgm_fail (const EsPgmReader *reader, EsPgmMark mark, EsError *error, const char *what)
 {
   char where[64];
 
-  es_pgm_position (reader, pos, where, sizeof where);
+  if (reader->plain)
+    snprintf (where, sizeof where, "line %" PRIu64 ", column %" PRIu64, mark.line,
+              mark.offset - mark.line_start + 1);
+  else
+    snprintf (where, sizeof where, "byte %" PRIu64, mark.offset);
   return es_error_set (error, ES_ERROR_FORMAT, "PGM: %s: %s", where, what);
 }
 
+/* Whether the input ended early because of a read error, the size limit or
+ * an interruption; if so, sets error to say that. */
+static bool
+es_pgm_read_failed (const EsPgmReader *reader, EsError *error)
+{
+  EsError failed = { 0 };
+
+  if (!es_reader_failed (reader->in, &failed))
+    return false;
+  es_error_set (error, failed.code, "PGM: %s", failed.message);
+  return true;
+}
+
+/* Reports the end of the data at mark, unless the input ended early: then
+ * the reason it did is the problem. */
+static bool
+es_pgm_fail_end (const EsPgmReader *reader, EsPgmMark mark, EsError *error, const char *what)
+{
+  if (es_pgm_read_failed (reader, error))
+    return false;
+  return es_pgm_fail (reader, mark, error, what);
+}
+
 static inline bool
-es_pgm_is_space (uint8_t c)
+es_pgm_is_space (int c)
 {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Skips whitespace and comments ("#" to the end of the line). */
+/* Skips a comment: "#" to the end of the line (not the line end itself). */
+static void
+es_pgm_skip_comment (EsPgmReader *reader)
+{
+  int c;
+
+  while ((c = es_pgm_peek (reader)) >= 0 && c != '\n' && c != '\r')
+    es_pgm_advance (reader);
+}
+
+/* Skips whitespace and comments. */
 static void
 es_pgm_skip_space (EsPgmReader *reader)
 {
-  while (reader->pos < reader->size)
-    {
-      uint8_t c = reader->data[reader->pos];
+  int c;
 
+  while ((c = es_pgm_peek (reader)) >= 0)
+    {
       if (c == '#')
-        {
-          while (reader->pos < reader->size && reader->data[reader->pos] != '\n'
-                 && reader->data[reader->pos] != '\r')
-            reader->pos++;
-        }
+        es_pgm_skip_comment (reader);
       else if (es_pgm_is_space (c))
-        reader->pos++;
+        es_pgm_advance (reader);
       else
         break;
     }
 }
 
 static inline bool
-es_pgm_is_print (uint8_t c)
+es_pgm_is_print (int c)
 {
   return c >= 0x20 && c < 0x7f;
 }
 
 static inline bool
-es_pgm_is_digit (uint8_t c)
+es_pgm_is_digit (int c)
 {
   return (unsigned) (c - '0') < 10;
 }
@@ -88,31 +130,32 @@ static bool
 es_pgm_read_number (EsPgmReader *reader, const char *what, uint32_t min, uint32_t max,
                     uint32_t *value, EsError *error)
 {
-  size_t start;
+  EsPgmMark start;
   uint32_t v = 0;
   char message[128];
+  int c;
 
   es_pgm_skip_space (reader);
-  start = reader->pos;
-  if (reader->pos >= reader->size)
+  start = es_pgm_here (reader);
+  c = es_pgm_peek (reader);
+  if (c < 0)
     {
       snprintf (message, sizeof message, "file ends where the %s should be", what);
-      return es_pgm_fail (reader, reader->pos, error, message);
+      return es_pgm_fail_end (reader, start, error, message);
     }
-  if (reader->data[reader->pos] == '-')
+  if (c == '-')
     {
       snprintf (message, sizeof message, "the %s is negative", what);
       return es_pgm_fail (reader, start, error, message);
     }
-  if (!es_pgm_is_digit (reader->data[reader->pos]))
+  if (!es_pgm_is_digit (c))
     {
-      snprintf (message, sizeof message, "expected the %s, found '%c'", what,
-                es_pgm_is_print (reader->data[reader->pos]) ? reader->data[reader->pos] : '?');
+      snprintf (message, sizeof message, "expected the %s, found '%c'", what, es_pgm_is_print (c) ? c : '?');
       return es_pgm_fail (reader, start, error, message);
     }
-  while (reader->pos < reader->size && es_pgm_is_digit (reader->data[reader->pos]))
+  while ((c = es_pgm_peek (reader)) >= 0 && es_pgm_is_digit (c))
     {
-      uint32_t digit = reader->data[reader->pos] - '0';
+      uint32_t digit = (uint32_t) (c - '0');
 
       if (v > (max - digit) / 10)
         {
@@ -120,14 +163,15 @@ es_pgm_read_number (EsPgmReader *reader, const char *what, uint32_t min, uint32_
           return es_pgm_fail (reader, start, error, message);
         }
       v = v * 10 + digit;
-      reader->pos++;
+      es_pgm_advance (reader);
     }
-  if (reader->pos < reader->size && !es_pgm_is_space (reader->data[reader->pos])
-      && reader->data[reader->pos] != '#')
+  /* A number cut short by a read error or the limit is not that number. */
+  if (c < 0 && es_pgm_read_failed (reader, error))
+    return false;
+  if (c >= 0 && !es_pgm_is_space (c) && c != '#')
     {
-      snprintf (message, sizeof message, "junk '%c' after the %s",
-                es_pgm_is_print (reader->data[reader->pos]) ? reader->data[reader->pos] : '?', what);
-      return es_pgm_fail (reader, reader->pos, error, message);
+      snprintf (message, sizeof message, "junk '%c' after the %s", es_pgm_is_print (c) ? c : '?', what);
+      return es_pgm_fail (reader, es_pgm_here (reader), error, message);
     }
   if (v < min)
     {
@@ -155,15 +199,15 @@ es_pgm_read_plain (EsPgmReader *reader, uint32_t maxval, EsImage *image, EsError
 
   for (size_t i = 0; i < n; i++)
     {
+      EsPgmMark start;
       uint32_t v;
-      size_t start;
 
       es_pgm_skip_space (reader);
-      start = reader->pos;
-      if (reader->pos >= reader->size)
+      start = es_pgm_here (reader);
+      if (es_pgm_peek (reader) < 0)
         {
           snprintf (message, sizeof message, "file ends after %zu of %zu samples", i, n);
-          return es_pgm_fail (reader, reader->pos, error, message);
+          return es_pgm_fail_end (reader, start, error, message);
         }
       if (!es_pgm_read_number (reader, "sample", 0, 65535, &v, error))
         return false;
@@ -174,59 +218,90 @@ es_pgm_read_plain (EsPgmReader *reader, uint32_t maxval, EsImage *image, EsError
         }
       es_pgm_store (image, i, v);
     }
+  /* Only whitespace and comments may follow, so P2 is read to its end (in
+   * pieces, and never past the size limit). */
   es_pgm_skip_space (reader);
-  if (reader->pos < reader->size)
-    return es_pgm_fail (reader, reader->pos, error, "junk after the last sample");
-  return true;
+  if (es_pgm_peek (reader) >= 0)
+    return es_pgm_fail (reader, es_pgm_here (reader), error, "junk after the last sample");
+  return !es_pgm_read_failed (reader, error);
 }
 
+/* The raster goes from the reader's buffer straight into the image, a
+ * buffer at a time. */
 static bool
 es_pgm_read_binary (EsPgmReader *reader, uint32_t maxval, EsImage *image, EsError *error)
 {
   size_t n = (size_t) image->width * (size_t) image->height;
   size_t bytes_per_sample = maxval < 256 ? 1 : 2;
-  const uint8_t *src = reader->data + reader->pos;
   char message[160];
 
-  /* n * 2 cannot overflow: es_image_alloc has bounded n. */
-  if (reader->size - reader->pos < n * bytes_per_sample)
+  for (size_t i = 0; i < n;)
     {
-      snprintf (message, sizeof message, "raster is truncated: %zu of %zu bytes present",
-                reader->size - reader->pos, n * bytes_per_sample);
-      return es_pgm_fail (reader, reader->size, error, message);
-    }
-  for (size_t i = 0; i < n; i++)
-    {
-      uint32_t v = bytes_per_sample == 1 ? src[i] : (uint32_t) src[2 * i] << 8 | src[2 * i + 1];
+      /* n * 2 cannot overflow: es_image_alloc has bounded n. */
+      size_t want = (n - i) * bytes_per_sample;
+      size_t available = es_reader_fill (reader->in, want < ES_READER_BUFFER ? want : ES_READER_BUFFER);
+      size_t count = (available < want ? available : want) / bytes_per_sample;
+      const uint8_t *src = reader->in->data + reader->in->pos;
+      EsPgmMark here = es_pgm_here (reader);
 
-      if (v > maxval)
+      if (count == 0)
         {
-          snprintf (message, sizeof message, "sample %" PRIu32 " is over maxval %" PRIu32, v, maxval);
-          return es_pgm_fail (reader, reader->pos + i * bytes_per_sample, error, message);
+          snprintf (message, sizeof message, "raster is truncated: %zu of %zu bytes present",
+                    i * bytes_per_sample + available, n * bytes_per_sample);
+          here.offset += available;
+          return es_pgm_fail_end (reader, here, error, message);
         }
-      es_pgm_store (image, i, v);
+      for (size_t k = 0; k < count; k++)
+        {
+          uint32_t v = bytes_per_sample == 1 ? src[k] : (uint32_t) src[2 * k] << 8 | src[2 * k + 1];
+
+          if (v > maxval)
+            {
+              snprintf (message, sizeof message, "sample %" PRIu32 " is over maxval %" PRIu32, v, maxval);
+              here.offset += k * bytes_per_sample;
+              return es_pgm_fail (reader, here, error, message);
+            }
+          es_pgm_store (image, i + k, v);
+        }
+      reader->in->pos += count * bytes_per_sample;
+      i += count;
     }
   /* A P5 file may hold several images back to back; only the first is
-   * read, and whatever follows it is ignored. */
+   * read, and whatever follows it is neither read nor held. */
   return true;
 }
 
 bool
 es_pgm_decode (const void *data, size_t size, EsImage *image, EsError *error)
 {
-  EsPgmReader reader = { .data = data, .size = size };
+  EsReader reader;
+
+  es_reader_init_memory (&reader, data, size);
+  return es_pgm_decode_reader (&reader, image, error);
+}
+
+bool
+es_pgm_decode_reader (EsReader *in, EsImage *image, EsError *error)
+{
+  EsPgmReader reader = { .in = in, .line = 1 };
   EsImage out = { 0 };
   EsError local = { 0 };
   uint32_t width, height, maxval;
-  int depth = 0;
+  int depth = 0, c0, c1, c;
   bool ok;
 
-  if (size < 2 || reader.data[0] != 'P' || (reader.data[1] != '2' && reader.data[1] != '5'))
-    return es_error_set (error, ES_ERROR_FORMAT, "PGM: byte 0: not a PGM file (no P2 or P5 magic)");
-  reader.plain = reader.data[1] == '2';
-  reader.pos = 2;
-  if (reader.pos < size && !es_pgm_is_space (reader.data[reader.pos]) && reader.data[reader.pos] != '#')
-    return es_pgm_fail (&reader, reader.pos, error, "no whitespace after the magic number");
+  c0 = es_reader_next (in);
+  c1 = c0 == 'P' ? es_reader_next (in) : -1;
+  if (c0 != 'P' || (c1 != '2' && c1 != '5'))
+    {
+      if (es_pgm_read_failed (&reader, error))
+        return false;
+      return es_error_set (error, ES_ERROR_FORMAT, "PGM: byte 0: not a PGM file (no P2 or P5 magic)");
+    }
+  reader.plain = c1 == '2';
+  c = es_pgm_peek (&reader);
+  if (c >= 0 && !es_pgm_is_space (c) && c != '#')
+    return es_pgm_fail (&reader, es_pgm_here (&reader), error, "no whitespace after the magic number");
 
   if (!es_pgm_read_number (&reader, "width", 1, INT32_MAX, &width, error)
       || !es_pgm_read_number (&reader, "height", 1, INT32_MAX, &height, error)
@@ -235,12 +310,11 @@ es_pgm_decode (const void *data, size_t size, EsImage *image, EsError *error)
 
   /* Exactly one whitespace byte separates maxval from a P5 raster, which may
    * start with a byte that looks like whitespace; a comment may come first. */
-  if (reader.pos < size && reader.data[reader.pos] == '#')
-    while (reader.pos < size && reader.data[reader.pos] != '\n' && reader.data[reader.pos] != '\r')
-      reader.pos++;
-  if (reader.pos >= size)
-    return es_pgm_fail (&reader, reader.pos, error, "file ends after the header");
-  reader.pos++;
+  if (es_pgm_peek (&reader) == '#')
+    es_pgm_skip_comment (&reader);
+  if (es_pgm_peek (&reader) < 0)
+    return es_pgm_fail_end (&reader, es_pgm_here (&reader), error, "file ends after the header");
+  es_pgm_advance (&reader);
 
   for (uint32_t m = maxval; m != 0; m >>= 1)
     depth++;

@@ -41,6 +41,19 @@ value_info (const EsViewParams *params)
   };
 }
 
+void
+es_pipeline_auto_range (const EsImage *values, double *lo, double *hi)
+{
+  es_image_min_max (values, lo, hi);
+  /* Float results are exact only to ES_VALUE_ACCURACY: a span narrower than
+   * that is rounding noise (a constant image's entropy, 0 up to a few 1e-7),
+   * which stretched to full scale would draw patterns that are not there.
+   * It is drawn flat, with one colorbar label, and a raw 16-bit export
+   * records a ValueScale of 0. */
+  if (values->format == ES_FORMAT_F32 && *hi - *lo < ES_VALUE_ACCURACY)
+    *hi = *lo;
+}
+
 bool
 es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
                  EsResult *result, EsError *error)
@@ -58,7 +71,7 @@ es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsVie
   result->scale.map = params->colormap;
   result->scale.reversed = params->reversed;
   if (params->range == ES_RANGE_AUTO)
-    es_image_min_max (&result->values, &result->scale.lo, &result->scale.hi);
+    es_pipeline_auto_range (&result->values, &result->scale.lo, &result->scale.hi);
   else
     {
       /* The range every result of this job could take, so that colours mean

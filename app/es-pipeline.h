@@ -9,8 +9,12 @@
 
 typedef enum {
   ES_RANGE_ABSOLUTE, /* entropy 0..ln(min(L, k^2)); levels 0..L-1; u8 0..255 */
-  ES_RANGE_AUTO,     /* the result's own min..max */
+  ES_RANGE_AUTO,     /* the result's own min..max; a float span under ES_VALUE_ACCURACY is flat */
 } EsRangeMode;
+
+/* The accuracy that DESIGN.md §1 states for float results (entropy within
+ * 1e-5 of a float64 evaluation): differences below it mean nothing. */
+#define ES_VALUE_ACCURACY 1e-5
 
 /* Units of entropy values (of any op whose table units are "nats"). */
 typedef enum {
@@ -46,6 +50,10 @@ typedef struct {
   EsValueInfo info;    /* metadata for exports and the colorbar */
   EsTiming timing;
 } EsResult;
+
+/* The range of ES_RANGE_AUTO: the values' minimum and maximum, except that
+ * float values spanning less than ES_VALUE_ACCURACY get hi = lo (flat). */
+void es_pipeline_auto_range (const EsImage *values, double *lo, double *hi);
 
 /* Runs params->job on source and fills result (reusing its buffers). */
 bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,

@@ -1,4 +1,4 @@
-/* PNG decoding to gray with libpng's low-level API, from memory, hardened against hostile files. */
+/* PNG decoding to gray with libpng's low-level API, streamed from a bounded reader, hardened against hostile files. */
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -10,6 +10,7 @@
 
 #include "es-load.h"
 #include "es-png-error.h"
+#include "es-load-internal.h"
 
 /* Ancillary chunks (text, ICC profiles) may not decompress to more than this,
  * nor may a file carry more than this many of them. */
@@ -21,9 +22,8 @@
  * non-volatile locals modified after setjmp indeterminate after the jump,
  * while objects reached through a pointer keep their last stored value. */
 typedef struct {
-  const uint8_t *data;
-  size_t size;
-  size_t pos;
+  EsReader *reader;
+  EsError read_error;  /* why the input ended early: a read error, the limit, an interruption */
   png_structp png;
   png_infop info;
   uint8_t *row;
@@ -37,10 +37,14 @@ es_png_read_fn (png_structp png, png_bytep out, size_t length)
 {
   EsPngDecoder *decoder = png_get_io_ptr (png);
 
-  if (length > decoder->size - decoder->pos)
-    png_error (png, "file is truncated");
-  memcpy (out, decoder->data + decoder->pos, length);
-  decoder->pos += length;
+  if (es_reader_read (decoder->reader, out, length) != length)
+    {
+      /* Only one row and the image are ever held: libpng asks for a chunk
+       * header, a piece of IDAT or a CRC at a time. */
+      if (es_reader_failed (decoder->reader, &decoder->read_error))
+        png_error (png, decoder->read_error.message);
+      png_error (png, "file is truncated");
+    }
 }
 
 /* BT.709 luma of stored values, rounded half away from zero. The sum is
@@ -110,8 +114,10 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
  * libpng's generic "Invalid IHDR data" for sides above its own limit. A
  * malformed IHDR is left for libpng to report. */
 static bool
-es_png_precheck_size (const uint8_t *data, size_t size, EsError *error)
+es_png_precheck_size (EsReader *reader, EsError *error)
 {
+  size_t size = es_reader_fill (reader, 25);
+  const uint8_t *data = reader->data + reader->pos;
   uint32_t width, height;
   int depth;
 
@@ -223,11 +229,20 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
 bool
 es_png_decode (const void *data, size_t size, EsImage *image, EsError *error)
 {
-  EsPngDecoder decoder = { .data = data, .size = size };
+  EsReader reader;
+
+  es_reader_init_memory (&reader, data, size);
+  return es_png_decode_reader (&reader, image, error);
+}
+
+bool
+es_png_decode_reader (EsReader *reader, EsImage *image, EsError *error)
+{
+  EsPngDecoder decoder = { .reader = reader };
   EsError local = { 0 };
   bool ok;
 
-  if (!es_png_precheck_size (data, size, &local))
+  if (!es_png_precheck_size (reader, &local))
     return es_error_set (error, local.code, "PNG: %s", local.message);
 
   decoder.png = png_create_read_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
@@ -248,6 +263,9 @@ es_png_decode (const void *data, size_t size, EsImage *image, EsError *error)
   if (!ok)
     {
       es_image_clear (&decoder.image);
+      /* A read error, the size limit or an interruption keeps its own code. */
+      if (decoder.read_error.code != ES_OK)
+        return es_error_set (error, decoder.read_error.code, "PNG: %s", decoder.read_error.message);
       if (local.code != ES_OK)
         return es_error_set (error, local.code, "PNG: %s", local.message);
       if (decoder.errors.warning[0] != '\0' && strcmp (decoder.errors.warning, decoder.errors.message) != 0)

@@ -7,9 +7,20 @@
 #include <string.h>
 
 #include "es-colorbar-layout.h"
+#include "es-path.h"
 #include "es-png-error.h"
 #include "es-save.h"
 #include "es-ops.h"
+
+/* "cannot write 'PATH': reason", the path shortened so that the reason fits. */
+static bool
+es_save_fail (EsError *error, EsErrorCode code, const char *path, const char *reason)
+{
+  char shown[ES_PATH_MESSAGE_MAX + 1];
+
+  return es_error_set (error, code, "cannot write '%s': %s",
+                       es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown), reason);
+}
 
 /* ---- PNG writing through an atomic file ---------------------------------- */
 
@@ -114,7 +125,7 @@ write_png (const char *path, int width, int height, int bit_depth, int color_typ
 
   ctx = calloc (1, sizeof *ctx + row_bytes);
   if (!ctx)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
+    return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
   file = es_atomic_file_open (path, error);
   if (!file)
     {
@@ -130,17 +141,22 @@ write_png (const char *path, int width, int height, int bit_depth, int color_typ
       png_destroy_write_struct (&png, NULL);
       es_atomic_file_abort (file);
       free (ctx);
-      return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
+      return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
     }
 
   if (setjmp (png_jmpbuf (png)))
     {
+      char shown[ES_PATH_MESSAGE_MAX + 1];
+
       png_destroy_write_struct (&png, &info);
       es_atomic_file_abort (file);
-      if (ctx->write_errno)
-        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, strerror (ctx->write_errno));
+      es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown);
+      if (ctx->write_errno == ECANCELED)
+        es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted", shown);
+      else if (ctx->write_errno)
+        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", shown, strerror (ctx->write_errno));
       else
-        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", path, ctx->errors.message);
+        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", shown, ctx->errors.message);
       free (ctx);
       return false;
     }
@@ -172,7 +188,7 @@ check_values (const char *path, const EsImage *values, EsError *error)
       || (values->format != ES_FORMAT_U8 && values->format != ES_FORMAT_U16
           && values->format != ES_FORMAT_F32)
       || values->stride < (size_t) values->width * es_format_size (values->format))
-    return es_error_set (error, ES_ERROR_INVALID, "cannot write '%s': no image to write", path);
+    return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   return true;
 }
 
@@ -243,7 +259,7 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
   if (!check_values (path, values, error))
     return false;
   if (!scale)
-    return es_error_set (error, ES_ERROR_INVALID, "cannot write '%s': no colour scale", path);
+    return es_save_fail (error, ES_ERROR_INVALID, path, "no colour scale");
 
   width = values->width;
   height = values->height;
@@ -258,7 +274,7 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
   rows.band_rows = rows.band_rows < 1 ? 1 : rows.band_rows > values->height ? values->height : rows.band_rows;
   rows.band = malloc ((size_t) rows.band_rows * 3 * (size_t) values->width);
   if (!rows.band)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
+    return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
 
   text_add_info (&chunks, info);
   text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale, scale->hi * unit_scale);
@@ -334,7 +350,7 @@ es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, si
   TextChunks chunks = { .n = 0 };
 
   if (!rgb || width <= 0 || height <= 0 || stride < 3 * (size_t) width)
-    return es_error_set (error, ES_ERROR_INVALID, "cannot write '%s': no image to write", path);
+    return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   text_add_info (&chunks, NULL);
   return write_png (path, width, height, 8, PNG_COLOR_TYPE_RGB, &chunks, rgb_fill_row, &rows, error);
 }
@@ -415,7 +431,7 @@ es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo 
     return false;
   buffer = malloc (BUFFER_SIZE);
   if (!buffer)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot write '%s': out of memory", path);
+    return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
   file = es_atomic_file_open (path, error);
   if (!file)
     {

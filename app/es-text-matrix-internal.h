@@ -13,3 +13,21 @@ typedef enum {
  * image, or the same error with the same message. */
 bool es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSplit split,
                                   EsImage *image, EsError *error);
+
+/* How much of a text matrix its decoder can need, found while it is read:
+ * the header line, H row lines, and of what follows only the first byte of
+ * one more non-blank line (the error "more than H rows" is at that line)
+ * or the first byte that no text matrix holds (every error is at or before
+ * it). The decoder gives the same verdict, message and image on that
+ * prefix as on the whole input, so es_load_fd reads no further. */
+typedef struct {
+  int state;            /* before the header line, in it, in the rows */
+  uint64_t height;      /* the header's first number (capped) */
+  uint64_t rows;        /* non-blank lines after the header so far */
+  bool in_height;       /* the header's first number is being read */
+  bool line_blank;      /* the current line holds no digit yet */
+} EsTextScan;
+
+/* Feeds the next n bytes. Returns how many of them the decoder needs and
+ * sets *done when it needs nothing after those; else returns n. */
+size_t es_text_matrix_scan (void *scan, const uint8_t *bytes, size_t n, bool *done);

@@ -454,3 +454,75 @@ es_text_matrix_decode (const void *data, size_t size, int levels, EsImage *image
 {
   return es_text_matrix_decode_split (data, size, levels, ES_TEXT_SPLIT_AUTO, image, error);
 }
+
+enum { ES_TEXT_SCAN_BEFORE, ES_TEXT_SCAN_HEADER, ES_TEXT_SCAN_ROWS };
+
+size_t
+es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
+{
+  EsTextScan *scan = state;
+
+  *done = false;
+  for (size_t i = 0; i < n; i++)
+    {
+      char c = (char) bytes[i];
+      bool digit = es_text_is_digit (c);
+
+      /* A byte that no text matrix holds: an error at or before it. */
+      if (!digit && c != '\n' && !es_text_is_blank (c))
+        {
+          *done = true;
+          return i + 1;
+        }
+      switch (scan->state)
+        {
+        case ES_TEXT_SCAN_BEFORE:
+          /* Blank lines, then the header's first digit. */
+          if (digit)
+            {
+              scan->state = ES_TEXT_SCAN_HEADER;
+              scan->height = (uint64_t) (c - '0');
+              scan->in_height = true;
+            }
+          break;
+        case ES_TEXT_SCAN_HEADER:
+          if (scan->in_height && digit)
+            {
+              scan->height = scan->height * 10 + (uint64_t) (c - '0');
+              if (scan->height > INT_MAX)
+                scan->height = (uint64_t) INT_MAX + 1;
+            }
+          else
+            scan->in_height = false;
+          if (c == '\n')
+            {
+              /* The header line decides alone whether it is an error; a
+               * height of 0 or one that overflows always is. */
+              if (scan->height == 0 || scan->height > INT_MAX)
+                {
+                  *done = true;
+                  return i + 1;
+                }
+              scan->state = ES_TEXT_SCAN_ROWS;
+              scan->line_blank = true;
+            }
+          break;
+        default:
+          if (c == '\n')
+            scan->line_blank = true;
+          else if (digit && scan->line_blank)
+            {
+              /* The first digit of a row line: one past the height is
+               * where "more than H rows" is reported. */
+              scan->line_blank = false;
+              if (++scan->rows > scan->height)
+                {
+                  *done = true;
+                  return i + 1;
+                }
+            }
+          break;
+        }
+    }
+  return n;
+}

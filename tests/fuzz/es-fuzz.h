@@ -1,11 +1,14 @@
 /* Shared by the fuzz harnesses and the replay driver: the entry point and the decoder contract checks. */
 #pragma once
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "es-load.h"
 
@@ -109,4 +112,119 @@ es_fuzz_check (bool ok, EsImage *image, const EsError *error, int levels)
         }
     }
   es_image_clear (image);
+}
+
+/* ---- the streaming path: the same bytes from a descriptor, in pieces ---- */
+
+/* A memory file (a regular file to fstat) holding the data, at offset 0. */
+static inline int
+es_fuzz_memfd (const uint8_t *data, size_t size)
+{
+  int fd = memfd_create ("es-fuzz", MFD_CLOEXEC);
+  size_t done = 0;
+
+  if (fd < 0)
+    return -1;
+  while (done < size)
+    {
+      ssize_t n = write (fd, data + done, size - done);
+      if (n <= 0)
+        {
+          close (fd);
+          return -1;
+        }
+      done += (size_t) n;
+    }
+  if (lseek (fd, 0, SEEK_SET) != 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+/* The read end of a pipe (not a regular file: no size to trust) that holds
+ * the data and whose write end is closed; -1 when it does not fit. */
+static inline int
+es_fuzz_pipe (const uint8_t *data, size_t size)
+{
+  int fds[2];
+  int capacity;
+  size_t done = 0;
+
+  if (pipe2 (fds, O_CLOEXEC) != 0)
+    return -1;
+  capacity = fcntl (fds[1], F_SETPIPE_SZ, 1 << 20);
+  if (capacity < 0)
+    capacity = fcntl (fds[1], F_GETPIPE_SZ);
+  if (capacity < 0 || size > (size_t) capacity)
+    {
+      close (fds[0]);
+      close (fds[1]);
+      return -1;
+    }
+  while (done < size)
+    {
+      ssize_t n = write (fds[1], data + done, size - done);
+      if (n <= 0)
+        break;
+      done += (size_t) n;
+    }
+  close (fds[1]);
+  if (done < size)
+    {
+      close (fds[0]);
+      return -1;
+    }
+  return fds[0];
+}
+
+/* The cap on one read() for this input, from a hash of it: pieces of a few
+ * bytes put every boundary of the reader's buffer inside headers, samples
+ * and chunks; 0 (no cap) now and then. Large inputs get larger pieces so
+ * that a run stays fast. */
+static inline size_t
+es_fuzz_piece (const uint8_t *data, size_t size)
+{
+  uint32_t h = 2166136261u;
+
+  for (size_t i = 0; i < size && i < 64; i++)
+    h = (h ^ data[i]) * 16777619u;
+  h ^= (uint32_t) size * 2654435761u;
+  if (h % 8 == 0)
+    return 0;
+  return (size_t) (1 + h / 8 % 13) * (size > 16384 ? 512 : 1);
+}
+
+/* Two decodes of the same bytes must agree: verdict, code, message, image. */
+static inline void
+es_fuzz_require_same (bool ok_a, const EsImage *a, const EsError *error_a, bool ok_b, const EsImage *b,
+                      const EsError *error_b)
+{
+  ES_FUZZ_REQUIRE (ok_a == ok_b);
+  if (!ok_a)
+    {
+      if (error_a->code != error_b->code || strcmp (error_a->message, error_b->message) != 0)
+        fprintf (stderr, "\"%s\" != \"%s\"\n", error_a->message, error_b->message);
+      ES_FUZZ_REQUIRE (error_a->code == error_b->code);
+      ES_FUZZ_REQUIRE (strcmp (error_a->message, error_b->message) == 0);
+      return;
+    }
+  ES_FUZZ_REQUIRE (a->width == b->width && a->height == b->height);
+  ES_FUZZ_REQUIRE (a->format == b->format && a->depth == b->depth && a->levels == b->levels);
+  for (int y = 0; y < a->height; y++)
+    ES_FUZZ_REQUIRE (memcmp (es_image_row (a, y), es_image_row (b, y),
+                             (size_t) a->width * es_format_size (a->format)) == 0);
+}
+
+/* A decode with a size limit below the input's size either needed no more
+ * than the limit (and agrees with the unlimited one) or says the file is
+ * larger than the limit. */
+static inline void
+es_fuzz_require_same_or_limit (bool ok_a, const EsImage *a, const EsError *error_a, bool ok_limited,
+                               const EsImage *limited, const EsError *error_limited)
+{
+  if (!ok_limited && error_limited->code == ES_ERROR_IO && strstr (error_limited->message, "larger than"))
+    return;
+  es_fuzz_require_same (ok_a, a, error_a, ok_limited, limited, error_limited);
 }

@@ -1,0 +1,424 @@
+#!/bin/sh
+# Hostile use of entroscope-cli (TAP), issue 15: outputs that are inputs, special and long output
+# names, endless and foreign inputs, the flat automatic range, signals, and a stdout that fails.
+# Usage: test-cli-hostile.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)
+
+CLI=$1
+if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
+  echo "Bail out! usage: $0 PATH-TO-entroscope-cli"
+  exit 1
+fi
+case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+here=$(cd "$(dirname "$0")" && pwd)
+SAMPLE=${ES_SAMPLE:-$here/../data/camera.png}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli-hostile.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
+pids=
+trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+trap 'exit 1' INT TERM
+cd "$T" || exit 1
+
+count=0
+failed=0
+
+# ok STATUS DESCRIPTION
+ok () {
+  count=$((count + 1))
+  if [ "$1" -eq 0 ]; then
+    echo "ok $count - $2"
+  else
+    echo "not ok $count - $2"
+    failed=1
+  fi
+}
+
+# check DESCRIPTION COMMAND...: one TAP line from a command's status.
+check () {
+  what=$1
+  shift
+  if "$@"; then ok 0 "$what"; else ok 1 "$what"; fi
+}
+
+skip () {
+  count=$((count + 1))
+  echo "ok $count - $2 # SKIP $1"
+}
+
+# cli ARGS...: runs the CLI with stdout in out.log and stderr in err.log,
+# leaving the exit status in $rc and the wall time in $ms (milliseconds).
+cli () {
+  t0=$(date +%s%N)
+  "$CLI" "$@" >"$T/out.log" 2>"$T/err.log"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+}
+
+lines () {
+  wc -l <"$1" | tr -d ' '
+}
+
+# Exactly one line on stderr, and it is $1 (a fixed string).
+error_is () {
+  [ "$(lines "$T/err.log")" = 1 ] && [ "$(cat "$T/err.log")" = "$1" ]
+}
+
+# One error line on stderr that holds $1 (a fixed string).
+one_error_with () {
+  [ "$(lines "$T/err.log")" = 1 ] && grep -q -F -e "$1" "$T/err.log"
+}
+
+is_png () {
+  [ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ]
+}
+
+# Only the named files in a folder: no temporary file left behind.
+only_files () {
+  dir=$1
+  shift
+  [ "$(ls -A "$dir" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
+}
+
+# The value of a PNG tEXt chunk, walking the chunks (so that no CRC byte is
+# ever mistaken for text).
+png_text () {
+  od -An -v -tu1 "$2" | awk -v key="$1" '
+    { for (i = 1; i <= NF; i++) b[n++] = $i }
+    END {
+      for (p = 8; p + 8 <= n; p += 12 + len) {
+        len = b[p] * 16777216 + b[p + 1] * 65536 + b[p + 2] * 256 + b[p + 3]
+        type = sprintf ("%c%c%c%c", b[p + 4], b[p + 5], b[p + 6], b[p + 7])
+        if (type != "tEXt") continue
+        k = ""; v = ""; q = p + 8; e = q + len
+        for (; q < e && b[q] != 0; q++) k = k sprintf ("%c", b[q])
+        for (q++; q < e; q++) v = v sprintf ("%c", b[q])
+        if (k == key) { print v; exit }
+      }
+    }'
+}
+
+# P5 WIDTH HEIGHT filled with one gray, or with bytes of a file.
+make_pgm () {
+  printf 'P5 %d %d 255\n' "$2" "$3" >"$1"
+  if [ -n "$4" ]; then
+    head -c $(($2 * $3)) "$4" >>"$1"
+  else
+    head -c $(($2 * $3)) /dev/zero | tr '\0' '\200' >>"$1"
+  fi
+}
+
+# Waits (up to 10 s) until process $1 has $2 open, or blocks opening a FIFO.
+wait_blocked () {
+  i=0
+  while [ $i -lt 100 ]; do
+    if ls -l "/proc/$1/fd" 2>/dev/null | grep -q -F "$2"; then return 0; fi
+    if [ "$(cat "/proc/$1/wchan" 2>/dev/null)" = wait_for_partner ]; then return 0; fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# Waits (up to 10 s) for background process $1 and leaves its status in $rc;
+# a process still running then is killed, and rc is 999. (Helpers run in the
+# background are the processes themselves, never a wrapper such as timeout,
+# so that this kill leaves no orphan holding a FIFO or the TAP pipe.)
+wait_for () {
+  i=0
+  while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  if kill -0 "$1" 2>/dev/null; then
+    kill -9 "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+    rc=999
+  else
+    wait "$1"
+    rc=$?
+  fi
+}
+
+# A sanitizer runtime needs terabytes of address space: no ulimit -v then.
+sanitized=false
+if ldd "$CLI" 2>/dev/null | grep -q -e asan -e ubsan; then sanitized=true; fi
+root=false
+[ "$(id -u)" = 0 ] && root=true
+
+cp "$SAMPLE" x.png
+make_pgm x.pgm 64 48 "$SAMPLE"
+"$CLI" entropy -q x.png -o ref.png && "$CLI" entropy -q --format txt x.png -o ref.txt
+check "reference outputs" eval 'is_png ref.png && [ -s ref.txt ]'
+
+# ---- 1. an output that is also an input is refused before anything is written ----
+mkdir b1 && cd b1 || exit 1
+cp ../x.png ../x.pgm .
+cli equalize x.pgm x-equalize.png -o ./
+check "a batch whose first output would be created as its second input is refused, nothing written" \
+  eval '[ "$rc" = 2 ] && one_error_with "x-equalize.png: is also the output of x.pgm; nothing was written" &&
+        only_files . x.png x.pgm'
+"$CLI" equalize -q x.pgm -o x-equalize.png
+cp x-equalize.png ../x-equalize.orig
+cli equalize x.pgm x-equalize.png -o ./
+check "a batch whose output is an existing input is refused and the input is untouched" \
+  eval '[ "$rc" = 2 ] && cmp -s x-equalize.png ../x-equalize.orig && only_files . x.png x.pgm x-equalize.png'
+cli equalize x-equalize.png x.pgm -o .
+check "the same in the other order" \
+  eval '[ "$rc" = 2 ] && cmp -s x-equalize.png ../x-equalize.orig && only_files . x.png x.pgm x-equalize.png'
+cli equalize ./x.pgm ../b1/x-equalize.png -o "$T/b1/"
+check "the same through other spellings of the names" \
+  eval '[ "$rc" = 2 ] && cmp -s x-equalize.png ../x-equalize.orig && only_files . x.png x.pgm x-equalize.png'
+cli entropy x.png -o x.png
+check "one input as its own output is refused and untouched" \
+  eval '[ "$rc" = 2 ] && one_error_with "x.png: is also the output" && cmp -s x.png ../x.png'
+ln x.png hard.png
+cli entropy x.png -o hard.png
+check "a hard link to the input as the output is refused" \
+  eval '[ "$rc" = 2 ] && cmp -s x.png ../x.png && cmp -s hard.png ../x.png'
+rm hard.png
+ln -s x.png soft.png
+cli entropy soft.png -o x.png
+check "a symbolic link to the output as the input is refused" eval '[ "$rc" = 2 ] && cmp -s x.png ../x.png'
+rm soft.png
+"$CLI" entropy x.png -o - >>x.png 2>"$T/err.log"
+rc=$?
+check "-o - with stdout appended to the input is refused" eval '[ "$rc" = 2 ] && cmp -s x.png ../x.png'
+mkdir out
+cp x.png y.png
+cli equalize x.pgm y.png -o out/
+check "a batch into another folder still works" \
+  eval '[ "$rc" = 0 ] && [ -f out/x-equalize.png ] && [ -f out/y-equalize.png ]'
+cd "$T" || exit 1
+
+# ---- 2. special output targets are written straight, never replaced ----
+mkdir b2 && cd b2 || exit 1
+mkfifo out.fifo
+cat out.fifo >fifo-copy.png 2>/dev/null &
+reader=$!
+pids="$pids $reader"
+cli entropy -q ../x.png -o out.fifo
+wait_for "$reader"
+check "-o FIFO writes into the FIFO, which stays a FIFO" \
+  eval '[ "$rc" = 0 ] && [ -p out.fifo ] && cmp -s fifo-copy.png ../ref.png && only_files . out.fifo fifo-copy.png'
+ln -s /proc/self/fd/1 to-stdout
+"$CLI" entropy -q ../x.png -o to-stdout >via-link.png 2>"$T/err.log"
+rc=$?
+check "-o LINK to /proc/self/fd/1 writes into stdout; the link stays" \
+  eval '[ "$rc" = 0 ] && [ -L to-stdout ] && cmp -s via-link.png ../ref.png'
+# A program that renames over its target would replace /dev/stdout itself
+# when run as root: then the test names stdout through /dev/fd/1, which no
+# rename can reach (it lies in /proc).
+stdout_name=/dev/stdout
+$root && stdout_name=/dev/fd/1
+"$CLI" entropy ../x.png -o $stdout_name 2>"$T/err.log" | cat >via-dev-stdout.png
+check "-o $stdout_name into a pipe: the PNG alone, no \"wrote\" line inside it" cmp -s via-dev-stdout.png ../ref.png
+"$CLI" entropy ../x.png -o - >dash.png 2>"$T/err.log"
+rc=$?
+check "-o - writes the PNG to stdout and nothing else" \
+  eval '[ "$rc" = 0 ] && cmp -s dash.png ../ref.png && [ ! -s "$T/err.log" ]'
+"$CLI" entropy --format txt ../x.png -o - >dash.txt 2>"$T/err.log"
+check "-o - --format txt writes the text matrix to stdout" cmp -s dash.txt ../ref.txt
+cli entropy ../x.png ../x.pgm -o -
+check "several inputs with -o - is a usage error" [ "$rc" = 1 ]
+# As root, device nodes of our own, so that a program that replaces them cannot harm /dev.
+if $root; then
+  null=$T/b2/null
+  full=$T/b2/full
+  mknod "$null" c 1 3 && mknod "$full" c 1 7
+else
+  null=/dev/null
+  full=/dev/full
+fi
+if [ -c "$null" ]; then
+  cli entropy ../x.png -o "$null"
+  check "-o a null device succeeds and leaves it a device" eval '[ "$rc" = 0 ] && [ -c "$null" ]'
+else
+  skip "no null device" "-o a null device"
+fi
+if [ -c "$full" ]; then
+  cli entropy ../x.png -o "$full"
+  check "-o a full device exits 2 with one line saying so, and leaves it a device" \
+    eval '[ "$rc" = 2 ] && one_error_with "No space left on device" && [ -c "$full" ]'
+else
+  skip "no full device" "-o a full device"
+fi
+cd "$T" || exit 1
+
+# ---- 3. endless and huge inputs are refused from their first bytes, within the limit ----
+mkdir b3 && cd b3 || exit 1
+cli entropy /dev/zero -o z.png
+check "/dev/zero is refused at once (${ms} ms) with exit 2" \
+  eval '[ "$rc" = 2 ] && [ "$ms" -lt 2000 ] && one_error_with "/dev/zero: not an image this program reads"'
+if ! $sanitized; then
+  (ulimit -v 1000000; "$CLI" entropy /dev/zero -o z.png >"$T/out.log" 2>"$T/err.log")
+  rc=$?
+  check "/dev/zero under a 1 GB memory limit: exit 2 too, no allocation failure" \
+    eval '[ "$rc" = 2 ] && one_error_with "not an image"'
+else
+  skip "a sanitizer runtime needs more address space than the limit" "/dev/zero under a memory limit"
+fi
+if truncate -s 3G zeros.bin 2>/dev/null; then
+  cli entropy zeros.bin -o z.png
+  check "a 3 GiB sparse file of zeros is refused at once (${ms} ms)" \
+    eval '[ "$rc" = 2 ] && [ "$ms" -lt 2000 ] && one_error_with "zeros.bin: not an image this program reads"'
+  rm -f zeros.bin
+  printf '2 2\n0 1\n' >holey.txt && truncate -s 3G holey.txt
+  cli entropy holey.txt -o z.png
+  check "a text matrix in front of a 3 GiB hole fails at its first NUL (${ms} ms)" \
+    eval '[ "$rc" = 2 ] && [ "$ms" -lt 2000 ] &&
+          one_error_with "holey.txt: text matrix: line 3, column 1: expected a value, found '"'?'"'"'
+  rm -f holey.txt
+  printf 'P5 1 1 255\n' >big.pgm && truncate -s 5G big.pgm
+  cli entropy big.pgm -o z.png
+  check "a 5 GiB PGM is refused from its size, unread (${ms} ms)" \
+    eval '[ "$rc" = 2 ] && [ "$ms" -lt 2000 ] && one_error_with "big.pgm: file is larger than 4 GiB"'
+  rm -f big.pgm
+else
+  skip "no sparse files here" "huge sparse inputs"
+fi
+t0=$(date +%s%N)
+{ echo "1 1"; yes 0; } 2>/dev/null | {
+  if $sanitized; then "$CLI" entropy /dev/stdin -o z.png; else (ulimit -v 2000000; "$CLI" entropy /dev/stdin -o z.png); fi
+} >"$T/out.log" 2>"$T/err.log"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "an endless text matrix on a pipe stops at its second row (${ms} ms)" \
+  eval '[ "$rc" = 2 ] && [ "$ms" -lt 5000 ] && one_error_with "text matrix: line 3, column 1: more than 1 rows"'
+check "nothing was written for the refused inputs" eval '[ -z "$(ls -A)" ]'
+cd "$T" || exit 1
+
+# ---- 4. what is not ours is named, by its content ----
+mkdir b4 && cd b4 || exit 1
+: >empty.png
+printf '\377\330\377\340\000\020JFIF\000\001\001\000\000\001\000\001\000\000' >photo.jpg
+printf 'II*\000\010\000\000\000\016\000\000\001\003\000\001\000\000\000' >scan.tif
+printf 'MM\000*\000\000\000\010\000\016\001\000\000\003\000\000\000\001' >scan-be.tiff
+printf 'P6\n2 2\n255\n\001\002\003\004\005\006\007\010\011\012\013\014' >image.ppm
+printf 'P1\n2 2\n0 1\n1 0\n' >bits.pbm
+printf 'GIF89a\001\000\001\000\200\000\000\000\000\000\377\377\377' >anim.gif
+printf 'BM\106\000\000\000\000\000\000\000\066\000\000\000\050\000\000\000\001\000\000\000\001\000\000\000\001\000\030\000' >pic.bmp
+printf 'RIFF\044\000\000\000WEBPVP8 \030\000\000\000' >pic.webp
+printf '\001\234\363\102\000\177\356\020\125\252\003\201\304\042\220\001\002' >random.png
+printf 'Dear reader, this is a letter.\n' >notes.png
+for case in "empty.png:empty file" \
+            "photo.jpg:JPEG is not supported (PNG, PGM, text matrix are)" \
+            "scan.tif:TIFF is not supported (PNG, PGM, text matrix are)" \
+            "scan-be.tiff:TIFF is not supported (PNG, PGM, text matrix are)" \
+            "image.ppm:PPM (P6) is not supported (PNG, PGM, text matrix are)" \
+            "bits.pbm:PBM (P1) is not supported (PNG, PGM, text matrix are)" \
+            "anim.gif:GIF is not supported (PNG, PGM, text matrix are)" \
+            "pic.bmp:BMP is not supported (PNG, PGM, text matrix are)" \
+            "pic.webp:WebP is not supported (PNG, PGM, text matrix are)" \
+            "random.png:not an image this program reads (PNG, PGM, text matrix)" \
+            "notes.png:not an image this program reads (PNG, PGM, text matrix)"; do
+  file=${case%%:*}
+  says=${case#*:}
+  cli entropy "$file" -o out.png
+  check "$file: exit 2 and \"$says\"" eval '[ "$rc" = 2 ] && error_is "entroscope-cli: $file: $says"'
+done
+printf '2 2\n0 1\n1 x\n' >junk.txt
+cli entropy junk.txt -o out.png
+check "what looks like a text matrix still gets text-matrix errors" \
+  eval '[ "$rc" = 2 ] && one_error_with "junk.txt: text matrix: line 3, column 3"'
+cd "$T" || exit 1
+
+# ---- 5. --range auto on a constant image: flat, with no noise scale ----
+mkdir b5 && cd b5 || exit 1
+make_pgm const.pgm 64 48
+cli entropy --range auto --raw16 const.pgm -o raw.png
+check "raw16 of a constant image records ValueScale 0 ($(png_text ValueScale raw.png))" \
+  eval '[ "$rc" = 0 ] && [ "$(png_text ValueScale raw.png)" = 0 ]'
+cli entropy --range auto --colormap gray const.pgm -o gray.png
+"$CLI" quantize -q --levels 256 --format txt gray.png -o gray.txt
+check "its --range auto heatmap is one colour" \
+  eval '[ "$rc" = 0 ] && [ "$(awk "NR > 1" gray.txt | tr " " "\n" | sort -u | wc -l)" = 1 ]'
+cd "$T" || exit 1
+
+# ---- 6. long names ----
+mkdir b6 && cd b6 || exit 1
+name255=$(printf '%0251d' 0 | tr 0 n).png
+name256=$(printf '%0252d' 0 | tr 0 n).png
+cli entropy -q ../x.png -o "$name255"
+check "a 255-byte output name is written, no temporary file left" \
+  eval '[ "$rc" = 0 ] && is_png "$name255" && only_files . "$name255"'
+cli entropy -q ../x.png -o "$name256"
+check "a 256-byte output name: exit 2, one line ending in the reason" \
+  eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ] && grep -q "File name too long$" "$T/err.log"'
+deep=$(printf 'a-folder-that-is-not-there-%03d/' $(seq 100))
+cli entropy "$deep/x.png" -o out.png
+check "a 3 KB input path: one line under 1 KB that keeps the reason" \
+  eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ] && [ "$(wc -c <"$T/err.log")" -lt 1100 ] &&
+        grep -q "x.png: No such file or directory$" "$T/err.log"'
+cli entropy ../x.png -o "$deep/out.png"
+check "a 3 KB output path: one line under 1 KB that keeps the reason" \
+  eval '[ "$rc" = 2 ] && [ "$(lines "$T/err.log")" = 1 ] && [ "$(wc -c <"$T/err.log")" -lt 1100 ] &&
+        grep -q "No such file or directory$" "$T/err.log"'
+cd "$T" || exit 1
+
+# ---- 7. SIGINT, SIGTERM and SIGHUP leave no debris ----
+mkdir b7 && cd b7 || exit 1
+"$CLI" entropy -q --colormap magma ../x.png -o kept.png && "$CLI" entropy -q --format txt --units bits ../x.png -o kept.txt
+cp kept.png ../kept.png.orig && cp kept.txt ../kept.txt.orig
+for sig in INT:2 TERM:15 HUP:1; do
+  name=${sig%%:*}
+  num=${sig#*:}
+  status=$((128 + num))
+  ES_CLI_TEST_INTERRUPT=1:0.3:$num cli entropy ../x.png -o kept.png
+  check "SIG$name during the computation: exit $status, the old output and nothing else" \
+    eval '[ "$rc" = $status ] && one_error_with "interrupted by SIG$name" &&
+          cmp -s kept.png ../kept.png.orig && only_files . kept.png kept.txt'
+  ES_INJECT_WRITE_SIGNAL=2:$num cli entropy ../x.png -o kept.png
+  check "SIG$name while the PNG is written: exit $status, no temporary file" \
+    eval '[ "$rc" = $status ] && one_error_with "interrupted by SIG$name" &&
+          cmp -s kept.png ../kept.png.orig && only_files . kept.png kept.txt'
+  ES_INJECT_WRITE_SIGNAL=3:$num cli entropy --format txt ../x.png -o kept.txt
+  check "SIG$name while the text matrix is written: exit $status, no temporary file" \
+    eval '[ "$rc" = $status ] && one_error_with "interrupted by SIG$name" &&
+          cmp -s kept.txt ../kept.txt.orig && only_files . kept.png kept.txt'
+done
+# Real signals while blocked: reading a FIFO whose writer stalls, writing a
+# FIFO that nobody reads.
+mkfifo in.fifo
+( printf '\211PNG\r\n\032\n'; exec sleep 30 ) >in.fifo 2>/dev/null &
+writer=$!
+pids="$pids $writer"
+"$CLI" entropy in.fifo -o fifo-out.png >"$T/out.log" 2>"$T/err.log" &
+pid=$!
+pids="$pids $pid"
+wait_blocked "$pid" in.fifo
+kill -HUP "$pid"
+wait_for "$pid"
+kill "$writer" 2>/dev/null
+check "SIGHUP while reading a stalled FIFO: exit 129 at once, one line" \
+  eval '[ "$rc" = 129 ] && one_error_with "interrupted by SIGHUP" && [ ! -e fifo-out.png ]'
+mkfifo stuck.fifo
+( exec 3<stuck.fifo; exec sleep 30 ) >/dev/null 2>&1 &
+reader=$!
+pids="$pids $reader"
+"$CLI" entropy ../x.png -o stuck.fifo >"$T/out.log" 2>"$T/err.log" &
+pid=$!
+pids="$pids $pid"
+wait_blocked "$pid" stuck.fifo
+sleep 0.3
+kill -TERM "$pid"
+wait_for "$pid"
+kill "$reader" 2>/dev/null
+check "SIGTERM while writing a FIFO that nobody reads: exit 143 at once, one line" \
+  eval '[ "$rc" = 143 ] && one_error_with "interrupted by SIGTERM" && [ -p stuck.fifo ]'
+rm -f in.fifo stuck.fifo
+check "no temporary file after any of them" only_files . kept.png kept.txt
+cd "$T" || exit 1
+
+# ---- 8. a stdout that cannot be written is an error ----
+if [ -w /dev/full ]; then
+  for args in "--help" "--version" "info" "entropy --help" "bench --sizes 16 --repeats 1 --ops sharpen --backend cpu"; do
+    "$CLI" $args >/dev/full 2>"$T/err.log"
+    rc=$?
+    check "$args with stdout on /dev/full: exit 2 and one line" \
+      eval '[ "$rc" = 2 ] && error_is "entroscope-cli: stdout: No space left on device"'
+  done
+else
+  skip "no /dev/full" "a stdout that cannot be written"
+fi
+
+echo "1..$count"
+exit $failed
