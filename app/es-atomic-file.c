@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Atomic file output: write a temporary file beside the target, then rename it over; special files are written straight. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entroscope-cli's stderr: one-line error reports, exit statuses and the batch progress line. */
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to entroscope-cli: exit statuses, one-line error reports and the progress line they share stderr with. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entroscope-cli: its commands, one per operation of compute/es-ops.h (over files), info and bench. */
 #include <errno.h>
 #include <libgen.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to entroscope-cli: the parsed command line, between its option parser and its commands. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The labelled colorbar beside an exported heatmap, drawn with a built-in 5x7 font. */
 #include <math.h>
 #include <stdio.h>

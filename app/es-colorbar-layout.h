@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to app/: the layout of the labelled colorbar that an exported heatmap can carry on its right. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Colormaps (matplotlib's viridis, magma, inferno, cividis; gray) and heatmap rendering. */
 #include <math.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Colormaps (viridis, magma, inferno, cividis, gray) and heatmap rendering. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Compare variants: the medians of every kernel variant of a job on one image, and the copy floor. */
 #include "es-compare.h"
 

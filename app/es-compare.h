@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every kernel variant of one job on one image, timed beside the copy floor (window and CLI). */
 #pragma once
 

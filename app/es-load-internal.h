@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to app/: the decoders that stream from a bounded reader, and how the loader recognises a format. */
 #pragma once
 

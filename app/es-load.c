@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Image loading: recognises the format from the first bytes, then decodes while reading in bounded pieces. */
 #include <errno.h>
 #include <fcntl.h>

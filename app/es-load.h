@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Image decoding: PNG (libpng), PGM (P2/P5) and the text matrix, to gray. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shortening file names for one-line messages. */
 #include <string.h>
 

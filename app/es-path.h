@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File names in one-line messages: long paths are shortened in the middle, so that the reason after them survives. */
 #pragma once
 

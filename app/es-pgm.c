@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PGM decoding (binary P5 and plain P2), samples kept as stored, streamed from a bounded reader. */
 #include <inttypes.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The user job without a display, shared by entroscope-cli and the window. */
 #include "es-pipeline.h"
 

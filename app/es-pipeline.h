@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The user job without a display: image -> job -> values -> colour scale -> export.
  * entroscope-cli and the window both go through here, so an export from the
  * window is byte-identical to the CLI's output for the same job. */

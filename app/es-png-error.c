@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libpng's error and warning callbacks, shared by the PNG reader and writer. */
 #include <stdio.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to app/: libpng's error and warning callbacks for the PNG reader and writer. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PNG decoding to gray with libpng's low-level API, streamed from a bounded reader, hardened against hostile files. */
 #include <inttypes.h>
 #include <limits.h>

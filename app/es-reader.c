@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bounded, buffered reading of an input in pieces: decoders never trust a file's claimed size. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to app/: bounded, buffered reading of an input, from memory or from a descriptor, for the decoders. */
 #pragma once
 

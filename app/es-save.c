@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Encoders: colormapped and raw 16-bit PNG (libpng), RGB PNG and the text matrix. */
 #include <errno.h>
 #include <math.h>

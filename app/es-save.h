@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Encoders (colormapped PNG, raw 16-bit PNG, text matrix) and atomic files. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to the text matrix decoder and its tests: how the work is split. */
 #pragma once
 

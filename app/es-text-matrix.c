@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Text matrix decoding ("H W", then H lines of W levels each), in parallel for large inputs. */
 #include <limits.h>
 #include <omp.h>

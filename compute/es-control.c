@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cooperative cancellation and progress: an atomic flag and an atomic counter. */
 #include "es-control.h"
 

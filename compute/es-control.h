@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Cooperative cancellation and progress of a running job, shared by the caller and the backends. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The equalization LUT of DESIGN.md §1, shared by the CPU backend and CUDA's banded runs. */
 #include "es-definitions.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Exact definitions shared by every backend (DESIGN.md §1): one place each. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine: picks a backend once, runs jobs, and falls back to the CPU when CUDA fails. */
 #include "es-engine.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The compute API: jobs, backends (CPU/OpenMP and CUDA), variants, timings. */
 #pragma once
 

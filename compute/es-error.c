@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsError helpers: the first cause of a failure is kept, context is prepended. */
 #include "es-error.h"
 

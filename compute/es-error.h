@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Errors as values: a code and a one-line message, never exit() in a library. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsImage allocation with every size product checked before memory is touched. */
 #include "es-image.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsImage: a plain 2-D pixel buffer, the currency of every layer. */
 #pragma once
 

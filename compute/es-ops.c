@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The operation and parameter tables: one row per operation, one per parameter. */
 #include "es-ops.h"
 

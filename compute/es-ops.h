@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The operation table: what each operation reads, writes and needs, declared once for every layer. */
 #pragma once
 

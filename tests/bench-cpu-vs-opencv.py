@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: MIT
 """CPU backend beside OpenCV on the same image, in the same run (not part of the suite).
 
 usage: tests/bench-cpu-vs-opencv.py [CLI] [SIZE]   (needs python3-opencv)

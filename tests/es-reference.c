@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow, obviously-correct references for the compute tests (DESIGN.md §1). */
 #include "es-reference.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow, obviously-correct references for the compute tests, written straight
  * from DESIGN.md §1 and independently of compute/es-ops.h. */
 #pragma once

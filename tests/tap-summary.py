@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Counts the TAP points of meson test logs and prints `N passed, N failed` last.
 
 meson counts whole test programs; this counts every check inside them, so a

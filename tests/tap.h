@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal TAP producer for the plain-C tests (no GLib: they run on GPU machines). */
 #pragma once
 

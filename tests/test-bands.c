@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bands under a device-memory budget and over several GPUs: every operation and variant gives the one-shot result. */
 #include <math.h>
 #include <stdio.h>

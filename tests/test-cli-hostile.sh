@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Hostile use of entroscope-cli (TAP), issue 15: outputs that are inputs, special and long output
 # names, endless and foreign inputs, the flat automatic range, signals, and a stdout that fails.
 # Usage: test-cli-hostile.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every operation on every backend and kernel variant against the slow
  * references, on random images of awkward sizes; and the engine's checks. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GPU fault injection (ES_CUDA_FAULT=alloc|launch|sticky): a failing CUDA job is finished on the CPU, exactly. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the decoder tests. */
 #include "test-load-common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the decoder tests (test-load-png.c, test-load-text.c). */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests of PGM and text-matrix decoding: round trips, malformed inputs, the parallel parser. */
 #include <dirent.h>
 #include <inttypes.h>

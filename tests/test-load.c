@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests of image decoding: PngSuite, the sample images, hostile PNGs and files. */
 #include <dirent.h>
 #include <fcntl.h>

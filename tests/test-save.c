@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for colormaps, heatmap rendering, the PNG and text encoders and atomic files. */
 #include <dirent.h>
 #include <errno.h>

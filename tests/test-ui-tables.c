@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* UI tests that need no image (GTest, under Xvfb): the GSettings schema, the view switcher and its
  * accelerators, the shortcuts window, the Compare Variants operations and the side panel follow the
  * operation, parameter and view tables; the Compute section says whether CUDA is usable. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every CPU operation shares: band sizing, per-thread scratch, input rows mapped to levels or 8 bits. */
 #include "es-cpu-internal.h"
 

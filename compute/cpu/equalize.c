@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Equalize on the CPU: a parallel 256-bin histogram, the LUT of es-definitions.c, then the LUT applied. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"

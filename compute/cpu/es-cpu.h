@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CPU (OpenMP) backend: one runner per operation, each computing exactly what the CUDA kernels compute. */
 #pragma once
 

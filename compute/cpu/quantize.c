@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Quantize on the CPU: each row mapped to its levels, straight into the output. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sharpen on the CPU: a 4-neighbour Laplacian per row over a three-row ring, es_sharpen_sample per pixel. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"

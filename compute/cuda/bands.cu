@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Jobs in bands of rows: under a device memory budget, and spread over several devices. */
 #include <assert.h>
 #include <stdint.h>

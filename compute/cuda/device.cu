@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUDA devices: errors, grid sizes, the shared tables, kept buffers, opening and closing, fault injection, page-locked images. */
 #include <math.h>
 #include <stddef.h>

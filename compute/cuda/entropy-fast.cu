@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Local entropy on the GPU, the "fast" variant: pair counters in registers for small windows, column histograms or shared counts for the rest. */
 #include <stddef.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to the entropy .cu files: the launchers that the variant table in entropy.cu names. */
 #pragma once
 

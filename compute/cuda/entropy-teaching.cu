@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Local entropy on the GPU, the teaching variants: the classroom baseline, a per-thread histogram, the c·ln c table in three memories, a shared tile. */
 #include <stddef.h>
 

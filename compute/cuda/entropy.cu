@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Local entropy on the GPU: the variant table and the operation's CUDA entry; the kernels are in entropy-teaching.cu and entropy-fast.cu. */
 #include "entropy-internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Histogram equalization on the GPU: four ways to build the histogram, one LUT, bit-identical to cv::equalizeHist. */
 #include "es-cuda-internal.h"
 #include "../es-definitions.h"

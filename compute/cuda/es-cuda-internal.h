@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the CUDA translation units share: the EsCuda state, frames, error checks, buffers and device helpers. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUDA backend behind a C interface; implemented by the .cu files beside it. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The floors of the performance method: a plain copy kernel and plain transfers of a kernel's bytes, timed as medians. */
 #include <stdlib.h>
 #include <string.h>

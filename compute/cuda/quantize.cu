@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Quantization on the GPU: samples to levels, 16 samples per thread. */
 #include "es-cuda-internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One CUDA job: the frame, transfers (direct, staged, overlapped in streams) and their timing, the kernels of a variant. */
 #include <assert.h>
 #include <stddef.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sharpening on the GPU: a 5-point Laplacian stencil with replicated borders, five memory strategies. */
 #include "es-cuda-internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the fuzz harnesses and the replay driver: the entry point and the decoder contract checks. */
 #pragma once
 

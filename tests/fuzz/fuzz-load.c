@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for loading: format recognition, then whichever decoder it picks, from memory
  * and streamed from a descriptor in bounded pieces. Differential: the streamed load (a memory
  * file, read a few bytes at a time) must say exactly what the memory load says, and a load from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for es_pgm_decode, from memory and streamed from a descriptor in small pieces:
  * both must give the same image or the same error. */
 #include "es-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for es_png_decode: the input as it is, then with its chunk CRCs repaired; each
  * from memory and streamed from a descriptor in small pieces, which must agree. */
 #include "es-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for the text matrix decoder; the first byte picks the level count (2..256).
  * Differential: the serial parser is the reference, and the parallel one (line starts found and
  * rows parsed concurrently, forced whatever the size) must give the same image or the same error;

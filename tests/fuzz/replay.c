@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replays fuzz corpus folders through a harness (one TAP point per folder); each input runs in a child
  * process that must exit cleanly and map no more than a decode can need. */
 #include <dirent.h>

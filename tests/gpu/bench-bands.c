@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entropy end to end on a large image: one GPU one shot, one GPU in bands, every GPU in bands, against the transfer floor. */
 #include <stdio.h>
 #include <stdlib.h>

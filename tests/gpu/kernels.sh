@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A short GPU check while tuning kernels: build for sm_90 only, run every
 # variant against the reference (test-compute), bench the given sizes, and
 # keep the SASS and an ncu profile of the default entropy and sharpen kernels.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Packs the built window with its GTK runtime, Xvfb and fonts into
 # gpu-carry/window-bundle.tar.xz (git-ignored), for tests/gpu/window.sh on a
 # GPU machine that has no GTK. Run after building `build` with CUDA and GTK.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The GPU machine's run: build without GLib/GTK, run every test with CUDA
 # required (every variant against the reference), then the benchmark; the
 # benchmark table is printed last. Logs and CSV go to $OUT when it is set.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Opens the window once on the GPU machine under Xvfb (cairo renderer) and
 # takes a screenshot into $OUT/NAME.xwd: the overlay shows the CUDA timings.
 # Needs gpu-carry/window-bundle.tar.xz (tests/gpu/make-window-bundle.sh),
