@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsApplication: windows for activate/open, the sample image, accelerators, about. */
 #include "es-application.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsApplication: org.entroscope.Entroscope; opens files, owns settings and accelerators. */
 #pragma once
 

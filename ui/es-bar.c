@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsBar: a rounded bar in a faint trough, cairo-drawn, with a dashed marker where the floor lies. */
 #include "es-bar.h"
 

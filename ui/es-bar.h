@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsBar: one horizontal bar of the Compare Variants chart, with the copy floor marked. */
 #pragma once
 

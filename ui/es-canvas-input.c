@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCanvas: pointer, wheel, touchpad, drag and pinch input: hover readout, zoom toward the pointer, pan. */
 #include "es-canvas-private.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCanvas's insides, shared by es-canvas.c and es-canvas-input.c. */
 #pragma once
 

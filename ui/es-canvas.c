@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCanvas: renders only what is visible, crisp when zoomed in, as a GtkScrollable. */
 #include "es-canvas-private.h"
 

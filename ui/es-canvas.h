@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCanvas: a zoomable, pannable view of one layer or a linked 2×2 grid of four. */
 #pragma once
 

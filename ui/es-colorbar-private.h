@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsColorbar's tick layout, exposed for tests/test-ui.c (only it calls this). */
 #pragma once
 

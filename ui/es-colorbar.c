@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsColorbar: a vertical gradient of the colormap with labelled ticks and units. */
 #include "es-colorbar.h"
 #include "es-colorbar-private.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsColorbar: the colour scale of the shown heatmap, with ticks in the chosen units. */
 #pragma once
 

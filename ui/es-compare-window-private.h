@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCompareWindow's state for tests/test-ui.c (only it calls these): not part of the widget's API. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsCompareWindow: times every kernel variant of an operation on another window's image and charts them. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsComparer: the interface between the Compare Variants window and the window it compares for. */
 #include "es-comparer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsComparer: what the Compare Variants window needs from the window whose image it times. */
 #pragma once
 

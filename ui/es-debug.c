@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The timing log and the main-loop stall watchdog behind ENTROSCOPE_DEBUG=timing. */
 #include "es-debug.h"
 

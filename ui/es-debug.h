@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ENTROSCOPE_DEBUG=timing: a timing log on stderr and a main-loop stall watchdog. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsHistogram: a cairo-drawn bar chart with the cumulative distribution on top. */
 #include "es-histogram.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsHistogram: bars of a histogram, optionally coloured by a colormap, with its CDF. */
 #pragma once
 

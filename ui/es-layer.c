@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Views, sources and layers, and the viewport renderer that draws them crisply. */
 #include "es-layer.h"
 
@@ -123,6 +124,8 @@ image_sample (const EsImage *image, int x, int y)
   return ((const guint8 *) row)[x];
 }
 
+static gsize source_serials;
+
 EsSource *
 es_source_new (GFile *file, const char *name, EsImage *image)
 {
@@ -132,6 +135,7 @@ es_source_new (GFile *file, const char *name, EsImage *image)
   memset (image, 0, sizeof *image);
   source->file = file ? g_object_ref (file) : NULL;
   source->name = g_strdup (name);
+  source->serial = g_atomic_pointer_add (&source_serials, 1) + 1;
   for (int y = 0; y < source->image.height; y++)
     for (int x = 0; x < source->image.width; x++)
       source->histogram[es_sample_to_u8 (image_sample (&source->image, x, y),
@@ -168,6 +172,115 @@ es_source_sample (const EsSource *source, int x, int y)
   return image_sample (&source->image, x, y);
 }
 
+/* Spare buffers. A new result and its mips need hundreds of megabytes
+ * (an 8192² entropy: 256 MB of values, 85 MB of mips), and the first touch
+ * of freshly mapped memory costs about 0.5 ms per megabyte here: half of
+ * the time it takes to build the mips. The buffers of a layer that is gone
+ * are kept for the next one of the same size, up to SPARE_LIMIT bytes. */
+
+#define SPARE_MIN ((size_t) 4 << 20)      /* smaller ones are cheap to map */
+#define SPARE_LIMIT ((size_t) 768 << 20)
+
+static GMutex spare_lock;
+static GQueue spares;                      /* Spare*, newest first */
+static size_t spare_bytes;
+
+typedef struct {
+  void *pixels;
+  size_t bytes;
+} Spare;
+
+static void *
+take_spare (size_t bytes)
+{
+  void *pixels = NULL;
+
+  g_mutex_lock (&spare_lock);
+  for (GList *l = spares.head; l; l = l->next)
+    {
+      Spare *spare = l->data;
+
+      if (spare->bytes == bytes)
+        {
+          pixels = spare->pixels;
+          spare_bytes -= bytes;
+          g_queue_delete_link (&spares, l);
+          g_free (spare);
+          break;
+        }
+    }
+  g_mutex_unlock (&spare_lock);
+  return pixels;
+}
+
+/* Keeps an image's plain (malloc'ed) buffer for later, or frees it. */
+static void
+give_spare (EsImage *image)
+{
+  size_t bytes = image->stride * (size_t) image->height;
+  Spare *spare;
+
+  if (image->pixels == NULL || image->release != NULL || bytes < SPARE_MIN || bytes > SPARE_LIMIT)
+    {
+      es_image_clear (image);
+      return;
+    }
+  spare = g_new (Spare, 1);
+  spare->pixels = image->pixels;
+  spare->bytes = bytes;
+  memset (image, 0, sizeof *image);
+  g_mutex_lock (&spare_lock);
+  g_queue_push_head (&spares, spare);
+  spare_bytes += bytes;
+  while (spare_bytes > SPARE_LIMIT)
+    {
+      Spare *old = g_queue_pop_tail (&spares);
+
+      spare_bytes -= old->bytes;
+      free (old->pixels);
+      g_free (old);
+    }
+  g_mutex_unlock (&spare_lock);
+}
+
+/* A tightly packed image, on a spare buffer when there is one of its size
+ * (its contents are then stale: the caller overwrites every pixel). */
+static gboolean
+alloc_image (EsImage *image, int width, int height, EsFormat format, int depth)
+{
+  size_t bytes = (size_t) width * es_format_size (format) * (size_t) height;
+  void *pixels = bytes >= SPARE_MIN ? take_spare (bytes) : NULL;
+
+  if (pixels == NULL)
+    return es_image_alloc (image, width, height, format, depth, NULL);
+  *image = (EsImage) {
+    .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
+    .format = format, .depth = depth, .pixels = pixels,
+  };
+  return TRUE;
+}
+
+gboolean
+es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format)
+{
+  size_t bytes = (size_t) width * es_format_size (format) * (size_t) height;
+  void *pixels = bytes >= SPARE_MIN ? take_spare (bytes) : NULL;
+
+  if (pixels == NULL)
+    return FALSE;
+  *values = (EsImage) {
+    .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
+    .format = format, .depth = format == ES_FORMAT_U8 ? 8 : 0, .pixels = pixels,
+  };
+  return TRUE;
+}
+
+void
+es_layer_recycle_values (EsImage *values)
+{
+  give_spare (values);
+}
+
 /* Layers */
 
 static void
@@ -191,48 +304,158 @@ row_to_float (const EsImage *image, int y, float *out)
     }
 }
 
-/* Halves the image until it is small, averaging 2×2 blocks (an odd last
- * row or column is paired with itself). */
+/* Row y of an image as floats: the row itself for F32 images (no copy),
+ * else converted into buffer. */
+static const float *
+float_row (const EsImage *image, int y, float *buffer)
+{
+  if (image->format == ES_FORMAT_F32)
+    return es_image_row (image, y);
+  row_to_float (image, y, buffer);
+  return buffer;
+}
+
+/* One output row of a 2×2 average: a and b are two input rows of width w
+ * (an odd last column is paired with itself). With lo and hi, also the
+ * minimum and maximum of both rows, skipping NaN as es_image_min_max does:
+ * one pass over the values for both, vectorized. */
 static void
-build_mips (EsLayer *layer)
+halve_row (const float *a, const float *b, int w, float *dst, int out_width, float *lo,
+           float *hi)
+{
+  int pairs = w / 2;
+
+  if (lo)
+    {
+      float l = *lo, h = *hi;
+
+#pragma omp simd reduction(min:l) reduction(max:h)
+      for (int x = 0; x < pairs; x++)
+        {
+          float a0 = a[2 * x], a1 = a[2 * x + 1], b0 = b[2 * x], b1 = b[2 * x + 1];
+
+          dst[x] = 0.25f * (a0 + a1 + b0 + b1);
+          l = a0 < l ? a0 : l;
+          l = a1 < l ? a1 : l;
+          l = b0 < l ? b0 : l;
+          l = b1 < l ? b1 : l;
+          h = a0 > h ? a0 : h;
+          h = a1 > h ? a1 : h;
+          h = b0 > h ? b0 : h;
+          h = b1 > h ? b1 : h;
+        }
+      if (out_width > pairs)
+        {
+          l = a[w - 1] < l ? a[w - 1] : l;
+          l = b[w - 1] < l ? b[w - 1] : l;
+          h = a[w - 1] > h ? a[w - 1] : h;
+          h = b[w - 1] > h ? b[w - 1] : h;
+        }
+      *lo = l;
+      *hi = h;
+    }
+  else
+    for (int x = 0; x < pairs; x++)
+      dst[x] = 0.25f * (a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1]);
+  if (out_width > pairs)
+    dst[pairs] = 0.25f * (a[w - 1] + a[w - 1] + b[w - 1] + b[w - 1]);
+}
+
+/* Halves the image until it is small, averaging 2×2 blocks (an odd last
+ * row or column is paired with itself). The first halving reads every
+ * value: when range is given, it also finds their minimum and maximum
+ * (skipping NaN, as es_image_min_max does), so that the values are read
+ * once, not twice; range[0] > range[1] when there was none. */
+static void
+build_mips (EsLayer *layer, double *range)
 {
   layer->mips[0] = layer->result.values;
   layer->n_mips = 1;
+  if (range)
+    {
+      range[0] = INFINITY;
+      range[1] = -INFINITY;
+    }
 
   while (layer->n_mips < ES_LAYER_MAX_MIPS)
     {
       const EsImage *in = &layer->mips[layer->n_mips - 1];
+      double *find = layer->n_mips == 1 ? range : NULL;
       EsImage out = { 0 };
 
       if (in->width <= 16 && in->height <= 16)
         break;
-      if (!es_image_alloc (&out, (in->width + 1) / 2, (in->height + 1) / 2, ES_FORMAT_F32,
-                           in->depth, NULL))
+      if (!alloc_image (&out, (in->width + 1) / 2, (in->height + 1) / 2, ES_FORMAT_F32, in->depth))
         break;
       out.levels = in->levels;
       /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
 #pragma omp parallel if ((long long) out.width * out.height > 65536)
       {
-        float *a = g_new (float, in->width + 1);
-        float *b = g_new (float, in->width + 1);
+        float *a = g_new (float, in->width);
+        float *b = g_new (float, in->width);
+        float lo = INFINITY, hi = -INFINITY;
 
 #pragma omp for schedule(static)
         for (int y = 0; y < out.height; y++)
           {
-            float *dst = es_image_row (&out, y);
+            const float *ra = float_row (in, 2 * y, a);
+            const float *rb = 2 * y + 1 < in->height ? float_row (in, 2 * y + 1, b) : ra;
 
-            row_to_float (in, 2 * y, a);
-            row_to_float (in, MIN (2 * y + 1, in->height - 1), b);
-            a[in->width] = a[in->width - 1];
-            b[in->width] = b[in->width - 1];
-            for (int x = 0; x < out.width; x++)
-              dst[x] = 0.25f * (a[2 * x] + a[2 * x + 1] + b[2 * x] + b[2 * x + 1]);
+            halve_row (ra, rb, in->width, es_image_row (&out, y), out.width, find ? &lo : NULL,
+                       find ? &hi : NULL);
+          }
+        if (find)
+#pragma omp critical
+          {
+            find[0] = MIN (find[0], lo);
+            find[1] = MAX (find[1], hi);
           }
         g_free (a);
         g_free (b);
       }
       layer->mips[layer->n_mips++] = out;
+      if (find)
+        range = NULL;
     }
+  /* Too small to halve: the values were not read yet. */
+  if (range)
+    es_image_min_max (&layer->result.values, &range[0], &range[1]);
+}
+
+/* The automatic range of the values as es_pipeline_auto_range gives it,
+ * from their minimum and maximum: it is asked about an image of just
+ * those two values, so that its rules (a flat span) apply unchanged. */
+static void
+auto_range (const EsImage *values, const double *range, double *lo, double *hi)
+{
+  guint8 pixels[2 * sizeof (float)];
+  EsImage two = *values;
+
+  if (!(range[0] <= range[1]))   /* no values, or only NaN */
+    {
+      *lo = *hi = 0;
+      return;
+    }
+  two.width = 2;
+  two.height = 1;
+  two.stride = sizeof pixels;
+  two.pixels = pixels;
+  switch (values->format)
+    {
+    case ES_FORMAT_U8:
+      pixels[0] = (guint8) range[0];
+      pixels[1] = (guint8) range[1];
+      break;
+    case ES_FORMAT_U16:
+      ((guint16 *) pixels)[0] = (guint16) range[0];
+      ((guint16 *) pixels)[1] = (guint16) range[1];
+      break;
+    case ES_FORMAT_F32:
+      ((float *) pixels)[0] = (float) range[0];
+      ((float *) pixels)[1] = (float) range[1];
+      break;
+    }
+  es_pipeline_auto_range (&two, lo, hi);
 }
 
 static void
@@ -260,8 +483,7 @@ es_layer_new_original (EsSource *source)
 
   layer->view = ES_VIEW_ORIGINAL;
   layer->source = es_source_ref (source);
-  es_view_params_init (&layer->params, ES_OP_QUANTIZE);
-  layer->params.colormap = ES_COLORMAP_GRAY;
+  layer->job = (EsJob) ES_JOB_INIT (ES_OP_QUANTIZE);
   /* The values are the source's pixels; es_layer_unref never frees them. */
   layer->result.values = *image;
   layer->result.scale.map = ES_COLORMAP_GRAY;
@@ -270,26 +492,40 @@ es_layer_new_original (EsSource *source)
   layer->result.info.operation = "original";
   layer->result.info.units = image->levels > 0 ? "level" : "gray";
   layer->result.info.unit_scale = 1.0;
-  build_mips (layer);
+  layer->min = layer->result.scale.lo;
+  layer->max = layer->result.scale.hi;
+  build_mips (layer, NULL);
   return layer;
 }
 
+void
+es_layer_job_params (const EsJob *job, EsViewParams *params)
+{
+  es_view_params_init (params, job->op);
+  params->job = *job;
+}
+
 EsLayer *
-es_layer_new (EsView view, EsSource *source, const EsViewParams *params,
-              EsBackendChoice backend, EsResult *result)
+es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice backend,
+              EsResult *result)
 {
   EsLayer *layer = g_atomic_rc_box_new0 (EsLayer);
+  double range[2];
 
   layer->view = view;
   layer->source = es_source_ref (source);
-  layer->params = *params;
+  layer->job = *job;
   layer->backend = backend;
   layer->result = *result;
   memset (result, 0, sizeof *result);
-  build_mips (layer);
+  /* The automatic range is found here, off the main thread and in the same
+   * pass as the first mip level, so that switching to it later costs
+   * nothing and it costs no extra pass over the values now. */
+  build_mips (layer, range);
+  auto_range (&layer->result.values, range, &layer->min, &layer->max);
   /* The values of these views are whole numbers 0..range_max. */
   if (es_view_has_histogram (view))
-    count_histogram (layer, (guint) es_op_info (params->job.op)->range_max (&params->job) + 1);
+    count_histogram (layer, (guint) es_op_info (job->op)->range_max (job) + 1);
   return layer;
 }
 
@@ -305,18 +541,58 @@ es_layer_free (gpointer data)
   EsLayer *layer = data;
 
   for (int i = 1; i < layer->n_mips; i++)
-    es_image_clear (&layer->mips[i]);
+    give_spare (&layer->mips[i]);
   if (layer->view == ES_VIEW_ORIGINAL)
     memset (&layer->result.values, 0, sizeof layer->result.values);
+  else
+    give_spare (&layer->result.values);
   es_result_clear (&layer->result);
   g_free (layer->histogram);
   es_source_unref (layer->source);
 }
 
+/* Giving back the memory of a large result (hundreds of megabytes for an
+ * 8192² entropy and its mips) is tens of milliseconds of page-table work:
+ * a thread of its own does it, so that the main loop, which often drops
+ * the last reference when a new result replaces it, does not stall. */
+#define FREE_LATER_BYTES ((size_t) 16 << 20)
+
+static void
+free_later (gpointer data, gpointer unused)
+{
+  es_layer_free (data);
+  g_free (data);
+}
+
+static GThreadPool *
+free_pool (void)
+{
+  static GThreadPool *pool;
+
+  if (g_once_init_enter (&pool))
+    g_once_init_leave (&pool, g_thread_pool_new (free_later, NULL, 1, FALSE, NULL));
+  return pool;
+}
+
+static void
+es_layer_clear (gpointer data)
+{
+  EsLayer *layer = data;
+  const EsImage *values = &layer->result.values;
+
+  if (layer->view != ES_VIEW_ORIGINAL && values->stride * (size_t) values->height >= FREE_LATER_BYTES)
+    {
+      /* The box itself goes now; what it points to, later. */
+      g_thread_pool_push (free_pool (), g_memdup2 (layer, sizeof *layer), NULL);
+      return;
+    }
+  es_layer_free (layer);
+}
+
 void
 es_layer_unref (EsLayer *layer)
 {
-  g_atomic_rc_box_release_full (layer, es_layer_free);
+  g_atomic_rc_box_release_full (layer, es_layer_clear);
 }
 
 int
@@ -342,22 +618,43 @@ es_layer_value (const EsLayer *layer, int x, int y)
 }
 
 void
-es_layer_display_scale (const EsLayer *layer, EsColormap map, gboolean reversed,
-                        EsColorScale *scale)
+es_layer_display_scale (const EsLayer *layer, const EsDisplay *display, EsColorScale *scale)
 {
   *scale = layer->result.scale;
   if (es_view_is_heatmap (layer->view))
     {
-      scale->map = map;
-      scale->reversed = reversed;
+      scale->map = display->colormap;
+      scale->reversed = display->reversed;
+    }
+  /* As es_pipeline_run sets it for ES_RANGE_AUTO: the values' own extent. */
+  if (layer->view != ES_VIEW_ORIGINAL && display->range == ES_RANGE_AUTO)
+    {
+      scale->lo = layer->min;
+      scale->hi = layer->max;
     }
 }
 
 void
-es_layer_export_result (const EsLayer *layer, const EsColorScale *scale, EsResult *result)
+es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
+{
+  *info = layer->result.info;
+  /* As es_pipeline_run's metadata for ES_UNITS_BITS: the values stay in
+   * nats, and unit_scale converts them for the readout, the colorbar and
+   * the exports. */
+  if (layer->view != ES_VIEW_ORIGINAL && display->units == ES_UNITS_BITS
+      && es_units_convertible (layer->job.op))
+    {
+      info->units = "bits";
+      info->unit_scale = 1.0 / M_LN2;
+    }
+}
+
+void
+es_layer_export_result (const EsLayer *layer, const EsDisplay *display, EsResult *result)
 {
   *result = layer->result;
-  result->scale = *scale;
+  es_layer_display_scale (layer, display, &result->scale);
+  es_layer_display_info (layer, display, &result->info);
 }
 
 /* Rendering */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Views, sources and layers: what the window shows, shared read-only between threads. */
 #pragma once
 
@@ -43,6 +44,7 @@ typedef struct {
   EsImage image;
   GFile *file;
   char *name;                /* for titles and messages */
+  guint64 serial;            /* unique in the process: tells sources apart after they are freed */
   guint64 histogram[256];    /* of the 8-bit view of the samples */
 } EsSource;
 
@@ -53,15 +55,29 @@ EsSource *es_source_ref (EsSource *source);
 void es_source_unref (EsSource *source);
 guint32 es_source_sample (const EsSource *source, int x, int y);
 
+/* How a layer is shown: everything the user can change without a new job.
+ * The colour scale, the range and the units are derived from a layer's
+ * values when it is drawn or exported, so changing them runs nothing. */
+typedef struct {
+  EsColormap colormap;       /* heatmap views; the others keep their own */
+  gboolean reversed;
+  EsRangeMode range;         /* views of an operation; the original is always absolute */
+  EsUnits units;             /* views whose values are in nats */
+} EsDisplay;
+
 #define ES_LAYER_MAX_MIPS 14
 
 /* One computed view of a source. Immutable once made; refcounted (atomic). */
 typedef struct {
   EsView view;
   EsSource *source;
-  EsViewParams params;       /* what produced it (colormap not included) */
+  EsJob job;                 /* what produced it; job.variant NULL where the CPU ran it */
   EsBackendChoice backend;   /* the backend that was asked for */
-  EsResult result;           /* values, scale, metadata and timing */
+  /* Values, metadata and timing; the scale and info are those of the
+   * absolute range in the table's units, the operation's own colormap:
+   * es_layer_display_scale and es_layer_display_info adapt them. */
+  EsResult result;
+  double min, max;           /* the automatic range (es_pipeline_auto_range) */
   /* mips[0] is result.values (not owned); mips[k] halves mips[k-1] by 2×2
    * averaging, in F32, so that zoomed-out views do not alias. */
   EsImage mips[ES_LAYER_MAX_MIPS];
@@ -72,9 +88,20 @@ typedef struct {
 
 /* Makes a layer of the original image itself (no copy of the pixels). */
 EsLayer *es_layer_new_original (EsSource *source);
-/* Makes a layer around a finished pipeline result (taken over, *result zeroed). */
-EsLayer *es_layer_new (EsView view, EsSource *source, const EsViewParams *params,
+/* Makes a layer around a finished pipeline result (taken over, *result
+ * zeroed) of job, run with es_layer_job_params. */
+EsLayer *es_layer_new (EsView view, EsSource *source, const EsJob *job,
                        EsBackendChoice backend, EsResult *result);
+/* What the worker runs for a job: the table's defaults for everything that
+ * is only display (absolute range, the table's units and colormap). */
+void es_layer_job_params (const EsJob *job, EsViewParams *params);
+/* A zeroed *values made ready for es_pipeline_run's output (which reuses a
+ * buffer of the right size and format) on the buffer of a result that is
+ * gone, when there is one: TRUE then. Its pixels are stale. */
+gboolean es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format);
+/* Keeps the buffer of values that no layer took (a cancelled job's) for
+ * the next result, or frees it; zeroes *values. */
+void es_layer_recycle_values (EsImage *values);
 EsLayer *es_layer_ref (EsLayer *layer);
 void es_layer_unref (EsLayer *layer);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (EsLayer, es_layer_unref)
@@ -83,13 +110,14 @@ int es_layer_width (const EsLayer *layer);
 int es_layer_height (const EsLayer *layer);
 /* The value at a pixel in the layer's own units (nats for entropy). */
 double es_layer_value (const EsLayer *layer, int x, int y);
-/* The colour scale the user sees: the layer's range with the chosen colormap
- * for heatmaps, gray for images. */
-void es_layer_display_scale (const EsLayer *layer, EsColormap map, gboolean reversed,
-                             EsColorScale *scale);
-/* The result as es_pipeline_run would give it for the same job with this
- * scale's colormap: a shallow copy, valid while the layer lives. */
-void es_layer_export_result (const EsLayer *layer, const EsColorScale *scale, EsResult *result);
+/* The colour scale the user sees: the range that display asks for, with its
+ * colormap for heatmaps (images keep their own, gray). */
+void es_layer_display_scale (const EsLayer *layer, const EsDisplay *display, EsColorScale *scale);
+/* The metadata in the units that display asks for (unit_scale converts). */
+void es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info);
+/* The result as es_pipeline_run would give it for the same job and display:
+ * a shallow copy (the values stay the layer's), valid while the layer lives. */
+void es_layer_export_result (const EsLayer *layer, const EsDisplay *display, EsResult *result);
 
 /* Renders a width×height device-pixel texture of the layer, scaled by zoom
  * (device pixels per image pixel) with the image's top-left corner at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GSettings helpers shared by the window and the side panel. */
 #pragma once
 

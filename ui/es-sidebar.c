@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row), bound to GSettings. */
 #include "es-sidebar.h"
 

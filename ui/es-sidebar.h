@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsSidebar: the tuning panel, bound to GSettings, with backend, variants and histograms. */
 #pragma once
 

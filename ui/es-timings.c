@@ -1,4 +1,5 @@
-/* EsTimings: fills the overlay from a layer's EsTiming after every run. */
+/* SPDX-License-Identifier: MIT */
+/* EsTimings: fills the overlay with the medians of the last runs of the job on screen. */
 #include "es-timings.h"
 
 #include <string.h>
@@ -14,6 +15,7 @@ struct _EsTimings {
   GtkLabel *download_label;
   GtkLabel *total_label;
   GtkLabel *rate_label;
+  GtkLabel *runs_label;
   GtkLabel *note_label;
 };
 
@@ -30,15 +32,16 @@ set_ms (GtkLabel *label, double ms)
 
 void
 es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
-                   gboolean fresh)
+                   const EsTiming *timing, int n_runs)
 {
-  const EsTiming *timing = &layer->result.timing;
-  g_autofree char *job = NULL, *device = NULL;
+  g_autofree char *job = NULL, *device = NULL, *runs = NULL;
   char *reason;
   double mpx = (double) es_layer_width (layer) * es_layer_height (layer) / 1e6;
   char rate[32];
 
   g_return_if_fail (ES_IS_TIMINGS (self));
+
+  gtk_widget_set_visible (GTK_WIDGET (self), TRUE);
 
   /* "CPU: OpenMP, 2 threads (why not CUDA)": the reason goes on its own line. */
   device = g_strdup (engine_description ? engine_description : "");
@@ -79,12 +82,19 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
     g_strlcpy (rate, "—", sizeof rate);
   gtk_label_set_label (self->rate_label, rate);
 
+  /* One run says little on a busy computer: the figures are medians, and
+   * say of how many runs of this very job (image, parameters, backend and
+   * variant); running it again, e.g. after trying another value, adds one. */
+  if (timing && n_runs > 1)
+    runs = g_strdup_printf ("median of %d runs of this job", n_runs);
+  else if (timing)
+    runs = g_strdup ("one run of this job so far");
+  gtk_label_set_label (self->runs_label, runs ? runs : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->runs_label), runs != NULL);
+
   if (timing && timing->fell_back)
     gtk_label_set_label (self->note_label, "CUDA failed during this job; the CPU finished it");
-  else if (!fresh && timing)
-    gtk_label_set_label (self->note_label, "Unchanged job: the last run’s figures");
-  gtk_widget_set_visible (GTK_WIDGET (self->note_label),
-                          timing && (timing->fell_back || !fresh));
+  gtk_widget_set_visible (GTK_WIDGET (self->note_label), timing && timing->fell_back);
 }
 
 static void
@@ -112,6 +122,7 @@ es_timings_class_init (EsTimingsClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsTimings, download_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, total_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, runs_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
@@ -120,4 +131,6 @@ static void
 es_timings_init (EsTimings *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
+  /* Nothing to say before the first result. */
+  gtk_widget_set_visible (GTK_WIDGET (self), FALSE);
 }

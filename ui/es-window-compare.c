@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: the Compare Variants window (win.compare), which it serves as an EsComparer. */
 #include "es-window-private.h"
 
@@ -19,7 +20,7 @@ es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats,
 {
   EsWindow *self = ES_WINDOW (comparer);
   GTask *task = g_task_new (self, cancellable, callback, user_data);
-  EsViewParams params;
+  EsJob job;
 
   g_task_set_source_tag (task, es_window_comparer_compare_async);
   if (self->source == NULL)
@@ -29,9 +30,9 @@ es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats,
       return;
     }
   /* The job of the op's view: the same parameters and variant as on screen. */
-  es_window_get_view_params (self, es_view_for_op (op), &params);
-  _es_window_track_task (self, task);
-  es_worker_compare (self->worker, task, self->source, _es_window_get_backend (self), &params.job,
+  es_window_get_view_job (self, es_view_for_op (op), &job);
+  _es_window_track_task (self, task, TRUE);
+  es_worker_compare (self->worker, task, self->source, _es_window_get_backend (self), &job,
                      repeats, progress, progress_data);
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: exporting what is shown (through es_pipeline_export, as the CLI) and copying it. */
 #include "es-window-private.h"
 
@@ -40,7 +41,7 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
   GTask *task;
   EsLayer *layer;
   ExportData *export;
-  EsColorScale scale;
+  EsDisplay display;
 
   g_return_if_fail (ES_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -65,13 +66,15 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
       return;
     }
   export->layer = es_layer_ref (layer);
-  _es_window_display_scale (self, layer, &scale);
-  es_layer_export_result (layer, &scale, &export->result);
+  /* What is on screen: the colours, range and units of now, from the
+   * values the layer has (no job runs for them). */
+  _es_window_get_display (self, &display);
+  es_layer_export_result (layer, &display, &export->result);
   export->format = format;
   export->colorbar = colorbar;
   g_task_set_task_data (task, export, export_data_free);
 
-  _es_window_track_task (self, task);
+  _es_window_track_task (self, task, FALSE);
   g_task_run_in_thread (task, export_thread);
   g_object_unref (task);
 }
@@ -222,6 +225,7 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   EsWindow *self = ES_WINDOW (widget);
   EsLayer *layer;
   CopyData *copy;
+  EsDisplay display;
   GTask *task;
 
   g_assert (ES_IS_WINDOW (self));
@@ -230,10 +234,11 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
     return;
   copy = g_new0 (CopyData, 1);
   copy->layer = es_layer_ref (layer);
-  _es_window_display_scale (self, layer, &copy->scale);
+  _es_window_get_display (self, &display);
+  es_layer_display_scale (layer, &display, &copy->scale);
   task = g_task_new (self, self->cancellable, on_copied, NULL);
   g_task_set_task_data (task, copy, copy_data_free);
-  _es_window_track_task (self, task);
+  _es_window_track_task (self, task, FALSE);
   g_task_run_in_thread (task, copy_thread);
   g_object_unref (task);
 }

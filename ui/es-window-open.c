@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: opening images (off the main thread), the file chooser, drag and drop, the bundled sample. */
 #include "es-window-private.h"
 
@@ -85,32 +86,22 @@ _es_window_apply_max_pixels (EsWindow *self)
   guint64 budget = g_settings_get_uint64 (self->settings, "max-pixels");
 
   budget = MAX (budget, source_pixels (self->source));
+  budget = MAX (budget, source_pixels (self->pending_source));
   for (GList *l = application ? gtk_application_get_windows (application) : NULL; l; l = l->next)
     if (ES_IS_WINDOW (l->data))
-      budget = MAX (budget, source_pixels (ES_WINDOW (l->data)->source));
+      {
+        budget = MAX (budget, source_pixels (ES_WINDOW (l->data)->source));
+        budget = MAX (budget, source_pixels (ES_WINDOW (l->data)->pending_source));
+      }
   es_image_set_max_pixels (budget);
 }
 
+/* Remembers the folder of an image the user opened, for the choosers. */
 static void
-set_source (EsWindow *self, EsSource *source, gboolean remember_folder)
+remember_folder (EsWindow *self, EsSource *source)
 {
-  g_autofree char *subtitle = NULL, *title = NULL;
-  g_autoptr (GFile) parent = NULL;
+  g_autoptr (GFile) parent = source->file ? g_file_get_parent (source->file) : NULL;
 
-  g_clear_pointer (&self->source, es_source_unref);
-  self->source = source;
-  _es_window_apply_max_pixels (self);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
-
-  adw_window_title_set_title (self->window_title, source->name);
-  title = g_strdup_printf ("%s — Entroscope", source->name);
-  gtk_window_set_title (GTK_WINDOW (self), title);
-  subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height,
-                              source->image.depth,
-                              source->image.levels > 0 ? " · text matrix" : "");
-  adw_window_title_set_subtitle (self->window_title, subtitle);
-
-  parent = remember_folder && source->file ? g_file_get_parent (source->file) : NULL;
   if (parent)
     {
       g_autofree char *uri = g_file_get_uri (parent);
@@ -128,12 +119,24 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
   EsWindow *self;
   g_autofree char *what = NULL;
 
+  /* The window went away, or the user cancelled this load (Escape). */
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
   self = ES_WINDOW (object);
   g_assert (ES_IS_WINDOW (self));
-  self->loads--;
-  _es_window_update_busy (self);
+  if (g_cancellable_is_cancelled (self->cancellable))   /* disposed */
+    {
+      es_source_unref (source);
+      return;
+    }
+  /* A newer load, or a cancel, replaced this one: its result is dropped. */
+  if (load->serial != self->load_serial)
+    {
+      es_source_unref (source);
+      return;
+    }
+  g_clear_pointer (&self->loading_name, g_free);
+  g_clear_object (&self->load_cancellable);
 
   if (source == NULL)
     {
@@ -144,19 +147,23 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
                                                               "side panel)"
                                                             : "");
       _es_window_show_message (self, message);
-      if (self->source == NULL && self->loads == 0)
+      _es_window_update_subtitle (self);
+      if (self->source == NULL && self->pending_source == NULL)
         gtk_stack_set_visible_child_name (self->stack, "empty");
+      _es_window_update_busy (self);
       return;
     }
-  if (load->serial != self->load_serial)
-    {
-      es_source_unref (source);
-      return;
-    }
-  set_source (self, source, load->remember_folder);
+  if (load->remember_folder)
+    remember_folder (self, source);
+  /* The image goes on screen, title and all, with its first views (see
+   * on_response); until then the one on screen stays, marked as opening. */
+  g_clear_pointer (&self->pending_source, es_source_unref);
+  self->pending_source = source;
+  _es_window_apply_max_pixels (self);
+  _es_window_update_subtitle (self);
   what = g_strdup_printf ("open %s", source->name);
   _es_window_schedule_update (self, what);
-  _es_window_compare_opened (self);
+  _es_window_update_busy (self);
 }
 
 static void
@@ -180,10 +187,18 @@ open_file (EsWindow *self, GFile *file, gboolean remember_folder)
   load->budget = es_image_get_max_pixels ();
   load->serial = ++self->load_serial;
   load->remember_folder = remember_folder;
-  self->loads++;
+
+  /* The newest load wins: the one before it stops reading, if it still can. */
+  if (self->load_cancellable)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  self->load_cancellable = g_cancellable_new ();
+  g_free (self->loading_name);
+  self->loading_name = g_strdup (load->name);
+  _es_window_update_subtitle (self);
   _es_window_update_busy (self);
 
-  task = g_task_new (self, self->cancellable, on_loaded, NULL);
+  task = g_task_new (self, self->load_cancellable, on_loaded, NULL);
   g_task_set_task_data (task, load, load_data_free);
   g_task_run_in_thread (task, load_thread);
   g_object_unref (task);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow's insides, shared by es-window.c and its parts: -status.c, -open.c, -export.c, -compare.c. */
 #pragma once
 
@@ -22,8 +23,13 @@ struct _EsWindow {
   EsCanvas *canvas;
   GtkRevealer *timings_revealer;
   EsTimings *timings;
+  GtkRevealer *progress_revealer;
+  GtkLabel *progress_title;
+  GtkLabel *progress_detail;
+  GtkProgressBar *progress_bar;
   EsColorbar *colorbar;
   GtkLabel *position_label;
+  GtkLabel *notice_label;
   GtkLabel *info_label;
   EsSidebar *sidebar;
 
@@ -35,19 +41,34 @@ struct _EsWindow {
   GtkWindow *compare_window;      /* weak; an EsCompareWindow (es-window-compare.c) */
   gboolean compare_when_open;
 
+  /* The image on screen, and the one opened after it: that one becomes
+   * the image on screen (title, readout and views at once) when its first
+   * views are computed. */
   EsSource *source;
+  EsSource *pending_source;
+  char *loading_name;             /* the file being read and decoded, or NULL */
+  GCancellable *load_cancellable; /* of that load */
   guint64 load_serial;            /* the newest load wins */
-  int loads;
-  int tasks;                      /* exports, copies and comparisons */
+  int tasks;                      /* exports and copies */
+  int comparisons;                /* Compare Variants runs (their window shows them) */
   gboolean busy;
 
   guint64 generation;             /* of the newest request */
-  guint64 answered_generation;    /* of the newest response, shown or not */
+  guint64 answered_generation;    /* of the newest complete response, or cancel */
   guint64 shown_generation;       /* of the newest response shown */
+  guint64 cancelled_generation;   /* of the newest request the user cancelled */
   EsLayer *shown[ES_N_VIEWS];
-  gboolean shown_fresh[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
+
+  /* Waiting for work: the progress overlay, the spinner and Escape. */
+  gint64 waiting_since;           /* monotonic µs; 0 when nothing is waited for */
+  guint progress_tick;            /* polls the worker's progress while waiting */
+  guint progress_delay_ms;        /* before the overlay shows (ES_WINDOW_PROGRESS_DELAY_MS) */
+  double progress_fraction;       /* on the bar; -1 when it pulses */
+
+  /* The last runs of each job, for the medians in the timings overlay. */
+  GQueue timing_history;          /* TimingRecord */
 
   guint update_idle;
   GString *changes;               /* what changed since the last request */
@@ -62,6 +83,11 @@ struct _EsWindow {
   char *last_message;
 };
 
+/* Long work shows its progress in the canvas after this long. */
+#define ES_WINDOW_PROGRESS_DELAY_MS 500
+/* Timings are the median of up to this many runs of the same job. */
+#define ES_WINDOW_TIMING_RUNS 5
+
 /* es-window.c: the core. */
 
 /* The views on screen (ES_CANVAS_MAX_PANES at most): one, or the grid's;
@@ -71,14 +97,23 @@ int _es_window_get_views (EsWindow *self, EsView *views);
 /* Shows a toast and keeps its text (es_window_get_last_message). */
 void _es_window_show_message (EsWindow *self, const char *message);
 void _es_window_update_busy (EsWindow *self);
-/* Counts the task as busy work until it completes. */
-void _es_window_track_task (EsWindow *self, GTask *task);
+/* Counts the task as busy work until it completes; an export or a copy
+ * shows the spinner, a comparison its own window's progress. */
+void _es_window_track_task (EsWindow *self, GTask *task, gboolean comparison);
 /* Asks the worker for the current views after this main-loop iteration;
  * `what` names the change for the timing log. */
 void _es_window_schedule_update (EsWindow *self, const char *what);
 EsBackendChoice _es_window_get_backend (EsWindow *self);
-/* The colour scale a layer is shown with. */
-void _es_window_display_scale (EsWindow *self, const EsLayer *layer, EsColorScale *scale);
+/* How results are shown (colormap, range, units): no job depends on it. */
+void _es_window_get_display (EsWindow *self, EsDisplay *display);
+/* The image that requests are for: the one being opened, else the one on screen. */
+EsSource *_es_window_get_request_source (EsWindow *self);
+/* The image on screen changes: title, subtitle, the Compare action. */
+void _es_window_show_source (EsWindow *self, EsSource *source);
+/* The title's subtitle: the image on screen, or the one being opened. */
+void _es_window_update_subtitle (EsWindow *self);
+/* Starts the progress tick (the overlay, the spinner) if work is waited for. */
+void _es_window_update_progress (EsWindow *self);
 
 /* es-window-status.c: the status bar and the timing log. */
 
@@ -88,9 +123,10 @@ void _es_window_status_dispose (EsWindow *self);
 void _es_window_status_finalize (EsWindow *self);
 void _es_window_update_position (EsWindow *self);
 void _es_window_update_zoom_label (EsWindow *self);
-void _es_window_update_job_label (EsWindow *self, const EsLayer *layer);
+void _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValueInfo *info);
 /* ENTROSCOPE_DEBUG=timing: a change, then the first frame painted with the
- * result of its request (the response's generation) after a response. */
+ * result of its request (the response's generation) after a response;
+ * generation 0 for a display-only change (the next frame shows it). */
 void _es_window_log_change (EsWindow *self, guint64 generation, const char *what);
 void _es_window_watch_next_paint (EsWindow *self);
 
@@ -124,7 +160,7 @@ EsLayer *es_window_get_layer (EsWindow *self, EsView view);
 /* The view that export, copy, the colorbar and the timings follow. */
 EsView es_window_get_active_view (EsWindow *self);
 /* The job the window runs for a view with the current settings. */
-void es_window_get_view_params (EsWindow *self, EsView view, EsViewParams *params);
+void es_window_get_view_job (EsWindow *self, EsView view, EsJob *job);
 
 /* Only tests/test-ui.c calls these. */
 
@@ -136,5 +172,9 @@ EsCanvas *es_window_get_canvas (EsWindow *self);
 const char *es_window_get_last_message (EsWindow *self);
 /* The Compare Variants window (win.compare), or NULL before it is opened. */
 GtkWindow *es_window_get_compare_window (EsWindow *self);
+/* The worker, for es_worker_set_job_hook. */
+EsWorker *es_window_get_worker (EsWindow *self);
+/* How long work runs before the progress overlay shows (0: at once). */
+void es_window_set_progress_delay (EsWindow *self, guint ms);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: the status bar (the pixel under the pointer, the job on screen, the zoom) and the
  * ENTROSCOPE_DEBUG=timing log of how long a change takes to reach the screen. */
 #include "es-window-private.h"
@@ -30,6 +31,22 @@ _es_window_log_change (EsWindow *self, guint64 generation, const char *what)
 
   if (!es_debug_timing ())
     return;
+  /* A cancel ends the wait of every change before it. */
+  if (g_str_equal (what, "cancelled"))
+    {
+      for (GList *l = self->pending_log.head, *next; l; l = next)
+        {
+          next = l->next;
+          change = l->data;
+          if (change->generation == 0 || change->generation > generation)
+            continue;
+          g_queue_delete_link (&self->pending_log, l);
+          es_debug_log ("%s: cancelled after %.1f ms, never shown", change->what,
+                        (g_get_monotonic_time () - change->time) / 1000.0);
+          pending_change_free (change);
+        }
+      return;
+    }
   change = g_new (PendingChange, 1);
   change->generation = generation;
   change->time = g_get_monotonic_time ();
@@ -44,13 +61,22 @@ on_after_paint (GdkFrameClock *clock, EsWindow *self)
   PendingChange *change;
 
   g_assert (ES_IS_WINDOW (self));
-  while ((change = g_queue_peek_head (&self->pending_log))
-         && change->generation <= self->shown_generation)
+  for (GList *l = self->pending_log.head, *next; l; l = next)
     {
-      g_queue_pop_head (&self->pending_log);
-      es_debug_log ("%s: %.1f ms from request to the new view shown (worker %.1f ms, "
-                    "of which es_run %.1f ms)", change->what, (now - change->time) / 1000.0,
-                    self->last_worker_ms, self->last_jobs_ms);
+      next = l->next;
+      change = l->data;
+      if (change->generation > self->shown_generation)
+        continue;
+      g_queue_delete_link (&self->pending_log, l);
+      if (change->generation == 0)
+        es_debug_log ("%s: %.1f ms from the change to the view shown (display only, no job)",
+                      change->what, (now - change->time) / 1000.0);
+      else if (change->generation < self->shown_generation)
+        es_debug_log ("%s: superseded by a later change, never shown", change->what);
+      else
+        es_debug_log ("%s: %.1f ms from request to the new view shown (worker %.1f ms, "
+                      "of which es_run %.1f ms)", change->what, (now - change->time) / 1000.0,
+                      self->last_worker_ms, self->last_jobs_ms);
       pending_change_free (change);
     }
   g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
@@ -102,7 +128,7 @@ current_levels (EsWindow *self)
       EsOp op;
 
       if (layer && es_view_get_op (view, &op) && es_op_uses (op, ES_PARAM_LEVELS))
-        return layer->params.job.levels;
+        return layer->job.levels;
     }
   return (int) es_settings_get_number (self->settings, es_param (ES_PARAM_LEVELS)->name);
 }
@@ -136,12 +162,15 @@ _es_window_update_position (EsWindow *self)
   if (layer->view != ES_VIEW_ORIGINAL)
     {
       double value = es_layer_value (layer, self->hover_x, self->hover_y);
-      const EsValueInfo *info = &layer->result.info;
+      EsDisplay display;
+      EsValueInfo info;
 
+      _es_window_get_display (self, &display);
+      es_layer_display_info (layer, &display, &info);
       if (layer->result.values.format == ES_FORMAT_F32)
         g_string_append_printf (text, "      %s %.4f %s", es_view_title (layer->view),
-                                value * (info->unit_scale > 0 ? info->unit_scale : 1.0),
-                                info->units ? info->units : "");
+                                value * (info.unit_scale > 0 ? info.unit_scale : 1.0),
+                                info.units ? info.units : "");
       else
         g_string_append_printf (text, "      %s %d", es_view_title (layer->view), (int) value);
     }
@@ -161,19 +190,19 @@ _es_window_update_zoom_label (EsWindow *self)
 /* What the active view is, in words: the job behind it, as
  * "Entropy · window 5 · levels 16 · nats" or "Original · 8-bit". */
 void
-_es_window_update_job_label (EsWindow *self, const EsLayer *layer)
+_es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValueInfo *info)
 {
   g_autoptr (GString) text = g_string_new (es_view_title (layer->view));
   EsOp op;
 
   if (es_view_get_op (layer->view, &op))
     {
-      g_autofree char *params = es_job_describe_params (&layer->params.job, " · ");
+      g_autofree char *params = es_job_describe_params (&layer->job, " · ");
 
       if (*params)
         g_string_append_printf (text, " · %s", params);
       if (es_units_convertible (op))
-        g_string_append_printf (text, " · %s", layer->result.info.units);
+        g_string_append_printf (text, " · %s", info->units);
     }
   else
     g_string_append_printf (text, " · %d-bit", layer->source->image.depth);

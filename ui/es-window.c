@@ -1,6 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: settings in, jobs out to the worker, newest results in and on screen; the GObject itself.
  * Its other parts: es-window-status.c, es-window-open.c, es-window-export.c, es-window-compare.c. */
 #include "es-window-private.h"
+
+#include <math.h>
 
 #include "es-settings.h"
 
@@ -40,16 +43,40 @@ _es_window_show_message (EsWindow *self, const char *message)
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
+/* Busy work: loading, computing the views, exporting, copying, comparing. */
+
+/* The views on screen are older than the settings and a result is coming. */
+static gboolean
+view_behind (EsWindow *self)
+{
+  return (self->source || self->pending_source) && self->generation > self->answered_generation
+         && self->generation > self->shown_generation;
+}
+
+/* Work the user waits for in this window (comparisons have their own). */
+static gboolean
+waiting (EsWindow *self)
+{
+  return self->loading_name || self->pending_source || view_behind (self) || self->tasks > 0;
+}
+
+/* What Escape and the overlay's Cancel button stop. */
+static gboolean
+cancellable_work (EsWindow *self)
+{
+  return self->loading_name || self->pending_source || view_behind (self);
+}
+
 void
 _es_window_update_busy (EsWindow *self)
 {
-  gboolean busy = self->loads > 0 || self->tasks > 0
+  gboolean busy = waiting (self) || self->comparisons > 0
                   || self->generation > self->answered_generation;
 
   if (self->spinner == NULL)   /* disposed */
     return;
-  gtk_spinner_set_spinning (self->spinner, busy);
-  gtk_widget_set_visible (GTK_WIDGET (self->spinner), busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", cancellable_work (self));
+  _es_window_update_progress (self);
   if (busy != self->busy)
     {
       self->busy = busy;
@@ -62,14 +89,23 @@ on_task_done (GTask *task, GParamSpec *pspec, EsWindow *self)
 {
   g_assert (ES_IS_WINDOW (self));
 
-  self->tasks--;
+  if (g_object_get_data (G_OBJECT (task), "es-comparison"))
+    self->comparisons--;
+  else
+    self->tasks--;
   _es_window_update_busy (self);
 }
 
 void
-_es_window_track_task (EsWindow *self, GTask *task)
+_es_window_track_task (EsWindow *self, GTask *task, gboolean comparison)
 {
-  self->tasks++;
+  if (comparison)
+    {
+      self->comparisons++;
+      g_object_set_data (G_OBJECT (task), "es-comparison", GINT_TO_POINTER (1));
+    }
+  else
+    self->tasks++;
   _es_window_update_busy (self);
   g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
 }
@@ -114,7 +150,7 @@ es_window_get_active_view (EsWindow *self)
 }
 
 void
-es_window_get_view_params (EsWindow *self, EsView view, EsViewParams *params)
+es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
 {
   EsOp op = ES_OP_QUANTIZE;
   gboolean has_op = es_view_get_op (view, &op);
@@ -122,32 +158,31 @@ es_window_get_view_params (EsWindow *self, EsView view, EsViewParams *params)
   g_return_if_fail (ES_IS_WINDOW (self));
 
   /* Only the parameters an operation uses are read, so that a change
-   * elsewhere does not look like a new job; the rest keep the defaults,
-   * as does the colormap of views that are images, not heatmaps. */
-  es_view_params_init (params, op);
+   * elsewhere does not look like a new job; the rest keep the defaults. */
+  *job = (EsJob) ES_JOB_INIT (op);
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_op_uses (op, id))
-      es_job_set_param (&params->job, id,
-                        es_settings_get_number (self->settings, es_param (id)->name));
-  params->range = g_settings_get_enum (self->settings, "range") == 1 ? ES_RANGE_AUTO
-                                                                     : ES_RANGE_ABSOLUTE;
-  if (es_units_convertible (op))
-    params->units = g_settings_get_enum (self->settings, "units") == 1 ? ES_UNITS_BITS
-                                                                       : ES_UNITS_NATS;
-  if (es_view_is_heatmap (view))
-    {
-      params->colormap = g_settings_get_enum (self->settings, "colormap");
-      params->reversed = g_settings_get_boolean (self->settings, "reversed");
-    }
-  params->job.variant = NULL;
+      es_job_set_param (job, id, es_settings_get_number (self->settings, es_param (id)->name));
+  job->variant = NULL;
   if (has_op)
     {
       g_autofree char *key = es_settings_variant_key (op);
       g_autofree char *id = g_settings_get_string (self->settings, key);
       const EsVariant *variant = *id ? es_variant_find (op, id) : NULL;
 
-      params->job.variant = variant ? variant->id : NULL;
+      job->variant = variant ? variant->id : NULL;
     }
+}
+
+void
+_es_window_get_display (EsWindow *self, EsDisplay *display)
+{
+  display->colormap = g_settings_get_enum (self->settings, "colormap");
+  display->reversed = g_settings_get_boolean (self->settings, "reversed");
+  display->range = g_settings_get_enum (self->settings, "range") == 1 ? ES_RANGE_AUTO
+                                                                      : ES_RANGE_ABSOLUTE;
+  display->units = g_settings_get_enum (self->settings, "units") == 1 ? ES_UNITS_BITS
+                                                                      : ES_UNITS_NATS;
 }
 
 EsBackendChoice
@@ -161,6 +196,12 @@ _es_window_get_backend (EsWindow *self)
   return backend;
 }
 
+EsSource *
+_es_window_get_request_source (EsWindow *self)
+{
+  return self->pending_source ? self->pending_source : self->source;
+}
+
 static void
 add_item (EsRequest *request, EsWindow *self, EsView view)
 {
@@ -168,7 +209,7 @@ add_item (EsRequest *request, EsWindow *self, EsView view)
     if (request->items[i].view == view)
       return;
   request->items[request->n_items].view = view;
-  es_window_get_view_params (self, view, &request->items[request->n_items].params);
+  es_window_get_view_job (self, view, &request->items[request->n_items].job);
   request->n_items++;
 }
 
@@ -176,39 +217,37 @@ static gboolean
 send_request (gpointer data)
 {
   EsWindow *self = data;
+  EsSource *source = _es_window_get_request_source (self);
   EsRequest *request;
   EsView views[ES_CANVAS_MAX_PANES];
   int n;
 
   g_assert (ES_IS_WINDOW (self));
   self->update_idle = 0;
-  if (self->source == NULL)
-    {
-      /* No image yet: the worker still sets up the engine for the chosen
-       * backend, so the Compute section can say whether CUDA is usable. */
-      request = g_new0 (EsRequest, 1);
-      request->generation = self->generation;
-      request->backend = _es_window_get_backend (self);
-      g_string_truncate (self->changes, 0);
-      es_worker_submit (self->worker, request);
-      return G_SOURCE_REMOVE;
-    }
 
   request = g_new0 (EsRequest, 1);
   request->generation = ++self->generation;
-  request->source = es_source_ref (self->source);
   request->backend = _es_window_get_backend (self);
-  n = _es_window_get_views (self, views);
-  for (int i = 0; i < n; i++)
-    add_item (request, self, views[i]);
-  request->n_shown = request->n_items;
-  /* The side panel's histograms need their views too. */
-  if (g_settings_get_boolean (self->settings, "show-sidebar"))
-    for (int view = 0; view < ES_N_VIEWS; view++)
-      if (es_view_has_histogram (view))
-        add_item (request, self, view);
-
-  _es_window_log_change (self, request->generation, self->changes->len ? self->changes->str : "update");
+  /* No image yet: the worker still sets up the engine for the chosen
+   * backend, so the Compute section can say whether CUDA is usable. */
+  if (source)
+    {
+      request->source = es_source_ref (source);
+      n = _es_window_get_views (self, views);
+      for (int i = 0; i < n; i++)
+        add_item (request, self, views[i]);
+      request->n_shown = request->n_items;
+      /* The side panel's histograms need their views too. */
+      if (g_settings_get_boolean (self->settings, "show-sidebar"))
+        for (int view = 0; view < ES_N_VIEWS; view++)
+          if (es_view_has_histogram (view))
+            add_item (request, self, view);
+      _es_window_log_change (self, request->generation,
+                             self->changes->len ? self->changes->str : "update");
+      /* A new request: whatever was cancelled before is not the news now. */
+      gtk_label_set_label (self->notice_label, "");
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), NULL);
+    }
   g_string_truncate (self->changes, 0);
   es_worker_submit (self->worker, request);
   _es_window_update_busy (self);
@@ -238,13 +277,6 @@ es_window_get_layer (EsWindow *self, EsView view)
   return layer && layer->source == self->source ? layer : NULL;
 }
 
-void
-_es_window_display_scale (EsWindow *self, const EsLayer *layer, EsColorScale *scale)
-{
-  es_layer_display_scale (layer, g_settings_get_enum (self->settings, "colormap"),
-                          g_settings_get_boolean (self->settings, "reversed"), scale);
-}
-
 static void
 update_variants (EsWindow *self)
 {
@@ -255,6 +287,120 @@ update_variants (EsWindow *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
 }
 
+/* Timings: the median of the last runs of the job on screen */
+
+typedef struct {
+  guint64 source_serial;
+  EsView view;
+  EsJob job;
+  EsBackendChoice backend;     /* that ran it */
+  const char *variant;         /* that ran (static) */
+  EsTiming runs[ES_WINDOW_TIMING_RUNS];
+  int n_runs, next;
+} TimingRecord;
+
+/* The jobs whose runs are kept; the oldest is forgotten first. */
+#define TIMING_RECORDS 64
+
+static gboolean
+record_matches (const TimingRecord *record, const EsLayer *layer)
+{
+  if (record->source_serial != layer->source->serial || record->view != layer->view
+      || record->backend != layer->result.timing.backend
+      || g_strcmp0 (record->variant, layer->result.timing.variant) != 0
+      || record->job.op != layer->job.op)
+    return FALSE;
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_job_get_param (&record->job, id) != es_job_get_param (&layer->job, id))
+      return FALSE;
+  return TRUE;
+}
+
+static TimingRecord *
+find_record (EsWindow *self, const EsLayer *layer)
+{
+  for (GList *l = self->timing_history.head; l; l = l->next)
+    if (record_matches (l->data, layer))
+      return l->data;
+  return NULL;
+}
+
+static void
+record_timing (EsWindow *self, const EsLayer *layer)
+{
+  TimingRecord *record = find_record (self, layer);
+
+  if (layer->view == ES_VIEW_ORIGINAL)
+    return;
+  if (record)
+    g_queue_remove (&self->timing_history, record);
+  else
+    {
+      record = g_new0 (TimingRecord, 1);
+      record->source_serial = layer->source->serial;
+      record->view = layer->view;
+      record->job = layer->job;
+      record->backend = layer->result.timing.backend;
+      record->variant = layer->result.timing.variant;
+    }
+  record->runs[record->next] = layer->result.timing;
+  record->next = (record->next + 1) % ES_WINDOW_TIMING_RUNS;
+  record->n_runs = MIN (record->n_runs + 1, ES_WINDOW_TIMING_RUNS);
+  g_queue_push_head (&self->timing_history, record);
+  while (g_queue_get_length (&self->timing_history) > TIMING_RECORDS)
+    g_free (g_queue_pop_tail (&self->timing_history));
+}
+
+static void
+forget_timings (EsWindow *self)
+{
+  g_queue_clear_full (&self->timing_history, g_free);
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+static double
+median_of (double *values, int n)
+{
+  qsort (values, n, sizeof *values, compare_doubles);
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* The median of each figure over the job's last runs; the layer's own
+ * timing when it has none (*n_runs 0: the original, which runs nothing). */
+static void
+median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs)
+{
+  TimingRecord *record = find_record (self, layer);
+  double upload[ES_WINDOW_TIMING_RUNS], kernel[ES_WINDOW_TIMING_RUNS];
+  double download[ES_WINDOW_TIMING_RUNS], wall[ES_WINDOW_TIMING_RUNS];
+  int n;
+
+  *median = layer->result.timing;
+  *n_runs = 0;
+  if (record == NULL)
+    return;
+  n = record->n_runs;
+  for (int i = 0; i < n; i++)
+    {
+      upload[i] = record->runs[i].upload_ms;
+      kernel[i] = record->runs[i].kernel_ms;
+      download[i] = record->runs[i].download_ms;
+      wall[i] = record->runs[i].wall_ms;
+    }
+  median->upload_ms = median_of (upload, n);
+  median->kernel_ms = median_of (kernel, n);
+  median->download_ms = median_of (download, n);
+  median->wall_ms = median_of (wall, n);
+  *n_runs = n;
+}
+
 /* Shows the newest results of the current views, once all of them exist. */
 static void
 refresh_view (EsWindow *self)
@@ -263,33 +409,97 @@ refresh_view (EsWindow *self)
   EsView views[ES_CANVAS_MAX_PANES];
   EsLayer *active;
   EsColorScale scale;
-  int n = _es_window_get_views (self, views);
+  EsValueInfo info;
+  EsDisplay display;
+  EsTiming median;
+  int n = _es_window_get_views (self, views), n_runs;
 
+  _es_window_get_display (self, &display);
   for (int i = 0; i < n; i++)
     {
       panes[i].layer = es_window_get_layer (self, views[i]);
       if (panes[i].layer == NULL)
         return;
-      _es_window_display_scale (self, panes[i].layer, &panes[i].scale);
+      es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
     }
   es_canvas_set_panes (self->canvas, panes, n);
   gtk_stack_set_visible_child_name (self->stack, "canvas");
 
   active = panes[MIN (es_canvas_get_active_pane (self->canvas), n - 1)].layer;
-  _es_window_update_job_label (self, active);
-  _es_window_display_scale (self, active, &scale);
-  es_colorbar_set_scale (self->colorbar, &scale, active->result.info.unit_scale,
-                         active->result.info.units,
+  es_layer_display_scale (active, &display, &scale);
+  es_layer_display_info (active, &display, &info);
+  _es_window_update_job_label (self, active, &info);
+  es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.units,
                          active->result.values.format != ES_FORMAT_F32);
-  es_timings_update (self->timings, self->engine_description, active,
-                     self->shown_fresh[active->view]);
+  median_timing (self, active, &median, &n_runs);
+  es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, self->source,
                              es_window_get_layer (self, ES_VIEW_QUANTIZED),
                              es_window_get_layer (self, ES_VIEW_EQUALIZED),
-                             g_settings_get_enum (self->settings, "colormap"),
-                             g_settings_get_boolean (self->settings, "reversed"));
+                             display.colormap, display.reversed);
   update_variants (self);
   _es_window_update_position (self);
+}
+
+/* The image on screen and the one being opened */
+
+void
+_es_window_update_subtitle (EsWindow *self)
+{
+  const char *opening = self->loading_name ? self->loading_name
+                        : self->pending_source ? self->pending_source->name
+                                               : NULL;
+  EsSource *source = self->source;
+  g_autofree char *subtitle = NULL;
+
+  if (self->window_title == NULL)   /* disposed */
+    return;
+  /* Until the new image's views are ready, the old one stays, marked. */
+  if (opening)
+    subtitle = g_strdup_printf ("Opening “%s”…", opening);
+  else if (source)
+    subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height,
+                                source->image.depth,
+                                source->image.levels > 0 ? " · text matrix" : "");
+  adw_window_title_set_subtitle (self->window_title, subtitle);
+}
+
+void
+_es_window_show_source (EsWindow *self, EsSource *source)
+{
+  g_autofree char *title = NULL;
+
+  if (self->source != source)
+    {
+      g_clear_pointer (&self->source, es_source_unref);
+      self->source = es_source_ref (source);
+      forget_timings (self);
+    }
+  _es_window_apply_max_pixels (self);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
+  adw_window_title_set_title (self->window_title, source->name);
+  title = g_strdup_printf ("%s — Entroscope", source->name);
+  gtk_window_set_title (GTK_WINDOW (self), title);
+  _es_window_update_subtitle (self);
+}
+
+/* Whether a response holds a layer for every view on screen. */
+static gboolean
+has_views (EsWindow *self, const EsResponse *response)
+{
+  EsView views[ES_CANVAS_MAX_PANES];
+  int n = _es_window_get_views (self, views);
+
+  for (int v = 0; v < n; v++)
+    {
+      gboolean found = FALSE;
+
+      for (int i = 0; i < response->n_layers && !found; i++)
+        found = response->layers[i] && response->layers[i]->view == views[v];
+      if (!found)
+        return FALSE;
+    }
+  return TRUE;
 }
 
 static void
@@ -298,32 +508,71 @@ on_response (EsResponse *response, gpointer user_data)
   EsWindow *self = user_data;
 
   g_assert (ES_IS_WINDOW (self));
-  if (response->complete)
-    self->answered_generation = MAX (self->answered_generation, response->generation);
   if (response->engine.description)
     {
       g_free (self->engine_description);
       self->engine_description = g_strdup (response->engine.description);
       self->cuda_in_use = response->engine.backend == ES_BACKEND_CUDA;
     }
-  es_sidebar_set_cuda (self->sidebar, response->engine.cuda_usable, response->engine.cuda_reason);
+  if (response->engine.description || response->engine.cuda_reason || response->engine.cuda_usable)
+    es_sidebar_set_cuda (self->sidebar, response->engine.cuda_usable,
+                         response->engine.cuda_reason);
+
+  /* Only the newest request is ever shown: an older one was superseded
+   * (the worker stops answering those, but one may be on its way), and
+   * one the user cancelled stays cancelled even if it had just finished. */
+  if (response->generation != self->generation
+      || response->generation <= self->cancelled_generation || response->cancelled)
+    {
+      es_response_free (response);
+      _es_window_update_busy (self);
+      return;
+    }
+  if (response->complete)
+    self->answered_generation = response->generation;
   if (response->source == NULL)
     {
       /* The answer to a request without an image: the engine alone. */
       if (response->notice)
         _es_window_show_message (self, response->notice);
       es_response_free (response);
+      _es_window_update_busy (self);
       return;
     }
 
-  /* Anything older than what is on screen, or for another image, is stale
-   * (the second response to the request on screen is not). */
-  if (response->source != self->source || response->generation < self->shown_generation)
+  /* A newly opened image goes on screen with its views, not before. */
+  if (response->source == self->pending_source && response->source != self->source)
+    {
+      if (!has_views (self, response))
+        {
+          g_autofree char *message = g_strdup_printf ("Could not show “%s”: %s",
+                                                      response->source->name,
+                                                      response->error ? response->error
+                                                                      : "its views failed");
+
+          _es_window_show_message (self, message);
+          g_clear_pointer (&self->pending_source, es_source_unref);
+          _es_window_update_subtitle (self);
+          _es_window_apply_max_pixels (self);
+          self->answered_generation = response->generation;
+          es_response_free (response);
+          if (self->source == NULL)
+            gtk_stack_set_visible_child_name (self->stack, "empty");
+          _es_window_update_busy (self);
+          return;
+        }
+      _es_window_show_source (self, response->source);
+      g_clear_pointer (&self->pending_source, es_source_unref);
+      _es_window_update_subtitle (self);
+      _es_window_compare_opened (self);
+    }
+  if (response->source != self->source)
     {
       es_response_free (response);
       _es_window_update_busy (self);
       return;
     }
+
   if (response->generation > self->shown_generation)
     {
       self->shown_generation = response->generation;
@@ -336,9 +585,10 @@ on_response (EsResponse *response, gpointer user_data)
 
       if (layer == NULL)
         continue;
+      if (response->fresh[i])
+        record_timing (self, layer);
       g_clear_pointer (&self->shown[layer->view], es_layer_unref);
       self->shown[layer->view] = es_layer_ref (layer);
-      self->shown_fresh[layer->view] = response->fresh[i];
     }
   if (response->error)
     _es_window_show_message (self, response->error);
@@ -347,6 +597,184 @@ on_response (EsResponse *response, gpointer user_data)
   refresh_view (self);
   _es_window_watch_next_paint (self);
   es_response_free (response);
+  _es_window_update_busy (self);
+}
+
+/* Progress and cancel */
+
+static int
+n_views (EsWindow *self)
+{
+  EsView views[ES_CANVAS_MAX_PANES];
+
+  return _es_window_get_views (self, views);
+}
+
+/* "Computing Entropy", "Opening “photo.png”"; and the job in words. */
+static void
+describe_work (EsWindow *self, char **title, char **detail)
+{
+  EsView views[ES_CANVAS_MAX_PANES];
+  EsView active = es_window_get_active_view (self);
+  EsJob job;
+  int n = _es_window_get_views (self, views);
+
+  if (self->loading_name || self->pending_source)
+    {
+      *title = g_strdup_printf ("Opening “%s”",
+                                self->loading_name ? self->loading_name : self->pending_source->name);
+      *detail = self->loading_name ? g_strdup ("Reading the file")
+                : n > 1             ? g_strdup ("Computing the grid")
+                                    : g_strdup_printf ("Computing %s", es_view_title (active));
+      return;
+    }
+  *title = n > 1 ? g_strdup ("Computing the Grid")
+                 : g_strdup_printf ("Computing %s", es_view_title (active));
+  es_window_get_view_job (self, active, &job);
+  *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ")
+                                             : g_strdup ("");
+}
+
+static void
+show_progress (EsWindow *self, gboolean show)
+{
+  if (show)
+    {
+      g_autofree char *title = NULL, *detail = NULL;
+
+      /* Opening goes from reading the file to computing its views. */
+      describe_work (self, &title, &detail);
+      gtk_label_set_label (self->progress_title, title);
+      gtk_label_set_label (self->progress_detail, detail);
+      gtk_widget_set_visible (GTK_WIDGET (self->progress_detail), *detail != '\0');
+    }
+  if (gtk_revealer_get_reveal_child (self->progress_revealer) == show)
+    return;
+  if (show)
+    self->progress_fraction = -2;   /* nothing on the bar yet */
+  /* The timings are of the result the work will replace: they make room. */
+  gtk_widget_set_visible (GTK_WIDGET (self->timings_revealer), !show);
+  gtk_widget_set_visible (GTK_WIDGET (self->progress_revealer), TRUE);
+  gtk_revealer_set_reveal_child (self->progress_revealer, show);
+}
+
+/* While work is waited for, about 30 times a second: the worker's progress
+ * on the bar, once the work has taken longer than the delay. */
+static gboolean
+progress_tick (gpointer data)
+{
+  EsWindow *self = data;
+  gint64 now = g_get_monotonic_time ();
+  double elapsed_ms = (now - self->waiting_since) / 1000.0;
+  gboolean overlay = cancellable_work (self) && elapsed_ms >= self->progress_delay_ms;
+  double fraction;
+
+  g_assert (ES_IS_WINDOW (self));
+  if (!waiting (self))
+    {
+      self->progress_tick = 0;
+      self->waiting_since = 0;
+      show_progress (self, FALSE);
+      gtk_widget_set_visible (GTK_WIDGET (self->spinner), FALSE);
+      gtk_spinner_set_spinning (self->spinner, FALSE);
+      return G_SOURCE_REMOVE;
+    }
+
+  show_progress (self, overlay);
+  /* The spinner stands for work without the overlay (exports, copies),
+   * and only for work that lasts: short jobs must not animate anything. */
+  gtk_spinner_set_spinning (self->spinner, !overlay && elapsed_ms >= self->progress_delay_ms);
+  gtk_widget_set_visible (GTK_WIDGET (self->spinner),
+                          !overlay && elapsed_ms >= self->progress_delay_ms);
+  if (!overlay)
+    return G_SOURCE_CONTINUE;
+
+  fraction = self->loading_name ? -1 : es_worker_get_progress (self->worker, self->generation);
+  if (fraction < 0)
+    {
+      /* Reading the file, or the worker is finishing something else. */
+      gtk_progress_bar_pulse (self->progress_bar);
+      gtk_progress_bar_set_text (self->progress_bar, self->loading_name ? "Reading…" : "Waiting…");
+      self->progress_fraction = -1;
+    }
+  else if (fabs (fraction - self->progress_fraction) >= 0.005)
+    {
+      char text[16];
+
+      /* Whole percents, so that the bar redraws only when it moves. */
+      g_snprintf (text, sizeof text, "%d %%", (int) floor (fraction * 100));
+      gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+      gtk_progress_bar_set_text (self->progress_bar, text);
+      self->progress_fraction = fraction;
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+void
+_es_window_update_progress (EsWindow *self)
+{
+  if (!waiting (self) || self->progress_tick)
+    {
+      if (!waiting (self) && self->progress_tick)
+        {
+          g_clear_handle_id (&self->progress_tick, g_source_remove);
+          progress_tick (self);
+        }
+      return;
+    }
+  self->waiting_since = g_get_monotonic_time ();
+  self->progress_tick = g_timeout_add_full (G_PRIORITY_DEFAULT, 33, progress_tick, self, NULL);
+  g_source_set_static_name (g_main_context_find_source_by_id (NULL, self->progress_tick),
+                            "[entroscope] progress");
+  if (self->progress_delay_ms == 0)
+    progress_tick (self);
+}
+
+static void
+cancel_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
+{
+  EsWindow *self = ES_WINDOW (widget);
+  g_autofree char *title = NULL, *detail = NULL, *message = NULL;
+
+  g_assert (ES_IS_WINDOW (self));
+  if (!cancellable_work (self))
+    return;
+
+  describe_work (self, &title, &detail);
+  if (self->loading_name || self->pending_source)
+    message = g_strdup_printf ("Cancelled opening “%s”",
+                               self->loading_name ? self->loading_name : self->pending_source->name);
+  else
+    message = g_strdup_printf ("Cancelled: %s%s%s",
+                               n_views (self) > 1 ? "the grid" : es_view_title (es_window_get_active_view (self)),
+                               *detail ? " · " : "", detail);
+  _es_window_show_message (self, message);
+  /* Until the next request: what is on screen is older than the settings. */
+  gtk_label_set_label (self->notice_label, "Cancelled");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), message);
+
+  /* The file's decoding cannot stop halfway: its result is dropped. */
+  if (self->loading_name)
+    {
+      g_cancellable_cancel (self->load_cancellable);
+      g_clear_object (&self->load_cancellable);
+      g_clear_pointer (&self->loading_name, g_free);
+      self->load_serial++;
+    }
+  g_clear_pointer (&self->pending_source, es_source_unref);
+  if (self->generation > self->answered_generation)
+    {
+      es_worker_cancel (self->worker, self->generation);
+      self->cancelled_generation = self->generation;
+      self->answered_generation = self->generation;
+      _es_window_log_change (self, self->generation, "cancelled");
+    }
+  g_clear_handle_id (&self->update_idle, g_source_remove);
+  g_string_truncate (self->changes, 0);
+  _es_window_update_subtitle (self);
+  _es_window_apply_max_pixels (self);
+  if (self->source == NULL)
+    gtk_stack_set_visible_child_name (self->stack, "empty");
   _es_window_update_busy (self);
 }
 
@@ -379,10 +807,12 @@ on_settings_changed (GSettings *settings, const char *key, EsWindow *self)
   EsParamId param;
 
   g_assert (ES_IS_WINDOW (self));
-  if (g_str_equal (key, "colormap") || g_str_equal (key, "reversed"))
+  if (g_str_equal (key, "colormap") || g_str_equal (key, "reversed")
+      || g_str_equal (key, "range") || g_str_equal (key, "units"))
     {
-      /* Colours need no new job: the canvas recolours only what is visible. */
-      _es_window_log_change (self, self->shown_generation, what);
+      /* How results are shown needs no new job: the canvas recolours only
+       * what is visible, from the values it has. */
+      _es_window_log_change (self, 0, what);
       refresh_view (self);
       _es_window_watch_next_paint (self);
     }
@@ -410,8 +840,7 @@ on_settings_changed (GSettings *settings, const char *key, EsWindow *self)
       _es_window_schedule_update (self, what);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
     }
-  else if (es_param_from_name (key, &param) || g_str_equal (key, "range")
-           || g_str_equal (key, "units"))
+  else if (es_param_from_name (key, &param))
     _es_window_schedule_update (self, what);
   else if (g_str_equal (key, "max-pixels"))
     _es_window_apply_max_pixels (self);
@@ -491,6 +920,20 @@ es_window_get_engine_description (EsWindow *self)
 {
   g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
   return self->engine_description;
+}
+
+EsWorker *
+es_window_get_worker (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->worker;
+}
+
+void
+es_window_set_progress_delay (EsWindow *self, guint ms)
+{
+  g_return_if_fail (ES_IS_WINDOW (self));
+  self->progress_delay_ms = ms;
 }
 
 const char *
@@ -630,8 +1073,12 @@ es_window_dispose (GObject *object)
   EsWindow *self = ES_WINDOW (object);
 
   g_cancellable_cancel (self->cancellable);
+  if (self->load_cancellable)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
   _es_window_compare_dispose (self);
   g_clear_handle_id (&self->update_idle, g_source_remove);
+  g_clear_handle_id (&self->progress_tick, g_source_remove);
   g_clear_pointer (&self->worker, es_worker_free);
   _es_window_status_dispose (self);
   if (self->chooser)
@@ -640,6 +1087,8 @@ es_window_dispose (GObject *object)
   for (int i = 0; i < ES_N_VIEWS; i++)
     g_clear_pointer (&self->shown[i], es_layer_unref);
   g_clear_pointer (&self->source, es_source_unref);
+  g_clear_pointer (&self->pending_source, es_source_unref);
+  forget_timings (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), ES_TYPE_WINDOW);
   G_OBJECT_CLASS (es_window_parent_class)->dispose (object);
 }
@@ -653,6 +1102,7 @@ es_window_finalize (GObject *object)
   g_string_free (self->changes, TRUE);
   g_free (self->engine_description);
   g_free (self->last_message);
+  g_free (self->loading_name);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->settings);
   G_OBJECT_CLASS (es_window_parent_class)->finalize (object);
@@ -709,8 +1159,13 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsWindow, canvas);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, timings_revealer);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, timings);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_revealer);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_title);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_detail);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_bar);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, colorbar);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, position_label);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, notice_label);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, info_label);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, sidebar);
   gtk_widget_class_bind_template_callback (widget_class, on_active_pane);
@@ -719,6 +1174,7 @@ es_window_class_init (EsWindowClass *klass)
   _es_window_class_open_init (klass);
   _es_window_class_export_init (klass);
   _es_window_class_compare_init (klass);
+  gtk_widget_class_install_action (widget_class, "win.cancel", NULL, cancel_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
@@ -731,6 +1187,9 @@ es_window_class_init (EsWindowClass *klass)
 
   /* Plain keys act only when no text field has the focus (they bubble up
    * from the focus widget); their Ctrl forms are application accelerators. */
+  /* Escape stops the computation or the opening waited for (the action is
+   * disabled otherwise, so Escape goes on to whatever else wants it). */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "win.zoom-fit", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_0, 0, "win.zoom-fit", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, 0, "win.zoom", "d", 1.0);
@@ -762,6 +1221,9 @@ es_window_init (EsWindow *self)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->view_dropdown), tooltip);
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", FALSE);
+  self->progress_delay_ms = ES_WINDOW_PROGRESS_DELAY_MS;
+  g_queue_init (&self->timing_history);
   self->cancellable = g_cancellable_new ();
   self->changes = g_string_new (NULL);
   _es_window_status_init (self);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EsWindow: the main window; opens images, sends jobs to the worker, shows and exports results. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The compute worker: one thread that owns the EsEngine and runs jobs off the main loop. */
 #pragma once
 
@@ -8,10 +9,11 @@
 
 G_BEGIN_DECLS
 
-/* One thing to compute: a view of the source with its parameters. */
+/* One thing to compute: a view of the source with its job. Only the job:
+ * how the result is shown (EsDisplay) never reaches the worker. */
 typedef struct {
   EsView view;
-  EsViewParams params;    /* params.job.variant must be static (es_variant_find) */
+  EsJob job;              /* job.variant must be static (es_variant_find) */
 } EsWorkItem;
 
 typedef struct {
@@ -36,6 +38,7 @@ typedef struct {
 typedef struct {
   guint64 generation;
   gboolean complete;            /* the last response to its request */
+  gboolean cancelled;           /* es_worker_cancel stopped it: no layers */
   EsSource *source;
   int n_layers;
   EsLayer *layers[ES_N_VIEWS];  /* in request order; NULL where a job failed */
@@ -57,9 +60,18 @@ typedef void (*EsWorkerCallback) (EsResponse *response, gpointer user_data);
 typedef struct _EsWorker EsWorker;
 
 EsWorker *es_worker_new (EsWorkerCallback callback, gpointer user_data);
-/* Queues a request (taken over). Queued requests that a newer one makes
- * obsolete are dropped unanswered: only the newest one is worked on. */
+/* Hands a request over (taken over); its generation must be above every
+ * earlier one's. Only the newest request is worked on: one that waits is
+ * dropped unanswered, and the job running for an older one is cancelled
+ * (es_control_cancel) unless the new request needs that very job. An older
+ * request is never answered once a newer one has come. */
 void es_worker_submit (EsWorker *worker, EsRequest *request);
+/* Stops the request of that generation, waiting or running (its job stops
+ * within about a row of work); it is answered with response->cancelled. */
+void es_worker_cancel (EsWorker *worker, guint64 generation);
+/* The fraction 0..1 done of the views on screen of the request of that
+ * generation, or -1 when it is not running (yet). Any thread; cheap. */
+double es_worker_get_progress (EsWorker *worker, guint64 generation);
 /* What es_worker_compare gives back. */
 typedef struct {
   EsSource *source;
@@ -80,15 +92,27 @@ typedef void (*EsCompareProgressFunc) (double fraction, const char *step, gpoint
 
 /* Queues es_compare_variants of job on the source with the engine for
  * backend. It runs after the view request in progress and is never dropped
- * for a newer one. The task (taken over) returns an EsComparison
+ * for a newer one; view requests wait while it runs. It is timed as
+ * `entroscope-cli bench` times: on a thread of normal priority (the view
+ * jobs run nicer) with the only OpenMP team in the process, once the main
+ * loop has nothing left to do. The task (taken over) returns an EsComparison
  * (es_comparison_free) or a GError; its cancellable stops the runs between
  * two of them (G_IO_ERROR_CANCELLED). progress_data must live as long as
  * the task (e.g. be its source object or be held by its callback). */
 void es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
                         const EsJob *job, int repeats, EsCompareProgressFunc progress,
                         gpointer progress_data);
-/* Stops the thread after its current job; no callback runs afterwards;
- * comparisons still queued or running return G_IO_ERROR_CANCELLED. */
+/* Stops the thread after cancelling its current job; no callback runs
+ * afterwards; comparisons still queued or running return
+ * G_IO_ERROR_CANCELLED. */
 void es_worker_free (EsWorker *worker);
+
+/* Only tests/test-ui.c calls this. The hook runs on the worker thread
+ * before every job that runs a kernel (not for results from the cache),
+ * with the job's control: it may count jobs, report progress
+ * (es_control_begin/advance) and hold the job back while it polls
+ * es_control_cancelled. NULL removes it. */
+typedef void (*EsWorkerJobHook) (const EsWorkItem *item, EsControl *control, gpointer user_data);
+void es_worker_set_job_hook (EsWorker *worker, EsWorkerJobHook hook, gpointer user_data);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entroscope: the GTK window's entry point. */
 #include "es-application.h"
 
