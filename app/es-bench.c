@@ -1,4 +1,4 @@
-/* entroscope-cli bench: medians per operation, size, backend and variant beside the copy floor, or on one image. */
+/* entroscope-cli bench: medians per operation, size, parameters, backend and variant beside the copy floor, or on one image. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,7 @@ typedef struct {
 
 typedef struct {
   EsOp op;
+  const EsJob *job;  /* its parameters */
   int size;
   const char *image;
   const BenchBackend *backend;
@@ -69,15 +70,102 @@ fill_random (EsImage *image, unsigned long long seed, unsigned base, unsigned sp
     }
 }
 
-/* options->job with the operation of one row; each variant is set where it is timed. */
+/* The values of parameter id that op is timed at: those listed, else the
+ * job's own one (1 for a parameter that op does not read). */
+static int
+param_values (const EsBenchOptions *options, EsOp op, EsParamId id)
+{
+  return es_op_uses (op, id) && options->n_values[id] > 0 ? options->n_values[id] : 1;
+}
+
+/* How many parameter combinations op is timed at. */
+static int
+combinations (const EsBenchOptions *options, EsOp op)
+{
+  int n = 1;
+
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    n *= param_values (options, op, (EsParamId) id);
+  return n;
+}
+
+/* options->job with the operation and the parameter values of op's
+ * combination `index` (the table's last parameter varies fastest); each
+ * variant is set where it is timed. */
 static EsJob
-bench_job (const EsBenchOptions *options, EsOp op)
+bench_job (const EsBenchOptions *options, EsOp op, int index)
 {
   EsJob job = options->job;
 
   job.op = op;
   job.variant = NULL;
+  for (int id = ES_N_PARAMS - 1; id >= 0; id--)
+    {
+      int n = param_values (options, op, (EsParamId) id);
+
+      if (es_op_uses (op, (EsParamId) id) && options->n_values[id] > 0)
+        es_job_set_param (&job, (EsParamId) id, options->values[id][index % n]);
+      index /= n;
+    }
   return job;
+}
+
+/* A parameter's value as --help shows it: "5", "0.5". */
+static void
+format_param (char *text, size_t size, EsParamId id, double value)
+{
+  const EsParam *param = es_param (id);
+
+  snprintf (text, size, "%.*f", param->digits, value);
+  if (param->digits > 0 && strchr (text, '.'))
+    {
+      /* "0.50" → "0.5", "1.00" → "1". */
+      char *end = text + strlen (text) - 1;
+      while (*end == '0')
+        *end-- = '\0';
+      if (*end == '.')
+        *end = '\0';
+    }
+}
+
+/* A parameter's column in the table: its name's width, at least 6. */
+static int
+param_width (EsParamId id)
+{
+  int len = (int) strlen (es_param (id)->name);
+
+  return len > 6 ? len : 6;
+}
+
+/* Each parameter's value in a row, in the table's order: "-" (an empty CSV
+ * field) for one the operation does not read. */
+static void
+print_params (const EsJob *job, FILE *table, FILE *csv)
+{
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      char text[32] = "";
+
+      if (es_op_uses (job->op, (EsParamId) id))
+        format_param (text, sizeof text, (EsParamId) id, es_job_get_param (job, (EsParamId) id));
+      if (table)
+        fprintf (table, " %*s", param_width ((EsParamId) id), text[0] ? text : "-");
+      if (csv)
+        fprintf (csv, ",%s", text);
+    }
+}
+
+/* The parameters' names as column headings of the table, or CSV fields. */
+static void
+print_param_headings (FILE *table, FILE *csv)
+{
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      if (table)
+        fprintf (table, " %*s", param_width ((EsParamId) id), es_param ((EsParamId) id)->name);
+      if (csv)
+        fprintf (csv, ",%s", es_param ((EsParamId) id)->name);
+    }
 }
 
 /* An operation that builds a histogram of the whole image (equalize) is
@@ -105,8 +193,9 @@ describe_low_contrast (const EsBenchOptions *options, char *text, size_t size)
     snprintf (text + len, size - len, " also on 16 neighbouring grays");
 }
 
-/* "window 5, levels 16, amount 1": the parameters that the timed
- * operations read, or "" when none reads any. */
+/* "window 5, levels 16, amount 1" (with lists, "window 3/5/7, levels
+ * 16"): the parameters that the timed operations read, or "" when none
+ * reads any. */
 static void
 describe_params (const EsBenchOptions *options, char *text, size_t size)
 {
@@ -118,9 +207,19 @@ describe_params (const EsBenchOptions *options, char *text, size_t size)
   text[0] = '\0';
   for (int id = 0; id < ES_N_PARAMS && len < size; id++)
     if (used & ES_PARAM_BIT (id))
-      len += (size_t) snprintf (text + len, size - len, "%s%s %g", len ? ", " : "",
-                                es_param ((EsParamId) id)->name,
-                                es_job_get_param (&options->job, (EsParamId) id));
+      {
+        int n = options->n_values[id];
+
+        len += (size_t) snprintf (text + len, size - len, "%s%s ", len ? ", " : "", es_param ((EsParamId) id)->name);
+        for (int v = 0; v < (n > 0 ? n : 1) && len < size; v++)
+          {
+            char value[32];
+
+            format_param (value, sizeof value, (EsParamId) id,
+                          n > 0 ? options->values[id][v] : es_job_get_param (&options->job, (EsParamId) id));
+            len += (size_t) snprintf (text + len, size - len, "%s%s", v ? "/" : "", value);
+          }
+      }
 }
 
 /* Between host and device, the image goes up once and the result down once. */
@@ -186,10 +285,12 @@ print_row (const BenchRow *row, FILE *csv)
   format_number (speedup_text, sizeof speedup_text, "%.2fx", speedup);
   format_number (xfer_text, sizeof xfer_text, "%.3f", cuda ? row->xfer_ms : NAN);
   format_number (e2e_text, sizeof e2e_text, "%.2fx", e2e);
-  printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s\n",
+  printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s",
           es_op_name (row->op), row->size, row->image, es_backend_name (row->backend->choice), row->variant,
           row->backend->repeats, row->m.kernel_ms, row->m.wall_ms, mpx, floor_text,
           multiple_text, gbs_text, speedup_text, xfer_text, e2e_text);
+  print_params (row->job, stdout, NULL);
+  putchar ('\n');
   fflush (stdout);
 
   if (csv)
@@ -205,7 +306,9 @@ print_row (const BenchRow *row, FILE *csv)
       csv_number (csv, "%.3f", speedup);
       csv_number (csv, "%.4f", cuda ? row->xfer_ms : NAN);
       csv_number (csv, "%.3f", e2e);
-      fprintf (csv, ",%s\n", row->image);
+      fprintf (csv, ",%s", row->image);
+      print_params (row->job, NULL, csv);
+      fputc ('\n', csv);
     }
 }
 
@@ -289,7 +392,8 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   const EsVariant *variants = es_variants (job->op, &n_variants);
   const EsVariant *naive = naive_variant (variants, n_variants);
   const char *op = es_op_name (job->op);
-  BenchRow row = { .op = job->op, .size = in->width, .image = input->name, .backend = b, .naive_ms = NAN };
+  BenchRow row = { .op = job->op, .job = job, .size = in->width, .image = input->name, .backend = b,
+                   .naive_ms = NAN };
   Measure naive_m = { NAN, NAN };
   EsError error;
   int status = ES_EXIT_OK;
@@ -397,7 +501,9 @@ es_bench_run (const EsBenchOptions *options)
         }
       csv = es_atomic_file_stream (csv_file);
       fputs ("op,size,backend,variant,repeats,kernel_ms,wall_ms,mpx_per_s,floor_ms,"
-             "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image\n", csv);
+             "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image", csv);
+      print_param_headings (NULL, csv);
+      fputc ('\n', csv);
     }
 
   describe_low_contrast (options, low_contrast, sizeof low_contrast);
@@ -409,27 +515,26 @@ es_bench_run (const EsBenchOptions *options)
     printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
   if (options->backend != ES_BACKEND_CPU)
     printf ("# cuda: %s\n", cuda.engine ? es_engine_describe (cuda.engine) : cuda_note);
-  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s\n", "op", "size", "image",
+  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image",
           "backend", "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s",
           "speed-up", "xfer ms", "e2e x");
+  print_param_headings (stdout, NULL);
+  putchar ('\n');
   fflush (stdout);
 
   for (int o = 0; o < options->n_ops; o++)
     for (int s = 0; s < options->n_sizes; s++)
       for (int kind = 0; kind < (low_contrast_too (options->ops[o]) ? 2 : 1); kind++)
         {
-          EsJob job = bench_job (options, options->ops[o]);
-          const char *op = es_op_name (job.op);
+          const char *op = es_op_name (options->ops[o]);
           int size = options->sizes[s];
           EsImage in = { 0 }, pageable = { 0 };
           /* Where CUDA runs the bench's image is page-locked, as the
            * window's are: uploads then need no staging copy. */
           EsEngine *owner = cuda.engine ? cuda.engine : cpu.engine;
-          BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
 
           es_error_clear (&error);
-          if (!es_job_validate (&job, &error)
-              || !es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
+          if (!es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
               || !es_image_alloc (&pageable, size, size, ES_FORMAT_U8, 8, &error))
             {
               status = worse (status, report (op, size, "input", &error));
@@ -439,20 +544,33 @@ es_bench_run (const EsBenchOptions *options)
           fill_random (&in, BENCH_SEED ^ (unsigned long long) size, kind ? 120 : 1, kind ? 16 : 255);
           memcpy (pageable.pixels, in.pixels, (size_t) size * size);
 
-          if (cpu.engine)
+          /* Every combination on the same pixels. */
+          for (int c = 0; c < combinations (options, options->ops[o]); c++)
             {
-              BenchRow row = { .op = job.op, .size = size, .image = input.name, .backend = &cpu,
-                               .variant = "cpu", .floor_ms = NAN, .xfer_ms = NAN, .naive_ms = NAN };
-              if (measure (&cpu, &job, &in, &cpu.out, &row.m, &error))
+              EsJob job = bench_job (options, options->ops[o], c);
+              BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
+
+              es_error_clear (&error);
+              if (!es_job_validate (&job, &error))
                 {
-                  print_row (&row, csv);
-                  input.expected = &cpu.out;
+                  status = worse (status, report (op, size, "job", &error));
+                  continue;
                 }
-              else
-                status = worse (status, report (op, size, "cpu", &error));
+              if (cpu.engine)
+                {
+                  BenchRow row = { .op = job.op, .job = &job, .size = size, .image = input.name, .backend = &cpu,
+                                   .variant = "cpu", .floor_ms = NAN, .xfer_ms = NAN, .naive_ms = NAN };
+                  if (measure (&cpu, &job, &in, &cpu.out, &row.m, &error))
+                    {
+                      print_row (&row, csv);
+                      input.expected = &cpu.out;
+                    }
+                  else
+                    status = worse (status, report (op, size, "cpu", &error));
+                }
+              if (cuda.engine && cuda.usable)
+                status = worse (status, bench_cuda (&cuda, options, &job, &input, csv));
             }
-          if (cuda.engine && cuda.usable)
-            status = worse (status, bench_cuda (&cuda, options, &job, &input, csv));
           es_image_clear (&in);
           es_image_clear (&pageable);
         }
@@ -476,17 +594,20 @@ out:
 }
 
 static void
-print_compare_row (EsOp op, const EsCompareRow *row, double floor_ms, FILE *csv)
+print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, FILE *csv)
 {
+  EsOp op = job->op;
   char floor_text[32] = "-", multiple_text[32] = "-";
 
   if (isfinite (floor_ms))
     snprintf (floor_text, sizeof floor_text, "%.4f", floor_ms);
   if (isfinite (row->floor_multiple))
     snprintf (multiple_text, sizeof multiple_text, "%.2fx", row->floor_multiple);
-  printf ("%-9s %-7s %-22s %7d %10.4f %10.4f %9s %8s  %s%s\n", es_op_name (op),
-          es_backend_name (row->backend), row->id, row->repeats, row->kernel_ms, row->wall_ms,
-          floor_text, multiple_text, row->label, row->is_default ? " (default)" : "");
+  /* The parameters go before the label, which is free text. */
+  printf ("%-9s %-7s %-22s %7d %10.4f %10.4f %9s %8s", es_op_name (op), es_backend_name (row->backend), row->id,
+          row->repeats, row->kernel_ms, row->wall_ms, floor_text, multiple_text);
+  print_params (job, stdout, NULL);
+  printf ("  %s%s\n", row->label, row->is_default ? " (default)" : "");
   if (csv)
     {
       fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend),
@@ -496,7 +617,9 @@ print_compare_row (EsOp op, const EsCompareRow *row, double floor_ms, FILE *csv)
       fputc (',', csv);
       if (isfinite (row->floor_multiple))
         fprintf (csv, "%.3f", row->floor_multiple);
-      fprintf (csv, ",\"%s\"\n", row->label);
+      fprintf (csv, ",\"%s\"", row->label);
+      print_params (job, NULL, csv);
+      fputc ('\n', csv);
     }
 }
 
@@ -504,6 +627,7 @@ int
 es_bench_image_run (const EsBenchOptions *options)
 {
   int repeats = options->repeats ? options->repeats : ES_COMPARE_DEFAULT_REPEATS;
+  int load_levels = options->job.levels;
   EsAtomicFile *csv_file = NULL;
   EsEngine *engine = NULL;
   EsImage image = { 0 };
@@ -513,7 +637,12 @@ es_bench_image_run (const EsBenchOptions *options)
   int status = ES_EXIT_OK;
 
   es_error_clear (&error);
-  if (!es_load_file (options->image, options->job.levels, &image, &error))
+  /* A text matrix holds levels below the count it is read with: the
+   * largest one asked for. */
+  for (int v = 0; v < options->n_values[ES_PARAM_LEVELS]; v++)
+    if (options->values[ES_PARAM_LEVELS][v] > load_levels)
+      load_levels = (int) options->values[ES_PARAM_LEVELS][v];
+  if (!es_load_file (options->image, load_levels, &image, &error))
     return es_cli_report_error (options->image, &error);
   engine = es_compare_engine_new (options->backend, &error);
   if (!engine)
@@ -530,7 +659,9 @@ es_bench_image_run (const EsBenchOptions *options)
           goto out;
         }
       csv = es_atomic_file_stream (csv_file);
-      fputs ("op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label\n", csv);
+      fputs ("op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label", csv);
+      print_param_headings (NULL, csv);
+      fputc ('\n', csv);
     }
 
   describe_params (options, params, sizeof params);
@@ -542,32 +673,35 @@ es_bench_image_run (const EsBenchOptions *options)
     printf ("# kernel variants and the copy floor need CUDA: %s\n",
             es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine)
                                               : "the CPU backend was asked for");
-  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s  %s\n", "op", "backend", "variant", "repeats",
-          "kernel ms", "wall ms", "floor ms", "x floor", "label");
+  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s", "op", "backend", "variant", "repeats",
+          "kernel ms", "wall ms", "floor ms", "x floor");
+  print_param_headings (stdout, NULL);
+  printf ("  label\n");
   fflush (stdout);
 
   for (int i = 0; i < options->n_ops; i++)
-    {
-      EsJob job = bench_job (options, options->ops[i]);
-      EsCompareRow *rows;
-      size_t n_rows;
-      double floor_ms;
+    for (int c = 0; c < combinations (options, options->ops[i]); c++)
+      {
+        EsJob job = bench_job (options, options->ops[i], c);
+        EsCompareRow *rows;
+        size_t n_rows;
+        double floor_ms;
 
-      es_error_clear (&error);
-      if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows,
-                                &floor_ms, &error))
-        {
-          char subject[64];
+        es_error_clear (&error);
+        if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows,
+                                  &floor_ms, &error))
+          {
+            char subject[64];
 
-          snprintf (subject, sizeof subject, "bench %s", es_op_name (job.op));
-          status = worse (status, es_cli_report_error (subject, &error));
-          continue;
-        }
-      for (size_t r = 0; r < n_rows; r++)
-        print_compare_row (job.op, &rows[r], floor_ms, csv);
-      fflush (stdout);
-      free (rows);
-    }
+            snprintf (subject, sizeof subject, "bench %s", es_op_name (job.op));
+            status = worse (status, es_cli_report_error (subject, &error));
+            continue;
+          }
+        for (size_t r = 0; r < n_rows; r++)
+          print_compare_row (&job, &rows[r], floor_ms, csv);
+        fflush (stdout);
+        free (rows);
+      }
 
   if (csv_file)
     {

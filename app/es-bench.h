@@ -6,6 +6,8 @@
 #include "es-engine.h"
 
 #define ES_BENCH_MAX_SIZES 32
+/* Values of one parameter that a bench run times (--windows=3,5,...). */
+#define ES_BENCH_MAX_VALUES 32
 
 /* What bench times without --ops and --sizes (--help shows these). */
 #define ES_BENCH_DEFAULT_OPS "entropy,equalize,sharpen"
@@ -20,14 +22,20 @@ typedef struct {
   const char *variant;      /* NULL: every CUDA variant of each op */
   int repeats;              /* 0: 20 on CUDA, 5 on the CPU (es_bench_image_run: 10) */
   EsJob job;                /* the parameters of every job; op and variant are set per row */
+  /* Lists of values of a parameter (--windows, --levels, --amount with
+   * commas): each operation is timed at every combination of the values of
+   * the parameters it uses. n_values[id] = 0: job's single value. */
+  double values[ES_N_PARAMS][ES_BENCH_MAX_VALUES];
+  int n_values[ES_N_PARAMS];
   const char *csv_path;     /* NULL: no CSV */
   const char *image;        /* es_bench_image_run's file */
 } EsBenchOptions;
 
-/* Times every operation, size, backend and variant on random images and
- * returns the exit status. */
+/* Times every operation, size, parameter combination, backend and variant
+ * on random images and returns the exit status. */
 int es_bench_run (const EsBenchOptions *options);
-/* bench --image: es_compare_variants for each operation on options->image,
- * the numbers the window's Compare Variants view shows for that image.
- * Ignores sizes and variant. Returns the exit status. */
+/* bench --image: es_compare_variants for each operation (and parameter
+ * combination) on options->image, the numbers the window's Compare
+ * Variants view shows for that image. Ignores sizes and variant. Returns
+ * the exit status. */
 int es_bench_image_run (const EsBenchOptions *options);

@@ -242,7 +242,12 @@ es_cli_print_help (FILE *out)
   if (len < sizeof text)
     snprintf (text + len, sizeof text - len, " --max-pixels):");
   print_entry (out, "", 0, text);
-  fputs ("      --sizes=N,N,...     sides of the square random images\n"
+  fputs ("      --windows=K,K,...   windows to time (the same as --window=K,K,...: in\n"
+         "                          bench, --window, --levels and --amount take\n"
+         "                          comma-separated lists); each operation is timed at\n"
+         "                          every combination of the values of the parameters\n"
+         "                          it reads, and the table gives them in columns\n"
+         "      --sizes=N,N,...     sides of the square random images\n"
          "                          (default " ES_BENCH_DEFAULT_SIZES ")\n"
          "      --ops=OP,OP,...     operations (default " ES_BENCH_DEFAULT_OPS ")\n"
          "      --variant=all|ID    every CUDA variant (default) or one\n"
@@ -281,6 +286,8 @@ es_cli_print_help (FILE *out)
          "  " ES_CLI_PROGRAM " equalize scans/*.png -o out/\n"
          "  " ES_CLI_PROGRAM " sharpen --amount=0.5 --timings --backend=cpu photo.png\n"
          "  " ES_CLI_PROGRAM " bench --sizes=1024,4096 --csv=bench.csv\n"
+         "  " ES_CLI_PROGRAM " bench --backend=cpu --ops=entropy --sizes=4096 \\\n"
+         "      --windows=3,5,9,17,31 --levels=16,256\n"
          "  " ES_CLI_PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n", out);
 }
 
@@ -306,6 +313,7 @@ enum {
   OPT_TIMINGS,
   OPT_MAX_PIXELS,
   OPT_SIZES,
+  OPT_WINDOWS,
   OPT_OPS,
   OPT_REPEATS,
   OPT_CSV,
@@ -329,6 +337,7 @@ static const struct option fixed_options[] = {
   { "timings", no_argument, NULL, OPT_TIMINGS },
   { "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
   { "sizes", required_argument, NULL, OPT_SIZES },
+  { "windows", required_argument, NULL, OPT_WINDOWS },
   { "ops", required_argument, NULL, OPT_OPS },
   { "repeats", required_argument, NULL, OPT_REPEATS },
   { "csv", required_argument, NULL, OPT_CSV },
@@ -381,6 +390,7 @@ option_commands (int opt)
     case OPT_MAX_PIXELS:
       return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
     case OPT_SIZES:
+    case OPT_WINDOWS:
     case OPT_OPS:
     case OPT_REPEATS:
     case OPT_CSV:
@@ -508,7 +518,8 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
 /* Parses one item of a comma-separated list; reports its own errors. */
 typedef bool (*ListItemFunc) (const char *list, const char *item, void *data);
 
-/* --sizes=N,N,... and --ops=OP,OP,...: every item non-empty and short. */
+/* --sizes=N,N,..., --ops=OP,OP,... and bench's parameter lists
+ * (--windows=K,K,...): every item non-empty and short. */
 static bool
 parse_list (const char *option, const char *text, const char *items, ListItemFunc parse_item,
             void *data)
@@ -573,6 +584,55 @@ parse_op (const char *list, const char *item, void *data)
         return false;
       }
   bench->ops[bench->n_ops++] = op;
+  return true;
+}
+
+/* One value of a parameter's list: checked by the parameter table as a
+ * single value would be, and kept in the bench's list. */
+typedef struct {
+  const char *option;  /* as given: "windows" or "window" */
+  const EsParam *param;
+  EsCliOptions *options;
+} ParamList;
+
+static bool
+parse_param_value (const char *list, const char *item, void *data)
+{
+  ParamList *pl = data;
+  EsBenchOptions *bench = &pl->options->bench;
+  EsParamId id = pl->param->id;
+  EsJob job = pl->options->job;
+  double value;
+
+  if (bench->n_values[id] == ES_BENCH_MAX_VALUES)
+    {
+      es_cli_usage_error ("--%s=%s: at most %d values", pl->option, list, ES_BENCH_MAX_VALUES);
+      return false;
+    }
+  if (!parse_param (pl->param, item, &job))
+    return false;
+  value = es_job_get_param (&job, id);
+  for (int i = 0; i < bench->n_values[id]; i++)
+    if (bench->values[id][i] == value)
+      {
+        es_cli_usage_error ("--%s: '%s' is listed twice", pl->option, item);
+        return false;
+      }
+  bench->values[id][bench->n_values[id]++] = value;
+  return true;
+}
+
+/* bench's --window=K,K,... (and --windows), --levels=L,L,..., --amount=A,A,...:
+ * the job keeps the first value, the bench all of them. */
+static bool
+parse_param_list (const char *option, const EsParam *param, const char *text, EsCliOptions *options)
+{
+  ParamList pl = { option, param, options };
+
+  options->bench.n_values[param->id] = 0;
+  if (!parse_list (option, text, "values", parse_param_value, &pl))
+    return false;
+  es_job_set_param (&options->job, param->id, options->bench.values[param->id][0]);
   return true;
 }
 
@@ -641,7 +701,11 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
 
       if (opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS)
         {
-          if (!parse_param (es_param ((EsParamId) (opt - OPT_PARAM)), optarg, &o->job))
+          const EsParam *param = es_param ((EsParamId) (opt - OPT_PARAM));
+
+          /* bench times lists of values; the other commands take one. */
+          if (command == ES_CLI_COMMAND_BENCH ? !parse_param_list (param->name, param, optarg, o)
+                                              : !parse_param (param, optarg, &o->job))
             return ES_EXIT_USAGE;
           continue;
         }
@@ -715,6 +779,10 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
           if (!parse_sizes (optarg, &o->bench))
             return ES_EXIT_USAGE;
           o->sizes_given = true;
+          break;
+        case OPT_WINDOWS:
+          if (!parse_param_list ("windows", es_param (ES_PARAM_WINDOW), optarg, o))
+            return ES_EXIT_USAGE;
           break;
         case OPT_OPS:
           if (!parse_ops (optarg, &o->bench))

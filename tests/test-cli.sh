@@ -254,20 +254,49 @@ check "bench exits 0" [ "$rc" = 0 ]
 check "bench writes a CSV with a header row" \
   eval 'head -n 1 bench.csv | grep -q "^op,size,backend,variant,"'
 # One row per default operation, and equalize once more on a low-contrast image.
-cpu_rows=$(awk -F, 'NR > 1 && NF == 15 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
-check "the CSV has a 15-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
+cpu_rows=$(awk -F, 'NR > 1 && NF == 18 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
+check "the CSV has an 18-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
+check "the CSV ends with a column per parameter, empty where the operation reads none" \
+  eval 'head -n 1 bench.csv | grep -q ",image,window,levels,amount$" &&
+        grep -q "^entropy,64,cpu,.*,random,5,16,$" bench.csv && grep -q "^sharpen,64,cpu,.*,random,,,1$" bench.csv'
 check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
 cli bench --sizes 16 --ops sharpen --repeats 1 --backend cpu --amount 0.5
 check "bench's header gives the parameters that its operations read" \
   eval '[ "$rc" = 0 ] && head -n 1 "$T/out.log" | grep -q ", amount 0.5; " && ! head -n 1 "$T/out.log" | grep -q window'
+# Lists of windows and levels: one row per combination of the parameters an operation reads.
+cli bench --backend cpu --ops entropy,sharpen --sizes 32 --repeats 1 --windows 3,31 --levels=2,17,256 --csv lists.csv
+check "bench --windows and --levels lists exit 0 and name every value in the header" \
+  eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ] && head -n 1 "$T/out.log" | grep -q "window 3/31, levels 2/17/256, amount 1"'
+combos=$(awk -F, 'NR > 1 && $1 == "entropy" && $2 == 32 { print $16 "x" $17 }' lists.csv | tr '\n' ' ')
+check "bench times entropy at each window and level count (${combos})" \
+  [ "$combos" = "3x2 3x17 3x256 31x2 31x17 31x256 " ]
+check "bench times sharpen, which reads neither, once" \
+  eval '[ "$(awk -F, '"'"'NR > 1 && $1 == "sharpen"'"'"' lists.csv | wc -l | tr -d " ")" = 1 ]'
+check "bench's table gives window and levels columns" \
+  eval 'grep -q " window levels amount$" "$T/out.log" && grep -q "^entropy .* 31 *256 *-$" "$T/out.log"'
+cli bench --backend cpu --ops entropy --sizes 16 --repeats 1 --window 3,5,7
+check "bench's --window also takes a list" \
+  eval '[ "$rc" = 0 ] && [ "$(grep -c "^entropy " "$T/out.log")" = 3 ]'
+cli bench --sizes 16 --windows 3,4
+check "bench --windows with an even window is a usage error naming it" eval '[ "$rc" = 1 ] && one_error_line "window 4"'
+cli bench --sizes 16 --levels 16,1
+check "bench --levels with a level count out of range is a usage error" eval '[ "$rc" = 1 ] && one_error_line "levels"'
+cli bench --sizes 16 --levels 16,16
+check "bench --levels with a value listed twice is a usage error" eval '[ "$rc" = 1 ] && one_error_line "twice"'
+cli bench --sizes 16 --windows 3,,5
+check "bench --windows with an empty item is a usage error" eval '[ "$rc" = 1 ] && one_error_line "windows"'
+cli entropy --windows 3,5 "$SAMPLE"
+check "--windows applies to bench only" eval '[ "$rc" = 1 ] && one_error_line "windows"'
+cli entropy --window 3,5 "$SAMPLE"
+check "entropy takes one window, not a list" eval '[ "$rc" = 1 ] && one_error_line "window"'
 
 # -- bench --image: es_compare_variants on one file, as the window's Compare Variants view --
 cli bench --image "$SAMPLE" --ops entropy,sharpen --repeats 3 --backend cpu --csv image.csv
 check "bench --image exits 0 and writes nothing on stderr" [ "$rc" = 0 -a ! -s "$T/err.log" ]
 check "bench --image names the image and its size" eval 'grep -q "^# $stem.png: ${W}x$H, " "$T/out.log"'
-# Each row: op backend variant repeats kernel wall floor xfloor label; on the CPU one row per
-# operation, its single implementation, with positive medians, kernel <= wall (each run's
-# kernel time is part of its wall time), and no floor.
+# Each row: op backend variant repeats kernel wall floor xfloor window levels amount label; on
+# the CPU one row per operation, its single implementation, with positive medians, kernel <=
+# wall (each run's kernel time is part of its wall time), and no floor.
 image_rows=$(awk '$1 == "entropy" || $1 == "sharpen" {
     if ($2 == "cpu" && $3 == "openmp" && $4 == 3 && $5 > 0 && $5 <= $6 && $7 == "-" && $8 == "-") n++
     else bad = 1
@@ -275,8 +304,11 @@ image_rows=$(awk '$1 == "entropy" || $1 == "sharpen" {
 check "bench --image --backend=cpu times each operation's CPU implementation (kernel <= wall)" \
   [ "$image_rows" = 2 ]
 check "bench --image writes its CSV" \
-  eval '[ "$(head -n 1 image.csv)" = "op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label" ] &&
+  eval '[ "$(head -n 1 image.csv)" = "op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label,window,levels,amount" ] &&
         [ "$(awk -F, '"'"'NR > 1 && $2 == "cpu" && $3 == "openmp" && $4 == 3 && $7 == "" { n++ } END { print n + 0 }'"'"' image.csv)" = 2 ]'
+cli bench --image "$SAMPLE" --ops entropy --backend cpu --repeats 1 --windows 3,9 --levels 16,64 --csv image-lists.csv
+check "bench --image times every window and level count" \
+  eval '[ "$rc" = 0 ] && [ "$(awk -F, '"'"'NR > 1 { print $10 "x" $11 }'"'"' image-lists.csv | tr "\n" " ")" = "3x16 3x64 9x16 9x64 " ]'
 cli bench --image "$SAMPLE" --ops equalize --repeats 2
 # With CUDA in use the rows are the variants and the floor is measured.
 check "bench --image with the default backend gives equalize rows" \
@@ -297,7 +329,7 @@ cli --help
 check "--help exits 0" eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ]'
 missing=
 for option in -o --output -q --quiet --window --levels --amount --colormap --raw16 --format --range \
-              --units --colorbar --backend --variant --timings --max-pixels --sizes --ops --repeats \
+              --units --colorbar --backend --variant --timings --max-pixels --sizes --windows --ops --repeats \
               --csv --image --help --version info bench quantize entropy equalize sharpen "Exit status" \
               Examples; do
   grep -q -e "$option" "$T/out.log" || missing="$missing $option"

@@ -54,6 +54,30 @@ uint8_t *es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what,
  * returns es_cpu_finish: false with ES_ERROR_CANCELLED once cancelled. */
 bool es_cpu_finish (EsControl *control, EsError *error);
 
+/* ---- entropy methods -------------------------------------------------------- */
+
+/* The CPU computes local entropy in one of three ways, chosen per job from
+ * the window and the level count by a cost model (compute/cpu/entropy.c).
+ * Tests and benchmarks may force one; a forced method that cannot run the
+ * job (shuffle beyond 15×15, with 255 or 256 levels or without AVX2;
+ * columns without AVX2 or on rows too wide for its per-thread counts)
+ * falls back to the model's choice. Set it before running jobs, not during
+ * one. */
+typedef enum {
+  ES_CPU_ENTROPY_AUTO,     /* the cost model decides */
+  ES_CPU_ENTROPY_SLIDING,  /* per-row sliding histogram: O(k) scalar updates a pixel */
+  ES_CPU_ENTROPY_COLUMNS,  /* column histograms: O(L) a pixel, whatever the window */
+  ES_CPU_ENTROPY_SHUFFLE,  /* AVX2 byte shuffles over 32 pixels: small windows, few levels */
+  ES_CPU_N_ENTROPY_METHODS
+} EsCpuEntropyMethod;
+
+void es_cpu_set_entropy_method (EsCpuEntropyMethod method);
+/* The method a job on an image this wide, with this window and level
+ * count, runs with now. */
+EsCpuEntropyMethod es_cpu_entropy_method (int width, int window, int levels);
+/* "sliding", "columns", "shuffle" ("auto" for ES_CPU_ENTROPY_AUTO). */
+const char *es_cpu_entropy_method_name (EsCpuEntropyMethod method);
+
 /* ---- row mapping ------------------------------------------------------------ */
 
 typedef enum {
