@@ -678,6 +678,49 @@ test_engine (EsEngine *cpu)
 /* The CPU backend in small bands, whose edges fall inside the entropy
  * windows and the sharpen stencil, against the references: the SIMD and the
  * generic entropy paths, mapped and borrowed rows, on awkward sizes. */
+/* The cost model picks one CPU entropy method per job; each one, forced,
+ * must compute the same function on awkward sizes, windows and levels. */
+static void
+test_cpu_entropy_methods (Backend *cpu)
+{
+  static const EsCpuEntropyMethod methods[] = { ES_CPU_ENTROPY_SLIDING, ES_CPU_ENTROPY_COLUMNS,
+                                                ES_CPU_ENTROPY_SHUFFLE };
+
+  for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++)
+    {
+      es_cpu_set_entropy_method (methods[m]);
+      for (int i = 0; i < 6; i++)
+        {
+          const Kind *kind = &kinds[random_int (0, (int) (sizeof kinds / sizeof kinds[0]) - 1)];
+          int w = random_int (1, 140), h = random_int (1, 90);
+          EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+          EsImage in;
+          char what[200];
+
+          job.window = i == 0 ? ES_WINDOW_MAX : random_odd_window ();
+          job.levels = i == 1 ? ES_LEVELS_MAX : pick_levels (i + (int) m);
+          /* The shuffle method takes windows up to 15×15 and up to 254 levels. */
+          if (methods[m] == ES_CPU_ENTROPY_SHUFFLE)
+            {
+              job.window = 3 + 2 * random_int (0, 6);
+              job.levels = random_int (ES_LEVELS_MIN, i == 1 ? 254 : 64);
+            }
+          if (!make_image (&in, w, h, kind, kind->levels ? job.levels : 0, (Pattern) random_int (0, N_PATTERNS - 1)))
+            {
+              tap_ok (false, "entropy methods: no memory for a %d×%d input", w, h);
+              continue;
+            }
+          snprintf (what, sizeof what, "CPU entropy forced %s (ran %s): %d×%d %s window=%d L=%d",
+                    es_cpu_entropy_method_name (methods[m]),
+                    es_cpu_entropy_method_name (es_cpu_entropy_method (w, job.window, job.levels)), w, h,
+                    kind->name, job.window, job.levels);
+          check (cpu, 1, &job, &in, what);
+          es_image_clear (&in);
+        }
+    }
+  es_cpu_set_entropy_method (ES_CPU_ENTROPY_AUTO);
+}
+
 static void
 test_cpu_bands (Backend *cpu)
 {
@@ -781,6 +824,7 @@ main (void)
   test_engine (backends[0].engine);
   test_operations (backends, n_backends);
   test_cpu_bands (&backends[0]);
+  test_cpu_entropy_methods (&backends[0]);
 
   for (int b = 0; b < n_backends; b++)
     {
