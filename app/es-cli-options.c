@@ -187,7 +187,9 @@ es_cli_print_help (FILE *out)
          "Inputs: PNG (every colour type and bit depth; colour becomes gray with BT.709\n"
          "weights, alpha is ignored), PGM (P2/P5) and text matrices (\"H W\" then H rows of\n"
          "W integer levels, each < L). Equalize and sharpen work on 8 bits (16-bit\n"
-         "samples are reduced with v >> 8).\n"
+         "samples are reduced with v >> 8). The format comes from the content: an\n"
+         "empty file or another format (JPEG, TIFF, PPM...) is refused at once; inputs\n"
+         "may be pipes; a file over 4 GiB is refused.\n"
          "\n"
          "Output options:\n"
          "  -o, --output=OUT        the file to write; or a folder (one that exists, or\n"
@@ -196,6 +198,10 @@ es_cli_print_help (FILE *out)
          "                          (STEM: the input's name without its extension).\n"
          "                          Several inputs need a folder; one failing input is\n"
          "                          reported and the others are still processed.\n"
+         "                          - (or /dev/stdout) writes to stdout; a FIFO or a\n"
+         "                          device is written into, never replaced; an OUT\n"
+         "                          that is one of the inputs is refused before\n"
+         "                          anything is written.\n"
          "      --format=png|txt    png (default): an 8-bit RGB PNG through the colormap;\n"
          "                          txt: a text matrix, \"H W\" then one row per line\n"
          "                          (%.5f for entropy, integers otherwise). An OUT ending\n"
@@ -212,7 +218,8 @@ es_cli_print_help (FILE *out)
   for (int op = 0; op < ES_N_OPS; op++)
     len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
                               es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
-  snprintf (text + len, sizeof text - len, "; auto: the result's own minimum..maximum");
+  snprintf (text + len, sizeof text - len,
+            "; auto: the result's own minimum..maximum (a span under 1e-5 is drawn flat)");
   print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
   for (int op = 0; op < ES_N_OPS; op++)
     if (es_units_convertible ((EsOp) op))
@@ -272,9 +279,12 @@ es_cli_print_help (FILE *out)
          "  0  success\n"
          "  1  usage error (unknown option, bad number, missing input)\n"
          "  2  input or output error (unreadable, malformed or too large input,\n"
-         "     output not writable)\n"
+         "     output not writable, stdout included)\n"
          "  3  compute error (a backend failed, out of memory, --backend=cuda without\n"
          "     a usable CUDA device)\n"
+         "  128+N  stopped by signal N: SIGINT (130), SIGTERM, SIGHUP; the output in\n"
+         "     progress is not written and no temporary file stays; SIGPIPE: 141,\n"
+         "     silently\n"
          "  With several inputs: the worst status. Each error is one line on stderr,\n"
          "  \"" ES_CLI_PROGRAM ": FILE: reason\".\n"
          "\n"
