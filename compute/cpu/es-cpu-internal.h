@@ -88,9 +88,7 @@ typedef enum {
 /* Input row y as u8 in dst (width bytes): its levels (with `levels` levels)
  * or its 8-bit view. Levels images already hold levels, which also serve as
  * their 8-bit view. */
-/* ES_HOT here too: clang refuses a function that becomes multiversioned
- * after its first declaration. */
-ES_HOT void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst);
+void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst);
 
 /* Whether the input's rows already are what es_cpu_map_row would make of
  * them (8-bit samples for the view, a u8 levels image for levels). */
