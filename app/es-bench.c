@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entroscope-cli bench: medians per operation, size, parameters, backend and variant beside the copy floor, or on one image. */
 #include <math.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to entroscope-cli: the bench command, on random images or on one file. */
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* entroscope-cli's options and --help; the operations and their parameters come from compute/es-ops.h. */
 #include <ctype.h>
 #include <errno.h>

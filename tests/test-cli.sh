@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # End-to-end checks of entroscope-cli (TAP): outputs, formats, batches, errors and exit codes.
 # Usage: test-cli.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)
 

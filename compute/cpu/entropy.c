@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Local entropy on the CPU: sliding, column-histogram and AVX2 shuffle methods, chosen per window and level count. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"

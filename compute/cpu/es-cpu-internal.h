@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal to the CPU backend and its tests: row bands, the ring of mapped rows, and the AVX2 dispatch macros. */
 #pragma once
 
