@@ -19,40 +19,7 @@ trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 cd "$T" || exit 1
 
-count=0
-failed=0
-
-# ok STATUS DESCRIPTION
-ok () {
-  count=$((count + 1))
-  if [ "$1" -eq 0 ]; then
-    echo "ok $count - $2"
-  else
-    echo "not ok $count - $2"
-    failed=1
-  fi
-}
-
-# check DESCRIPTION COMMAND...: one TAP line from a command's status.
-check () {
-  what=$1
-  shift
-  if "$@"; then ok 0 "$what"; else ok 1 "$what"; fi
-}
-
-skip () {
-  count=$((count + 1))
-  echo "ok $count - $2 # SKIP $1"
-}
-
-# cli ARGS...: runs the CLI with stdout in out.log and stderr in err.log,
-# leaving the exit status in $rc and the wall time in $ms (milliseconds).
-cli () {
-  t0=$(date +%s%N)
-  "$CLI" "$@" >"$T/out.log" 2>"$T/err.log"
-  rc=$?
-  ms=$((($(date +%s%N) - t0) / 1000000))
-}
+. "$here/tap.sh"
 
 lines () {
   wc -l <"$1" | tr -d ' '
@@ -421,5 +388,4 @@ else
   skip "no /dev/full" "a stdout that cannot be written"
 fi
 
-echo "1..$count"
-exit $failed
+tap_finish

@@ -20,38 +20,7 @@ trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 cd "$T" || exit 1
 
-count=0
-failed=0
-
-# ok CONDITION-STATUS DESCRIPTION
-ok () {
-  count=$((count + 1))
-  if [ "$1" -eq 0 ]; then
-    echo "ok $count - $2"
-  else
-    echo "not ok $count - $2"
-    failed=1
-  fi
-}
-
-# check DESCRIPTION COMMAND...: one TAP line from a command's status.
-check () {
-  what=$1
-  shift
-  if "$@"; then ok 0 "$what"; else ok 1 "$what"; fi
-}
-
-skip () {
-  count=$((count + 1))
-  echo "ok $count - $2 # SKIP $1"
-}
-
-# cli ARGS...: runs the CLI with stdout in out.log and stderr in err.log,
-# leaving the exit status in $rc.
-cli () {
-  "$CLI" "$@" >"$T/out.log" 2>"$T/err.log"
-  rc=$?
-}
+. "$here/tap.sh"
 
 lines () {
   wc -l <"$1" | tr -d ' '
@@ -345,5 +314,4 @@ cli --version
 check "--version exits 0 and names the program" \
   eval '[ "$rc" = 0 ] && grep -q "^entroscope-cli [0-9]" "$T/out.log"'
 
-echo "1..$count"
-exit $failed
+tap_finish
