@@ -114,6 +114,17 @@ void _es_window_show_source (EsWindow *self, EsSource *source);
 void _es_window_update_subtitle (EsWindow *self);
 /* Starts the progress tick (the overlay, the spinner) if work is waited for. */
 void _es_window_update_progress (EsWindow *self);
+/* es-window.c: whether the window waits for a job, an opening or a task;
+ * whether what it waits for can be cancelled. */
+gboolean _es_window_waiting (EsWindow *self);
+gboolean _es_window_cancellable_work (EsWindow *self);
+/* es-window-progress.c: the win.cancel action. */
+void _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *parameter);
+/* es-window-timings.c: the runs of each job, and their medians for the overlay
+ * (*n_runs 0: the layer's own timing, for the original, which runs nothing). */
+void _es_window_record_timing (EsWindow *self, const EsLayer *layer);
+void _es_window_forget_timings (EsWindow *self);
+void _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs);
 
 /* es-window-status.c: the status bar and the timing log. */
 

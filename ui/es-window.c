@@ -54,15 +54,15 @@ view_behind (EsWindow *self)
 }
 
 /* Work the user waits for in this window (comparisons have their own). */
-static gboolean
-waiting (EsWindow *self)
+gboolean
+_es_window_waiting (EsWindow *self)
 {
   return self->loading_name || self->pending_source || view_behind (self) || self->tasks > 0;
 }
 
 /* What Escape and the overlay's Cancel button stop. */
-static gboolean
-cancellable_work (EsWindow *self)
+gboolean
+_es_window_cancellable_work (EsWindow *self)
 {
   return self->loading_name || self->pending_source || view_behind (self);
 }
@@ -70,12 +70,12 @@ cancellable_work (EsWindow *self)
 void
 _es_window_update_busy (EsWindow *self)
 {
-  gboolean busy = waiting (self) || self->comparisons > 0
+  gboolean busy = _es_window_waiting (self) || self->comparisons > 0
                   || self->generation > self->answered_generation;
 
   if (self->spinner == NULL)   /* disposed */
     return;
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", cancellable_work (self));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", _es_window_cancellable_work (self));
   _es_window_update_progress (self);
   if (busy != self->busy)
     {
@@ -287,120 +287,6 @@ update_variants (EsWindow *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
 }
 
-/* Timings: the median of the last runs of the job on screen */
-
-typedef struct {
-  guint64 source_serial;
-  EsView view;
-  EsJob job;
-  EsBackendChoice backend;     /* that ran it */
-  const char *variant;         /* that ran (static) */
-  EsTiming runs[ES_WINDOW_TIMING_RUNS];
-  int n_runs, next;
-} TimingRecord;
-
-/* The jobs whose runs are kept; the oldest is forgotten first. */
-#define TIMING_RECORDS 64
-
-static gboolean
-record_matches (const TimingRecord *record, const EsLayer *layer)
-{
-  if (record->source_serial != layer->source->serial || record->view != layer->view
-      || record->backend != layer->result.timing.backend
-      || g_strcmp0 (record->variant, layer->result.timing.variant) != 0
-      || record->job.op != layer->job.op)
-    return FALSE;
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    if (es_job_get_param (&record->job, id) != es_job_get_param (&layer->job, id))
-      return FALSE;
-  return TRUE;
-}
-
-static TimingRecord *
-find_record (EsWindow *self, const EsLayer *layer)
-{
-  for (GList *l = self->timing_history.head; l; l = l->next)
-    if (record_matches (l->data, layer))
-      return l->data;
-  return NULL;
-}
-
-static void
-record_timing (EsWindow *self, const EsLayer *layer)
-{
-  TimingRecord *record = find_record (self, layer);
-
-  if (layer->view == ES_VIEW_ORIGINAL)
-    return;
-  if (record)
-    g_queue_remove (&self->timing_history, record);
-  else
-    {
-      record = g_new0 (TimingRecord, 1);
-      record->source_serial = layer->source->serial;
-      record->view = layer->view;
-      record->job = layer->job;
-      record->backend = layer->result.timing.backend;
-      record->variant = layer->result.timing.variant;
-    }
-  record->runs[record->next] = layer->result.timing;
-  record->next = (record->next + 1) % ES_WINDOW_TIMING_RUNS;
-  record->n_runs = MIN (record->n_runs + 1, ES_WINDOW_TIMING_RUNS);
-  g_queue_push_head (&self->timing_history, record);
-  while (g_queue_get_length (&self->timing_history) > TIMING_RECORDS)
-    g_free (g_queue_pop_tail (&self->timing_history));
-}
-
-static void
-forget_timings (EsWindow *self)
-{
-  g_queue_clear_full (&self->timing_history, g_free);
-}
-
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median_of (double *values, int n)
-{
-  qsort (values, n, sizeof *values, compare_doubles);
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-/* The median of each figure over the job's last runs; the layer's own
- * timing when it has none (*n_runs 0: the original, which runs nothing). */
-static void
-median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs)
-{
-  TimingRecord *record = find_record (self, layer);
-  double upload[ES_WINDOW_TIMING_RUNS], kernel[ES_WINDOW_TIMING_RUNS];
-  double download[ES_WINDOW_TIMING_RUNS], wall[ES_WINDOW_TIMING_RUNS];
-  int n;
-
-  *median = layer->result.timing;
-  *n_runs = 0;
-  if (record == NULL)
-    return;
-  n = record->n_runs;
-  for (int i = 0; i < n; i++)
-    {
-      upload[i] = record->runs[i].upload_ms;
-      kernel[i] = record->runs[i].kernel_ms;
-      download[i] = record->runs[i].download_ms;
-      wall[i] = record->runs[i].wall_ms;
-    }
-  median->upload_ms = median_of (upload, n);
-  median->kernel_ms = median_of (kernel, n);
-  median->download_ms = median_of (download, n);
-  median->wall_ms = median_of (wall, n);
-  *n_runs = n;
-}
-
 /* Shows the newest results of the current views, once all of them exist. */
 static void
 refresh_view (EsWindow *self)
@@ -431,7 +317,7 @@ refresh_view (EsWindow *self)
   _es_window_update_job_label (self, active, &info);
   es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.units,
                          active->result.values.format != ES_FORMAT_F32);
-  median_timing (self, active, &median, &n_runs);
+  _es_window_median_timing (self, active, &median, &n_runs);
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, self->source,
                              es_window_get_layer (self, ES_VIEW_QUANTIZED),
@@ -473,7 +359,7 @@ _es_window_show_source (EsWindow *self, EsSource *source)
     {
       g_clear_pointer (&self->source, es_source_unref);
       self->source = es_source_ref (source);
-      forget_timings (self);
+      _es_window_forget_timings (self);
     }
   _es_window_apply_max_pixels (self);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
@@ -586,7 +472,7 @@ on_response (EsResponse *response, gpointer user_data)
       if (layer == NULL)
         continue;
       if (response->fresh[i])
-        record_timing (self, layer);
+        _es_window_record_timing (self, layer);
       g_clear_pointer (&self->shown[layer->view], es_layer_unref);
       self->shown[layer->view] = es_layer_ref (layer);
     }
@@ -597,184 +483,6 @@ on_response (EsResponse *response, gpointer user_data)
   refresh_view (self);
   _es_window_watch_next_paint (self);
   es_response_free (response);
-  _es_window_update_busy (self);
-}
-
-/* Progress and cancel */
-
-static int
-n_views (EsWindow *self)
-{
-  EsView views[ES_CANVAS_MAX_PANES];
-
-  return _es_window_get_views (self, views);
-}
-
-/* "Computing Entropy", "Opening “photo.png”"; and the job in words. */
-static void
-describe_work (EsWindow *self, char **title, char **detail)
-{
-  EsView views[ES_CANVAS_MAX_PANES];
-  EsView active = es_window_get_active_view (self);
-  EsJob job;
-  int n = _es_window_get_views (self, views);
-
-  if (self->loading_name || self->pending_source)
-    {
-      *title = g_strdup_printf ("Opening “%s”",
-                                self->loading_name ? self->loading_name : self->pending_source->name);
-      *detail = self->loading_name ? g_strdup ("Reading the file")
-                : n > 1             ? g_strdup ("Computing the grid")
-                                    : g_strdup_printf ("Computing %s", es_view_title (active));
-      return;
-    }
-  *title = n > 1 ? g_strdup ("Computing the Grid")
-                 : g_strdup_printf ("Computing %s", es_view_title (active));
-  es_window_get_view_job (self, active, &job);
-  *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ")
-                                             : g_strdup ("");
-}
-
-static void
-show_progress (EsWindow *self, gboolean show)
-{
-  if (show)
-    {
-      g_autofree char *title = NULL, *detail = NULL;
-
-      /* Opening goes from reading the file to computing its views. */
-      describe_work (self, &title, &detail);
-      gtk_label_set_label (self->progress_title, title);
-      gtk_label_set_label (self->progress_detail, detail);
-      gtk_widget_set_visible (GTK_WIDGET (self->progress_detail), *detail != '\0');
-    }
-  if (gtk_revealer_get_reveal_child (self->progress_revealer) == show)
-    return;
-  if (show)
-    self->progress_fraction = -2;   /* nothing on the bar yet */
-  /* The timings are of the result the work will replace: they make room. */
-  gtk_widget_set_visible (GTK_WIDGET (self->timings_revealer), !show);
-  gtk_widget_set_visible (GTK_WIDGET (self->progress_revealer), TRUE);
-  gtk_revealer_set_reveal_child (self->progress_revealer, show);
-}
-
-/* While work is waited for, about 30 times a second: the worker's progress
- * on the bar, once the work has taken longer than the delay. */
-static gboolean
-progress_tick (gpointer data)
-{
-  EsWindow *self = data;
-  gint64 now = g_get_monotonic_time ();
-  double elapsed_ms = (now - self->waiting_since) / 1000.0;
-  gboolean overlay = cancellable_work (self) && elapsed_ms >= self->progress_delay_ms;
-  double fraction;
-
-  g_assert (ES_IS_WINDOW (self));
-  if (!waiting (self))
-    {
-      self->progress_tick = 0;
-      self->waiting_since = 0;
-      show_progress (self, FALSE);
-      gtk_widget_set_visible (GTK_WIDGET (self->spinner), FALSE);
-      gtk_spinner_set_spinning (self->spinner, FALSE);
-      return G_SOURCE_REMOVE;
-    }
-
-  show_progress (self, overlay);
-  /* The spinner stands for work without the overlay (exports, copies),
-   * and only for work that lasts: short jobs must not animate anything. */
-  gtk_spinner_set_spinning (self->spinner, !overlay && elapsed_ms >= self->progress_delay_ms);
-  gtk_widget_set_visible (GTK_WIDGET (self->spinner),
-                          !overlay && elapsed_ms >= self->progress_delay_ms);
-  if (!overlay)
-    return G_SOURCE_CONTINUE;
-
-  fraction = self->loading_name ? -1 : es_worker_get_progress (self->worker, self->generation);
-  if (fraction < 0)
-    {
-      /* Reading the file, or the worker is finishing something else. */
-      gtk_progress_bar_pulse (self->progress_bar);
-      gtk_progress_bar_set_text (self->progress_bar, self->loading_name ? "Reading…" : "Waiting…");
-      self->progress_fraction = -1;
-    }
-  else if (fabs (fraction - self->progress_fraction) >= 0.005)
-    {
-      char text[16];
-
-      /* Whole percents, so that the bar redraws only when it moves. */
-      g_snprintf (text, sizeof text, "%d %%", (int) floor (fraction * 100));
-      gtk_progress_bar_set_fraction (self->progress_bar, fraction);
-      gtk_progress_bar_set_text (self->progress_bar, text);
-      self->progress_fraction = fraction;
-    }
-  return G_SOURCE_CONTINUE;
-}
-
-void
-_es_window_update_progress (EsWindow *self)
-{
-  if (!waiting (self) || self->progress_tick)
-    {
-      if (!waiting (self) && self->progress_tick)
-        {
-          g_clear_handle_id (&self->progress_tick, g_source_remove);
-          progress_tick (self);
-        }
-      return;
-    }
-  self->waiting_since = g_get_monotonic_time ();
-  self->progress_tick = g_timeout_add_full (G_PRIORITY_DEFAULT, 33, progress_tick, self, NULL);
-  g_source_set_static_name (g_main_context_find_source_by_id (NULL, self->progress_tick),
-                            "[entroscope] progress");
-  if (self->progress_delay_ms == 0)
-    progress_tick (self);
-}
-
-static void
-cancel_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  EsWindow *self = ES_WINDOW (widget);
-  g_autofree char *title = NULL, *detail = NULL, *message = NULL;
-
-  g_assert (ES_IS_WINDOW (self));
-  if (!cancellable_work (self))
-    return;
-
-  describe_work (self, &title, &detail);
-  if (self->loading_name || self->pending_source)
-    message = g_strdup_printf ("Cancelled opening “%s”",
-                               self->loading_name ? self->loading_name : self->pending_source->name);
-  else
-    message = g_strdup_printf ("Cancelled: %s%s%s",
-                               n_views (self) > 1 ? "the grid" : es_view_title (es_window_get_active_view (self)),
-                               *detail ? " · " : "", detail);
-  _es_window_show_message (self, message);
-  /* Until the next request: what is on screen is older than the settings. */
-  gtk_label_set_label (self->notice_label, "Cancelled");
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), message);
-
-  /* The file's decoding cannot stop halfway: its result is dropped. */
-  if (self->loading_name)
-    {
-      g_cancellable_cancel (self->load_cancellable);
-      g_clear_object (&self->load_cancellable);
-      g_clear_pointer (&self->loading_name, g_free);
-      self->load_serial++;
-    }
-  g_clear_pointer (&self->pending_source, es_source_unref);
-  if (self->generation > self->answered_generation)
-    {
-      es_worker_cancel (self->worker, self->generation);
-      self->cancelled_generation = self->generation;
-      self->answered_generation = self->generation;
-      _es_window_log_change (self, self->generation, "cancelled");
-    }
-  g_clear_handle_id (&self->update_idle, g_source_remove);
-  g_string_truncate (self->changes, 0);
-  _es_window_update_subtitle (self);
-  _es_window_apply_max_pixels (self);
-  if (self->source == NULL)
-    gtk_stack_set_visible_child_name (self->stack, "empty");
   _es_window_update_busy (self);
 }
 
@@ -1088,7 +796,7 @@ es_window_dispose (GObject *object)
     g_clear_pointer (&self->shown[i], es_layer_unref);
   g_clear_pointer (&self->source, es_source_unref);
   g_clear_pointer (&self->pending_source, es_source_unref);
-  forget_timings (self);
+  _es_window_forget_timings (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), ES_TYPE_WINDOW);
   G_OBJECT_CLASS (es_window_parent_class)->dispose (object);
 }
@@ -1174,7 +882,7 @@ es_window_class_init (EsWindowClass *klass)
   _es_window_class_open_init (klass);
   _es_window_class_export_init (klass);
   _es_window_class_compare_init (klass);
-  gtk_widget_class_install_action (widget_class, "win.cancel", NULL, cancel_action);
+  gtk_widget_class_install_action (widget_class, "win.cancel", NULL, _es_window_cancel_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
   gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
