@@ -295,6 +295,20 @@ assert_same_files (const char *a, const char *b)
   g_assert_cmpmem (da, la, db, lb);
 }
 
+/* The entropy view with this run's parameters, and every display setting
+ * away from its default (magma, reversed, automatic range, bits). */
+void
+set_test_settings (void)
+{
+  set_view ("entropy");
+  set_params (test_params);
+  g_settings_set_string (settings, "colormap", "magma");
+  g_settings_set_boolean (settings, "reversed", TRUE);
+  g_settings_set_string (settings, "range", "auto");
+  g_settings_set_string (settings, "units", "bits");
+  wait_idle ();
+}
+
 void
 ui_test_setup (int *argc, char ***argv)
 {

@@ -64,6 +64,8 @@ char *test_image (const char *folder, const char *name);
 void open_path (const char *path);
 void set_view (const char *view);
 void set_params (const double *values);
+/* The entropy view, this run's parameters, magma reversed, auto range, bits. */
+void set_test_settings (void);
 double random_value (const EsParam *param);
 void assert_pane_range (int pane, double lo, double hi);
 void assert_job_label (const char *format, ...) G_GNUC_PRINTF (1, 2);

@@ -463,13 +463,7 @@ main (int argc, char *argv[])
     /* The loop tests start from an image on screen, with this run's parameters. */
     g_autofree char *camera = test_image ("images", "camera.png");
     open_path (camera);
-    set_view ("entropy");
-    set_params (test_params);
-    g_settings_set_string (settings, "colormap", "magma");
-    g_settings_set_boolean (settings, "reversed", TRUE);
-    g_settings_set_string (settings, "range", "auto");
-    g_settings_set_string (settings, "units", "bits");
-    wait_idle ();
+    set_test_settings ();
   }
   g_test_add_func ("/ui/supersede", test_supersede);
   g_test_add_func ("/ui/escape", test_escape);

@@ -84,13 +84,7 @@ test_parameters (void)
 {
   EsLayer *layer;
 
-  set_view ("entropy");
-  set_params (test_params);
-  g_settings_set_string (settings, "colormap", "magma");
-  g_settings_set_boolean (settings, "reversed", TRUE);
-  g_settings_set_string (settings, "range", "auto");
-  g_settings_set_string (settings, "units", "bits");
-  wait_idle ();
+  set_test_settings ();
 
   layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
   g_assert_nonnull (layer);
