@@ -1,9 +1,19 @@
 # SPDX-License-Identifier: MIT
 # TAP helpers shared by the shell tests (sourced): ok, check, skip, cli, and the closing plan.
-# The sourcing script sets CLI (the program) and T (its scratch folder) first.
+# The sourcing script calls tap_take_cli, then sets T (its scratch folder).
 
 count=0
 failed=0
+
+# tap_take_cli SCRIPT PATH: CLI becomes PATH made absolute, or the test bails out.
+tap_take_cli () {
+  CLI=$2
+  if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
+    echo "Bail out! usage: $1 PATH-TO-entroscope-cli"
+    exit 1
+  fi
+  case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
+}
 
 # ok STATUS DESCRIPTION: one TAP line, passing when STATUS is 0.
 ok () {

@@ -4,13 +4,9 @@
 # names, endless and foreign inputs, the flat automatic range, signals, and a stdout that fails.
 # Usage: test-cli-hostile.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)
 
-CLI=$1
-if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-  echo "Bail out! usage: $0 PATH-TO-entroscope-cli"
-  exit 1
-fi
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+tap_take_cli "$0" "$1"
 SAMPLE=${ES_SAMPLE:-$here/../data/camera.png}
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli-hostile.XXXXXX") || { echo "Bail out! mktemp"; exit 1; }
@@ -19,7 +15,6 @@ trap 'for p in $pids; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 cd "$T" || exit 1
 
-. "$here/tap.sh"
 
 lines () {
   wc -l <"$1" | tr -d ' '

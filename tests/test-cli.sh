@@ -3,13 +3,9 @@
 # End-to-end checks of entroscope-cli (TAP): outputs, formats, batches, errors and exit codes.
 # Usage: test-cli.sh PATH-TO-entroscope-cli   (ES_SAMPLE, ES_TESTDATA from meson)
 
-CLI=$1
-if [ -z "$CLI" ] || [ ! -x "$CLI" ]; then
-  echo "Bail out! usage: $0 PATH-TO-entroscope-cli"
-  exit 1
-fi
-case $CLI in /*) ;; *) CLI=$(pwd)/$CLI ;; esac
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+tap_take_cli "$0" "$1"
 TESTDATA=${ES_TESTDATA:-$here/data}
 SAMPLE=${ES_SAMPLE:-$here/../data/camera.png}
 IMAGES=$TESTDATA/images
@@ -20,7 +16,6 @@ trap 'chmod -R u+w "$T" 2>/dev/null; rm -rf "$T"' EXIT
 trap 'exit 1' INT TERM
 cd "$T" || exit 1
 
-. "$here/tap.sh"
 
 lines () {
   wc -l <"$1" | tr -d ' '

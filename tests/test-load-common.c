@@ -90,6 +90,16 @@ sample_at (const EsImage *image, int x, int y)
   return ((const uint16_t *) es_image_row (image, y))[x];
 }
 
+bool
+same_samples (const EsImage *image, const uint32_t *values)
+{
+  for (int y = 0; y < image->height; y++)
+    for (int x = 0; x < image->width; x++)
+      if (sample_at (image, x, y) != values[(size_t) y * image->width + x])
+        return false;
+  return true;
+}
+
 unsigned long long
 image_hash (const EsImage *image)
 {

@@ -27,6 +27,8 @@ uint32_t random_below (uint32_t n);
 /* The whole file, NUL-terminated one byte past *size; false on any error. */
 bool read_file (const char *path, uint8_t **data, size_t *size);
 uint32_t sample_at (const EsImage *image, int x, int y);
+/* Whether the image holds values (width × height, row after row). */
+bool same_samples (const EsImage *image, const uint32_t *values);
 /* FNV-1a of the samples (U16 as little-endian pairs). */
 unsigned long long image_hash (const EsImage *image);
 /* Messages go on one line after the file name: not empty, no newline. */

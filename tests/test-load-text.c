@@ -81,7 +81,7 @@ test_pgm_round_trips (void)
         EsImage image = { 0 };
         EsError error = { 0 };
         Buffer b = { 0 };
-        bool ok, same = true;
+        bool ok, same;
 
         for (uint32_t m = maxval; m; m >>= 1)
           depth++;
@@ -94,13 +94,7 @@ test_pgm_round_trips (void)
         ok = es_load_memory (b.data, b.size, 16, &image, &error);
         if (!ok)
           tap_diag ("%s", error.message);
-        for (int y = 0; ok && same && y < height; y++)
-          for (int x = 0; x < width; x++)
-            if (sample_at (&image, x, y) != values[(size_t) y * width + x])
-              {
-                same = false;
-                break;
-              }
+        same = ok && image.width == width && image.height == height && same_samples (&image, values);
         tap_ok (ok && same && image.width == width && image.height == height && image.depth == depth
                 && image.format == (maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16) && image.levels == 0,
                 "P%c %d×%d maxval %" PRIu32 " round-trips (depth %d)", plain ? '2' : '5', width, height, maxval,
@@ -171,7 +165,7 @@ test_text_round_trips (void)
       EsImage image = { 0 };
       EsError error = { 0 };
       Buffer b = { 0 };
-      bool ok, same = true;
+      bool ok, same;
 
       buffer_printf (&b, "%s%d %d%s", random_below (2) ? "\n" : "", height, width, crlf ? "\r\n" : "\n");
       for (int y = 0; y < height; y++)
@@ -189,13 +183,7 @@ test_text_round_trips (void)
       ok = es_load_memory (b.data, b.size, levels, &image, &error);
       if (!ok)
         tap_diag ("%s", error.message);
-      for (int y = 0; ok && same && y < height; y++)
-        for (int x = 0; x < width; x++)
-          if (sample_at (&image, x, y) != values[(size_t) y * width + x])
-            {
-              same = false;
-              break;
-            }
+      same = ok && image.width == width && image.height == height && same_samples (&image, values);
       tap_ok (ok && same && image.width == width && image.height == height && image.levels == levels
               && image.format == (levels <= 256 ? ES_FORMAT_U8 : ES_FORMAT_U16),
               "text matrix %d×%d with %d levels round-trips%s", height, width, levels, crlf ? " (CRLF)" : "");
@@ -428,7 +416,7 @@ test_text_parallel_large (void)
       EsImage image = { 0 };
       EsError error = { 0 };
       char why[300];
-      bool agree, same = true, ok;
+      bool agree, same, ok;
 
       buffer_printf (&b, "%d %d\n", height, width);
       for (int y = 0; y < height; y++)
@@ -445,13 +433,7 @@ test_text_parallel_large (void)
       agree = text_splits_agree (&b, levels, why, sizeof why, &error);
       es_error_clear (&error);
       ok = es_text_matrix_decode_split (b.data, b.size, levels, ES_TEXT_SPLIT_PARALLEL, &image, &error);
-      for (int y = 0; ok && same && y < height; y++)
-        for (int x = 0; x < width; x++)
-          if (sample_at (&image, x, y) != values[(size_t) y * width + x])
-            {
-              same = false;
-              break;
-            }
+      same = ok && image.width == width && image.height == height && same_samples (&image, values);
       if (bad_row >= 0)
         {
           char where[64];

@@ -6,46 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "es-application.h"
 #include "es-compare-window.h"
-#include "es-settings.h"
 #include "es-sidebar.h"
-#include "es-window-private.h"
-
-static GSettings *settings;
-static EsWindow *window;
+#include "test-ui-common.h"
 
 /* The CUDA row's subtitle until the worker has said whether CUDA is usable. */
 static const char checking_subtitle[] = "Checking for a GPU…";
-
-static gboolean timed_out;
-
-static gboolean
-on_timeout (gpointer data)
-{
-  timed_out = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Runs the main loop until done (data) says so, for a minute at most. */
-static void
-wait_until (gboolean (*done) (gpointer data), gpointer data)
-{
-  guint id;
-
-  timed_out = FALSE;
-  id = g_timeout_add_seconds (60, on_timeout, NULL);
-  while (!timed_out && !done (data))
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_false (timed_out);
-  g_source_remove (id);
-}
-
-static gboolean
-window_is_idle (gpointer data)
-{
-  return !g_main_context_pending (NULL) && !es_window_get_busy (window);
-}
 
 static gboolean
 subtitle_is_not (gpointer row)
@@ -145,15 +111,15 @@ test_cuda_row_without_image (void)
 
   g_assert_null (es_window_get_source (window));
   g_assert_nonnull (row);
-  wait_until (subtitle_is_not, row);
+  wait_until (subtitle_is_not, row, NULL, NULL);
   test_cuda_row ();
 
   /* Asked for CUDA, the engine is set up again; the row says the same. */
   g_settings_set_string (settings, "backend", "cuda");
-  wait_until (window_is_idle, NULL);
+  wait_until (is_idle, NULL, NULL, NULL);
   test_cuda_row ();
   g_settings_reset (settings, "backend");
-  wait_until (window_is_idle, NULL);
+  wait_until (is_idle, NULL, NULL, NULL);
 }
 
 /* The schema cannot drift from the tables: each parameter's key has its
@@ -336,7 +302,7 @@ test_side_panel (void)
       g_settings_reset (settings, param->name);
       g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, param->default_value);
     }
-  wait_until (window_is_idle, NULL);
+  wait_until (is_idle, NULL, NULL, NULL);
 }
 
 /* The Compare Variants window offers every operation of the table, in its order. */
@@ -362,19 +328,9 @@ test_compare_ops (void)
 int
 main (int argc, char *argv[])
 {
-  g_autoptr (GError) error = NULL;
-  g_autoptr (EsApplication) application = NULL;
   int status;
 
-  g_test_init (&argc, &argv, NULL);
-
-  settings = es_application_create_settings (&error);
-  g_assert_no_error (error);
-  application = es_application_new (settings, G_APPLICATION_NON_UNIQUE);
-  g_application_register (G_APPLICATION (application), NULL, &error);
-  g_assert_no_error (error);
-  window = es_window_new (ADW_APPLICATION (application), settings);
-  gtk_window_present (GTK_WINDOW (window));
+  ui_test_setup (&argc, &argv);
 
   /* First, while the worker may still be setting up the engine. */
   g_test_add_func ("/ui-tables/cuda-row-without-image", test_cuda_row_without_image);
@@ -384,8 +340,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui-tables/compare-ops", test_compare_ops);
   g_test_add_func ("/ui-tables/side-panel", test_side_panel);
   status = g_test_run ();
-
-  gtk_window_destroy (GTK_WINDOW (window));
-  g_clear_object (&settings);
+  ui_test_teardown ();
   return status;
 }

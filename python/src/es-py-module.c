@@ -332,6 +332,17 @@ module_variants (PyObject *module, PyObject *arg)
   return list;
 }
 
+
+/* dict[key] = row, taking the reference to row (which may be NULL after a
+ * failed Py_BuildValue); false with the exception set on failure. */
+static bool
+set_row (PyObject *dict, const char *key, PyObject *row)
+{
+  bool ok = row != NULL && PyDict_SetItemString (dict, key, row) == 0;
+
+  Py_XDECREF (row);
+  return ok;
+}
 /* The operation table, as a dict per operation. */
 static PyObject *
 module_ops (PyObject *module, PyObject *unused)
@@ -372,13 +383,11 @@ module_ops (PyObject *module, PyObject *unused)
                            "whole_image", info->whole_image ? Py_True : Py_False, "colormap", info->colormap,
                            "range", info->range_text, "result_title", info->result_title,
                            "range_max", info->range_max (&job));
-      if (row == NULL || PyDict_SetItemString (result, info->name, row) != 0)
+      if (!set_row (result, info->name, row))
         {
-          Py_XDECREF (row);
           Py_DECREF (result);
           return NULL;
         }
-      Py_DECREF (row);
     }
   return result;
 }
@@ -431,13 +440,11 @@ module_params (PyObject *module, PyObject *unused)
                            "description", p->description, "min", p->min, "max", p->max, "default",
                            p->default_value, "integer", p->digits == 0 ? Py_True : Py_False, "odd",
                            p->odd ? Py_True : Py_False, "range", range);
-      if (row == NULL || PyDict_SetItemString (result, p->name, row) != 0)
+      if (!set_row (result, p->name, row))
         {
-          Py_XDECREF (row);
           Py_DECREF (result);
           return NULL;
         }
-      Py_DECREF (row);
     }
   return result;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "es-load.h"
+#include "es-load-internal.h"
 
 /* Small enough that a claimed size of a few gigapixels is refused instead of
  * allocated (libFuzzer's RSS limit), large enough for every seed. */
@@ -216,6 +217,39 @@ es_fuzz_require_same (bool ok_a, const EsImage *a, const EsError *error_a, bool 
   for (int y = 0; y < a->height; y++)
     ES_FUZZ_REQUIRE (memcmp (es_image_row (a, y), es_image_row (b, y),
                              (size_t) a->width * es_format_size (a->format)) == 0);
+}
+
+/* A decoder from memory and its twin reading a descriptor in pieces. */
+typedef bool (*EsFuzzMemoryDecode) (const void *data, size_t size, EsImage *image, EsError *error);
+typedef bool (*EsFuzzReaderDecode) (EsReader *reader, EsImage *image, EsError *error);
+
+/* Decodes the bytes from memory and streamed from a descriptor in pieces
+ * whose size the input picks: both must agree, and each must keep the
+ * decoder contract. */
+static inline void
+es_fuzz_decode_both (const uint8_t *data, size_t size, EsFuzzMemoryDecode from_memory,
+                     EsFuzzReaderDecode from_reader)
+{
+  EsImage image = { 0 }, streamed = { 0 };
+  EsError error = { 0 }, streamed_error = { 0 };
+  EsReader reader;
+  bool ok, streamed_ok;
+  int fd;
+
+  ok = from_memory (data, size, &image, &error);
+  fd = es_fuzz_memfd (data, size);
+  if (fd >= 0 && es_reader_init_fd (&reader, fd, es_load_get_max_file_size (), &streamed_error))
+    {
+      es_reader_set_piece_max (es_fuzz_piece (data, size));
+      streamed_ok = from_reader (&reader, &streamed, &streamed_error);
+      es_reader_set_piece_max (0);
+      es_reader_clear (&reader);
+      es_fuzz_require_same (ok, &image, &error, streamed_ok, &streamed, &streamed_error);
+      es_fuzz_check (streamed_ok, &streamed, &streamed_error, 0);
+    }
+  if (fd >= 0)
+    close (fd);
+  es_fuzz_check (ok, &image, &error, 0);
 }
 
 /* A decode with a size limit below the input's size either needed no more
