@@ -131,7 +131,7 @@ entropy_scaled (int c, int bits)
  * with AVX2 the whole row, where the inner columns share one n. */
 void es_cpu_entropy_finish_edges (const EntropyTables *t, const uint32_t *sums, int w, int rows, float *dst);
 #ifdef ES_HAVE_AVX2_PATH
-void es_cpu_entropy_finish_row (const EntropyTables *t, const uint32_t *sums, int w, int rows, float *dst);
+ES_HOT_DECL void es_cpu_entropy_finish_row (const EntropyTables *t, const uint32_t *sums, int w, int rows, float *dst);
 #endif
 
 #define ES_COLUMNS_MAX_LEVELS 256

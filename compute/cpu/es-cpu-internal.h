@@ -24,6 +24,14 @@
 #else
 #define ES_HOT
 #endif
+/* Clang wants a multiversioned function declared so wherever it is declared
+ * before a use; GCC wants the attribute on the definition only (on the
+ * declaration too, its ifunc resolver is emitted twice and the link fails). */
+#if defined(__clang__)
+#define ES_HOT_DECL ES_HOT
+#else
+#define ES_HOT_DECL
+#endif
 
 /* ---- bands ------------------------------------------------------------------ */
 
@@ -89,7 +97,7 @@ typedef enum {
 /* Input row y as u8 in dst (width bytes): its levels (with `levels` levels)
  * or its 8-bit view. Levels images already hold levels, which also serve as
  * their 8-bit view. */
-void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst);
+ES_HOT_DECL void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *dst);
 
 /* Whether the input's rows already are what es_cpu_map_row would make of
  * them (8-bit samples for the view, a u8 levels image for levels). */
