@@ -150,6 +150,14 @@ cookie_write (void *cookie, const char *buf, size_t size)
           return 0;
         }
       done += (size_t) n;
+      /* A signal that arrives after part of the data went in makes write
+       * return that part; the rest would block again on a stalled reader. */
+      if (done < size && es_control_cancelled (interrupt_control))
+        {
+          file->write_errno = ECANCELED;
+          errno = ECANCELED;
+          return 0;
+        }
     }
   return (ssize_t) size;
 }

@@ -22,16 +22,20 @@ es_cli_progress_clear (void)
 }
 
 void
-es_cli_progress_show (int index, int count, const char *input)
+es_cli_progress_show (int index, int count, const char *input, double files_per_s, double mb_per_s)
 {
-  char name[256];
+  char name[256], rates[64] = "";
 
   /* Keep the line from wrapping on a narrow terminal. */
   snprintf (name, sizeof name, "%s", es_cli_base_name (input));
   for (char *c = name; *c; c++)
     if (iscntrl ((unsigned char) *c))
       *c = '?';
-  fprintf (stderr, "\r\033[K[%d/%d] %.60s", index, count, name);
+  if (files_per_s >= 0)
+    snprintf (rates, sizeof rates, " · %.1f files/s", files_per_s);
+  if (files_per_s >= 0 && mb_per_s > 0)
+    snprintf (rates + strlen (rates), sizeof rates - strlen (rates), " · %.1f MB/s", mb_per_s);
+  fprintf (stderr, "\r\033[K[%d/%d] %.50s%s", index, count, name, rates);
   fflush (stderr);
   progress_shown = true;
 }

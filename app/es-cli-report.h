@@ -30,9 +30,10 @@ int es_cli_exit_status (EsErrorCode code);
 /* "entroscope-cli: message (see 'entroscope-cli --help')"; returns ES_EXIT_USAGE. */
 int es_cli_usage_error (const char *format, ...) __attribute__ ((format (printf, 1, 2)));
 
-/* "[3/10] name.png" on stderr, rewritten in place; es_cli_report and
+/* "[3/10] name.png · 4.2 files/s · 96.0 MB/s" on stderr (the rates left
+ * out while negative), rewritten in place; es_cli_report and
  * es_cli_progress_clear remove it before anything else is written. */
-void es_cli_progress_show (int index, int count, const char *input);
+void es_cli_progress_show (int index, int count, const char *input, double files_per_s, double mb_per_s);
 void es_cli_progress_clear (void);
 
 /* The last component of a path: how the CLI names an input in a line. */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "es-cli-batch.h"
 #include "es-cli.h"
 #include "es-load.h"
 
@@ -112,6 +113,9 @@ interrupt_install (void)
     sigaction (interrupt_signals[i], &action, NULL);
 }
 
+/* Set when the program should end without waiting for CUDA to finish opening. */
+static bool exit_without_cleanup;
+
 /* ---- files that are the same ---- */
 
 /* What identifies a file: its device and inode when it exists, else its
@@ -186,9 +190,6 @@ is_stdout_name (const char *output)
 
 /* ---- the operations ---- */
 
-/* A fallback's reason is said once per process, not once per image. */
-static bool notice_shown;
-
 static bool
 ends_with (const char *text, const char *suffix)
 {
@@ -214,68 +215,6 @@ output_path_for (const char *dir, const char *input, EsOp op, const char *ext)
 }
 
 static void
-print_timings (const char *input, const EsResult *result)
-{
-  const EsTiming *t = &result->timing;
-  double mpx = (double) result->values.width * result->values.height / 1e6;
-
-  es_cli_progress_clear ();
-  fprintf (stderr,
-           "%s: upload %.3f ms, kernel %.3f ms, download %.3f ms, wall %.3f ms, "
-           "backend %s, variant %s, %.1f Mpx/s\n",
-           input, t->upload_ms, t->kernel_ms, t->download_ms, t->wall_ms,
-           es_backend_name (t->backend), t->variant ? t->variant : "-",
-           t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
-}
-
-/* Loads, runs and writes one input; returns its exit status. */
-static int
-process_one (EsEngine *engine, const EsViewParams *params, const EsCliOptions *o,
-             EsExportFormat format, const char *input, const char *output, bool to_stdout,
-             EsResult *result)
-{
-  EsImage image = { 0 };
-  EsError error;
-  const char *notice;
-  int status = ES_EXIT_OK;
-
-  es_error_clear (&error);
-  if (!es_load_file (input, params->job.levels, &image, &error))
-    return error.code == ES_ERROR_CANCELLED ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (input, &error);
-
-  if (!es_pipeline_run_controlled (engine, &image, params, result, interrupt, &error))
-    status = error.code == ES_ERROR_CANCELLED ? ES_EXIT_SIGNAL_BASE : es_cli_report_error (input, &error);
-  es_image_clear (&image);
-
-  notice = es_engine_take_notice (engine);
-  if (notice && !notice_shown)
-    {
-      es_cli_report (NULL, "note: %s", notice);
-      notice_shown = true;
-    }
-  if (status != ES_EXIT_OK)
-    return status;
-
-  if (o->timings)
-    print_timings (input, result);
-
-  if (!es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, format, result, o->colorbar,
-                           &error))
-    return es_control_cancelled (interrupt) ? ES_EXIT_SIGNAL_BASE
-                                            : es_cli_report_error (is_stdout_name (output) ? "stdout" : output,
-                                                                   &error);
-
-  /* "wrote" would land inside the output itself. */
-  if (!o->quiet && !to_stdout)
-    {
-      es_cli_progress_clear ();
-      printf ("wrote %s\n", output);
-      fflush (stdout);
-    }
-  return ES_EXIT_OK;
-}
-
-static void
 free_outputs (char **outputs, int n)
 {
   for (int i = 0; outputs != NULL && i < n; i++)
@@ -292,7 +231,7 @@ static int
 plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir, char **inputs,
               int n_inputs, char ***outputs_out, bool *to_stdout)
 {
-  const char *ext = format == ES_EXPORT_TEXT ? "txt" : "png";
+  const char *ext = format == ES_EXPORT_TEXT ? "txt" : format == ES_EXPORT_TIFF ? "tif" : "png";
   char **outputs = calloc ((size_t) n_inputs, sizeof *outputs);
   FileKey *input_keys = calloc ((size_t) n_inputs, sizeof *input_keys);
   FileKey *output_keys = calloc ((size_t) n_inputs, sizeof *output_keys);
@@ -363,15 +302,13 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   EsViewParams params;
   EsExportFormat format;
   EsEngine *engine;
-  EsResult result = { 0 };
   EsError error;
   struct stat st;
   bool to_dir = false, to_stdout = false;
-  bool show_progress;
-  char **outputs = NULL, **written;
-  int n_written = 0;
-  int worst = ES_EXIT_OK, status;
-  const char *cut = NULL;  /* the input an interruption stopped */
+  char **outputs = NULL;
+  int worst, status;
+  EsCliBatchOutcome outcome;
+  EsCliDefinitionFiles definition_files = { 0 };
 
   if (n_inputs == 0)
     return es_cli_usage_error ("%s: no input file", es_op_name (op));
@@ -393,17 +330,21 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     format = o->format;
   else if (o->output && !to_dir && ends_with (o->output, ".txt"))
     format = ES_EXPORT_TEXT;
+  else if (o->output && !to_dir && (ends_with (o->output, ".tif") || ends_with (o->output, ".tiff")))
+    format = ES_EXPORT_TIFF;
   else
     format = ES_EXPORT_PNG;
   if (o->raw16)
     {
-      if (format == ES_EXPORT_TEXT)
-        return es_cli_usage_error ("--raw16 writes a PNG; it cannot be combined with a text matrix");
+      if (format == ES_EXPORT_TEXT || format == ES_EXPORT_TIFF)
+        return es_cli_usage_error ("--raw16 writes a PNG; it cannot be combined with a %s",
+                                   format == ES_EXPORT_TEXT ? "text matrix" : "TIFF");
       format = ES_EXPORT_RAW16;
     }
   if (o->colorbar && format != ES_EXPORT_PNG)
     return es_cli_usage_error ("--colorbar applies to PNG heatmaps only, not to %s",
-                               format == ES_EXPORT_TEXT ? "text matrices" : "--raw16");
+                               format == ES_EXPORT_TEXT ? "text matrices"
+                               : format == ES_EXPORT_TIFF ? "TIFF" : "--raw16");
   if (o->variant && !check_variant (op, o->variant))
     return ES_EXIT_USAGE;
   /* Binary on a terminal is noise, and no one meant it. */
@@ -422,77 +363,61 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     es_colormap_from_name (o->colormap, &params.colormap, &params.reversed);
 
   es_error_clear (&error);
+  if (op == ES_OP_ENTROPY && !es_cli_definition_load (o, &definition_files, &error))
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_report_error (NULL, &error);
+    }
+  params.job.definition = o->job.definition;
   if (!es_job_validate (&params.job, &error))
-    return es_cli_usage_error ("%s", error.message);
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_usage_error ("%s", error.message);
+    }
   if (o->max_pixels)
     es_image_set_max_pixels (o->max_pixels);
+  es_save_set_compression (o->compression);
 
   engine = es_engine_new (o->backend, &error);
   if (!engine)
-    return es_cli_report_error (NULL, &error);
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_report_error (NULL, &error);
+    }
 
   status = plan_outputs (op, o, format, to_dir, inputs, n_inputs, &outputs, &to_stdout);
   if (status != ES_EXIT_OK)
     {
       es_engine_free (engine);
+      es_cli_definition_clear (&definition_files);
       return status;
     }
-  written = calloc ((size_t) n_inputs, sizeof *written);
-  if (!written)
-    {
-      free_outputs (outputs, n_inputs);
-      es_engine_free (engine);
-      es_cli_report (NULL, "out of memory");
-      return ES_EXIT_COMPUTE;
-    }
-
-  show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO);
-  for (int i = 0; i < n_inputs; i++)
-    {
-      if (es_control_cancelled (interrupt))
-        break;
-
-      char *output = outputs[i];
-      bool clash = false;
-
-      if (show_progress)
-        es_cli_progress_show (i + 1, n_inputs, inputs[i]);
-
-      /* Two inputs of the same stem (a/x.png, b/x.png) would overwrite each other. */
-      for (int j = 0; j < n_written && !clash; j++)
-        clash = strcmp (written[j], output) == 0;
-      if (clash)
-        {
-          es_cli_report (inputs[i], "not processed: %s was already written from an earlier input",
-                         output);
-          status = ES_EXIT_DATA;
-        }
-      else
-        {
-          status = process_one (engine, &params, o, format, inputs[i], output, to_stdout, &result);
-          if (status == ES_EXIT_SIGNAL_BASE)
-            cut = inputs[i];
-          if (status == ES_EXIT_OK)
-            written[n_written++] = output;
-        }
-      if (status > worst && status != ES_EXIT_SIGNAL_BASE)
-        worst = status;
-    }
-  es_cli_progress_clear ();
+  es_cli_batch_run (&(EsCliBatch) {
+    .engine = engine, .params = &params, .options = o, .format = format,
+    .inputs = inputs, .outputs = outputs, .n_inputs = n_inputs, .to_stdout = to_stdout,
+    .show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO),
+    .interrupt = interrupt, .interrupt_signal = &interrupt_signal,
+  }, &outcome);
+  worst = outcome.worst;
   if (es_control_cancelled (interrupt))
     {
       int sig = interrupt_signal ? interrupt_signal : SIGINT;
       if (sig != SIGPIPE)
         es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig),
-                       n_written, n_inputs, n_inputs == 1 ? "" : "s", cut ? "; " : "", cut ? cut : "",
-                       cut ? " was not written" : "");
+                       outcome.n_written, n_inputs, n_inputs == 1 ? "" : "s", outcome.cut ? "; " : "",
+                       outcome.cut ? outcome.cut : "", outcome.cut ? " was not written" : "");
       worst = ES_EXIT_SIGNAL_BASE + sig;
     }
 
   free_outputs (outputs, n_inputs);
-  free (written);
-  es_result_clear (&result);
-  es_engine_free (engine);
+  /* Every output is committed: an AUTO engine still opening CUDA (the jobs
+   * were small enough for the CPU) is left to the end of the process
+   * rather than waited for. */
+  if (es_engine_opening (engine))
+    exit_without_cleanup = true;
+  else
+    es_engine_free (engine);
+  es_cli_definition_clear (&definition_files);
   return worst;
 }
 
@@ -529,11 +454,23 @@ run_info (const EsCliOptions *o)
     {
       size_t n;
       const EsVariant *variants = es_variants ((EsOp) op, &n);
+      /* The job that the given options describe: a variant that cannot run
+       * it says why, and the one that the engine runs instead is named. */
+      EsJob job = o->job;
+      job.op = (EsOp) op;
+      job.variant = NULL;
+      const EsVariant *runs = es_variant_for_job (&job);
 
       printf ("  %s:%s\n", es_op_name ((EsOp) op), n ? "" : " none in this build (CPU only)");
       for (size_t i = 0; i < n; i++)
-        printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ',
-                variants[i].id, variants[i].label, variants[i].lesson);
+        {
+          const char *why = es_variant_unsupported (&variants[i], &job);
+          printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ',
+                  variants[i].id, variants[i].label, variants[i].lesson);
+          if (why != NULL)
+            printf ("                         Not for this job: %s; %s runs it.\n", why,
+                    runs != NULL ? runs->id : "the CPU");
+        }
     }
 
   es_engine_free (engine);
@@ -662,5 +599,12 @@ run (int argc, char **argv)
 int
 main (int argc, char **argv)
 {
-  return finish (run (argc, argv));
+  int status = finish (run (argc, argv));
+
+  if (exit_without_cleanup)
+    {
+      fflush (stderr);
+      _exit (status);
+    }
+  return status;
 }

@@ -26,6 +26,7 @@ typedef struct {
   bool raw16;
   bool format_set;
   EsExportFormat format;
+  EsCompression compression;      /* of PNG outputs */
   const char *colormap;           /* NULL: the operation's default */
   EsRangeMode range;
   EsUnits units;
@@ -35,7 +36,41 @@ typedef struct {
   unsigned long long max_pixels;  /* 0: the default budget */
   EsBenchOptions bench;           /* ops and sizes hold the defaults until given */
   bool sizes_given;               /* --sizes, which bench --image refuses */
+  /* The entropy definition (es-cli-definition.c) lives in job.definition;
+   * these are what it needs beyond the job. */
+  bool window_given, shape_given; /* an explicit shape wins over --like's */
+  bool units_given, levels_given; /* and explicit units and levels over its own */
+  const EsPreset *like;           /* --like */
+  const char *footprint_path;     /* --footprint */
+  const char *mask_path;          /* --mask */
 } EsCliOptions;
+
+/* The definition's options, parsed by es_cli_parse_definition_option. */
+typedef enum {
+  ES_CLI_RECT,       /* --rect=HxW */
+  ES_CLI_DISK,       /* --disk=R */
+  ES_CLI_FOOTPRINT,  /* --footprint=FILE */
+  ES_CLI_BORDER,     /* --border=clip|symmetric|mirror|replicate|constant[:V] */
+  ES_CLI_BINNING,    /* --binning=depth|range:LO:HI|minmax|exact|byte */
+  ES_CLI_MASK,       /* --mask=FILE */
+  ES_CLI_LIKE,       /* --like=matlab|skimage|fiji */
+} EsCliDefinitionOption;
+
+/* The files a definition reads, owned by the command that runs it. */
+typedef struct {
+  EsImage footprint_cells, mask;
+  EsFootprint footprint;
+} EsCliDefinitionFiles;
+
+/* Reports its own usage errors (returns false). */
+bool es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *options);
+/* After every option: applies --like. */
+void es_cli_definition_finish (EsCliOptions *options);
+/* Loads --footprint and --mask into files and points the job at them. */
+bool es_cli_definition_load (EsCliOptions *options, EsCliDefinitionFiles *files, EsError *error);
+void es_cli_definition_clear (EsCliDefinitionFiles *files);
+/* The --help entries of the definition's options. */
+void es_cli_print_definition_help (FILE *out);
 
 /* The defaults of every option. */
 void es_cli_options_init (EsCliOptions *options);

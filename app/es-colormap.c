@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Colormaps (matplotlib's viridis, magma, inferno, cividis; gray) and heatmap rendering. */
 #include <math.h>
+#include <omp.h>
 #include <string.h>
 
 #include "es-colormap.h"
@@ -211,6 +212,8 @@ const uint8_t (*es_colormap_table (EsColormap map))[3]
   return colormaps[map].table;
 }
 
+const uint8_t es_no_data_rgb[3] = { 255, 0, 255 };
+
 /* The colour index of a value: round((v - lo) * s) clamped to 0..255 with
  * s = 255 / (hi - lo); NaN falls to 0. Plain selects rather than branches,
  * so that the loops over it can be vectorized (GCC does it once it may
@@ -228,6 +231,88 @@ value_index (double v, double lo, double s)
  * the table lookups. */
 #define BLOCK 256
 
+/* The row loop gets an AVX2 clone picked at load time (as compute/'s hot
+ * row loops do): the index loop then runs on four doubles at once. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+__attribute__ ((target_clones ("avx2", "default")))
+#endif
+static void
+render_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip,
+            const uint8_t (*table)[3], uint8_t *out)
+{
+  uint8_t idx[BLOCK];
+
+  for (int x0 = 0; x0 < width; x0 += BLOCK)
+    {
+      int n = width - x0 < BLOCK ? width - x0 : BLOCK;
+
+      switch (format)
+        {
+        case ES_FORMAT_U8:
+          for (int i = 0; i < n; i++)
+            idx[i] = value_index (((const uint8_t *) row)[x0 + i], lo, s) ^ flip;
+          break;
+        case ES_FORMAT_U16:
+          for (int i = 0; i < n; i++)
+            idx[i] = value_index (((const uint16_t *) row)[x0 + i], lo, s) ^ flip;
+          break;
+        case ES_FORMAT_F32:
+          for (int i = 0; i < n; i++)
+            idx[i] = value_index (((const float *) row)[x0 + i], lo, s) ^ flip;
+          break;
+        }
+      for (int i = 0; i < n; i++)
+        memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
+      /* Pixels with no value (NaN: masked out) get a colour no map has. */
+      if (format == ES_FORMAT_F32)
+        for (int i = 0; i < n; i++)
+          if (isnan (((const float *) row)[x0 + i]))
+            memcpy (out + 3 * (size_t) (x0 + i), es_no_data_rgb, 3);
+    }
+}
+
+/* The gray map's row: the index is the colour. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+__attribute__ ((target_clones ("avx2", "default")))
+#endif
+static void
+render_gray_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip, uint8_t *out)
+{
+  switch (format)
+    {
+    case ES_FORMAT_U8:
+      for (int x = 0; x < width; x++)
+        out[x] = value_index (((const uint8_t *) row)[x], lo, s) ^ flip;
+      break;
+    case ES_FORMAT_U16:
+      for (int x = 0; x < width; x++)
+        out[x] = value_index (((const uint16_t *) row)[x], lo, s) ^ flip;
+      break;
+    case ES_FORMAT_F32:
+      for (int x = 0; x < width; x++)
+        out[x] = value_index (((const float *) row)[x], lo, s) ^ flip;
+      break;
+    }
+}
+
+bool
+es_heatmap_is_gray (const EsImage *values, const EsColorScale *scale)
+{
+  return scale->map == ES_COLORMAP_GRAY && values->format != ES_FORMAT_F32;
+}
+
+void
+es_render_gray (const EsImage *values, const EsColorScale *scale, uint8_t *gray, size_t stride)
+{
+  const double s = scale->hi > scale->lo ? 255.0 / (scale->hi - scale->lo) : 0.0;
+  const uint8_t flip = scale->reversed ? 255 : 0;
+
+#pragma omp parallel for schedule(static) if ((long long) values->width * values->height > 65536 && !omp_in_parallel ())
+  for (int y = 0; y < values->height; y++)
+    render_gray_row (es_image_row (values, y), values->format, values->width, scale->lo, s, flip,
+                     gray + (size_t) y * stride);
+}
+
 void
 es_render_heatmap (const EsImage *values, const EsColorScale *scale,
                    uint8_t *rgb, size_t rgb_stride)
@@ -239,36 +324,12 @@ es_render_heatmap (const EsImage *values, const EsColorScale *scale,
   const int width = values->width;
   const int height = values->height;
 
-#pragma omp parallel for schedule(static) if ((long long) width * height > 65536)
+  /* Inside a band of the PNG encoder (already on its own thread) this is
+   * one thread's loop; called alone, it spreads over the cores. */
+#pragma omp parallel for schedule(static) if ((long long) width * height > 65536 && !omp_in_parallel ())
   for (int y = 0; y < height; y++)
-    {
-      const void *row = es_image_row (values, y);
-      uint8_t *out = rgb + (size_t) y * rgb_stride;
-      uint8_t idx[BLOCK];
-
-      for (int x0 = 0; x0 < width; x0 += BLOCK)
-        {
-          int n = width - x0 < BLOCK ? width - x0 : BLOCK;
-
-          switch (values->format)
-            {
-            case ES_FORMAT_U8:
-              for (int i = 0; i < n; i++)
-                idx[i] = value_index (((const uint8_t *) row)[x0 + i], lo, s) ^ flip;
-              break;
-            case ES_FORMAT_U16:
-              for (int i = 0; i < n; i++)
-                idx[i] = value_index (((const uint16_t *) row)[x0 + i], lo, s) ^ flip;
-              break;
-            case ES_FORMAT_F32:
-              for (int i = 0; i < n; i++)
-                idx[i] = value_index (((const float *) row)[x0 + i], lo, s) ^ flip;
-              break;
-            }
-          for (int i = 0; i < n; i++)
-            memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
-        }
-    }
+    render_row (es_image_row (values, y), values->format, width, lo, s, flip, table,
+                rgb + (size_t) y * rgb_stride);
 }
 
 #define MIN_MAX_ROW(type)                     \

@@ -31,7 +31,17 @@ typedef struct {
 
 /* Renders any image (U8, U16 or F32) to packed 8-bit RGB (3 bytes a pixel,
  * rgb_stride bytes a row) through the scale. */
+/* The colour of a pixel with no value (NaN: masked out, DESIGN.md §1). */
+extern const uint8_t es_no_data_rgb[3];
+
 void es_render_heatmap (const EsImage *values, const EsColorScale *scale,
                         uint8_t *rgb, size_t rgb_stride);
+/* Whether the heatmap is gray whatever the pixels (the gray map, and no
+ * NaN that would be no-data magenta): one 8-bit sample a pixel then says
+ * it all, a third of the bytes for an export to filter and compress. */
+bool es_heatmap_is_gray (const EsImage *values, const EsColorScale *scale);
+/* Renders such a heatmap to 8-bit gray, stride bytes a row: each pixel is
+ * the R, G and B that es_render_heatmap gives it. */
+void es_render_gray (const EsImage *values, const EsColorScale *scale, uint8_t *gray, size_t stride);
 /* Minimum and maximum of an image (NaN-free by construction). */
 void es_image_min_max (const EsImage *image, double *lo, double *hi);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,6 +11,16 @@
 
 #include "es-load-internal.h"
 #include "es-text-matrix-internal.h"
+#ifdef ES_HAVE_TIFF
+#include "es-tiff.h"
+#endif
+
+/* What refusals list as readable. */
+#ifdef ES_HAVE_TIFF
+#define ES_LOAD_FORMATS "PNG, PGM, TIFF, text matrix"
+#else
+#define ES_LOAD_FORMATS "PNG, PGM, text matrix"
+#endif
 
 /* Larger inputs are refused: no accepted image needs them (2^30 pixels of
  * 16-bit PGM is 2 GiB) and a text matrix that large would take minutes. A
@@ -41,8 +52,9 @@ es_load_set_interrupt (EsControl *control)
 
 /* ---- recognising the format ---- */
 
-/* Formats that are recognised only to be named in the refusal. The magic
- * numbers are those of the formats' specifications (and of file(1)). */
+/* Formats that are recognised only to be named in the refusal (TIFF too,
+ * without libtiff). The magic numbers are those of the formats'
+ * specifications (and of file(1)). */
 typedef struct {
   const char *name;
   size_t offset;
@@ -157,6 +169,12 @@ es_load_sniff (const uint8_t *head, size_t size, bool complete, const char **nam
 
   if (is_png (head, size))
     return ES_INPUT_PNG;
+#ifdef ES_HAVE_TIFF
+  /* Classic TIFF (42) and BigTIFF (43), little- or big-endian. */
+  if (has (head, size, 0, "II*\0", 4) || has (head, size, 0, "MM\0*", 4) || has (head, size, 0, "II+\0", 4)
+      || has (head, size, 0, "MM\0+", 4))
+    return ES_INPUT_TIFF;
+#endif
   /* Netpbm: 'P', a digit, then whitespace (or a comment, or the end). */
   if (head[0] == 'P' && size >= 2 && (size == 2 || is_space (head[2]) || head[2] == '#'))
     {
@@ -206,39 +224,227 @@ es_load_refuse (EsInputKind kind, const char *name, EsError *error)
     case ES_INPUT_EMPTY:
       return es_error_set (error, ES_ERROR_FORMAT, "empty file");
     case ES_INPUT_UNSUPPORTED:
-      return es_error_set (error, ES_ERROR_FORMAT, "%s is not supported (PNG, PGM, text matrix are)", name);
+      return es_error_set (error, ES_ERROR_FORMAT, "%s is not supported (" ES_LOAD_FORMATS " are)", name);
     default:
-      return es_error_set (error, ES_ERROR_FORMAT, "not an image this program reads (PNG, PGM, text matrix)");
+      return es_error_set (error, ES_ERROR_FORMAT, "not an image this program reads (" ES_LOAD_FORMATS ")");
     }
+}
+
+/* ---- pages ---- */
+
+/* A TIFF is held open and decoded page by page; any other input is one
+ * page, decoded when it is opened. */
+struct EsPages {
+  int count;
+  EsImage first;
+  bool first_taken;
+#ifdef ES_HAVE_TIFF
+  EsTiff *tiff;
+#endif
+  int fd;  /* opened by es_pages_open, else -1 */
+  char notice[160];
+};
+
+static EsPages *
+es_pages_new (EsError *error)
+{
+  EsPages *pages = calloc (1, sizeof *pages);
+
+  if (pages == NULL)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+  else
+    {
+      pages->count = 1;
+      pages->fd = -1;
+    }
+  return pages;
+}
+
+int
+es_pages_count (const EsPages *pages)
+{
+  return pages->count;
+}
+
+bool
+es_pages_size (EsPages *pages, int index, int *width, int *height, EsError *error)
+{
+  if (index < 0 || index >= pages->count)
+    return es_error_set (error, ES_ERROR_INVALID, "no page %d (of %d)", index + 1, pages->count);
+#ifdef ES_HAVE_TIFF
+  if (pages->tiff != NULL)
+    return es_tiff_page_size (pages->tiff, index, width, height, error);
+#endif
+  *width = pages->first.width;
+  *height = pages->first.height;
+  return true;
+}
+
+const char *
+es_pages_notice (const EsPages *pages)
+{
+  return pages->notice[0] ? pages->notice : NULL;
+}
+
+bool
+es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error)
+{
+  pages->notice[0] = '\0';
+  if (index < 0 || index >= pages->count)
+    return es_error_set (error, ES_ERROR_INVALID, "no page %d (of %d)", index + 1, pages->count);
+#ifdef ES_HAVE_TIFF
+  if (pages->tiff != NULL)
+    {
+      uint64_t non_finite;
+
+      if (!es_tiff_read_page (pages->tiff, index, image, &non_finite, error))
+        {
+          if (pages->count > 1)
+            es_error_prefix (error, "page %d", index + 1);
+          return false;
+        }
+      if (non_finite > 0)
+        {
+          char where[24] = "";
+
+          if (pages->count > 1)
+            snprintf (where, sizeof where, "page %d: ", index + 1);
+          snprintf (pages->notice, sizeof pages->notice,
+                    "%s%llu NaN or infinite sample%s left out of the float range (NaN and -inf read as 0, "
+                    "+inf as 65535)", where, (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
+        }
+      return true;
+    }
+#endif
+  if (pages->first_taken)
+    return es_error_set (error, ES_ERROR_INVALID, "the page was already loaded");
+  *image = pages->first;
+  pages->first = (EsImage) { 0 };
+  pages->first_taken = true;
+  return true;
+}
+
+void
+es_pages_close (EsPages *pages)
+{
+  if (pages == NULL)
+    return;
+  es_image_clear (&pages->first);
+#ifdef ES_HAVE_TIFF
+  es_tiff_close (pages->tiff);
+#endif
+  if (pages->fd >= 0)
+    close (pages->fd);
+  free (pages);
+}
+
+/* The first page, for the single-image entry points. */
+static bool
+es_pages_take_first (EsPages *pages, EsImage *image, EsError *error)
+{
+  bool ok;
+
+  if (pages == NULL)
+    return false;
+  ok = es_pages_load (pages, 0, image, error);
+  es_pages_close (pages);
+  return ok;
 }
 
 /* ---- from memory ---- */
 
-bool
-es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error)
+EsPages *
+es_pages_open_memory (const void *data, size_t size, int levels, EsError *error)
 {
   const char *name;
   EsInputKind kind = es_load_sniff (data, size < ES_SNIFF_MAX ? size : ES_SNIFF_MAX, size <= ES_SNIFF_MAX, &name);
+  EsPages *pages;
+  bool ok;
 
+  if (kind != ES_INPUT_PNG && kind != ES_INPUT_PGM && kind != ES_INPUT_TEXT_MATRIX && kind != ES_INPUT_TIFF)
+    {
+      es_load_refuse (kind, name, error);
+      return NULL;
+    }
+  if ((pages = es_pages_new (error)) == NULL)
+    return NULL;
   switch (kind)
     {
+#ifdef ES_HAVE_TIFF
+    case ES_INPUT_TIFF:
+      pages->tiff = es_tiff_open_memory (data, size, false, error);
+      ok = pages->tiff != NULL;
+      if (ok)
+        pages->count = es_tiff_page_count (pages->tiff);
+      break;
+#endif
     case ES_INPUT_PNG:
-      return es_png_decode (data, size, image, error);
+      ok = es_png_decode (data, size, &pages->first, error);
+      break;
     case ES_INPUT_PGM:
-      return es_pgm_decode (data, size, image, error);
-    case ES_INPUT_TEXT_MATRIX:
-      return es_text_matrix_decode (data, size, levels, image, error);
+      ok = es_pgm_decode (data, size, &pages->first, error);
+      break;
     default:
-      return es_load_refuse (kind, name, error);
+      ok = es_text_matrix_decode (data, size, levels, &pages->first, error);
+      break;
     }
+  if (!ok)
+    {
+      es_pages_close (pages);
+      return NULL;
+    }
+  return pages;
+}
+
+bool
+es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error)
+{
+  return es_pages_take_first (es_pages_open_memory (data, size, levels, error), image, error);
 }
 
 /* ---- from a file ---- */
 
-bool
-es_load_fd (int fd, int levels, EsImage *image, EsError *error)
+#ifdef ES_HAVE_TIFF
+/* libtiff needs to seek: a regular file is read where it lies, anything
+ * else (a pipe, a FIFO, stdin) is read into memory first, in pieces and
+ * never past the size limit. */
+static size_t
+es_load_take_all (void *state, const uint8_t *bytes, size_t n, bool *done)
+{
+  (void) state;
+  (void) bytes;
+  (void) done;
+  return n;
+}
+
+static EsTiff *
+es_load_open_tiff (EsReader *reader, int fd, const struct stat *st, EsError *error)
+{
+  uint8_t *data;
+  size_t size;
+
+  if (S_ISREG (st->st_mode))
+    {
+      off_t now = lseek (fd, 0, SEEK_CUR);
+
+      /* The input starts where the reader started reading. */
+      if (now >= 0 && (uint64_t) now >= reader->total && (uint64_t) st->st_size >= (uint64_t) now - reader->total)
+        {
+          uint64_t start = (uint64_t) now - reader->total;
+          return es_tiff_open_fd (fd, start, (uint64_t) st->st_size - start, error);
+        }
+    }
+  if (!es_reader_read_rest (reader, es_load_take_all, NULL, &data, &size, error))
+    return NULL;
+  return es_tiff_open_memory (data, size, true, error);
+}
+#endif
+
+EsPages *
+es_pages_open_fd (int fd, int levels, EsError *error)
 {
   EsReader reader;
+  EsPages *pages;
   struct stat st;
   const char *name;
   EsInputKind kind;
@@ -246,11 +452,22 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
   bool ok;
 
   if (fstat (fd, &st) != 0)
-    return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
+    {
+      es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
+      return NULL;
+    }
   if (S_ISDIR (st.st_mode))
-    return es_error_set (error, ES_ERROR_IO, "%s", strerror (EISDIR));
+    {
+      es_error_set (error, ES_ERROR_IO, "%s", strerror (EISDIR));
+      return NULL;
+    }
+  if ((pages = es_pages_new (error)) == NULL)
+    return NULL;
   if (!es_reader_init_fd (&reader, fd, max_file_size, error))
-    return false;
+    {
+      es_pages_close (pages);
+      return NULL;
+    }
 
   /* The first 32 bytes decide, unless they are all blank. */
   head = es_reader_fill (&reader, 32);
@@ -271,28 +488,39 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
             || (kind != ES_INPUT_UNSUPPORTED && kind != ES_INPUT_UNKNOWN)))
       {
         es_reader_clear (&reader);
-        return es_error_set (error, failed.code, "%s", failed.message);
+        es_pages_close (pages);
+        es_error_set (error, failed.code, "%s", failed.message);
+        return NULL;
       }
   }
 
   /* A regular file says how long it is: refuse it unread. */
-  if (kind == ES_INPUT_PNG || kind == ES_INPUT_PGM || kind == ES_INPUT_TEXT_MATRIX)
+  if (kind == ES_INPUT_PNG || kind == ES_INPUT_PGM || kind == ES_INPUT_TEXT_MATRIX || kind == ES_INPUT_TIFF)
     if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_file_size)
       {
         reader.error = EFBIG;
         es_reader_failed (&reader, error);
         es_reader_clear (&reader);
-        return false;
+        es_pages_close (pages);
+        return NULL;
       }
 
   switch (kind)
     {
     case ES_INPUT_PNG:
-      ok = es_png_decode_reader (&reader, image, error);
+      ok = es_png_decode_reader (&reader, &pages->first, error);
       break;
     case ES_INPUT_PGM:
-      ok = es_pgm_decode_reader (&reader, image, error);
+      ok = es_pgm_decode_reader (&reader, &pages->first, error);
       break;
+#ifdef ES_HAVE_TIFF
+    case ES_INPUT_TIFF:
+      pages->tiff = es_load_open_tiff (&reader, fd, &st, error);
+      ok = pages->tiff != NULL;
+      if (ok)
+        pages->count = es_tiff_page_count (pages->tiff);
+      break;
+#endif
     case ES_INPUT_TEXT_MATRIX:
       {
         EsTextScan scan = { 0 };
@@ -303,7 +531,7 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
         ok = es_reader_read_rest (&reader, es_text_matrix_scan, &scan, &text, &size, error);
         if (ok)
           {
-            ok = es_text_matrix_decode (text, size, levels, image, error);
+            ok = es_text_matrix_decode (text, size, levels, &pages->first, error);
             free (text);
           }
       }
@@ -313,23 +541,74 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
       break;
     }
   es_reader_clear (&reader);
-  return ok;
+  if (!ok)
+    {
+      es_pages_close (pages);
+      return NULL;
+    }
+  return pages;
 }
 
 bool
-es_load_file (const char *path, int levels, EsImage *image, EsError *error)
+es_load_fd (int fd, int levels, EsImage *image, EsError *error)
 {
-  bool ok;
+  return es_pages_take_first (es_pages_open_fd (fd, levels, error), image, error);
+}
+
+EsPages *
+es_pages_open (const char *path, int levels, EsError *error)
+{
+  EsPages *pages;
   int fd;
 
   /* Opening a FIFO waits for a writer; a signal that cancels the process's
    * control ends the wait. */
   while ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
     if (es_control_cancelled (interrupt_control))
-      return es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
+      {
+        es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
+        return NULL;
+      }
   if (fd < 0)
-    return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
-  ok = es_load_fd (fd, levels, image, error);
-  close (fd);
-  return ok;
+    {
+      es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
+      return NULL;
+    }
+  pages = es_pages_open_fd (fd, levels, error);
+  /* A TIFF in a regular file is read from the descriptor page by page. */
+  if (pages != NULL)
+    pages->fd = fd;
+  else
+    close (fd);
+  return pages;
+}
+
+bool
+es_load_file (const char *path, int levels, EsImage *image, EsError *error)
+{
+  return es_pages_take_first (es_pages_open (path, levels, error), image, error);
+}
+
+bool
+es_load_cells (const char *path, EsImage *cells, EsError *error)
+{
+  EsImage image = { 0 };
+
+  if (!es_load_file (path, 256, &image, error))
+    return false;
+  if (!es_image_alloc (cells, image.width, image.height, ES_FORMAT_U8, 1, error))
+    {
+      es_image_clear (&image);
+      return false;
+    }
+  for (int y = 0; y < image.height; y++)
+    {
+      const void *row = es_image_row (&image, y);
+      uint8_t *out = es_image_row (cells, y);
+
+      for (int x = 0; x < image.width; x++)
+        out[x] = (image.format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x]) != 0;
+    }
+  es_image_clear (&image);
+  return true;
 }

@@ -9,12 +9,13 @@
 #include "es-image.h"
 
 /* Loads a file, recognising its format from its first bytes, never from
- * its name: the PNG signature, "P2"/"P5" and whitespace, or a text matrix
- * (a digit first, after blank lines perhaps). Anything else is refused at
- * once (ES_ERROR_FORMAT): "empty file", "JPEG is not supported (PNG, PGM,
- * text matrix are)" for a format known by its magic number (JPEG, TIFF,
- * PPM, PBM, PAM, GIF, BMP, WebP, ...), else "not an image this program
- * reads (...)"; only what looks like a text matrix gets text-matrix errors.
+ * its name: the PNG signature, "P2"/"P5" and whitespace, a TIFF or BigTIFF
+ * header (when built with libtiff), or a text matrix (a digit first, after
+ * blank lines perhaps). Anything else is refused at once (ES_ERROR_FORMAT):
+ * "empty file", "JPEG is not supported (PNG, PGM, TIFF, text matrix are)"
+ * for a format known by its magic number (JPEG, PPM, PBM, PAM, GIF, BMP,
+ * WebP, TIFF without libtiff...), else "not an image this program reads
+ * (...)"; only what looks like a text matrix gets text-matrix errors.
  *
  * The file is read in bounded pieces and never past the size limit (4 GiB)
  * plus one byte: a regular file over the limit is refused unread, anything
@@ -24,17 +25,44 @@
  * read); a text matrix is held whole, as its parser needs, but reading stops
  * at the first byte that no text matrix holds.
  *
- * PNG and PGM give U8 (depth 1..8) or U16 (depth 9..16) samples as stored
- * (no rescaling), colour reduced with BT.709 weights on the stored values;
+ * A TIFF needs to seek: a regular file is read where it lies, anything else
+ * is read into memory first (never past the limit). These functions give
+ * its first page; es_pages_* below give every page of a stack.
+ *
+ * PNG, PGM and integer TIFF give U8 (depth 1..8) or U16 (depth 9..16)
+ * samples as stored (no rescaling), colour reduced with BT.709 weights on
+ * the stored values; float TIFF gives U16 (depth 16) by DESIGN.md §1;
  * a text matrix gives U8/U16 levels with image->levels = levels and fails on
  * any value >= levels. Error messages name the problem and, for text, the
  * line and column; the caller prefixes the file name. */
 bool es_load_file (const char *path, int levels, EsImage *image, EsError *error);
+/* An image read as cells, U8 0/1 (nonzero = in): the masks and footprints
+ * of entropy definitions, from the CLI and the window alike. */
+bool es_load_cells (const char *path, EsImage *cells, EsError *error);
 /* The same from an open descriptor (not closed): a file, a pipe, a device. */
 bool es_load_fd (int fd, int levels, EsImage *image, EsError *error);
 /* The same recognition and decoders on bytes already in memory (the window
  * reads files through GIO); the same verdicts and messages as es_load_fd. */
 bool es_load_memory (const void *data, size_t size, int levels, EsImage *image, EsError *error);
+
+/* Pages: a multi-page TIFF is a stack, decoded one page at a time; every
+ * other input has one page, decoded when it is opened (with the same
+ * recognition, limits and messages as es_load_file). */
+typedef struct EsPages EsPages;
+EsPages *es_pages_open (const char *path, int levels, EsError *error);
+/* fd is not closed, and must stay open until es_pages_close. */
+EsPages *es_pages_open_fd (int fd, int levels, EsError *error);
+EsPages *es_pages_open_memory (const void *data, size_t size, int levels, EsError *error);
+int es_pages_count (const EsPages *pages);
+/* The size of page index without decoding it. */
+bool es_pages_size (EsPages *pages, int index, int *width, int *height, EsError *error);
+/* Decodes page index (from 0) into image; each page once. Errors of a stack
+ * name the page ("page 3: TIFF: ..."). */
+bool es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error);
+/* What the last es_pages_load has to say beside its image (the NaN and
+ * infinite samples of a float page), or NULL. */
+const char *es_pages_notice (const EsPages *pages);
+void es_pages_close (EsPages *pages);
 
 /* The size limit of es_load_file and es_load_fd; 0 restores 4 GiB. */
 void es_load_set_max_file_size (uint64_t bytes);

@@ -322,6 +322,8 @@ es_pgm_decode_reader (EsReader *in, EsImage *image, EsError *error)
   if (!es_image_alloc (&out, (int) width, (int) height, maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16,
                        depth, &local))
     return es_error_set (error, local.code, "PGM: %s", local.message);
+  /* Full scale is maxval, which the 8-bit view maps to 255 (DESIGN.md §1). */
+  out.maxval = maxval == (1u << depth) - 1 ? 0 : maxval;
   ok = reader.plain ? es_pgm_read_plain (&reader, maxval, &out, error)
                     : es_pgm_read_binary (&reader, maxval, &out, error);
   if (!ok)

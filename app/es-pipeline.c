@@ -25,21 +25,23 @@ es_view_params_default_colormap (EsViewParams *params)
   (void) es_colormap_from_name (es_op_info (params->job.op)->colormap, &params->colormap, &params->reversed);
 }
 
-static EsValueInfo
-value_info (const EsViewParams *params)
+EsValueInfo
+es_value_info_for (const EsJob *job, EsUnits units)
 {
-  const EsJob *job = &params->job;
   const EsOpInfo *op = es_op_info (job->op);
-  bool bits = es_units_convertible (job->op) && params->units == ES_UNITS_BITS;
-
-  return (EsValueInfo) {
+  bool normalized = job->op == ES_OP_ENTROPY && job->definition.normalized;
+  bool bits = es_units_convertible (job->op) && units == ES_UNITS_BITS && !normalized;
+  EsValueInfo info = {
     .operation = op->name,
     .window = es_op_uses (job->op, ES_PARAM_WINDOW) ? job->window : 0,
     .levels = es_op_uses (job->op, ES_PARAM_LEVELS) ? job->levels : 0,
     .amount = es_op_uses (job->op, ES_PARAM_AMOUNT) ? job->amount : 0.0f,
-    .units = bits ? "bits" : op->units,
+    .units = normalized ? "normalized" : bits ? "bits" : op->units,
     .unit_scale = bits ? 1.0 / M_LN2 : 1.0,
   };
+
+  es_job_describe_definition (job, info.units, info.definition, sizeof info.definition);
+  return info;
 }
 
 void
@@ -80,7 +82,7 @@ es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsVie
       result->scale.lo = 0.0;
       result->scale.hi = es_op_info (params->job.op)->range_max (&params->job);
     }
-  result->info = value_info (params);
+  result->info = es_value_info_for (&params->job, params->units);
   return true;
 }
 
@@ -108,6 +110,8 @@ es_pipeline_export (const char *path, EsExportFormat format, const EsResult *res
     case ES_EXPORT_RAW16:
       return es_save_raw16_png (path, &result->values, result->scale.lo, result->scale.hi,
                                 &result->info, error);
+    case ES_EXPORT_TIFF:
+      return es_save_tiff (path, &result->values, &result->info, error);
     case ES_EXPORT_TEXT:
       return es_save_text_matrix (path, &result->values, &result->info, error);
     }

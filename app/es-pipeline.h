@@ -27,6 +27,7 @@ typedef enum {
   ES_EXPORT_PNG,    /* colormapped 8-bit RGB */
   ES_EXPORT_RAW16,  /* 16-bit gray with tEXt metadata */
   ES_EXPORT_TEXT,   /* text matrix */
+  ES_EXPORT_TIFF,   /* the values as they are: 32-bit float, or 8/16-bit gray */
 } EsExportFormat;
 
 typedef struct {
@@ -44,6 +45,9 @@ void es_view_params_init (EsViewParams *params, EsOp op);
 void es_view_params_default_colormap (EsViewParams *params);
 /* Whether the op's values are in nats, so that ES_UNITS_BITS applies to them. */
 bool es_units_convertible (EsOp op);
+/* The metadata of a job's values shown or exported in `units`: what the
+ * readout, the colorbar and every export say (the definition line too). */
+EsValueInfo es_value_info_for (const EsJob *job, EsUnits units);
 
 typedef struct {
   EsImage values;      /* what es_run produced */

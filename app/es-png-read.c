@@ -12,6 +12,7 @@
 #include "es-load.h"
 #include "es-png-error.h"
 #include "es-load-internal.h"
+#include "es-png-inflate.h"
 
 /* Ancillary chunks (text, ICC profiles) may not decompress to more than this,
  * nor may a file carry more than this many of them. */
@@ -48,36 +49,12 @@ es_png_read_fn (png_structp png, png_bytep out, size_t length)
     }
 }
 
-/* BT.709 luma of stored values, rounded half away from zero. The sum is
- * formed in double in this fixed order so that the 8-bit tables below give
- * exactly the same results as the direct formula. */
-static inline long
-es_luma (double r, double g, double b)
-{
-  return lround (0.2126 * r + 0.7152 * g + 0.0722 * b);
-}
-
-typedef struct {
-  double r[256], g[256], b[256];
-} EsLumaTables;
-
-static void
-es_luma_tables_init (EsLumaTables *t)
-{
-  for (int i = 0; i < 256; i++)
-    {
-      t->r[i] = 0.2126 * i;
-      t->g[i] = 0.7152 * i;
-      t->b[i] = 0.0722 * i;
-    }
-}
-
 /* Converts one decoded row of `cols` pixels (after libpng's transforms: 8-bit
  * samples, or 16-bit big-endian ones, `channels` per pixel) to gray, writing
  * pixel i to column x0 + i * dx of image row y (dx > 1 for interlace passes). */
 static void
 es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bool colour,
-                    const EsLumaTables *tables, EsImage *image, int y, int x0, int dx)
+                    EsImage *image, int y, int x0, int dx)
 {
   if (!sixteen)
     {
@@ -88,10 +65,7 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
           dst[(size_t) i * dx] = src[0];
       else
         for (int i = 0; i < cols; i++, src += channels)
-          {
-            long v = lround (tables->r[src[0]] + tables->g[src[1]] + tables->b[src[2]]);
-            dst[(size_t) i * dx] = (uint8_t) (v > 255 ? 255 : v);
-          }
+          dst[(size_t) i * dx] = (uint8_t) es_luma_int (src[0], src[1], src[2]);
     }
   else
     {
@@ -103,10 +77,9 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
           dst[(size_t) i * dx] = (uint16_t) (src[0] << 8 | src[1]);
       else
         for (int i = 0; i < cols; i++, src += step)
-          {
-            long v = es_luma (src[0] << 8 | src[1], src[2] << 8 | src[3], src[4] << 8 | src[5]);
-            dst[(size_t) i * dx] = (uint16_t) (v > 65535 ? 65535 : v);
-          }
+          dst[(size_t) i * dx] = (uint16_t) es_luma_int ((uint32_t) (src[0] << 8 | src[1]),
+                                                         (uint32_t) (src[2] << 8 | src[3]),
+                                                         (uint32_t) (src[4] << 8 | src[5]));
     }
 }
 
@@ -145,7 +118,6 @@ static const png_byte ignored_chunks[] =
 static bool
 es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
 {
-  EsLumaTables tables;
   png_uint_32 width, height;
   int bit_depth, colour_type, interlace, depth, channels, passes;
   bool sixteen, colour;
@@ -196,8 +168,6 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
   if (decoder->row == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory for a row of %zu bytes",
                          png_get_rowbytes (decoder->png, decoder->info));
-  if (colour && !sixteen)
-    es_luma_tables_init (&tables);
 
   /* Interlaced images are read pass by pass as the seven reduced images and
    * scattered into place here, so that only one row is ever buffered. libpng
@@ -217,8 +187,7 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
           int dx = passes == 1 ? 1 : PNG_PASS_COL_OFFSET (pass);
 
           png_read_row (decoder->png, decoder->row, NULL);
-          es_png_convert_row (decoder->row, (int) cols, channels, sixteen, colour, &tables,
-                              &decoder->image, y, x0, dx);
+          es_png_convert_row (decoder->row, (int) cols, channels, sixteen, colour, &decoder->image, y, x0, dx);
         }
     }
 
@@ -245,6 +214,12 @@ es_png_decode_reader (EsReader *reader, EsImage *image, EsError *error)
 
   if (!es_png_precheck_size (reader, &local))
     return es_error_set (error, local.code, "PNG: %s", local.message);
+#ifdef ES_HAVE_LIBDEFLATE
+  /* The common layouts inflate faster in one piece (PERFORMANCE.md, "File input"). */
+  if (es_png_inflate_takes (reader))
+    return es_png_inflate_decode (reader, image, &local)
+           || es_error_set (error, local.code, "PNG: %s", local.message);
+#endif
 
   decoder.png = png_create_read_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
   if (decoder.png != NULL)

@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* Encoders: colormapped and raw 16-bit PNG (libpng), RGB PNG and the text matrix. */
+/* Encoders: colormapped and raw 16-bit PNG (es-png-write.c), RGB PNG and the text matrix. */
 #include <errno.h>
 #include <math.h>
-#include <png.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "es-colorbar-layout.h"
 #include "es-path.h"
-#include "es-png-error.h"
+#include "es-png-write.h"
 #include "es-save.h"
 #include "es-ops.h"
 
@@ -23,48 +22,12 @@ es_save_fail (EsError *error, EsErrorCode code, const char *path, const char *re
                        es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown), reason);
 }
 
-/* ---- PNG writing through an atomic file ---------------------------------- */
-
-/* Everything the libpng callbacks change lives on the heap, so nothing that
- * changes between setjmp and longjmp is a local of the function that called
- * setjmp (those would need to be volatile). */
-typedef struct {
-  FILE *stream;
-  int write_errno;  /* errno of a failed write, 0 for an encoder error */
-  EsPngErrors errors;  /* libpng only warns about things that do not change the output */
-  uint8_t row[];    /* one encoded row */
-} PngContext;
-
-typedef void (*FillRowFunc) (void *data, int y, uint8_t *row);
-
-static void
-png_context_write (png_structp png, png_bytep data, size_t length)
-{
-  PngContext *ctx = png_get_io_ptr (png);
-
-  if (fwrite (data, 1, length, ctx->stream) != length)
-    {
-      ctx->write_errno = errno ? errno : EIO;
-      png_error (png, "write failed");
-    }
-}
-
-static void
-png_context_flush (png_structp png)
-{
-  PngContext *ctx = png_get_io_ptr (png);
-
-  if (fflush (ctx->stream) != 0)
-    {
-      ctx->write_errno = errno ? errno : EIO;
-      png_error (png, "write failed");
-    }
-}
+/* ---- PNG metadata ----------------------------------------------------- */
 
 /* Up to a dozen tEXt chunks with their values formatted in place. */
 typedef struct {
-  png_text text[12];
-  char values[12][64];
+  EsPngText text[12];
+  char values[12][128];
   int n;
 } TextChunks;
 
@@ -77,34 +40,46 @@ text_add (TextChunks *chunks, const char *key, const char *format, ...)
   va_start (args, format);
   vsnprintf (chunks->values[i], sizeof chunks->values[i], format, args);
   va_end (args);
-  chunks->text[i] = (png_text) {
-    .compression = PNG_TEXT_COMPRESSION_NONE,
-    .key = (png_charp) key,
-    .text = chunks->values[i],
-    .text_length = strlen (chunks->values[i]),
-  };
+  chunks->text[i] = (EsPngText) { .key = key, .value = chunks->values[i] };
 }
 
-/* The chunks every export carries: who wrote it and what the values are. */
-static void
-text_add_info (TextChunks *chunks, const EsValueInfo *info)
+/* What every export records: who wrote it and what the values are (PNG
+ * tEXt chunks here, TIFF ImageDescription lines in es-tiff-write.c). */
+void
+es_value_info_each (const EsValueInfo *info, EsValueInfoItem item, void *data)
 {
+  char value[64];
   EsOp op;
 
-  text_add (chunks, "Software", "Entroscope");
+  item (data, "Software", "Entroscope");
   if (!info)
     return;
   if (info->operation)
-    text_add (chunks, "Operation", "%s", info->operation);
+    item (data, "Operation", info->operation);
   if (info->window)
-    text_add (chunks, "Window", "%d", info->window);
+    snprintf (value, sizeof value, "%d", info->window), item (data, "Window", value);
   if (info->levels)
-    text_add (chunks, "Levels", "%d", info->levels);
+    snprintf (value, sizeof value, "%d", info->levels), item (data, "Levels", value);
   /* An amount of 0 is a real one, so its presence comes from the table. */
   if (info->operation && es_op_from_name (info->operation, &op) && es_op_uses (op, ES_PARAM_AMOUNT))
-    text_add (chunks, "Amount", "%.9g", (double) info->amount);
+    snprintf (value, sizeof value, "%.9g", (double) info->amount), item (data, "Amount", value);
   if (info->units)
-    text_add (chunks, "Units", "%s", info->units);
+    item (data, "Units", info->units);
+  if (info->definition[0])
+    item (data, "Definition", info->definition);
+}
+
+static void
+text_add_item (void *chunks, const char *key, const char *value)
+{
+  text_add (chunks, key, "%s", value);
+}
+
+/* The chunks every export carries. */
+static void
+text_add_info (TextChunks *chunks, const EsValueInfo *info)
+{
+  es_value_info_each (info, text_add_item, chunks);
 }
 
 static double
@@ -113,73 +88,19 @@ unit_scale_of (const EsValueInfo *info)
   return info && info->unit_scale != 0 ? info->unit_scale : 1.0;
 }
 
+/* A PNG of these rows, compressed as the process's setting says. */
 static bool
-write_png (const char *path, int width, int height, int bit_depth, int color_type,
-           TextChunks *chunks, FillRowFunc fill_row, void *data, EsError *error)
+write_png (const char *path, int width, int height, int bit_depth, int channels,
+           const TextChunks *chunks, EsPngFillRows fill_rows, void *data, EsError *error)
 {
-  int channels = color_type == PNG_COLOR_TYPE_RGB ? 3 : 1;
-  size_t row_bytes = (size_t) width * (size_t) channels * (size_t) (bit_depth / 8);
-  PngContext *ctx;
-  EsAtomicFile *file;
-  png_structp png;
-  png_infop info = NULL;
+  EsPngPicture picture = {
+    .width = width, .height = height, .bit_depth = bit_depth, .channels = channels,
+    .compression = es_save_get_compression (),
+    .text = chunks->text, .n_text = chunks->n,
+    .fill_rows = fill_rows, .data = data,
+  };
 
-  ctx = calloc (1, sizeof *ctx + row_bytes);
-  if (!ctx)
-    return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
-  file = es_atomic_file_open (path, error);
-  if (!file)
-    {
-      free (ctx);
-      return false;
-    }
-  ctx->stream = es_atomic_file_stream (file);
-  png = png_create_write_struct (PNG_LIBPNG_VER_STRING, &ctx->errors, es_png_error, es_png_warning);
-  if (png)
-    info = png_create_info_struct (png);
-  if (!png || !info)
-    {
-      png_destroy_write_struct (&png, NULL);
-      es_atomic_file_abort (file);
-      free (ctx);
-      return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
-    }
-
-  if (setjmp (png_jmpbuf (png)))
-    {
-      char shown[ES_PATH_MESSAGE_MAX + 1];
-
-      png_destroy_write_struct (&png, &info);
-      es_atomic_file_abort (file);
-      es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown);
-      if (ctx->write_errno == ECANCELED)
-        es_error_set (error, ES_ERROR_CANCELLED, "'%s' was not written: interrupted", shown);
-      else if (ctx->write_errno)
-        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", shown, strerror (ctx->write_errno));
-      else
-        es_error_set (error, ES_ERROR_IO, "cannot write '%s': %s", shown, ctx->errors.message);
-      free (ctx);
-      return false;
-    }
-
-  png_set_write_fn (png, ctx, png_context_write, png_context_flush);
-  /* The default limit (a million pixels a side) is for reading; our sides
-   * are already checked, and a colorbar adds a little width. */
-  png_set_user_limits (png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
-  png_set_IHDR (png, info, (png_uint_32) width, (png_uint_32) height, bit_depth, color_type,
-                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_set_text (png, info, chunks->text, chunks->n);
-  /* No tIME chunk: the same job must give the same bytes. */
-  png_write_info (png, info);
-  for (int y = 0; y < height; y++)
-    {
-      fill_row (data, y, ctx->row);
-      png_write_row (png, ctx->row);
-    }
-  png_write_end (png, info);
-  png_destroy_write_struct (&png, &info);
-  free (ctx);
-  return es_atomic_file_commit (file, error);
+  return es_png_write (path, &picture, error);
 }
 
 static bool
@@ -209,41 +130,58 @@ sample_at (const EsImage *image, const void *row, int x)
 
 /* ---- Heatmap ---------------------------------------------------------- */
 
-/* The heatmap is rendered a band of rows at a time (about a million pixels),
+/* Rows are rendered as the encoder's bands ask for them, on its threads,
  * so an export needs no second image-sized buffer. */
 typedef struct {
   const EsImage *values;
   const EsColorScale *scale;
   const EsColorbarLayout *bar;  /* NULL: the heatmap alone */
-  uint8_t *band;
-  int band_rows, band_y, band_height;
 } HeatmapRows;
 
+/* Image rows y .. y + n - 1 into rgb, one every stride bytes. */
 static void
-heatmap_fill_row (void *data, int y, uint8_t *row)
+render_rows (const HeatmapRows *h, int y, int n, uint8_t *rgb, size_t stride)
 {
-  HeatmapRows *h = data;
-  int image_y = h->bar ? y - h->bar->margin : y;
-  const uint8_t *src = NULL;
+  EsImage band = *h->values;
 
-  if (image_y >= 0 && image_y < h->values->height)
+  band.height = n;
+  band.pixels = (void *) es_image_row (h->values, y);
+  es_render_heatmap (&band, h->scale, rgb, stride);
+}
+
+static void
+heatmap_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
+{
+  const HeatmapRows *h = data;
+  const EsColorbarLayout *bar = h->bar;
+  int first, last;
+
+  if (!bar)
     {
-      if (image_y < h->band_y || image_y >= h->band_y + h->band_height)
-        {
-          EsImage band = *h->values;
-          band.height = h->values->height - image_y < h->band_rows
-                          ? h->values->height - image_y : h->band_rows;
-          band.pixels = es_image_row (h->values, image_y);
-          es_render_heatmap (&band, h->scale, h->band, 3 * (size_t) band.width);
-          h->band_y = image_y;
-          h->band_height = band.height;
-        }
-      src = h->band + (size_t) (image_y - h->band_y) * 3 * (size_t) h->values->width;
+      render_rows (h, y, n, rows, stride);
+      return;
     }
-  if (h->bar)
-    es_colorbar_layout_row (h->bar, y, src, row);
-  else
-    memcpy (row, src, 3 * (size_t) h->values->width);
+  /* The canvas around the image first, then the image's rows in place
+   * (the layout fills the image's span with the background only). */
+  for (int i = 0; i < n; i++)
+    es_colorbar_layout_row (bar, y + i, NULL, rows + (size_t) i * stride);
+  first = y - bar->margin > 0 ? y - bar->margin : 0;
+  last = y + n - bar->margin < h->values->height ? y + n - bar->margin : h->values->height;
+  if (last > first)
+    render_rows (h, first, last - first, rows + (size_t) (first + bar->margin - y) * stride + 3 * (size_t) bar->margin,
+                 stride);
+}
+
+/* The gray map's rows, one sample a pixel (es_heatmap_is_gray). */
+static void
+gray_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
+{
+  const HeatmapRows *h = data;
+  EsImage band = *h->values;
+
+  band.height = n;
+  band.pixels = (void *) es_image_row (h->values, y);
+  es_render_gray (&band, h->scale, rows, stride);
 }
 
 bool
@@ -251,11 +189,10 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
                      bool colorbar, const EsValueInfo *info, EsError *error)
 {
   double unit_scale = unit_scale_of (info);
-  HeatmapRows rows = { .values = values, .scale = scale, .band_y = -1 };
+  HeatmapRows rows = { .values = values, .scale = scale };
   EsColorbarLayout bar;
   TextChunks chunks = { .n = 0 };
   int width, height;
-  bool ok;
 
   if (!check_values (path, values, error))
     return false;
@@ -271,17 +208,11 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
       width = bar.width;
       height = bar.height;
     }
-  rows.band_rows = (1 << 20) / values->width;
-  rows.band_rows = rows.band_rows < 1 ? 1 : rows.band_rows > values->height ? values->height : rows.band_rows;
-  rows.band = malloc ((size_t) rows.band_rows * 3 * (size_t) values->width);
-  if (!rows.band)
-    return es_save_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
-
   text_add_info (&chunks, info);
   text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale, scale->hi * unit_scale);
-  ok = write_png (path, width, height, 8, PNG_COLOR_TYPE_RGB, &chunks, heatmap_fill_row, &rows, error);
-  free (rows.band);
-  return ok;
+  if (!colorbar && es_heatmap_is_gray (values, scale))
+    return write_png (path, width, height, 8, 1, &chunks, gray_fill_rows, &rows, error);
+  return write_png (path, width, height, 8, 3, &chunks, heatmap_fill_rows, &rows, error);
 }
 
 /* ---- Raw 16-bit ------------------------------------------------------- */
@@ -292,9 +223,8 @@ typedef struct {
 } Raw16Rows;
 
 static void
-raw16_fill_row (void *data, int y, uint8_t *row)
+raw16_fill_row (const Raw16Rows *r, int y, uint8_t *row)
 {
-  const Raw16Rows *r = data;
   const void *src = es_image_row (r->values, y);
 
   for (int x = 0; x < r->values->width; x++)
@@ -308,6 +238,15 @@ raw16_fill_row (void *data, int y, uint8_t *row)
       row[2 * x] = (uint8_t) (v >> 8);
       row[2 * x + 1] = (uint8_t) v;
     }
+}
+
+static void
+raw16_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
+{
+  const Raw16Rows *r = data;
+
+  for (int i = 0; i < n; i++)
+    raw16_fill_row (r, y + i, rows + (size_t) i * stride);
 }
 
 bool
@@ -324,8 +263,7 @@ es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi
   text_add_info (&chunks, info);
   text_add (&chunks, "ValueOffset", "%.9g", lo * unit_scale);
   text_add (&chunks, "ValueScale", "%.9g", spread ? (hi - lo) * unit_scale / 65535.0 : 0.0);
-  return write_png (path, values->width, values->height, 16, PNG_COLOR_TYPE_GRAY,
-                    &chunks, raw16_fill_row, &rows, error);
+  return write_png (path, values->width, values->height, 16, 1, &chunks, raw16_fill_rows, &rows, error);
 }
 
 /* ---- RGB -------------------------------------------------------------- */
@@ -337,10 +275,12 @@ typedef struct {
 } RgbRows;
 
 static void
-rgb_fill_row (void *data, int y, uint8_t *row)
+rgb_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
 {
   const RgbRows *r = data;
-  memcpy (row, r->rgb + (size_t) y * r->stride, 3 * (size_t) r->width);
+
+  for (int i = 0; i < n; i++)
+    memcpy (rows + (size_t) i * stride, r->rgb + (size_t) (y + i) * r->stride, 3 * (size_t) r->width);
 }
 
 bool
@@ -353,7 +293,7 @@ es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, si
   if (!rgb || width <= 0 || height <= 0 || stride < 3 * (size_t) width)
     return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   text_add_info (&chunks, NULL);
-  return write_png (path, width, height, 8, PNG_COLOR_TYPE_RGB, &chunks, rgb_fill_row, &rows, error);
+  return write_png (path, width, height, 8, 3, &chunks, rgb_fill_rows, &rows, error);
 }
 
 /* ---- Text matrix ------------------------------------------------------ */

@@ -23,15 +23,41 @@ void es_atomic_file_abort (EsAtomicFile *file);                  /* frees file *
  * leaves no partial output. NULL turns it off. */
 void es_atomic_file_set_interrupt (EsControl *control);
 
+/* How hard PNG exports are compressed: --compression, the window's
+ * setting. fast and small trade size for time; default stays within 1.15×
+ * the size of libpng's level 6 (PERFORMANCE.md, "File to file"). */
+typedef enum {
+  ES_COMPRESSION_FAST,
+  ES_COMPRESSION_DEFAULT,
+  ES_COMPRESSION_SMALL,
+} EsCompression;
+
+#define ES_N_COMPRESSIONS 3
+const char *es_compression_name (EsCompression compression);  /* "fast", "default", "small" */
+bool es_compression_from_name (const char *name, EsCompression *compression);
+/* The compression of every PNG written from now on, by any thread (the
+ * process has one setting, as it has one interrupt). */
+void es_save_set_compression (EsCompression compression);
+EsCompression es_save_get_compression (void);
+
 /* What a raw 16-bit PNG and a text matrix record about their values. */
 typedef struct {
   const char *operation;  /* "entropy" */
   int window;             /* 0 when not applicable */
   int levels;             /* 0 when not applicable */
   float amount;           /* sharpen only */
-  const char *units;      /* "nats", "bits", "level", "gray" */
+  const char *units;      /* "nats", "bits", "normalized", "level", "gray" */
   double unit_scale;      /* values are multiplied by this before writing (1/ln 2 for bits) */
+  /* The entropy definition in force, es_job_describe_definition's line
+   * ("disk r=5 · symmetric · 256 bins · bits"); empty for other ops. */
+  char definition[128];
 } EsValueInfo;
+
+/* Calls item (data, key, value) for each fact that every export records
+ * about its values, in order: Software, Operation, Window, Levels, Amount,
+ * Units, Definition (each only where it applies). */
+typedef void (*EsValueInfoItem) (void *data, const char *key, const char *value);
+void es_value_info_each (const EsValueInfo *info, EsValueInfoItem item, void *data);
 
 /* 8-bit RGB PNG of the heatmap; with colorbar, a labelled colorbar (ticks,
  * units) is drawn to the right of the image. */
@@ -45,6 +71,11 @@ bool es_save_raw16_png (const char *path, const EsImage *values, double lo, doub
 /* "H W" then H lines of W values printed with %.5f (F32) or %d (U8/U16). */
 bool es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info,
                           EsError *error);
+/* Uncompressed gray TIFF of the values as they are (es-tiff-write.c): F32
+ * as 32-bit float (times info->unit_scale), U8 and U16 as 8- and 16-bit;
+ * the keys of the PNG tEXt chunks as "Key=value" lines in ImageDescription;
+ * BigTIFF when the file could pass 4 GiB. */
+bool es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error);
 /* An 8-bit RGB PNG of packed pixels (3 bytes each), written atomically. */
 bool es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride,
                       EsError *error);

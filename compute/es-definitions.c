@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The equalization LUT of DESIGN.md §1, shared by the CPU backend and CUDA's banded runs. */
+/* The definitions of DESIGN.md §1 that are more than a line: the equalization LUT, binning, window shapes. */
 #include "es-definitions.h"
 
 int
@@ -31,4 +31,144 @@ es_equalize_lut (const uint64_t hist[256], uint64_t n, uint8_t lut[256])
       lut[k] = (uint8_t) (value > 255.0f ? 255.0f : value);
     }
   return 1;
+}
+
+/* ---- binning ------------------------------------------------------------------- */
+
+void
+es_binner_init (EsBinner *binner, const EsJob *job, const EsImage *in)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  uint32_t lo = d->range_lo, hi = d->range_hi;
+
+  *binner = (EsBinner) {
+    .mode = d->binning, .levels = (uint32_t) job->levels, .depth = (uint32_t) in->depth,
+    .maxval = es_image_maxval (in),
+  };
+  if (in->levels != 0)
+    {
+      binner->identity = true;
+      binner->bins = (uint32_t) in->levels;
+      return;
+    }
+  if (d->binning == ES_BINNING_MINMAX)
+    {
+      es_image_sample_range (in, &lo, &hi);
+      binner->mode = ES_BINNING_RANGE;
+    }
+  binner->lo = lo;
+  binner->span = hi - lo + 1;
+  binner->bins = d->binning == ES_BINNING_EXACT ? 1u << in->depth : (uint32_t) job->levels;
+}
+
+uint32_t
+es_binner_border_bin (const EsBinner *binner, const EsJob *job)
+{
+  return es_bin_sample (binner, job->definition.border_value);
+}
+
+/* ---- window shapes ------------------------------------------------------------- */
+
+void
+es_window_extent (const EsJob *job, int *half_height, int *half_width)
+{
+  const EsEntropyDefinition *d = &job->definition;
+
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      *half_height = d->height / 2, *half_width = d->width / 2;
+      break;
+    case ES_SHAPE_DISK:
+      *half_height = *half_width = d->radius;
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      *half_height = d->footprint->height / 2, *half_width = d->footprint->width / 2;
+      break;
+    default:
+      *half_height = *half_width = job->window / 2;
+      break;
+    }
+}
+
+/* The largest x with x² ≤ q, exactly, in integers. */
+static int
+isqrt (int q)
+{
+  int x = (int) sqrt ((double) q);
+
+  while (x * x > q)
+    x--;
+  while ((x + 1) * (x + 1) <= q)
+    x++;
+  return x;
+}
+
+static int
+add_span (EsSpan *spans, int capacity, int count, int dy, int x0, int x1)
+{
+  if (count < capacity)
+    spans[count] = (EsSpan) { dy, x0, x1 };
+  return count + 1;
+}
+
+int
+es_window_spans (const EsJob *job, EsSpan *spans, int capacity)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  int hh, hw, count = 0;
+
+  es_window_extent (job, &hh, &hw);
+  for (int dy = -hh; dy <= hh; dy++)
+    switch (d->shape)
+      {
+      case ES_SHAPE_DISK:
+        {
+          int half = isqrt (d->radius * d->radius - dy * dy);
+          count = add_span (spans, capacity, count, dy, -half, half);
+          break;
+        }
+      case ES_SHAPE_FOOTPRINT:
+        {
+          const uint8_t *row = d->footprint->cells + (size_t) (dy + hh) * (size_t) d->footprint->width;
+
+          for (int x = 0; x < d->footprint->width; x++)
+            if (row[x] && (x == 0 || !row[x - 1]))
+              {
+                int end = x;
+
+                while (end + 1 < d->footprint->width && row[end + 1])
+                  end++;
+                count = add_span (spans, capacity, count, dy, x - hw, end - hw);
+              }
+          break;
+        }
+      default:
+        count = add_span (spans, capacity, count, dy, -hw, hw);
+        break;
+      }
+  return count;
+}
+
+int
+es_window_pixels (const EsJob *job)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  int pixels = 0;
+
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      return d->height * d->width;
+    case ES_SHAPE_DISK:
+      for (int dy = -d->radius; dy <= d->radius; dy++)
+        pixels += 2 * isqrt (d->radius * d->radius - dy * dy) + 1;
+      return pixels;
+    case ES_SHAPE_FOOTPRINT:
+      for (size_t i = 0; i < (size_t) d->footprint->width * (size_t) d->footprint->height; i++)
+        pixels += d->footprint->cells[i] != 0;
+      return pixels;
+    default:
+      return job->window * job->window;
+    }
 }

@@ -1,28 +1,168 @@
 /* SPDX-License-Identifier: MIT */
-/* Exact definitions shared by every backend (DESIGN.md §1): one place each. */
+/* Exact definitions shared by every backend (DESIGN.md §1): one place each.
+ * The inline helpers compile for CUDA devices too. */
 #pragma once
 
 #include <stdint.h>
 #include <math.h>
 
+#include "es-ops.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* level = floor(v * L / 2^depth); v * L fits in 32 bits for v < 2^16, L <= 256. */
-static inline uint32_t
+#ifdef __CUDACC__
+#define ES_DEFINITION_FN static inline __host__ __device__
+#else
+#define ES_DEFINITION_FN static inline
+#endif
+
+/* level = floor(v * L / 2^depth); v * L fits in 32 bits for v < 2^16, L ≤ 2^16. */
+ES_DEFINITION_FN uint32_t
 es_quantize_sample (uint32_t v, int levels, int depth)
 {
   return (v * (uint32_t) levels) >> depth;
 }
 
-/* Below this, a computed entropy is exactly 0. The smallest nonzero local
- * entropy, a window of n ≤ 31² pixels with one pixel of another level, is
- * ((n − 1)·ln(n / (n − 1)) + ln n) / n > 0.0081 nats, so anything under
- * 1e-3 is rounding in H = ln n − (1/n) Σ c ln c of a window that holds one
- * level: writing it as 0 makes such windows exact (not 1e-7 noise that an
- * automatic colour range would stretch into patterns). */
+/* ---- binning -----------------------------------------------------------------
+ * How one sample becomes a bin, prepared once per job and input by
+ * es_binner_init. A levels image (EsImage.levels != 0) is already binned:
+ * bin = v, B = its levels, whatever the mode. */
+typedef struct {
+  EsBinning mode;        /* never ES_BINNING_MINMAX after es_binner_init */
+  uint32_t levels;       /* L */
+  uint32_t depth;        /* bits of a sample */
+  uint32_t maxval;       /* es_image_maxval, for byte binning */
+  uint32_t lo, span;     /* range: LO and HI − LO + 1 */
+  uint32_t bins;         /* B: the number of possible bins, bins < B */
+  bool identity;         /* a levels image: bin = v */
+} EsBinner;
+
+/* The bin of sample v (0..2^depth − 1); always < binner->bins. */
+ES_DEFINITION_FN uint32_t
+es_bin_sample (const EsBinner *binner, uint32_t v)
+{
+  uint64_t scaled;
+
+  if (binner->identity)
+    return v;
+  switch (binner->mode)
+    {
+    case ES_BINNING_DEPTH:
+      return es_quantize_sample (v, (int) binner->levels, (int) binner->depth);
+    case ES_BINNING_EXACT:
+      return v;
+    case ES_BINNING_BYTE:
+      return ((uint32_t) es_sample_to_u8_max (v, binner->maxval) * binner->levels) >> 8;
+    default: /* ES_BINNING_RANGE */
+      if (v <= binner->lo)
+        return 0;
+      scaled = (uint64_t) (v - binner->lo) * binner->levels / binner->span;
+      return scaled < binner->levels ? (uint32_t) scaled : binner->levels - 1;
+    }
+}
+
+/* Fills the binner of a valid entropy job on `in`. Minmax binning reads the
+ * whole image for its min and max here, unless the engine's gate already
+ * turned it into range binning (es_job_resolve_minmax), as it does for every
+ * job it runs. */
+void es_binner_init (EsBinner *binner, const EsJob *job, const EsImage *in);
+/* The bin of a constant border: the border value binned like any sample. */
+uint32_t es_binner_border_bin (const EsBinner *binner, const EsJob *job);
+
+/* ---- borders -----------------------------------------------------------------
+ * The in-image index that stands for index i of a row or column of n pixels:
+ * symmetric, mirror and replicate as their patterns on `a b c d` (es-ops.h),
+ * periodic for windows wider than the image; -1 outside the image for clip
+ * and constant, which the callers handle (skip, or count the constant's bin). */
+ES_DEFINITION_FN int
+es_border_index (int i, int n, EsBorder border)
+{
+  int period;
+
+  if (i >= 0 && i < n)
+    return i;
+  switch (border)
+    {
+    case ES_BORDER_SYMMETRIC:
+      period = 2 * n;
+      i %= period;
+      if (i < 0)
+        i += period;
+      return i < n ? i : period - 1 - i;
+    case ES_BORDER_MIRROR:
+      if (n == 1)
+        return 0;
+      period = 2 * n - 2;
+      i %= period;
+      if (i < 0)
+        i += period;
+      return i < n ? i : period - i;
+    case ES_BORDER_REPLICATE:
+      return i < 0 ? 0 : n - 1;
+    default: /* clip, constant */
+      return -1;
+    }
+}
+
+/* ---- window shapes -----------------------------------------------------------
+ * A window as row spans: the cells (dx, dy), relative to the centre pixel,
+ * with x0 ≤ dx ≤ x1 on row dy. Spans come sorted by dy, then x0, and never
+ * overlap. */
+typedef struct {
+  int dy, x0, x1;
+} EsSpan;
+
+/* The window's half height and half width (the halo is the half height). */
+void es_window_extent (const EsJob *job, int *half_height, int *half_width);
+/* Writes up to `capacity` spans and returns how many the window has (more
+ * than capacity: call again with room for that many). Square, rectangle,
+ * disk (x² + y² ≤ r², exactly scikit-image's morphology.disk) or footprint. */
+int es_window_spans (const EsJob *job, EsSpan *spans, int capacity);
+/* Cells in the window: n away from borders and masks. */
+int es_window_pixels (const EsJob *job);
+
+/* ---- entropy values ------------------------------------------------------------ */
+
+/* Below this, a computed entropy of a window of n counted pixels is exactly 0:
+ * half the smallest nonzero value, ((n − 1)·ln(n / (n − 1)) + ln n) / n (one
+ * pixel of another bin), which is > 9e-5 for n ≤ 255². Writing such results
+ * as 0 makes a single-bin window exact rather than rounding noise that an
+ * automatic colour range would stretch into patterns. */
+ES_DEFINITION_FN double
+es_entropy_zero_below (int n)
+{
+  double m = (double) n;
+
+  if (n <= 1)
+    return 1.0;   /* one pixel: H is 0 */
+  return 0.5 * ((m - 1.0) * log (m / (m - 1.0)) + log (m)) / m;
+}
+
+/* The value a pixel gets from H (nats, float64) over n counted pixels and B
+ * possible bins: 0 below the threshold, H / ln(min(B, n)) when normalized
+ * (0 when that minimum is 1), H otherwise. n == 0: no value (NaN). */
+ES_DEFINITION_FN double
+es_entropy_value (double h, int n, uint32_t bins, bool normalized)
+{
+  uint32_t most;
+
+  if (n == 0)
+    return NAN;
+  if (h < es_entropy_zero_below (n))
+    return 0.0;
+  if (!normalized)
+    return h;
+  most = bins < (uint32_t) n ? bins : (uint32_t) n;
+  return most <= 1 ? 0.0 : h / log ((double) most);
+}
+
+/* Kept for the default definition's fast kernels (n ≤ 31²), where
+ * es_entropy_zero_below (n) ≥ 4e-3 > this. */
 #define ES_ENTROPY_ZERO_BELOW 1e-3
+
+/* ---- equalize and sharpen ------------------------------------------------------ */
 
 /* The equalization LUT of cv::equalizeHist from a 256-bin histogram of n
  * pixels. Returns 0 when the image has a single value (then it is returned

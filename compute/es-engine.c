@@ -3,11 +3,15 @@
 #include "es-engine.h"
 
 #include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "es-auto.h"
 
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
@@ -16,12 +20,26 @@
 struct EsEngine
 {
   EsBackendChoice active;     /* ES_BACKEND_CPU or ES_BACKEND_CUDA */
+  EsBackendChoice choice;     /* what the caller asked for: AUTO picks per job */
   char cuda_reason[256];      /* why CUDA is not in use; "" while it is */
   char description[512];
   char notice[640];           /* the last fallback, until taken */
   bool has_notice;
 #ifdef ES_HAVE_CUDA
   EsCuda *cuda;
+  /* An AUTO engine opens CUDA on a thread of its own (context creation
+   * takes a third of a second), so that the caller decodes meanwhile and
+   * small jobs need not wait for it. */
+  pthread_mutex_t open_lock;
+  pthread_t opener;
+  bool opening;               /* the opener was started and not joined yet */
+  atomic_bool opened;         /* the opener has finished */
+  int *open_devices;
+  int n_open_devices;
+  EsCuda *open_result;
+  char open_reason[256];
+  double open_start_ms;       /* when the opener started */
+  bool cuda_warm;             /* a job ran on the device: its kernels are loaded */
 #endif
 };
 
@@ -95,6 +113,61 @@ engine_update_description (EsEngine *engine)
             es_cpu_thread_count (), es_cpu_thread_count () == 1 ? "" : "s", engine->cuda_reason);
 }
 
+#ifdef ES_HAVE_CUDA
+static void *
+opener_main (void *data)
+{
+  EsEngine *engine = data;
+
+  engine->open_result = es_cuda_open_devices (engine->open_devices, engine->n_open_devices, engine->open_reason,
+                                              sizeof engine->open_reason);
+  atomic_store (&engine->opened, true);
+  return NULL;
+}
+#endif
+
+/* Waits for a CUDA open in progress and takes its outcome. */
+static void
+engine_settle (EsEngine *engine)
+{
+#ifdef ES_HAVE_CUDA
+  pthread_mutex_lock (&engine->open_lock);
+  if (engine->opening)
+    {
+      pthread_join (engine->opener, NULL);
+      engine->opening = false;
+      engine->cuda = engine->open_result;
+      if (engine->cuda != NULL)
+        {
+          engine->active = ES_BACKEND_CUDA;
+          engine->cuda_reason[0] = '\0';
+        }
+      else
+        snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", engine->open_reason);
+      engine_update_description (engine);
+    }
+  pthread_mutex_unlock (&engine->open_lock);
+#else
+  (void) engine;
+#endif
+}
+
+bool
+es_engine_opening (EsEngine *engine)
+{
+#ifdef ES_HAVE_CUDA
+  bool opening;
+
+  pthread_mutex_lock (&engine->open_lock);
+  opening = engine->opening && !atomic_load (&engine->opened);
+  pthread_mutex_unlock (&engine->open_lock);
+  return opening;
+#else
+  (void) engine;
+  return false;
+#endif
+}
+
 EsEngine *
 es_engine_new (EsBackendChoice choice, EsError *error)
 {
@@ -112,9 +185,12 @@ es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_de
       return NULL;
     }
   engine->active = ES_BACKEND_CPU;
+  engine->choice = choice;
 #ifndef ES_HAVE_CUDA
   (void) devices;
   (void) n_devices;
+#else
+  pthread_mutex_init (&engine->open_lock, NULL);
 #endif
 
   if (choice == ES_BACKEND_CPU)
@@ -124,6 +200,25 @@ es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_de
               "this build has no CUDA backend: nvcc was not found when it was built");
   else if (cuda_poisoned_reason[0] != '\0')
     snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
+#ifdef ES_HAVE_CUDA
+  else if (choice == ES_BACKEND_AUTO && n_devices >= 0
+           && (n_devices == 0 || (engine->open_devices = malloc ((size_t) n_devices * sizeof *devices)) != NULL))
+    {
+      if (n_devices > 0)
+        memcpy (engine->open_devices, devices, (size_t) n_devices * sizeof *devices);
+      engine->n_open_devices = n_devices;
+      snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "CUDA is still being opened");
+      engine->open_start_ms = now_ms ();
+      engine->opening = pthread_create (&engine->opener, NULL, opener_main, engine) == 0;
+      if (!engine->opening)
+        engine->cuda = es_cuda_open_devices (devices, n_devices, engine->cuda_reason, sizeof engine->cuda_reason);
+      if (engine->cuda != NULL)
+        {
+          engine->active = ES_BACKEND_CUDA;
+          engine->cuda_reason[0] = '\0';
+        }
+    }
+#endif
   else
     {
 #ifdef ES_HAVE_CUDA
@@ -152,7 +247,10 @@ es_engine_free (EsEngine *engine)
   if (engine == NULL)
     return;
 #ifdef ES_HAVE_CUDA
+  engine_settle (engine);
   es_cuda_close (engine->cuda);
+  pthread_mutex_destroy (&engine->open_lock);
+  free (engine->open_devices);
 #endif
   free (engine);
 }
@@ -160,18 +258,21 @@ es_engine_free (EsEngine *engine)
 const char *
 es_engine_describe (EsEngine *engine)
 {
+  engine_settle (engine);
   return engine->description;
 }
 
 EsBackendChoice
 es_engine_backend (EsEngine *engine)
 {
+  engine_settle (engine);
   return engine->active;
 }
 
 const char *
 es_engine_cuda_reason (EsEngine *engine)
 {
+  engine_settle (engine);
   return engine->cuda_reason;
 }
 
@@ -213,6 +314,43 @@ es_variant_find (EsOp op, const char *id)
   return NULL;
 }
 
+const char *
+es_variant_unsupported (const EsVariant *variant, const EsJob *job)
+{
+  return variant->unsupported != NULL ? variant->unsupported (job) : NULL;
+}
+
+const EsVariant *
+es_variant_for_job (const EsJob *job)
+{
+  size_t n;
+  const EsVariant *variants = es_variants (job->op, &n);
+  const EsVariant *named = es_variant_find (job->op, job->variant);
+
+  if (named == NULL || es_variant_unsupported (named, job) == NULL)
+    return named;
+  for (size_t i = 0; i < n; i++)
+    if (es_variant_unsupported (&variants[i], job) == NULL)
+      return &variants[i];
+  return named;
+}
+
+/* What of an entropy definition depends on the input: the mask's size and
+ * a constant border's value, which is a sample of this image. */
+static bool
+validate_definition_input (const EsEntropyDefinition *d, const EsImage *in, EsError *error)
+{
+  uint32_t largest = in->levels != 0 ? (uint32_t) in->levels - 1 : (1u << in->depth) - 1;
+
+  if (d->mask != NULL && (d->mask->width != in->width || d->mask->height != in->height))
+    return es_error_set (error, ES_ERROR_INVALID, "the mask is %d×%d, the image %d×%d: they must match",
+                         d->mask->width, d->mask->height, in->width, in->height);
+  if (d->border == ES_BORDER_CONSTANT && d->border_value > largest)
+    return es_error_set (error, ES_ERROR_INVALID, "border value %u is not a sample of this image (0..%u)",
+                         d->border_value, largest);
+  return true;
+}
+
 static bool
 validate_input (const EsJob *job, const EsImage *in, EsError *error)
 {
@@ -237,7 +375,7 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
     return es_error_set (error, ES_ERROR_INVALID,
                          "the image holds quantized levels for %d levels, but the job asks for %d; "
                          "load it again with %d levels", in->levels, job->levels, job->levels);
-  return true;
+  return job->op != ES_OP_ENTROPY || validate_definition_input (&job->definition, in, error);
 }
 
 bool
@@ -245,6 +383,7 @@ es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
                        EsFormat format, int depth, EsError *error)
 {
 #ifdef ES_HAVE_CUDA
+  engine_settle (engine);
   if (engine->active == ES_BACKEND_CUDA)
     {
       void *pixels;
@@ -288,9 +427,52 @@ check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
   return true;
 }
 
+#ifdef ES_HAVE_CUDA
+static void
+registered_free (void *pixels)
+{
+  es_cuda_host_unregister (pixels);
+  free (pixels);
+}
+
+/* A result for the CUDA backend: plain memory that every core touches
+ * first, then page-locked in place, which costs a tenth of fresh
+ * page-locked memory (a one-shot run paid 100 ms for 256 MB of it; see
+ * PERFORMANCE.md, "File to file"). Only for large results: below 32 MiB
+ * the OpenMP team's start and the registration cost more than the cache of
+ * page-locked blocks. False, with nothing allocated, when small or when
+ * CUDA refuses: the caller takes es_engine_image_alloc's memory then. */
+static bool
+registered_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFormat format, int depth)
+{
+  enum { PAGE = 4096 };
+  size_t stride = (size_t) width * es_format_size (format);
+  size_t bytes = (stride * (size_t) height + PAGE - 1) / PAGE * PAGE;
+  uint8_t *pixels;
+
+  if (bytes < ((size_t) 32 << 20) || !es_image_check_size (width, height, format, NULL)
+      || (pixels = aligned_alloc (PAGE, bytes)) == NULL)
+    return false;
+#pragma omp parallel for schedule(static)
+  for (size_t page = 0; page < bytes / PAGE; page++)
+    pixels[page * PAGE] = 0;
+  if (!es_cuda_host_register (engine->cuda, pixels, bytes))
+    {
+      free (pixels);
+      return false;
+    }
+  *image = (EsImage) {
+    .width = width, .height = height, .stride = stride, .format = format, .depth = depth,
+    .pixels = pixels, .release = registered_free,
+  };
+  return true;
+}
+#endif
+
 /* Makes `out` the right size and format, reusing its buffer when it already is. */
 static bool
-prepare_output (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *in, EsImage *out,
+                EsError *error)
 {
   EsFormat format = es_op_output_format (job->op);
   int depth = format == ES_FORMAT_U8 ? 8 : 0;
@@ -303,6 +485,12 @@ prepare_output (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *
       return true;
     }
   es_image_clear (out);
+  if (on_cpu)
+    return es_image_alloc (out, in->width, in->height, format, depth, error);
+#ifdef ES_HAVE_CUDA
+  if (registered_alloc (engine, out, in->width, in->height, format, depth))
+    return true;
+#endif
   return es_engine_image_alloc (engine, out, in->width, in->height, format, depth, error);
 }
 
@@ -321,6 +509,8 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
   double start = now_ms ();
   double cpu_start;
   const EsVariant *variant;
+  EsJob resolved;
+  bool on_cpu = true;
 
   if (timing == NULL)
     timing = &local_timing;
@@ -330,21 +520,55 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
    * the backends only assert. */
   if (!es_job_validate (job, error) || !validate_input (job, in, error))
     return false;
+  /* One whole-image statistic before any band: minmax binning's range. */
+  resolved = *job;
+  es_job_resolve_minmax (&resolved, in);
+  job = &resolved;
   variant = es_variant_find (job->op, job->variant);
   if (job->variant != NULL && variant == NULL)
     return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
                          es_op_name (job->op), job->variant,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
-  if (!check_host_memory (job, in, error) || !prepare_output (engine, job, in, out, error))
+  /* A variant that cannot compute this definition gives way to one that can. */
+  variant = es_variant_for_job (job);
+#ifdef ES_HAVE_CUDA
+  {
+    /* An AUTO engine runs a job where it is expected to be done first,
+     * counting what CUDA has still to open and load (es-auto.c). A named
+     * variant is a CUDA kernel, and injected faults must reach the device. */
+    bool opening = es_engine_opening (engine);
+    bool prefer_cpu = false;
+
+    if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL && getenv ("ES_CUDA_FAULT") == NULL)
+      {
+        double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (now_ms () - engine->open_start_ms) : 0;
+        EsAutoCase c = {
+          .job = job,
+          .pixels = (uint64_t) in->width * (uint64_t) in->height,
+          .in_bytes = in->stride * (size_t) in->height,
+          .out_bytes = (size_t) in->width * (size_t) in->height * es_format_size (es_op_output_format (job->op)),
+          .cpu_threads = es_cpu_thread_count (),
+          .cuda_open_left_ms = open_left > 0 ? open_left : 0,
+          .cuda_warm = engine->cuda_warm,
+        };
+        prefer_cpu = es_auto_prefers_cpu (&c);
+      }
+    if (!prefer_cpu)
+      engine_settle (engine);
+    on_cpu = prefer_cpu || engine->active != ES_BACKEND_CUDA;
+  }
+#endif
+  if (!check_host_memory (job, in, error) || !prepare_output (engine, on_cpu, job, in, out, error))
     return false;
   if (es_control_cancelled (control))
     return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
 
 #ifdef ES_HAVE_CUDA
-  if (engine->active == ES_BACKEND_CUDA)
+  if (!on_cpu)
     {
       EsError cuda_error = { 0 };
 
+      engine->cuda_warm = true;
       if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
           timing->wall_ms = now_ms () - start;
@@ -394,6 +618,7 @@ es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out
                  double *median_ms, EsError *error)
 {
 #ifdef ES_HAVE_CUDA
+  engine_settle (engine);
   if (engine->active == ES_BACKEND_CUDA)
     return es_cuda_floor (engine->cuda, kind, in_bytes, out_bytes, repeats, median_ms, error);
 #endif

@@ -57,6 +57,9 @@ typedef struct {
   bool is_default;
   EsTransfer transfer;
   EsCudaLaunch launch;
+  /* Why the variant cannot compute `job` (one static sentence), or NULL when
+   * it can; a NULL hook: every job of its operation. */
+  const char *(*unsupported) (const EsJob *job);
 } EsVariant;
 
 /* The CUDA variants of an operation compiled into this build (n = 0 without
@@ -64,6 +67,13 @@ typedef struct {
 const EsVariant *es_variants (EsOp op, size_t *n);
 /* The variant named id, the default one for id == NULL, or NULL. */
 const EsVariant *es_variant_find (EsOp op, const char *id);
+/* Why `variant` cannot compute `job` (for example a window shape its
+ * kernels do not have), or NULL when it can: for `info` and the window. */
+const char *es_variant_unsupported (const EsVariant *variant, const EsJob *job);
+/* The variant that runs `job`: the one it names (or the default) when that
+ * one can, else the first of the table that can (the general kernel), so
+ * that no job gets a wrong result; NULL for an unknown name or no CUDA. */
+const EsVariant *es_variant_for_job (const EsJob *job);
 
 typedef struct EsEngine EsEngine;
 
@@ -81,6 +91,12 @@ EsEngine *es_engine_new (EsBackendChoice choice, EsError *error);
 EsEngine *es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_devices,
                                       EsError *error);
 void es_engine_free (EsEngine *engine);
+/* An AUTO engine opens CUDA on a thread of its own from es_engine_new on,
+ * and runs jobs under 8192² pixels on the CPU until CUDA is open; the
+ * functions below that report the backend wait for the open. True while it
+ * is still opening: es_engine_free then waits for it, which a program about
+ * to exit may skip (entroscope-cli ends with _exit then). */
+bool es_engine_opening (EsEngine *engine);
 
 /* "CUDA: NVIDIA H100 80GB HBM3 (sm_90)", "CUDA: 2 × NVIDIA H200 (...)" or
  * "CPU: OpenMP, 2 threads (no CUDA device: ...)" */

@@ -94,3 +94,31 @@ es_image_clear (EsImage *image)
     free (image->pixels);
   *image = (EsImage) { 0 };
 }
+
+void
+es_image_sample_range (const EsImage *image, uint32_t *min, uint32_t *max)
+{
+  uint32_t lo = UINT32_MAX, hi = 0;
+
+  for (int y = 0; y < image->height; y++)
+    if (image->format == ES_FORMAT_U8)
+      {
+        const uint8_t *row = es_image_row (image, y);
+        for (int x = 0; x < image->width; x++)
+          {
+            lo = row[x] < lo ? row[x] : lo;
+            hi = row[x] > hi ? row[x] : hi;
+          }
+      }
+    else
+      {
+        const uint16_t *row = es_image_row (image, y);
+        for (int x = 0; x < image->width; x++)
+          {
+            lo = row[x] < lo ? row[x] : lo;
+            hi = row[x] > hi ? row[x] : hi;
+          }
+      }
+  *min = lo <= hi ? lo : 0;
+  *max = hi;
+}

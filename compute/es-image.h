@@ -34,6 +34,9 @@ typedef struct {
   /* Nonzero when the samples already are quantization levels 0..levels-1
    * (a text matrix): quantization is then skipped. */
   int levels;
+  /* For U8/U16: the largest sample a full-scale white has (a PGM's maxval);
+   * 0 means 2^depth − 1. Only the 8-bit view reads it. */
+  uint32_t maxval;
   void *pixels;
   /* Frees pixels; NULL means free(). Page-locked images from
    * es_engine_image_alloc() set it. */
@@ -61,12 +64,37 @@ es_image_row (const EsImage *image, int y)
   return (uint8_t *) image->pixels + (size_t) y * image->stride;
 }
 
-/* The 8-bit view of a sample used by equalize and sharpen (DESIGN.md §1):
- * depth > 8 drops low bits (v >> 8 for 16-bit), depth < 8 shifts up. */
-static inline uint8_t
+#ifdef __CUDACC__
+#define ES_IMAGE_FN static inline __host__ __device__
+#else
+#define ES_IMAGE_FN static inline
+#endif
+
+/* The smallest and largest sample of a U8/U16 image. */
+void es_image_sample_range (const EsImage *image, uint32_t *min, uint32_t *max);
+
+/* The full-scale sample of an image: its maxval, or 2^depth − 1. */
+ES_IMAGE_FN uint32_t
+es_image_maxval (const EsImage *image)
+{
+  return image->maxval != 0 ? image->maxval : (1u << image->depth) - 1u;
+}
+
+/* The 8-bit view of a sample used by equalize, sharpen and byte binning
+ * (DESIGN.md §1): round(v · 255 / maxval), halves up, as MATLAB's im2uint8,
+ * so that full scale maps to 255 at every depth; 8-bit samples (maxval 255)
+ * are unchanged. Integer arithmetic, identical on every backend. */
+ES_IMAGE_FN uint8_t
+es_sample_to_u8_max (uint32_t v, uint32_t maxval)
+{
+  return maxval == 255u ? (uint8_t) v : (uint8_t) ((v * 510u + maxval) / (2u * maxval));
+}
+
+/* The same for an image whose maxval is 2^depth − 1. */
+ES_IMAGE_FN uint8_t
 es_sample_to_u8 (uint32_t v, int depth)
 {
-  return (uint8_t) (depth >= 8 ? v >> (depth - 8) : v << (8 - depth));
+  return es_sample_to_u8_max (v, (1u << depth) - 1u);
 }
 
 #ifdef __cplusplus

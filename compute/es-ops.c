@@ -2,11 +2,14 @@
 /* The operation and parameter tables: one row per operation, one per parameter. */
 #include "es-ops.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/es-cpu.h"
+#include "es-definitions.h"
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
 #define ES_CUDA_ENTRY(entry) (&(entry))
@@ -21,7 +24,7 @@ static const EsParam params[ES_N_PARAMS] = {
     ES_WINDOW_MIN, ES_WINDOW_MAX, ES_WINDOW_DEFAULT, 2, 0, true },
   [ES_PARAM_LEVELS] = {
     ES_PARAM_LEVELS, "levels", "Levels",
-    "quantization levels: level = floor(v · L / 2^depth)", "L",
+    "levels: bins of the depth, range, minmax and byte binnings; quantize's floor(v · L / 2^depth)", "L",
     ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
   [ES_PARAM_AMOUNT] = {
     ES_PARAM_AMOUNT, "amount", "Amount",
@@ -95,6 +98,309 @@ es_job_set_param (EsJob *job, EsParamId id, double value)
     }
 }
 
+/* ---- entropy definitions --------------------------------------------------------- */
+
+static const char *const shape_names[ES_N_SHAPES] = { "square", "rect", "disk", "footprint" };
+static const char *const border_names[ES_N_BORDERS] = { "clip", "symmetric", "mirror", "replicate", "constant" };
+static const char *const binning_names[ES_N_BINNINGS] = { "depth", "range", "minmax", "exact", "byte" };
+
+static int
+name_index (const char *const *names, int n, const char *name)
+{
+  for (int i = 0; i < n; i++)
+    if (strcmp (names[i], name) == 0)
+      return i;
+  return -1;
+}
+
+const char *
+es_shape_name (EsShape shape)
+{
+  return (unsigned) shape < ES_N_SHAPES ? shape_names[shape] : "?";
+}
+
+const char *
+es_border_name (EsBorder border)
+{
+  return (unsigned) border < ES_N_BORDERS ? border_names[border] : "?";
+}
+
+const char *
+es_binning_name (EsBinning binning)
+{
+  return (unsigned) binning < ES_N_BINNINGS ? binning_names[binning] : "?";
+}
+
+bool
+es_shape_from_name (const char *name, EsShape *shape)
+{
+  int i = name_index (shape_names, ES_N_SHAPES, name);
+
+  if (i >= 0)
+    *shape = (EsShape) i;
+  return i >= 0;
+}
+
+bool
+es_border_from_name (const char *name, EsBorder *border)
+{
+  int i = name_index (border_names, ES_N_BORDERS, name);
+
+  if (i >= 0)
+    *border = (EsBorder) i;
+  return i >= 0;
+}
+
+bool
+es_binning_from_name (const char *name, EsBinning *binning)
+{
+  int i = name_index (binning_names, ES_N_BINNINGS, name);
+
+  if (i >= 0)
+    *binning = (EsBinning) i;
+  return i >= 0;
+}
+
+/* DESIGN.md §1's preset table, with its sources. */
+static const EsPreset presets[] = {
+  { "matlab", "MATLAB entropyfilt", ES_SHAPE_SQUARE, 9, 0, ES_BORDER_SYMMETRIC, ES_BINNING_BYTE, 256, "bits" },
+  { "skimage", "scikit-image rank.entropy", ES_SHAPE_SQUARE, 0, 0, ES_BORDER_CLIP, ES_BINNING_EXACT, 0, "bits" },
+  { "fiji", "Fiji Entropy_Filter", ES_SHAPE_DISK, 0, 3, ES_BORDER_CLIP, ES_BINNING_BYTE, 256, "bits" },
+};
+
+const EsPreset *
+es_presets (size_t *n)
+{
+  *n = sizeof presets / sizeof presets[0];
+  return presets;
+}
+
+const EsPreset *
+es_preset_find (const char *name)
+{
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+    if (strcmp (presets[i].name, name) == 0)
+      return &presets[i];
+  return NULL;
+}
+
+void
+es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape)
+{
+  EsEntropyDefinition *d = &job->definition;
+
+  if (!keep_shape && (preset->window != 0 || preset->radius != 0))
+    {
+      d->shape = preset->shape;
+      if (preset->window != 0)
+        job->window = preset->window;
+      if (preset->radius != 0)
+        d->radius = preset->radius;
+    }
+  d->border = preset->border;
+  d->binning = preset->binning;
+  if (preset->levels != 0)
+    job->levels = preset->levels;
+}
+
+/* ---- the definitions' text, shared by the CLI and the Python module ---- */
+
+bool
+es_definition_parse_uint (const char *text, unsigned long lo, unsigned long hi, unsigned long *value)
+{
+  char *end;
+
+  if (text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  *value = strtoul (text, &end, 10);
+  return *end == '\0' && errno == 0 && *value >= lo && *value <= hi;
+}
+
+bool
+es_definition_parse_rect (const char *text, EsEntropyDefinition *d)
+{
+  char height[16];
+  const char *x = strpbrk (text, "x×");
+  unsigned long h, w;
+  size_t skip;
+
+  if (x == NULL || (size_t) (x - text) >= sizeof height)
+    return false;
+  memcpy (height, text, (size_t) (x - text));
+  height[x - text] = '\0';
+  skip = *x == 'x' ? 1 : strlen ("×");
+  if (!es_definition_parse_uint (height, 1, ES_SIDE_MAX, &h) || !es_definition_parse_uint (x + skip, 1, ES_SIDE_MAX, &w) || h % 2 == 0
+      || w % 2 == 0)
+    return false;
+  d->shape = ES_SHAPE_RECT;
+  d->height = (int) h, d->width = (int) w;
+  return true;
+}
+
+bool
+es_definition_parse_border (const char *text, EsEntropyDefinition *d)
+{
+  const char *colon = strchr (text, ':');
+  char name[16];
+  unsigned long value = 0;
+  EsBorder border;
+
+  if (colon ? (size_t) (colon - text) >= sizeof name : strlen (text) >= sizeof name)
+    return false;
+  snprintf (name, sizeof name, "%.*s", colon ? (int) (colon - text) : (int) strlen (text), text);
+  if (!es_border_from_name (name, &border) || (colon && border != ES_BORDER_CONSTANT)
+      || (colon && !es_definition_parse_uint (colon + 1, 0, 65535, &value)))
+    return false;
+  d->border = border;
+  d->border_value = (uint32_t) value;
+  return true;
+}
+
+bool
+es_definition_parse_binning (const char *text, EsEntropyDefinition *d)
+{
+  unsigned long lo, hi;
+  char los[16];
+  const char *second;
+  EsBinning binning;
+
+  if (strncmp (text, "range:", 6) == 0)
+    {
+      second = strchr (text + 6, ':');
+      if (second == NULL || (size_t) (second - text - 6) >= sizeof los)
+        return false;
+      snprintf (los, sizeof los, "%.*s", (int) (second - text - 6), text + 6);
+      if (!es_definition_parse_uint (los, 0, 65535, &lo) || !es_definition_parse_uint (second + 1, 0, 65535, &hi) || lo > hi)
+        return false;
+      d->binning = ES_BINNING_RANGE;
+      d->range_lo = (uint32_t) lo, d->range_hi = (uint32_t) hi;
+      return true;
+    }
+  if (!es_binning_from_name (text, &binning) || binning == ES_BINNING_RANGE)
+    return false;
+  d->binning = binning;
+  return true;
+}
+
+static bool
+check_side (const char *what, int side, EsError *error)
+{
+  if (side < 1 || side > ES_SIDE_MAX || side % 2 == 0)
+    return es_error_set (error, ES_ERROR_INVALID, "%s %d is out of range: odd, 1..%d", what, side, ES_SIDE_MAX);
+  return true;
+}
+
+static bool
+definition_validate (const EsJob *job, EsError *error)
+{
+  const EsEntropyDefinition *d = &job->definition;
+
+  switch (d->shape)
+    {
+    case ES_SHAPE_SQUARE:
+      break;
+    case ES_SHAPE_RECT:
+      if (!check_side ("window height", d->height, error) || !check_side ("window width", d->width, error))
+        return false;
+      break;
+    case ES_SHAPE_DISK:
+      if (d->radius < 0 || d->radius > ES_RADIUS_MAX)
+        return es_error_set (error, ES_ERROR_INVALID, "disk radius %d is out of range: 0..%d", d->radius,
+                             ES_RADIUS_MAX);
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      if (d->footprint == NULL || d->footprint->cells == NULL)
+        return es_error_set (error, ES_ERROR_INVALID, "the footprint shape needs a footprint");
+      if (!check_side ("footprint height", d->footprint->height, error)
+          || !check_side ("footprint width", d->footprint->width, error))
+        return false;
+      if (es_window_pixels (job) == 0)
+        return es_error_set (error, ES_ERROR_INVALID, "the footprint has no cell in it (nonzero = in)");
+      break;
+    default:
+      return es_error_set (error, ES_ERROR_INVALID, "unknown window shape %d", (int) d->shape);
+    }
+  if ((unsigned) d->border >= ES_N_BORDERS)
+    return es_error_set (error, ES_ERROR_INVALID, "unknown border mode %d", (int) d->border);
+  if (d->border == ES_BORDER_CONSTANT && d->border_value > 65535)
+    return es_error_set (error, ES_ERROR_INVALID, "border value %u is out of range: 0..65535", d->border_value);
+  if ((unsigned) d->binning >= ES_N_BINNINGS)
+    return es_error_set (error, ES_ERROR_INVALID, "unknown binning %d", (int) d->binning);
+  if (d->binning == ES_BINNING_RANGE && (d->range_lo > d->range_hi || d->range_hi > 65535))
+    return es_error_set (error, ES_ERROR_INVALID, "range %u:%u is out of range: LO ≤ HI ≤ 65535", d->range_lo,
+                         d->range_hi);
+  if (d->mask != NULL && (d->mask->format != ES_FORMAT_U8 || d->mask->pixels == NULL))
+    return es_error_set (error, ES_ERROR_INVALID, "a mask must be an 8-bit image");
+  return true;
+}
+
+bool
+es_job_is_default_definition (const EsJob *job)
+{
+  const EsEntropyDefinition *d = &job->definition;
+
+  return job->op != ES_OP_ENTROPY
+         || (d->shape == ES_SHAPE_SQUARE && job->window <= ES_FAST_WINDOW_MAX && d->border == ES_BORDER_CLIP
+             && d->binning == ES_BINNING_DEPTH && job->levels <= ES_FAST_LEVELS_MAX && !d->normalized
+             && d->mask == NULL);
+}
+
+bool
+es_job_whole_image (const EsJob *job)
+{
+  return es_op_info (job->op)->whole_image
+         || (job->op == ES_OP_ENTROPY && job->definition.binning == ES_BINNING_MINMAX);
+}
+
+void
+es_job_resolve_minmax (EsJob *job, const EsImage *in)
+{
+  if (job->op != ES_OP_ENTROPY || job->definition.binning != ES_BINNING_MINMAX || in->levels != 0)
+    return;
+  es_image_sample_range (in, &job->definition.range_lo, &job->definition.range_hi);
+  job->definition.binning = ES_BINNING_RANGE;
+}
+
+void
+es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  char shape[48], border[32], bins[48];
+
+  if (job->op != ES_OP_ENTROPY)
+    {
+      snprintf (text, size, "%s", "");
+      return;
+    }
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT: snprintf (shape, sizeof shape, "%d×%d", d->height, d->width); break;
+    case ES_SHAPE_DISK: snprintf (shape, sizeof shape, "disk r=%d", d->radius); break;
+    case ES_SHAPE_FOOTPRINT:
+      snprintf (shape, sizeof shape, "footprint %d×%d", d->footprint ? d->footprint->height : 0,
+                d->footprint ? d->footprint->width : 0);
+      break;
+    default: snprintf (shape, sizeof shape, "%d×%d", job->window, job->window); break;
+    }
+  if (d->border == ES_BORDER_CONSTANT)
+    snprintf (border, sizeof border, "constant %u", d->border_value);
+  else
+    snprintf (border, sizeof border, "%s", es_border_name (d->border));
+  switch (d->binning)
+    {
+    case ES_BINNING_RANGE:
+      snprintf (bins, sizeof bins, "%d bins of %u..%u", job->levels, d->range_lo, d->range_hi);
+      break;
+    case ES_BINNING_MINMAX: snprintf (bins, sizeof bins, "%d bins of min..max", job->levels); break;
+    case ES_BINNING_EXACT: snprintf (bins, sizeof bins, "exact bins"); break;
+    case ES_BINNING_BYTE: snprintf (bins, sizeof bins, "%d bins of 8 bits", job->levels); break;
+    default: snprintf (bins, sizeof bins, "%d bins", job->levels); break;
+    }
+  snprintf (text, size, "%s · %s · %s · %s%s", shape, border, bins, d->normalized ? "normalized" : units,
+            d->mask ? " · masked" : "");
+}
+
 /* ---- the operations ---------------------------------------------------------- */
 
 static int
@@ -107,7 +413,10 @@ no_halo (const EsJob *job)
 static int
 window_halo (const EsJob *job)
 {
-  return job->window / 2;
+  int half_height, half_width;
+
+  es_window_extent (job, &half_height, &half_width);
+  return half_height;
 }
 
 /* The 4-neighbour Laplacian reads the rows above and below. */
@@ -118,13 +427,17 @@ stencil_halo (const EsJob *job)
   return 1;
 }
 
-/* H ≤ ln(min(L, n)) and n ≤ k². */
+/* H ≤ ln(min(B, n)) with n ≤ the window's cells and B ≤ L (2^16 for exact
+ * bins, whose depth the job does not know); normalized values ≤ 1. */
 static double
 entropy_range_max (const EsJob *job)
 {
-  int window_pixels = job->window * job->window;
+  int window_pixels = es_window_pixels (job);
+  int bins = job->definition.binning == ES_BINNING_EXACT ? 65536 : job->levels;
 
-  return log ((double) (job->levels < window_pixels ? job->levels : window_pixels));
+  if (job->definition.normalized)
+    return 1.0;
+  return log ((double) (bins < window_pixels ? bins : window_pixels));
 }
 
 static double
@@ -152,11 +465,12 @@ static const EsOpInfo ops[ES_N_OPS] = {
   },
   [ES_OP_ENTROPY] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = "Entropy", .result_title = "Entropy",
-    .summary = "local entropy in nats of the levels in a K×K window clipped to the image",
+    .summary = "local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
+               "default)",
     .output_format = ES_FORMAT_F32, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .halo = window_halo, .units = "nats", .colormap = "viridis",
-    .range_max = entropy_range_max, .range_text = "0..ln(min(L, K²))",
+    .range_max = entropy_range_max, .range_text = "0..ln(min(B, n)), 0..1 normalized",
     .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
   },
   [ES_OP_EQUALIZE] = {
@@ -219,5 +533,8 @@ es_job_validate (const EsJob *job, EsError *error)
     if (es_op_uses (job->op, (EsParamId) i)
         && !es_param_check (&params[i], es_job_get_param (job, (EsParamId) i), error))
       return false;
-  return true;
+  if (job->op == ES_OP_QUANTIZE && job->levels > ES_FAST_LEVELS_MAX)
+    return es_error_set (error, ES_ERROR_INVALID, "quantize writes 8-bit levels: levels %d is out of range: 2..%d",
+                         job->levels, ES_FAST_LEVELS_MAX);
+  return job->op != ES_OP_ENTROPY || definition_validate (job, error);
 }

@@ -28,11 +28,20 @@ typedef enum {
  * static tables by them. */
 
 #define ES_WINDOW_MIN 3
-#define ES_WINDOW_MAX 31
+#define ES_WINDOW_MAX 255
 #define ES_WINDOW_DEFAULT 5
 #define ES_LEVELS_MIN 2
-#define ES_LEVELS_MAX 256
+#define ES_LEVELS_MAX 65536
 #define ES_LEVELS_DEFAULT 16
+/* The default definition's fast kernels (square, clip, depth binning, no
+ * mask) size their static tables by these; larger jobs take the general
+ * kernels (es_entropy_definition_is_default). Quantize writes U8 levels, so
+ * it keeps L ≤ ES_FAST_LEVELS_MAX. */
+#define ES_FAST_WINDOW_MAX 31
+#define ES_FAST_LEVELS_MAX 256
+/* Sides of a rectangle or footprint (odd) and the disk's radius. */
+#define ES_SIDE_MAX 255
+#define ES_RADIUS_MAX 127
 /* Beyond 10 every pixel whose 4-neighbour Laplacian exceeds 26 gray levels
  * saturates, so the result is a black-and-white edge map; 0 is the identity. */
 #define ES_AMOUNT_MIN 0.0
@@ -68,6 +77,60 @@ bool es_param_check (const EsParam *param, double value, EsError *error);
 /* "odd, 3..31 (default 5)" or "0..10 (default 1)": what --help says. */
 void es_param_describe_range (const EsParam *param, char *text, size_t size);
 
+/* ---- entropy definitions (DESIGN.md §1) --------------------------------------
+ * What "local entropy" means: the window's shape, what counts beyond the
+ * border, how samples become bins, the units, and which pixels count at all.
+ * All zero is today's definition: a K×K square (K = EsJob.window) clipped to
+ * the image, depth binning, nats, no mask. */
+
+typedef enum { ES_SHAPE_SQUARE, ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT, ES_N_SHAPES } EsShape;
+/* On a row `a b c d`: clip counts only in-image pixels; symmetric
+ * `d c b a | a b c d | d c b a`; mirror `d c b | a b c d | c b a`;
+ * replicate `a a | a b c d | d d`; constant `v v | a b c d | v v`. */
+typedef enum {
+  ES_BORDER_CLIP, ES_BORDER_SYMMETRIC, ES_BORDER_MIRROR, ES_BORDER_REPLICATE, ES_BORDER_CONSTANT,
+  ES_N_BORDERS
+} EsBorder;
+/* depth: floor(v·L / 2^depth); range: clamp(floor((v − LO)·L / (HI − LO + 1)), 0, L − 1);
+ * minmax: range with the image's own min and max; exact: bin = v (2^depth bins);
+ * byte: floor(u·L / 256) of the 8-bit view u = round(v·255 / maxval)
+ * (es_sample_to_u8; MATLAB's im2uint8), for the matlab and fiji presets. */
+typedef enum {
+  ES_BINNING_DEPTH, ES_BINNING_RANGE, ES_BINNING_MINMAX, ES_BINNING_EXACT, ES_BINNING_BYTE,
+  ES_N_BINNINGS
+} EsBinning;
+
+/* A window given as an image: odd sides ≤ ES_SIDE_MAX, row-major, nonzero = in;
+ * its centre is the centre cell. */
+typedef struct {
+  int width, height;
+  const uint8_t *cells;
+} EsFootprint;
+
+typedef struct {
+  EsShape shape;
+  int height, width;              /* ES_SHAPE_RECT: odd, 1..ES_SIDE_MAX */
+  int radius;                     /* ES_SHAPE_DISK: x² + y² ≤ r², 0..ES_RADIUS_MAX */
+  const EsFootprint *footprint;   /* ES_SHAPE_FOOTPRINT (borrowed) */
+  EsBorder border;
+  uint32_t border_value;          /* ES_BORDER_CONSTANT: a sample value, binned like any sample */
+  EsBinning binning;
+  uint32_t range_lo, range_hi;    /* ES_BINNING_RANGE; for MINMAX the engine's gate fills them
+                                   * from the image and hands the backends ES_BINNING_RANGE */
+  bool normalized;                /* H / ln(min(B, n)); nats otherwise (bits: a display conversion) */
+  const EsImage *mask;            /* U8, the input's size, nonzero = counted; NULL = every pixel */
+} EsEntropyDefinition;
+
+/* Names of the parts, for options, settings and metadata: "square", "rect",
+ * "disk", "footprint"; "clip", "symmetric", "mirror", "replicate",
+ * "constant"; "depth", "range", "minmax", "exact", "byte". */
+const char *es_shape_name (EsShape shape);
+const char *es_border_name (EsBorder border);
+const char *es_binning_name (EsBinning binning);
+bool es_shape_from_name (const char *name, EsShape *shape);
+bool es_border_from_name (const char *name, EsBorder *border);
+bool es_binning_from_name (const char *name, EsBinning *binning);
+
 /* ---- jobs ------------------------------------------------------------------ */
 
 typedef struct {
@@ -76,16 +139,67 @@ typedef struct {
   int levels;          /* ES_PARAM_LEVELS */
   float amount;        /* ES_PARAM_AMOUNT */
   const char *variant; /* CUDA kernel variant id; NULL = the default */
+  EsEntropyDefinition definition; /* ES_OP_ENTROPY only; zero = the default definition */
 } EsJob;
 
-#define ES_JOB_INIT(operation) { (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL }
+#define ES_JOB_INIT(operation) { (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL, { 0 } }
 
 double es_job_get_param (const EsJob *job, EsParamId id);
 void es_job_set_param (EsJob *job, EsParamId id, double value);
 
-/* Checks the operation and every parameter it uses against the table. The
- * engine does this once per run, at its gate; the backends assert. */
+/* Checks the operation and every parameter it uses against the table, and an
+ * entropy job's definition (shape sizes, range, footprint); the mask's size
+ * is checked against the input by the engine. The engine does this once per
+ * run, at its gate; the backends assert. */
 bool es_job_validate (const EsJob *job, EsError *error);
+
+/* Whether the job computes today's definition (square ≤ ES_FAST_WINDOW_MAX,
+ * clip, depth binning, L ≤ ES_FAST_LEVELS_MAX, nats, no mask): the fast
+ * kernels' domain. Always true for the other operations. */
+bool es_job_is_default_definition (const EsJob *job);
+/* Whether the output depends on a statistic of the whole image: the op's
+ * whole_image, or an entropy job with minmax binning. Banded and chunked
+ * runs must use this, not EsOpInfo.whole_image alone. */
+bool es_job_whole_image (const EsJob *job);
+/* Minmax binning becomes range binning with the image's min and max (an
+ * entropy job; other jobs are left as they are). The engine's gate does this,
+ * so that bands and chunks see one statistic of the whole image. */
+void es_job_resolve_minmax (EsJob *job, const EsImage *in);
+/* One line naming the definition in force, shared by the CLI, exports and the
+ * window: "disk r=5 · symmetric · 256 bins · bits". `units` is the display
+ * unit ("nats", "bits"; ignored when normalized). Other ops: "". */
+void es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size);
+
+/* The text forms of the CLI and the Python module: "9x5" (or "9×5", odd
+ * sides ≤ ES_SIDE_MAX) sets a rectangle; "clip" … "constant:V"; "depth",
+ * "range:LO:HI", "minmax", "exact", "byte". False, leaving d as it was, on
+ * anything else. es_definition_parse_uint: digits only, within lo..hi. */
+bool es_definition_parse_uint (const char *text, unsigned long lo, unsigned long hi, unsigned long *value);
+bool es_definition_parse_rect (const char *text, EsEntropyDefinition *d);
+bool es_definition_parse_border (const char *text, EsEntropyDefinition *d);
+bool es_definition_parse_binning (const char *text, EsEntropyDefinition *d);
+
+/* ---- presets ------------------------------------------------------------------- */
+
+/* A peer's definition (DESIGN.md §1 has the table and its sources): what
+ * `--like NAME` and the window's preset menu set. The window is the preset's
+ * default shape; units is the display unit it implies ("bits"). */
+typedef struct {
+  const char *name;         /* "matlab" */
+  const char *title;        /* "MATLAB entropyfilt" */
+  EsShape shape;            /* ES_SHAPE_SQUARE (window) or ES_SHAPE_DISK (radius) */
+  int window, radius;       /* 0: keep the job's own */
+  EsBorder border;
+  EsBinning binning;
+  int levels;               /* 0: not used by the binning */
+  const char *units;
+} EsPreset;
+
+const EsPreset *es_presets (size_t *n);
+const EsPreset *es_preset_find (const char *name);
+/* Sets the job's definition (and levels) to the preset's; keep_shape leaves
+ * the window and shape as they are (an explicit window wins). */
+void es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape);
 
 /* ---- operations -------------------------------------------------------------- */
 

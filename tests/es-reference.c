@@ -3,6 +3,7 @@
 #include "es-reference.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 uint32_t
@@ -26,12 +27,27 @@ level_of (const EsImage *image, int x, int y, int levels)
   return (uint32_t) ((v * (uint64_t) levels) / ((uint64_t) 1 << image->depth));
 }
 
-/* The 8-bit view is the quantization to 256 levels: v >> 8 for 16-bit
- * samples, v itself for 8-bit ones, v · 16 for 4-bit ones. */
+/* The full scale: a PGM's maxval, else 2^depth − 1. */
+static uint32_t
+full_scale (const EsImage *image)
+{
+  return image->maxval ? image->maxval : (uint32_t) ((1u << image->depth) - 1);
+}
+
+uint32_t
+es_reference_view (uint32_t v, uint32_t maxval)
+{
+  /* round(v · 255 / maxval), halves up: floor of the exact rational + 1/2. */
+  return (uint32_t) (((uint64_t) v * 510 + maxval) / (2 * (uint64_t) maxval));
+}
+
+/* The 8-bit view; a levels image's levels stand for it. */
 static int
 view_of (const EsImage *image, int x, int y)
 {
-  return (int) level_of (image, x, y, 256);
+  if (image->levels)
+    return (int) es_reference_sample (image, x, y);
+  return (int) es_reference_view (es_reference_sample (image, x, y), full_scale (image));
 }
 
 void
@@ -140,4 +156,145 @@ es_reference_sharpen (const EsImage *image, float amount, uint8_t *out)
         float value = (float) c + product;
         out[(size_t) y * w + x] = saturate_u8 (nearbyintf (value));
       }
+}
+
+/* ---- entropy under a definition ------------------------------------------------- */
+
+/* Whether cell (dx, dy) of the window is in it, from the shapes' words. */
+static bool
+in_window (const EsEntropyDefinition *d, int window, int dx, int dy)
+{
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT: return abs (dx) <= d->width / 2 && abs (dy) <= d->height / 2;
+    case ES_SHAPE_DISK: return dx * dx + dy * dy <= d->radius * d->radius;
+    case ES_SHAPE_FOOTPRINT:
+      {
+        int hw = d->footprint->width / 2, hh = d->footprint->height / 2;
+        if (abs (dx) > hw || abs (dy) > hh)
+          return false;
+        return d->footprint->cells[(size_t) (dy + hh) * d->footprint->width + (dx + hw)] != 0;
+      }
+    default: return abs (dx) <= window / 2 && abs (dy) <= window / 2;
+    }
+}
+
+/* Coordinate i of a row of n, folded back into it by reflecting again and
+ * again as the pattern says; -1 for clip and constant outside. */
+static int
+fold (int i, int n, EsBorder border)
+{
+  while (i < 0 || i >= n)
+    switch (border)
+      {
+      case ES_BORDER_SYMMETRIC: i = i < 0 ? -1 - i : 2 * n - 1 - i; break;
+      case ES_BORDER_MIRROR:
+        if (n == 1)
+          return 0;
+        i = i < 0 ? -i : 2 * n - 2 - i;
+        break;
+      case ES_BORDER_REPLICATE: i = i < 0 ? 0 : n - 1; break;
+      default: return -1;
+      }
+  return i;
+}
+
+static uint32_t
+bin_of (const EsImage *image, uint32_t v, int levels, const EsEntropyDefinition *d, uint32_t lo, uint32_t hi)
+{
+  if (image->levels)
+    return v;
+  switch (d->binning)
+    {
+    case ES_BINNING_EXACT: return v;
+    case ES_BINNING_BYTE: return es_reference_view (v, full_scale (image)) * (uint32_t) levels / 256;
+    case ES_BINNING_RANGE:
+    case ES_BINNING_MINMAX:
+      {
+        double level = floor (((double) v - lo) * levels / ((double) hi - lo + 1));
+        return level < 0 ? 0 : level > levels - 1 ? (uint32_t) levels - 1 : (uint32_t) level;
+      }
+    default: return (uint32_t) ((uint64_t) v * (uint64_t) levels >> image->depth);
+    }
+}
+
+void
+es_reference_entropy_defined (const EsImage *image, int levels, int window, const EsEntropyDefinition *d,
+                              double *out)
+{
+  int w = image->width, h = image->height, reach = 0;
+  uint32_t lo = d->range_lo, hi = d->range_hi;
+  uint32_t bins = image->levels ? (uint32_t) image->levels
+                  : d->binning == ES_BINNING_EXACT ? 1u << image->depth : (uint32_t) levels;
+  int *count = calloc (bins, sizeof *count);
+  uint32_t *touched = malloc (sizeof *touched * (size_t) 256 * 256);
+
+  if (d->binning == ES_BINNING_MINMAX)
+    {
+      lo = UINT32_MAX, hi = 0;
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          {
+            uint32_t v = es_reference_sample (image, x, y);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+          }
+    }
+  reach = d->shape == ES_SHAPE_RECT ? (d->width > d->height ? d->width : d->height) / 2
+          : d->shape == ES_SHAPE_DISK ? d->radius
+          : d->shape == ES_SHAPE_FOOTPRINT ? (d->footprint->width > d->footprint->height ? d->footprint->width
+                                                                                       : d->footprint->height) / 2
+          : window / 2;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        int n = 0, n_touched = 0;
+        double hsum = 0.0;
+
+        if (d->mask && ((const uint8_t *) d->mask->pixels)[(size_t) y * d->mask->stride + x] == 0)
+          {
+            out[(size_t) y * w + x] = NAN;
+            continue;
+          }
+        for (int dy = -reach; dy <= reach; dy++)
+          for (int dx = -reach; dx <= reach; dx++)
+            {
+              int xx = fold (x + dx, w, d->border), yy = fold (y + dy, h, d->border);
+              uint32_t bin;
+
+              if (!in_window (d, window, dx, dy))
+                continue;
+              if (xx < 0 || yy < 0)
+                {
+                  if (d->border != ES_BORDER_CONSTANT)
+                    continue;
+                  bin = bin_of (image, d->border_value, levels, d, lo, hi);
+                }
+              else
+                {
+                  if (d->mask && ((const uint8_t *) d->mask->pixels)[(size_t) yy * d->mask->stride + xx] == 0)
+                    continue;
+                  bin = bin_of (image, es_reference_sample (image, xx, yy), levels, d, lo, hi);
+                }
+              if (count[bin]++ == 0)
+                touched[n_touched++] = bin;
+              n++;
+            }
+        for (int i = 0; i < n_touched; i++)
+          {
+            double p = (double) count[touched[i]] / n;
+            hsum -= p * log (p);
+            count[touched[i]] = 0;
+          }
+        if (n == 0)
+          hsum = NAN;
+        else if (d->normalized)
+          {
+            uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
+            hsum = most <= 1 ? 0.0 : hsum / log ((double) most);
+          }
+        out[(size_t) y * w + x] = hsum;
+      }
+  free (count);
+  free (touched);
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Slow, obviously-correct references for the compute tests, written straight
- * from DESIGN.md §1 and independently of compute/es-ops.h. */
+ * from DESIGN.md §1 and independently of compute/es-definitions.h (only the
+ * definition's data type comes from compute/es-ops.h). */
 #pragma once
 
 #include <stdint.h>
 
 #include "es-image.h"
+#include "es-ops.h"
 
 /* Sample (x, y) of a U8 or U16 image. */
 uint32_t es_reference_sample (const EsImage *image, int x, int y);
@@ -20,3 +22,10 @@ void es_reference_entropy (const EsImage *image, int levels, int window, double 
 void es_reference_equalize (const EsImage *image, uint8_t *out);
 /* The 5-point sharpen of the 8-bit view, borders replicated. */
 void es_reference_sharpen (const EsImage *image, float amount, uint8_t *out);
+/* round(v · 255 / maxval), halves up: the 8-bit view of DESIGN.md §1. */
+uint32_t es_reference_view (uint32_t v, uint32_t maxval);
+/* Local entropy under a definition, in nats (or normalized), double
+ * precision, NaN where a pixel gets no value; window is the square's side.
+ * Windows up to 255 cells a side. */
+void es_reference_entropy_defined (const EsImage *image, int levels, int window, const EsEntropyDefinition *d,
+                                   double *out);

@@ -578,7 +578,7 @@ test_auto_range (void)
   EsResult result = { 0 };
   EsColorbarLayout bar;
   EsError error = { 0 };
-  PngTexts texts;
+  PngTexts texts = { 0 };
   const char *raw = tmp_path ("flat-raw16.png");
   double lo, hi;
   uint8_t *rgb;
@@ -603,7 +603,8 @@ test_auto_range (void)
   tap_ok (bar.n_ticks == 1, "its colorbar has one label (%d: \"%s\")", bar.n_ticks, bar.labels[0]);
   tap_ok (es_pipeline_export (raw, ES_EXPORT_RAW16, &result, false, &error) && read_png_texts (raw, &texts)
           && text_is (&texts, "ValueScale", "0") && text_is (&texts, "ValueOffset", "0"),
-          "raw16 records ValueScale 0, not the noise's span: %s", text_value (&texts, "ValueScale"));
+          "raw16 records ValueScale 0, not the noise's span: %s (%s)", text_value (&texts, "ValueScale"),
+          error.message);
   unlink (raw);
 
   /* A span of twice the accuracy is real, and integer results keep any span. */

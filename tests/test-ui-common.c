@@ -3,12 +3,13 @@
 #include "test-ui-common.h"
 
 GSettings *settings;
+GSettings *app_settings;
+EsApplication *application;
 EsWindow *window;
 char *tmpdir;
 double test_params[ES_N_PARAMS];
 gboolean timed_out;
 TestGate gate;
-static EsApplication *application;
 
 void
 gate_hook (const EsWorkItem *item, EsControl *control, gpointer user_data)
@@ -326,12 +327,13 @@ ui_test_setup (int *argc, char ***argv)
 
   tmpdir = g_dir_make_tmp ("entroscope-ui-XXXXXX", &error);
   g_assert_no_error (error);
-  settings = es_application_create_settings (&error);
+  app_settings = es_application_create_settings (&error);
   g_assert_no_error (error);
-  application = es_application_new (settings, G_APPLICATION_NON_UNIQUE);
+  application = es_application_new (app_settings, G_APPLICATION_NON_UNIQUE);
   g_application_register (G_APPLICATION (application), NULL, &error);
   g_assert_no_error (error);
-  window = es_window_new (ADW_APPLICATION (application), settings);
+  window = es_window_new (ADW_APPLICATION (application), app_settings);
+  settings = g_object_ref (window->settings);
   gtk_window_present (GTK_WINDOW (window));
   g_mutex_init (&gate.lock);
   g_cond_init (&gate.cond);
@@ -345,6 +347,7 @@ ui_test_teardown (void)
 
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&settings);
+  g_clear_object (&app_settings);
   for (const char *const *name = (const char *const[]) { "shown.out", "expected.out", "pane.png",
                                                          "original.png", "medium.pgm", NULL };
        *name; name++)
@@ -354,4 +357,47 @@ ui_test_teardown (void)
     }
   g_rmdir (tmpdir);
   g_clear_object (&application);
+}
+
+/* Each test may run alone (-p): the image the window shows in the suite. */
+void
+ensure_image (void)
+{
+  if (es_window_get_source (window) == NULL)
+    {
+      g_autofree char *path = test_image ("images", "camera.png");
+
+      open_path (path);
+    }
+}
+
+gboolean
+window_idle (gpointer data)
+{
+  return !g_main_context_pending (NULL) && !es_window_get_busy (data) && !es_window_get_busy (window);
+}
+
+/* An action's enabled state, as a button bound to it shows it. */
+gboolean
+action_enabled (EsWindow *which, const char *action)
+{
+  GtkBox *status_bar = GTK_BOX (gtk_widget_get_parent (GTK_WIDGET (which->position_label)));
+  GtkWidget *button = gtk_button_new ();
+  gboolean enabled;
+
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (button), action);
+  gtk_box_append (status_bar, button);
+  enabled = gtk_widget_get_sensitive (button);
+  gtk_box_remove (status_bar, button);
+  return enabled;
+}
+
+/* The last message starts with prefix, and the window is idle. */
+gboolean
+message_starts (gpointer prefix)
+{
+  const char *message = es_window_get_last_message (window);
+
+  return message && g_str_has_prefix (message, prefix) && !g_main_context_pending (NULL)
+         && !es_window_get_busy (window);
 }

@@ -15,7 +15,11 @@
 #include "es-settings.h"
 #include "es-window-private.h"
 
+/* The window's own settings (each window has a copy), and the
+ * application's, which hold the defaults for new windows. */
 extern GSettings *settings;
+extern GSettings *app_settings;
+extern EsApplication *application;
 extern EsWindow *window;
 extern char *tmpdir;
 
@@ -78,6 +82,15 @@ char *expected_export (const char *image_path, EsView view, EsExportFormat forma
 void on_exported (GObject *object, GAsyncResult *result, gpointer user_data);
 void export_shown (const char *path, EsExportFormat format, gboolean colorbar);
 void assert_same_files (const char *a, const char *b);
+
+/* Each test may run alone (-p): opens the image the suite shows when none is. */
+void ensure_image (void);
+/* Neither the window nor `data` (another EsWindow) is busy, nothing is pending. */
+gboolean window_idle (gpointer data);
+/* An action's enabled state, as a button bound to it shows it. */
+gboolean action_enabled (EsWindow *which, const char *action);
+/* The last message starts with `prefix`, and the window is idle. */
+gboolean message_starts (gpointer prefix);
 
 /* Starts GTest, draws the test parameters, makes the application, the
  * settings and the window and puts the gate in front of its worker; the

@@ -92,7 +92,7 @@ test_parameters (void)
   g_assert_cmpint (layer->job.levels, ==, test_levels);
   /* The automatic range: the canvas draws the values' own extent. */
   assert_pane_range (0, layer->min, layer->max);
-  assert_job_label ("Entropy · window %d · levels %d · bits", test_window, test_levels);
+  assert_job_label ("Entropy · %d×%d · clip · %d bins · bits", test_window, test_window, test_levels);
 
   /* Every view's job has the parameters its operation uses. */
   for (int view = 0; view < ES_N_VIEWS; view++)
@@ -413,7 +413,9 @@ static void
 assert_refused (EsSource *before, const char *path, const char *name, guint64 limit)
 {
   g_autofree char *prefix = g_strdup_printf ("Could not open “%s”: ", name);
-  g_autofree char *reason = g_strdup_printf ("over the limit of %" G_GUINT64_FORMAT " pixels", limit);
+  /* In the setting's unit: limits here are under 0.1 megapixels, given to two digits. */
+  g_autofree char *reason = g_strdup_printf ("over the Maximum Image Size of %.2g megapixels",
+                                             limit / 1e6);
 
   open_path (path);
   g_test_message ("%s", es_window_get_last_message (window));

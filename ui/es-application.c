@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* EsApplication: windows for activate/open, the sample image, accelerators, about. */
+/* EsApplication: windows for activate/open (each with its own settings), the sample or the last image,
+ * accelerators, the style, about. */
 #include "es-application.h"
 
 #include "es-debug.h"
@@ -85,6 +86,22 @@ get_window (EsApplication *self, gboolean *created)
   return ES_WINDOW (window);
 }
 
+/* "Reopen the Last Image at Start": the newest recent file, if it is still there. */
+static gboolean
+open_last (EsApplication *self, EsWindow *window)
+{
+  g_auto (GStrv) recent = g_settings_get_strv (self->settings, "recent-files");
+  g_autoptr (GFile) file = NULL;
+
+  if (!g_settings_get_boolean (self->settings, "reopen-last") || recent[0] == NULL)
+    return FALSE;
+  file = g_file_new_for_uri (recent[0]);
+  if (!g_file_query_exists (file, NULL))
+    return FALSE;
+  es_window_open (window, file);
+  return TRUE;
+}
+
 static void
 es_application_activate (GApplication *application)
 {
@@ -92,8 +109,8 @@ es_application_activate (GApplication *application)
   gboolean created;
   EsWindow *window = get_window (self, &created);
 
-  /* Started with nothing to open: show the bundled sample. */
-  if (created)
+  /* Started with nothing to open: the last image, or the bundled sample. */
+  if (created && !open_last (self, window))
     es_window_open_sample (window);
   gtk_window_present (GTK_WINDOW (window));
   compare_at_start (self, window);
@@ -167,9 +184,26 @@ quit_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
     gtk_window_close (l->data);
 }
 
+/* The "style" setting: following the system means dark where it states no
+ * preference, as heatmaps read best on a dark surround. */
+static void
+apply_style (GSettings *settings, const char *key, EsApplication *self)
+{
+  static const AdwColorScheme schemes[] = {
+    ADW_COLOR_SCHEME_PREFER_DARK, ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK,
+  };
+  guint style = g_settings_get_enum (settings, "style");
+
+  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
+                                      schemes[MIN (style, G_N_ELEMENTS (schemes) - 1)]);
+}
+
 static void
 es_application_startup (GApplication *application)
 {
+  EsApplication *self = ES_APPLICATION (application);
+  /* Menu items bound straight to application-wide settings. */
+  static const char *const setting_actions[] = { "style", "reopen-last" };
   static const GActionEntry actions[] = {
     { .name = "about", .activate = about_action },
     { .name = "quit", .activate = quit_action },
@@ -179,6 +213,12 @@ es_application_startup (GApplication *application)
     const char *accels[4];
   } accels[] = {
     { "app.quit", { "<Primary>q", NULL } },
+    { "window.close", { "<Primary>w", NULL } },
+    { "win.new-window", { "<Primary>n", NULL } },
+    { "win.fullscreen", { "F11", NULL } },
+    { "win.undo", { "<Primary>z", NULL } },
+    { "win.redo", { "<Primary><Shift>z", "<Primary>y", NULL } },
+    { "win.image-info", { "<Primary>i", NULL } },
     { "win.open", { "<Primary>o", NULL } },
     { "win.export", { "<Primary>e", NULL } },
     { "win.copy", { "<Primary>c", NULL } },
@@ -206,9 +246,14 @@ es_application_startup (GApplication *application)
 
       gtk_application_set_accels_for_action (GTK_APPLICATION (application), action, view_accels);
     }
-  /* Dark by default: heatmaps read best on a dark surround. */
-  adw_style_manager_set_color_scheme (adw_style_manager_get_default (),
-                                      ADW_COLOR_SCHEME_PREFER_DARK);
+  for (guint i = 0; i < G_N_ELEMENTS (setting_actions); i++)
+    {
+      g_autoptr (GAction) action = g_settings_create_action (self->settings, setting_actions[i]);
+
+      g_action_map_add_action (G_ACTION_MAP (application), action);
+    }
+  g_signal_connect_object (self->settings, "changed::style", G_CALLBACK (apply_style), self, 0);
+  apply_style (self->settings, "style", self);
   es_debug_log ("application started");
 }
 

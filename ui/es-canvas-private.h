@@ -40,6 +40,9 @@ struct _EsCanvas {
   gboolean dragging;
   double pinch_zoom;
   double scroll_accumulator;
+
+  EsCanvasDrawFunc draw_func;
+  gpointer draw_data;
 };
 
 /* Image coordinates under a point of the widget, and the pane it is in. */

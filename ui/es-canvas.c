@@ -357,6 +357,22 @@ es_canvas_zoom_out (EsCanvas *self)
   zoom_about_focus (self, _es_canvas_next_zoom (self->zoom, -1), FALSE);
 }
 
+void
+es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data)
+{
+  g_return_if_fail (ES_IS_CANVAS (self));
+  self->draw_func = func;
+  self->draw_data = user_data;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+gboolean
+es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy)
+{
+  g_return_val_if_fail (ES_IS_CANVAS (self), FALSE);
+  return _es_canvas_widget_to_image (self, x, y, pane, ix, iy);
+}
+
 /* Drawing */
 
 static GdkTexture *
@@ -457,6 +473,13 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
                                                             gdk_texture_get_width (texture),
                                                             gdk_texture_get_height (texture)));
           gtk_snapshot_restore (snapshot);
+        }
+      if (self->draw_func)
+        {
+          EsCanvasPaneGeometry geometry = { i, (double) ox / sf, (double) oy / sf, self->zoom,
+                                            pw, ph, sf, ox, oy };
+
+          self->draw_func (self, snapshot, &geometry, self->draw_data);
         }
       if (self->n_panes > 1)
         draw_label (self, snapshot, es_view_title (pane->layer->view), i == self->active_pane);

@@ -33,4 +33,25 @@ void es_canvas_zoom_fit (EsCanvas *self);
 void es_canvas_zoom_in (EsCanvas *self);
 void es_canvas_zoom_out (EsCanvas *self);
 
+/* Where a pane shows the image (logical pixels, in the pane): image point
+ * (ix, iy) lies at (x + ix · zoom, y + iy · zoom); device_x and device_y
+ * are x and y in device pixels, as the canvas renders them. */
+typedef struct {
+  int pane;
+  double x, y, zoom;
+  double width, height;
+  int scale_factor;
+  int device_x, device_y;
+} EsCanvasPaneGeometry;
+
+/* Draws over each pane after its image (the inspection tools' shapes,
+ * es-tools.c), clipped to the pane, in the pane's coordinates. */
+typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot,
+                                  const EsCanvasPaneGeometry *geometry, gpointer user_data);
+void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data);
+/* The pane under a point of the widget and the image point there (it may
+ * lie outside the image); FALSE outside every pane. */
+gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
+                                    double *iy);
+
 G_END_DECLS

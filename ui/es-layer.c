@@ -637,16 +637,10 @@ es_layer_display_scale (const EsLayer *layer, const EsDisplay *display, EsColorS
 void
 es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
 {
-  *info = layer->result.info;
-  /* As es_pipeline_run's metadata for ES_UNITS_BITS: the values stay in
-   * nats, and unit_scale converts them for the readout, the colorbar and
-   * the exports. */
-  if (layer->view != ES_VIEW_ORIGINAL && display->units == ES_UNITS_BITS
-      && es_units_convertible (layer->job.op))
-    {
-      info->units = "bits";
-      info->unit_scale = 1.0 / M_LN2;
-    }
+  /* Bits are a display conversion of nats: the values stay, unit_scale and
+   * the words (the definition line too) follow the display's units. */
+  *info = layer->view == ES_VIEW_ORIGINAL ? layer->result.info
+                                          : es_value_info_for (&layer->job, display->units);
 }
 
 void

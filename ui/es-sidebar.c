@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row), bound to GSettings. */
+/* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row), bound to GSettings;
+ * the timings of the active view; no wheel, arrow or click traps that change a value unasked. */
 #include "es-sidebar.h"
 
 #include <math.h>
 
 #include "es-histogram.h"
 #include "es-settings.h"
+#include "es-sidebar-definition.h"
+#include "es-timings.h"
 
 struct _EsSidebar {
   GtkWidget parent_instance;
@@ -13,9 +16,13 @@ struct _EsSidebar {
   GtkAdjustment *param_adjustments[ES_N_PARAMS];   /* "NAME_adjustment" of the template */
   GtkAdjustment *max_pixels_adjustment;
   AdwComboRow *units_row;
+  EsSidebarDefinition *definition;
   AdwComboRow *colormap_row;
   AdwComboRow *range_row;
   GtkSwitch *reversed_switch;
+  GtkWidget *reversed_row;
+  AdwPreferencesGroup *timings_group;
+  EsTimings *timings;
   AdwActionRow *cuda_row;
   AdwPreferencesGroup *variant_group;
   GtkLabel *quantized_title;
@@ -26,11 +33,13 @@ struct _EsSidebar {
   GPtrArray *variant_rows;
   int variant_op;          /* the op the rows were built for; -1 none */
   gboolean variant_cuda;
+
+  GtkWidget *focus_before_press;   /* weak: the focus before a click on a spin button's +/- */
 };
 
 G_DEFINE_FINAL_TYPE (EsSidebar, es_sidebar, GTK_TYPE_WIDGET)
 
-static const char *const units_nicks[] = { "nats", "bits", NULL };
+static const char *const units_nicks[] = { "nats", "bits", "normalized", NULL };
 static const char *const colormap_nicks[] = { "viridis", "magma", "inferno", "cividis", "gray", NULL };
 static const char *const range_nicks[] = { "absolute", "auto", NULL };
 
@@ -65,6 +74,12 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
                                 NULL, NULL);
   g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
   es_settings_bind_choice (settings, "units", self->units_row, units_nicks);
+  /* The square's side and the levels show where the definition uses them. */
+  es_sidebar_definition_bind (self->definition, settings,
+                              GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (self), ES_TYPE_SIDEBAR,
+                                                                         "window_row")),
+                              GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (self), ES_TYPE_SIDEBAR,
+                                                                         "levels_row")));
   es_settings_bind_choice (settings, "colormap", self->colormap_row, colormap_nicks);
   es_settings_bind_choice (settings, "range", self->range_row, range_nicks);
 }
@@ -211,6 +226,155 @@ es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLaye
                            ES_N_COLORMAPS, FALSE);
 }
 
+EsTimings *
+es_sidebar_get_timings (EsSidebar *self)
+{
+  g_return_val_if_fail (ES_IS_SIDEBAR (self), NULL);
+  return self->timings;
+}
+
+EsSidebarDefinition *
+es_sidebar_get_definition (EsSidebar *self)
+{
+  g_return_val_if_fail (ES_IS_SIDEBAR (self), NULL);
+  return self->definition;
+}
+
+GtkWidget *
+es_sidebar_get_timings_group (EsSidebar *self)
+{
+  g_return_val_if_fail (ES_IS_SIDEBAR (self), NULL);
+  return GTK_WIDGET (self->timings_group);
+}
+
+void
+es_sidebar_set_colors_sensitive (EsSidebar *self, gboolean sensitive)
+{
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  gtk_widget_set_sensitive (GTK_WIDGET (self->colormap_row), sensitive);
+  gtk_widget_set_sensitive (self->reversed_row, sensitive);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colormap_row),
+                               sensitive ? NULL : "Only heatmaps have a colormap");
+  gtk_widget_set_tooltip_text (self->reversed_row,
+                               sensitive ? NULL : "Only heatmaps have a colormap");
+}
+
+/* Traps: the wheel, arrow keys and +/- clicks never change a value unasked */
+
+/* The wheel over a spin button or a scale scrolls the panel, as it does
+ * over the rest of it: a value changes only through the control's own
+ * buttons, keys or drag. */
+static gboolean
+on_control_scroll (GtkEventControllerScroll *controller, double dx, double dy, EsSidebar *self)
+{
+  GtkWidget *control = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  GtkWidget *scroller = gtk_widget_get_ancestor (control, GTK_TYPE_SCROLLED_WINDOW);
+  GtkAdjustment *adjustment;
+  double step;
+
+  g_assert (ES_IS_SIDEBAR (self));
+  if (scroller == NULL)
+    return TRUE;
+  adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  /* GtkScrolledWindow's own step for a wheel click; touchpads give pixels. */
+  step = gtk_event_controller_scroll_get_unit (controller) == GDK_SCROLL_UNIT_WHEEL
+           ? pow (gtk_adjustment_get_page_size (adjustment), 2.0 / 3.0)
+           : 1.0;
+  gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment) + dy * step);
+  return TRUE;
+}
+
+/* A click on a spin button's +/- leaves the focus where it was: in the
+ * field it would take the next keys (a "1" meant as 100 % zoom, Enter). */
+static gboolean
+on_spin_event (GtkEventControllerLegacy *controller, GdkEvent *event, EsSidebar *self)
+{
+  GtkWidget *spin = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (controller));
+  GtkRoot *root = gtk_widget_get_root (spin);
+  GdkEventType type = gdk_event_get_event_type (event);
+
+  g_assert (ES_IS_SIDEBAR (self));
+  if (root == NULL)
+    return FALSE;
+  if (type == GDK_BUTTON_PRESS)
+    {
+      GtkNative *native = gtk_widget_get_native (spin);
+      double x, y, origin_x, origin_y;
+      GtkWidget *picked;
+      GtkWidget *focus = gtk_root_get_focus (root);
+
+      g_clear_weak_pointer (&self->focus_before_press);
+      if (!gdk_event_get_position (event, &x, &y)
+          || (focus && (focus == spin || gtk_widget_is_ancestor (focus, spin))))
+        return FALSE;
+      /* Event positions are on the surface, which may have a shadow around the window. */
+      gtk_native_get_surface_transform (native, &origin_x, &origin_y);
+      if (!gtk_widget_translate_coordinates (GTK_WIDGET (native), spin, x - origin_x, y - origin_y,
+                                             &x, &y))
+        return FALSE;
+      picked = gtk_widget_pick (spin, x, y, GTK_PICK_DEFAULT);
+      if (picked && (GTK_IS_BUTTON (picked) || gtk_widget_get_ancestor (picked, GTK_TYPE_BUTTON)))
+        {
+          /* The window itself stands for "no focus". */
+          g_set_weak_pointer (&self->focus_before_press, focus ? focus : GTK_WIDGET (root));
+        }
+    }
+  else if (type == GDK_BUTTON_RELEASE && self->focus_before_press)
+    {
+      GtkWidget *before = self->focus_before_press;
+
+      g_clear_weak_pointer (&self->focus_before_press);
+      if (before == GTK_WIDGET (root))
+        gtk_root_set_focus (root, NULL);
+      else
+        gtk_widget_grab_focus (before);
+    }
+  return FALSE;
+}
+
+static void
+guard_controls (EsSidebar *self, GtkWidget *widget)
+{
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
+       child = gtk_widget_get_next_sibling (child))
+    {
+      if (GTK_IS_SPIN_BUTTON (child) || GTK_IS_RANGE (child))
+        {
+          GtkEventController *scroll =
+            gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+
+          gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
+          g_signal_connect (scroll, "scroll", G_CALLBACK (on_control_scroll), self);
+          gtk_widget_add_controller (child, scroll);
+        }
+      if (GTK_IS_SPIN_BUTTON (child))
+        {
+          GtkEventController *legacy = gtk_event_controller_legacy_new ();
+
+          gtk_event_controller_set_propagation_phase (legacy, GTK_PHASE_CAPTURE);
+          g_signal_connect (legacy, "event", G_CALLBACK (on_spin_event), self);
+          gtk_widget_add_controller (child, legacy);
+          continue;
+        }
+      guard_controls (self, child);
+    }
+}
+
+/* Arrow keys move the focus within the panel, never into it: from the
+ * canvas or the header they would land on a spin button, and the next
+ * arrow would change a parameter. Tab, a click or F6 get in. */
+static gboolean
+es_sidebar_focus (GtkWidget *widget, GtkDirectionType direction)
+{
+  gboolean arrow = direction == GTK_DIR_UP || direction == GTK_DIR_DOWN
+                   || direction == GTK_DIR_LEFT || direction == GTK_DIR_RIGHT;
+
+  if (arrow && !(gtk_widget_get_state_flags (widget) & GTK_STATE_FLAG_FOCUS_WITHIN))
+    return FALSE;
+  return GTK_WIDGET_CLASS (es_sidebar_parent_class)->focus (widget, direction);
+}
+
 /* The ids of a parameter's objects in es-sidebar.ui follow its name: "window_row". */
 static const char *const param_children[] = { "_row", "_control", "_adjustment" };
 
@@ -264,6 +428,7 @@ es_sidebar_dispose (GObject *object)
   EsSidebar *self = ES_SIDEBAR (object);
 
   g_clear_pointer (&self->variant_rows, g_ptr_array_unref);
+  g_clear_weak_pointer (&self->focus_before_press);
   gtk_widget_dispose_template (GTK_WIDGET (object), ES_TYPE_SIDEBAR);
   /* The template's top-level box is not bound: unparent it here. */
   for (GtkWidget *child; (child = gtk_widget_get_first_child (GTK_WIDGET (object)));)
@@ -277,8 +442,11 @@ es_sidebar_class_init (EsSidebarClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = es_sidebar_dispose;
+  widget_class->focus = es_sidebar_focus;
 
   g_type_ensure (ES_TYPE_HISTOGRAM);
+  g_type_ensure (ES_TYPE_TIMINGS);
+  g_type_ensure (ES_TYPE_SIDEBAR_DEFINITION);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-sidebar.ui");
   /* Each parameter's objects, found by name in es_sidebar_init. */
   for (int id = 0; id < ES_N_PARAMS; id++)
@@ -290,9 +458,13 @@ es_sidebar_class_init (EsSidebarClass *klass)
       }
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, max_pixels_adjustment);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, units_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, definition);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, colormap_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, range_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, reversed_switch);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, reversed_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, timings_group);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebar, timings);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, cuda_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, variant_group);
   gtk_widget_class_bind_template_child (widget_class, EsSidebar, quantized_title);
@@ -310,4 +482,5 @@ es_sidebar_init (EsSidebar *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   for (int id = 0; id < ES_N_PARAMS; id++)
     setup_param (self, es_param (id));
+  guard_controls (self, GTK_WIDGET (self));
 }

@@ -5,6 +5,8 @@
 #include <adwaita.h>
 
 #include "es-layer.h"
+#include "es-sidebar-definition.h"
+#include "es-timings.h"
 
 G_BEGIN_DECLS
 
@@ -22,5 +24,14 @@ void es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolea
 /* Any of the three may be NULL (not computed yet). */
 void es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized,
                                 const EsLayer *equalized, EsColormap map, gboolean reversed);
+
+/* The timings of the active view, in their own group at the top (shown
+ * or hidden as a whole: win.show-timings). */
+EsTimings *es_sidebar_get_timings (EsSidebar *self);
+GtkWidget *es_sidebar_get_timings_group (EsSidebar *self);
+/* The entropy definition's rows: what the window's entropy jobs carry. */
+EsSidebarDefinition *es_sidebar_get_definition (EsSidebar *self);
+/* Colormap and Reversed do something only when a heatmap is on screen. */
+void es_sidebar_set_colors_sensitive (EsSidebar *self, gboolean sensitive);
 
 G_END_DECLS

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* EsWindow: exporting what is shown (through es_pipeline_export, as the CLI) and copying it. */
 #include "es-window-private.h"
+#include "es-tools.h"
 
 #include <string.h>
+
+/* Exports of every window stop through this once a window closes with its
+ * exports still writing: es_atomic_file removes their temporary files. */
+static EsControl *export_interrupt;
+static int exports_running;   /* in every window (main thread) */
 
 typedef struct {
   EsLayer *layer;
@@ -32,6 +38,25 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
+}
+
+static void
+on_export_done (GTask *task, GParamSpec *pspec, EsWindow *self)
+{
+  self->exports--;
+  if (--exports_running == 0)
+    es_control_reset (export_interrupt);
+  if (g_application_get_default ())
+    g_application_release (g_application_get_default ());
+}
+
+void
+_es_window_export_close (EsWindow *self)
+{
+  /* The interrupt stops every export of the process: only when all of
+   * them are this window's. Others finish; the process waits for them. */
+  if (self->exports > 0 && exports_running == self->exports)
+    es_control_cancel (export_interrupt);
 }
 
 void
@@ -70,10 +95,26 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
    * values the layer has (no job runs for them). */
   _es_window_get_display (self, &display);
   es_layer_export_result (layer, &display, &export->result);
+  /* A colour PNG takes the manual contrast limits too; raw values keep their range. */
+  if (format == ES_EXPORT_PNG)
+    es_tools_adjust_scale (self->tools, layer->view, &export->result.scale);
   export->format = format;
   export->colorbar = colorbar;
   g_task_set_task_data (task, export, export_data_free);
+  /* The process has one compression setting, as the application has. */
+  es_save_set_compression (g_settings_get_enum (self->settings, "export-compression"));
 
+  if (export_interrupt == NULL)
+    {
+      export_interrupt = es_control_new (NULL, NULL);
+      es_atomic_file_set_interrupt (export_interrupt);
+    }
+  /* The process lives until the export is written or removed. */
+  if (g_application_get_default ())
+    g_application_hold (g_application_get_default ());
+  exports_running++;
+  self->exports++;
+  g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_export_done), self, 0);
   _es_window_track_task (self, task, FALSE);
   g_task_run_in_thread (task, export_thread);
   g_object_unref (task);
@@ -92,21 +133,74 @@ on_exported (GObject *object, GAsyncResult *result, gpointer user_data)
 {
   EsWindow *self = ES_WINDOW (object);
   g_autoptr (GFile) file = user_data;
+  g_autoptr (GFile) parent = g_file_get_parent (file);
   g_autoptr (GError) error = NULL;
   g_autofree char *name = g_file_get_basename (file);
   g_autofree char *message = NULL;
 
   g_assert (ES_IS_WINDOW (self));
-  if (es_window_export_finish (self, result, &error))
-    message = g_strdup_printf ("Exported “%s”", name);
-  else
-    message = g_strdup_printf ("Could not export “%s”: %s", name, error->message);
+  if (!es_window_export_finish (self, result, &error))
+    {
+      message = g_strdup_printf ("Could not export “%s”", name);
+      _es_window_show_error (self, message, error->message);
+      return;
+    }
+  /* Only a folder that took an export is remembered for the next. */
+  if (parent && self->settings)
+    {
+      g_autofree char *uri = g_file_get_uri (parent);
+
+      g_settings_set_string (self->settings, "last-folder", uri);
+    }
+  message = g_strdup_printf ("Exported “%s”", name);
   _es_window_show_message (self, message);
 }
 
-static const char *const export_ids[] = { "png", "raw16", "text" };
-static const char *const export_labels[] = { "Colormapped PNG", "Raw 16-bit PNG", "Text matrix" };
-static const char *const export_extensions[] = { "png", "png", "txt" };
+/* Exports the chosen file after the chooser (or a test) has picked it. */
+void
+_es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar)
+{
+  es_window_export_async (self, file, format, colorbar, NULL, on_exported, g_object_ref (file));
+}
+
+/* By EsExportFormat, as the "export-format" setting's values. */
+static const char *const export_ids[] = {
+  "png", "raw16", "text",
+#ifdef ES_HAVE_TIFF
+  "tiff",
+#endif
+  NULL,
+};
+static const char *const export_labels[] = {
+  "Colormapped PNG", "Raw 16-bit PNG", "Text matrix",
+#ifdef ES_HAVE_TIFF
+  "TIFF (the values as they are)",
+#endif
+  NULL,
+};
+static const char *const export_extensions[] = { "png", "png", "txt", "tif" };
+/* By EsCompression, as the "export-compression" setting's values. */
+static const char *const compression_ids[] = { "fast", "default", "small", NULL };
+static const char *const compression_labels[] = { "Fast", "Default", "Small", NULL };
+/* Extensions that a name may end with and that the format's replaces. */
+static const char *const known_extensions[] = { "png", "txt", "tif", "tiff", "pgm", NULL };
+
+char *
+_es_window_export_name (const char *name, EsExportFormat format)
+{
+  const char *dot = strrchr (name, '.');
+  const char *extension = export_extensions[MIN ((guint) format, G_N_ELEMENTS (export_extensions) - 1)];
+  g_autofree char *stem = NULL;
+
+  if (dot && dot != name)
+    for (const char *const *known = known_extensions; *known; known++)
+      if (g_ascii_strcasecmp (dot + 1, *known) == 0)
+        {
+          stem = g_strndup (name, dot - name);
+          break;
+        }
+  return g_strdup_printf ("%s.%s", stem ? stem : name, extension);
+}
 
 static void
 on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
@@ -116,24 +210,29 @@ on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
   g_assert (ES_IS_WINDOW (self));
   if (response == GTK_RESPONSE_ACCEPT)
     {
-      GFile *file = gtk_file_chooser_get_file (chooser);
+      g_autoptr (GFile) chosen = gtk_file_chooser_get_file (chooser);
+      g_autoptr (GFile) parent = g_file_get_parent (chosen);
+      g_autoptr (GFile) file = NULL;
       const char *format = gtk_file_chooser_get_choice (chooser, "format");
       const char *colorbar = gtk_file_chooser_get_choice (chooser, "colorbar");
-      g_autoptr (GFile) parent = g_file_get_parent (file);
+      g_autofree char *name = g_file_get_basename (chosen);
+      g_autofree char *fixed = NULL;
       int index = 0;
 
-      for (guint i = 0; i < G_N_ELEMENTS (export_ids); i++)
+      const char *compression = gtk_file_chooser_get_choice (chooser, "compression");
+
+      for (guint i = 0; export_ids[i]; i++)
         if (g_strcmp0 (format, export_ids[i]) == 0)
           index = i;
+      for (guint i = 0; compression_ids[i]; i++)
+        if (g_strcmp0 (compression, compression_ids[i]) == 0)
+          g_settings_set_enum (self->settings, "export-compression", i);
       g_settings_set_enum (self->settings, "export-format", index);
       g_settings_set_boolean (self->settings, "export-colorbar", g_strcmp0 (colorbar, "true") == 0);
-      if (parent)
-        {
-          g_autofree char *uri = g_file_get_uri (parent);
-          g_settings_set_string (self->settings, "last-folder", uri);
-        }
-      es_window_export_async (self, file, index, g_strcmp0 (colorbar, "true") == 0, NULL,
-                              on_exported, file);
+      /* The name follows the format chosen last: never text under a .png name. */
+      fixed = _es_window_export_name (name, index);
+      file = parent ? g_file_get_child (parent, fixed) : g_object_ref (chosen);
+      _es_window_export_file (self, file, index, g_strcmp0 (colorbar, "true") == 0);
     }
   g_clear_object (&self->chooser);
 }
@@ -152,9 +251,17 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
     return;
   chooser = gtk_file_chooser_native_new ("Export What Is Shown", GTK_WINDOW (self),
                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+  /* A format this build does not write (TIFF without libtiff) falls back to PNG. */
+  if (format >= (int) g_strv_length ((char **) export_ids))
+    format = ES_EXPORT_PNG;
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", "Format",
                                (const char **) export_ids, (const char **) export_labels);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", export_ids[format]);
+  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "compression", "PNG compression",
+                               (const char **) compression_ids, (const char **) compression_labels);
+  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "compression",
+                               compression_ids[g_settings_get_enum (self->settings,
+                                                                    "export-compression")]);
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", "With colorbar", NULL, NULL);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "colorbar",
                                g_settings_get_boolean (self->settings, "export-colorbar") ? "true"
@@ -163,11 +270,14 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   if ((dot = strrchr (stem, '.')) && dot != stem)
     *dot = '\0';
   name = g_strdup_printf ("%s-%s.%s", stem, es_view_name (es_window_get_active_view (self)),
-                          export_extensions[format]);
+                          export_extensions[MIN ((guint) format, G_N_ELEMENTS (export_extensions) - 1)]);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
   _es_window_set_chooser_folder (self, GTK_FILE_CHOOSER (chooser));
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "PNG images", "*.png");
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "Text matrices", "*.txt");
+#ifdef ES_HAVE_TIFF
+  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "TIFF images", "*.tif");
+#endif
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
 
   g_clear_object (&self->chooser);
@@ -227,8 +337,15 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   CopyData *copy;
   EsDisplay display;
   GTask *task;
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
 
   g_assert (ES_IS_WINDOW (self));
+  /* In a text field, Ctrl+C copies its text. */
+  if (GTK_IS_TEXT (focus) || GTK_IS_LABEL (focus))
+    {
+      gtk_widget_activate_action (focus, "clipboard.copy", NULL);
+      return;
+    }
   layer = es_window_get_layer (self, es_window_get_active_view (self));
   if (layer == NULL)
     return;
@@ -236,6 +353,7 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   copy->layer = es_layer_ref (layer);
   _es_window_get_display (self, &display);
   es_layer_display_scale (layer, &display, &copy->scale);
+  es_tools_adjust_scale (self->tools, layer->view, &copy->scale);
   task = g_task_new (self, self->cancellable, on_copied, NULL);
   g_task_set_task_data (task, copy, copy_data_free);
   _es_window_track_task (self, task, FALSE);

@@ -2,6 +2,9 @@
 /* EsWindow: opening images (off the main thread), the file chooser, drag and drop, the bundled sample. */
 #include "es-window-private.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "es-load.h"
 #include "es-settings.h"
 
@@ -25,43 +28,101 @@ load_data_free (gpointer data)
   g_free (load);
 }
 
+/* "0.26", "0.0011": megapixels with the digits that tell small limits apart. */
+static char *
+format_megapixels (guint64 pixels)
+{
+  double megapixels = pixels / 1e6;
+
+  return megapixels >= 0.1 ? g_strdup_printf ("%.2f", megapixels)
+                           : g_strdup_printf ("%.2g", megapixels);
+}
+
+/* An image over "max-pixels", in the setting's unit. */
+static char *
+too_large_message (int width, int height, guint64 max_pixels)
+{
+  g_autofree char *size = format_megapixels ((guint64) width * (guint64) height);
+  g_autofree char *limit = format_megapixels (max_pixels);
+
+  return g_strdup_printf ("the image is %d × %d, %s megapixels: over the Maximum Image Size of "
+                          "%s megapixels (side panel)", width, height, size, limit);
+}
+
+/* A file that is not local (dropped from elsewhere) is read through GIO,
+ * never past the loader's size limit. */
+static gboolean
+load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError *es_error,
+             GError **error)
+{
+  g_autoptr (GFileInputStream) stream = g_file_read (load->file, cancellable, error);
+  guint64 limit = es_load_get_max_file_size ();
+  g_autoptr (GByteArray) bytes = g_byte_array_new ();
+  guint8 piece[64 << 10];
+  gssize n;
+
+  if (stream == NULL)
+    return FALSE;
+  while ((n = g_input_stream_read (G_INPUT_STREAM (stream), piece, sizeof piece, cancellable, error)) > 0)
+    {
+      if (bytes->len + (guint64) n > limit)
+        {
+          es_error_set (es_error, ES_ERROR_IO, "file is larger than the limit of %" G_GUINT64_FORMAT
+                        " bytes", limit);
+          return TRUE;
+        }
+      g_byte_array_append (bytes, piece, n);
+    }
+  if (n < 0)
+    return FALSE;
+  es_load_memory (bytes->data, bytes->len, load->levels, image, es_error);
+  return TRUE;
+}
+
 static void
 load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
   LoadData *load = task_data;
-  g_autofree char *contents = NULL;
-  gsize length;
+  g_autofree char *path = g_file_get_path (load->file);
   GError *error = NULL;
   EsError es_error = { 0 };
   EsImage image = { 0 };
+  const char *size_at;
+  int width, height;
 
-  if (!g_file_load_contents (load->file, cancellable, &contents, &length, NULL, &error))
+  /* A local file goes through the bounded reader, as in entroscope-cli. */
+  if (path)
+    es_load_file (path, load->levels, &image, &es_error);
+  else if (!load_stream (load, cancellable, &image, &es_error, &error))
     {
       g_task_return_error (task, error);
       return;
     }
-  if (!es_load_memory (contents, length, load->levels, &image, &es_error))
+  /* The decoders' "image size W×H is over the limit of N pixels" (after the
+   * format's name), in the setting's unit. */
+  size_at = es_error.code == ES_ERROR_LIMIT ? strstr (es_error.message, "image size ") : NULL;
+  if (size_at && sscanf (size_at, "image size %d×%d is over", &width, &height) == 2)
     {
-      g_autofree char *budget = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
-                                                 load->budget);
-      g_autofree char *setting = g_strdup_printf ("the limit of %" G_GUINT64_FORMAT " pixels",
-                                                  load->max_pixels);
-      g_auto (GStrv) parts = g_strsplit (es_error.message, budget, 2);
-      g_autofree char *message = g_strjoinv (setting, parts);
+      g_autofree char *message = too_large_message (width, height, load->max_pixels);
 
-      /* The budget can stand above the setting (see apply_max_pixels); the
-       * image is over both, and the user knows the setting. */
+      /* The process-wide budget can stand above the setting (see
+       * apply_max_pixels); the image is over both, and the user knows the setting. */
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE, "%s", message);
+      return;
+    }
+  if (es_error.code != ES_OK)
+    {
       g_task_return_new_error (task, G_IO_ERROR,
                                es_error.code == ES_ERROR_LIMIT ? G_IO_ERROR_MESSAGE_TOO_LARGE
                                                                : G_IO_ERROR_INVALID_DATA,
-                               "%s", message);
+                               "%s", es_error.message);
       return;
     }
   if ((guint64) image.width * (guint64) image.height > load->max_pixels)
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                               "image size %d×%d is over the limit of %" G_GUINT64_FORMAT " pixels",
-                               image.width, image.height, load->max_pixels);
+      g_autofree char *message = too_large_message (image.width, image.height, load->max_pixels);
+
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE, "%s", message);
       es_image_clear (&image);
       return;
     }
@@ -140,13 +201,9 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
 
   if (source == NULL)
     {
-      gboolean too_large = g_error_matches (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE);
-      g_autofree char *message = g_strdup_printf ("Could not open “%s”: %s%s", load->name,
-                                                  error->message,
-                                                  too_large ? " (Maximum Image Size is in the "
-                                                              "side panel)"
-                                                            : "");
-      _es_window_show_message (self, message);
+      g_autofree char *summary = g_strdup_printf ("Could not open “%s”", load->name);
+
+      _es_window_show_error (self, summary, error->message);
       _es_window_update_subtitle (self);
       if (self->source == NULL && self->pending_source == NULL)
         gtk_stack_set_visible_child_name (self->stack, "empty");
@@ -154,7 +211,10 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
       return;
     }
   if (load->remember_folder)
-    remember_folder (self, source);
+    {
+      remember_folder (self, source);
+      _es_window_add_recent (self, source->file);
+    }
   /* The image goes on screen, title and all, with its first views (see
    * on_response); until then the one on screen stays, marked as opening. */
   g_clear_pointer (&self->pending_source, es_source_unref);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* EsWindow's insides, shared by es-window.c and its parts: -status.c, -open.c, -export.c, -compare.c. */
+/* EsWindow's insides, shared by es-window.c and its parts: -status.c, -open.c, -export.c, -compare.c,
+ * -layout.c, -settings.c, -files.c. */
 #pragma once
 
 #include "es-colorbar.h"
@@ -14,6 +15,9 @@ struct _EsWindow {
   AdwApplicationWindow parent_instance;
 
   AdwToastOverlay *toast_overlay;
+  GtkRevealer *error_revealer;
+  GtkLabel *error_label;
+  GMenu *recent_menu;
   GtkDropDown *view_dropdown;
   GtkSpinner *spinner;
   AdwWindowTitle *window_title;
@@ -21,7 +25,7 @@ struct _EsWindow {
   AdwFlap *flap;
   GtkStack *stack;
   EsCanvas *canvas;
-  GtkRevealer *timings_revealer;
+  GtkWidget *timings_group;       /* the side panel's, with the timings */
   EsTimings *timings;
   GtkRevealer *progress_revealer;
   GtkLabel *progress_title;
@@ -31,9 +35,14 @@ struct _EsWindow {
   GtkLabel *position_label;
   GtkLabel *notice_label;
   GtkLabel *info_label;
+  GtkLabel *definition_label;     /* over the canvas: the entropy definition in force */
   EsSidebar *sidebar;
 
-  GSettings *settings;
+  GSettings *app_settings;        /* the application's: defaults for new windows */
+  GSettings *settings;            /* this window's own copy (es-window-settings.c) */
+  GVariant **undoable_values;     /* the values of the undoable keys before a change */
+  GQueue undo_stack, redo_stack;  /* SettingChange */
+  gboolean undoing;               /* applying an undo or redo: not recorded */
   EsWorker *worker;
   GCancellable *cancellable;      /* cancelled when the window goes away */
   GtkNativeDialog *chooser;
@@ -50,6 +59,7 @@ struct _EsWindow {
   GCancellable *load_cancellable; /* of that load */
   guint64 load_serial;            /* the newest load wins */
   int tasks;                      /* exports and copies */
+  int exports;                    /* of those, exports */
   int comparisons;                /* Compare Variants runs (their window shows them) */
   gboolean busy;
 
@@ -67,7 +77,7 @@ struct _EsWindow {
   guint progress_delay_ms;        /* before the overlay shows (ES_WINDOW_PROGRESS_DELAY_MS) */
   double progress_fraction;       /* on the bar; -1 when it pulses */
 
-  /* The last runs of each job, for the medians in the timings overlay. */
+  /* The last runs of each job, for the medians in the side panel's timings. */
   GQueue timing_history;          /* TimingRecord */
 
   guint update_idle;
@@ -81,6 +91,9 @@ struct _EsWindow {
   int hover_pane, hover_x, hover_y;
   guint status_idle;
   char *last_message;
+  char *last_error;
+
+  struct _EsTools *tools;         /* the inspection tools (es-tools.c) */
 };
 
 /* Long work shows its progress in the canvas after this long. */
@@ -96,6 +109,9 @@ int _es_window_get_views (EsWindow *self, EsView *views);
 
 /* Shows a toast and keeps its text (es_window_get_last_message). */
 void _es_window_show_message (EsWindow *self, const char *message);
+/* An error: "summary: reason" stays in the error banner until dismissed,
+ * the toast says the summary alone, and the whole is the last message. */
+void _es_window_show_error (EsWindow *self, const char *summary, const char *reason);
 void _es_window_update_busy (EsWindow *self);
 /* Counts the task as busy work until it completes; an export or a copy
  * shows the spinner, a comparison its own window's progress. */
@@ -106,6 +122,9 @@ void _es_window_schedule_update (EsWindow *self, const char *what);
 EsBackendChoice _es_window_get_backend (EsWindow *self);
 /* How results are shown (colormap, range, units): no job depends on it. */
 void _es_window_get_display (EsWindow *self, EsDisplay *display);
+/* Shows the views again with the current display (the inspection tools'
+ * contrast limits changed): no job runs. */
+void _es_window_refresh (EsWindow *self);
 /* The image that requests are for: the one being opened, else the one on screen. */
 EsSource *_es_window_get_request_source (EsWindow *self);
 /* The image on screen changes: title, subtitle, the Compare action. */
@@ -120,7 +139,7 @@ gboolean _es_window_waiting (EsWindow *self);
 gboolean _es_window_cancellable_work (EsWindow *self);
 /* es-window-progress.c: the win.cancel action. */
 void _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *parameter);
-/* es-window-timings.c: the runs of each job, and their medians for the overlay
+/* es-window-timings.c: the runs of each job, and their medians for the timings
  * (*n_runs 0: the layer's own timing, for the original, which runs nothing). */
 void _es_window_record_timing (EsWindow *self, const EsLayer *layer);
 void _es_window_forget_timings (EsWindow *self);
@@ -154,6 +173,57 @@ void _es_window_add_chooser_filter (GtkFileChooser *chooser, const char *name, c
 /* es-window-export.c: export and copy. */
 
 void _es_window_class_export_init (EsWindowClass *klass);
+/* The file name for an export in that format: the extension of the format
+ * replaces a known image or text extension, or is added. */
+char *_es_window_export_name (const char *name, EsExportFormat format);
+/* Exports the file as the chooser's Export does: the folder is remembered
+ * once the file is written, the outcome is a toast (or the error banner). */
+void _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar);
+/* The window closes: exports still writing stop and remove their
+ * temporary files (each export holds the window and the application
+ * until its thread is done, so that nothing is left half written). */
+void _es_window_export_close (EsWindow *self);
+
+/* es-window-layout.c: the side panel beside the canvas or as a sheet, the
+ * error banner, the actions that need an image, fullscreen. */
+
+void _es_window_class_layout_init (EsWindowClass *klass);
+void _es_window_layout_init (EsWindow *self);
+/* After the settings arrive (constructed). */
+void _es_window_layout_bind (EsWindow *self);
+/* Whether the side panel is on screen, beside the canvas or as a sheet. */
+gboolean _es_window_get_panel_shown (EsWindow *self);
+void _es_window_set_panel_shown (EsWindow *self, gboolean shown);
+/* Export, copy, zoom and the rest follow whether an image is on screen;
+ * Colormap and Reversed whether a heatmap is. */
+void _es_window_update_actions (EsWindow *self);
+
+/* es-window.c: the grid's first heatmap pane, where the active pane starts. */
+int _es_window_first_grid_heatmap (void);
+
+/* es-window-settings.c: this window's own settings, what a change does, undo and redo, reset. */
+
+void _es_window_on_settings_changed (GSettings *settings, const char *key, EsWindow *self);
+
+void _es_window_class_settings_init (EsWindowClass *klass);
+/* A copy of defaults that this window alone reads and writes; what it
+ * writes becomes the default for new windows, and the application-wide
+ * keys (folders, limits, recent files) follow every window. */
+void _es_window_settings_create (EsWindow *self, GSettings *defaults);
+void _es_window_settings_dispose (EsWindow *self);
+/* Copies another window's parameters, colours, view and backend. */
+void _es_window_settings_copy_from (EsWindow *self, EsWindow *other);
+
+/* es-window-files.c: recent files, image information. */
+
+void _es_window_class_files_init (EsWindowClass *klass);
+void _es_window_files_init (EsWindow *self);
+/* After the settings arrive (constructed). */
+void _es_window_files_bind (EsWindow *self);
+/* Puts a file opened by the user first in "recent-files". */
+void _es_window_add_recent (EsWindow *self, GFile *file);
+/* "Size 512 × 512\nDepth 8-bit\n…": what Image Information shows. */
+char *_es_window_describe_source (EsWindow *self);
 
 /* es-window-compare.c: the Compare Variants window and the EsComparer interface. */
 
@@ -181,6 +251,8 @@ EsSource *es_window_get_source (EsWindow *self);
 EsCanvas *es_window_get_canvas (EsWindow *self);
 /* The text of the last toast. */
 const char *es_window_get_last_message (EsWindow *self);
+/* The text of the error banner, or NULL when it is not shown. */
+const char *es_window_get_error (EsWindow *self);
 /* The Compare Variants window (win.compare), or NULL before it is opened. */
 GtkWindow *es_window_get_compare_window (EsWindow *self);
 /* The worker, for es_worker_set_job_hook. */

@@ -1,6 +1,74 @@
 /* SPDX-License-Identifier: MIT */
-/* EsWindow: the progress card over the canvas while a long job runs, and cancelling it (Escape, Cancel). */
+/* EsWindow: busy work, the progress card over the canvas while a long job runs, and cancelling it
+ * (Escape, Cancel); the accessors of its state. */
 #include "es-window-private.h"
+
+/* Busy work: loading, computing the views, exporting, copying, comparing. */
+
+/* The views on screen are older than the settings and a result is coming. */
+static gboolean
+view_behind (EsWindow *self)
+{
+  return (self->source || self->pending_source) && self->generation > self->answered_generation
+         && self->generation > self->shown_generation;
+}
+
+/* Work the user waits for in this window (comparisons have their own). */
+gboolean
+_es_window_waiting (EsWindow *self)
+{
+  return self->loading_name || self->pending_source || view_behind (self) || self->tasks > 0;
+}
+
+/* What Escape and the overlay's Cancel button stop. */
+gboolean
+_es_window_cancellable_work (EsWindow *self)
+{
+  return self->loading_name || self->pending_source || view_behind (self);
+}
+
+void
+_es_window_update_busy (EsWindow *self)
+{
+  gboolean busy = _es_window_waiting (self) || self->comparisons > 0
+                  || self->generation > self->answered_generation;
+
+  if (self->spinner == NULL)   /* disposed */
+    return;
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", _es_window_cancellable_work (self));
+  _es_window_update_progress (self);
+  if (busy != self->busy)
+    {
+      self->busy = busy;
+      g_object_notify (G_OBJECT (self), "busy");
+    }
+}
+
+static void
+on_task_done (GTask *task, GParamSpec *pspec, EsWindow *self)
+{
+  g_assert (ES_IS_WINDOW (self));
+
+  if (g_object_get_data (G_OBJECT (task), "es-comparison"))
+    self->comparisons--;
+  else
+    self->tasks--;
+  _es_window_update_busy (self);
+}
+
+void
+_es_window_track_task (EsWindow *self, GTask *task, gboolean comparison)
+{
+  if (comparison)
+    {
+      self->comparisons++;
+      g_object_set_data (G_OBJECT (task), "es-comparison", GINT_TO_POINTER (1));
+    }
+  else
+    self->tasks++;
+  _es_window_update_busy (self);
+  g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
+}
 
 /* Progress and cancel */
 
@@ -54,8 +122,6 @@ show_progress (EsWindow *self, gboolean show)
     return;
   if (show)
     self->progress_fraction = -2;   /* nothing on the bar yet */
-  /* The timings are of the result the work will replace: they make room. */
-  gtk_widget_set_visible (GTK_WIDGET (self->timings_revealer), !show);
   gtk_widget_set_visible (GTK_WIDGET (self->progress_revealer), TRUE);
   gtk_revealer_set_reveal_child (self->progress_revealer, show);
 }
@@ -178,4 +244,55 @@ _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *
   if (self->source == NULL)
     gtk_stack_set_visible_child_name (self->stack, "empty");
   _es_window_update_busy (self);
+}
+
+/* Read by the window's parts and by tests/test-ui*.c */
+
+gboolean
+es_window_get_busy (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), FALSE);
+  return self->busy;
+}
+
+EsSource *
+es_window_get_source (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->source;
+}
+
+EsCanvas *
+es_window_get_canvas (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->canvas;
+}
+
+const char *
+es_window_get_engine_description (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->engine_description;
+}
+
+EsWorker *
+es_window_get_worker (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->worker;
+}
+
+void
+es_window_set_progress_delay (EsWindow *self, guint ms)
+{
+  g_return_if_fail (ES_IS_WINDOW (self));
+  self->progress_delay_ms = ms;
+}
+
+const char *
+es_window_get_last_message (EsWindow *self)
+{
+  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
+  return self->last_message;
 }

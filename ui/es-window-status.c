@@ -3,6 +3,8 @@
  * ENTROSCOPE_DEBUG=timing log of how long a change takes to reach the screen. */
 #include "es-window-private.h"
 
+#include <math.h>
+
 #include "es-debug.h"
 #include "es-definitions.h"
 #include "es-settings.h"
@@ -159,15 +161,23 @@ _es_window_update_position (EsWindow *self)
                             : es_quantize_sample (gray, current_levels (self),
                                                   self->source->image.depth));
 
-  if (layer->view != ES_VIEW_ORIGINAL)
+  /* Every pane's value at the pointer: the grid's four views read at once. */
+  for (int i = 0; i < n; i++)
     {
-      double value = es_layer_value (layer, self->hover_x, self->hover_y);
       EsDisplay display;
       EsValueInfo info;
+      double value;
 
+      layer = es_window_get_layer (self, views[i]);
+      if (layer == NULL || layer->view == ES_VIEW_ORIGINAL)
+        continue;
+      value = es_layer_value (layer, self->hover_x, self->hover_y);
       _es_window_get_display (self, &display);
       es_layer_display_info (layer, &display, &info);
-      if (layer->result.values.format == ES_FORMAT_F32)
+      /* Masked out, or a window that counts nothing. */
+      if (isnan (value))
+        g_string_append_printf (text, "      %s no data", es_view_title (layer->view));
+      else if (layer->result.values.format == ES_FORMAT_F32)
         g_string_append_printf (text, "      %s %.4f %s", es_view_title (layer->view),
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1.0),
                                 info.units ? info.units : "");
@@ -183,6 +193,12 @@ _es_window_update_zoom_label (EsWindow *self)
   double percent = es_canvas_get_zoom (self->canvas) * 100;
   char label[32];
 
+  /* No image, no zoom to speak of. */
+  if (self->source == NULL)
+    {
+      gtk_menu_button_set_label (self->zoom_button, "–");
+      return;
+    }
   g_snprintf (label, sizeof label, percent < 10 ? "%.1f %%" : "%.0f %%", percent);
   gtk_menu_button_set_label (self->zoom_button, label);
 }
@@ -194,8 +210,13 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
 {
   g_autoptr (GString) text = g_string_new (es_view_title (layer->view));
   EsOp op;
+  EsView views[ES_CANVAS_MAX_PANES];
+  int n = _es_window_get_views (self, views);
+  const char *definition = NULL;
 
-  if (es_view_get_op (layer->view, &op))
+  if (info->definition[0])
+    g_string_append_printf (text, " · %s", info->definition);
+  else if (es_view_get_op (layer->view, &op))
     {
       g_autofree char *params = es_job_describe_params (&layer->job, " · ");
 
@@ -207,6 +228,22 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
   else
     g_string_append_printf (text, " · %d-bit", layer->source->image.depth);
   gtk_label_set_label (self->info_label, text->str);
+
+  /* Over the canvas: the definition of the entropy on screen (in the grid too). */
+  for (int i = 0; i < n && definition == NULL; i++)
+    {
+      EsLayer *pane = es_window_get_layer (self, views[i]);
+      EsDisplay display;
+      EsValueInfo pane_info;
+
+      if (pane == NULL || pane->job.op != ES_OP_ENTROPY)
+        continue;
+      _es_window_get_display (self, &display);
+      es_layer_display_info (pane, &display, &pane_info);
+      gtk_label_set_label (self->definition_label, pane_info.definition);
+      definition = gtk_label_get_label (self->definition_label);
+    }
+  gtk_widget_set_visible (GTK_WIDGET (self->definition_label), definition != NULL);
 }
 
 static gboolean

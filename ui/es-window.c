@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* EsWindow: settings in, jobs out to the worker, newest results in and on screen; the GObject itself.
- * Its other parts: es-window-status.c, es-window-open.c, es-window-export.c, es-window-compare.c. */
+ * Its other parts: es-window-status.c, -open.c, -export.c, -compare.c, -layout.c, -settings.c, -files.c. */
 #include "es-window-private.h"
 
 #include <math.h>
 
 #include "es-settings.h"
+#include "es-tools.h"
 
 enum {
   PROP_0,
@@ -32,82 +33,16 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (EsWindow, es_window, ADW_TYPE_APPLICATION_WINDOW,
 void
 _es_window_show_message (EsWindow *self, const char *message)
 {
+  g_autofree char *markup = g_markup_escape_text (message, -1);
   AdwToast *toast;
 
   g_free (self->last_message);
   self->last_message = g_strdup (message);
   if (self->toast_overlay == NULL)   /* disposed: a late export result */
     return;
-  toast = adw_toast_new (message);
+  toast = adw_toast_new (markup);
   adw_toast_set_timeout (toast, 6);
   adw_toast_overlay_add_toast (self->toast_overlay, toast);
-}
-
-/* Busy work: loading, computing the views, exporting, copying, comparing. */
-
-/* The views on screen are older than the settings and a result is coming. */
-static gboolean
-view_behind (EsWindow *self)
-{
-  return (self->source || self->pending_source) && self->generation > self->answered_generation
-         && self->generation > self->shown_generation;
-}
-
-/* Work the user waits for in this window (comparisons have their own). */
-gboolean
-_es_window_waiting (EsWindow *self)
-{
-  return self->loading_name || self->pending_source || view_behind (self) || self->tasks > 0;
-}
-
-/* What Escape and the overlay's Cancel button stop. */
-gboolean
-_es_window_cancellable_work (EsWindow *self)
-{
-  return self->loading_name || self->pending_source || view_behind (self);
-}
-
-void
-_es_window_update_busy (EsWindow *self)
-{
-  gboolean busy = _es_window_waiting (self) || self->comparisons > 0
-                  || self->generation > self->answered_generation;
-
-  if (self->spinner == NULL)   /* disposed */
-    return;
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", _es_window_cancellable_work (self));
-  _es_window_update_progress (self);
-  if (busy != self->busy)
-    {
-      self->busy = busy;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BUSY]);
-    }
-}
-
-static void
-on_task_done (GTask *task, GParamSpec *pspec, EsWindow *self)
-{
-  g_assert (ES_IS_WINDOW (self));
-
-  if (g_object_get_data (G_OBJECT (task), "es-comparison"))
-    self->comparisons--;
-  else
-    self->tasks--;
-  _es_window_update_busy (self);
-}
-
-void
-_es_window_track_task (EsWindow *self, GTask *task, gboolean comparison)
-{
-  if (comparison)
-    {
-      self->comparisons++;
-      g_object_set_data (G_OBJECT (task), "es-comparison", GINT_TO_POINTER (1));
-    }
-  else
-    self->tasks++;
-  _es_window_update_busy (self);
-  g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_task_done), self, 0);
 }
 
 /* What is shown */
@@ -115,7 +50,9 @@ _es_window_track_task (EsWindow *self, GTask *task, gboolean comparison)
 int
 _es_window_get_views (EsWindow *self, EsView *views)
 {
-  g_autofree char *nick = g_settings_get_string (self->settings, "view");
+  /* Parts set up in es_window_init ask before the settings arrive: the default view. */
+  g_autofree char *nick = self->settings ? g_settings_get_string (self->settings, "view")
+                                         : g_strdup ("entropy");
   EsView view;
 
   if (g_str_equal (nick, GRID_NICK))
@@ -125,8 +62,8 @@ _es_window_get_views (EsWindow *self, EsView *views)
 }
 
 /* The grid starts on its first heatmap (the entropy). */
-static int
-first_grid_heatmap (void)
+int
+_es_window_first_grid_heatmap (void)
 {
   EsView views[ES_CANVAS_MAX_PANES];
   int n = es_view_get_grid (views, ES_CANVAS_MAX_PANES);
@@ -171,6 +108,17 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
       const EsVariant *variant = *id ? es_variant_find (op, id) : NULL;
 
       job->variant = variant ? variant->id : NULL;
+    }
+  /* Quantize writes 8-bit levels: levels beyond 256 are the entropy's alone. */
+  if (op == ES_OP_QUANTIZE)
+    job->levels = MIN (job->levels, ES_FAST_LEVELS_MAX);
+  if (op == ES_OP_ENTROPY)
+    {
+      EsSource *source = _es_window_get_request_source (self);
+
+      es_sidebar_definition_get (es_sidebar_get_definition (self->sidebar),
+                                 source ? source->image.width : 0, source ? source->image.height : 0,
+                                 job);
     }
 }
 
@@ -238,7 +186,7 @@ send_request (gpointer data)
         add_item (request, self, views[i]);
       request->n_shown = request->n_items;
       /* The side panel's histograms need their views too. */
-      if (g_settings_get_boolean (self->settings, "show-sidebar"))
+      if (_es_window_get_panel_shown (self))
         for (int view = 0; view < ES_N_VIEWS; view++)
           if (es_view_has_histogram (view))
             add_item (request, self, view);
@@ -307,12 +255,15 @@ refresh_view (EsWindow *self)
       if (panes[i].layer == NULL)
         return;
       es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
+      es_tools_adjust_scale (self->tools, views[i], &panes[i].scale);
     }
   es_canvas_set_panes (self->canvas, panes, n);
+  es_tools_views_changed (self->tools);
   gtk_stack_set_visible_child_name (self->stack, "canvas");
 
   active = panes[MIN (es_canvas_get_active_pane (self->canvas), n - 1)].layer;
   es_layer_display_scale (active, &display, &scale);
+  es_tools_adjust_scale (self->tools, active->view, &scale);
   es_layer_display_info (active, &display, &info);
   _es_window_update_job_label (self, active, &info);
   es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.units,
@@ -324,7 +275,14 @@ refresh_view (EsWindow *self)
                              es_window_get_layer (self, ES_VIEW_EQUALIZED),
                              display.colormap, display.reversed);
   update_variants (self);
+  _es_window_update_actions (self);
   _es_window_update_position (self);
+}
+
+void
+_es_window_refresh (EsWindow *self)
+{
+  refresh_view (self);
 }
 
 /* The image on screen and the one being opened */
@@ -362,7 +320,9 @@ _es_window_show_source (EsWindow *self, EsSource *source)
       _es_window_forget_timings (self);
     }
   _es_window_apply_max_pixels (self);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", TRUE);
+  _es_window_update_actions (self);
+  es_sidebar_definition_set_image_size (es_sidebar_get_definition (self->sidebar),
+                                        source->image.width, source->image.height);
   adw_window_title_set_title (self->window_title, source->name);
   title = g_strdup_printf ("%s — Entroscope", source->name);
   gtk_window_set_title (GTK_WINDOW (self), title);
@@ -431,12 +391,10 @@ on_response (EsResponse *response, gpointer user_data)
     {
       if (!has_views (self, response))
         {
-          g_autofree char *message = g_strdup_printf ("Could not show “%s”: %s",
-                                                      response->source->name,
-                                                      response->error ? response->error
-                                                                      : "its views failed");
+          g_autofree char *summary = g_strdup_printf ("Could not show “%s”", response->source->name);
 
-          _es_window_show_message (self, message);
+          _es_window_show_error (self, summary,
+                                 response->error ? response->error : "its views failed");
           g_clear_pointer (&self->pending_source, es_source_unref);
           _es_window_update_subtitle (self);
           _es_window_apply_max_pixels (self);
@@ -477,81 +435,13 @@ on_response (EsResponse *response, gpointer user_data)
       self->shown[layer->view] = es_layer_ref (layer);
     }
   if (response->error)
-    _es_window_show_message (self, response->error);
+    _es_window_show_error (self, "Could not compute the view", response->error);
   if (response->notice)
     _es_window_show_message (self, response->notice);
   refresh_view (self);
   _es_window_watch_next_paint (self);
   es_response_free (response);
   _es_window_update_busy (self);
-}
-
-/* Zoom */
-
-static void
-zoom_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-  EsWindow *self = ES_WINDOW (widget);
-
-  g_assert (ES_IS_WINDOW (self));
-  if (g_str_equal (action_name, "win.zoom-in"))
-    es_canvas_zoom_in (self->canvas);
-  else if (g_str_equal (action_name, "win.zoom-out"))
-    es_canvas_zoom_out (self->canvas);
-  else if (g_str_equal (action_name, "win.zoom-fit"))
-    es_canvas_zoom_fit (self->canvas);
-  else
-    es_canvas_set_zoom (self->canvas, g_variant_get_double (parameter));
-}
-
-/* Settings */
-
-static void
-on_settings_changed (GSettings *settings, const char *key, EsWindow *self)
-{
-  g_autoptr (GVariant) value = g_settings_get_value (settings, key);
-  g_autofree char *printed = g_variant_print (value, FALSE);
-  g_autofree char *what = g_strdup_printf ("%s=%s", key, printed);
-  EsParamId param;
-
-  g_assert (ES_IS_WINDOW (self));
-  if (g_str_equal (key, "colormap") || g_str_equal (key, "reversed")
-      || g_str_equal (key, "range") || g_str_equal (key, "units"))
-    {
-      /* How results are shown needs no new job: the canvas recolours only
-       * what is visible, from the values it has. */
-      _es_window_log_change (self, 0, what);
-      refresh_view (self);
-      _es_window_watch_next_paint (self);
-    }
-  else if (g_str_equal (key, "view"))
-    {
-      es_canvas_set_active_pane (self->canvas, first_grid_heatmap ());
-      refresh_view (self);
-      _es_window_schedule_update (self, what);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VIEW]);
-    }
-  else if (g_str_equal (key, "show-sidebar"))
-    {
-      _es_window_schedule_update (self, what);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_SIDEBAR]);
-    }
-  else if (g_str_equal (key, "show-timings"))
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_SHOW_TIMINGS]);
-  else if (g_str_equal (key, "backend"))
-    {
-      _es_window_schedule_update (self, what);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BACKEND]);
-    }
-  else if (g_str_has_prefix (key, "variant-"))
-    {
-      _es_window_schedule_update (self, what);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
-    }
-  else if (es_param_from_name (key, &param))
-    _es_window_schedule_update (self, what);
-  else if (g_str_equal (key, "max-pixels"))
-    _es_window_apply_max_pixels (self);
 }
 
 static char *
@@ -602,55 +492,6 @@ es_window_get_view_nicks (void)
   return nicks;
 }
 
-gboolean
-es_window_get_busy (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), FALSE);
-  return self->busy;
-}
-
-EsSource *
-es_window_get_source (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
-  return self->source;
-}
-
-EsCanvas *
-es_window_get_canvas (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
-  return self->canvas;
-}
-
-const char *
-es_window_get_engine_description (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
-  return self->engine_description;
-}
-
-EsWorker *
-es_window_get_worker (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
-  return self->worker;
-}
-
-void
-es_window_set_progress_delay (EsWindow *self, guint ms)
-{
-  g_return_if_fail (ES_IS_WINDOW (self));
-  self->progress_delay_ms = ms;
-}
-
-const char *
-es_window_get_last_message (EsWindow *self)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (self), NULL);
-  return self->last_message;
-}
-
 static void
 on_active_pane (EsCanvas *canvas, GParamSpec *pspec, EsWindow *self)
 {
@@ -668,6 +509,7 @@ es_window_close_request (GtkWindow *window)
   g_settings_set_int (self->settings, "window-width", width);
   g_settings_set_int (self->settings, "window-height", height);
   g_settings_set_boolean (self->settings, "window-maximized", gtk_window_is_maximized (window));
+  _es_window_export_close (self);
   return GTK_WINDOW_CLASS (es_window_parent_class)->close_request (window);
 }
 
@@ -686,18 +528,20 @@ es_window_constructed (GObject *object)
   es_sidebar_bind (self->sidebar, self->settings);
   es_settings_bind_choice (self->settings, "view", self->view_dropdown,
                            es_window_get_view_nicks ());
-  g_settings_bind (self->settings, "show-sidebar", self->flap, "reveal-flap", G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind (self->settings, "show-timings", self->timings_revealer, "reveal-child",
+  g_settings_bind (self->settings, "show-timings", self->timings_group, "visible",
                    G_SETTINGS_BIND_GET);
-  g_signal_connect_object (self->settings, "changed", G_CALLBACK (on_settings_changed), self, 0);
+  _es_window_layout_bind (self);
+  _es_window_files_bind (self);
+  g_signal_connect_object (self->settings, "changed", G_CALLBACK (_es_window_on_settings_changed), self, 0);
 
   /* The property actions read their state again, now from the settings. */
   for (int i = PROP_VIEW; i <= PROP_SHOW_SIDEBAR; i++)
     g_object_notify_by_pspec (object, properties[i]);
 
   _es_window_apply_max_pixels (self);
-  es_canvas_set_active_pane (self->canvas, first_grid_heatmap ());
+  es_canvas_set_active_pane (self->canvas, _es_window_first_grid_heatmap ());
   update_variants (self);
+  _es_window_update_actions (self);
   _es_window_update_zoom_label (self);
 }
 
@@ -729,7 +573,7 @@ es_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
       g_value_set_boolean (value, g_settings_get_boolean (self->settings, "show-timings"));
       break;
     case PROP_SHOW_SIDEBAR:
-      g_value_set_boolean (value, g_settings_get_boolean (self->settings, "show-sidebar"));
+      g_value_set_boolean (value, _es_window_get_panel_shown (self));
       break;
     case PROP_BUSY:
       g_value_set_boolean (value, self->busy);
@@ -748,7 +592,7 @@ es_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
   switch (prop_id)
     {
     case PROP_SETTINGS:
-      self->settings = g_value_dup_object (value);
+      _es_window_settings_create (self, g_value_get_object (value));
       break;
     case PROP_VIEW:
       g_settings_set_string (self->settings, "view", g_value_get_string (value));
@@ -768,7 +612,7 @@ es_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       g_settings_set_boolean (self->settings, "show-timings", g_value_get_boolean (value));
       break;
     case PROP_SHOW_SIDEBAR:
-      g_settings_set_boolean (self->settings, "show-sidebar", g_value_get_boolean (value));
+      _es_window_set_panel_shown (self, g_value_get_boolean (value));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -781,6 +625,7 @@ es_window_dispose (GObject *object)
   EsWindow *self = ES_WINDOW (object);
 
   g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->tools);
   if (self->load_cancellable)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
@@ -797,6 +642,7 @@ es_window_dispose (GObject *object)
   g_clear_pointer (&self->source, es_source_unref);
   g_clear_pointer (&self->pending_source, es_source_unref);
   _es_window_forget_timings (self);
+  _es_window_settings_dispose (self);
   gtk_widget_dispose_template (GTK_WIDGET (self), ES_TYPE_WINDOW);
   G_OBJECT_CLASS (es_window_parent_class)->dispose (object);
 }
@@ -810,9 +656,9 @@ es_window_finalize (GObject *object)
   g_string_free (self->changes, TRUE);
   g_free (self->engine_description);
   g_free (self->last_message);
+  g_free (self->last_error);
   g_free (self->loading_name);
   g_clear_object (&self->cancellable);
-  g_clear_object (&self->settings);
   G_OBJECT_CLASS (es_window_parent_class)->finalize (object);
 }
 
@@ -855,9 +701,11 @@ es_window_class_init (EsWindowClass *klass)
   g_type_ensure (ES_TYPE_CANVAS);
   g_type_ensure (ES_TYPE_COLORBAR);
   g_type_ensure (ES_TYPE_SIDEBAR);
-  g_type_ensure (ES_TYPE_TIMINGS);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-window.ui");
   gtk_widget_class_bind_template_child (widget_class, EsWindow, toast_overlay);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, error_revealer);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, error_label);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, recent_menu);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, view_dropdown);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, spinner);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, window_title);
@@ -865,8 +713,6 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsWindow, flap);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, stack);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, canvas);
-  gtk_widget_class_bind_template_child (widget_class, EsWindow, timings_revealer);
-  gtk_widget_class_bind_template_child (widget_class, EsWindow, timings);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_revealer);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_title);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, progress_detail);
@@ -875,6 +721,7 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsWindow, position_label);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, notice_label);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, info_label);
+  gtk_widget_class_bind_template_child (widget_class, EsWindow, definition_label);
   gtk_widget_class_bind_template_child (widget_class, EsWindow, sidebar);
   gtk_widget_class_bind_template_callback (widget_class, on_active_pane);
   _es_window_class_status_init (klass);
@@ -882,33 +729,26 @@ es_window_class_init (EsWindowClass *klass)
   _es_window_class_open_init (klass);
   _es_window_class_export_init (klass);
   _es_window_class_compare_init (klass);
+  _es_window_class_layout_init (klass);
+  _es_window_class_settings_init (klass);
+  _es_window_class_files_init (klass);
   gtk_widget_class_install_action (widget_class, "win.cancel", NULL, _es_window_cancel_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom-in", NULL, zoom_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom-out", NULL, zoom_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom", "d", zoom_action);
   gtk_widget_class_install_property_action (widget_class, "win.view", "view");
   gtk_widget_class_install_property_action (widget_class, "win.backend", "backend");
   gtk_widget_class_install_property_action (widget_class, "win.variant", "variant");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
   gtk_widget_class_install_property_action (widget_class, "win.show-sidebar", "show-sidebar");
 
-  /* Plain keys act only when no text field has the focus (they bubble up
-   * from the focus widget); their Ctrl forms are application accelerators. */
   /* Escape stops the computation or the opening waited for (the action is
    * disabled otherwise, so Escape goes on to whatever else wants it). */
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_0, 0, "win.zoom-fit", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_0, 0, "win.zoom-fit", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, 0, "win.zoom", "d", 1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_1, 0, "win.zoom", "d", 1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_2, 0, "win.zoom", "d", 2.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_2, 0, "win.zoom", "d", 2.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_plus, 0, "win.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_equal, 0, "win.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Add, 0, "win.zoom-in", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_minus, 0, "win.zoom-out", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_KP_Subtract, 0, "win.zoom-out", NULL);
+}
+
+/* The entropy definition's keys, mask or footprint changed. */
+static void
+on_definition_changed (EsSidebarDefinition *definition, const char *what, EsWindow *self)
+{
+  _es_window_schedule_update (self, what);
 }
 
 static void
@@ -918,6 +758,8 @@ es_window_init (EsWindow *self)
   g_autofree char *tooltip = NULL;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  self->timings = es_sidebar_get_timings (self->sidebar);
+  self->timings_group = es_sidebar_get_timings_group (self->sidebar);
 
   /* The view switcher: every view, then the grid, in the order of
    * es_window_get_view_nicks () and of the Alt+digit accelerators. */
@@ -936,6 +778,14 @@ es_window_init (EsWindow *self)
   self->changes = g_string_new (NULL);
   _es_window_status_init (self);
   _es_window_open_init (self);
+  _es_window_layout_init (self);
+  _es_window_files_init (self);
+  self->tools = es_window_install_inspection_tools (self);
+
+  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed",
+                           G_CALLBACK (on_definition_changed), self, 0);
+  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "message",
+                           G_CALLBACK (_es_window_show_message), self, G_CONNECT_SWAPPED);
 
   self->worker = es_worker_new (on_response, self);
   _es_window_schedule_update (self, "start");

@@ -215,6 +215,18 @@ ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice, char **f
   return TRUE;
 }
 
+/* The window sets only the fields its choices use (es_sidebar_definition_get);
+ * the mask and footprint are the same when they are the same images. */
+static gboolean
+same_definition (const EsEntropyDefinition *a, const EsEntropyDefinition *b)
+{
+  return a->shape == b->shape && a->height == b->height && a->width == b->width
+         && a->radius == b->radius && a->footprint == b->footprint && a->border == b->border
+         && a->border_value == b->border_value && a->binning == b->binning
+         && a->range_lo == b->range_lo && a->range_hi == b->range_hi
+         && a->normalized == b->normalized && a->mask == b->mask;
+}
+
 static gboolean
 same_job (const EsJob *a, const EsJob *b, gboolean ignore_variant)
 {
@@ -223,7 +235,7 @@ same_job (const EsJob *a, const EsJob *b, gboolean ignore_variant)
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_job_get_param (a, id) != es_job_get_param (b, id))
       return FALSE;
-  return TRUE;
+  return same_definition (&a->definition, &b->definition);
 }
 
 /* Whether a request has a job (view, image, backend, job) among its items. */

@@ -51,6 +51,16 @@ es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError 
   return memory;
 }
 
+/* es_sample_to_u8_max without a division, so that the row loops vectorize:
+ * with a = 510 v + maxval < 2^26 and b = 2 maxval < 2^18, a / b is
+ * (a · ⌈2^49 / b⌉) >> 49 exactly (the error a · (⌈2^49 / b⌉ · b − 2^49) / b
+ * stays below 2^49 / b). */
+static inline uint8_t
+view_sample (uint32_t v, uint32_t maxval, uint64_t reciprocal)
+{
+  return (uint8_t) (((uint64_t) (v * 510u + maxval) * reciprocal) >> 49);
+}
+
 /* Called once per row from every operation, so an ifunc call per row costs
  * nothing next to the loop; the clones are what make the loops vectorize. */
 ES_HOT void
@@ -58,6 +68,8 @@ es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *ds
 {
   int w = in->width;
   int depth = in->depth;
+  uint32_t maxval = es_image_maxval (in);
+  uint64_t reciprocal = ((uint64_t) 1 << 49) / (2u * maxval) + 1;
 
   if (in->format == ES_FORMAT_U8)
     {
@@ -71,7 +83,7 @@ es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *ds
           dst[x] = (uint8_t) ((uint16_t) (src[x] * (uint16_t) levels) >> depth);
       else
         for (int x = 0; x < w; x++)
-          dst[x] = es_sample_to_u8 (src[x], depth);
+          dst[x] = view_sample (src[x], maxval, reciprocal);
     }
   else
     {
@@ -84,6 +96,6 @@ es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *ds
           dst[x] = (uint8_t) es_quantize_sample (src[x], levels, depth);
       else
         for (int x = 0; x < w; x++)
-          dst[x] = es_sample_to_u8 (src[x], depth);
+          dst[x] = view_sample (src[x], maxval, reciprocal);
     }
 }

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define ES_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
+#define ES_MAX_COUNT (ES_FAST_WINDOW_MAX * ES_FAST_WINDOW_MAX)
 
 /* Rows copied for the vector loops run on to a multiple of this many bytes. */
 #define ES_PAD 32
@@ -162,3 +162,8 @@ bool es_cpu_entropy_columns (const EsJob *job, const EntropyTables *t, const EsI
 bool es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                              EsControl *control, EsError *error);
 #endif
+
+/* entropy-general.c: every definition the methods above do not take (shapes,
+ * borders, binnings, more levels, masks, normalized units). */
+bool es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control,
+                             EsError *error);

@@ -307,7 +307,9 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   bool ok;
 
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height);
-  assert (job->window % 2 == 1 && job->window <= ES_WINDOW_MAX && job->levels <= ES_LEVELS_MAX);
+  if (!es_job_is_default_definition (job))
+    return es_cpu_entropy_general (job, in, out, control, error);
+  assert (job->window % 2 == 1 && job->window <= ES_FAST_WINDOW_MAX && job->levels <= ES_FAST_LEVELS_MAX);
   method = es_cpu_entropy_method (in->width, job->window, job->levels);
   tables = malloc (sizeof *tables);
   if (tables == NULL)

@@ -104,7 +104,7 @@ ES_HOT_DECL void es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int le
 static inline bool
 es_cpu_map_is_identity (const EsImage *in, EsCpuMap kind)
 {
-  return in->format == ES_FORMAT_U8 && (in->levels || (kind == ES_CPU_MAP_VIEW && in->depth == 8));
+  return in->format == ES_FORMAT_U8 && (in->levels || (kind == ES_CPU_MAP_VIEW && es_image_maxval (in) == 255));
 }
 
 /* Row y mapped to u8: the input's own row when it already is one, else
@@ -130,7 +130,7 @@ typedef struct {
   size_t stride;
   int size;
   int next;                             /* the next row to map */
-  const uint8_t *rows[ES_WINDOW_MAX + 1];
+  const uint8_t *rows[ES_FAST_WINDOW_MAX + 1];
 } EsCpuRing;
 
 /* Starts a band at row `first`; nothing mapped for an earlier band is

@@ -133,14 +133,15 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
 
       if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
         ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
-      ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (cuda->band_in[s].ptr, f->in_pitch,
-                                            (const char *) m->in->pixels + (size_t) iy0 * m->in->stride,
-                                            m->in->stride, m->in_row, (size_t) (iy1 - iy0),
-                                            cudaMemcpyHostToDevice, up), "band upload", error);
+      if (!es_cuda_upload_2d (cuda, cuda->band_in[s].ptr, f->in_pitch,
+                              (const char *) m->in->pixels + (size_t) iy0 * m->in->stride, m->in->stride,
+                              m->in_row, (size_t) (iy1 - iy0), up, "band upload", error))
+        return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
       ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
 
       band.height = iy1 - iy0;
+      band.y_origin = iy0;
       band.in = cuda->band_in[s].ptr;
       band.lev = (uint8_t *) cuda->band_lev[s].ptr;
       band.out = cuda->band_out[s].ptr;

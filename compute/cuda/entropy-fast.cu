@@ -513,7 +513,7 @@ entropy_bins_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int wi
 /* Steps a row's words are loaded ahead: enough updates to cover a load from
  * memory (a few hundred cycles) between issue and use. */
 #define COUNTS_PREFETCH(k) ((k) <= 5 ? 4 : (k) <= 9 ? 2 : 1)
-#define COUNTS_SMEM_MAX (ES_LEVELS_MAX * 256 + (ES_CUDA_MAX_COUNT + 1) * 4)
+#define COUNTS_SMEM_MAX (ES_FAST_LEVELS_MAX * 256 + (ES_CUDA_MAX_COUNT + 1) * 4)
 
 template <int K>
 static __global__ void __launch_bounds__ (COUNTS_BLOCK, 6)
@@ -844,10 +844,14 @@ es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob
   return true;
 }
 
-/* The fast variant and its transfer lessons: every row at once. */
+/* The fast variant and its transfer lessons: every row at once. A border
+ * mode other than clip is clip on a padded frame (EsCudaOp.frame_pad);
+ * bands are not padded, and take the general kernel for it. */
 bool
 es_cuda_entropy_fast (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
 {
+  if (job->definition.border != ES_BORDER_CLIP && frame->pad == 0)
+    return es_cuda_entropy_general (cuda, frame, job, error);
   return es_cuda_entropy_launch_rows (cuda, frame, job, 0, frame->height, 0, frame->height, error);
 }
 

@@ -21,3 +21,7 @@ bool es_cuda_entropy_fast (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *
 bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first,
                                   int y_last, int q_first, int q_last, EsError *error);
 bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
+
+/* entropy-general.cu: every definition (EsEntropyDefinition), and its table. */
+bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
+bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);

@@ -95,7 +95,7 @@ entropy_histogram_kernel (const uint8_t *lev, size_t lev_pitch, int width, int h
                           void *out, size_t out_pitch)
 {
   int x = blockIdx.x * blockDim.x + threadIdx.x;
-  uint16_t count[ES_LEVELS_MAX];
+  uint16_t count[ES_FAST_LEVELS_MAX];
 
   if (x >= width)
     return;
@@ -251,8 +251,8 @@ entropy_tile_kernel (const uint8_t *__restrict__ lev, size_t lev_pitch, int widt
 /* The most dynamic shared memory a table or tile kernel asks for: 256
  * levels of counts, the 31×31 table and the largest tile. */
 #define TABLE_SMEM_MAX                                                         \
-  (ES_LEVELS_MAX * TABLE_THREADS * 4 + (ES_CUDA_MAX_COUNT + 1) * 4             \
-   + (TABLE_W + ES_WINDOW_MAX - 1) * (TABLE_H + ES_WINDOW_MAX - 1))
+  (ES_FAST_LEVELS_MAX * TABLE_THREADS * 4 + (ES_CUDA_MAX_COUNT + 1) * 4        \
+   + (TABLE_W + ES_FAST_WINDOW_MAX - 1) * (TABLE_H + ES_FAST_WINDOW_MAX - 1))
 
 static size_t
 table_smem (int levels, int window, bool table, bool tile)

@@ -7,10 +7,53 @@
 static bool
 entropy_init (EsCuda *cuda, EsError *error)
 {
-  return es_cuda_entropy_teaching_init (cuda, error) && es_cuda_entropy_fast_init (cuda, error);
+  return es_cuda_entropy_teaching_init (cuda, error) && es_cuda_entropy_fast_init (cuda, error)
+         && es_cuda_entropy_general_init (cuda, error);
 }
 
 /* ---- the operation --------------------------------------------------------- */
+
+/* The teaching kernels compute today's definition only (their tables stop
+ * at 31×31 and 256 levels); the engine gives every other job to "general"
+ * (es_variant_for_job). */
+static const char *
+default_definition_only (const EsJob *job)
+{
+  return es_job_is_default_definition (job)
+           ? NULL
+           : "computes only the default definition (a square window up to 31×31, clipped, depth binning up to "
+             "256 levels, nats, no mask)";
+}
+
+/* The default definition under any border mode: clip at the image's edge,
+ * the other modes as clip on a frame padded by that mode. */
+static bool
+default_but_border (const EsJob *job)
+{
+  EsJob clipped = *job;
+
+  clipped.definition.border = ES_BORDER_CLIP;
+  return es_job_is_default_definition (&clipped);
+}
+
+static const char *
+square_depth_any_border (const EsJob *job)
+{
+  return default_but_border (job) ? NULL
+                                  : "computes a square window up to 31×31 with depth binning up to 256 levels, "
+                                    "in nats, without a mask (any border mode)";
+}
+
+/* EsCudaOp.frame_pad: the fast kernels, one shot, with a border mode other
+ * than clip run on the image padded by half the window. */
+static int
+entropy_frame_pad (const EsJob *job, const EsVariant *variant)
+{
+  if (variant->launch != es_cuda_entropy_fast || variant->transfer == ES_TRANSFER_STREAMS
+      || job->definition.border == ES_BORDER_CLIP || !default_but_border (job))
+    return 0;
+  return job->window / 2;
+}
 
 /* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window
  * (DESIGN.md §1). The table variants and the general path of "fast" sum
@@ -24,37 +67,37 @@ static const EsVariant entropy_variants[] = {
     "For every level the thread scans its whole window again in global memory, so a 5×5 window "
     "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on.",
     "Classroom local-entropy exercise (one loop per level)",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_naive },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_naive, default_definition_only },
   { "per-thread-histogram", "Per-thread histogram in local memory",
     "Each thread counts its window once into a private array in local memory, trading space for "
     "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
     "addresses of slow, cached DRAM-backed memory.",
     "NVIDIA CUDA C++ Programming Guide, §Local memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_per_thread_histogram },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_per_thread_histogram, default_definition_only },
   { "log-table-global", "c·ln c table in global memory",
     "Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
     "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
     "table, because the L1 cache serves a warp's different entries from one or two cache lines.",
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only },
   { "log-table-constant", "c·ln c table in constant memory",
     "The same table in __constant__ memory: one address per warp would be a broadcast, but each "
     "thread looks up its own count, the constant cache serves the different addresses one after "
     "another, and the kernel runs about 30% slower than with the table in global or shared memory.",
     "NVIDIA CUDA C++ Programming Guide, §Constant memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant, default_definition_only },
   { "log-table-shared", "c·ln c table in shared memory",
     "The same table copied into shared memory by each block: 32 banks serve a warp's different "
     "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
     "L1-cached global table, well ahead of constant memory).",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_shared },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_shared, default_definition_only },
   { "shared-tile", "Shared-memory tile with halo",
     "As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
     "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
     "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss.",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile, default_definition_only },
   { "fast", "Fast: pair counters in registers, sliding windows",
     "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
     "columns of a window row, the window slides down the image one row in and one out (rows loaded "
@@ -63,24 +106,31 @@ static const EsVariant entropy_variants[] = {
     "histograms (up to 16 levels) or per-thread counts in shared memory.",
     "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank; "
     "Perreault & Hébert, Median Filtering in Constant Time (2007)",
-    true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast },
+    true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast, square_depth_any_border },
   { "streams-overlap", "Fast kernel, transfers overlapped in streams",
     "The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
     "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
     "time drops below upload + download (the kernel time is the sum of the bands).",
     "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation",
-    false, ES_TRANSFER_STREAMS, es_cuda_entropy_fast },
+    false, ES_TRANSFER_STREAMS, es_cuda_entropy_fast, default_definition_only },
   { "pageable-transfers", "Fast kernel, pageable host memory",
     "The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
     "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
     "below the speed of DMA from page-locked memory.",
     "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory",
-    false, ES_TRANSFER_PAGEABLE, es_cuda_entropy_fast },
+    false, ES_TRANSFER_PAGEABLE, es_cuda_entropy_fast, square_depth_any_border },
   { "per-call-alloc", "Fast kernel, buffers allocated per call",
     "The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
     "and cudaFree synchronize and cost far more than the kernel (the time shows in upload and download).",
     "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation",
-    false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast },
+    false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast, square_depth_any_border },
+  { "general", "General: every window shape, border, binning and mask",
+    "Each thread slides its own histogram along a run of pixels of one row: per step, one pixel in and "
+    "one out for each row span of the window (any shape), borders by index mapping, bins from a table "
+    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point. It runs "
+    "every definition, and the jobs that the other variants cannot.",
+    "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, NULL },
 };
 
 const EsCudaOp es_cuda_entropy = {
@@ -92,4 +142,5 @@ const EsCudaOp es_cuda_entropy = {
   .reduce_band = NULL,
   .combine = NULL,
   .apply_band = NULL,
+  .frame_pad = entropy_frame_pad,
 };

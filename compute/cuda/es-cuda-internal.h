@@ -10,13 +10,14 @@
 
 /* Every device row holds whole vectors of 16 samples (the row is padded), so
  * that kernels can load and store 16 samples at a time without a ragged
- * tail; the padding is computed on and never downloaded. */
+ * tail; the padding is zero on upload (es_cuda_upload_2d), computed on and
+ * never downloaded. */
 #define ES_CUDA_VECTOR 16
 
-/* Entropy tables cover every window up to 31×31. Sums of c·ln c are kept as
+/* Entropy tables cover every window of the fast kernels, up to 31×31. Sums of c·ln c are kept as
  * uint32 scaled by 2^19: 961·ln 961·2^19 ≈ 3.46e9 fits, sliding updates are
  * exact, and each entry's rounding (2^-20) stays far below the 1e-5 budget. */
-#define ES_CUDA_MAX_COUNT (ES_WINDOW_MAX * ES_WINDOW_MAX)
+#define ES_CUDA_MAX_COUNT (ES_FAST_WINDOW_MAX * ES_FAST_WINDOW_MAX)
 #define ES_CUDA_FIX_BITS 19
 /* The fast entropy kernel handles windows up to 7×7 (and 16 levels). It
  * counts levels 2i and 2i+1 in one pair counter c_even + (k²+1)·c_odd, which
@@ -77,6 +78,10 @@ struct EsCuda {
   EsCudaBuffer band_in[ES_CUDA_BAND_SLOTS], band_lev[ES_CUDA_BAND_SLOTS], band_out[ES_CUDA_BAND_SLOTS];
   EsCudaTables *tables;           /* device */
   unsigned long long *histogram;  /* device: 256 bins, then the blocks-done counter */
+  /* The general entropy kernel's buffers (entropy-general.cu): its c ln c
+   * table, the bin of every sample value, the window's spans, the mask rows
+   * of a frame, the frame's bins and the threads' counts. */
+  EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
   uint8_t *lut;                   /* device: 256 entries */
   bool broken;
   /* ES_CUDA_FAULT, read at open; each fires once. */
@@ -90,7 +95,13 @@ typedef struct EsCudaFrame {
   int vectors;            /* ES_CUDA_VECTOR-sample vectors per padded row */
   EsFormat in_format;     /* ES_FORMAT_U8 or ES_FORMAT_U16 */
   int depth;              /* significant bits of a sample */
+  uint32_t maxval;        /* full scale (es_image_maxval), for the 8-bit view */
   int levels;             /* the job's levels, or the input's own for a levels image */
+  EsBinner binner;        /* entropy: how samples become bins (es_binner_init) */
+  int y_origin;           /* the image row of the frame's first row (bands) */
+  /* Border pixels on every side (EsCudaOp.frame_pad): the frame is the
+   * image padded by them, and transfers move its interior only. */
+  int pad;
   bool is_levels;         /* the samples are levels already */
   const void *in;
   size_t in_pitch;
@@ -163,6 +174,20 @@ typedef struct EsMove {
   bool in_direct, out_direct;
 } EsMove;
 
+/* Uploads `rows` rows of row_bytes into device rows of `pitch` bytes and
+ * zeroes each row's padding: every device row is whole vectors, and the
+ * kernels read the padding (never using its values, but reading memory that
+ * nothing wrote is a bug of its own). Every upload goes through this or
+ * copies whole padded rows from zeroed staging. */
+bool es_cuda_upload_2d (EsCuda *cuda, void *device, size_t pitch, const void *host, size_t stride,
+                        size_t row_bytes, size_t rows, cudaStream_t stream, const char *what, EsError *error);
+
+/* Fills the frame's pad (frame->pad pixels on every side of the image in
+ * its input) as `border` says, the constant with `value`, and zeroes each
+ * row's padding (border.cu). */
+bool es_cuda_fill_border (EsCuda *cuda, const EsCudaFrame *frame, EsBorder border, uint32_t value,
+                          EsError *error);
+
 /* The variant's kernels on a frame whose input is on the device, after the
  * injected launch fault, if one is due. */
 bool es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFrame *frame, const EsJob *job,
@@ -193,7 +218,7 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
   {                                                                                       \
     .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false,  \
     .init = NULL, .launch_rows = NULL, .reduce_band = NULL, .combine = NULL,              \
-    .apply_band = NULL,                                                                   \
+    .apply_band = NULL, .frame_pad = NULL,                                                \
   }
 
 /* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
@@ -208,12 +233,13 @@ typedef struct {
   int levels;
   int depth;
   int is_levels;
+  uint32_t maxval;
 } EsSampleMap;
 
 static inline EsSampleMap
 es_cuda_sample_map (const EsCudaFrame *frame)
 {
-  EsSampleMap map = { frame->levels, frame->depth, frame->is_levels ? 1 : 0 };
+  EsSampleMap map = { frame->levels, frame->depth, frame->is_levels ? 1 : 0, frame->maxval };
   return map;
 }
 
@@ -227,13 +253,21 @@ es_dev_level (uint32_t v, EsSampleMap map)
   return min (level, (uint32_t) map.levels - 1u);
 }
 
-/* es_sample_to_u8, or the level itself for a levels image. */
+/* es_sample_to_u8_max, or the level itself for a levels image. */
 static __device__ __forceinline__ uint32_t
 es_dev_view (uint32_t v, EsSampleMap map)
 {
   if (map.is_levels)
     return v & 0xffu;
-  return (map.depth >= 8 ? v >> (map.depth - 8) : v << (8 - map.depth)) & 0xffu;
+  return es_sample_to_u8_max (v, map.maxval);
+}
+
+/* Whether the 8-bit view of every sample is the sample itself (8-bit full
+ * scale, or levels): then kernels may skip es_dev_view on packed bytes. */
+static __device__ __forceinline__ bool
+es_dev_view_is_identity (EsSampleMap map)
+{
+  return map.is_levels || map.maxval == 255u;
 }
 
 /* 1.5 · 2^23: a float in [2^23, 2^24) has a unit last place, so adding it

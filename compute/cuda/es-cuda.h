@@ -52,6 +52,10 @@ struct EsCudaOp {
   bool (*reduce_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
   void (*combine) (const uint64_t bins[256], uint64_t pixels, uint8_t table[256]);
   bool (*apply_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
+  /* Pixels of border to pad the frame with on every side (0: none) when
+   * `variant` computes `job`'s border mode as clip on a padded frame (the
+   * frame's pad, filled by es_cuda_fill_border); NULL: never. */
+  int (*frame_pad) (const EsJob *job, const EsVariant *variant);
 };
 
 extern const EsCudaOp es_cuda_quantize;
@@ -74,6 +78,10 @@ bool es_cuda_is_broken (EsCuda *cuda);
  * es_cuda_host_free is the image's release function. */
 void *es_cuda_host_alloc (EsCuda *cuda, size_t bytes, EsError *error);
 void es_cuda_host_free (void *pixels);
+/* Page-locks plain memory in place (false, and nothing changed, when it
+ * is page-locked already or CUDA refuses), and undoes it. */
+bool es_cuda_host_register (EsCuda *cuda, void *pixels, size_t bytes);
+void es_cuda_host_unregister (void *pixels);
 
 /* es_engine_floor on this device. */
 bool es_cuda_floor (EsCuda *cuda, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,

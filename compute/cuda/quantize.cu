@@ -58,7 +58,7 @@ static const EsVariant quantize_variants[] = {
     "Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
     "store per 16 pixels, the kernel runs at the speed of a copy.",
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access to global memory",
-    true, ES_TRANSFER_DEFAULT, launch_elementwise },
+    true, ES_TRANSFER_DEFAULT, launch_elementwise, NULL },
 };
 
 const EsCudaOp es_cuda_quantize = ES_CUDA_OP_VARIANTS_ONLY (quantize_variants);

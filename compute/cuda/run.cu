@@ -79,9 +79,25 @@ image_bytes (const EsImage *image, size_t row_bytes)
   return (size_t) (image->height - 1) * image->stride + row_bytes;
 }
 
+/* Rows of row_bytes from a host image into device rows of `pitch` bytes,
+ * the padding after each row set to zero: the kernels read whole 16-sample
+ * vectors (ES_CUDA_VECTOR), so a copy of the samples alone would leave them
+ * reading memory that nothing wrote (compute-sanitizer's initcheck saw it). */
+bool
+es_cuda_upload_2d (EsCuda *cuda, void *device, size_t pitch, const void *host, size_t stride, size_t row_bytes,
+                   size_t rows, cudaStream_t stream, const char *what, EsError *error)
+{
+  ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (device, pitch, host, stride, row_bytes, rows, cudaMemcpyHostToDevice,
+                                        stream), what, error);
+  if (pitch > row_bytes && rows > 0)
+    ES_CUDA_TRY (cuda, cudaMemset2DAsync ((char *) device + row_bytes, pitch, 0, pitch - row_bytes, rows, stream),
+                 what, error);
+  return true;
+}
+
 /* Enqueues the upload of input rows [y0, y1) on `stream`. Staged rows are
- * first copied into the pinned buffer (the host waits for that copy, while
- * the DMA of earlier rows goes on). */
+ * first copied into the pinned buffer, their padding zeroed (the host waits
+ * for that copy, while the DMA of earlier rows goes on). */
 static bool
 upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1, cudaStream_t stream,
              EsError *error)
@@ -95,13 +111,15 @@ upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
       if (m->in->stride == f->in_pitch && m->in_row == f->in_pitch)
         ES_CUDA_TRY (cuda, cudaMemcpyAsync (device, host, (size_t) (y1 - y0) * f->in_pitch,
                                             cudaMemcpyHostToDevice, stream), "upload", error);
-      else
-        ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (device, f->in_pitch, host, m->in->stride, m->in_row,
-                                              (size_t) (y1 - y0), cudaMemcpyHostToDevice, stream),
-                     "upload", error);
+      else if (!es_cuda_upload_2d (cuda, device, f->in_pitch, host, m->in->stride, m->in_row, (size_t) (y1 - y0),
+                                   stream, "upload", error))
+        return false;
       return true;
     }
   copy_rows (cuda->h_in.ptr, f->in_pitch, m->in->pixels, m->in->stride, m->in_row, y0, y1);
+  if (f->in_pitch > m->in_row)
+    for (int y = y0; y < y1; y++)
+      memset ((char *) cuda->h_in.ptr + (size_t) y * f->in_pitch + m->in_row, 0, f->in_pitch - m->in_row);
   ES_CUDA_TRY (cuda, cudaMemcpyAsync (device, (char *) cuda->h_in.ptr + offset, (size_t) (y1 - y0) * f->in_pitch,
                                       cudaMemcpyHostToDevice, stream), "upload", error);
   return true;
@@ -155,34 +173,53 @@ es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFrame *
   return variant->launch (cuda, frame, job, error);
 }
 
+/* The image inside a padded frame (EsCudaFrame.pad): what transfers move. */
+static EsCudaFrame
+image_view (const EsCudaFrame *frame)
+{
+  EsCudaFrame view = *frame;
+  const size_t r = (size_t) frame->pad, samples = (size_t) frame->vectors * ES_CUDA_VECTOR;
+
+  view.width -= 2 * frame->pad;
+  view.height -= 2 * frame->pad;
+  view.in = (const char *) frame->in + r * frame->in_pitch + r * es_format_size (frame->in_format);
+  view.out = (char *) frame->out + r * frame->out_pitch + r * (frame->out_pitch / samples);
+  return view;
+}
+
 /* Upload, kernels, download, one after the other on one stream, each between
  * two events; staged chunks go in and out while the DMA of their neighbours
- * runs. The frame's device buffers are ready. */
+ * runs. The frame's device buffers are ready. A padded frame gets its
+ * border between the upload and the kernels (in the kernel time). */
 static bool
 run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m, EsCudaFrame *frame,
            float times[3], EsError *error)
 {
-  const int h = frame->height;
-  const int in_step = m->in_direct ? h : chunk_rows (frame->in_pitch, h);
-  const int out_step = m->out_direct ? h : chunk_rows (frame->out_pitch, h);
+  const EsCudaFrame image = image_view (frame);
+  const int h = image.height;
+  const int in_step = m->in_direct ? h : chunk_rows (image.in_pitch, h);
+  const int out_step = m->out_direct ? h : chunk_rows (image.out_pitch, h);
 
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
   for (int y0 = 0; y0 < h; y0 += in_step)
-    if (!upload_rows (cuda, m, frame, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
+    if (!upload_rows (cuda, m, &image, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
       return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
+  if (frame->pad > 0
+      && !es_cuda_fill_border (cuda, frame, job->definition.border, job->definition.border_value, error))
+    return false;
   if (!es_cuda_run_kernels (cuda, variant, frame, job, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
   for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
     {
-      if (!download_rows (cuda, m, frame, y0, y0 + out_step < h ? y0 + out_step : h, cuda->stream, error))
+      if (!download_rows (cuda, m, &image, y0, y0 + out_step < h ? y0 + out_step : h, cuda->stream, error))
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[i], cuda->stream), "event record", error);
     }
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
   for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
-    if (!finish_rows (cuda, m, frame, y0, y0 + out_step < h ? y0 + out_step : h, cuda->ev_down[i], error))
+    if (!finish_rows (cuda, m, &image, y0, y0 + out_step < h ? y0 + out_step : h, cuda->ev_down[i], error))
       return false;
   ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "kernel run or download", error);
 
@@ -225,7 +262,7 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
   const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
 
-  assert (cuda_op->launch_rows != NULL && es_op_info (job->op)->halo (job) <= step);
+  assert (cuda_op->launch_rows != NULL && es_op_info (job->op)->halo (job) <= step && frame->pad == 0);
   if (!es_cuda_inject_launch_fault (cuda, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, compute), "event record", error);
@@ -287,19 +324,23 @@ host_ms (void)
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* The frame of a job on `in`: its geometry and pitches; the device buffers
- * are set once they are reserved. */
+/* The frame of a job on `in`, padded by `pad` pixels on every side: its
+ * geometry and pitches; the device buffers are set once they are reserved. */
 static EsCudaFrame
-frame_for (const EsJob *job, const EsImage *in, EsFormat out_format)
+frame_for (const EsJob *job, const EsImage *in, EsFormat out_format, int pad)
 {
   EsCudaFrame frame;
 
   memset (&frame, 0, sizeof frame);
-  frame.width = in->width;
-  frame.height = in->height;
-  frame.vectors = (int) es_cuda_div_up ((size_t) in->width, ES_CUDA_VECTOR);
+  frame.pad = pad;
+  frame.width = in->width + 2 * pad;
+  frame.height = in->height + 2 * pad;
+  frame.vectors = (int) es_cuda_div_up ((size_t) frame.width, ES_CUDA_VECTOR);
   frame.in_format = in->format;
   frame.depth = in->depth;
+  frame.maxval = es_image_maxval (in);
+  if (job->op == ES_OP_ENTROPY)
+    es_binner_init (&frame.binner, job, in);
   frame.levels = in->levels != 0 ? in->levels : job->levels;
   frame.is_levels = in->levels != 0;
   const size_t padded = (size_t) frame.vectors * ES_CUDA_VECTOR;
@@ -375,7 +416,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   assert (in->format == ES_FORMAT_U8 || in->format == ES_FORMAT_U16);
   assert (in->width > 0 && in->height > 0 && in->width <= ES_MAX_SIDE && in->height <= ES_MAX_SIDE);
   assert (in->pixels != NULL && in->stride >= (size_t) in->width * es_format_size (in->format));
-  assert (in->levels != 0 ? in->levels <= ES_LEVELS_MAX
+  assert (in->levels != 0 ? in->levels <= ES_FAST_LEVELS_MAX
                           : in->depth >= 1 && in->depth <= 8 * (int) es_format_size (in->format));
   assert (out->format == info->output_format && out->width == in->width && out->height == in->height);
   assert (out->pixels != NULL && out->stride >= (size_t) out->width * es_format_size (out->format));
@@ -385,8 +426,10 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
 
-  EsCudaFrame frame = frame_for (job, in, info->output_format);
-  const size_t rows = (size_t) in->height;
+  /* A border mode that the variant computes as clip on a padded frame. */
+  const int pad = cuda_op->frame_pad != NULL ? cuda_op->frame_pad (job, variant) : 0;
+  EsCudaFrame frame = frame_for (job, in, info->output_format, pad);
+  const size_t rows = (size_t) frame.height;
   const bool pageable = variant->transfer == ES_TRANSFER_PAGEABLE;
   EsMove move = { in, out, (size_t) in->width * es_format_size (in->format),
                   (size_t) out->width * es_format_size (out->format), false, false };
@@ -407,7 +450,12 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
    * only; banded runs look again before each pass. */
   es_control_begin (control, 1);
   if (spread || footprint > budget)
-    ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
+    {
+      /* Bands are cut from the image itself: no pad (the kernels then take
+       * the border mode by index mapping). */
+      frame = frame_for (job, in, info->output_format, 0);
+      ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
+    }
   else
     ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
 

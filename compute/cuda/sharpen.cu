@@ -156,20 +156,6 @@ sharpen_l2_halo_kernel (const void *__restrict__ in, size_t in_pitch, int width,
     }
 }
 
-/* 16 consecutive 8-bit views (x0 a multiple of 16) packed in four words. */
-template <typename T> struct EsView16;
-
-template <> struct EsView16<uint8_t> {
-  /* es_dev_view on whole words: each byte shifted left by `shift` and
-   * masked, as (v << shift) & 0xff does it byte by byte. */
-  static __device__ __forceinline__ uint4
-  load (const void *row, int x0, uint32_t shift, uint32_t mask)
-  {
-    uint4 q = __ldg ((const uint4 *) ((const uint8_t *) row + x0));
-    return make_uint4 ((q.x << shift) & mask, (q.y << shift) & mask, (q.z << shift) & mask, (q.w << shift) & mask);
-  }
-};
-
 /* One packed word of 4 sharpened pixels from the packed centre row C, the
  * rows above (N) and below (S) and the rows shifted by one pixel (W, E).
  * The Laplacian is computed for two pixels at a time in 16-bit halves,
@@ -220,9 +206,8 @@ static __global__ void __launch_bounds__ (256, 4)
 sharpen_fast_kernel (const void *__restrict__ in, size_t in_pitch, int width, int height, int vectors,
                      EsSampleMap map, float amount, void *out, size_t out_pitch)
 {
-  /* The 8-bit view of u8 samples is a shift (DESIGN.md §1). */
-  const uint32_t shift = map.is_levels ? 0u : 8u - (uint32_t) min (map.depth, 8);
-  const uint32_t mask = 0x01010101u * ((0xffu << shift) & 0xffu);
+  /* 8-bit samples at full scale 255 are their own 8-bit view (DESIGN.md §1). */
+  const bool packed = sizeof (T) == 1 && es_dev_view_is_identity (map);
 
   for (EsVectorWalk walk (vectors); walk.y < height; walk.next ())
     {
@@ -234,9 +219,9 @@ sharpen_fast_kernel (const void *__restrict__ in, size_t in_pitch, int width, in
 #pragma unroll
       for (int i = 0; i < 3; i++)
         {
-          if constexpr (sizeof (T) == 1)
+          if (packed)
             {
-              uint4 q = EsView16<uint8_t>::load (es_dev_row<T> (in, in_pitch, ys[i]), x0, shift, mask);
+              uint4 q = __ldg ((const uint4 *) ((const uint8_t *) es_dev_row<T> (in, in_pitch, ys[i]) + x0));
               rows[i][0] = q.x, rows[i][1] = q.y, rows[i][2] = q.z, rows[i][3] = q.w;
             }
           else
@@ -337,31 +322,31 @@ static const EsVariant sharpen_variants[] = {
     "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
     "both shared-memory tiles.",
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL> },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL>, NULL },
   { "constant-mask", "3×3 mask in constant memory",
     "The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
     "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
     "loads and multiplies per pixel (four by zero) make it the slowest variant.",
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK> },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL },
   { "shared-tile", "Shared-memory tile with halo",
     "Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
     "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
     "cost more than the caches that the plain global kernel relies on.",
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE> },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE>, NULL },
   { "l2-halo", "Tile interior in shared, halo from L2",
     "The block loads only its interior into shared memory and reads the few neighbours outside the "
     "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
     "costs more than the halo loads it saves, so it trails the plain tile.",
     "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO> },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO>, NULL },
   { "fast", "Fast: 16 pixels per thread",
     "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
     "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
     "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others.",
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)",
-    true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST> },
+    true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST>, NULL },
 };
 
 const EsCudaOp es_cuda_sharpen = ES_CUDA_OP_VARIANTS_ONLY (sharpen_variants);

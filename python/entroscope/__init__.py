@@ -142,20 +142,30 @@ if hasattr(os, "register_at_fork"):
 # ---- the operations -----------------------------------------------------------
 
 
-def entropy(image, window=5, levels=16, *, backend="auto", variant=None, units="nats", depth=None, out=None,
-            return_timing=False):
-    """Local entropy of the quantization levels in a window × window window
-    centred on each pixel and clipped to the image: float32, in nats (or
-    bits with units='bits'). Same as
-    ``skimage.filters.rank.entropy(image, np.ones((window, window))) * ln 2``
-    for 8-bit images quantized to 16 levels (scikit-image reports bits)."""
-    return default_engine(backend).entropy(image, window, levels, variant=variant, units=units, depth=depth,
-                                           out=out, return_timing=return_timing)
+def entropy(image, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None, out=None,
+            return_timing=False, **definition):
+    """Local entropy of the bins in a window centred on each pixel: float32,
+    in nats (units='bits' for bits, 'normalized' for H / ln(min(B, n));
+    None: nats, or bits with a like= preset).
+
+    By default a window × window square clipped to the image, on the levels
+    floor(v · levels / 2^depth). The definition's keywords (DESIGN.md §1):
+    rect=(h, w), disk=r or footprint=array (nonzero = in) for the window;
+    border='clip'|'symmetric'|'mirror'|'replicate'|'constant:V';
+    binning='depth'|'range:LO:HI'|'minmax'|'exact'|'byte'; mask=array
+    (nonzero = counted; NaN where a pixel is masked or its window counts
+    nothing); like='matlab'|'skimage'|'fiji' for a peer's definition.
+    ``entropy(img, like='skimage', footprint=fp)`` equals
+    ``skimage.filters.rank.entropy(img, fp)`` inside the mask. window and
+    levels default to 5 and 16, or to the preset's."""
+    given = {name: value for name, value in (("window", window), ("levels", levels)) if value is not None}
+    return default_engine(backend).entropy(image, variant=variant, units=units, depth=depth, out=out,
+                                           return_timing=return_timing, **given, **definition)
 
 
 def equalize(image, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
     """Histogram equalization to uint8, bit-identical to ``cv2.equalizeHist``
-    (16-bit samples are reduced with v >> 8 first)."""
+    (other depths are reduced to 8 bits first: round(v · 255 / maxval))."""
     return default_engine(backend).equalize(image, variant=variant, depth=depth, out=out,
                                             return_timing=return_timing)
 
@@ -197,8 +207,9 @@ def save(path, array, *, op=None, format=None, colormap=None, range="absolute", 
          levels=16, amount=1.0, units="nats"):
     """Writes a result as entroscope-cli does: a colormapped 8-bit RGB PNG
     (format 'png', the default; optional colorbar), a raw 16-bit PNG with
-    tEXt metadata ('raw16') or a text matrix ('txt', the default for a
-    .txt path), atomically. `op` says which operation made `array` (a
+    tEXt metadata ('raw16'), a text matrix ('txt', the default for a
+    .txt path) or a TIFF of the values as they are ('tif', the default for
+    a .tif or .tiff path), atomically. `op` says which operation made `array` (a
     float32 array is entropy's); window, levels, amount and units are
     recorded and set the absolute colour range, as the CLI's options do.
     `units` names the units the values are in. Raises OSError or ValueError."""

@@ -13,6 +13,7 @@ from ._entroscope import (
     OpName,
     StrPath,
     Timing as Timing,
+    EntropyUnits,
     Units,
     Variant as Variant,
     cpu_threads as cpu_threads,
@@ -36,14 +37,20 @@ class Image(np.ndarray[Any, Any]):
 
 def default_engine(backend: Backend = "auto") -> Engine: ...
 @overload
-def entropy(image: ImageLike, window: int = 5, levels: int = 16, *, backend: Backend = "auto",
-            variant: str | None = None, units: Units = "nats", depth: int | None = None,
+def entropy(image: ImageLike, window: int | None = None, levels: int | None = None, *, backend: Backend = "auto",
+            variant: str | None = None, units: EntropyUnits | None = None, depth: int | None = None,
             out: npt.NDArray[np.float32] | None = None,
+            rect: tuple[int, int] | None = None, disk: int | None = None,
+            footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
+            mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
             return_timing: Literal[False] = False) -> npt.NDArray[np.float32]: ...
 @overload
-def entropy(image: ImageLike, window: int = 5, levels: int = 16, *, backend: Backend = "auto",
-            variant: str | None = None, units: Units = "nats", depth: int | None = None,
+def entropy(image: ImageLike, window: int | None = None, levels: int | None = None, *, backend: Backend = "auto",
+            variant: str | None = None, units: EntropyUnits | None = None, depth: int | None = None,
             out: npt.NDArray[np.float32] | None = None,
+            rect: tuple[int, int] | None = None, disk: int | None = None,
+            footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
+            mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
             return_timing: Literal[True]) -> tuple[npt.NDArray[np.float32], Timing]: ...
 @overload
 def equalize(image: ImageLike, *, backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
@@ -72,7 +79,7 @@ def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", v
 def run(op: OpName, image: ImageLike, *args: Any, backend: Backend = "auto", **kwargs: Any) -> Any: ...
 def load(path: StrPath, *, levels: int = 16) -> Image: ...
 def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
-         format: Literal["png", "raw16", "txt"] | None = None, colormap: str | None = None,
+         format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
          range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int = 5,
          levels: int = 16, amount: float = 1.0, units: Units = "nats") -> None: ...
 def info(backend: Backend = "auto") -> dict[str, Any]: ...

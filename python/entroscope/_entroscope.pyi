@@ -12,6 +12,7 @@ DEFAULT_MAX_PIXELS: int
 
 Backend = Literal["auto", "cpu", "cuda"]
 Units = Literal["nats", "bits"]
+EntropyUnits = Literal["nats", "bits", "normalized"]
 OpName = Literal["quantize", "entropy", "equalize", "sharpen"]
 StrPath = str | bytes | PathLike[str] | PathLike[bytes]
 # Anything exposing a 2-D uint8/uint16 buffer, or (H, W, 3|4) colour.
@@ -55,11 +56,17 @@ class Engine:
     def closed(self) -> bool: ...
     @overload
     def entropy(self, image: ImageLike, window: int = 5, levels: int = 16, *, variant: str | None = None,
-                units: Units = "nats", depth: int | None = None, out: npt.NDArray[np.float32] | None = None,
+                units: EntropyUnits | None = None, depth: int | None = None, out: npt.NDArray[np.float32] | None = None,
+                rect: tuple[int, int] | None = None, disk: int | None = None,
+                footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
+                mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
                 return_timing: Literal[False] = False) -> npt.NDArray[np.float32]: ...
     @overload
     def entropy(self, image: ImageLike, window: int = 5, levels: int = 16, *, variant: str | None = None,
-                units: Units = "nats", depth: int | None = None, out: npt.NDArray[np.float32] | None = None,
+                units: EntropyUnits | None = None, depth: int | None = None, out: npt.NDArray[np.float32] | None = None,
+                rect: tuple[int, int] | None = None, disk: int | None = None,
+                footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
+                mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
                 return_timing: Literal[True]) -> tuple[npt.NDArray[np.float32], Timing]: ...
     @overload
     def equalize(self, image: ImageLike, *, variant: str | None = None, depth: int | None = None,
@@ -98,7 +105,7 @@ def params() -> dict[str, dict[str, Any]]: ...
 def halo(op: OpName, *, window: int | None = None, levels: int | None = None, amount: float | None = None) -> int: ...
 def load(path: StrPath, *, levels: int = 16) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.uint16], int, int]: ...
 def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
-         format: Literal["png", "raw16", "txt"] | None = None, colormap: str | None = None,
+         format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
          range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int = 5,
          levels: int = 16, amount: float = 1.0, units: Units = "nats") -> None: ...
 def gray(image: ImageLike, *, depth: int | None = None) -> npt.NDArray[np.uint8] | npt.NDArray[np.uint16]: ...

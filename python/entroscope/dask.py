@@ -101,15 +101,22 @@ def _gray_chunk(block, depth):
     return _entroscope.gray(block, depth=depth)
 
 
+def _view(block, depth):
+    # The 8-bit view that equalize works on (DESIGN.md §1):
+    # round(v · 255 / maxval), halves up, maxval = 2^depth − 1.
+    maxval = (1 << (depth or (8 if block.dtype == np.uint8 else 16))) - 1
+    if maxval == 255:
+        return block.astype(np.uint8, copy=False)
+    return ((block.astype(np.uint32) * 510 + maxval) // (2 * maxval)).astype(np.uint8)
+
+
 def _histogram_chunk(block, backend, depth):
-    # The 8-bit view that equalize works on (v >> 8 for 16-bit samples) is
-    # quantization to 256 levels.
-    u8 = _engine(backend).quantize(block, 256, depth=depth)
+    u8 = _view(block, depth)
     return np.bincount(u8.ravel(), minlength=256).astype(np.uint64).reshape(1, 1, 256)
 
 
 def _equalize_chunk(block, lut, backend, depth):
-    return lut[_engine(backend).quantize(block, 256, depth=depth)]
+    return lut[_view(block, depth)]
 
 
 def _check(array):

@@ -385,20 +385,23 @@ pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
 /* The keyword arguments every operation takes besides its parameters. */
 enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
 static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
-static const char *const unit_names[] = { "nats", "bits", NULL };
+/* normalized is part of the entropy's definition, not a display unit. */
+static const char *const unit_names[] = { "nats", "bits", "normalized", NULL };
+#define UNITS_NORMALIZED 2
 
 /* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
  * [units='nats' where the op's values are nats], depth=None, out=None,
  * return_timing=False): parsed from the operation and parameter tables, so
  * that a new row of either is a new argument here without code. */
 static PyObject *
-engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  EsPyDefinition *definition)
 {
   double start = es_py_now_ms ();
   const char *name = es_op_name (op);
   EsParamId order[ES_N_PARAMS];
-  PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL };
-  int n_params = 0, depth = 0, units = ES_UNITS_NATS;
+  PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
+  int n_params = 0, depth = 0, units = -1;
   bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
   EsJob job = ES_JOB_INIT (op);
   EsPyInput input;
@@ -437,6 +440,18 @@ engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs,
       for (j = 0; j < N_KW; j++)
         if (strcmp (key_text, kw_names[j]) == 0 && (j != KW_UNITS || es_units_convertible (op)))
           break;
+      if (j == N_KW && op == ES_OP_ENTROPY)
+        {
+          for (j = 0; j < ES_PY_N_DEFINITION_KW; j++)
+            if (strcmp (key_text, es_py_definition_keywords[j]) == 0)
+              break;
+          if (j < ES_PY_N_DEFINITION_KW)
+            {
+              definition_kw[j] = value != Py_None ? value : NULL;
+              continue;
+            }
+          j = N_KW;
+        }
       if (j == N_KW)
         {
           if (es_param_from_name (key_text, &id) || strcmp (key_text, "units") == 0)
@@ -447,17 +462,25 @@ engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs,
       kw[j] = value;
     }
 
+  if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
+    return NULL;
+  /* units=None: nats, or the preset's. */
+  if (kw[KW_UNITS] != NULL && kw[KW_UNITS] != Py_None
+      && !es_py_parse_choice (kw[KW_UNITS], "units", unit_names, &units))
+    return NULL;
+  job.definition.normalized = units == UNITS_NORMALIZED;
+  /* The definition (a preset's window and levels) first: given parameters win. */
+  if (!es_py_parse_definition (definition_kw, &job, values[ES_PARAM_WINDOW] != NULL, &units, definition))
+    return NULL;
   /* The job, checked as the CLI checks its options: by the tables. */
   for (int i = 0; i < n_params; i++)
     if (values[order[i]] != NULL && !es_py_parse_param (es_param (order[i]), values[order[i]], &job))
       return NULL;
-  if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
-    return NULL;
+  if (units < 0 || units == UNITS_NORMALIZED)
+    units = ES_UNITS_NATS;
   es_error_clear (&error);
   if (!es_job_validate (&job, &error))
     return es_py_raise (&error, NULL);
-  if (kw[KW_UNITS] != NULL && !es_py_parse_choice (kw[KW_UNITS], "units", unit_names, &units))
-    return NULL;
   if (kw[KW_DEPTH] != NULL && kw[KW_DEPTH] != Py_None)
     {
       long d = PyIndex_Check (kw[KW_DEPTH]) && !PyBool_Check (kw[KW_DEPTH]) ? PyLong_AsLong (kw[KW_DEPTH]) : -2;
@@ -600,6 +623,17 @@ engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs,
       return Py_BuildValue ("(NN)", output.result, t);
     }
   return output.result;
+}
+
+/* The arrays a definition borrows are held for the whole call. */
+static PyObject *
+engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+  EsPyDefinition definition = { 0 };
+  PyObject *result = engine_call_held (self, op, args, nargs, kwnames, &definition);
+
+  es_py_definition_release (&definition);
+  return result;
 }
 
 #define OP_METHOD(fn, op)                                                                     \

@@ -99,8 +99,8 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
 
 /* ---- save ---- */
 
-static const char *const export_names[] = { "png", "raw16", "txt", NULL };
-static const EsExportFormat export_formats[] = { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TEXT };
+static const char *const export_names[] = { "png", "raw16", "txt", "tif", NULL };
+static const EsExportFormat export_formats[] = { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TEXT, ES_EXPORT_TIFF };
 static const char *const range_names[] = { "absolute", "auto", NULL };
 static const char *const unit_names[] = { "nats", "bits", NULL };
 
@@ -254,11 +254,12 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
     goto fail;
   path = PyBytes_AS_STRING (path_bytes);
   if (format_index < 0)
-    format_index = ends_with (path, ".txt") ? 2 : 0;
+    format_index = ends_with (path, ".txt") ? 2 : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3 : 0;
   if (colorbar && export_formats[format_index] != ES_EXPORT_PNG)
     {
       PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
-                    export_formats[format_index] == ES_EXPORT_TEXT ? "text matrices" : "raw16");
+                    export_formats[format_index] == ES_EXPORT_TEXT ? "text matrices"
+                    : export_formats[format_index] == ES_EXPORT_TIFF ? "TIFF" : "raw16");
       goto fail;
     }
 
@@ -299,6 +300,8 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
       .units = bits ? "bits" : es_op_info (op)->units,
       .unit_scale = 1.0,
     };
+    /* The default definition at this window and these levels, as the CLI records it. */
+    es_job_describe_definition (&job, result.info.units, result.info.definition, sizeof result.info.definition);
   }
 
   es_error_clear (&error);

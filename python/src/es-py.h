@@ -108,6 +108,27 @@ PyObject *es_py_load (PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *es_py_array_from_image (EsImage *image);
 PyObject *es_py_save (PyObject *module, PyObject *args, PyObject *kwargs);
 
+/* ---- entropy definitions (es-py-definition.c) ---- */
+
+enum {
+  ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BORDER, ES_PY_KW_BINNING, ES_PY_KW_MASK, ES_PY_KW_LIKE,
+  ES_PY_N_DEFINITION_KW
+};
+extern const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW];
+
+/* What a definition borrows from Python for the length of one run. */
+typedef struct {
+  PyArrayObject *footprint_cells, *mask_cells;
+  EsFootprint footprint;
+  EsImage mask;
+} EsPyDefinition;
+
+/* Sets job->definition from entropy()'s keywords (kw[i] NULL: not given),
+ * like= first; *units (-1: not given) gets the preset's. Raises and
+ * returns false on a bad value. */
+bool es_py_parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units, EsPyDefinition *held);
+void es_py_definition_release (EsPyDefinition *held);
+
 /* ---- small helpers (es-py-module.c) ---- */
 
 /* Parses "nats"/"bits", "auto"/"cpu"/"cuda", ... from a table of names. */

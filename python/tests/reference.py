@@ -35,10 +35,12 @@ def entropy(image, window=5, levels=16, depth=None, quantized=False):
     return h
 
 
-def to_u8(image, depth=None):
+def to_u8(image, depth=None, maxval=None):
+    """The 8-bit view: round(v · 255 / maxval), halves up; maxval = 2^depth − 1."""
     depth = depth or image.dtype.itemsize * 8
+    maxval = maxval or (1 << depth) - 1
     v = image.astype(np.int64)
-    return (v >> (depth - 8) if depth >= 8 else v << (8 - depth)).astype(np.uint8)
+    return ((v * 510 + maxval) // (2 * maxval)).astype(np.uint8)
 
 
 def equalize(image, depth=None):

@@ -174,13 +174,33 @@ def test_save_errors(tmp_path, rng):
         entroscope.save(tmp_path / "x.png", np.zeros((4, 4), np.uint8), op="entropy")
     with pytest.raises(ValueError, match="unknown colormap"):
         entroscope.save(tmp_path / "x.png", values, colormap="jet")
-    with pytest.raises(ValueError, match=r"format='jpg': expected png, raw16 or txt"):
+    with pytest.raises(ValueError, match=r"format='jpg': expected png, raw16, txt or tif"):
         entroscope.save(tmp_path / "x.png", values, format="jpg")
     with pytest.raises(ValueError, match="window 4 is out of range"):
         entroscope.save(tmp_path / "x.png", values, window=4)
     with pytest.raises(TypeError, match="float32 or uint8"):
         entroscope.save(tmp_path / "x.png", values.astype(np.float64))
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_save_tiff(tmp_path, rng, cli, sample):
+    """A .tif path writes the values as they are, as entroscope-cli does; with
+    libtiff, load() reads a TIFF (gray 16-bit here) like any image."""
+    values = entroscope.entropy(entroscope.load(sample))
+    entroscope.save(tmp_path / "x.tif", values)
+    run_cli(cli, "entropy", "-q", sample, "-o", tmp_path / "cli.tif")
+    assert (tmp_path / "x.tif").read_bytes() == (tmp_path / "cli.tif").read_bytes()
+    tifffile = pytest.importorskip("tifffile")
+    back = tifffile.imread(tmp_path / "x.tif")
+    assert back.dtype == np.float32 and np.array_equal(back, values)
+    gray = rng.integers(0, 65536, (13, 17), dtype=np.uint16)
+    tifffile.imwrite(tmp_path / "gray.tif", gray)
+    try:
+        image = entroscope.load(tmp_path / "gray.tif")
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+    assert image.depth == 16 and np.array_equal(image, gray)
 
 
 def test_save_non_contiguous(tmp_path, rng):

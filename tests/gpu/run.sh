@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The GPU machine's run: build without GLib/GTK, run every test with CUDA
-# required (every variant against the reference), then the benchmark; the
-# benchmark table is printed last. Logs and CSV go to $OUT when it is set.
+# required (every variant against the reference), compute-sanitizer over
+# every variant (tests/gpu/sanitize.sh), then the benchmark; the benchmark
+# table and the sanitizer's summary are printed last. Logs and CSV go to $OUT
+# when it is set.
 #   usage: tests/gpu/run.sh [bench sizes, default 1024,4096,8192]
 set -eu
 cd "$(dirname "$0")/../.."
@@ -21,7 +23,13 @@ cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt"
 grep -E "^not ok" build-gpu/meson-logs/testlog.txt | head -20 || true
 python3 tests/tap-summary.py build-gpu/meson-logs/testlog.json || status=1
 
+# compute-sanitizer over every variant (memcheck, racecheck, initcheck,
+# synccheck); its summary line `N clean, N dirty` is kept for the end.
+tests/gpu/sanitize.sh build-gpu >"$out/sanitize.txt" 2>&1 || status=1
+
 build-gpu/app/entroscope-cli info | tee "$out/info.txt" | head -8
 build-gpu/app/entroscope-cli bench --sizes "$sizes" --csv "$out/bench.csv" >"$out/bench.txt" 2>&1 || status=$?
 cat "$out/bench.txt"
+grep -A8 "^--- dirty" "$out/sanitize.txt" | head -40 || true
+tail -1 "$out/sanitize.txt"
 exit $status

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope-cli's inputs: decode (a thread), compute (the main thread) and encode (a thread) overlapped over a ring of images. */
+#include "es-cli-batch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "es-load.h"
+#include "es-stack.h"
+
+/* Images in flight: one decoding, one computing, one encoding. */
+enum { RING = 3 };
+
+typedef enum {
+  SLOT_FREE,
+  SLOT_DECODED,
+  SLOT_COMPUTED,
+} SlotState;
+
+/* One input on its way through the stages. Everything the encoder reports
+ * is kept here, so that reports come out in the inputs' order. */
+typedef struct {
+  SlotState state;
+  EsImage image;
+  EsResult result;
+  bool is_stack;        /* a multi-page input: the main thread runs it whole */
+  EsPages *pages;       /* a stack's pages, kept open: a pipe can be read only once */
+  bool done;            /* already reported and written (a stack) */
+  bool failed;          /* error holds why, unless cancelled */
+  bool cancelled;
+  int status;           /* of a stack */
+  EsError error;
+  char page_notice[256];  /* what the loader had to say (NaN in float pages) */
+  char notice[640];     /* the engine's fallback notice */
+  double decode_ms, compute_ms, encode_ms;
+  uint64_t bytes;       /* the input file's size, 0 for a pipe */
+} Slot;
+
+typedef struct {
+  const EsCliBatch *b;
+  Slot slots[RING];
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  int stop_at;          /* the first input not to take: n_inputs unless interrupted */
+  int encoded;          /* inputs the encoder has finished */
+  bool decoder_done, encoder_done;
+  pthread_t decoder, encoder;
+  double start_ms;
+  double busy_ms[3];    /* decode, compute, encode */
+  uint64_t bytes_done;
+  char **written;       /* outputs written so far (the encoder's) */
+  bool notice_shown;
+  EsCliBatchOutcome *outcome;
+} Batch;
+
+static double
+now_ms (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static bool
+is_stdout_name (const char *output)
+{
+  return strcmp (output, "-") == 0;
+}
+
+/* An interruption seen while handling input i: nothing after it starts. */
+static void
+stop_after (Batch *batch, int i)
+{
+  pthread_mutex_lock (&batch->lock);
+  if (batch->stop_at > i + 1)
+    batch->stop_at = i + 1;
+  pthread_cond_broadcast (&batch->changed);
+  pthread_mutex_unlock (&batch->lock);
+}
+
+/* Waits for the condition a little; once interrupted, re-sends the signal
+ * to the stage threads still running, so that a read or a write blocked on
+ * a pipe returns (EINTR) and sees the interruption. Called locked. */
+static void
+wait_a_little (Batch *batch)
+{
+  struct timespec until;
+
+  if (es_control_cancelled (batch->b->interrupt))
+    {
+      int sig = *batch->b->interrupt_signal ? *batch->b->interrupt_signal : SIGINT;
+      if (!batch->decoder_done)
+        pthread_kill (batch->decoder, sig);
+      if (!batch->encoder_done)
+        pthread_kill (batch->encoder, sig);
+    }
+  clock_gettime (CLOCK_REALTIME, &until);
+  until.tv_nsec += 20 * 1000000;
+  if (until.tv_nsec >= 1000000000)
+    {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+  pthread_cond_timedwait (&batch->changed, &batch->lock, &until);
+}
+
+/* ---- the stages: one input each ---- */
+
+static void
+decode (Batch *batch, int i, Slot *slot)
+{
+  const EsCliBatch *b = batch->b;
+  const char *input = b->inputs[i];
+  double start = now_ms ();
+  struct stat st;
+  EsPages *pages;
+
+  slot->bytes = stat (input, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : 0;
+  pages = es_pages_open (input, b->params->job.levels, &slot->error);
+  if (pages == NULL)
+    slot->failed = true;
+  else if (es_pages_count (pages) > 1)
+    {
+      slot->is_stack = true;
+      slot->pages = pages;
+      pages = NULL;
+    }
+  else
+    {
+      slot->failed = !es_pages_load (pages, 0, &slot->image, &slot->error);
+      if (es_pages_notice (pages) != NULL)
+        snprintf (slot->page_notice, sizeof slot->page_notice, "%s", es_pages_notice (pages));
+    }
+  if (pages != NULL)
+    es_pages_close (pages);
+  if (slot->failed && (slot->error.code == ES_ERROR_CANCELLED || es_control_cancelled (b->interrupt)))
+    slot->cancelled = true;
+  slot->decode_ms = now_ms () - start;
+}
+
+static void
+compute (Batch *batch, int i, Slot *slot)
+{
+  const EsCliBatch *b = batch->b;
+  double start = now_ms ();
+  const char *notice;
+
+  if (slot->failed || slot->cancelled)
+    return;
+  if (slot->is_stack)
+    {
+      /* Processed, written and reported whole, once every earlier input is
+       * out: the stack's lines keep their place. */
+      pthread_mutex_lock (&batch->lock);
+      while (batch->encoded < i)
+        wait_a_little (batch);
+      pthread_mutex_unlock (&batch->lock);
+      slot->status = es_cli_stack_process (b->engine, b->params, b->options, b->format, slot->pages,
+                                           b->inputs[i], b->outputs[i], b->to_stdout, b->interrupt,
+                                           &slot->result);
+      es_pages_close (slot->pages);
+      slot->pages = NULL;
+      slot->done = true;
+      slot->cancelled = slot->status == ES_EXIT_SIGNAL_BASE;
+      return;
+    }
+  if (!es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt,
+                                   &slot->error))
+    {
+      slot->failed = true;
+      slot->cancelled = slot->error.code == ES_ERROR_CANCELLED;
+    }
+  es_image_clear (&slot->image);
+  notice = es_engine_take_notice (b->engine);
+  if (notice)
+    snprintf (slot->notice, sizeof slot->notice, "%s", notice);
+  slot->compute_ms = now_ms () - start;
+}
+
+static void
+print_timings (const char *input, const EsResult *result)
+{
+  const EsTiming *t = &result->timing;
+  double mpx = (double) result->values.width * result->values.height / 1e6;
+
+  es_cli_progress_clear ();
+  fprintf (stderr,
+           "%s: upload %.3f ms, kernel %.3f ms, download %.3f ms, wall %.3f ms, "
+           "backend %s, variant %s, %.1f Mpx/s\n",
+           input, t->upload_ms, t->kernel_ms, t->download_ms, t->wall_ms,
+           es_backend_name (t->backend), t->variant ? t->variant : "-",
+           t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
+}
+
+/* Reports and writes input i; returns its exit status. */
+static int
+encode (Batch *batch, int i, Slot *slot)
+{
+  const EsCliBatch *b = batch->b;
+  const EsCliOptions *o = b->options;
+  const char *input = b->inputs[i], *output = b->outputs[i];
+  EsCliBatchOutcome *outcome = batch->outcome;
+  bool clash = false;
+  double start = now_ms ();
+  EsError error;
+
+  /* Two inputs of the same stem (a/x.png, b/x.png) would overwrite each other. */
+  for (int j = 0; j < outcome->n_written && !clash; j++)
+    clash = strcmp (batch->written[j], output) == 0;
+  if (clash)
+    {
+      es_cli_report (input, "not processed: %s was already written from an earlier input", output);
+      return ES_EXIT_DATA;
+    }
+  if (slot->done)
+    return slot->status;
+  if (slot->page_notice[0])
+    es_cli_report (input, "note: %s", slot->page_notice);
+  if (slot->cancelled)
+    return ES_EXIT_SIGNAL_BASE;
+  if (slot->failed)
+    {
+      int status = es_cli_report_error (input, &slot->error);
+      /* A job that failed still says why CUDA gave up, as before. */
+      if (slot->notice[0] && !batch->notice_shown)
+        {
+          es_cli_report (NULL, "note: %s", slot->notice);
+          batch->notice_shown = true;
+        }
+      return status;
+    }
+  if (slot->notice[0] && !batch->notice_shown)
+    {
+      es_cli_report (NULL, "note: %s", slot->notice);
+      batch->notice_shown = true;
+    }
+  if (o->timings)
+    print_timings (input, &slot->result);
+
+  es_error_clear (&error);
+  if (!es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result,
+                           o->colorbar, &error))
+    return es_control_cancelled (b->interrupt)
+             ? ES_EXIT_SIGNAL_BASE
+             : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);
+  slot->encode_ms = now_ms () - start;
+
+  /* "wrote" would land inside the output itself. */
+  if (!o->quiet && !b->to_stdout)
+    {
+      es_cli_progress_clear ();
+      printf ("wrote %s\n", output);
+      fflush (stdout);
+    }
+  return ES_EXIT_OK;
+}
+
+/* The encoder's bookkeeping of input i, whatever its status. */
+static void
+finish (Batch *batch, int i, Slot *slot, int status)
+{
+  EsCliBatchOutcome *outcome = batch->outcome;
+
+  if (status == ES_EXIT_OK)
+    batch->written[outcome->n_written++] = batch->b->outputs[i];
+  else if (status == ES_EXIT_SIGNAL_BASE)
+    {
+      if (!outcome->cut)
+        outcome->cut = batch->b->inputs[i];
+    }
+  else if (status > outcome->worst)
+    outcome->worst = status;
+  batch->busy_ms[0] += slot->decode_ms;
+  batch->busy_ms[1] += slot->compute_ms;
+  batch->busy_ms[2] += slot->encode_ms;
+  batch->bytes_done += slot->bytes;
+}
+
+static void
+clear_slot (Slot *slot)
+{
+  EsResult result = slot->result;
+
+  es_image_clear (&slot->image);
+  if (slot->pages != NULL)
+    es_pages_close (slot->pages);
+  *slot = (Slot) { .result = result };
+}
+
+/* "[3/10] name.png · 4.1 files/s · 96 MB/s" before input i is reported. */
+static void
+show_progress (Batch *batch, int i)
+{
+  double seconds = (now_ms () - batch->start_ms) / 1e3;
+
+  if (!batch->b->show_progress)
+    return;
+  if (i == 0 || seconds <= 0)
+    es_cli_progress_show (i + 1, batch->b->n_inputs, batch->b->inputs[i], -1, -1);
+  else
+    es_cli_progress_show (i + 1, batch->b->n_inputs, batch->b->inputs[i], i / seconds,
+                          (double) batch->bytes_done / 1e6 / seconds);
+}
+
+/* ---- threads ---- */
+
+static void *
+decoder_main (void *data)
+{
+  Batch *batch = data;
+
+  for (int i = 0; i < batch->b->n_inputs; i++)
+    {
+      Slot *slot = &batch->slots[i % RING];
+      bool go;
+
+      pthread_mutex_lock (&batch->lock);
+      while (slot->state != SLOT_FREE && batch->stop_at > i)
+        pthread_cond_wait (&batch->changed, &batch->lock);
+      go = batch->stop_at > i && !es_control_cancelled (batch->b->interrupt);
+      if (!go && batch->stop_at > i)
+        batch->stop_at = i;
+      pthread_mutex_unlock (&batch->lock);
+      if (!go)
+        break;
+
+      decode (batch, i, slot);
+      if (slot->cancelled)
+        stop_after (batch, i);
+      pthread_mutex_lock (&batch->lock);
+      slot->state = SLOT_DECODED;
+      pthread_cond_broadcast (&batch->changed);
+      pthread_mutex_unlock (&batch->lock);
+    }
+  pthread_mutex_lock (&batch->lock);
+  batch->decoder_done = true;
+  pthread_cond_broadcast (&batch->changed);
+  pthread_mutex_unlock (&batch->lock);
+  return NULL;
+}
+
+static void *
+encoder_main (void *data)
+{
+  Batch *batch = data;
+
+  for (int i = 0; i < batch->b->n_inputs; i++)
+    {
+      Slot *slot = &batch->slots[i % RING];
+      int status;
+
+      pthread_mutex_lock (&batch->lock);
+      while (slot->state != SLOT_COMPUTED && batch->stop_at > i)
+        pthread_cond_wait (&batch->changed, &batch->lock);
+      if (slot->state != SLOT_COMPUTED || batch->stop_at <= i)
+        {
+          pthread_mutex_unlock (&batch->lock);
+          break;
+        }
+      pthread_mutex_unlock (&batch->lock);
+
+      show_progress (batch, i);
+      status = encode (batch, i, slot);
+      finish (batch, i, slot, status);
+      if (status == ES_EXIT_SIGNAL_BASE)
+        stop_after (batch, i);
+      pthread_mutex_lock (&batch->lock);
+      clear_slot (slot);
+      batch->encoded = i + 1;
+      pthread_cond_broadcast (&batch->changed);
+      pthread_mutex_unlock (&batch->lock);
+    }
+  pthread_mutex_lock (&batch->lock);
+  batch->encoder_done = true;
+  pthread_cond_broadcast (&batch->changed);
+  pthread_mutex_unlock (&batch->lock);
+  return NULL;
+}
+
+static void
+run_threaded (Batch *batch)
+{
+  int n = batch->b->n_inputs;
+
+  pthread_create (&batch->decoder, NULL, decoder_main, batch);
+  pthread_create (&batch->encoder, NULL, encoder_main, batch);
+  for (int i = 0; i < n; i++)
+    {
+      Slot *slot = &batch->slots[i % RING];
+      bool go;
+
+      pthread_mutex_lock (&batch->lock);
+      while (slot->state != SLOT_DECODED && batch->stop_at > i)
+        wait_a_little (batch);
+      go = slot->state == SLOT_DECODED && batch->stop_at > i;
+      pthread_mutex_unlock (&batch->lock);
+      if (!go)
+        break;
+
+      compute (batch, i, slot);
+      if (slot->cancelled)
+        stop_after (batch, i);
+      pthread_mutex_lock (&batch->lock);
+      slot->state = SLOT_COMPUTED;
+      pthread_cond_broadcast (&batch->changed);
+      pthread_mutex_unlock (&batch->lock);
+    }
+  pthread_mutex_lock (&batch->lock);
+  while (!batch->decoder_done || !batch->encoder_done)
+    wait_a_little (batch);
+  pthread_mutex_unlock (&batch->lock);
+  pthread_join (batch->decoder, NULL);
+  pthread_join (batch->encoder, NULL);
+}
+
+/* One input: the same stages, in this thread. */
+static void
+run_inline (Batch *batch)
+{
+  Slot *slot = &batch->slots[0];
+  int status;
+
+  if (es_control_cancelled (batch->b->interrupt))
+    return;
+  decode (batch, 0, slot);
+  compute (batch, 0, slot);
+  status = encode (batch, 0, slot);
+  finish (batch, 0, slot, status);
+  clear_slot (slot);
+}
+
+void
+es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
+{
+  Batch batch = { .b = b, .stop_at = b->n_inputs, .outcome = outcome };
+
+  *outcome = (EsCliBatchOutcome) { 0 };
+  batch.written = calloc ((size_t) b->n_inputs, sizeof *batch.written);
+  if (!batch.written)
+    {
+      es_cli_report (NULL, "out of memory");
+      outcome->worst = ES_EXIT_COMPUTE;
+      return;
+    }
+  pthread_mutex_init (&batch.lock, NULL);
+  pthread_cond_init (&batch.changed, NULL);
+  batch.start_ms = now_ms ();
+  if (b->n_inputs == 1)
+    run_inline (&batch);
+  else
+    run_threaded (&batch);
+  es_cli_progress_clear ();
+
+  if (b->options->timings)
+    {
+      double seconds = (now_ms () - batch.start_ms) / 1e3;
+      fprintf (stderr,
+               "files: %d input%s in %.3f s, %.2f files/s, %.1f MB/s read; busy: decode %.3f s, "
+               "compute %.3f s, encode %.3f s\n",
+               b->n_inputs, b->n_inputs == 1 ? "" : "s", seconds, b->n_inputs / seconds,
+               (double) batch.bytes_done / 1e6 / seconds, batch.busy_ms[0] / 1e3, batch.busy_ms[1] / 1e3,
+               batch.busy_ms[2] / 1e3);
+    }
+  for (int i = 0; i < RING; i++)
+    {
+      clear_slot (&batch.slots[i]);
+      es_result_clear (&batch.slots[i].result);
+    }
+  pthread_cond_destroy (&batch.changed);
+  pthread_mutex_destroy (&batch.lock);
+  free (batch.written);
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope-cli's entropy definition options (DESIGN.md §1): shape, border, binning, mask, presets. */
+#include <string.h>
+
+#include "es-cli.h"
+#include "es-load.h"
+
+bool
+es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *o)
+{
+  EsEntropyDefinition *d = &o->job.definition;
+  unsigned long number;
+
+  switch (option)
+    {
+    case ES_CLI_RECT:
+      if (!es_definition_parse_rect (text, d))
+        {
+          es_cli_usage_error ("--rect=%s: expected HxW, odd sides 1..%d (9x5)", text, ES_SIDE_MAX);
+          return false;
+        }
+      o->shape_given = true;
+      return true;
+    case ES_CLI_DISK:
+      if (!es_definition_parse_uint (text, 0, ES_RADIUS_MAX, &number))
+        {
+          es_cli_usage_error ("--disk=%s: expected a radius in 0..%d", text, ES_RADIUS_MAX);
+          return false;
+        }
+      d->shape = ES_SHAPE_DISK;
+      d->radius = (int) number;
+      o->shape_given = true;
+      return true;
+    case ES_CLI_FOOTPRINT:
+      if (text[0] == '\0')
+        {
+          es_cli_usage_error ("--footprint: the file name is empty");
+          return false;
+        }
+      d->shape = ES_SHAPE_FOOTPRINT;
+      o->footprint_path = text;
+      o->shape_given = true;
+      return true;
+    case ES_CLI_BORDER:
+      if (!es_definition_parse_border (text, d))
+        {
+          es_cli_usage_error ("--border=%s: expected clip, symmetric, mirror, replicate or constant[:V] "
+                                   "(V a sample value, 0..65535)", text);
+          return false;
+        }
+      return true;
+    case ES_CLI_BINNING:
+      if (!es_definition_parse_binning (text, d))
+        {
+          es_cli_usage_error ("--binning=%s: expected depth, range:LO:HI (0 ≤ LO ≤ HI ≤ 65535), minmax, "
+                                   "exact or byte", text);
+          return false;
+        }
+      return true;
+    case ES_CLI_MASK:
+      if (text[0] == '\0')
+        {
+          es_cli_usage_error ("--mask: the file name is empty");
+          return false;
+        }
+      o->mask_path = text;
+      return true;
+    case ES_CLI_LIKE:
+      o->like = es_preset_find (text);
+      if (o->like == NULL)
+        {
+          es_cli_usage_error ("--like=%s: expected matlab, skimage or fiji", text);
+          return false;
+        }
+      return true;
+    }
+  return false;
+}
+
+void
+es_cli_definition_finish (EsCliOptions *o)
+{
+  /* A preset sets border, binning, levels and units; the shape only when
+   * none was given (--window and the shape options win). */
+  if (o->like != NULL)
+    {
+      int levels = o->job.levels;
+
+      es_preset_apply (o->like, &o->job, o->shape_given || o->window_given);
+      if (o->levels_given)
+        o->job.levels = levels;
+      if (!o->units_given)
+        o->units = strcmp (o->like->units, "bits") == 0 ? ES_UNITS_BITS : ES_UNITS_NATS;
+    }
+}
+
+static bool
+load_cells (const char *what, const char *path, EsImage *cells, EsError *error)
+{
+  if (es_load_cells (path, cells, error))
+    return true;
+  es_error_prefix (error, "%s %s", what, path);
+  return false;
+}
+
+bool
+es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *error)
+{
+  EsEntropyDefinition *d = &o->job.definition;
+
+  if (o->footprint_path != NULL)
+    {
+      if (!load_cells ("footprint", o->footprint_path, &files->footprint_cells, error))
+        return false;
+      files->footprint = (EsFootprint) {
+        files->footprint_cells.width, files->footprint_cells.height, files->footprint_cells.pixels,
+      };
+      d->footprint = &files->footprint;
+    }
+  if (o->mask_path != NULL)
+    {
+      if (!load_cells ("mask", o->mask_path, &files->mask, error))
+        return false;
+      d->mask = &files->mask;
+    }
+  return true;
+}
+
+void
+es_cli_definition_clear (EsCliDefinitionFiles *files)
+{
+  es_image_clear (&files->footprint_cells);
+  es_image_clear (&files->mask);
+}
+
+void
+es_cli_print_definition_help (FILE *out)
+{
+  fputs ("      --rect=HxW          entropy over an H×W rectangle (odd sides 1..255)\n"
+         "                          instead of the K×K square\n"
+         "      --disk=R            over a disk of radius R (0..127): the cells with\n"
+         "                          x² + y² ≤ R², as scikit-image's morphology.disk\n"
+         "      --footprint=FILE    over the nonzero cells of an image (odd sides up to\n"
+         "                          255), centred on its centre cell\n"
+         "      --border=MODE       outside the image, on a row a b c d: clip (default:\n"
+         "                          only in-image pixels count), symmetric (dcba|abcd|\n"
+         "                          dcba), mirror (dcb|abcd|cba), replicate (aa|abcd|dd)\n"
+         "                          or constant:V (the sample value V, binned as any)\n"
+         "      --binning=RULE      how samples become bins: depth (default,\n"
+         "                          floor(v * L / 2^depth)), range:LO:HI (L bins over\n"
+         "                          LO..HI, clamped), minmax (range over the image's own\n"
+         "                          min..max), exact (every value its own bin, all 16\n"
+         "                          bits), byte (L bins of the 8-bit view)\n"
+         "      --mask=FILE         counts only the pixels where FILE (the input's size)\n"
+         "                          is nonzero; the others get no value: NaN in txt and\n"
+         "                          tif, the no-data colour (magenta) in PNG heatmaps\n"
+         "      --like=PEER         the definition of matlab (entropyfilt: 9x9,\n"
+         "                          symmetric, 256 bins of 8 bits, bits), skimage\n"
+         "                          (rank.entropy: clip, exact bins, bits) or fiji\n"
+         "                          (Entropy_Filter: disk 3, clip, 256 bins of 8 bits,\n"
+         "                          bits); --window and the shape options still win\n", out);
+}

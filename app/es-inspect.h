@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* Inspection without a display: values along a line, statistics and a histogram of a
+ * rectangle, the level counts of an entropy window, and their CSV tables. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "es-csv.h"
+#include "es-image.h"
+
+/* What is inspected: an image's samples as they are or, with levels > 0,
+ * their quantization levels (DESIGN.md §1; a text matrix's samples already
+ * are levels), multiplied by scale (1/ln 2 shows nats as bits; 0 means 1). */
+typedef struct {
+  const char *name;       /* the CSV column or row: "gray", "level", "entropy (nats)" */
+  const EsImage *image;
+  int levels;
+  double scale;
+} EsChannel;
+
+double es_channel_value (const EsChannel *channel, int x, int y);
+
+typedef struct {
+  int x, y;
+} EsPixel;
+
+/* The pixels of the digital line from (x0, y0) to (x1, y1), both ends
+ * included, one for each step along the longer axis (Bresenham):
+ * max(|dx|, |dy|) + 1 of them, the count returned. pixels may be NULL. */
+size_t es_line_pixels (int x0, int y0, int x1, int y1, EsPixel *pixels);
+
+/* A line profile: every channel's value at each pixel of the line. */
+typedef struct {
+  size_t n;
+  EsPixel *pixels;
+  double *distance;       /* from the first pixel, in pixels */
+  int n_channels;
+  double *values;         /* channel c at pixel i: values[c * n + i] */
+} EsProfile;
+
+/* The channels must share one size and both ends lie in it. */
+bool es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels,
+                        int x0, int y0, int x1, int y1, EsError *error);
+void es_profile_clear (EsProfile *profile);
+/* "index,x,y,distance,<channel names…>" then one record per pixel. */
+void es_profile_csv (const EsProfile *profile, const EsChannel *channels, EsCsv *csv);
+
+typedef struct {
+  int x, y, width, height;
+} EsRect;
+
+/* The pixels between two corner pixels, both included, in any order. */
+EsRect es_rect_from_corners (int x0, int y0, int x1, int y1);
+/* Clips to a width×height image; false when nothing is left. */
+bool es_rect_clip (EsRect *rect, int width, int height);
+
+typedef struct {
+  uint64_t n;
+  double mean;
+  double stddev;          /* sample standard deviation (n − 1, as Fiji's); 0 for n < 2 */
+  double min, max;
+} EsStats;
+
+/* Over the rectangle clipped to the image, skipping values that are NaN
+ * (no data: masked out); n 0 when nothing is left. */
+void es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats);
+/* n_bins equal bins over lo..hi (hi in the last bin; values outside go to
+ * the end bins), counted over the clipped rectangle. */
+void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi,
+                       uint64_t *bins, int n_bins);
+/* "channel,x,y,width,height,n,mean,stddev,min,max", one record per channel. */
+void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect,
+                 EsCsv *csv);
+
+/* The clipped k×k window around (x, y) as the entropy kernel sees it. */
+typedef struct {
+  EsRect window;
+  int levels;
+  uint32_t n;             /* pixels in the window */
+  uint32_t counts[256];   /* of each level, levels of them used */
+  double entropy;         /* H = −Σ (c/n) ln (c/n), nats, in double */
+} EsWindowCounts;
+
+/* false (and an error) for a bad window or level count or a pixel outside. */
+bool es_window_counts (const EsImage *image, int levels, int window, int x, int y,
+                       EsWindowCounts *counts, EsError *error);

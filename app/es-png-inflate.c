@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: MIT */
+/* The fast PNG path (libdeflate): the whole IDAT stream inflated at once, then our own unfiltering,
+ * for the common layouts (8/16-bit gray, gray+alpha, RGB, RGBA, not interlaced). Every chunk's CRC
+ * is checked, chunk order is checked as libpng does, and nothing is allocated that the data read
+ * so far cannot back. */
+#include <inttypes.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-load-internal.h"
+#include "es-png-inflate.h"
+
+/* deflate expands its input by at most 1032:1, so IDAT data this much
+ * smaller than the image cannot hold it. */
+#define ES_PNG_MAX_RATIO 1032
+/* Output room past the image, so that a stream with more data than the
+ * image still fills every image byte before libdeflate stops (a stored
+ * block is at most 65535 bytes, a match 258). */
+#define ES_PNG_INFLATE_SLACK (128u << 10)
+
+static const uint8_t png_signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+
+static inline uint32_t
+be32 (const uint8_t *p)
+{
+  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3];
+}
+
+bool
+es_png_inflate_takes (EsReader *reader)
+{
+  size_t size = es_reader_fill (reader, 33);
+  const uint8_t *d = reader->data + reader->pos;
+
+  if (size < 33 || memcmp (d, png_signature, 8) != 0 || be32 (d + 8) != 13 || memcmp (d + 12, "IHDR", 4) != 0)
+    return false;
+  /* depth 8 or 16; colour type 0, 2, 4 or 6; deflate, filter method 0, no interlace. */
+  return (d[24] == 8 || d[24] == 16) && (d[25] == 0 || d[25] == 2 || d[25] == 4 || d[25] == 6) && d[26] == 0
+         && d[27] == 0 && d[28] == 0;
+}
+
+/* ---- chunks ---- */
+
+typedef struct {
+  EsReader *reader;
+  EsError *error;
+  uint8_t *idat;       /* the IDAT stream, joined */
+  size_t idat_size, idat_capacity;
+  uint64_t idat_max;   /* more cannot be image data (deflate's worst case) */
+} EsPngChunks;
+
+static bool
+es_png_truncated (EsPngChunks *c)
+{
+  if (es_reader_failed (c->reader, c->error))
+    return false;
+  return es_error_set (c->error, ES_ERROR_FORMAT, "file is truncated");
+}
+
+/* Reads n bytes of chunk data into out (NULL: skipped), adding them to the CRC. */
+static bool
+es_png_chunk_data (EsPngChunks *c, uint8_t *out, uint32_t n, uint32_t *crc)
+{
+  while (n > 0)
+    {
+      size_t available = es_reader_fill (c->reader, n < ES_READER_BUFFER ? n : ES_READER_BUFFER);
+      size_t take = available < n ? available : n;
+      const uint8_t *bytes = c->reader->data + c->reader->pos;
+
+      if (take == 0)
+        return es_png_truncated (c);
+      *crc = libdeflate_crc32 (*crc, bytes, take);
+      if (out != NULL)
+        {
+          memcpy (out, bytes, take);
+          out += take;
+        }
+      c->reader->pos += take;
+      n -= (uint32_t) take;
+    }
+  return true;
+}
+
+static bool
+es_png_chunk_crc (EsPngChunks *c, const char *type, uint32_t crc)
+{
+  uint8_t stored[4];
+
+  if (es_reader_read (c->reader, stored, 4) != 4)
+    return es_png_truncated (c);
+  if (be32 (stored) != crc)
+    return es_error_set (c->error, ES_ERROR_FORMAT, "%.4s: CRC error", type);
+  return true;
+}
+
+/* Appends an IDAT chunk's data to the stream. */
+static bool
+es_png_chunk_idat (EsPngChunks *c, uint32_t length, uint32_t *crc)
+{
+  if (length == 0)
+    return true;
+  if (c->idat_size + length > c->idat_max)
+    return es_error_set (c->error, ES_ERROR_FORMAT, "IDAT: more compressed data than the image can need");
+  if (c->idat_size + length > c->idat_capacity)
+    {
+      /* Grows with what was read, never to what a header claims. */
+      size_t capacity = c->idat_capacity ? c->idat_capacity * 2 : 1u << 16;
+      uint8_t *grown;
+
+      while (capacity < c->idat_size + length)
+        capacity *= 2;
+      if (capacity > c->idat_max)
+        capacity = (size_t) c->idat_max;
+      grown = realloc (c->idat, capacity);
+      if (grown == NULL)
+        return es_error_set (c->error, ES_ERROR_NO_MEMORY, "out of memory for %zu MiB of IDAT data", capacity >> 20);
+      c->idat = grown;
+      c->idat_capacity = capacity;
+    }
+  if (!es_png_chunk_data (c, c->idat + c->idat_size, length, crc))
+    return false;
+  c->idat_size += length;
+  return true;
+}
+
+/* Reads the chunks after IHDR up to and including IEND, joining the first
+ * run of IDAT chunks; what follows IEND is not read. */
+static bool
+es_png_read_chunks (EsPngChunks *c)
+{
+  bool seen_idat = false, idat_ended = false, seen_plte = false;
+
+  for (;;)
+    {
+      uint8_t head[8];
+      uint32_t length, crc;
+      const char *type = (const char *) head + 4;
+
+      if (es_reader_read (c->reader, head, 8) != 8)
+        return es_png_truncated (c);
+      length = be32 (head);
+      if (length > 0x7fffffffu)
+        return es_error_set (c->error, ES_ERROR_FORMAT, "%.4s: chunk length out of range", type);
+      for (int i = 4; i < 8; i++)
+        if (!((head[i] >= 'A' && head[i] <= 'Z') || (head[i] >= 'a' && head[i] <= 'z')))
+          return es_error_set (c->error, ES_ERROR_FORMAT, "invalid chunk type");
+      crc = libdeflate_crc32 (0, head + 4, 4);
+
+      if (memcmp (type, "IDAT", 4) == 0 && !idat_ended)
+        {
+          seen_idat = true;
+          if (!es_png_chunk_idat (c, length, &crc))
+            return false;
+        }
+      else
+        {
+          /* IDAT chunks after the first run add nothing (libpng ignores them too). */
+          if (seen_idat)
+            idat_ended = true;
+          if (memcmp (type, "IHDR", 4) == 0)
+            return es_error_set (c->error, ES_ERROR_FORMAT, "IHDR: out of place");
+          if (memcmp (type, "PLTE", 4) == 0 && (seen_idat || seen_plte))
+            return es_error_set (c->error, ES_ERROR_FORMAT, "PLTE: %s", seen_plte ? "duplicate" : "out of place");
+          seen_plte |= memcmp (type, "PLTE", 4) == 0;
+          if (!(type[0] & 0x20) && memcmp (type, "IDAT", 4) != 0 && memcmp (type, "PLTE", 4) != 0
+              && memcmp (type, "IEND", 4) != 0)
+            return es_error_set (c->error, ES_ERROR_FORMAT, "%.4s: unknown critical chunk", type);
+          /* Ancillary chunks are skipped, their CRC checked. */
+          if (!es_png_chunk_data (c, NULL, length, &crc))
+            return false;
+        }
+      if (!es_png_chunk_crc (c, type, crc))
+        return false;
+      if (memcmp (type, "IEND", 4) == 0)
+        return seen_idat || es_error_set (c->error, ES_ERROR_FORMAT, "missing IDAT");
+    }
+}
+
+/* ---- rows ---- */
+
+/* The Paeth predictor; pa = |p − a| = |b − c|, and so on. */
+static inline uint8_t
+paeth (uint8_t a, uint8_t b, uint8_t c)
+{
+  int pa = abs (b - c), pb = abs (a - c), pc = abs (a + b - 2 * c);
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+
+/* Sub, Average and Paeth depend on the pixel to the left, so they go pixel
+ * by pixel, with the pixel's bpp bytes (2 to 8) side by side in 16-bit
+ * lanes. */
+/* Inlined into each caller, where bpp is a constant. */
+#define ES_INLINE static inline __attribute__ ((always_inline))
+
+/* Loads 4 or 8 bytes, whole moves: up to 5 bytes past the pixel are read,
+ * which every row here has (the next row's filter byte and the slack after
+ * the last one; the zero row is padded). Lanes past bpp are ignored. */
+ES_INLINE __m128i
+load_pixel (const uint8_t *p, size_t bpp)
+{
+  uint64_t v = 0;
+  memcpy (&v, p, bpp <= 4 ? 4 : 8);
+  return _mm_unpacklo_epi8 (_mm_cvtsi64_si128 ((long long) v), _mm_setzero_si128 ());
+}
+
+ES_INLINE void
+store_pixel (uint8_t *p, __m128i v, size_t bpp)
+{
+  uint64_t out = (uint64_t) _mm_cvtsi128_si64 (_mm_packus_epi16 (_mm_and_si128 (v, _mm_set1_epi16 (0xff)),
+                                                                 _mm_setzero_si128 ()));
+  memcpy (p, &out, bpp);
+}
+
+static inline __m128i
+abs16 (__m128i x)
+{
+  return _mm_max_epi16 (x, _mm_sub_epi16 (_mm_setzero_si128 (), x));
+}
+
+ES_INLINE void
+unfilter_pixels (uint8_t *row, const uint8_t *prev, size_t n, size_t bpp, uint8_t type)
+{
+  __m128i a = _mm_setzero_si128 (), c = _mm_setzero_si128 ();
+
+  for (size_t i = 0; i < n; i += bpp)
+    {
+      __m128i x = load_pixel (row + i, bpp), b, predicted;
+
+      switch (type)
+        {
+        case 1:
+          predicted = a;
+          break;
+        case 3:
+          predicted = _mm_srli_epi16 (_mm_add_epi16 (a, load_pixel (prev + i, bpp)), 1);
+          break;
+        default:
+          {
+            __m128i pa, pb, pc, smallest, pick_a, pick_b;
+            b = load_pixel (prev + i, bpp);
+            pa = _mm_sub_epi16 (b, c);
+            pb = _mm_sub_epi16 (a, c);
+            pc = abs16 (_mm_add_epi16 (pa, pb));
+            pa = abs16 (pa);
+            pb = abs16 (pb);
+            smallest = _mm_min_epi16 (pc, _mm_min_epi16 (pa, pb));
+            pick_a = _mm_cmpeq_epi16 (pa, smallest);
+            pick_b = _mm_andnot_si128 (pick_a, _mm_cmpeq_epi16 (pb, smallest));
+            predicted = _mm_or_si128 (_mm_and_si128 (pick_a, a),
+                                      _mm_or_si128 (_mm_and_si128 (pick_b, b),
+                                                    _mm_andnot_si128 (_mm_or_si128 (pick_a, pick_b), c)));
+            c = b;
+            break;
+          }
+        }
+      a = _mm_and_si128 (_mm_add_epi16 (x, predicted), _mm_set1_epi16 (0xff));
+      store_pixel (row + i, a, bpp);
+    }
+}
+#endif
+
+/* Undoes the row's filter in place; prev is the previous unfiltered row
+ * (zeros for the first). */
+static bool
+unfilter (uint8_t *row, const uint8_t *prev, size_t n, size_t bpp, uint8_t type)
+{
+  if (type > 4)
+    return false;
+  if (type == 0)
+    return true;
+  if (type == 2)
+    {
+      for (size_t i = 0; i < n; i++)
+        row[i] = (uint8_t) (row[i] + prev[i]);
+      return true;
+    }
+#ifdef __SSE2__
+  switch (bpp)
+    {
+    case 2: unfilter_pixels (row, prev, n, 2, type); return true;
+    case 3: unfilter_pixels (row, prev, n, 3, type); return true;
+    case 4: unfilter_pixels (row, prev, n, 4, type); return true;
+    case 6: unfilter_pixels (row, prev, n, 6, type); return true;
+    case 8: unfilter_pixels (row, prev, n, 8, type); return true;
+    default: break;
+    }
+#endif
+  switch (type)
+    {
+    case 1:
+      for (size_t i = bpp; i < n; i++)
+        row[i] = (uint8_t) (row[i] + row[i - bpp]);
+      return true;
+    case 3:
+      for (size_t i = 0; i < bpp; i++)
+        row[i] = (uint8_t) (row[i] + (prev[i] >> 1));
+      for (size_t i = bpp; i < n; i++)
+        row[i] = (uint8_t) (row[i] + ((row[i - bpp] + prev[i]) >> 1));
+      return true;
+    default:
+      for (size_t i = 0; i < bpp; i++)
+        row[i] = (uint8_t) (row[i] + prev[i]);
+      for (size_t i = bpp; i < n; i++)
+        row[i] = (uint8_t) (row[i] + paeth (row[i - bpp], prev[i], prev[i - bpp]));
+      return true;
+    }
+}
+
+/* One unfiltered row to gray: the first sample (gray, gray+alpha) or the
+ * luma of the first three (RGB, RGBA), as es-png-read.c converts them. */
+static void
+convert_row (const uint8_t *src, int width, int channels, bool sixteen, void *out)
+{
+  if (!sixteen)
+    {
+      uint8_t *dst = out;
+      if (channels == 1)
+        memcpy (dst, src, (size_t) width);
+      else if (channels == 2)
+        for (int x = 0; x < width; x++)
+          dst[x] = src[2 * x];
+      else
+        for (int x = 0; x < width; x++, src += channels)
+          dst[x] = (uint8_t) es_luma_int (src[0], src[1], src[2]);
+    }
+  else
+    {
+      uint16_t *dst = out;
+      size_t step = (size_t) channels * 2;
+      if (channels <= 2)
+        for (int x = 0; x < width; x++, src += step)
+          dst[x] = (uint16_t) (src[0] << 8 | src[1]);
+      else
+        for (int x = 0; x < width; x++, src += step)
+          dst[x] = (uint16_t) es_luma_int ((uint32_t) (src[0] << 8 | src[1]), (uint32_t) (src[2] << 8 | src[3]),
+                                        (uint32_t) (src[4] << 8 | src[5]));
+    }
+}
+
+bool
+es_png_inflate_decode (EsReader *reader, EsImage *image, EsError *error)
+{
+  uint8_t ihdr[33];
+  uint32_t width, height;
+  int depth, channels;
+  size_t bpp, row_bytes;
+  uint64_t raw_size;
+  EsPngChunks chunks = { .reader = reader, .error = error };
+  struct libdeflate_decompressor *inflater = NULL;
+  uint8_t *raw = NULL, *zeros = NULL;
+  size_t used_in, used_out;
+  enum libdeflate_result result;
+  EsImage out = { 0 };
+  bool ok = false;
+
+  /* es_png_inflate_takes checked the signature and the IHDR fields. */
+  if (es_reader_read (reader, ihdr, 33) != 33)
+    return es_png_truncated (&chunks);
+  if (libdeflate_crc32 (0, ihdr + 12, 17) != be32 (ihdr + 29))
+    return es_error_set (error, ES_ERROR_FORMAT, "IHDR: CRC error");
+  width = be32 (ihdr + 16);
+  height = be32 (ihdr + 20);
+  depth = ihdr[24];
+  channels = ihdr[25] == 0 ? 1 : ihdr[25] == 2 ? 3 : ihdr[25] == 4 ? 2 : 4;
+  if (width == 0 || height == 0 || width > 0x7fffffffu || height > 0x7fffffffu)
+    return es_error_set (error, ES_ERROR_FORMAT, "IHDR: invalid image size %" PRIu32 "×%" PRIu32, width, height);
+  if (width > ES_MAX_SIDE || height > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "image size %" PRIu32 "×%" PRIu32 " is over the limit", width, height);
+  if (!es_image_check_size ((int) width, (int) height, depth == 16 ? ES_FORMAT_U16 : ES_FORMAT_U8, error))
+    return false;
+  bpp = (size_t) channels * (size_t) depth / 8;
+  row_bytes = (size_t) width * bpp;
+  raw_size = (uint64_t) height * (row_bytes + 1);
+  chunks.idat_max = raw_size + raw_size / 16000 * 5 + (1u << 20);
+
+  if (!es_png_read_chunks (&chunks))
+    goto done;
+  /* Only now, with the data in hand, the image and its filtered rows: a
+   * stream that cannot hold them is refused first. */
+  if ((uint64_t) chunks.idat_size * ES_PNG_MAX_RATIO + 1024 < raw_size)
+    {
+      es_error_set (error, ES_ERROR_FORMAT, "IDAT: not enough image data");
+      goto done;
+    }
+  if (!es_image_alloc (&out, (int) width, (int) height, depth == 16 ? ES_FORMAT_U16 : ES_FORMAT_U8, depth, error))
+    goto done;
+  raw = malloc ((size_t) raw_size + ES_PNG_INFLATE_SLACK);
+  zeros = calloc (1, row_bytes + 8);
+  inflater = libdeflate_alloc_decompressor ();
+  if (raw == NULL || zeros == NULL || inflater == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory for %" PRIu64 " MiB of image data", raw_size >> 20);
+      goto done;
+    }
+  result = libdeflate_zlib_decompress_ex (inflater, chunks.idat, chunks.idat_size, raw,
+                                          (size_t) raw_size + ES_PNG_INFLATE_SLACK, &used_in, &used_out);
+  /* More data than the image needs is ignored, as libpng does. */
+  if (result == LIBDEFLATE_BAD_DATA)
+    {
+      es_error_set (error, ES_ERROR_FORMAT, "IDAT: invalid compressed data");
+      goto done;
+    }
+  if ((result == LIBDEFLATE_SUCCESS || result == LIBDEFLATE_SHORT_OUTPUT) && used_out < raw_size)
+    {
+      es_error_set (error, ES_ERROR_FORMAT, "IDAT: not enough image data");
+      goto done;
+    }
+
+  {
+    const uint8_t *prev = zeros;
+
+    for (uint32_t y = 0; y < height; y++)
+      {
+        uint8_t *row = raw + (size_t) y * (row_bytes + 1);
+        if (!unfilter (row + 1, prev, row_bytes, bpp, row[0]))
+          {
+            es_error_set (error, ES_ERROR_FORMAT, "bad adaptive filter value");
+            goto done;
+          }
+        convert_row (row + 1, (int) width, channels, depth == 16, es_image_row (&out, (int) y));
+        prev = row + 1;
+      }
+  }
+  *image = out;
+  out = (EsImage) { 0 };
+  ok = true;
+
+done:
+  libdeflate_free_decompressor (inflater);
+  es_image_clear (&out);
+  free (raw);
+  free (zeros);
+  free (chunks.idat);
+  return ok;
+}

@@ -1,0 +1,699 @@
+/* SPDX-License-Identifier: MIT */
+/* TIFF decoding to gray through libtiff: strips and tiles, every codec libtiff has, BigTIFF, pages;
+ * limits checked before anything is allocated, reading only through our own bounded I/O. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+#include <unistd.h>
+
+#include "es-load-internal.h"
+#include "es-tiff.h"
+
+/* One row of a strip image, or one tile, may not take more than this: a
+ * legitimate one is far smaller, and a hostile header cannot make us
+ * allocate more. */
+#define ES_TIFF_CHUNK_MAX (64u << 20)
+/* A tile may hang over the image, but not by more than this many times its
+ * area (or 2^16 pixels, for small images with the usual 256×256 tiles). */
+#define ES_TIFF_TILE_OVERHANG 4
+/* Pages are counted up to this many (libtiff's own limit is higher). */
+#define ES_TIFF_MAX_PAGES 65535
+
+/* The name libtiff is given for the input (it is cut from its messages). */
+#define ES_TIFF_NAME "input"
+
+struct EsTiff {
+  TIFF *tif;
+  /* Memory input (fd < 0) or a regular file read with pread(). */
+  const uint8_t *data;
+  uint8_t *owned;
+  int fd;
+  uint64_t offset, size, pos;
+  char message[256];  /* libtiff's first error since the last es_tiff_reset */
+  int pages;          /* -1 until counted */
+};
+
+static void
+es_tiff_reset (EsTiff *tiff)
+{
+  tiff->message[0] = '\0';
+}
+
+/* The error handler of this handle: keeps libtiff's first message. */
+static int
+es_tiff_on_error (TIFF *tif, void *user_data, const char *module, const char *format, va_list args)
+{
+  EsTiff *tiff = user_data;
+
+  (void) tif;
+  (void) module;
+  if (tiff->message[0] == '\0')
+    {
+      /* libtiff starts many messages with the file's name, which the
+       * caller gives. */
+      static const char name[] = ES_TIFF_NAME ": ";
+      vsnprintf (tiff->message, sizeof tiff->message, format, args);
+      if (strncmp (tiff->message, name, sizeof name - 1) == 0)
+        memmove (tiff->message, tiff->message + sizeof name - 1, strlen (tiff->message) - (sizeof name - 2));
+    }
+  return 1;
+}
+
+/* Warnings (unknown tags, odd but readable files) are not errors. */
+static int
+es_tiff_on_warning (TIFF *tif, void *user_data, const char *module, const char *format, va_list args)
+{
+  (void) tif;
+  (void) user_data;
+  (void) module;
+  (void) format;
+  (void) args;
+  return 1;
+}
+
+static bool
+es_tiff_fail (EsTiff *tiff, EsError *error, const char *what)
+{
+  if (tiff->message[0] != '\0')
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s: %s", what, tiff->message);
+  return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s", what);
+}
+
+/* ---- client I/O: memory, or pread() of a regular file ---- */
+
+static tmsize_t
+es_tiff_read_proc (thandle_t handle, void *buffer, tmsize_t size)
+{
+  EsTiff *tiff = handle;
+  uint64_t left = tiff->pos < tiff->size ? tiff->size - tiff->pos : 0;
+  size_t want = (uint64_t) size < left ? (size_t) size : (size_t) left;
+  size_t done = 0;
+
+  if (size <= 0)
+    return 0;
+  if (tiff->fd < 0)
+    {
+      memcpy (buffer, tiff->data + tiff->pos, want);
+      done = want;
+    }
+  else
+    while (done < want)
+      {
+        ssize_t got = pread (tiff->fd, (uint8_t *) buffer + done, want - done,
+                             (off_t) (tiff->offset + tiff->pos + done));
+        if (got < 0 && errno == EINTR)
+          continue;
+        if (got <= 0)
+          break;
+        done += (size_t) got;
+      }
+  tiff->pos += done;
+  return (tmsize_t) done;
+}
+
+static tmsize_t
+es_tiff_write_proc (thandle_t handle, void *buffer, tmsize_t size)
+{
+  (void) handle;
+  (void) buffer;
+  (void) size;
+  return -1;
+}
+
+static toff_t
+es_tiff_seek_proc (thandle_t handle, toff_t offset, int whence)
+{
+  EsTiff *tiff = handle;
+  uint64_t base = whence == SEEK_CUR ? tiff->pos : whence == SEEK_END ? tiff->size : 0;
+
+  if (whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END)
+    return (toff_t) -1;
+  if (offset > UINT64_MAX - base)
+    return (toff_t) -1;
+  tiff->pos = base + offset;
+  return tiff->pos;
+}
+
+static int
+es_tiff_close_proc (thandle_t handle)
+{
+  (void) handle;
+  return 0;
+}
+
+static toff_t
+es_tiff_size_proc (thandle_t handle)
+{
+  return ((EsTiff *) handle)->size;
+}
+
+/* Nothing is mapped: memory input is read through es_tiff_read_proc as a
+ * file is, so that both give libtiff the same calls and the same verdicts. */
+static int
+es_tiff_map_proc (thandle_t handle, void **base, toff_t *size)
+{
+  (void) handle;
+  (void) base;
+  (void) size;
+  return 0;
+}
+
+static void
+es_tiff_unmap_proc (thandle_t handle, void *base, toff_t size)
+{
+  (void) handle;
+  (void) base;
+  (void) size;
+}
+
+static EsTiff *
+es_tiff_open (EsTiff *tiff, EsError *error)
+{
+  TIFFOpenOptions *options = TIFFOpenOptionsAlloc ();
+  uint64_t pixels = es_image_get_max_pixels ();
+  uint64_t max_alloc = pixels > (1ull << 40) ? 0 : pixels * 32 > (64u << 20) ? pixels * 32 : (64u << 20);
+
+  if (options == NULL)
+    {
+      free (tiff->owned);
+      free (tiff);
+      es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for the decoder");
+      return NULL;
+    }
+  /* libtiff's own buffers (compressed strips, tables) need no more than a
+   * page's stored samples can take: 4 samples of 8 bytes a pixel (0: no
+   * limit, for budgets beyond any memory). */
+  TIFFOpenOptionsSetMaxSingleMemAlloc (options, (tmsize_t) max_alloc);
+  TIFFOpenOptionsSetErrorHandlerExtR (options, es_tiff_on_error, tiff);
+  TIFFOpenOptionsSetWarningHandlerExtR (options, es_tiff_on_warning, tiff);
+  tiff->pages = -1;
+  tiff->tif = TIFFClientOpenExt (ES_TIFF_NAME, "r", tiff, es_tiff_read_proc, es_tiff_write_proc, es_tiff_seek_proc,
+                                 es_tiff_close_proc, es_tiff_size_proc, es_tiff_map_proc, es_tiff_unmap_proc,
+                                 options);
+  TIFFOpenOptionsFree (options);
+  if (tiff->tif == NULL)
+    {
+      es_tiff_fail (tiff, error, "not a readable TIFF file");
+      free (tiff->owned);
+      free (tiff);
+      return NULL;
+    }
+  return tiff;
+}
+
+EsTiff *
+es_tiff_open_memory (const void *data, size_t size, bool owned, EsError *error)
+{
+  EsTiff *tiff = calloc (1, sizeof *tiff);
+
+  if (tiff == NULL)
+    {
+      if (owned)
+        free ((void *) data);
+      es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for the decoder");
+      return NULL;
+    }
+  tiff->data = data;
+  tiff->owned = owned ? (uint8_t *) data : NULL;
+  tiff->fd = -1;
+  tiff->size = size;
+  return es_tiff_open (tiff, error);
+}
+
+EsTiff *
+es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error)
+{
+  EsTiff *tiff = calloc (1, sizeof *tiff);
+
+  if (tiff == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for the decoder");
+      return NULL;
+    }
+  tiff->fd = fd;
+  tiff->offset = offset;
+  tiff->size = size;
+  return es_tiff_open (tiff, error);
+}
+
+void
+es_tiff_close (EsTiff *tiff)
+{
+  if (tiff == NULL)
+    return;
+  TIFFClose (tiff->tif);
+  free (tiff->owned);
+  free (tiff);
+}
+
+int
+es_tiff_page_count (EsTiff *tiff)
+{
+  if (tiff->pages < 0)
+    {
+      tdir_t n = TIFFNumberOfDirectories (tiff->tif);
+      tiff->pages = n < 1 ? 1 : n > ES_TIFF_MAX_PAGES ? ES_TIFF_MAX_PAGES : (int) n;
+    }
+  return tiff->pages;
+}
+
+static bool
+es_tiff_select (EsTiff *tiff, int page, EsError *error)
+{
+  char what[64];
+
+  es_tiff_reset (tiff);
+  if ((int) TIFFCurrentDirectory (tiff->tif) == page && tiff->message[0] == '\0')
+    return true;
+  if (TIFFSetDirectory (tiff->tif, (tdir_t) page))
+    return true;
+  snprintf (what, sizeof what, "page %d cannot be read", page + 1);
+  return es_tiff_fail (tiff, error, what);
+}
+
+bool
+es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *error)
+{
+  uint32_t w = 0, h = 0;
+
+  if (!es_tiff_select (tiff, page, error))
+    return false;
+  TIFFGetField (tiff->tif, TIFFTAG_IMAGEWIDTH, &w);
+  TIFFGetField (tiff->tif, TIFFTAG_IMAGELENGTH, &h);
+  if (w == 0 || h == 0 || w > ES_MAX_SIDE || h > ES_MAX_SIDE)
+    return es_error_set (error, w == 0 || h == 0 ? ES_ERROR_FORMAT : ES_ERROR_LIMIT,
+                         "TIFF: image size %" PRIu32 "×%" PRIu32 " is %s", w, h,
+                         w == 0 || h == 0 ? "empty" : "over the limit");
+  *width = (int) w;
+  *height = (int) h;
+  return true;
+}
+
+/* ---- samples ---- */
+
+/* How the stored samples of a page become values. */
+typedef struct {
+  uint32_t width, height;
+  uint16_t spp, bits, sample_format, photometric, planar;
+  bool floats;     /* IEEE floats: planes are F32 */
+  bool colour;     /* RGB: three planes, then luma */
+  bool invert;     /* MinIsWhite */
+  EsFormat plane_format;
+  int depth;       /* of integer planes */
+  EsImage planes[3];
+} EsTiffPage;
+
+/* Sample i of a row of packed samples, as a double. */
+static inline double
+es_tiff_sample (const uint8_t *row, size_t i, const EsTiffPage *p)
+{
+  switch (p->bits)
+    {
+    case 8:
+      return p->sample_format == SAMPLEFORMAT_INT ? (double) ((int8_t) row[i] + 128) : (double) row[i];
+    case 16:
+      {
+        uint16_t v;
+        memcpy (&v, row + 2 * i, 2);
+        return p->sample_format == SAMPLEFORMAT_INT ? (double) ((int16_t) v + 32768) : (double) v;
+      }
+    case 32:
+      {
+        float v;
+        memcpy (&v, row + 4 * i, 4);
+        return v;
+      }
+    case 64:
+      {
+        double v;
+        memcpy (&v, row + 8 * i, 8);
+        return (float) v;
+      }
+    default:
+      {
+        /* 1, 2 or 4 bits, most significant first. */
+        size_t bit = i * p->bits;
+        return (double) (row[bit / 8] >> (8 - p->bits - bit % 8) & ((1u << p->bits) - 1));
+      }
+    }
+}
+
+/* Stores n samples (the first at sample index `first`, then every `step`)
+ * of a row into plane `plane` at (x0, y). */
+static void
+es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_t step, uint32_t x0,
+               uint32_t y, uint32_t n)
+{
+  EsImage *image = &p->planes[plane];
+  void *dst = es_image_row (image, (int) y);
+  double top = (double) ((1u << p->depth) - 1);
+
+  for (uint32_t i = 0; i < n; i++)
+    {
+      double v = es_tiff_sample (row, first + i * step, p);
+      if (p->floats)
+        ((float *) dst)[x0 + i] = p->invert ? (float) -v : (float) v;
+      else if (p->plane_format == ES_FORMAT_U8)
+        ((uint8_t *) dst)[x0 + i] = (uint8_t) (p->invert ? top - v : v);
+      else
+        ((uint16_t *) dst)[x0 + i] = (uint16_t) (p->invert ? top - v : v);
+    }
+}
+
+/* Bytes of n packed samples. */
+static uint64_t
+es_tiff_bytes (uint64_t n, unsigned bits)
+{
+  return (n * bits + 7) / 8;
+}
+
+static bool
+es_tiff_read_strips (EsTiff *tiff, EsTiffPage *p, EsError *error)
+{
+  int planes = p->colour ? 3 : 1;
+  bool separate = p->planar == PLANARCONFIG_SEPARATE;
+  uint64_t row_bytes = es_tiff_bytes ((uint64_t) p->width * (separate ? 1 : p->spp), p->bits);
+  tmsize_t scanline = TIFFScanlineSize (tiff->tif);
+  uint8_t *row;
+
+  if (row_bytes > ES_TIFF_CHUNK_MAX)
+    return es_error_set (error, ES_ERROR_LIMIT, "TIFF: rows of %" PRIu64 " bytes are over the limit", row_bytes);
+  if (scanline <= 0 || (uint64_t) scanline < row_bytes)
+    return es_tiff_fail (tiff, error, "bad row size");
+  row = malloc ((size_t) scanline);
+  if (row == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for a row");
+  /* Plane by plane, rows in order: libtiff decodes each strip once. */
+  for (int plane = 0; plane < (separate ? planes : 1); plane++)
+    for (uint32_t y = 0; y < p->height; y++)
+      {
+        if (TIFFReadScanline (tiff->tif, row, y, (uint16_t) plane) < 0)
+          {
+            char what[64];
+            free (row);
+            snprintf (what, sizeof what, "row %" PRIu32 " cannot be decoded", y);
+            return es_tiff_fail (tiff, error, what);
+          }
+        if (separate)
+          es_tiff_store (p, plane, row, 0, 1, 0, y, p->width);
+        else
+          for (int c = 0; c < planes; c++)
+            es_tiff_store (p, c, row, (size_t) c, p->spp, 0, y, p->width);
+      }
+  free (row);
+  return true;
+}
+
+static bool
+es_tiff_read_tiles (EsTiff *tiff, EsTiffPage *p, EsError *error)
+{
+  int planes = p->colour ? 3 : 1;
+  bool separate = p->planar == PLANARCONFIG_SEPARATE;
+  uint32_t tw = 0, th = 0;
+  uint64_t area, image_area = (uint64_t) p->width * p->height, tile_row_bytes, tile_bytes;
+  uint8_t *tile;
+
+  TIFFGetField (tiff->tif, TIFFTAG_TILEWIDTH, &tw);
+  TIFFGetField (tiff->tif, TIFFTAG_TILELENGTH, &th);
+  if (tw == 0 || th == 0)
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: tiles of size %" PRIu32 "×%" PRIu32, tw, th);
+  area = (uint64_t) tw * th;
+  tile_row_bytes = es_tiff_bytes ((uint64_t) tw * (separate ? 1 : p->spp), p->bits);
+  tile_bytes = tile_row_bytes * th;
+  if (area > ES_TIFF_TILE_OVERHANG * (image_area > 65536 ? image_area : 65536) || tile_bytes > ES_TIFF_CHUNK_MAX)
+    return es_error_set (error, ES_ERROR_LIMIT, "TIFF: tiles of %" PRIu32 "×%" PRIu32 " are over the limit", tw, th);
+  tile = malloc ((size_t) tile_bytes);
+  if (tile == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for a tile");
+  for (int plane = 0; plane < (separate ? planes : 1); plane++)
+    for (uint32_t y0 = 0; y0 < p->height; y0 += th)
+      for (uint32_t x0 = 0; x0 < p->width; x0 += tw)
+        {
+          uint32_t rows = p->height - y0 < th ? p->height - y0 : th;
+          uint32_t cols = p->width - x0 < tw ? p->width - x0 : tw;
+          ttile_t index = TIFFComputeTile (tiff->tif, x0, y0, 0, (uint16_t) plane);
+          tmsize_t got = TIFFReadEncodedTile (tiff->tif, index, tile, (tmsize_t) tile_bytes);
+
+          /* Edge tiles are stored whole: all of the tile must be there. */
+          if (got < 0 || (uint64_t) got < tile_bytes)
+            {
+              char what[80];
+              free (tile);
+              snprintf (what, sizeof what, "the tile at %" PRIu32 ",%" PRIu32 " cannot be decoded", x0, y0);
+              return es_tiff_fail (tiff, error, what);
+            }
+          for (uint32_t r = 0; r < rows; r++)
+            {
+              const uint8_t *row = tile + r * tile_row_bytes;
+              if (separate)
+                es_tiff_store (p, plane, row, 0, 1, x0, y0 + r, cols);
+              else
+                for (int c = 0; c < planes; c++)
+                  es_tiff_store (p, c, row, (size_t) c, p->spp, x0, y0 + r, cols);
+            }
+        }
+  free (tile);
+  return true;
+}
+
+/* Anything the direct path does not take (palettes, CMYK, YCbCr without
+ * JPEG, CIELab, LogLuv, old JPEG...) goes through libtiff's RGBA interface,
+ * a band of rows at a time, to 8-bit RGB and then luma. */
+static bool
+es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
+{
+  TIFFRGBAImage rgba;
+  char message[1024];
+  uint32_t band = 64;
+  uint32_t *raster;
+
+  if (!TIFFRGBAImageOK (tiff->tif, message) || !TIFFRGBAImageBegin (&rgba, tiff->tif, 0, message))
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: not supported: %s", message);
+  rgba.req_orientation = ORIENTATION_TOPLEFT;
+  raster = malloc ((size_t) p->width * band * sizeof *raster);
+  if (raster == NULL)
+    {
+      TIFFRGBAImageEnd (&rgba);
+      return es_error_set (error, ES_ERROR_NO_MEMORY, "TIFF: out of memory for a band of rows");
+    }
+  for (uint32_t y = 0; y < p->height; y += band)
+    {
+      uint32_t rows = p->height - y < band ? p->height - y : band;
+
+      rgba.row_offset = (int) y;
+      rgba.col_offset = 0;
+      if (!TIFFRGBAImageGet (&rgba, raster, p->width, rows))
+        {
+          free (raster);
+          TIFFRGBAImageEnd (&rgba);
+          return es_tiff_fail (tiff, error, "cannot be decoded");
+        }
+      for (uint32_t r = 0; r < rows; r++)
+        {
+          uint8_t *dst = es_image_row (&p->planes[0], (int) (y + r));
+          for (uint32_t x = 0; x < p->width; x++)
+            {
+              uint32_t v = raster[(size_t) r * p->width + x];
+              dst[x] = (uint8_t) es_luma_int (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v));
+            }
+        }
+    }
+  free (raster);
+  TIFFRGBAImageEnd (&rgba);
+  return true;
+}
+
+uint16_t
+es_tiff_float_to_u16 (double v, double lo, double hi)
+{
+  if (isnan (v) || v == -INFINITY)
+    return 0;
+  if (v == INFINITY)
+    return 65535;
+  if (!(hi > lo))
+    return 0;
+  return (uint16_t) lround ((v - lo) * 65535.0 / (hi - lo));
+}
+
+/* Maps the float plane to U16 (DESIGN.md §1) into *image. */
+static bool
+es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_finite, EsError *error)
+{
+  double lo = INFINITY, hi = -INFINITY;
+  uint64_t bad = 0;
+
+  for (int y = 0; y < plane->height; y++)
+    {
+      const float *row = es_image_row (plane, y);
+      for (int x = 0; x < plane->width; x++)
+        if (isfinite (row[x]))
+          {
+            lo = row[x] < lo ? row[x] : lo;
+            hi = row[x] > hi ? row[x] : hi;
+          }
+        else
+          bad++;
+    }
+  if (!es_image_alloc (image, plane->width, plane->height, ES_FORMAT_U16, 16, error))
+    return false;
+  for (int y = 0; y < plane->height; y++)
+    {
+      const float *row = es_image_row (plane, y);
+      uint16_t *dst = es_image_row (image, y);
+      for (int x = 0; x < plane->width; x++)
+        dst[x] = es_tiff_float_to_u16 (row[x], lo, hi);
+    }
+  *non_finite = bad;
+  return true;
+}
+
+/* Planes R, G, B to luma in plane R (rounded for integers, as PNG's). */
+static void
+es_tiff_luma (EsTiffPage *p)
+{
+  EsImage *r = &p->planes[0], *g = &p->planes[1], *b = &p->planes[2];
+  uint32_t top = (1u << p->depth) - 1;
+
+  for (int y = 0; y < r->height; y++)
+    for (int x = 0; x < r->width; x++)
+      switch (p->plane_format)
+        {
+        case ES_FORMAT_F32:
+          {
+            float *rr = es_image_row (r, y);
+            rr[x] = (float) (0.2126 * rr[x] + 0.7152 * ((float *) es_image_row (g, y))[x]
+                             + 0.0722 * ((float *) es_image_row (b, y))[x]);
+            break;
+          }
+        case ES_FORMAT_U8:
+          {
+            uint8_t *rr = es_image_row (r, y);
+            uint32_t v = es_luma_int (rr[x], ((uint8_t *) es_image_row (g, y))[x], ((uint8_t *) es_image_row (b, y))[x]);
+            rr[x] = (uint8_t) (v > top ? top : v);
+            break;
+          }
+        case ES_FORMAT_U16:
+          {
+            uint16_t *rr = es_image_row (r, y);
+            uint32_t v = es_luma_int (rr[x], ((uint16_t *) es_image_row (g, y))[x],
+                                      ((uint16_t *) es_image_row (b, y))[x]);
+            rr[x] = (uint16_t) (v > top ? top : v);
+            break;
+          }
+        }
+}
+
+/* Reads the page's tags; false with error set when it cannot be decoded. */
+static bool
+es_tiff_describe (EsTiff *tiff, EsTiffPage *p, bool *direct, EsError *error)
+{
+  TIFF *tif = tiff->tif;
+  uint16_t compression = COMPRESSION_NONE;
+
+  TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &p->width);
+  TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &p->height);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &p->spp);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &p->bits);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &p->sample_format);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_PLANARCONFIG, &p->planar);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, &compression);
+  if (!TIFFGetField (tif, TIFFTAG_PHOTOMETRIC, &p->photometric))
+    p->photometric = p->spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+
+  if (p->width == 0 || p->height == 0)
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: empty image (%" PRIu32 "×%" PRIu32 ")", p->width, p->height);
+  if (p->width > ES_MAX_SIDE || p->height > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "TIFF: image size %" PRIu32 "×%" PRIu32 " is over the limit",
+                         p->width, p->height);
+  if (!TIFFIsCODECConfigured (compression))
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: compression %u is not available in this libtiff",
+                         (unsigned) compression);
+  if (p->spp == 0)
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: no samples per pixel");
+
+  /* JPEG-compressed YCbCr is decoded to RGB by libtiff itself. */
+  if (p->photometric == PHOTOMETRIC_YCBCR && compression == COMPRESSION_JPEG && p->planar == PLANARCONFIG_CONTIG)
+    {
+      TIFFSetField (tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+      p->photometric = PHOTOMETRIC_RGB;
+    }
+  p->floats = p->sample_format == SAMPLEFORMAT_IEEEFP && (p->bits == 32 || p->bits == 64);
+  p->colour = p->photometric == PHOTOMETRIC_RGB;
+  p->invert = p->photometric == PHOTOMETRIC_MINISWHITE;
+  *direct = (p->photometric == PHOTOMETRIC_MINISBLACK || p->photometric == PHOTOMETRIC_MINISWHITE
+             || (p->colour && p->spp >= 3))
+            && (p->floats
+                || (p->sample_format == SAMPLEFORMAT_UINT
+                    && (p->bits == 1 || p->bits == 2 || p->bits == 4 || p->bits == 8 || p->bits == 16))
+                || (p->sample_format == SAMPLEFORMAT_INT && (p->bits == 8 || p->bits == 16)))
+            && compression != COMPRESSION_OJPEG;
+  if (*direct)
+    {
+      p->plane_format = p->floats ? ES_FORMAT_F32 : p->bits <= 8 ? ES_FORMAT_U8 : ES_FORMAT_U16;
+      p->depth = p->floats ? 16 : p->bits;
+    }
+  else if (p->floats || p->bits > 16 || p->sample_format == SAMPLEFORMAT_COMPLEXINT
+           || p->sample_format == SAMPLEFORMAT_COMPLEXIEEEFP)
+    return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %u-bit %s samples with photometric %u are not supported",
+                         (unsigned) p->bits, p->floats ? "float" : "integer", (unsigned) p->photometric);
+  else
+    {
+      p->plane_format = ES_FORMAT_U8;
+      p->depth = 8;
+    }
+  return true;
+}
+
+bool
+es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error)
+{
+  EsTiffPage p = { 0 };
+  EsError local = { 0 };
+  bool direct = false, ok;
+  int planes;
+
+  *non_finite = 0;
+  if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
+    return false;
+  planes = direct && p.colour ? 3 : 1;
+  /* Every plane is checked and allocated before any sample is read: the
+   * sides and the pixel budget come first. */
+  if (!es_image_check_size ((int) p.width, (int) p.height, p.plane_format, &local))
+    return es_error_set (error, local.code, "TIFF: %s", local.message);
+  for (int c = 0; c < planes; c++)
+    if (!es_image_alloc (&p.planes[c], (int) p.width, (int) p.height, p.plane_format, p.depth, &local))
+      {
+        for (int k = 0; k < c; k++)
+          es_image_clear (&p.planes[k]);
+        return es_error_set (error, local.code, "TIFF: %s", local.message);
+      }
+
+  if (!direct)
+    ok = es_tiff_read_rgba (tiff, &p, error);
+  else if (TIFFIsTiled (tiff->tif))
+    ok = es_tiff_read_tiles (tiff, &p, error);
+  else
+    ok = es_tiff_read_strips (tiff, &p, error);
+  if (ok && planes == 3)
+    es_tiff_luma (&p);
+  for (int c = 1; c < planes; c++)
+    es_image_clear (&p.planes[c]);
+  if (!ok)
+    {
+      es_image_clear (&p.planes[0]);
+      return false;
+    }
+  if (p.floats)
+    {
+      ok = es_tiff_quantize_floats (&p.planes[0], image, non_finite, &local);
+      es_image_clear (&p.planes[0]);
+      return ok || es_error_set (error, local.code, "TIFF: %s", local.message);
+    }
+  *image = p.planes[0];
+  return true;
+}

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: MIT */
+/* TIFF output: uncompressed gray pages (8/16-bit integer, 32-bit float) laid out so that they are
+ * written front to back, with no seeking: into an atomic file, a pipe or a device alike. BigTIFF
+ * when the file could pass 4 GiB. Needs no libtiff. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-path.h"
+#include "es-tiff.h"
+
+/* Strips of about this many bytes (at least one row). */
+#define ES_TIFF_STRIP_BYTES (1u << 20)
+
+enum {
+  TAG_NEW_SUBFILE_TYPE = 254,
+  TAG_IMAGE_WIDTH = 256,
+  TAG_IMAGE_LENGTH = 257,
+  TAG_BITS_PER_SAMPLE = 258,
+  TAG_COMPRESSION = 259,
+  TAG_PHOTOMETRIC = 262,
+  TAG_IMAGE_DESCRIPTION = 270,
+  TAG_STRIP_OFFSETS = 273,
+  TAG_SAMPLES_PER_PIXEL = 277,
+  TAG_ROWS_PER_STRIP = 278,
+  TAG_STRIP_BYTE_COUNTS = 279,
+  TAG_PLANAR_CONFIG = 284,
+  TAG_PAGE_NUMBER = 297,
+  TAG_SOFTWARE = 305,
+  TAG_SAMPLE_FORMAT = 339,
+};
+
+enum { TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_LONG8 = 16 };
+
+struct EsTiffWriter {
+  EsAtomicFile *file;
+  FILE *stream;
+  char *path;
+  bool big;         /* BigTIFF: 8-byte offsets */
+  int pages, added;
+  uint64_t offset;  /* bytes written so far */
+};
+
+/* The Software tag (ImageDescription says it too). */
+static const char software[] = "Entroscope";
+
+static bool
+es_tiff_write_fail (EsTiffWriter *writer, EsError *error, EsErrorCode code, const char *reason)
+{
+  char shown[ES_PATH_MESSAGE_MAX + 1];
+
+  return es_error_set (error, code, "cannot write '%s': %s",
+                       es_path_shorten (writer->path, ES_PATH_MESSAGE_MAX, shown, sizeof shown), reason);
+}
+
+uint64_t
+es_tiff_page_bytes (const EsImage *values)
+{
+  return (uint64_t) values->width * (uint64_t) values->height * es_format_size (values->format);
+}
+
+EsTiffWriter *
+es_tiff_writer_open (const char *path, int pages, uint64_t bytes, EsError *error)
+{
+  EsTiffWriter *writer = calloc (1, sizeof *writer);
+  /* Headers, descriptions and strip tables: a few KiB a page, and at most
+   * 16 bytes for every 512 KiB strip. */
+  uint64_t estimate = 16 + bytes + (uint64_t) pages * 8192 + 16 * (bytes / (512u << 10) + (uint64_t) pages);
+
+  if (writer == NULL || (writer->path = strdup (path)) == NULL)
+    {
+      free (writer);
+      es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+      return NULL;
+    }
+  writer->pages = pages;
+  writer->big = estimate > UINT32_MAX;
+  writer->file = es_atomic_file_open (path, error);
+  if (writer->file == NULL)
+    {
+      free (writer->path);
+      free (writer);
+      return NULL;
+    }
+  writer->stream = es_atomic_file_stream (writer->file);
+  return writer;
+}
+
+void
+es_tiff_writer_abort (EsTiffWriter *writer)
+{
+  if (writer == NULL)
+    return;
+  es_atomic_file_abort (writer->file);
+  free (writer->path);
+  free (writer);
+}
+
+bool
+es_tiff_writer_commit (EsTiffWriter *writer, EsError *error)
+{
+  bool ok;
+
+  if (writer->added != writer->pages)
+    {
+      es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "not every page was written");
+      es_tiff_writer_abort (writer);
+      return false;
+    }
+  ok = es_atomic_file_commit (writer->file, error);
+  free (writer->path);
+  free (writer);
+  return ok;
+}
+
+/* ---- bytes, in host order (the header says which) ---- */
+
+static void
+put (EsTiffWriter *writer, const void *bytes, size_t n)
+{
+  /* A failed write sets the stream's error flag; commit reports it. */
+  fwrite (bytes, 1, n, writer->stream);
+  writer->offset += n;
+}
+
+static void
+put16 (EsTiffWriter *writer, uint16_t v)
+{
+  put (writer, &v, 2);
+}
+
+static void
+put32 (EsTiffWriter *writer, uint32_t v)
+{
+  put (writer, &v, 4);
+}
+
+static void
+put64 (EsTiffWriter *writer, uint64_t v)
+{
+  put (writer, &v, 8);
+}
+
+/* An offset or a count: 8 bytes in BigTIFF, else 4. */
+static void
+put_word (EsTiffWriter *writer, uint64_t v)
+{
+  if (writer->big)
+    put64 (writer, v);
+  else
+    put32 (writer, (uint32_t) v);
+}
+
+static void
+pad_to (EsTiffWriter *writer, uint64_t offset)
+{
+  static const uint8_t zeros[16];
+
+  while (writer->offset < offset)
+    put (writer, zeros, offset - writer->offset < sizeof zeros ? (size_t) (offset - writer->offset) : sizeof zeros);
+}
+
+static void
+put_header (EsTiffWriter *writer)
+{
+  uint16_t probe = 1;
+
+  put (writer, *(uint8_t *) &probe ? "II" : "MM", 2);
+  if (writer->big)
+    {
+      put16 (writer, 43);
+      put16 (writer, 8);
+      put16 (writer, 0);
+      put64 (writer, 16);
+    }
+  else
+    {
+      put16 (writer, 42);
+      put32 (writer, 8);
+    }
+}
+
+/* One IFD entry; `value` is the value itself (SHORT and LONG fit in place)
+ * or the offset of the values. */
+static void
+put_entry (EsTiffWriter *writer, uint16_t tag, uint16_t type, uint64_t count, uint64_t value)
+{
+  put16 (writer, tag);
+  put16 (writer, type);
+  put_word (writer, count);
+  /* A value in place is left-justified in the field. */
+  if (type == TYPE_SHORT && count == 1)
+    {
+      put16 (writer, (uint16_t) value);
+      put16 (writer, 0);
+      if (writer->big)
+        put32 (writer, 0);
+    }
+  else if (type == TYPE_LONG && count == 1 && writer->big)
+    {
+      put32 (writer, (uint32_t) value);
+      put32 (writer, 0);
+    }
+  else
+    put_word (writer, value);
+}
+
+/* "Key=value" lines: the facts of PNG's tEXt chunks (es_value_info_each). */
+typedef struct {
+  char *out;
+  size_t size, used;
+} Description;
+
+static void
+describe_item (void *data, const char *key, const char *value)
+{
+  Description *d = data;
+
+  if (d->used < d->size)
+    d->used += (size_t) snprintf (d->out + d->used, d->size - d->used, "%s=%s\n", key, value);
+}
+
+static void
+describe (const EsValueInfo *info, char *out, size_t size)
+{
+  Description d = { .out = out, .size = size };
+
+  out[0] = '\0';
+  es_value_info_each (info, describe_item, &d);
+}
+
+bool
+es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsError *error)
+{
+  size_t sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
+  uint64_t row_bytes = (uint64_t) values->width * sample;
+  uint64_t rows_per_strip = row_bytes >= ES_TIFF_STRIP_BYTES ? 1 : ES_TIFF_STRIP_BYTES / row_bytes;
+  uint64_t strips, word = writer->big ? 8 : 4, entry = writer->big ? 20 : 12;
+  uint64_t ifd, extra, description_at, software_at, offsets_at, counts_at, data_at, next;
+  double scale = info != NULL && info->unit_scale != 0 ? info->unit_scale : 1.0;
+  bool stack = writer->pages > 1;
+  int entries;
+  char description[1024];
+  size_t description_length;
+  float *row = NULL;
+
+  if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
+  if (writer->added >= writer->pages)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "more pages than announced");
+  if (rows_per_strip > (uint64_t) values->height)
+    rows_per_strip = (uint64_t) values->height;
+  strips = ((uint64_t) values->height + rows_per_strip - 1) / rows_per_strip;
+  describe (info, description, sizeof description);
+  description_length = strlen (description) + 1;
+
+  if (writer->added == 0)
+    put_header (writer);
+  /* IFD, then its out-of-line values, then the samples, each at an even
+   * (BigTIFF: 8-byte) offset as TIFF asks. */
+  entries = 13 + (stack ? 2 : 0);
+  ifd = writer->offset;
+  extra = ifd + (writer->big ? 8 : 2) + entries * entry + word;
+  description_at = extra;
+  software_at = (description_at + description_length + 7) & ~7ull;
+  offsets_at = (software_at + sizeof software + 7) & ~7ull;
+  counts_at = offsets_at + (strips > 1 ? strips * word : 0);
+  data_at = (counts_at + (strips > 1 ? strips * word : 0) + 15) & ~15ull;
+  next = writer->added + 1 < writer->pages ? (data_at + row_bytes * values->height + 7) & ~7ull : 0;
+  if (!writer->big && (data_at + row_bytes * values->height > UINT32_MAX))
+    return es_tiff_write_fail (writer, error, ES_ERROR_LIMIT, "larger than its TIFF was planned");
+
+  if (writer->big)
+    put64 (writer, (uint64_t) entries);
+  else
+    put16 (writer, (uint16_t) entries);
+  if (stack)
+    put_entry (writer, TAG_NEW_SUBFILE_TYPE, TYPE_LONG, 1, 2);  /* a page of a multi-page image */
+  put_entry (writer, TAG_IMAGE_WIDTH, TYPE_LONG, 1, (uint64_t) values->width);
+  put_entry (writer, TAG_IMAGE_LENGTH, TYPE_LONG, 1, (uint64_t) values->height);
+  put_entry (writer, TAG_BITS_PER_SAMPLE, TYPE_SHORT, 1, sample * 8);
+  put_entry (writer, TAG_COMPRESSION, TYPE_SHORT, 1, 1);
+  put_entry (writer, TAG_PHOTOMETRIC, TYPE_SHORT, 1, 1);  /* MinIsBlack */
+  put_entry (writer, TAG_IMAGE_DESCRIPTION, TYPE_ASCII, description_length, description_at);
+  put_entry (writer, TAG_STRIP_OFFSETS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips,
+             strips > 1 ? offsets_at : data_at);
+  put_entry (writer, TAG_SAMPLES_PER_PIXEL, TYPE_SHORT, 1, 1);
+  put_entry (writer, TAG_ROWS_PER_STRIP, TYPE_LONG, 1, rows_per_strip);
+  put_entry (writer, TAG_STRIP_BYTE_COUNTS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips,
+             strips > 1 ? counts_at : row_bytes * (uint64_t) values->height);
+  put_entry (writer, TAG_PLANAR_CONFIG, TYPE_SHORT, 1, 1);
+  if (stack)
+    {
+      /* Two SHORTs in place: this page, and how many there are. */
+      put16 (writer, TAG_PAGE_NUMBER);
+      put16 (writer, TYPE_SHORT);
+      put_word (writer, 2);
+      put16 (writer, (uint16_t) writer->added);
+      put16 (writer, (uint16_t) (writer->pages > 65535 ? 65535 : writer->pages));
+      if (writer->big)
+        put32 (writer, 0);
+    }
+  put_entry (writer, TAG_SOFTWARE, TYPE_ASCII, sizeof software, software_at);
+  put_entry (writer, TAG_SAMPLE_FORMAT, TYPE_SHORT, 1, values->format == ES_FORMAT_F32 ? 3 : 1);
+  put_word (writer, next);
+
+  put (writer, description, description_length);
+  pad_to (writer, software_at);
+  put (writer, software, sizeof software);
+  pad_to (writer, offsets_at);
+  if (strips > 1)
+    {
+      for (uint64_t s = 0; s < strips; s++)
+        put_word (writer, data_at + s * rows_per_strip * row_bytes);
+      for (uint64_t s = 0; s < strips; s++)
+        {
+          uint64_t rows = (uint64_t) values->height - s * rows_per_strip;
+          put_word (writer, (rows < rows_per_strip ? rows : rows_per_strip) * row_bytes);
+        }
+    }
+  pad_to (writer, data_at);
+
+  /* Float values are written as they are, in the chosen units. */
+  if (values->format == ES_FORMAT_F32 && scale != 1.0)
+    {
+      row = malloc ((size_t) row_bytes);
+      if (row == NULL)
+        return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
+    }
+  for (int y = 0; y < values->height && !ferror (writer->stream); y++)
+    {
+      const void *src = es_image_row (values, y);
+      if (row != NULL)
+        {
+          for (int x = 0; x < values->width; x++)
+            row[x] = (float) (((const float *) src)[x] * scale);
+          src = row;
+        }
+      put (writer, src, (size_t) row_bytes);
+    }
+  free (row);
+  if (next != 0)
+    pad_to (writer, next);
+  writer->added++;
+  return true;
+}
+
+bool
+es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error)
+{
+  EsTiffWriter *writer;
+
+  if (values == NULL || values->pixels == NULL || values->width <= 0 || values->height <= 0)
+    {
+      char shown[ES_PATH_MESSAGE_MAX + 1];
+      return es_error_set (error, ES_ERROR_INVALID, "cannot write '%s': no image to write",
+                           es_path_shorten (path, ES_PATH_MESSAGE_MAX, shown, sizeof shown));
+    }
+  writer = es_tiff_writer_open (path, 1, es_tiff_page_bytes (values), error);
+  if (writer == NULL)
+    return false;
+  if (!es_tiff_writer_add (writer, values, info, error))
+    {
+      es_tiff_writer_abort (writer);
+      return false;
+    }
+  return es_tiff_writer_commit (writer, error);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to app/: TIFF read page by page through libtiff (built when ES_HAVE_TIFF), and written as
+ * stacks by our own front-to-back writer (always built). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "es-image.h"
+#include "es-save.h"
+
+/* ---- reading ---- */
+
+typedef struct EsTiff EsTiff;
+
+/* A TIFF in memory: data must outlive the handle, which frees it at close
+ * when owned is set. */
+EsTiff *es_tiff_open_memory (const void *data, size_t size, bool owned, EsError *error);
+/* A TIFF in a regular file, read with pread() from `offset` on (the file
+ * holds `size` bytes from there); fd is not closed here. */
+EsTiff *es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error);
+void es_tiff_close (EsTiff *tiff);
+/* The number of pages (image file directories); a multi-page file is a stack. */
+int es_tiff_page_count (EsTiff *tiff);
+/* The size of page `page` without decoding it. */
+bool es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *error);
+
+/* Decodes page `page` (from 0) to gray, as DESIGN.md §1 says: 1..16-bit
+ * unsigned integers as stored (U8 for depth ≤ 8, else U16), signed 8/16-bit
+ * offset by 2^(bits-1), MinIsWhite inverted, RGB reduced with BT.709 luma,
+ * 32/64-bit floats mapped from their finite min..max to 0..65535 (U16,
+ * depth 16). *non_finite counts the NaN and infinite samples (floats only). */
+bool es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error);
+
+/* The float quantization of DESIGN.md §1, for one value, given the finite
+ * range lo..hi of the image. */
+uint16_t es_tiff_float_to_u16 (double v, double lo, double hi);
+
+/* ---- writing ---- */
+
+typedef struct EsTiffWriter EsTiffWriter;
+
+/* Opens an atomic output (a special file is written into) for `pages`
+ * pages of `bytes` sample bytes in all: classic TIFF, or BigTIFF when the
+ * file could pass 4 GiB. Uncompressed, one sample per pixel, strips of
+ * about 1 MiB, nothing written twice: a pipe takes it as well as a file. */
+EsTiffWriter *es_tiff_writer_open (const char *path, int pages, uint64_t bytes, EsError *error);
+/* Appends one page: F32 values as 32-bit float (times info->unit_scale),
+ * U8 and U16 as they are; the metadata in ImageDescription. */
+bool es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsError *error);
+/* Writes out and renames into place (or removes everything on failure). */
+bool es_tiff_writer_commit (EsTiffWriter *writer, EsError *error);
+void es_tiff_writer_abort (EsTiffWriter *writer);
+/* The sample bytes of one page of values, for es_tiff_writer_open. */
+uint64_t es_tiff_page_bytes (const EsImage *values);

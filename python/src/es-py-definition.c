@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/* entropy()'s definition keywords (DESIGN.md §1): rect, disk, footprint, border, binning, mask, like. */
+#include "es-py.h"
+
+#include <string.h>
+
+const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW] = {
+  "rect", "disk", "footprint", "border", "binning", "mask", "like",
+};
+
+/* A 2-D array-like as C-contiguous booleans (nonzero = in), one byte each. */
+static PyArrayObject *
+cells_of (PyObject *value, const char *what)
+{
+  PyArrayObject *cells = (PyArrayObject *) PyArray_FROM_OTF (value, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+
+  if (cells == NULL)
+    return NULL;
+  if (PyArray_NDIM (cells) != 2)
+    {
+      PyErr_Format (PyExc_ValueError, "%s must be 2-D, not %d-D", what, PyArray_NDIM (cells));
+      Py_DECREF (cells);
+      return NULL;
+    }
+  return cells;
+}
+
+static const char *
+text_of (PyObject *value, const char *what)
+{
+  if (!PyUnicode_Check (value))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be a string, not %.100s", what, Py_TYPE (value)->tp_name);
+      return NULL;
+    }
+  return PyUnicode_AsUTF8 (value);
+}
+
+static bool
+parse_rect (PyObject *value, EsEntropyDefinition *d)
+{
+  long h, w;
+
+  if (!PyTuple_Check (value) || PyTuple_GET_SIZE (value) != 2)
+    {
+      PyErr_SetString (PyExc_TypeError, "rect must be a tuple (height, width)");
+      return false;
+    }
+  h = PyLong_AsLong (PyTuple_GET_ITEM (value, 0));
+  w = PyLong_AsLong (PyTuple_GET_ITEM (value, 1));
+  if (PyErr_Occurred ())
+    return false;
+  if (h < 1 || w < 1 || h > ES_SIDE_MAX || w > ES_SIDE_MAX || h % 2 == 0 || w % 2 == 0)
+    {
+      PyErr_Format (PyExc_ValueError, "rect (%ld, %ld) is out of range: odd sides 1..%d", h, w, ES_SIDE_MAX);
+      return false;
+    }
+  d->shape = ES_SHAPE_RECT;
+  d->height = (int) h, d->width = (int) w;
+  return true;
+}
+
+bool
+es_py_parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units, EsPyDefinition *held)
+{
+  EsEntropyDefinition *d = &job->definition;
+  const char *text;
+  bool shape_given = kw[ES_PY_KW_RECT] || kw[ES_PY_KW_DISK] || kw[ES_PY_KW_FOOTPRINT];
+
+  if ((kw[ES_PY_KW_RECT] != NULL) + (kw[ES_PY_KW_DISK] != NULL) + (kw[ES_PY_KW_FOOTPRINT] != NULL) > 1)
+    {
+      PyErr_SetString (PyExc_TypeError, "give one of rect, disk and footprint");
+      return false;
+    }
+  /* The preset first: the other keywords override it. */
+  if (kw[ES_PY_KW_LIKE] != NULL)
+    {
+      const EsPreset *preset;
+
+      if ((text = text_of (kw[ES_PY_KW_LIKE], "like")) == NULL)
+        return false;
+      if ((preset = es_preset_find (text)) == NULL)
+        {
+          PyErr_Format (PyExc_ValueError, "like='%s': expected 'matlab', 'skimage' or 'fiji'", text);
+          return false;
+        }
+      es_preset_apply (preset, job, shape_given || window_given);
+      if (*units < 0)
+        *units = strcmp (preset->units, "bits") == 0 ? ES_UNITS_BITS : ES_UNITS_NATS;
+    }
+  if (kw[ES_PY_KW_RECT] != NULL && !parse_rect (kw[ES_PY_KW_RECT], d))
+    return false;
+  if (kw[ES_PY_KW_DISK] != NULL)
+    {
+      long r = PyLong_AsLong (kw[ES_PY_KW_DISK]);
+
+      if (r == -1 && PyErr_Occurred ())
+        return false;
+      if (r < 0 || r > ES_RADIUS_MAX)
+        {
+          PyErr_Format (PyExc_ValueError, "disk radius %ld is out of range: 0..%d", r, ES_RADIUS_MAX);
+          return false;
+        }
+      d->shape = ES_SHAPE_DISK;
+      d->radius = (int) r;
+    }
+  if (kw[ES_PY_KW_FOOTPRINT] != NULL)
+    {
+      held->footprint_cells = cells_of (kw[ES_PY_KW_FOOTPRINT], "footprint");
+      if (held->footprint_cells == NULL)
+        return false;
+      held->footprint = (EsFootprint) {
+        (int) PyArray_DIM (held->footprint_cells, 1), (int) PyArray_DIM (held->footprint_cells, 0),
+        PyArray_DATA (held->footprint_cells),
+      };
+      if (PyArray_DIM (held->footprint_cells, 0) > ES_SIDE_MAX || PyArray_DIM (held->footprint_cells, 1) > ES_SIDE_MAX)
+        {
+          PyErr_Format (PyExc_ValueError, "a footprint has odd sides up to %d", ES_SIDE_MAX);
+          return false;
+        }
+      d->shape = ES_SHAPE_FOOTPRINT;
+      d->footprint = &held->footprint;
+    }
+  if (kw[ES_PY_KW_BORDER] != NULL)
+    {
+      if ((text = text_of (kw[ES_PY_KW_BORDER], "border")) == NULL)
+        return false;
+      if (!es_definition_parse_border (text, d))
+        {
+          PyErr_Format (PyExc_ValueError, "border='%s': expected 'clip', 'symmetric', 'mirror', 'replicate' or "
+                        "'constant:V' (V a sample value)", text);
+          return false;
+        }
+    }
+  if (kw[ES_PY_KW_BINNING] != NULL)
+    {
+      if ((text = text_of (kw[ES_PY_KW_BINNING], "binning")) == NULL)
+        return false;
+      if (!es_definition_parse_binning (text, d))
+        {
+          PyErr_Format (PyExc_ValueError, "binning='%s': expected 'depth', 'range:LO:HI', 'minmax', 'exact' or "
+                        "'byte'", text);
+          return false;
+        }
+    }
+  if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
+    {
+      held->mask_cells = cells_of (kw[ES_PY_KW_MASK], "mask");
+      if (held->mask_cells == NULL)
+        return false;
+      held->mask = (EsImage) {
+        .width = (int) PyArray_DIM (held->mask_cells, 1), .height = (int) PyArray_DIM (held->mask_cells, 0),
+        .stride = (size_t) PyArray_STRIDE (held->mask_cells, 0), .format = ES_FORMAT_U8, .depth = 1,
+        .pixels = PyArray_DATA (held->mask_cells),
+      };
+      d->mask = &held->mask;
+    }
+  return true;
+}
+
+void
+es_py_definition_release (EsPyDefinition *held)
+{
+  Py_CLEAR (held->footprint_cells);
+  Py_CLEAR (held->mask_cells);
+}

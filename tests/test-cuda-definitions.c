@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/* Every entropy definition on the CUDA backend (DESIGN.md §1): random shapes,
+ * borders, binnings, units and masks on random images of awkward sizes, run
+ * as the engine picks the variant and on "general", one shot and in bands,
+ * against the float64 reference. Skips without a CUDA device, unless
+ * ES_TEST_REQUIRE_CUDA=1. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-definitions.h"
+#include "es-engine.h"
+#include "es-reference.h"
+#include "tap.h"
+
+#define TOLERANCE 1e-5
+#define CASES 160
+
+static unsigned long long rng;
+
+static int
+random_int (int lo, int hi)
+{
+  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+}
+
+static int
+random_odd (int lo, int hi)
+{
+  return lo + 2 * random_int (0, (hi - lo) / 2);
+}
+
+typedef struct {
+  EsFormat format;
+  int depth;
+  bool levels;
+} Kind;
+
+static const Kind kinds[] = {
+  { ES_FORMAT_U8, 8, false }, { ES_FORMAT_U16, 16, false }, { ES_FORMAT_U16, 10, false },
+  { ES_FORMAT_U8, 4, false }, { ES_FORMAT_U8, 8, true },
+};
+
+/* Samples below `top`; a few flat patches so that single-bin windows occur;
+ * rows with spare bytes at their end. */
+static bool
+make_image (EsImage *image, int width, int height, const Kind *kind, uint32_t top)
+{
+  size_t sample = kind->format == ES_FORMAT_U16 ? 2 : 1;
+  uint32_t flat = (uint32_t) random_int (0, (int) top - 1);
+
+  *image = (EsImage) { 0 };
+  image->width = width;
+  image->height = height;
+  image->format = kind->format;
+  image->depth = kind->depth;
+  image->levels = kind->levels ? (int) top : 0;
+  image->stride = (size_t) width * sample + sample * (size_t) random_int (0, 3);
+  image->pixels = malloc (image->stride * (size_t) height);
+  if (image->pixels == NULL)
+    return false;
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        uint32_t v = (x / 6 + y / 5) % 3 == 0 ? flat : (uint32_t) random_int (0, (int) top - 1);
+        if (kind->format == ES_FORMAT_U16)
+          ((uint16_t *) es_image_row (image, y))[x] = (uint16_t) v;
+        else
+          ((uint8_t *) es_image_row (image, y))[x] = (uint8_t) v;
+      }
+  return true;
+}
+
+/* A random definition whose window stays small enough for the reference. */
+static void
+random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsImage *mask, uint32_t top,
+                   char *what, size_t size)
+{
+  static const char *const shapes[] = { "square", "rect", "disk", "footprint" };
+  static const char *const borders[] = { "clip", "symmetric", "mirror", "replicate", "constant" };
+  static const char *const binnings[] = { "depth", "range", "minmax", "exact", "byte" };
+  static const int level_choices[] = { 2, 5, 16, 17, 256, 300, 4096, 65536 };
+  EsEntropyDefinition *d = &job->definition;
+
+  *d = (EsEntropyDefinition) { 0 };
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
+  d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
+  job->window = random_odd (3, 41);
+  job->levels = level_choices[random_int (0, 7)];
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      d->height = random_odd (1, 21);
+      d->width = random_odd (1, 33);
+      break;
+    case ES_SHAPE_DISK:
+      d->radius = random_int (0, 12);
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      footprint->height = random_odd (1, 15);
+      footprint->width = random_odd (1, 15);
+      for (int i = 0; i < footprint->width * footprint->height; i++)
+        cells[i] = random_int (0, 2) != 0;
+      cells[footprint->width * footprint->height / 2] = 1;  /* never empty */
+      footprint->cells = cells;
+      d->footprint = footprint;
+      break;
+    default:
+      break;
+    }
+  d->border_value = (uint32_t) random_int (0, (int) top - 1);
+  if (d->binning == ES_BINNING_RANGE)
+    {
+      d->range_lo = (uint32_t) random_int (0, (int) top - 1);
+      d->range_hi = (uint32_t) random_int ((int) d->range_lo, (int) top - 1);
+    }
+  d->normalized = random_int (0, 2) == 0;
+  d->mask = random_int (0, 2) == 0 ? mask : NULL;
+  snprintf (what, size, "%s k=%d %dx%d r=%d, %s, %s %d levels%s%s", shapes[d->shape], job->window, d->height,
+            d->width, d->radius, borders[d->border], binnings[d->binning], job->levels,
+            d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
+}
+
+/* The result against the reference: NaN exactly where it is NaN, else
+ * within the tolerance. */
+static bool
+compare (const EsImage *out, const double *ref, char *detail, size_t size)
+{
+  for (int y = 0; y < out->height; y++)
+    for (int x = 0; x < out->width; x++)
+      {
+        double r = ref[(size_t) y * out->width + x];
+        float v = ((const float *) es_image_row (out, y))[x];
+        if (isnan (r) != isnan (v) || (!isnan (r) && fabs (v - r) > TOLERANCE))
+          {
+            snprintf (detail, size, "at (%d, %d): %.7g, reference %.7g", x, y, v, r);
+            return false;
+          }
+      }
+  return true;
+}
+
+static void
+run_case (EsEngine *engine, int index)
+{
+  static const int sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 5 }, { 33, 17 }, { 70, 41 }, { 131, 67 }, { 257, 19 } };
+  const int *size = sizes[random_int (0, 6)];
+  const Kind *kind = &kinds[random_int (0, 4)];
+  uint32_t top = kind->levels ? (uint32_t) random_int (2, 256) : 1u << kind->depth;
+  EsImage in, mask = { 0 }, out = { 0 };
+  EsFootprint footprint;
+  uint8_t cells[15 * 15];
+  char what[200], detail[160];
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsError error = { 0 };
+  double *ref;
+
+  if (!make_image (&in, size[0], size[1], kind, top))
+    {
+      tap_ok (false, "case %d: no memory", index);
+      return;
+    }
+  mask.width = size[0], mask.height = size[1], mask.format = ES_FORMAT_U8, mask.depth = 8;
+  mask.stride = (size_t) size[0] + 5;
+  mask.pixels = malloc (mask.stride * (size_t) size[1]);
+  for (int y = 0; y < size[1]; y++)
+    for (int x = 0; x < size[0]; x++)
+      ((uint8_t *) es_image_row (&mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 ? random_int (1, 255) : 0);
+  random_definition (&job, &footprint, cells, &mask, top, what, sizeof what);
+  if (kind->levels)
+    job.levels = (int) top;  /* a levels image is binned already: the job must say its levels */
+  ref = malloc (sizeof *ref * (size_t) size[0] * (size_t) size[1]);
+  if (ref == NULL || mask.pixels == NULL)
+    {
+      tap_ok (false, "case %d: no memory", index);
+      return;
+    }
+  es_reference_entropy_defined (&in, job.levels, job.window, &job.definition, ref);
+
+  /* Bands of a few rows each: two slots of the window's rows and two more
+   * (input, levels and output rows of the padded width). */
+  const size_t padded = (size_t) (size[0] + 15) / 16 * 16;
+  const size_t row_bytes = padded * (es_format_size (in.format) + 1 + 4);
+  char budget[32];
+  snprintf (budget, sizeof budget, "%zu",
+            2 * row_bytes * (size_t) (2 * es_op_info (ES_OP_ENTROPY)->halo (&job) + 3));
+
+  /* As the engine picks (a variant that can), then "general" by name, each
+   * once in one shot and once in bands of a few rows. */
+  for (int pass = 0; pass < 4; pass++)
+    {
+      EsTiming timing;
+      const EsVariant *expected;
+
+      job.variant = pass % 2 == 0 ? NULL : "general";
+      if (pass >= 2)
+        setenv ("ES_GPU_MEMORY_BUDGET", budget, 1);
+      else
+        unsetenv ("ES_GPU_MEMORY_BUDGET");
+      expected = es_variant_for_job (&job);
+      bool ok = es_run (engine, &job, &in, &out, &timing, &error);
+      if (!ok)
+        {
+          tap_ok (false, "case %d, %dx%d %s%s: %s: %s", index, size[0], size[1], what,
+                  pass >= 2 ? " in bands" : "", job.variant ? job.variant : "default", error.message);
+          continue;
+        }
+      ok = timing.backend == ES_BACKEND_CUDA && !timing.fell_back && expected != NULL
+           && strcmp (timing.variant, expected->id) == 0;
+      if (!ok)
+        snprintf (detail, sizeof detail, "ran %s on %s, expected %s", timing.variant ? timing.variant : "(none)",
+                  es_backend_name (timing.backend), expected ? expected->id : "(none)");
+      else
+        ok = compare (&out, ref, detail, sizeof detail);
+      tap_ok (ok, "case %d, %dx%d %s%s: %s%s%s", index, size[0], size[1], what, pass >= 2 ? " in bands" : "",
+              timing.variant, ok ? "" : ": ", ok ? "" : detail);
+    }
+  unsetenv ("ES_GPU_MEMORY_BUDGET");
+  es_image_clear (&out);
+  free (ref);
+  free (mask.pixels);
+  free (in.pixels);
+}
+
+/* Variants that cannot run a definition say why, and the engine names one
+ * that can; the default definition keeps the default variant. */
+static void
+test_variant_choice (void)
+{
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  const EsVariant *fast = es_variant_find (ES_OP_ENTROPY, "fast");
+
+  tap_ok (es_variant_for_job (&job) == es_variant_find (ES_OP_ENTROPY, NULL),
+          "the default definition runs the default variant");
+  tap_ok (fast != NULL && es_variant_unsupported (fast, &job) == NULL, "fast runs the default definition");
+  job.definition.shape = ES_SHAPE_DISK;
+  job.definition.radius = 4;
+  job.variant = "fast";
+  tap_ok (fast != NULL && es_variant_unsupported (fast, &job) != NULL, "fast says why it cannot run a disk: %s",
+          fast ? es_variant_unsupported (fast, &job) : "(none)");
+  tap_ok (es_variant_for_job (&job) != NULL && strcmp (es_variant_for_job (&job)->id, "general") == 0,
+          "a disk asked of fast runs on general");
+}
+
+int
+main (void)
+{
+  EsError error = { 0 };
+  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
+  EsEngine *engine;
+
+  rng = tap_seed ();
+  if (es_engine_cuda_compiled ())
+    test_variant_choice ();
+  engine = es_engine_new (ES_BACKEND_CUDA, &error);
+  if (engine == NULL)
+    {
+      if (require != NULL && strcmp (require, "1") == 0)
+        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
+      else
+        tap_skip (error.message, "every entropy definition on CUDA");
+      return tap_done ();
+    }
+  tap_diag ("CUDA: %s", es_engine_describe (engine));
+  for (int i = 0; i < CASES; i++)
+    run_case (engine, i);
+  es_engine_free (engine);
+  return tap_done ();
+}

@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests of the inspection functions (app/es-inspect.c, app/es-csv.c): line pixels, profiles against
+ * the result buffer, rectangle statistics against a long double reference, entropy-window counts
+ * against a direct count and the entropy kernel, and the CSV tables parsed back. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "es-csv.h"
+#include "es-definitions.h"
+#include "es-inspect.h"
+#include "es-pipeline.h"
+#include "tap.h"
+
+static unsigned long long rng;
+
+static int
+random_int (int lo, int hi)   /* lo..hi inclusive */
+{
+  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+}
+
+static void
+random_image (EsImage *image, int width, int height, EsFormat format, int depth)
+{
+  EsError error = { 0 };
+
+  if (!es_image_alloc (image, width, height, format, depth, &error))
+    {
+      tap_diag ("%s", error.message);
+      exit (1);
+    }
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        void *row = es_image_row (image, y);
+
+        if (format == ES_FORMAT_F32)
+          ((float *) row)[x] = (float) (tap_random (&rng) % 1000000) / 7919.0f - 40.0f;
+        else if (format == ES_FORMAT_U16)
+          ((uint16_t *) row)[x] = (uint16_t) (tap_random (&rng) % (1u << depth));
+        else
+          ((uint8_t *) row)[x] = (uint8_t) (tap_random (&rng) % (1u << depth));
+      }
+}
+
+/* A sample as stored, read without es_channel_value. */
+static double
+raw_sample (const EsImage *image, int x, int y)
+{
+  const void *row = es_image_row (image, y);
+
+  switch (image->format)
+    {
+    case ES_FORMAT_U8:
+      return ((const uint8_t *) row)[x];
+    case ES_FORMAT_U16:
+      return ((const uint16_t *) row)[x];
+    default:
+      return ((const float *) row)[x];
+    }
+}
+
+/* ---- Lines --------------------------------------------------------------- */
+
+static void
+test_line_pixels (void)
+{
+  bool steps_ok = true, ends_ok = true, near_ok = true, count_ok = true;
+  EsPixel pixels[400];
+
+  for (int t = 0; t < 2000; t++)
+    {
+      int x0 = random_int (-50, 150), y0 = random_int (-50, 150);
+      int x1 = random_int (-50, 150), y1 = random_int (-50, 150);
+      int dx = x1 - x0, dy = y1 - y0;
+      size_t n = es_line_pixels (x0, y0, x1, y1, pixels);
+      size_t major = (size_t) (abs (dx) > abs (dy) ? abs (dx) : abs (dy));
+
+      count_ok &= n == major + 1 && es_line_pixels (x0, y0, x1, y1, NULL) == n;
+      ends_ok &= pixels[0].x == x0 && pixels[0].y == y0 && pixels[n - 1].x == x1 && pixels[n - 1].y == y1;
+      for (size_t i = 0; i < n; i++)
+        {
+          /* One step along the longer axis each time, at most one along the other. */
+          if (i > 0)
+            {
+              int sx = abs (pixels[i].x - pixels[i - 1].x), sy = abs (pixels[i].y - pixels[i - 1].y);
+
+              steps_ok &= abs (dx) >= abs (dy) ? sx == 1 && sy <= 1 : sy == 1 && sx <= 1;
+            }
+          /* Within half a pixel of the ideal line, measured along the shorter axis. */
+          if (abs (dx) >= abs (dy) && dx != 0)
+            near_ok &= fabs (y0 + (double) dy * (pixels[i].x - x0) / dx - pixels[i].y) <= 0.5 + 1e-9;
+          else if (dy != 0)
+            near_ok &= fabs (x0 + (double) dx * (pixels[i].y - y0) / dy - pixels[i].x) <= 0.5 + 1e-9;
+        }
+    }
+  tap_ok (count_ok, "a line has max(|dx|, |dy|) + 1 pixels");
+  tap_ok (ends_ok, "a line starts and ends at its ends");
+  tap_ok (steps_ok, "a line steps once along its longer axis per pixel, 8-connected");
+  tap_ok (near_ok, "every pixel is within half a pixel of the ideal line");
+}
+
+/* The profile of an entropy result, of the gray values and of their levels,
+ * against the buffers read directly at the line's pixels. */
+static void
+test_profile (void)
+{
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  EsImage gray = { 0 };
+  EsResult result = { 0 };
+  EsViewParams params;
+  EsProfile profile;
+  EsPixel pixels[200];
+  int width = random_int (20, 90), height = random_int (20, 90);
+  bool values_ok = true, distance_ok = true, ran;
+
+  random_image (&gray, width, height, ES_FORMAT_U8, 8);
+  es_view_params_init (&params, ES_OP_ENTROPY);
+  params.job.window = 2 * random_int (1, 5) + 1;
+  params.job.levels = random_int (2, 64);
+  ran = engine && es_pipeline_run (engine, &gray, &params, &result, &error);
+  if (!tap_ok (ran, "entropy of a %d×%d image for the profile%s%s", width, height,
+               ran ? "" : ": ", ran ? "" : error.message))
+    return;
+
+  EsChannel channels[] = {
+    { "gray", &gray, 0, 1.0 },
+    { "level", &gray, params.job.levels, 1.0 },
+    { "entropy (bits)", &result.values, 0, 1 / M_LN2 },
+  };
+  for (int t = 0; t < 50 && values_ok; t++)
+    {
+      int x0 = random_int (0, width - 1), y0 = random_int (0, height - 1);
+      int x1 = random_int (0, width - 1), y1 = random_int (0, height - 1);
+      size_t n = es_line_pixels (x0, y0, x1, y1, pixels);
+
+      if (!es_profile_sample (&profile, channels, 3, x0, y0, x1, y1, &error))
+        {
+          values_ok = false;
+          break;
+        }
+      values_ok &= profile.n == n && profile.n_channels == 3;
+      for (size_t i = 0; i < n && values_ok; i++)
+        {
+          int x = pixels[i].x, y = pixels[i].y;
+          double g = raw_sample (&gray, x, y);
+
+          values_ok &= profile.pixels[i].x == x && profile.pixels[i].y == y;
+          values_ok &= profile.values[i] == g;
+          values_ok &= profile.values[n + i] == floor (g * params.job.levels / 256);
+          values_ok &= profile.values[2 * n + i] == raw_sample (&result.values, x, y) * channels[2].scale;
+          distance_ok &= fabs (profile.distance[i] - sqrt ((double) (x - x0) * (x - x0)
+                                                           + (double) (y - y0) * (y - y0))) < 1e-12;
+        }
+      es_profile_clear (&profile);
+    }
+  tap_ok (values_ok, "profile: gray, level and entropy at each pixel equal the buffers");
+  tap_ok (distance_ok, "profile: distances from the first pixel");
+  tap_ok (!es_profile_sample (&profile, channels, 3, 0, 0, width, 0, &error)
+          && strstr (error.message, "leaves the image"), "a line that leaves the image is refused");
+  es_result_clear (&result);
+  es_image_clear (&gray);
+  es_engine_free (engine);
+}
+
+/* ---- Rectangles ---------------------------------------------------------- */
+
+/* Statistics the slow way, in long double. */
+static void
+reference_stats (const EsImage *image, EsRect rect, double scale, long double *mean,
+                 long double *stddev, double *min, double *max, long long *n)
+{
+  long double sum = 0, squares = 0;
+  int x0 = rect.x < 0 ? 0 : rect.x, y0 = rect.y < 0 ? 0 : rect.y;
+  int x1 = rect.x + rect.width < image->width ? rect.x + rect.width : image->width;
+  int y1 = rect.y + rect.height < image->height ? rect.y + rect.height : image->height;
+
+  *n = 0;
+  *min = INFINITY;
+  *max = -INFINITY;
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      {
+        double v = raw_sample (image, x, y) * scale;
+
+        sum += v;
+        (*n)++;
+        *min = fmin (*min, v);
+        *max = fmax (*max, v);
+      }
+  *mean = *n ? sum / *n : 0;
+  for (int y = y0; y < y1; y++)
+    for (int x = x0; x < x1; x++)
+      squares += ((long double) raw_sample (image, x, y) * scale - *mean)
+                 * ((long double) raw_sample (image, x, y) * scale - *mean);
+  *stddev = *n > 1 ? sqrtl (squares / (*n - 1)) : 0;
+}
+
+static bool
+close_to (double value, long double reference, double tolerance)
+{
+  return fabsl ((long double) value - reference) <= tolerance * (1 + fabsl (reference));
+}
+
+static void
+test_roi_stats (void)
+{
+  static const EsFormat formats[] = { ES_FORMAT_U8, ES_FORMAT_U16, ES_FORMAT_F32 };
+  bool stats_ok = true, histogram_ok = true, clipped_ok = true;
+
+  for (size_t f = 0; f < 3; f++)
+    for (int t = 0; t < 40; t++)
+      {
+        EsImage image = { 0 };
+        int width = random_int (1, 70), height = random_int (1, 70);
+        int depth = formats[f] == ES_FORMAT_U16 ? 16 : 8;
+        double scale = t % 2 ? 1.0 : 1 / M_LN2;
+        EsRect rect = es_rect_from_corners (random_int (-10, width + 10), random_int (-10, height + 10),
+                                            random_int (-10, width + 10), random_int (-10, height + 10));
+        EsChannel channel = { "values", &image, 0, scale };
+        EsStats stats;
+        long double mean, stddev;
+        double min, max;
+        long long n;
+        uint64_t bins[37], total = 0, direct[37] = { 0 };
+
+        random_image (&image, width, height, formats[f], depth);
+        es_roi_stats (&channel, rect, &stats);
+        reference_stats (&image, rect, scale, &mean, &stddev, &min, &max, &n);
+        stats_ok &= (long long) stats.n == n;
+        if (n > 0)
+          stats_ok &= close_to (stats.mean, mean, 1e-12) && close_to (stats.stddev, stddev, 1e-9)
+                      && stats.min == min && stats.max == max;
+        if (!stats_ok)
+          {
+            tap_diag ("%s %d×%d rect %d,%d %d×%d: n %llu/%lld mean %.17g/%.17Lg sd %.17g/%.17Lg",
+                      es_format_name (formats[f]), width, height, rect.x, rect.y, rect.width,
+                      rect.height, (unsigned long long) stats.n, n, stats.mean, mean,
+                      stats.stddev, stddev);
+            es_image_clear (&image);
+            break;
+          }
+
+        /* The histogram against bins computed here, over the reference's range. */
+        es_roi_histogram (&channel, rect, min, max, bins, 37);
+        for (int i = 0; i < 37; i++)
+          total += bins[i];
+        if (es_rect_clip (&rect, width, height))
+          for (int y = rect.y; y < rect.y + rect.height; y++)
+            for (int x = rect.x; x < rect.x + rect.width; x++)
+              {
+                double v = raw_sample (&image, x, y) * scale;
+                int bin = max > min ? (int) floor ((v - min) / ((max - min) / 37)) : 0;
+
+                direct[bin > 36 ? 36 : bin < 0 ? 0 : bin]++;
+              }
+        histogram_ok &= total == (uint64_t) n && memcmp (bins, direct, sizeof bins) == 0;
+        clipped_ok &= n == 0 || (rect.x >= 0 && rect.y >= 0 && rect.x + rect.width <= width
+                                 && rect.y + rect.height <= height);
+        es_image_clear (&image);
+      }
+  tap_ok (stats_ok, "ROI n, mean, stddev (n − 1), min, max agree with a long double reference");
+  tap_ok (histogram_ok, "ROI histogram: every pixel counted once, in its bin");
+  tap_ok (clipped_ok, "rectangles are clipped to the image");
+
+  EsImage one = { 0 };
+  EsChannel channel = { "one", &one, 0, 1 };
+  EsStats stats;
+
+  random_image (&one, 3, 3, ES_FORMAT_U8, 8);
+  es_roi_stats (&channel, (EsRect) { 1, 1, 1, 1 }, &stats);
+  tap_ok (stats.n == 1 && stats.stddev == 0 && stats.mean == raw_sample (&one, 1, 1),
+          "a single pixel: its value, standard deviation 0");
+  es_roi_stats (&channel, (EsRect) { 5, 5, 3, 3 }, &stats);
+  tap_ok (stats.n == 0, "a rectangle outside the image holds nothing");
+  es_image_clear (&one);
+}
+
+/* ---- Entropy windows ----------------------------------------------------- */
+
+static void
+test_window_counts (void)
+{
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  bool counts_ok = true, entropy_ok = true;
+  EsWindowCounts counts;
+
+  for (int t = 0; t < 12; t++)
+    {
+      EsImage gray = { 0 };
+      EsResult result = { 0 };
+      EsViewParams params;
+      int width = random_int (1, 40), height = random_int (1, 40);
+      int depth = t % 3 == 0 ? 16 : 8;
+
+      random_image (&gray, width, height, depth == 16 ? ES_FORMAT_U16 : ES_FORMAT_U8, depth);
+      es_view_params_init (&params, ES_OP_ENTROPY);
+      params.job.window = 2 * random_int (1, 6) + 1;
+      params.job.levels = random_int (2, 256);
+      if (!engine || !es_pipeline_run (engine, &gray, &params, &result, &error))
+        {
+          tap_ok (false, "entropy for the window counts: %s", error.message);
+          es_image_clear (&gray);
+          break;
+        }
+      for (int s = 0; s < 30; s++)
+        {
+          int x = random_int (0, width - 1), y = random_int (0, height - 1);
+          int half = params.job.window / 2;
+          uint32_t direct[256] = { 0 }, n = 0;
+
+          if (!es_window_counts (&gray, params.job.levels, params.job.window, x, y, &counts, &error))
+            {
+              counts_ok = false;
+              break;
+            }
+          /* The clipped window counted directly. */
+          for (int wy = y - half; wy <= y + half; wy++)
+            for (int wx = x - half; wx <= x + half; wx++)
+              if (wx >= 0 && wy >= 0 && wx < width && wy < height)
+                {
+                  direct[es_quantize_sample ((uint32_t) raw_sample (&gray, wx, wy), params.job.levels,
+                                             depth)]++;
+                  n++;
+                }
+          counts_ok &= counts.n == n && memcmp (counts.counts, direct, sizeof direct) == 0;
+          /* Why H has its value: the counts give the kernel's result. */
+          entropy_ok &= fabs (counts.entropy - raw_sample (&result.values, x, y)) < 1e-5
+                        || (counts.entropy < ES_ENTROPY_ZERO_BELOW && raw_sample (&result.values, x, y) == 0);
+        }
+      es_result_clear (&result);
+      es_image_clear (&gray);
+    }
+  tap_ok (counts_ok, "window counts equal a direct count of the clipped window");
+  tap_ok (entropy_ok, "the counts' entropy is the entropy kernel's value (within 1e-5)");
+
+  EsImage small = { 0 };
+  random_image (&small, 4, 4, ES_FORMAT_U8, 8);
+  tap_ok (!es_window_counts (&small, 16, 4, 0, 0, &counts, &error), "an even window is refused");
+  error.code = ES_OK;
+  tap_ok (!es_window_counts (&small, 16, 5, 4, 0, &counts, &error), "a pixel outside is refused");
+  es_image_clear (&small);
+  es_engine_free (engine);
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+/* An RFC 4180 reader for the tests: fields[record][field], returns records. */
+static int
+parse_csv (const char *text, char *fields[][16], int max_records, int *n_fields)
+{
+  int record = 0, field = 0;
+  char buffer[4096];
+  size_t used = 0;
+  const char *p = text;
+
+  while (*p && record < max_records)
+    {
+      bool quoted = *p == '"';
+
+      used = 0;
+      if (quoted)
+        {
+          for (p++; *p && !(*p == '"' && p[1] != '"'); p++)
+            {
+              buffer[used++] = *p;
+              if (*p == '"')
+                p++;
+            }
+          p++;
+        }
+      else
+        while (*p && *p != ',' && *p != '\n')
+          buffer[used++] = *p++;
+      buffer[used] = '\0';
+      fields[record][field++] = strdup (buffer);
+      if (*p == ',')
+        p++;
+      else
+        {
+          n_fields[record++] = field;
+          field = 0;
+          if (*p == '\n')
+            p++;
+        }
+    }
+  return record;
+}
+
+static void
+free_csv (char *fields[][16], int records, const int *n_fields)
+{
+  for (int r = 0; r < records; r++)
+    for (int f = 0; f < n_fields[r]; f++)
+      free (fields[r][f]);
+}
+
+static void
+test_csv_quoting (void)
+{
+  static const char *const texts[] = { "plain", "a,b", "say \"hi\"", "two\nlines", " padded ", "", "x" };
+  char *fields[2][16];
+  int n_fields[2];
+  EsCsv csv;
+  bool same = true;
+  int records;
+
+  es_csv_init (&csv);
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    es_csv_text (&csv, texts[i]);
+  es_csv_end_row (&csv);
+  es_csv_number (&csv, NAN);
+  es_csv_integer (&csv, -42);
+  es_csv_end_row (&csv);
+  records = parse_csv (es_csv_get_text (&csv), fields, 2, n_fields);
+  same = records == 2 && n_fields[0] == 7 && n_fields[1] == 2;
+  for (int i = 0; same && i < 7; i++)
+    same &= strcmp (fields[0][i], texts[i]) == 0;
+  same = same && strcmp (fields[1][0], "") == 0 && strcmp (fields[1][1], "-42") == 0;
+  tap_ok (same, "CSV fields with commas, quotes, line breaks and spaces read back as written");
+  tap_ok (strncmp (es_csv_get_text (&csv), "plain,\"a,b\",\"say \"\"hi\"\"\",", 25) == 0,
+          "CSV quoting follows RFC 4180");
+  free_csv (fields, records, n_fields);
+  es_csv_clear (&csv);
+}
+
+static char *
+read_file (const char *path)
+{
+  FILE *file = fopen (path, "rb");
+  char *text;
+  long size;
+
+  if (!file)
+    return NULL;
+  fseek (file, 0, SEEK_END);
+  size = ftell (file);
+  rewind (file);
+  text = calloc (1, (size_t) size + 1);
+  if (fread (text, 1, (size_t) size, file) != (size_t) size)
+    text[0] = '\0';
+  fclose (file);
+  return text;
+}
+
+static void
+test_csv_tables (const char *dir)
+{
+  EsImage values = { 0 }, gray = { 0 };
+  EsProfile profile;
+  EsError error = { 0 };
+  EsCsv csv;
+  static char *fields[260][16];
+  int n_fields[260], records;
+  bool profile_ok, roi_ok = true;
+  char path[4096], missing[4200];
+  char *written;
+
+  random_image (&values, 64, 48, ES_FORMAT_F32, 0);
+  random_image (&gray, 64, 48, ES_FORMAT_U16, 12);
+  EsChannel channels[] = {
+    { "gray", &gray, 0, 1 },
+    { "level", &gray, 16, 1 },
+    { "entropy (nats)", &values, 0, 1 },
+  };
+
+  es_profile_sample (&profile, channels, 3, 3, 40, 60, 2, &error);
+  es_csv_init (&csv);
+  es_profile_csv (&profile, channels, &csv);
+  records = parse_csv (es_csv_get_text (&csv), fields, 260, n_fields);
+  profile_ok = records == (int) profile.n + 1 && n_fields[0] == 7
+               && strcmp (fields[0][6], "entropy (nats)") == 0 && strcmp (fields[0][3], "distance") == 0;
+  for (size_t i = 0; profile_ok && i < profile.n; i++)
+    {
+      char **row = fields[i + 1];
+
+      profile_ok &= atoi (row[0]) == (int) i && atoi (row[1]) == profile.pixels[i].x
+                    && atoi (row[2]) == profile.pixels[i].y
+                    && fabs (strtod (row[3], NULL) - profile.distance[i]) <= 1e-8 * (1 + profile.distance[i])
+                    && strtod (row[4], NULL) == profile.values[i]
+                    && strtod (row[5], NULL) == profile.values[profile.n + i]
+                    /* float32 values come back exactly from 9 digits */
+                    && (float) strtod (row[6], NULL) == (float) profile.values[2 * profile.n + i];
+    }
+  tap_ok (profile_ok, "profile CSV parsed back: header, pixels, distances and every value");
+  free_csv (fields, records, n_fields);
+
+  snprintf (path, sizeof path, "%s/profile.csv", dir);
+  tap_ok (es_csv_write (&csv, path, &error), "profile CSV written");
+  written = read_file (path);
+  tap_ok (written && strcmp (written, es_csv_get_text (&csv)) == 0, "the file holds the CSV text");
+  free (written);
+  snprintf (missing, sizeof missing, "%s/no-such-folder/profile.csv", dir);
+  error.code = ES_OK;
+  tap_ok (!es_csv_write (&csv, missing, &error) && error.code == ES_ERROR_IO
+          && strstr (error.message, "no-such-folder"), "a CSV into a missing folder fails with a message");
+  es_csv_clear (&csv);
+  es_profile_clear (&profile);
+
+  EsStats stats[3];
+  EsRect rect = { 10, 5, 20, 30 };
+
+  for (int c = 0; c < 3; c++)
+    es_roi_stats (&channels[c], rect, &stats[c]);
+  es_csv_init (&csv);
+  es_roi_csv (channels, stats, 3, rect, &csv);
+  records = parse_csv (es_csv_get_text (&csv), fields, 260, n_fields);
+  roi_ok = records == 4 && n_fields[0] == 10 && strcmp (fields[0][6], "mean") == 0;
+  for (int c = 0; roi_ok && c < 3; c++)
+    {
+      char **row = fields[c + 1];
+
+      roi_ok &= strcmp (row[0], channels[c].name) == 0 && atoi (row[1]) == 10 && atoi (row[2]) == 5
+                && atoi (row[3]) == 20 && atoi (row[4]) == 30 && strtoull (row[5], NULL, 10) == stats[c].n
+                && close_to (strtod (row[6], NULL), stats[c].mean, 1e-8)
+                && close_to (strtod (row[7], NULL), stats[c].stddev, 1e-8)
+                && close_to (strtod (row[8], NULL), stats[c].min, 1e-8)
+                && close_to (strtod (row[9], NULL), stats[c].max, 1e-8);
+    }
+  tap_ok (roi_ok, "ROI CSV parsed back: one record per channel with n, mean, stddev, min, max");
+  free_csv (fields, records, n_fields);
+  es_csv_clear (&csv);
+  unlink (path);
+  es_image_clear (&values);
+  es_image_clear (&gray);
+}
+
+int
+main (void)
+{
+  char dir[] = "/tmp/test-inspect-XXXXXX";
+
+  rng = tap_seed ();
+  if (!mkdtemp (dir))
+    {
+      tap_ok (false, "temporary folder: %s", strerror (errno));
+      return tap_done ();
+    }
+  test_line_pixels ();
+  test_profile ();
+  test_roi_stats ();
+  test_window_counts ();
+  test_csv_quoting ();
+  test_csv_tables (dir);
+  rmdir (dir);
+  return tap_done ();
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* TIFF output (es-tiff-write.c, in every build): read back by libtiff bit for bit, metadata, pages,
+ * BigTIFF, FIFOs (the writer never seeks) and no partial files. */
+#include <fcntl.h>
+#include <math.h>
+#include <sys/wait.h>
+
+#include "es-load.h"
+#include "es-save.h"
+#include "es-tiff.h"
+#include "test-tiff-common.h"
+
+static void
+test_writer_without_reader (void)
+{
+  EsImage values = random_image (7, 5, ES_FORMAT_F32);
+  const char *path = temp_path ("plain.tif");
+  EsError error = { 0 };
+  uint8_t head[8] = { 0 };
+  FILE *f;
+  bool ok = es_save_tiff (path, &values, NULL, &error);
+
+  f = fopen (path, "rb");
+  if (f != NULL)
+    {
+      if (fread (head, 1, 8, f) != 8)
+        head[0] = 0;
+      fclose (f);
+    }
+  tap_ok (ok && memcmp (head, "II*\0\x08\0\0\0", 8) == 0 && file_size (path) > 7 * 5 * 4,
+          "es_save_tiff writes a classic little-endian TIFF in every build (%s)", ok ? "ok" : error.message);
+  es_image_clear (&values);
+  unlink (path);
+}
+
+#ifdef ES_HAVE_TIFF
+
+#include <tiffio.h>
+
+/* Page `page` of a TIFF read by libtiff into an image of the stored type. */
+static bool
+libtiff_read (const char *path, int page, EsImage *image, char *description, size_t description_size,
+              bool *big)
+{
+  TIFF *tif = TIFFOpen (path, "r");
+  uint32_t w = 0, h = 0;
+  uint16_t bits = 0, format = SAMPLEFORMAT_UINT, spp = 0;
+  char *text = NULL;
+  bool ok = tif != NULL && TIFFSetDirectory (tif, (tdir_t) page);
+
+  if (ok)
+    {
+      TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
+      TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
+      TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bits);
+      TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &format);
+      TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+      if (description != NULL)
+        snprintf (description, description_size, "%s",
+                  TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text) ? text : "");
+      if (big != NULL)
+        *big = TIFFIsBigTIFF (tif);
+      ok = spp == 1
+           && es_image_alloc (image, (int) w, (int) h,
+                              format == SAMPLEFORMAT_IEEEFP ? ES_FORMAT_F32 : bits == 8 ? ES_FORMAT_U8 : ES_FORMAT_U16,
+                              bits == 8 ? 8 : 16, NULL);
+      for (uint32_t y = 0; ok && y < h; y++)
+        ok = TIFFReadScanline (tif, es_image_row (image, (int) y), y, 0) >= 0;
+    }
+  if (tif != NULL)
+    TIFFClose (tif);
+  return ok;
+}
+
+static int
+libtiff_pages (const char *path)
+{
+  TIFF *tif = TIFFOpen (path, "r");
+  int n = tif != NULL ? (int) TIFFNumberOfDirectories (tif) : 0;
+
+  if (tif != NULL)
+    TIFFClose (tif);
+  return n;
+}
+
+static void
+test_write_exact (void)
+{
+  static const EsFormat formats[] = { ES_FORMAT_F32, ES_FORMAT_U8, ES_FORMAT_U16 };
+  /* 700 float columns make rows of 2800 bytes: strips of 374 rows, several per image. */
+  static const int sizes[][2] = { { 1, 1 }, { 13, 7 }, { 700, 800 } };
+
+  for (size_t f = 0; f < 3; f++)
+    for (size_t s = 0; s < 3; s++)
+      {
+        EsImage values = random_image (sizes[s][0], sizes[s][1], formats[f]), back = { 0 };
+        EsValueInfo info = { .operation = "entropy", .window = 5, .levels = 16, .units = "nats" };
+        const char *path = temp_path ("exact.tif");
+        EsError error = { 0 };
+        char description[256];
+        bool big = true;
+        bool ok = es_save_tiff (path, &values, &info, &error)
+                  && libtiff_read (path, 0, &back, description, sizeof description, &big);
+
+        tap_ok (ok && same_image (&values, &back) && !big && libtiff_pages (path) == 1,
+                "%s %d×%d: libtiff reads back every value bit for bit (%s)", es_format_name (formats[f]),
+                sizes[s][0], sizes[s][1], ok ? "classic TIFF" : error.message);
+        if (f == 0 && s == 1)
+          {
+            bool same = strcmp (description, "Software=Entroscope\nOperation=entropy\nWindow=5\nLevels=16\nUnits=nats\n") == 0;
+            for (char *c = description; *c; c++)
+              *c = *c == '\n' ? ';' : *c;
+            tap_ok (same, "ImageDescription holds the job as PNG's tEXt does: %s", description);
+          }
+        es_image_clear (&values);
+        es_image_clear (&back);
+      }
+}
+
+static void
+test_write_units (void)
+{
+  EsImage values = random_image (31, 3, ES_FORMAT_F32), back = { 0 };
+  EsValueInfo info = { .operation = "entropy", .window = 7, .levels = 8, .units = "bits", .unit_scale = 1.0 / M_LN2 };
+  const char *path = temp_path ("bits.tif");
+  char description[256];
+  bool ok = es_save_tiff (path, &values, &info, NULL)
+            && libtiff_read (path, 0, &back, description, sizeof description, NULL);
+  bool same = ok;
+
+  for (int y = 0; same && y < values.height; y++)
+    for (int x = 0; x < values.width; x++)
+      same &= ((float *) es_image_row (&back, y))[x] == (float) (((float *) es_image_row (&values, y))[x] * (1.0 / M_LN2));
+  tap_ok (same && strstr (description, "Units=bits\n") != NULL,
+          "--units bits: each float is the nats value times 1/ln 2, rounded once to float32");
+  es_image_clear (&values);
+  es_image_clear (&back);
+}
+
+static void
+test_write_stack_and_bigtiff (void)
+{
+  EsImage pages[3] = { random_image (9, 4, ES_FORMAT_U8), random_image (3, 11, ES_FORMAT_U8),
+                       random_image (40, 2, ES_FORMAT_U8) };
+  for (int big = 0; big < 2; big++)
+    {
+      const char *path = temp_path (big ? "stack-big.tif" : "stack.tif");
+      EsError error = { 0 };
+      /* BigTIFF is chosen from the announced size, which here claims 5 GiB. */
+      uint64_t bytes = big ? 5ull << 30 : 9 * 4 + 3 * 11 + 40 * 2;
+      EsTiffWriter *writer = es_tiff_writer_open (path, 3, bytes, &error);
+      bool ok = writer != NULL, same = true, is_big = !big;
+
+      for (int i = 0; ok && i < 3; i++)
+        ok = es_tiff_writer_add (writer, &pages[i], NULL, &error);
+      ok = ok && es_tiff_writer_commit (writer, &error);
+      for (int i = 0; ok && i < 3; i++)
+        {
+          EsImage back = { 0 };
+          same &= libtiff_read (path, i, &back, NULL, 0, &is_big) && same_image (&pages[i], &back)
+                  && is_big == (big != 0);
+          es_image_clear (&back);
+        }
+      tap_ok (ok && same && libtiff_pages (path) == 3, "a %s stack of 3 pages of different sizes reads back page by page (%s)",
+              big ? "BigTIFF" : "classic", ok ? "ok" : error.message);
+    }
+  for (int i = 0; i < 3; i++)
+    es_image_clear (&pages[i]);
+}
+
+static void
+test_write_no_partial_file (void)
+{
+  EsImage values = random_image (300, 300, ES_FORMAT_F32);
+  const char *path = temp_path ("fail.tif");
+  EsError error = { 0 };
+  int before = files_in_dir ();
+  bool ok;
+
+  es_atomic_file_inject_failure (2);
+  ok = es_save_tiff (path, &values, NULL, &error);
+  es_atomic_file_inject_failure (0);
+  tap_ok (!ok && error.code == ES_ERROR_IO && files_in_dir () == before && access (path, F_OK) != 0,
+          "a failed write leaves no file, not even a temporary one (%s)", error.message);
+  es_image_clear (&values);
+}
+
+/* A FIFO is written into, front to back: the writer never seeks. */
+static void
+test_write_fifo (void)
+{
+  EsImage values = random_image (257, 123, ES_FORMAT_F32), back = { 0 };
+  const char *fifo = temp_path ("fifo"), *copy = temp_path ("from-fifo.tif"), *plain = temp_path ("plain2.tif");
+  uint8_t *a = NULL, *b = NULL;
+  bool ok = mkfifo (fifo, 0600) == 0 && es_save_tiff (plain, &values, NULL, NULL);
+  pid_t child = ok ? fork () : -1;
+
+  if (child == 0)
+    {
+      int in = open (fifo, O_RDONLY), out = open (copy, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      char buffer[4096];
+      ssize_t n;
+      while ((n = read (in, buffer, sizeof buffer)) > 0)
+        if (write (out, buffer, (size_t) n) != n)
+          _exit (1);
+      _exit (0);
+    }
+  ok = ok && child > 0 && es_save_tiff (fifo, &values, NULL, NULL);
+  if (child > 0)
+    waitpid (child, NULL, 0);
+  ok = ok && file_size (copy) == file_size (plain);
+  if (ok)
+    {
+      FILE *fa = fopen (copy, "rb"), *fb = fopen (plain, "rb");
+      size_t n = file_size (plain);
+      a = malloc (n);
+      b = malloc (n);
+      ok = fa && fb && a && b && fread (a, 1, n, fa) == n && fread (b, 1, n, fb) == n && memcmp (a, b, n) == 0;
+      if (fa)
+        fclose (fa);
+      if (fb)
+        fclose (fb);
+    }
+  tap_ok (ok && libtiff_read (copy, 0, &back, NULL, 0, NULL) && same_image (&values, &back),
+          "a TIFF written into a FIFO is the same bytes as a file (the writer never seeks)");
+  free (a);
+  free (b);
+  es_image_clear (&values);
+  es_image_clear (&back);
+  unlink (fifo);
+  unlink (copy);
+  unlink (plain);
+}
+
+#endif
+
+int
+main (void)
+{
+  if (!tiff_tests_init ())
+    return 1;
+  test_writer_without_reader ();
+#ifdef ES_HAVE_TIFF
+  test_write_exact ();
+  test_write_units ();
+  test_write_stack_and_bigtiff ();
+  test_write_no_partial_file ();
+  test_write_fifo ();
+#else
+  tap_skip ("built without libtiff (-Dtiff=auto found no libtiff-dev)", "reading the output back with libtiff");
+#endif
+  tiff_tests_cleanup ();
+  return tap_done ();
+}

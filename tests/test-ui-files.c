@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* UI tests of the window's files and settings (GTest, under Xvfb): a failed export keeps the remembered
+ * folder, export names follow the format, PNG compression, closing mid-export, the error banner, the
+ * size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
+ * information, New Window. */
+#include "test-ui-common.h"
+
+/* Exports, errors */
+
+static void
+test_export_folder (void)
+{
+  g_autofree char *bad = g_build_filename (tmpdir, "no-such-folder", "out.png", NULL);
+  g_autofree char *good = g_build_filename (tmpdir, "exported.png", NULL);
+  g_autoptr (GFile) bad_file = g_file_new_for_path (bad);
+  g_autoptr (GFile) good_file = g_file_new_for_path (good);
+  g_autoptr (GFile) folder = g_file_new_for_path (tmpdir);
+  g_autofree char *folder_uri = g_file_get_uri (folder);
+  g_autofree char *remembered = NULL;
+
+  ensure_image ();
+  g_settings_set_string (settings, "last-folder", "file:///before");
+  _es_window_export_file (window, bad_file, ES_EXPORT_PNG, FALSE);
+  wait_until (message_starts, "Could not export “out.png”: ", NULL, NULL);
+  remembered = g_settings_get_string (settings, "last-folder");
+  g_assert_cmpstr (remembered, ==, "file:///before");
+  /* The error stays in the banner, whole. */
+  g_assert_cmpstr (es_window_get_error (window), ==, es_window_get_last_message (window));
+  g_assert_true (gtk_revealer_get_reveal_child (window->error_revealer));
+
+  _es_window_export_file (window, good_file, ES_EXPORT_PNG, FALSE);
+  wait_until (message_starts, "Exported “exported.png”", NULL, NULL);
+  g_free (remembered);
+  remembered = g_settings_get_string (settings, "last-folder");
+  g_assert_cmpstr (remembered, ==, folder_uri);
+  g_assert_cmpint (g_unlink (good), ==, 0);
+  /* A success does not hide the last error; dismissing does. */
+  g_assert_nonnull (es_window_get_error (window));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
+  g_assert_null (es_window_get_error (window));
+}
+
+static goffset
+export_size (const char *compression)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "compressed.png", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFileInfo) info = NULL;
+
+  g_settings_set_string (settings, "export-compression", compression);
+  _es_window_export_file (window, file, ES_EXPORT_PNG, TRUE);
+  wait_until (message_starts, "Exported “compressed.png”", NULL, NULL);
+  g_assert_cmpstr (es_compression_name (es_save_get_compression ()), ==, compression);
+  info = g_file_query_info (file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, NULL);
+  g_assert_nonnull (info);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  /* Each export's own message: the next wait sees the next one. */
+  _es_window_show_message (window, "");
+  return g_file_info_get_size (info);
+}
+
+/* The PNG compression setting reaches the encoder. */
+static void
+test_export_compression (void)
+{
+  goffset fast, small;
+
+  ensure_image ();
+  fast = export_size ("fast");
+  small = export_size ("small");
+  g_test_message ("fast %" G_GOFFSET_FORMAT " bytes, small %" G_GOFFSET_FORMAT, fast, small);
+  g_assert_cmpint (small, <, fast);
+  g_settings_reset (settings, "export-compression");
+}
+
+static gboolean
+exports_done (gpointer data)
+{
+  return ES_WINDOW (data)->exports == 0 && !g_main_context_pending (NULL);
+}
+
+/* A window closed while it exports: the export stops and its temporary
+ * file goes; the target is never written. */
+static void
+test_close_mid_export (void)
+{
+  g_autofree char *image = g_build_filename (tmpdir, "large.pgm", NULL);
+  g_autofree char *target = g_build_filename (tmpdir, "large.txt", NULL);
+  g_autoptr (GFile) image_file = g_file_new_for_path (image);
+  g_autoptr (GFile) target_file = g_file_new_for_path (target);
+  const int side = 2000;
+  g_autofree guint8 *pgm = g_malloc (64 + side * side);
+  int header = g_snprintf ((char *) pgm, 64, "P5\n%d %d\n255\n", side, side);
+  EsWindow *other = es_window_new (ADW_APPLICATION (application), app_settings);
+  g_autoptr (GDir) dir = NULL;
+  const char *name;
+
+  for (int i = 0; i < side * side; i++)
+    pgm[header + i] = (guint8) (i * 7919u >> 3);
+  g_assert_true (g_file_set_contents (image, (const char *) pgm, header + side * side, NULL));
+  g_settings_set_string (other->settings, "view", "original");
+  gtk_window_present (GTK_WINDOW (other));
+  es_window_open (other, image_file);
+  wait_until (window_idle, other, NULL, NULL);
+  g_assert_nonnull (es_window_get_layer (other, ES_VIEW_ORIGINAL));
+
+  g_object_ref (other);
+  _es_window_export_file (other, target_file, ES_EXPORT_TEXT, FALSE);
+  gtk_window_close (GTK_WINDOW (other));
+  wait_until (exports_done, other, NULL, NULL);
+  g_object_unref (other);
+
+  g_assert_false (g_file_test (target, G_FILE_TEST_EXISTS));
+  dir = g_dir_open (tmpdir, 0, NULL);
+  while ((name = g_dir_read_name (dir)))
+    if (g_str_has_prefix (name, ".large"))
+      g_error ("left behind: %s", name);
+  g_assert_cmpint (g_unlink (image), ==, 0);
+}
+
+static void
+test_export_names (void)
+{
+  const struct {
+    const char *name;
+    EsExportFormat format;
+    const char *expected;
+  } cases[] = {
+    { "camera-entropy.png", ES_EXPORT_TEXT, "camera-entropy.txt" },
+    { "camera-entropy.txt", ES_EXPORT_PNG, "camera-entropy.png" },
+    { "camera-entropy.txt", ES_EXPORT_RAW16, "camera-entropy.png" },
+    { "scan.TIF", ES_EXPORT_PNG, "scan.png" },
+    { "notes", ES_EXPORT_TEXT, "notes.txt" },
+    { "archive.tar.gz", ES_EXPORT_PNG, "archive.tar.gz.png" },
+    { ".png", ES_EXPORT_TEXT, ".png.txt" },
+    { "camera-entropy.png", ES_EXPORT_TIFF, "camera-entropy.tif" },
+    { "camera-entropy.tiff", ES_EXPORT_TEXT, "camera-entropy.txt" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *name = _es_window_export_name (cases[i].name, cases[i].format);
+
+      g_assert_cmpstr (name, ==, cases[i].expected);
+    }
+}
+
+/* A file that cannot be opened: a short toast, the whole reason in the
+ * banner until it is dismissed. */
+static void
+test_error_banner (void)
+{
+  g_autofree char *corrupt = test_image ("pngsuite", "xcrn0g04.png");
+  g_autofree char *camera = test_image ("images", "camera.png");
+  const char *error;
+
+  open_path (corrupt);
+  error = es_window_get_error (window);
+  g_assert_nonnull (error);
+  g_assert_true (g_str_has_prefix (error, "Could not open “xcrn0g04.png”: "));
+  g_assert_cmpstr (gtk_label_get_label (window->error_label), ==, error);
+  open_path (camera);
+  g_assert_cmpstr (es_window_get_error (window), ==, error);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
+  g_assert_null (es_window_get_error (window));
+}
+
+/* Undo, reset, files */
+
+static void
+test_undo (void)
+{
+  int window_before = g_settings_get_int (settings, "window");
+  int levels_before = g_settings_get_int (settings, "levels");
+  int window_after = window_before == 11 ? 13 : 11;
+  int levels_after = levels_before == 8 ? 9 : 8;
+
+  ensure_image ();
+  /* Changes of one key within 0.8 s are one step (a spin button held
+   * down): this test's first change is not part of an earlier test's. */
+  g_usleep (900 * G_TIME_SPAN_MILLISECOND);
+  g_settings_set_int (settings, "window", window_after);
+  g_settings_set_int (settings, "levels", levels_after);
+  g_settings_set_string (settings, "colormap", "gray");
+  wait_idle ();
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_assert_cmpstr (g_settings_get_string (settings, "colormap"), !=, "gray");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_assert_cmpint (g_settings_get_int (settings, "levels"), ==, levels_before);
+  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, window_after);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, window_before);
+  wait_idle ();
+  g_assert_cmpint (es_window_get_layer (window, ES_VIEW_ENTROPY)->job.window, ==, window_before);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.redo", NULL));
+  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, window_after);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.redo", NULL));
+  g_assert_cmpint (g_settings_get_int (settings, "levels"), ==, levels_after);
+  wait_idle ();
+  g_assert_cmpint (es_window_get_layer (window, ES_VIEW_ENTROPY)->job.levels, ==, levels_after);
+
+  /* A new change drops what could be redone. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_settings_set_double (settings, "amount", 2.5);
+  g_assert_false (action_enabled (window, "win.redo"));
+
+  /* Reset: the defaults, each a step Undo can take back. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.reset", NULL));
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    g_assert_cmpfloat (es_settings_get_number (settings, es_param (id)->name), ==,
+                       es_param (id)->default_value);
+  for (int steps = 0; steps < 10 && g_settings_get_double (settings, "amount") != 2.5; steps++)
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
+  g_assert_cmpfloat (g_settings_get_double (settings, "amount"), ==, 2.5);
+  wait_idle ();
+}
+
+static void
+test_files (void)
+{
+  g_autofree char *brick = test_image ("images", "brick.png");
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autoptr (GFile) brick_file = g_file_new_for_path (brick);
+  g_autoptr (GFile) camera_file = g_file_new_for_path (camera);
+  g_autofree char *brick_uri = g_file_get_uri (brick_file);
+  g_autofree char *camera_uri = g_file_get_uri (camera_file);
+  g_auto (GStrv) recent = NULL;
+  g_autofree char *info = NULL, *expected_size = NULL;
+  GStatBuf stat_buf;
+
+  open_path (brick);
+  open_path (camera);
+  recent = g_settings_get_strv (settings, "recent-files");
+  g_assert_cmpstr (recent[0], ==, camera_uri);
+  g_assert_cmpstr (recent[1], ==, brick_uri);
+  g_assert_cmpint (g_menu_model_get_n_items (G_MENU_MODEL (window->recent_menu)), ==,
+                   g_strv_length (recent));
+
+  /* The image's facts, the file size from the file system. */
+  g_assert_cmpint (g_stat (camera, &stat_buf), ==, 0);
+  expected_size = g_strdup_printf ("(%" G_GINT64_FORMAT " bytes)", (gint64) stat_buf.st_size);
+  info = _es_window_describe_source (window);
+  g_test_message ("%s", info);
+  g_assert_nonnull (strstr (info, "512 × 512 pixels"));
+  g_assert_nonnull (strstr (info, "Depth: 8-bit"));
+  g_assert_nonnull (strstr (info, "Format: PNG"));
+  g_assert_nonnull (strstr (info, expected_size));
+  g_assert_nonnull (strstr (info, camera));
+
+  /* New Window: the same image and settings, in a window of its own. */
+  {
+    GList *before = gtk_application_get_windows (GTK_APPLICATION (application));
+    guint n = g_list_length (before);
+    GList *windows;
+    EsWindow *another;
+    EsJob mine, its;
+
+    g_settings_set_int (settings, "levels", 12);
+    wait_idle ();
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-window", NULL));
+    windows = gtk_application_get_windows (GTK_APPLICATION (application));
+    g_assert_cmpuint (g_list_length (windows), ==, n + 1);
+    another = ES_WINDOW (windows->data);
+    g_assert_true (another != window);
+    wait_until (window_idle, another, NULL, NULL);
+    g_assert_cmpstr (es_window_get_source (another)->name, ==, "camera.png");
+    es_window_get_view_job (window, ES_VIEW_ENTROPY, &mine);
+    es_window_get_view_job (another, ES_VIEW_ENTROPY, &its);
+    g_assert_cmpint (its.levels, ==, 12);
+    g_assert_cmpint (its.window, ==, mine.window);
+    gtk_window_destroy (GTK_WINDOW (another));
+    wait_idle ();
+  }
+}
+
+/* The size-limit message gives one unit, the setting's. */
+static void
+test_size_limit_message (void)
+{
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *brick = test_image ("images", "brick.png");
+  const char *message;
+
+  open_path (brick);
+  g_settings_set_uint64 (settings, "max-pixels", 200000);
+  open_path (camera);
+  message = es_window_get_last_message (window);
+  g_test_message ("%s", message);
+  g_assert_cmpstr (message, ==, "Could not open “camera.png”: the image is 512 × 512, 0.26 megapixels: "
+                                "over the Maximum Image Size of 0.20 megapixels (side panel)");
+  g_settings_reset (settings, "max-pixels");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
+}
+
+static gboolean
+shows_image (gpointer data)
+{
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
+  EsWindow *shown = windows ? ES_WINDOW (windows->data) : NULL;
+
+  return shown && es_window_get_source (shown) && !es_window_get_busy (shown)
+         && !g_main_context_pending (NULL);
+}
+
+/* "Reopen the Last Image at Start": an application started with nothing
+ * to open shows the newest recent file instead of the sample. */
+static void
+test_reopen_last (void)
+{
+  g_autofree char *brick = test_image ("images", "brick.png");
+  g_autoptr (GFile) file = g_file_new_for_path (brick);
+  g_autofree char *uri = g_file_get_uri (file);
+  const char *recent[] = { uri, NULL };
+  g_autoptr (EsApplication) started = NULL;
+  g_autoptr (GError) error = NULL;
+  GList *windows;
+
+  g_settings_set_strv (app_settings, "recent-files", recent);
+  g_settings_set_boolean (app_settings, "reopen-last", TRUE);
+  started = es_application_new (app_settings, G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (started), NULL, &error));
+  g_assert_no_error (error);
+  g_application_activate (G_APPLICATION (started));
+  wait_until (shows_image, started, NULL, NULL);
+  windows = gtk_application_get_windows (GTK_APPLICATION (started));
+  g_assert_cmpstr (es_window_get_source (ES_WINDOW (windows->data))->name, ==, "brick.png");
+  gtk_window_destroy (GTK_WINDOW (windows->data));
+  g_settings_reset (app_settings, "reopen-last");
+  wait_idle ();
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  ui_test_setup (&argc, &argv);
+  g_test_add_func ("/ui-files/export-folder", test_export_folder);
+  g_test_add_func ("/ui-files/export-names", test_export_names);
+  g_test_add_func ("/ui-files/export-compression", test_export_compression);
+  g_test_add_func ("/ui-files/close-mid-export", test_close_mid_export);
+  g_test_add_func ("/ui-files/error-banner", test_error_banner);
+  g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
+  g_test_add_func ("/ui-files/undo", test_undo);
+  g_test_add_func ("/ui-files/files", test_files);
+  g_test_add_func ("/ui-files/reopen-last", test_reopen_last);
+  status = g_test_run ();
+  ui_test_teardown ();
+  return status;
+}

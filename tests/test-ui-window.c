@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: MIT */
+/* UI tests of the window's basics (GTest, under Xvfb): the layout at 640×420 and at 1360×860 through
+ * widget allocations, no arrow, wheel or Ctrl+C traps, the empty state, windows with their own
+ * parameters, shortcuts. (test-ui-files.c: exports, errors, undo, files.) */
+#include "test-ui-common.h"
+
+#include "es-sidebar.h"
+
+/* Allocations */
+
+/* Under Xvfb without a window manager, nothing else decides the size. The
+ * default size counts the client-side decorations; the window widget is
+ * what is left inside them. */
+static gboolean
+window_has_size (gpointer data)
+{
+  const int *size = data;
+
+  return gtk_widget_get_width (GTK_WIDGET (window)) == size[0]
+         && gtk_widget_get_height (GTK_WIDGET (window)) == size[1]
+         && !g_main_context_pending (NULL);
+}
+
+static gboolean
+window_allocated (gpointer data)
+{
+  return gtk_widget_get_width (GTK_WIDGET (window)) > 0 && !g_main_context_pending (NULL);
+}
+
+static void
+resize (int width, int height)
+{
+  int size[2] = { width, height };
+  int default_width, default_height;
+
+  wait_until (window_allocated, NULL, NULL, NULL);
+
+  /* The decorations: the default size beyond the widget's. */
+  gtk_window_get_default_size (GTK_WINDOW (window), &default_width, &default_height);
+  default_width -= gtk_widget_get_width (GTK_WIDGET (window));
+  default_height -= gtk_widget_get_height (GTK_WIDGET (window));
+  gtk_window_set_default_size (GTK_WINDOW (window), width + default_width, height + default_height);
+  g_test_message ("resizing to %d×%d", width, height);
+  wait_until (window_has_size, size, NULL, NULL);
+  wait_idle ();
+}
+
+/* Where a widget is drawn, in the window's coordinates; FALSE when it is
+ * not on screen. */
+static gboolean
+bounds (GtkWidget *widget, graphene_rect_t *rect)
+{
+  return gtk_widget_get_mapped (widget) && gtk_widget_get_width (widget) > 0
+         && gtk_widget_compute_bounds (widget, GTK_WIDGET (window), rect);
+}
+
+static void
+assert_apart (const char *name_a, GtkWidget *a, const char *name_b, GtkWidget *b)
+{
+  graphene_rect_t ra, rb, overlap;
+
+  if (!bounds (a, &ra) || !bounds (b, &rb))
+    return;
+  if (graphene_rect_intersection (&ra, &rb, &overlap) && overlap.size.width > 0.5
+      && overlap.size.height > 0.5)
+    g_error ("%s (%g,%g %g×%g) overlaps %s (%g,%g %g×%g)", name_a, ra.origin.x, ra.origin.y,
+             ra.size.width, ra.size.height, name_b, rb.origin.x, rb.origin.y, rb.size.width,
+             rb.size.height);
+}
+
+/* Within the window, give or take the pixel of a border or a separator. */
+static void
+assert_inside_window (const char *name, GtkWidget *widget)
+{
+  graphene_rect_t rect;
+
+  if (!bounds (widget, &rect))
+    return;
+  if (rect.origin.x < -1.5 || rect.origin.y < -1.5
+      || rect.origin.x + rect.size.width > gtk_widget_get_width (GTK_WIDGET (window)) + 1.5
+      || rect.origin.y + rect.size.height > gtk_widget_get_height (GTK_WIDGET (window)) + 1.5)
+    g_error ("%s (%g,%g %g×%g) is cut by the window's edge", name, rect.origin.x, rect.origin.y,
+             rect.size.width, rect.size.height);
+}
+
+static GtkWidget *
+canvas_viewport (void)
+{
+  return gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)),
+                                  GTK_TYPE_SCROLLED_WINDOW);
+}
+
+/* The readout of a pixel near the middle, as the pointer would give it. */
+static void
+hover_middle (void)
+{
+  EsSource *source = es_window_get_source (window);
+
+  g_signal_emit_by_name (es_window_get_canvas (window), "hover", 0, source->image.width / 2 + 123,
+                         source->image.height / 2 + 45);
+  wait_idle ();
+}
+
+/* What a person reads must not overlap or be cut: the image, the colorbar,
+ * the status bar's labels, the panel's timings, the header. */
+static void
+assert_readable (void)
+{
+  struct {
+    const char *name;
+    GtkWidget *widget;
+  } parts[] = {
+    { "canvas", canvas_viewport () },
+    { "colorbar", GTK_WIDGET (window->colorbar) },
+    { "readout", GTK_WIDGET (window->position_label) },
+    { "notice", GTK_WIDGET (window->notice_label) },
+    { "job", GTK_WIDGET (window->info_label) },
+    { "timings", GTK_WIDGET (window->timings) },
+    { "error banner", GTK_WIDGET (window->error_revealer) },
+  };
+  GtkWidget *header = gtk_widget_get_ancestor (GTK_WIDGET (window->view_dropdown),
+                                               ADW_TYPE_HEADER_BAR);
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      assert_inside_window (parts[i].name, parts[i].widget);
+      assert_apart (parts[i].name, parts[i].widget, "header", header);
+      for (guint j = i + 1; j < G_N_ELEMENTS (parts); j++)
+        assert_apart (parts[i].name, parts[i].widget, parts[j].name, parts[j].widget);
+    }
+  /* The readout is whole: wrapped if need be, never ellipsized. */
+  g_assert_cmpstr (gtk_label_get_label (window->position_label), !=, " ");
+  g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (window->position_label)));
+  /* The header's buttons are all there, none cut by the window's edge. */
+  assert_inside_window ("the header", header);
+  assert_inside_window ("the zoom button", GTK_WIDGET (window->zoom_button));
+  assert_inside_window ("the view switcher", GTK_WIDGET (window->view_dropdown));
+}
+
+static void
+test_layout_wide (void)
+{
+  g_autofree char *path = test_image ("images", "camera.png");
+
+  open_path (path);
+  g_settings_set_boolean (settings, "show-sidebar", TRUE);
+  g_settings_set_boolean (settings, "show-timings", TRUE);
+  resize (1360, 860);
+  hover_middle ();
+  g_assert_false (adw_flap_get_folded (window->flap));
+  g_assert_true (adw_flap_get_reveal_flap (window->flap));
+  assert_readable ();
+  /* The panel is beside the image, the timings in it. */
+  assert_apart ("side panel", GTK_WIDGET (window->sidebar), "canvas", canvas_viewport ());
+  g_assert_true (gtk_widget_is_ancestor (GTK_WIDGET (window->timings), GTK_WIDGET (window->sidebar)));
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window->timings)));
+
+  /* In the grid the timings cover no pane. */
+  set_view ("grid");
+  assert_readable ();
+  set_view ("entropy");
+}
+
+/* The sheet has slid in: the panel lies wholly inside the window. */
+static gboolean
+sheet_open (gpointer data)
+{
+  graphene_rect_t rect;
+
+  return bounds (GTK_WIDGET (window->sidebar), &rect)
+         && rect.origin.x + rect.size.width <= gtk_widget_get_width (GTK_WIDGET (window)) + 0.5;
+}
+
+static void
+test_layout_narrow (void)
+{
+  ensure_image ();
+  resize (640, 420);
+  hover_middle ();
+  /* The panel folds away, the setting stays as it was for wide windows. */
+  g_assert_true (adw_flap_get_folded (window->flap));
+  g_assert_false (adw_flap_get_reveal_flap (window->flap));
+  g_assert_true (g_settings_get_boolean (settings, "show-sidebar"));
+  assert_readable ();
+
+  /* Asked for, it is a sheet with its own background over the image (modal:
+   * a click beside it closes it), and the setting is left alone. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-sidebar", NULL));
+  wait_until (sheet_open, NULL, NULL, NULL);
+  g_assert_true (adw_flap_get_reveal_flap (window->flap));
+  g_assert_true (adw_flap_get_modal (window->flap));
+  g_assert_true (gtk_widget_has_css_class (GTK_WIDGET (window->sidebar), "background"));
+  assert_inside_window ("side panel", GTK_WIDGET (window->sidebar));
+  g_assert_true (g_settings_get_boolean (settings, "show-sidebar"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-sidebar", NULL));
+  wait_idle ();
+  g_assert_false (adw_flap_get_reveal_flap (window->flap));
+
+  /* Back to wide, the panel comes back beside the image. */
+  resize (1240, 820);
+  g_assert_false (adw_flap_get_folded (window->flap));
+  g_assert_true (adw_flap_get_reveal_flap (window->flap));
+}
+
+/* Keys and the wheel */
+
+static GtkEventController *
+find_controller (GtkWidget *widget, GType type, GtkPropagationPhase phase)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GtkEventController) controller = g_list_model_get_item (controllers, i);
+
+      if (G_TYPE_CHECK_INSTANCE_TYPE (controller, type)
+          && gtk_event_controller_get_propagation_phase (controller) == phase)
+        return controller;
+    }
+  return NULL;
+}
+
+static gboolean
+focus_in_side_panel (void)
+{
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (window));
+
+  return focus && gtk_widget_is_ancestor (focus, GTK_WIDGET (window->sidebar));
+}
+
+/* Right ×5 then Down ×3 on the canvas pan it and change nothing else: the
+ * canvas takes them, and the arrow focus moves that GTK makes when nobody
+ * takes them never enter the side panel either. */
+static void
+test_arrow_keys (void)
+{
+  EsCanvas *canvas = es_window_get_canvas (window);
+  GtkEventController *keys = find_controller (GTK_WIDGET (canvas), GTK_TYPE_EVENT_CONTROLLER_KEY,
+                                              GTK_PHASE_BUBBLE);
+  GtkAdjustment *h = gtk_scrollable_get_hadjustment (GTK_SCROLLABLE (canvas));
+  GtkAdjustment *v = gtk_scrollable_get_vadjustment (GTK_SCROLLABLE (canvas));
+  const guint presses[] = { GDK_KEY_Right, GDK_KEY_Right, GDK_KEY_Right, GDK_KEY_Right,
+                            GDK_KEY_Right, GDK_KEY_Down, GDK_KEY_Down, GDK_KEY_Down };
+  const GtkDirectionType moves[] = { GTK_DIR_RIGHT, GTK_DIR_RIGHT, GTK_DIR_RIGHT, GTK_DIR_RIGHT,
+                                     GTK_DIR_RIGHT, GTK_DIR_DOWN, GTK_DIR_DOWN, GTK_DIR_DOWN };
+  int window_size = g_settings_get_int (settings, "window");
+  guint64 generation;
+  double h0, v0;
+
+  ensure_image ();
+  set_view ("entropy");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom", "d", 4.0));
+  wait_idle ();
+  generation = window->generation;
+  gtk_widget_grab_focus (GTK_WIDGET (canvas));
+  gtk_adjustment_set_value (h, (gtk_adjustment_get_upper (h) - gtk_adjustment_get_page_size (h)) / 2);
+  gtk_adjustment_set_value (v, (gtk_adjustment_get_upper (v) - gtk_adjustment_get_page_size (v)) / 2);
+  h0 = gtk_adjustment_get_value (h);
+  v0 = gtk_adjustment_get_value (v);
+  g_assert_nonnull (keys);
+  for (guint i = 0; i < G_N_ELEMENTS (presses); i++)
+    {
+      gboolean handled = FALSE;
+
+      g_signal_emit_by_name (keys, "key-pressed", presses[i], 0, (GdkModifierType) 0, &handled);
+      g_assert_true (handled);
+      g_assert_true (gtk_widget_has_focus (GTK_WIDGET (canvas)));
+    }
+  g_assert_cmpfloat (gtk_adjustment_get_value (h), >, h0);
+  g_assert_cmpfloat (gtk_adjustment_get_value (v), >, v0);
+
+  /* GTK's own arrow navigation, from the canvas and onwards. */
+  for (guint i = 0; i < G_N_ELEMENTS (moves); i++)
+    {
+      gtk_widget_child_focus (GTK_WIDGET (window), moves[i]);
+      g_assert_false (focus_in_side_panel ());
+    }
+  wait_idle ();
+  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, window_size);
+  g_assert_cmpuint (window->generation, ==, generation);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-fit", NULL));
+  wait_idle ();
+}
+
+/* A scroll event over widget as GTK delivers it to the widget's own
+ * controllers: the capture phase first, then the bubble phase, until one
+ * takes it. */
+static gboolean
+scroll_over (GtkWidget *widget, double dy)
+{
+  const GtkPropagationPhase phases[] = { GTK_PHASE_CAPTURE, GTK_PHASE_TARGET, GTK_PHASE_BUBBLE };
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (widget);
+
+  for (guint p = 0; p < G_N_ELEMENTS (phases); p++)
+    for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+      {
+        g_autoptr (GtkEventController) controller = g_list_model_get_item (controllers, i);
+        gboolean handled = FALSE;
+
+        if (!GTK_IS_EVENT_CONTROLLER_SCROLL (controller)
+            || gtk_event_controller_get_propagation_phase (controller) != phases[p])
+          continue;
+        g_signal_emit_by_name (controller, "scroll", 0.0, dy, &handled);
+        if (handled)
+          return TRUE;
+      }
+  return FALSE;
+}
+
+static GtkWidget *
+sidebar_child (const char *id)
+{
+  return GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (window->sidebar), ES_TYPE_SIDEBAR, id));
+}
+
+/* The wheel over the spin buttons and the Amount slider scrolls the panel. */
+static void
+test_wheel (void)
+{
+  const char *const controls[] = { "window_control", "levels_control", "amount_control" };
+  GtkWidget *scroller;
+  GtkAdjustment *panel;
+
+  resize (1240, 620);
+  scroller = gtk_widget_get_ancestor (sidebar_child ("window_control"), GTK_TYPE_SCROLLED_WINDOW);
+  g_assert_nonnull (scroller);
+  panel = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  for (guint i = 0; i < G_N_ELEMENTS (controls); i++)
+    {
+      GtkWidget *control = sidebar_child (controls[i]);
+      GtkAdjustment *adjustment = GTK_IS_SPIN_BUTTON (control)
+                                    ? gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (control))
+                                    : gtk_range_get_adjustment (GTK_RANGE (control));
+      double value = gtk_adjustment_get_value (adjustment);
+      double scrolled = gtk_adjustment_get_value (panel);
+
+      gtk_adjustment_set_value (panel, gtk_adjustment_get_upper (panel) / 3);
+      scrolled = gtk_adjustment_get_value (panel);
+      g_assert_true (scroll_over (control, 1.0));
+      g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, value);
+      if (gtk_adjustment_get_upper (panel) > gtk_adjustment_get_page_size (panel) + 1)
+        g_assert_cmpfloat (gtk_adjustment_get_value (panel), !=, scrolled);
+    }
+  wait_idle ();
+}
+
+static gboolean
+is_set (gpointer data)
+{
+  return *(char **) data != NULL;
+}
+
+static void
+on_text_read (GObject *clipboard, GAsyncResult *result, gpointer data)
+{
+  *(char **) data = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (clipboard), result, NULL);
+  if (*(char **) data == NULL)
+    *(char **) data = g_strdup ("(not text)");
+}
+
+/* Ctrl+C (win.copy) in a text field copies its text, not the view. */
+static void
+test_copy_in_field (void)
+{
+  GtkWidget *spin = sidebar_child ("levels_control");
+  GtkWidget *text = gtk_widget_get_first_child (spin);
+  GdkClipboard *clipboard = gtk_widget_get_clipboard (GTK_WIDGET (window));
+  g_autofree char *copied = NULL;
+
+  ensure_image ();
+  while (text && !GTK_IS_TEXT (text))
+    text = gtk_widget_get_next_sibling (text);
+  g_assert_nonnull (text);
+  gdk_clipboard_set_text (clipboard, "before");
+  gtk_widget_grab_focus (spin);
+  g_assert_true (gtk_widget_has_focus (text));
+  gtk_editable_select_region (GTK_EDITABLE (text), 0, -1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.copy", NULL));
+  wait_idle ();
+  gdk_clipboard_read_text_async (clipboard, NULL, on_text_read, &copied);
+  wait_until (is_set, &copied, NULL, NULL);
+  g_assert_cmpstr (copied, ==, gtk_editable_get_text (GTK_EDITABLE (text)));
+  gtk_widget_grab_focus (GTK_WIDGET (es_window_get_canvas (window)));
+}
+
+/* Actions and shortcuts */
+
+static void
+test_empty_state (void)
+{
+  g_assert_null (es_window_get_source (window));
+  wait_idle ();
+  g_assert_false (action_enabled (window, "win.export"));
+  g_assert_false (action_enabled (window, "win.copy"));
+  g_assert_false (action_enabled (window, "win.zoom-in"));
+  g_assert_false (action_enabled (window, "win.image-info"));
+  g_assert_true (action_enabled (window, "win.open"));
+  g_assert_null (strstr (gtk_menu_button_get_label (window->zoom_button), "100"));
+}
+
+/* Two windows: a parameter changed in one recomputes that one only, and
+ * becomes the default of the next window. */
+static void
+test_two_windows (void)
+{
+  g_autofree char *path = test_image ("images", "brick.png");
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  EsWindow *other = es_window_new (ADW_APPLICATION (application), app_settings);
+  EsWindow *third;
+  int size = g_settings_get_int (settings, "window") == 7 ? 9 : 7;
+  guint64 generation;
+  EsJob job;
+
+  ensure_image ();
+  gtk_window_present (GTK_WINDOW (other));
+  es_window_open (other, file);
+  wait_until (window_idle, other, NULL, NULL);
+  generation = other->generation;
+  es_window_get_view_job (other, ES_VIEW_ENTROPY, &job);
+  g_assert_cmpint (job.window, !=, size);
+
+  g_settings_set_int (settings, "window", size);
+  wait_until (window_idle, other, NULL, NULL);
+  g_assert_cmpint (es_window_get_layer (window, ES_VIEW_ENTROPY)->job.window, ==, size);
+  g_assert_cmpuint (other->generation, ==, generation);
+  es_window_get_view_job (other, ES_VIEW_ENTROPY, &job);
+  g_assert_cmpint (job.window, !=, size);
+  g_assert_cmpint (g_settings_get_int (app_settings, "window"), ==, size);
+
+  third = es_window_new (ADW_APPLICATION (application), app_settings);
+  es_window_get_view_job (third, ES_VIEW_ENTROPY, &job);
+  g_assert_cmpint (job.window, ==, size);
+  gtk_window_destroy (GTK_WINDOW (third));
+
+  /* Ctrl+W closes a window: the built-in window.close. */
+  {
+    g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (application),
+                                                                   "window.close");
+    GtkWindow *weak = NULL;
+
+    g_assert_true (g_strv_contains ((const char *const *) accels, "<Control>w"));
+    g_set_weak_pointer (&weak, GTK_WINDOW (other));
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (other), "window.close", NULL));
+    wait_until (window_idle, window, NULL, NULL);
+    g_assert_null (weak);
+  }
+}
+
+static void
+test_shortcuts (void)
+{
+  GtkApplication *app = GTK_APPLICATION (application);
+  const char *const expected[][2] = {
+    { "win.fullscreen", "F11" }, { "win.undo", "<Control>z" }, { "win.redo", "<Shift><Control>z" },
+    { "win.new-window", "<Control>n" },
+  };
+  GMenuModel *zoom_menu = gtk_menu_button_get_menu_model (window->zoom_button);
+  guint accels_shown = 0;
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_auto (GStrv) accels = gtk_application_get_accels_for_action (app, expected[i][0]);
+
+      g_test_message ("%s: %s", expected[i][0], accels[0]);
+      g_assert_true (g_strv_contains ((const char *const *) accels, expected[i][1]));
+    }
+  /* The zoom menu names the keys people press, not the keypad's. */
+  for (int s = 0; s < g_menu_model_get_n_items (zoom_menu); s++)
+    {
+      GMenuModel *section = g_menu_model_get_item_link (zoom_menu, s, G_MENU_LINK_SECTION);
+
+      for (int i = 0; section && i < g_menu_model_get_n_items (section); i++)
+        {
+          g_autofree char *accel = NULL;
+
+          if (g_menu_model_get_item_attribute (section, i, "accel", "s", &accel))
+            {
+              g_assert_null (strstr (accel, "KP"));
+              accels_shown++;
+            }
+        }
+      g_clear_object (&section);
+    }
+  g_assert_cmpuint (accels_shown, >=, 5);
+
+  /* Fullscreen is asked of the window manager (Xvfb has none to grant it). */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.fullscreen", NULL));
+  wait_idle ();
+  gtk_window_unfullscreen (GTK_WINDOW (window));
+  wait_idle ();
+
+  /* The style: the system's (dark where it has no say), light, dark. */
+  g_action_group_activate_action (G_ACTION_GROUP (app), "style", g_variant_new_string ("light"));
+  g_assert_cmpint (adw_style_manager_get_color_scheme (adw_style_manager_get_default ()), ==,
+                   ADW_COLOR_SCHEME_FORCE_LIGHT);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "style", g_variant_new_string ("system"));
+  g_assert_cmpint (adw_style_manager_get_color_scheme (adw_style_manager_get_default ()), ==,
+                   ADW_COLOR_SCHEME_PREFER_DARK);
+}
+
+/* Colormap and Reversed do nothing on gray views: they are greyed out there. */
+static void
+test_colour_rows (void)
+{
+  GtkWidget *colormap = sidebar_child ("colormap_row");
+  GtkWidget *reversed = sidebar_child ("reversed_row");
+
+  set_view ("original");
+  g_assert_false (gtk_widget_get_sensitive (colormap));
+  g_assert_false (gtk_widget_get_sensitive (reversed));
+  set_view ("sharpened");
+  g_assert_false (gtk_widget_get_sensitive (colormap));
+  set_view ("grid");
+  g_assert_true (gtk_widget_get_sensitive (colormap));
+  set_view ("entropy");
+  g_assert_true (gtk_widget_get_sensitive (colormap));
+  g_assert_true (gtk_widget_get_sensitive (reversed));
+}
+
+int
+main (int argc, char **argv)
+{
+  int status;
+
+  ui_test_setup (&argc, &argv);
+  /* Folding and revealing happen at once, not over a transition. */
+  g_object_set (gtk_settings_get_default (), "gtk-enable-animations", FALSE, NULL);
+  g_test_add_func ("/ui-window/empty-state", test_empty_state);
+  g_test_add_func ("/ui-window/layout-wide", test_layout_wide);
+  g_test_add_func ("/ui-window/layout-narrow", test_layout_narrow);
+  g_test_add_func ("/ui-window/arrow-keys", test_arrow_keys);
+  g_test_add_func ("/ui-window/wheel", test_wheel);
+  g_test_add_func ("/ui-window/copy-in-field", test_copy_in_field);
+  g_test_add_func ("/ui-window/two-windows", test_two_windows);
+  g_test_add_func ("/ui-window/shortcuts", test_shortcuts);
+  g_test_add_func ("/ui-window/colour-rows", test_colour_rows);
+  status = g_test_run ();
+  ui_test_teardown ();
+  return status;
+}

@@ -1,0 +1,669 @@
+/* SPDX-License-Identifier: MIT */
+/* EsSidebarDefinition: the entropy definition's rows (DESIGN.md §1), bound to GSettings; the mask and
+ * footprint images the window's jobs point at; presets that set every key, "custom" once one changes. */
+#include "es-sidebar-definition.h"
+
+#include "es-load.h"
+#include "es-settings.h"
+
+/* A mask or footprint image as 0/1 cells. Jobs, layers and the worker's
+ * cache point at them, so every one loaded stays until the widget goes. */
+typedef struct {
+  EsImage cells;
+  EsFootprint footprint;
+  char *name;
+} CellsFile;
+
+struct _EsSidebarDefinition {
+  AdwPreferencesGroup parent_instance;
+
+  AdwComboRow *preset_row;
+  AdwComboRow *shape_row;
+  GtkWidget *rect_height_row;
+  GtkWidget *rect_width_row;
+  GtkSpinButton *rect_height_spin;
+  GtkSpinButton *rect_width_spin;
+  GtkWidget *radius_row;
+  GtkSpinButton *radius_spin;
+  AdwActionRow *footprint_row;
+  GtkWidget *footprint_button;
+  AdwComboRow *border_row;
+  GtkWidget *border_value_row;
+  GtkSpinButton *border_value_spin;
+  AdwComboRow *binning_row;
+  GtkWidget *range_lo_row;
+  GtkWidget *range_hi_row;
+  GtkSpinButton *range_lo_spin;
+  GtkSpinButton *range_hi_spin;
+  AdwActionRow *mask_row;
+  GtkWidget *mask_button;
+  GtkWidget *mask_clear_button;
+  GtkWidget *window_row;       /* the side panel's */
+  GtkWidget *levels_row;
+  char *levels_tooltip;        /* its own, from the parameter table */
+
+  GSettings *settings;
+  GPtrArray *files;            /* CellsFile, every one loaded */
+  CellsFile *mask;             /* NULL: every pixel counts */
+  CellsFile *footprint;        /* of "footprint-file"; NULL when none could be read */
+  int image_width, image_height;
+  gboolean normalized;         /* units were "normalized" at the last change */
+  gboolean applying;           /* a preset is setting the keys */
+  GtkNativeDialog *chooser;
+};
+
+G_DEFINE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ADW_TYPE_PREFERENCES_GROUP)
+
+enum { SIGNAL_CHANGED, SIGNAL_MESSAGE, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+#define PRESET_DEFAULT "entroscope"
+#define PRESET_CUSTOM "custom"
+
+/* The combo rows' nicks, in the order of their items and of the schema's enums. */
+static const char *const shape_nicks[] = { "square", "rect", "disk", "footprint", NULL };
+static const char *const border_nicks[] = { "clip", "symmetric", "mirror", "replicate", "constant", NULL };
+static const char *const binning_nicks[] = { "depth", "range", "minmax", "exact", "byte", NULL };
+/* "entroscope", every es_presets name, "custom": filled in class_init. */
+static const char *preset_nicks[8];
+
+/* What each border mode and binning does, on a row a b c d. */
+static const char *const border_subtitles[] = {
+  "Only in-image pixels count",
+  "d c b a | a b c d | d c b a",
+  "d c b | a b c d | c b a",
+  "a a | a b c d | d d",
+  "v v | a b c d | v v",
+};
+static const char *const binning_subtitles[] = {
+  "⌊v·L / 2^depth⌋",
+  "L bins over lo … hi, clamped",
+  "L bins over the image’s own min … max",
+  "Every sample value its own bin (all 16 bits)",
+  "L bins of the 8-bit view, as MATLAB’s im2uint8",
+};
+
+/* The keys of the definition beyond the parameters; a change of any of them
+ * (or of the window, levels or units) leaves a preset for "custom". */
+static const char *const definition_keys[] = {
+  "shape", "rect-height", "rect-width", "radius", "footprint-file", "border", "border-value",
+  "binning", "range-lo", "range-hi", NULL,
+};
+
+static void
+cells_file_free (gpointer data)
+{
+  CellsFile *file = data;
+
+  es_image_clear (&file->cells);
+  g_free (file->name);
+  g_free (file);
+}
+
+/* Reads an image as 0/1 cells (nonzero = in), as entroscope-cli's --mask and --footprint do. */
+static CellsFile *
+load_cells (GFile *file, EsError *error)
+{
+  g_autofree char *path = g_file_get_path (file);
+  CellsFile *cells;
+
+  if (path == NULL)
+    {
+      es_error_set (error, ES_ERROR_IO, "not a local file");
+      return NULL;
+    }
+  cells = g_new0 (CellsFile, 1);
+  if (!es_load_cells (path, &cells->cells, error))
+    {
+      g_free (cells);
+      return NULL;
+    }
+  cells->footprint = (EsFootprint) { cells->cells.width, cells->cells.height, cells->cells.pixels };
+  cells->name = g_file_get_basename (file);
+  return cells;
+}
+
+static void
+message (EsSidebarDefinition *self, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+static void
+message (EsSidebarDefinition *self, const char *format, ...)
+{
+  g_autofree char *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  g_signal_emit (self, signals[SIGNAL_MESSAGE], 0, text);
+}
+
+static gboolean
+mask_fits (EsSidebarDefinition *self, const CellsFile *mask)
+{
+  return self->image_width == 0
+         || (mask->cells.width == self->image_width && mask->cells.height == self->image_height);
+}
+
+/* Rows that the choices do not use are hidden; subtitles say what a choice means. */
+static void
+update_rows (EsSidebarDefinition *self)
+{
+  int shape = g_settings_get_enum (self->settings, "shape");
+  int border = g_settings_get_enum (self->settings, "border");
+  int binning = g_settings_get_enum (self->settings, "binning");
+  g_autofree char *mask_text = NULL, *footprint_text = NULL;
+
+  if (self->window_row)
+    gtk_widget_set_visible (self->window_row, shape == ES_SHAPE_SQUARE);
+  if (self->levels_row)
+    {
+      gtk_widget_set_sensitive (self->levels_row, binning != ES_BINNING_EXACT);
+      gtk_widget_set_tooltip_text (self->levels_row, binning == ES_BINNING_EXACT
+                                                       ? "Exact binning has a bin for every sample value"
+                                                       : self->levels_tooltip);
+    }
+  gtk_widget_set_visible (self->rect_height_row, shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->rect_width_row, shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->radius_row, shape == ES_SHAPE_DISK);
+  gtk_widget_set_visible (GTK_WIDGET (self->footprint_row), shape == ES_SHAPE_FOOTPRINT);
+  gtk_widget_set_visible (self->border_value_row, border == ES_BORDER_CONSTANT);
+  gtk_widget_set_visible (self->range_lo_row, binning == ES_BINNING_RANGE);
+  gtk_widget_set_visible (self->range_hi_row, binning == ES_BINNING_RANGE);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->border_row), border_subtitles[border]);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->binning_row), binning_subtitles[binning]);
+
+  if (self->footprint)
+    footprint_text = g_strdup_printf ("%s · %d × %d", self->footprint->name,
+                                      self->footprint->cells.width, self->footprint->cells.height);
+  adw_action_row_set_subtitle (self->footprint_row,
+                               footprint_text ? footprint_text : "None chosen: the square is used");
+
+  if (self->mask == NULL)
+    mask_text = g_strdup ("None: every pixel counts");
+  else if (mask_fits (self, self->mask))
+    mask_text = g_strdup_printf ("%s · only its nonzero pixels count", self->mask->name);
+  else
+    mask_text = g_strdup_printf ("%s is %d × %d, the image %d × %d: not used", self->mask->name,
+                                 self->mask->cells.width, self->mask->cells.height,
+                                 self->image_width, self->image_height);
+  adw_action_row_set_subtitle (self->mask_row, mask_text);
+  gtk_widget_set_sensitive (self->mask_clear_button, self->mask != NULL);
+}
+
+static void
+changed (EsSidebarDefinition *self, const char *what)
+{
+  update_rows (self);
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0, what);
+}
+
+/* Presets */
+
+/* The job the keys describe (window, levels and the definition; no files). */
+static void
+settings_job (EsSidebarDefinition *self, EsJob *job)
+{
+  *job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+  job->window = g_settings_get_int (self->settings, "window");
+  job->levels = g_settings_get_int (self->settings, "levels");
+  job->definition.shape = g_settings_get_enum (self->settings, "shape");
+  job->definition.radius = g_settings_get_int (self->settings, "radius");
+  job->definition.border = g_settings_get_enum (self->settings, "border");
+  job->definition.binning = g_settings_get_enum (self->settings, "binning");
+}
+
+/* Whether the keys hold the preset's definition (what it sets, no more). */
+static gboolean
+keys_match_preset (EsSidebarDefinition *self, const char *name)
+{
+  const EsPreset *preset = es_preset_find (name);
+  g_autofree char *units = g_settings_get_string (self->settings, "units");
+  EsJob now, wanted;
+
+  settings_job (self, &now);
+  if (preset == NULL)
+    {
+      wanted = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+      return g_str_equal (name, PRESET_DEFAULT) && g_str_equal (units, "nats")
+             && now.window == wanted.window && now.levels == wanted.levels
+             && now.definition.shape == ES_SHAPE_SQUARE && now.definition.border == ES_BORDER_CLIP
+             && now.definition.binning == ES_BINNING_DEPTH;
+    }
+  wanted = now;
+  es_preset_apply (preset, &wanted, FALSE);
+  return g_str_equal (units, preset->units) && now.window == wanted.window
+         && now.levels == wanted.levels && now.definition.shape == wanted.definition.shape
+         && now.definition.radius == wanted.definition.radius
+         && now.definition.border == wanted.definition.border
+         && now.definition.binning == wanted.definition.binning;
+}
+
+void
+es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name)
+{
+  const EsPreset *preset = es_preset_find (name);
+  EsJob job;
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+  g_return_if_fail (self->settings != NULL);
+
+  if (g_str_equal (name, PRESET_CUSTOM) || (preset == NULL && !g_str_equal (name, PRESET_DEFAULT)))
+    return;
+  /* Entroscope's own: the job's defaults. */
+  job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+  if (preset)
+    {
+      settings_job (self, &job);
+      es_preset_apply (preset, &job, FALSE);
+    }
+  /* The keys change together: the window sees one request (its updates
+   * wait for the main loop), and none of them turns the preset to custom. */
+  self->applying = TRUE;
+  g_settings_set_int (self->settings, "window", job.window);
+  g_settings_set_int (self->settings, "levels", job.levels);
+  g_settings_set_enum (self->settings, "shape", job.definition.shape);
+  g_settings_set_int (self->settings, "radius", job.definition.radius);
+  g_settings_set_enum (self->settings, "border", job.definition.border);
+  g_settings_set_enum (self->settings, "binning", job.definition.binning);
+  g_settings_set_string (self->settings, "units", preset ? preset->units : "nats");
+  g_settings_set_string (self->settings, "preset", name);
+  self->applying = FALSE;
+}
+
+/* Settings */
+
+/* Reads "footprint-file" (none: NULL, and the square is used). */
+static void
+load_footprint (EsSidebarDefinition *self)
+{
+  g_autofree char *path = g_settings_get_string (self->settings, "footprint-file");
+  g_autoptr (GFile) file = *path ? g_file_new_for_path (path) : NULL;
+  EsError error = { 0 };
+  CellsFile *footprint = file ? load_cells (file, &error) : NULL;
+
+  if (file && footprint == NULL)
+    {
+      message (self, "The footprint %s could not be read: %s", path, error.message);
+      es_error_clear (&error);
+    }
+  else if (footprint && (footprint->cells.width % 2 == 0 || footprint->cells.height % 2 == 0
+                         || footprint->cells.width > ES_SIDE_MAX || footprint->cells.height > ES_SIDE_MAX))
+    {
+      message (self, "A footprint needs odd sides up to %d; %s is %d × %d", ES_SIDE_MAX, footprint->name,
+               footprint->cells.width, footprint->cells.height);
+      g_clear_pointer (&footprint, cells_file_free);
+    }
+  if (footprint)
+    g_ptr_array_add (self->files, footprint);
+  self->footprint = footprint;
+}
+
+static void
+on_setting (GSettings *settings, const char *key, EsSidebarDefinition *self)
+{
+  g_autofree char *preset = NULL;
+  gboolean definition = g_strv_contains (definition_keys, key);
+
+  g_assert (ES_IS_SIDEBAR_DEFINITION (self));
+  if (g_str_equal (key, "preset"))
+    {
+      preset = g_settings_get_string (settings, key);
+      /* Its own write of the key comes back here: nothing left to do. */
+      if (!self->applying && !keys_match_preset (self, preset))
+        es_sidebar_definition_apply_preset (self, preset);
+      return;
+    }
+  if (!definition && !g_str_equal (key, "units") && !g_str_equal (key, "window")
+      && !g_str_equal (key, "levels"))
+    return;
+
+  /* A change by hand leaves the preset (a preset's own keys never do). */
+  preset = g_settings_get_string (settings, "preset");
+  if (!self->applying && !g_str_equal (preset, PRESET_CUSTOM) && !keys_match_preset (self, preset))
+    g_settings_set_string (settings, "preset", PRESET_CUSTOM);
+
+  if (g_str_equal (key, "footprint-file"))
+    load_footprint (self);
+  if (g_str_equal (key, "units"))
+    {
+      g_autofree char *units = g_settings_get_string (settings, key);
+      gboolean normalized = g_str_equal (units, "normalized");
+
+      /* Bits are nats shown otherwise: only normalized values need a job. */
+      if (normalized == self->normalized)
+        return;
+      self->normalized = normalized;
+    }
+  if (definition || g_str_equal (key, "units"))
+    {
+      g_autoptr (GVariant) value = g_settings_get_value (settings, key);
+      g_autofree char *printed = g_variant_print (value, FALSE);
+      g_autofree char *what = g_strdup_printf ("%s=%s", key, printed);
+
+      changed (self, what);
+    }
+}
+
+static void
+bind_spin (GSettings *settings, const char *key, GtkSpinButton *spin)
+{
+  g_settings_bind (settings, key, gtk_spin_button_get_adjustment (spin), "value",
+                   G_SETTINGS_BIND_DEFAULT);
+}
+
+void
+es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings, GtkWidget *window_row,
+                            GtkWidget *levels_row)
+{
+  g_autofree char *units = NULL;
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+  g_return_if_fail (G_IS_SETTINGS (settings));
+
+  g_set_object (&self->settings, settings);
+  self->window_row = window_row;
+  self->levels_row = levels_row;
+  g_free (self->levels_tooltip);
+  self->levels_tooltip = levels_row ? g_strdup (gtk_widget_get_tooltip_text (levels_row)) : NULL;
+  units = g_settings_get_string (settings, "units");
+  self->normalized = g_str_equal (units, "normalized");
+  es_settings_bind_choice (settings, "preset", self->preset_row, preset_nicks);
+  es_settings_bind_choice (settings, "shape", self->shape_row, shape_nicks);
+  es_settings_bind_choice (settings, "border", self->border_row, border_nicks);
+  es_settings_bind_choice (settings, "binning", self->binning_row, binning_nicks);
+  bind_spin (settings, "rect-height", self->rect_height_spin);
+  bind_spin (settings, "rect-width", self->rect_width_spin);
+  bind_spin (settings, "radius", self->radius_spin);
+  bind_spin (settings, "border-value", self->border_value_spin);
+  bind_spin (settings, "range-lo", self->range_lo_spin);
+  bind_spin (settings, "range-hi", self->range_hi_spin);
+  g_signal_connect_object (settings, "changed", G_CALLBACK (on_setting), self, 0);
+  /* The footprint of the last session is read again. */
+  load_footprint (self);
+  update_rows (self);
+}
+
+gboolean
+es_sidebar_definition_has_key (const char *key)
+{
+  return g_strv_contains (definition_keys, key) || g_str_equal (key, "preset");
+}
+
+void
+es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height)
+{
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+
+  self->image_width = width;
+  self->image_height = height;
+  if (self->settings)
+    update_rows (self);
+}
+
+void
+es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJob *job)
+{
+  EsEntropyDefinition *d = &job->definition;
+  GSettings *settings = self->settings;
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+
+  *d = (EsEntropyDefinition) { 0 };
+  if (settings == NULL)
+    return;
+  /* Only what the choices use is set, so that a value the job ignores (a
+   * radius while the shape is a square) never looks like a new job. */
+  d->shape = g_settings_get_enum (settings, "shape");
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      d->height = g_settings_get_int (settings, "rect-height") | 1;
+      d->width = g_settings_get_int (settings, "rect-width") | 1;
+      break;
+    case ES_SHAPE_DISK:
+      d->radius = g_settings_get_int (settings, "radius");
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      /* None could be read: the square the overlay then names. */
+      if (self->footprint)
+        d->footprint = &self->footprint->footprint;
+      else
+        d->shape = ES_SHAPE_SQUARE;
+      break;
+    default:
+      break;
+    }
+  if (d->shape != ES_SHAPE_SQUARE)
+    job->window = ES_WINDOW_DEFAULT;
+  d->border = g_settings_get_enum (settings, "border");
+  if (d->border == ES_BORDER_CONSTANT)
+    d->border_value = g_settings_get_int (settings, "border-value");
+  d->binning = g_settings_get_enum (settings, "binning");
+  if (d->binning == ES_BINNING_RANGE)
+    {
+      d->range_lo = g_settings_get_int (settings, "range-lo");
+      d->range_hi = MAX (g_settings_get_int (settings, "range-hi"), (int) d->range_lo);
+    }
+  if (d->binning == ES_BINNING_EXACT)
+    job->levels = ES_LEVELS_DEFAULT;
+  d->normalized = self->normalized;
+  if (self->mask && self->mask->cells.width == width && self->mask->cells.height == height)
+    d->mask = &self->mask->cells;
+}
+
+/* The mask and the footprint */
+
+gboolean
+es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file)
+{
+  g_autofree char *parse_name = NULL;
+  EsError error = { 0 };
+  CellsFile *mask;
+
+  g_return_val_if_fail (ES_IS_SIDEBAR_DEFINITION (self), FALSE);
+
+  if (file == NULL)
+    {
+      if (self->mask == NULL)
+        return TRUE;
+      self->mask = NULL;
+      changed (self, "mask=none");
+      return TRUE;
+    }
+  parse_name = g_file_get_parse_name (file);
+  mask = load_cells (file, &error);
+  if (mask == NULL)
+    {
+      message (self, "The mask %s could not be read: %s", parse_name, error.message);
+      es_error_clear (&error);
+      return FALSE;
+    }
+  if (!mask_fits (self, mask))
+    {
+      message (self, "The mask is %d × %d, the image %d × %d: a mask must have the image’s size",
+               mask->cells.width, mask->cells.height, self->image_width, self->image_height);
+      cells_file_free (mask);
+      return FALSE;
+    }
+  g_ptr_array_add (self->files, mask);
+  self->mask = mask;
+  changed (self, "mask");
+  return TRUE;
+}
+
+void
+es_sidebar_definition_choose_footprint (EsSidebarDefinition *self, GFile *file)
+{
+  g_autofree char *path = g_file_get_path (file);
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+  g_return_if_fail (self->settings != NULL);
+
+  if (path == NULL)
+    {
+      message (self, "The footprint must be a local file");
+      return;
+    }
+  /* The same file again is read again: it may have changed. */
+  if (g_settings_get_enum (self->settings, "shape") == ES_SHAPE_FOOTPRINT)
+    g_settings_reset (self->settings, "footprint-file");
+  g_settings_set_string (self->settings, "footprint-file", path);
+  g_settings_set_enum (self->settings, "shape", ES_SHAPE_FOOTPRINT);
+}
+
+static void
+on_chooser_response (GtkNativeDialog *chooser, int response, EsSidebarDefinition *self)
+{
+  g_autoptr (GFile) file = NULL;
+  gboolean for_mask = GPOINTER_TO_INT (g_object_get_data (G_OBJECT (chooser), "for-mask"));
+
+  if (response == GTK_RESPONSE_ACCEPT)
+    file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (chooser));
+  gtk_native_dialog_destroy (chooser);
+  g_clear_object (&self->chooser);
+  if (file == NULL)
+    return;
+  if (for_mask)
+    es_sidebar_definition_load_mask (self, file);
+  else
+    es_sidebar_definition_choose_footprint (self, file);
+}
+
+static void
+choose_file (EsSidebarDefinition *self, gboolean for_mask)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+  GtkFileChooserNative *chooser;
+  g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+
+  if (self->chooser)
+    return;
+  chooser = gtk_file_chooser_native_new (for_mask ? "Choose a Mask" : "Choose a Footprint",
+                                         GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                         GTK_FILE_CHOOSER_ACTION_OPEN, "_Choose", "_Cancel");
+  gtk_file_filter_set_name (filter, "Images");
+  gtk_file_filter_add_mime_type (filter, "image/*");
+  gtk_file_filter_add_pattern (filter, "*.txt");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+  g_object_set_data (G_OBJECT (chooser), "for-mask", GINT_TO_POINTER (for_mask));
+  g_signal_connect (chooser, "response", G_CALLBACK (on_chooser_response), self);
+  self->chooser = GTK_NATIVE_DIALOG (chooser);
+  gtk_native_dialog_show (self->chooser);
+}
+
+static void
+on_mask_clicked (GtkButton *button, EsSidebarDefinition *self)
+{
+  choose_file (self, TRUE);
+}
+
+static void
+on_mask_clear_clicked (GtkButton *button, EsSidebarDefinition *self)
+{
+  es_sidebar_definition_load_mask (self, NULL);
+}
+
+static void
+on_footprint_clicked (GtkButton *button, EsSidebarDefinition *self)
+{
+  choose_file (self, FALSE);
+}
+
+/* The GObject */
+
+static void
+es_sidebar_definition_dispose (GObject *object)
+{
+  EsSidebarDefinition *self = ES_SIDEBAR_DEFINITION (object);
+
+  if (self->chooser)
+    gtk_native_dialog_destroy (self->chooser);
+  g_clear_object (&self->chooser);
+  if (self->settings)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
+  g_clear_object (&self->settings);
+  gtk_widget_dispose_template (GTK_WIDGET (object), ES_TYPE_SIDEBAR_DEFINITION);
+  G_OBJECT_CLASS (es_sidebar_definition_parent_class)->dispose (object);
+}
+
+/* The images go last: a job of the window may point at them until it is gone. */
+static void
+es_sidebar_definition_finalize (GObject *object)
+{
+  EsSidebarDefinition *self = ES_SIDEBAR_DEFINITION (object);
+
+  g_ptr_array_unref (self->files);
+  g_free (self->levels_tooltip);
+  G_OBJECT_CLASS (es_sidebar_definition_parent_class)->finalize (object);
+}
+
+static void
+es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+  size_t n_presets, n = 0;
+  const EsPreset *presets = es_presets (&n_presets);
+
+  object_class->dispose = es_sidebar_definition_dispose;
+  object_class->finalize = es_sidebar_definition_finalize;
+
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                          NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIGNAL_MESSAGE] = g_signal_new ("message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                                          NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  preset_nicks[n++] = PRESET_DEFAULT;
+  for (size_t i = 0; i < n_presets && n < G_N_ELEMENTS (preset_nicks) - 2; i++)
+    preset_nicks[n++] = presets[i].name;
+  preset_nicks[n++] = PRESET_CUSTOM;
+  preset_nicks[n] = NULL;
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/org/entroscope/Entroscope/es-sidebar-definition.ui");
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, shape_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_height_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_width_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_height_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_width_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, radius_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, radius_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, footprint_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, footprint_button);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, border_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, border_value_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, border_value_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, binning_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, range_lo_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, range_hi_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, range_lo_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, range_hi_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, mask_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, mask_button);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, mask_clear_button);
+}
+
+static void
+es_sidebar_definition_init (EsSidebarDefinition *self)
+{
+  g_autoptr (GtkStringList) presets = gtk_string_list_new (NULL);
+  size_t n_presets;
+  const EsPreset *list = es_presets (&n_presets);
+
+  self->files = g_ptr_array_new_with_free_func (cells_file_free);
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  gtk_string_list_append (presets, "Entroscope");
+  for (size_t i = 0; i < n_presets; i++)
+    gtk_string_list_append (presets, list[i].title);
+  gtk_string_list_append (presets, "Custom");
+  adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (presets));
+  /* Odd sides: ticks are 1 + 2k. */
+  gtk_spin_button_set_snap_to_ticks (self->rect_height_spin, TRUE);
+  gtk_spin_button_set_snap_to_ticks (self->rect_width_spin, TRUE);
+  g_signal_connect (self->mask_button, "clicked", G_CALLBACK (on_mask_clicked), self);
+  g_signal_connect (self->mask_clear_button, "clicked", G_CALLBACK (on_mask_clear_clicked), self);
+  g_signal_connect (self->footprint_button, "clicked", G_CALLBACK (on_footprint_clicked), self);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* EsSidebarDefinition: the side panel's entropy definition (shape, border, binning, mask, preset). */
+#pragma once
+
+#include <adwaita.h>
+
+#include "es-ops.h"
+
+G_BEGIN_DECLS
+
+#define ES_TYPE_SIDEBAR_DEFINITION (es_sidebar_definition_get_type ())
+G_DECLARE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ES, SIDEBAR_DEFINITION,
+                      AdwPreferencesGroup)
+
+/* Signals: "changed" (const char *what): the definition that jobs carry
+ * changed (a key, the mask, the footprint, or units to or from normalized:
+ * nats ↔ bits is display only and emits nothing); "message" (const char
+ * *text): something the user must read (a mask of the wrong size). */
+
+/* Binds the rows to their keys. window_row and levels_row, the side panel's
+ * own, are shown and made sensitive only where the definition uses them. */
+void es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings,
+                                 GtkWidget *window_row, GtkWidget *levels_row);
+/* Whether a settings key is one of the definition's (beyond window, levels and units). */
+gboolean es_sidebar_definition_has_key (const char *key);
+/* The size of the image on screen: a mask must have it. */
+void es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height);
+/* The definition in force for an entropy job on a width×height image
+ * (job->window and job->levels come from the parameters). The mask and the
+ * footprint it points at live as long as this widget. */
+void es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJob *job);
+
+/* What the file choosers do; FALSE (and a "message") when the file cannot be
+ * read or, for a mask, has another size than the image: the previous mask
+ * stays. NULL clears the mask. */
+gboolean es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file);
+/* Sets "footprint-file" and the shape; the file is read when the key changes. */
+void es_sidebar_definition_choose_footprint (EsSidebarDefinition *self, GFile *file);
+/* Applies a preset by name ("matlab", "entroscope"): sets every key. */
+void es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name);
+
+G_END_DECLS
