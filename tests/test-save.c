@@ -278,7 +278,7 @@ test_heatmap_png (void)
 {
   EsImage image;
   EsColorScale scale = { .map = ES_COLORMAP_VIRIDIS, .reversed = false, .lo = 0, .hi = 0 };
-  EsValueInfo info = { "entropy", 5, 16, 0, "bits", 1 / M_LN2 };
+  EsValueInfo info = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2 };
   EsError error;
   char *path = tmp_path ("heat.png"), *path_bar = tmp_path ("heat-bar.png"), *path2 = tmp_path ("heat2.png");
   uint8_t *expected, *got, *bytes1 = NULL, *bytes2 = NULL;
@@ -352,7 +352,7 @@ test_heatmap_png (void)
   {
     EsColorbarLayout bar;
     EsColorScale s = { ES_COLORMAP_MAGMA, false, 0, log (16) };
-    EsValueInfo nats = { "entropy", 5, 16, 0, "nats", 1 };
+    EsValueInfo nats = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "nats", .unit_scale = 1 };
     es_colorbar_layout_init (&bar, 10, 10, &s, &nats);
     tap_ok (strcmp (bar.labels[0], "0.00") == 0 && strcmp (bar.labels[1], "0.69") == 0
             && strcmp (bar.labels[2], "1.39") == 0 && strcmp (bar.labels[4], "2.77") == 0
@@ -378,7 +378,7 @@ test_raw16_png (void)
   for (int f = 0; f < 3; f++)
     {
       EsImage image;
-      EsValueInfo info = { "entropy", 7, 16, 0, "bits", 1 / M_LN2 };
+      EsValueInfo info = { .operation = "entropy", .window = 7, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2 };
       EsError error;
       char *path = tmp_path ("raw16.png");
       double lo, hi, offset, step, worst = 0;
@@ -398,7 +398,7 @@ test_raw16_png (void)
         }
       if (formats[f] != ES_FORMAT_F32)
         {
-          info = (EsValueInfo) { "sharpen", 0, 0, 1.5f, "gray", 1 };
+          info = (EsValueInfo) { .operation = "sharpen", .window = 0, .levels = 0, .amount = 1.5f, .units = "gray", .unit_scale = 1 };
         }
       es_error_clear (&error);
       ok = es_save_raw16_png (path, &image, lo, hi, &info, &error);
@@ -492,7 +492,7 @@ test_text_matrix (void)
   for (int t = 0; t < 5; t++)
     {
       EsImage image;
-      EsValueInfo info = { "entropy", 5, 16, 0, t == 1 ? "bits" : "nats", t == 1 ? 1 / M_LN2 : 0 };
+      EsValueInfo info = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = t == 1 ? "bits" : "nats", .unit_scale = t == 1 ? 1 / M_LN2 : 0 };
       double unit_scale = info.unit_scale != 0 ? info.unit_scale : 1;
       char *path = tmp_path ("matrix.txt");
       char *ref_path = tmp_path ("matrix-ref.txt");

@@ -121,3 +121,20 @@ def test_bad_definitions_raise(rng):
         entroscope.entropy(image, mask=np.ones((3, 4)))
     with pytest.raises(TypeError):
         entroscope.entropy(image, disk=2, rect=(3, 3))
+
+
+def test_masked_pixels_get_no_data_colour_and_nan_text(rng, tmp_path):
+    """No value: magenta in a PNG heatmap (no colormap holds it), nan in a text matrix."""
+    image_module = pytest.importorskip("PIL.Image")
+    image = rng.integers(0, 256, (9, 12), dtype=np.uint8)
+    mask = np.ones(image.shape, bool)
+    mask[2, 3] = mask[7, 10] = False
+    values = entroscope.entropy(image, mask=mask)
+    assert np.isnan(values[~mask]).all() and not np.isnan(values[mask]).any()
+    entroscope.save(tmp_path / "masked.png", values)
+    rgb = np.asarray(image_module.open(tmp_path / "masked.png").convert("RGB"))
+    magenta = (rgb == [255, 0, 255]).all(axis=2)
+    assert np.array_equal(magenta, ~mask)
+    entroscope.save(tmp_path / "masked.txt", values)
+    rows = (tmp_path / "masked.txt").read_text().split("\n")[1:]
+    assert rows[2].split()[3] == "nan" and rows[7].split()[10] == "nan" and rows[0].split()[0] != "nan"
