@@ -600,6 +600,12 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, F
   EsOp op = job->op;
   char floor_text[32] = "-", multiple_text[32] = "-";
 
+  if (row->unsupported != NULL)
+    {
+      printf ("%-9s %-7s %-22s not timed: %s\n", es_op_name (op), es_backend_name (row->backend), row->id,
+              row->unsupported);
+      return;
+    }
   if (isfinite (floor_ms))
     snprintf (floor_text, sizeof floor_text, "%.4f", floor_ms);
   if (isfinite (row->floor_multiple))

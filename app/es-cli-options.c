@@ -172,7 +172,7 @@ es_cli_print_help (FILE *out)
   fprintf (out,
            "Usage:\n"
            "  " ES_CLI_PROGRAM " %s [OPTION...] INPUT...\n"
-           "  " ES_CLI_PROGRAM " info [--backend=auto|cpu|cuda]\n"
+           "  " ES_CLI_PROGRAM " info [OPERATION] [--backend=auto|cpu|cuda] [JOB OPTION...]\n"
            "  " ES_CLI_PROGRAM " bench [OPTION...]\n"
            "  " ES_CLI_PROGRAM " bench --image=FILE [OPTION...]\n"
            "  " ES_CLI_PROGRAM " help | -h | --help | --version\n"
@@ -180,7 +180,10 @@ es_cli_print_help (FILE *out)
            "Commands:\n", ops);
   print_commands (out);
   fputs ("  info      version, backends compiled and in use, device, CPU threads, and\n"
-         "            the kernel variants of each operation with their lessons\n"
+         "            the kernel variants of each operation (or of OPERATION) with\n"
+         "            their lessons; with the parameters and definition options of\n"
+         "            a job, which variants run it, which cannot and why, and which\n"
+         "            run it on a slow path\n"
          "  bench     times each operation, size, backend and kernel variant; with\n"
          "            --image, every variant on that image, as the window's Compare\n"
          "            Variants view does\n"
@@ -409,14 +412,19 @@ option_name (int opt)
 /* Which commands accept an option; anything else is a usage error. Every
  * command that runs jobs takes every parameter: one its operation does not
  * read is accepted and has no effect (bench runs several operations with
- * one set of parameters). */
+ * one set of parameters). info takes the job's parameters and definition
+ * to say which kernel variants run that job. */
 static unsigned
 option_commands (int opt)
 {
   if (opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS)
-    return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
+    return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
+  if (opt >= OPT_DEFINITION)
+    return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
   switch (opt)
     {
+    case OPT_UNITS:
+      return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
     case 'h':
     case OPT_VERSION:
       return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;

@@ -431,17 +431,55 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
 
 /* ---- info ---- */
 
+/* Under each variant of `job`'s operation: why it cannot run the job (and
+ * the variant that runs it instead), or why it runs it on a slow path. */
+static void
+print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *variants, size_t n)
+{
+  const EsVariant *runs = es_variant_for_job (job);
+  char definition[160];
+
+  es_job_describe_definition (job, units == ES_UNITS_BITS ? "bits" : "nats", definition, sizeof definition);
+  if (n > 0)
+    printf ("    This job%s%s%s runs on %s by default.\n",
+            definition[0] ? " (" : "", definition, definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
+  for (size_t i = 0; i < n; i++)
+    {
+      const char *why = es_variant_unsupported (&variants[i], job);
+      const char *slow = why == NULL ? es_variant_slow_path (&variants[i], job) : NULL;
+
+      printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ',
+              variants[i].id, variants[i].label, variants[i].lesson);
+      if (why != NULL)
+        printf ("                         Not for this job: %s; %s runs it.\n", why,
+                runs != NULL ? runs->id : "the CPU");
+      else if (slow != NULL)
+        printf ("                         Runs this job on a %s.\n", slow);
+    }
+}
+
+/* `only`: the operation named after 'info', or ES_N_OPS for every one. */
 static int
-run_info (const EsCliOptions *o)
+run_info (EsCliOptions *o, EsOp only)
 {
   EsEngine *engine;
   EsError error;
   const char *reason;
+  EsCliDefinitionFiles definition_files = { 0 };
 
   es_error_clear (&error);
+  /* A mask or footprint file is part of the job: read it as a job would. */
+  if ((only == ES_N_OPS || only == ES_OP_ENTROPY) && !es_cli_definition_load (o, &definition_files, &error))
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_report_error (NULL, &error);
+    }
   engine = es_engine_new (o->backend, &error);
   if (!engine)
-    return es_cli_report_error (NULL, &error);
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_report_error (NULL, &error);
+    }
 
   printf (ES_CLI_PROGRAM " " ES_VERSION "\n");
   printf ("Backends compiled: cpu (OpenMP)%s\n", es_engine_cuda_compiled () ? ", cuda" : "");
@@ -462,26 +500,19 @@ run_info (const EsCliOptions *o)
     {
       size_t n;
       const EsVariant *variants = es_variants ((EsOp) op, &n);
-      /* The job that the given options describe: a variant that cannot run
-       * it says why, and the one that the engine runs instead is named. */
+      /* The job that the given options describe. */
       EsJob job = o->job;
+
+      if (only != ES_N_OPS && op != (int) only)
+        continue;
       job.op = (EsOp) op;
       job.variant = NULL;
-      const EsVariant *runs = es_variant_for_job (&job);
-
       printf ("  %s:%s\n", es_op_name ((EsOp) op), n ? "" : " none in this build (CPU only)");
-      for (size_t i = 0; i < n; i++)
-        {
-          const char *why = es_variant_unsupported (&variants[i], &job);
-          printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ',
-                  variants[i].id, variants[i].label, variants[i].lesson);
-          if (why != NULL)
-            printf ("                         Not for this job: %s; %s runs it.\n", why,
-                    runs != NULL ? runs->id : "the CPU");
-        }
+      print_variants_for_job (&job, o->units, variants, n);
     }
 
   es_engine_free (engine);
+  es_cli_definition_clear (&definition_files);
   /* A failure to write all this is reported by main, once. */
   return ES_EXIT_OK;
 }
@@ -593,9 +624,9 @@ run (int argc, char **argv)
   switch (command)
     {
     case ES_CLI_COMMAND_INFO:
-      if (argc > 0)
-        return es_cli_usage_error ("info takes no input files");
-      return run_info (&options);
+      if (argc > 1 || (argc == 1 && !es_op_from_name (argv[0], &op)))
+        return es_cli_usage_error ("info takes no input files, only an operation's name ('%s')", argv[0]);
+      return run_info (&options, argc == 1 ? op : ES_N_OPS);
     case ES_CLI_COMMAND_BENCH:
       return run_bench (&options, argc);
     case ES_CLI_COMMAND_OP:

@@ -161,10 +161,16 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
         }
       if (progress && !progress (step, total, row->label, user_data))
         goto out;
+      row->backend = cuda ? ES_BACKEND_CUDA : ES_BACKEND_CPU;
+      row->unsupported = cuda ? es_variant_unsupported (&variants[i], job) : NULL;
+      if (row->unsupported != NULL)
+        {
+          row->kernel_ms = row->wall_ms = row->floor_multiple = NAN;
+          continue;
+        }
       if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &row->kernel_ms,
                                &row->wall_ms, error))
         goto out;
-      row->backend = cuda ? ES_BACKEND_CUDA : ES_BACKEND_CPU;
       row->repeats = repeats;
       row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;
     }

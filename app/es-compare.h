@@ -22,6 +22,10 @@ typedef struct {
   double kernel_ms;       /* median of EsTiming.kernel_ms */
   double wall_ms;         /* median of EsTiming.wall_ms */
   double floor_multiple;  /* kernel_ms / the copy floor; NAN without a floor (the CPU) */
+  /* Why the variant cannot compute the job (es_variant_unsupported): then
+   * it is not timed (repeats 0, the figures NAN), since the engine would
+   * time another variant under its name. NULL when it was timed. */
+  const char *unsupported;
 } EsCompareRow;
 
 /* Called before each step (the copy floor, then each variant) with the
@@ -50,11 +54,12 @@ bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *imag
 /* On a CUDA engine: the copy floor of the op's bytes (median of `repeats`),
  * then for each CUDA variant of job->op (job->variant is ignored) a warm-up
  * run and `repeats` timed runs, giving one row per variant in es_variants()
- * order. On the CPU: one row for its single implementation and *floor_ms =
- * NAN. A CUDA run that falls back to the CPU is an error (it would time the
- * CPU under a CUDA label). On success *rows (free with free()) has *n_rows
- * rows. Cancelled by `progress` (may be NULL): false with error->code ES_OK
- * and nothing allocated. */
+ * order; a variant that cannot compute the job gets a row that says why.
+ * On the CPU: one row for its single implementation and *floor_ms = NAN.
+ * A CUDA run that falls back to the CPU is an error (it would time the CPU
+ * under a CUDA label). On success *rows (free with free()) has *n_rows rows.
+ * Cancelled by `progress` (may be NULL): false with error->code ES_OK and
+ * nothing allocated. */
 bool es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats,
                           EsCompareProgress progress, void *user_data,
                           EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error);

@@ -244,41 +244,197 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
     }
 }
 
-bool
-es_window_counts (const EsImage *image, int levels, int window, int x, int y,
-                  EsWindowCounts *counts, EsError *error)
-{
-  EsChannel channel = { "level", image, levels, 1.0 };
-  int half = window / 2;
+/* ---- The entropy window of one pixel ------------------------------------------ */
 
-  memset (counts, 0, sizeof *counts);
-  if (window < 1 || window % 2 == 0)
-    return es_error_set (error, ES_ERROR_INVALID, "the window must be odd, not %d", window);
-  if (levels < 1 || levels > 256)
-    return es_error_set (error, ES_ERROR_INVALID, "levels must be 1..256, not %d", levels);
+static uint32_t
+sample_at (const EsImage *image, int x, int y)
+{
+  const void *row = es_image_row (image, y);
+
+  return image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x];
+}
+
+static bool
+counted_in_mask (const EsImage *mask, int x, int y)
+{
+  return mask == NULL || ((const uint8_t *) es_image_row (mask, y))[x] != 0;
+}
+
+/* The samples of bin b: every binning is monotone in v, so a bisection over
+ * es_bin_sample finds them without a second copy of the rules. */
+static void
+bin_sample_range (const EsBinner *binner, uint32_t top, uint32_t b, uint32_t *lo, uint32_t *hi)
+{
+  uint32_t a = 0, z = top;
+
+  if (binner->identity)
+    {
+      *lo = *hi = b;
+      return;
+    }
+  while (a < z)   /* the first v with bin(v) ≥ b */
+    {
+      uint32_t mid = a + (z - a) / 2;
+
+      if (es_bin_sample (binner, mid) >= b)
+        z = mid;
+      else
+        a = mid + 1;
+    }
+  *lo = a;
+  z = top;
+  while (a < z)   /* the last v with bin(v) ≤ b */
+    {
+      uint32_t mid = a + (z - a + 1) / 2;
+
+      if (es_bin_sample (binner, mid) <= b)
+        a = mid;
+      else
+        z = mid - 1;
+    }
+  *hi = a;
+}
+
+static bool
+check_window_job (const EsJob *job, const EsImage *image, int x, int y, EsError *error)
+{
+  const EsImage *mask = job->definition.mask;
+
+  if (job->op != ES_OP_ENTROPY)
+    return es_error_set (error, ES_ERROR_INVALID, "the window counts need an entropy job");
+  if (!es_job_validate (job, error))
+    return false;
+  if (image->format != ES_FORMAT_U8 && image->format != ES_FORMAT_U16)
+    return es_error_set (error, ES_ERROR_INVALID, "the window counts need an 8- or 16-bit image");
+  if (mask && (mask->width != image->width || mask->height != image->height || mask->format != ES_FORMAT_U8))
+    return es_error_set (error, ES_ERROR_INVALID, "the mask is not an 8-bit image of the input's size");
   if (!inside (image, x, y))
     return es_error_set (error, ES_ERROR_INVALID, "pixel (%d, %d) is outside the image", x, y);
+  return true;
+}
 
-  counts->levels = levels;
-  counts->window = (EsRect) { x - half, y - half, window, window };
-  es_rect_clip (&counts->window, image->width, image->height);
-  counts->n = (uint32_t) (counts->window.width * counts->window.height);
-  for (int wy = counts->window.y; wy < counts->window.y + counts->window.height; wy++)
-    for (int wx = counts->window.x; wx < counts->window.x + counts->window.width; wx++)
+bool
+es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
+                  EsError *error)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  EsBinner binner;
+  EsSpan *spans = NULL;
+  uint32_t *tally = NULL, constant_bin, top;
+  int n_spans, columns;
+
+  memset (counts, 0, sizeof *counts);
+  if (!check_window_job (job, image, x, y, error))
+    return false;
+
+  es_binner_init (&binner, job, image);
+  constant_bin = es_binner_border_bin (&binner, job);
+  es_window_extent (job, &counts->half_height, &counts->half_width);
+  columns = 2 * counts->half_width + 1;
+  n_spans = es_window_spans (job, NULL, 0);
+  spans = malloc ((size_t) (n_spans > 0 ? n_spans : 1) * sizeof *spans);
+  counts->cells = calloc ((size_t) columns * (size_t) (2 * counts->half_height + 1), sizeof *counts->cells);
+  tally = calloc (binner.bins, sizeof *tally);
+  if (!spans || !counts->cells || !tally)
+    {
+      free (spans);
+      free (tally);
+      es_window_counts_clear (counts);
+      return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+    }
+  es_window_spans (job, spans, n_spans);
+
+  counts->x = x;
+  counts->y = y;
+  counts->bins = binner.bins;
+  counts->normalized = d->normalized;
+  counts->masked = !counted_in_mask (d->mask, x, y);
+  for (int s = 0; s < n_spans; s++)
+    for (int dx = spans[s].x0; dx <= spans[s].x1; dx++)
       {
-        uint32_t level = (uint32_t) es_channel_value (&channel, wx, wy);
+        int ix = x + dx, iy = y + spans[s].dy;
+        int mx = es_border_index (ix, image->width, d->border);
+        int my = es_border_index (iy, image->height, d->border);
+        EsWindowCell *cell = &counts->cells[(size_t) (spans[s].dy + counts->half_height) * (size_t) columns
+                                            + (size_t) (dx + counts->half_width)];
 
-        if (level >= (uint32_t) levels)
-          return es_error_set (error, ES_ERROR_INVALID, "level %u at (%d, %d) is not below %d",
-                               level, wx, wy, levels);
-        counts->counts[level]++;
+        if (mx < 0 || my < 0)   /* outside, clip or constant */
+          *cell = d->border == ES_BORDER_CONSTANT ? (EsWindowCell) { constant_bin, ES_CELL_BORDER }
+                                                  : (EsWindowCell) { 0, ES_CELL_OUTSIDE };
+        else
+          *cell = (EsWindowCell) { es_bin_sample (&binner, sample_at (image, mx, my)),
+                                   !counted_in_mask (d->mask, mx, my) ? ES_CELL_MASKED
+                                   : inside (image, ix, iy)           ? ES_CELL_COUNTED
+                                                                      : ES_CELL_BORDER };
+        if (cell->state == ES_CELL_COUNTED || cell->state == ES_CELL_BORDER)
+          {
+            tally[cell->bin]++;
+            counts->n++;
+          }
       }
-  for (int i = 0; i < levels; i++)
-    if (counts->counts[i])
-      {
-        double p = (double) counts->counts[i] / counts->n;
+  free (spans);
 
+  for (uint32_t b = 0; b < binner.bins; b++)
+    counts->n_used += tally[b] != 0;
+  counts->used = malloc ((counts->n_used > 0 ? counts->n_used : 1) * sizeof *counts->used);
+  if (!counts->used)
+    {
+      free (tally);
+      es_window_counts_clear (counts);
+      return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+    }
+  top = es_image_maxval (image);
+  top = d->border == ES_BORDER_CONSTANT && d->border_value > top ? d->border_value : top;
+  for (uint32_t b = 0, i = 0; b < binner.bins; b++)
+    if (tally[b])
+      {
+        EsBinCount *used = &counts->used[i++];
+        double p = (double) tally[b] / counts->n;
+
+        *used = (EsBinCount) { .bin = b, .count = tally[b] };
+        bin_sample_range (&binner, top, b, &used->lo, &used->hi);
         counts->entropy -= p * log (p);
       }
+  free (tally);
+
+  counts->value = counts->masked ? NAN : es_entropy_value (counts->entropy, (int) counts->n, binner.bins,
+                                                           d->normalized);
+  counts->divisor = 1.0;
+  if (d->normalized)
+    {
+      uint32_t most = binner.bins < counts->n ? binner.bins : counts->n;
+
+      counts->divisor = most <= 1 ? 0.0 : log ((double) most);
+    }
+  return true;
+}
+
+void
+es_window_counts_clear (EsWindowCounts *counts)
+{
+  free (counts->cells);
+  free (counts->used);
+  memset (counts, 0, sizeof *counts);
+}
+
+EsWindowCell
+es_window_counts_cell (const EsWindowCounts *counts, int dx, int dy)
+{
+  if (counts->cells == NULL || abs (dx) > counts->half_width || abs (dy) > counts->half_height)
+    return (EsWindowCell) { 0, ES_CELL_NONE };
+  return counts->cells[(size_t) (dy + counts->half_height) * (size_t) (2 * counts->half_width + 1)
+                       + (size_t) (dx + counts->half_width)];
+}
+
+bool
+es_pixel_bin (const EsJob *job, const EsImage *image, int x, int y, uint32_t *bin)
+{
+  EsBinner binner;
+
+  if (job->op != ES_OP_ENTROPY || !es_job_validate (job, NULL) || !inside (image, x, y)
+      || (image->format != ES_FORMAT_U8 && image->format != ES_FORMAT_U16))
+    return false;
+  es_binner_init (&binner, job, image);
+  *bin = es_bin_sample (&binner, sample_at (image, x, y));
   return true;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Inspection without a display: values along a line, statistics and a histogram of a
- * rectangle, the level counts of an entropy window, and their CSV tables. */
+ * rectangle, the bin counts of an entropy window, and their CSV tables. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,6 +9,7 @@
 
 #include "es-csv.h"
 #include "es-image.h"
+#include "es-ops.h"
 
 /* What is inspected: an image's samples as they are or, with levels > 0,
  * their quantization levels (DESIGN.md §1; a text matrix's samples already
@@ -74,15 +75,55 @@ void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double 
 void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect,
                  EsCsv *csv);
 
-/* The clipped k×k window around (x, y) as the entropy kernel sees it. */
+/* ---- The entropy window of one pixel ------------------------------------------
+ * What the entropy kernel counts at a pixel under a job's full definition
+ * (DESIGN.md §1): the window's shape, the border mode, the binning, the mask
+ * and the units, all through compute/es-definitions.h, so that the counts
+ * give exactly the value es_run writes there. */
+
+typedef enum {
+  ES_CELL_NONE,      /* not in the window's shape */
+  ES_CELL_COUNTED,   /* an in-image pixel, counted */
+  ES_CELL_BORDER,    /* outside the image, counted as the border mode says: a mapped pixel or the constant */
+  ES_CELL_OUTSIDE,   /* outside the image with clip: not counted */
+  ES_CELL_MASKED,    /* masked out (for a mapped cell, the mapped pixel's mask): not counted */
+} EsCellState;
+
 typedef struct {
-  EsRect window;
-  int levels;
-  uint32_t n;             /* pixels in the window */
-  uint32_t counts[256];   /* of each level, levels of them used */
-  double entropy;         /* H = −Σ (c/n) ln (c/n), nats, in double */
+  uint32_t bin;      /* COUNTED, BORDER and MASKED cells */
+  EsCellState state;
+} EsWindowCell;
+
+typedef struct {
+  uint32_t bin, count;
+  uint32_t lo, hi;   /* the sample values that fall in the bin */
+} EsBinCount;
+
+typedef struct {
+  int x, y;                   /* the pixel */
+  int half_width, half_height;
+  /* (2·half_width + 1) × (2·half_height + 1) cells, row-major, the pixel at the centre */
+  EsWindowCell *cells;
+  uint32_t n;                 /* cells counted */
+  uint32_t bins;              /* B: the number of possible bins */
+  size_t n_used;
+  EsBinCount *used;           /* the non-empty bins, by bin */
+  bool masked;                /* the pixel itself is masked out: no value */
+  bool normalized;
+  double entropy;             /* H = −Σ (c/n) ln (c/n), nats, in double */
+  double divisor;             /* normalized: ln(min(B, n)); 0 when that minimum is 1; else 1 */
+  double value;               /* what es_run writes there: nats or normalized; NaN: no data */
 } EsWindowCounts;
 
-/* false (and an error) for a bad window or level count or a pixel outside. */
-bool es_window_counts (const EsImage *image, int levels, int window, int x, int y,
-                       EsWindowCounts *counts, EsError *error);
+/* Counts the window of (x, y) under an entropy job on a U8/U16 image (a
+ * minmax job reads the whole image for its range). false, and an error, for
+ * an invalid job, a mask of another size or a pixel outside. Clear with
+ * es_window_counts_clear, also after a failure. */
+bool es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
+                       EsError *error);
+void es_window_counts_clear (EsWindowCounts *counts);
+/* Cell (dx, dy) of the window, relative to the pixel; ES_CELL_NONE beyond it. */
+EsWindowCell es_window_counts_cell (const EsWindowCounts *counts, int dx, int dy);
+/* The bin that a valid entropy job's definition gives the sample at (x, y),
+ * inside the image; false for an invalid job. */
+bool es_pixel_bin (const EsJob *job, const EsImage *image, int x, int y, uint32_t *bin);

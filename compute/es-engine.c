@@ -320,6 +320,20 @@ es_variant_unsupported (const EsVariant *variant, const EsJob *job)
   return variant->unsupported != NULL ? variant->unsupported (job) : NULL;
 }
 
+const char *
+es_variant_slow_path (const EsVariant *variant, const EsJob *job)
+{
+#ifdef ES_HAVE_CUDA
+  const EsOpInfo *info = es_op_info (job->op);
+
+  if (info != NULL && info->cuda != NULL && info->cuda->slow_path != NULL)
+    return info->cuda->slow_path (job, variant);
+#endif
+  (void) variant;
+  (void) job;
+  return NULL;
+}
+
 const EsVariant *
 es_variant_for_job (const EsJob *job)
 {

@@ -70,6 +70,10 @@ const EsVariant *es_variant_find (EsOp op, const char *id);
 /* Why `variant` cannot compute `job` (for example a window shape its
  * kernels do not have), or NULL when it can: for `info` and the window. */
 const char *es_variant_unsupported (const EsVariant *variant, const EsJob *job);
+/* Why `variant` (one of job->op's) runs `job`, which it can compute, far
+ * from its best speed (for example "fast" beyond its pair counters), or
+ * NULL: one clause for `info` and the window. */
+const char *es_variant_slow_path (const EsVariant *variant, const EsJob *job);
 /* The variant that runs `job`: the one it names (or the default) when that
  * one can, else the first of the table that can (the general kernel), so
  * that no job gets a wrong result; NULL for an unknown name or no CUDA. */

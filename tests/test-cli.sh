@@ -214,6 +214,42 @@ check "info exits 0 and mentions the CPU" eval '[ "$rc" = 0 ] && grep -q CPU "$T
 check "info lists every operation" \
   eval 'grep -q entropy "$T/out.log" && grep -q equalize "$T/out.log" && grep -q sharpen "$T/out.log"'
 
+# info for one job: which variants run it, which cannot and why, which run it slowly.
+# The lines under one variant of info's listing (VARIANT).
+variant_block () {
+  awk -v id="$1" '$1 == id || ($1 == "*" && $2 == id) { f = 1; next } /^  [ *] [a-z]/ { f = 0 } f' "$T/out.log"
+}
+cli info entropy --disk 5 --border symmetric --levels 256
+check "info takes an operation and the job's definition options" \
+  eval '[ "$rc" = 0 ] && grep -q "^  entropy:" "$T/out.log" && ! grep -q "^  sharpen:" "$T/out.log"'
+if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
+  check "info names the job and the variant that runs it" \
+    grep -q "This job (disk r=5 · symmetric · 256 bins · nats) runs on general by default" "$T/out.log"
+  check "info says why fast cannot run a disk, and that general runs it" \
+    eval 'variant_block fast | grep -q "Not for this job: computes a square window.*; general runs it\.$"'
+  check "info lets general run every definition" \
+    eval '[ -z "$(variant_block general | grep "Not for this job")" ]'
+  cli info entropy --window 9
+  check "info says that fast runs a 9x9 window on a slow path" \
+    eval '[ "$rc" = 0 ] && variant_block fast | grep -q "Runs this job on a slow path: past 5×5 or 16 levels" &&
+          ! grep -q "Not for this job" "$T/out.log"'
+  cli info entropy
+  check "info flags no variant for the default job" \
+    eval '[ "$rc" = 0 ] && ! grep -q "Not for this job\|slow path" "$T/out.log" &&
+          grep -q "This job (5×5 · clip · 16 bins · nats) runs on fast by default" "$T/out.log"'
+else
+  for what in "info names the job and the variant that runs it" "info says why fast cannot run a disk" \
+              "info lets general run every definition" "info says that fast runs a 9x9 window on a slow path" \
+              "info flags no variant for the default job"; do
+    skip "this build has no CUDA variants" "$what"
+  done
+fi
+cli info entropy --mask no-such-mask.png
+check "info reads --mask as a job would: a missing one exits 2 naming it" \
+  eval '[ "$rc" = 2 ] && one_error_line no-such-mask.png'
+cli info frobnicate
+check "info takes only an operation's name as operand" eval '[ "$rc" = 1 ] && one_error_line frobnicate'
+
 cli bench --sizes 64 --repeats 2 --csv bench.csv
 check "bench exits 0" [ "$rc" = 0 ]
 check "bench writes a CSV with a header row" \

@@ -243,6 +243,35 @@ test_variant_choice (void)
           fast ? es_variant_unsupported (fast, &job) : "(none)");
   tap_ok (es_variant_for_job (&job) != NULL && strcmp (es_variant_for_job (&job)->id, "general") == 0,
           "a disk asked of fast runs on general");
+  tap_ok (fast != NULL && es_variant_slow_path (fast, &job) == NULL, "a job fast cannot run has no slow path");
+}
+
+/* The fast kernels are near the copy floor only at k ≤ 5 and L ≤ 16
+ * (PERFORMANCE.md): beyond, they say so; the other variants have no note. */
+static void
+test_variant_slow_path (void)
+{
+  static const struct { int window, levels; bool slow; } cases[] = {
+    { 5, 16, false }, { 3, 2, false }, { 7, 16, true }, { 9, 2, true }, { 31, 16, true }, { 5, 17, true },
+    { 3, 256, true },
+  };
+  const EsVariant *fast = es_variant_find (ES_OP_ENTROPY, "fast");
+  const EsVariant *general = es_variant_find (ES_OP_ENTROPY, "general");
+  const EsVariant *naive = es_variant_find (ES_OP_ENTROPY, "naive");
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+
+      job.window = cases[i].window;
+      job.levels = cases[i].levels;
+      tap_ok (fast != NULL && (es_variant_slow_path (fast, &job) != NULL) == cases[i].slow,
+              "fast at k=%d, L=%d: %s", job.window, job.levels,
+              fast && es_variant_slow_path (fast, &job) ? es_variant_slow_path (fast, &job) : "no slow path");
+      tap_ok (general != NULL && naive != NULL && es_variant_slow_path (general, &job) == NULL
+                && es_variant_slow_path (naive, &job) == NULL,
+              "general and naive have no slow-path note at k=%d, L=%d", job.window, job.levels);
+    }
 }
 
 int
@@ -254,7 +283,10 @@ main (void)
 
   rng = tap_seed ();
   if (es_engine_cuda_compiled ())
-    test_variant_choice ();
+    {
+      test_variant_choice ();
+      test_variant_slow_path ();
+    }
   engine = es_engine_new (ES_BACKEND_CUDA, &error);
   if (engine == NULL)
     {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Tests of the inspection functions (app/es-inspect.c, app/es-csv.c): line pixels, profiles against
  * the result buffer, rectangle statistics against a long double reference, entropy-window counts
- * against a direct count and the entropy kernel, and the CSV tables parsed back. */
+ * under random definitions against es_run, and the CSV tables parsed back. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -283,68 +283,168 @@ test_roi_stats (void)
 
 /* ---- Entropy windows ----------------------------------------------------- */
 
+/* A random entropy definition of every part: shape, border, binning, levels,
+ * units and mask. The footprint's cells and the mask are the caller's. */
+static void
+random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uint8_t *footprint_cells,
+                   EsImage *mask, int t)
+{
+  EsEntropyDefinition *d = &job->definition;
+  uint32_t maxval = es_image_maxval (image);
+
+  *job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+  d->shape = (EsShape) (t % ES_N_SHAPES);
+  d->border = (EsBorder) ((t / ES_N_SHAPES) % ES_N_BORDERS);
+  d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
+  /* Now and then a window larger than the image, so that borders repeat. */
+  job->window = 2 * (random_int (0, 5) == 0 ? random_int (10, 30) : random_int (1, 6)) + 1;
+  d->height = 2 * random_int (0, 7) + 1;
+  d->width = 2 * random_int (0, 7) + 1;
+  d->radius = random_int (0, 7);
+  footprint->width = 2 * random_int (0, 4) + 1;
+  footprint->height = 2 * random_int (0, 4) + 1;
+  for (int i = 0; i < footprint->width * footprint->height; i++)
+    footprint_cells[i] = (uint8_t) (random_int (0, 2) != 0);
+  /* The centre always in: a footprint with no cell is refused. */
+  footprint_cells[footprint->width * footprint->height / 2] = 1;
+  footprint->cells = footprint_cells;
+  d->footprint = footprint;
+  d->border_value = (uint32_t) random_int (0, (int) maxval);
+  job->levels = random_int (0, 3) == 0 ? random_int (257, ES_LEVELS_MAX) : random_int (2, 256);
+  if (d->binning == ES_BINNING_BYTE)
+    job->levels = random_int (2, 256);
+  d->range_lo = (uint32_t) random_int (0, (int) maxval / 2);
+  d->range_hi = (uint32_t) random_int ((int) d->range_lo, (int) maxval);
+  d->normalized = random_int (0, 1);
+  d->mask = NULL;
+  if (random_int (0, 2) == 0)
+    {
+      for (int y = 0; y < mask->height; y++)
+        for (int x = 0; x < mask->width; x++)
+          ((uint8_t *) es_image_row (mask, y))[x]
+            = (uint8_t) (random_int (0, 3) != 0 ? random_int (1, 255) : 0);
+      d->mask = mask;
+    }
+}
+
+/* The counts agree with themselves: cells and table give n, the centre cell
+ * holds the readout's bin, and each bin's sample range is exactly the
+ * samples that the binner puts in it. */
+static bool
+counts_consistent (const EsWindowCounts *counts, const EsJob *job, const EsImage *image)
+{
+  EsBinner binner;
+  uint32_t from_cells = 0, from_table = 0, top = es_image_maxval (image), bin;
+
+  es_binner_init (&binner, job, image);
+  /* The readout's bin is the centre cell's. */
+  if (!es_pixel_bin (job, image, counts->x, counts->y, &bin)
+      || bin != es_window_counts_cell (counts, 0, 0).bin)
+    return false;
+  for (int dy = -counts->half_height; dy <= counts->half_height; dy++)
+    for (int dx = -counts->half_width; dx <= counts->half_width; dx++)
+      {
+        EsWindowCell cell = es_window_counts_cell (counts, dx, dy);
+
+        from_cells += cell.state == ES_CELL_COUNTED || cell.state == ES_CELL_BORDER;
+      }
+  for (size_t i = 0; i < counts->n_used; i++)
+    {
+      const EsBinCount *used = &counts->used[i];
+
+      from_table += used->count;
+      if ((i > 0 && used->bin <= counts->used[i - 1].bin) || used->lo > used->hi
+          || es_bin_sample (&binner, used->lo) != used->bin || es_bin_sample (&binner, used->hi) != used->bin
+          || (used->lo > 0 && es_bin_sample (&binner, used->lo - 1) == used->bin)
+          || (used->hi < top && es_bin_sample (&binner, used->hi + 1) == used->bin))
+        return false;
+    }
+  return from_cells == counts->n && from_table == counts->n;
+}
+
 static void
 test_window_counts (void)
 {
   EsError error = { 0 };
   EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
-  bool counts_ok = true, entropy_ok = true;
-  EsWindowCounts counts;
+  int checked = 0, failed = 0, consistent_failed = 0, no_data = 0;
+  uint8_t footprint_cells[9 * 9];
+  EsFootprint footprint;
+  EsWindowCounts counts = { 0 };
 
-  for (int t = 0; t < 12; t++)
+  for (int t = 0; t < 120 && engine; t++)
     {
-      EsImage gray = { 0 };
-      EsResult result = { 0 };
-      EsViewParams params;
-      int width = random_int (1, 40), height = random_int (1, 40);
-      int depth = t % 3 == 0 ? 16 : 8;
+      EsImage image = { 0 }, mask = { 0 }, out = { 0 };
+      EsJob job;
+      int width = random_int (1, 23), height = random_int (1, 23);
+      int depth = t % 3 == 0 ? random_int (9, 16) : 8;
 
-      random_image (&gray, width, height, depth == 16 ? ES_FORMAT_U16 : ES_FORMAT_U8, depth);
-      es_view_params_init (&params, ES_OP_ENTROPY);
-      params.job.window = 2 * random_int (1, 6) + 1;
-      params.job.levels = random_int (2, 256);
-      if (!engine || !es_pipeline_run (engine, &gray, &params, &result, &error))
+      random_image (&image, width, height, depth > 8 ? ES_FORMAT_U16 : ES_FORMAT_U8, depth);
+      random_image (&mask, width, height, ES_FORMAT_U8, 8);
+      random_definition (&job, &image, &footprint, footprint_cells, &mask, t);
+      if (!es_run (engine, &job, &image, &out, NULL, &error))
         {
-          tap_ok (false, "entropy for the window counts: %s", error.message);
-          es_image_clear (&gray);
-          break;
+          tap_diag ("es_run: %s", error.message);
+          failed++;
         }
-      for (int s = 0; s < 30; s++)
+      else
         {
-          int x = random_int (0, width - 1), y = random_int (0, height - 1);
-          int half = params.job.window / 2;
-          uint32_t direct[256] = { 0 }, n = 0;
+          /* Corners, edge middles and the interior. */
+          int xs[] = { 0, width - 1, 0, width - 1, width / 2, width / 2, 0, width - 1,
+                       random_int (0, width - 1), random_int (0, width - 1) };
+          int ys[] = { 0, 0, height - 1, height - 1, 0, height - 1, height / 2, height / 2,
+                       random_int (0, height - 1), random_int (0, height - 1) };
 
-          if (!es_window_counts (&gray, params.job.levels, params.job.window, x, y, &counts, &error))
+          for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
             {
-              counts_ok = false;
-              break;
-            }
-          /* The clipped window counted directly. */
-          for (int wy = y - half; wy <= y + half; wy++)
-            for (int wx = x - half; wx <= x + half; wx++)
-              if (wx >= 0 && wy >= 0 && wx < width && wy < height)
+              double kernel = ((const float *) es_image_row (&out, ys[i]))[xs[i]];
+
+              if (!es_window_counts (&job, &image, xs[i], ys[i], &counts, &error))
                 {
-                  direct[es_quantize_sample ((uint32_t) raw_sample (&gray, wx, wy), params.job.levels,
-                                             depth)]++;
-                  n++;
+                  tap_diag ("es_window_counts: %s", error.message);
+                  failed++;
+                  break;
                 }
-          counts_ok &= counts.n == n && memcmp (counts.counts, direct, sizeof direct) == 0;
-          /* Why H has its value: the counts give the kernel's result. */
-          entropy_ok &= fabs (counts.entropy - raw_sample (&result.values, x, y)) < 1e-5
-                        || (counts.entropy < ES_ENTROPY_ZERO_BELOW && raw_sample (&result.values, x, y) == 0);
+              checked++;
+              no_data += isnan (kernel);
+              if (isnan (kernel) != isnan (counts.value)
+                  || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
+                {
+                  if (failed++ < 5)
+                    tap_diag ("(%d, %d) of %d×%d, %s %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i],
+                              width, height, es_shape_name (job.definition.shape),
+                              es_border_name (job.definition.border),
+                              es_binning_name (job.definition.binning),
+                              job.levels, job.definition.normalized ? " normalized" : "",
+                              job.definition.mask ? " masked" : "", kernel, counts.value);
+                }
+              consistent_failed += !counts_consistent (&counts, &job, &image);
+              es_window_counts_clear (&counts);
+            }
         }
-      es_result_clear (&result);
-      es_image_clear (&gray);
+      es_image_clear (&out);
+      es_image_clear (&mask);
+      es_image_clear (&image);
     }
-  tap_ok (counts_ok, "window counts equal a direct count of the clipped window");
-  tap_ok (entropy_ok, "the counts' entropy is the entropy kernel's value (within 1e-5)");
+  tap_ok (engine && failed == 0 && checked > 1000 && no_data > 0,
+          "the window counts give es_run's value under random definitions (%d pixels, %d without data, "
+          "%d differ)", checked, no_data, failed);
+  tap_ok (engine && consistent_failed == 0,
+          "cells, the bin table, the readout's bin and each bin's sample range agree with the binner "
+          "(%d not)",
+          consistent_failed);
 
   EsImage small = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+
   random_image (&small, 4, 4, ES_FORMAT_U8, 8);
-  tap_ok (!es_window_counts (&small, 16, 4, 0, 0, &counts, &error), "an even window is refused");
+  job.window = 4;
+  tap_ok (!es_window_counts (&job, &small, 0, 0, &counts, &error), "an even window is refused");
+  es_window_counts_clear (&counts);
   error.code = ES_OK;
-  tap_ok (!es_window_counts (&small, 16, 5, 4, 0, &counts, &error), "a pixel outside is refused");
+  job.window = 5;
+  tap_ok (!es_window_counts (&job, &small, 4, 0, &counts, &error), "a pixel outside is refused");
+  es_window_counts_clear (&counts);
   es_image_clear (&small);
   es_engine_free (engine);
 }

@@ -299,6 +299,18 @@ test_roi_on_every_pane (void)
   es_tools_set_tool (tools, ES_TOOL_POINTER);
 }
 
+/* Row or column i of n folded back into the image, symmetric: d c b a | a b c d | d c b a. */
+static int
+fold_symmetric (int i, int n)
+{
+  while (i < 0 || i >= n)
+    i = i < 0 ? -1 - i : 2 * n - 1 - i;
+  return i;
+}
+
+/* The inspector under a disk with symmetric borders, at a corner, where the
+ * square clipped window of the old counts differs: its cells counted
+ * directly, its value the Entropy view's. */
 static void
 test_inspector (void)
 {
@@ -306,32 +318,51 @@ test_inspector (void)
   EsLayer *entropy;
   EsWindowCounts counts;
   g_autofree char *expected = NULL;
-  guint32 direct[256] = { 0 };
-  guint n = 0;
-  int x = 5, y = 300, half;
+  g_autofree guint32 *direct = g_new0 (guint32, ES_LEVELS_MAX);
+  guint n = 0, shown = 0;
+  int x = 1, y = 2, radius = 4;
 
   open_grid ();
+  g_settings_set_string (settings, "units", "nats");
+  g_settings_set_string (settings, "shape", "disk");
+  g_settings_set_int (settings, "radius", radius);
+  g_settings_set_string (settings, "border", "symmetric");
+  wait_idle ();
   source = es_window_get_source (window);
   entropy = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_cmpint (entropy->job.definition.shape, ==, ES_SHAPE_DISK);
+  g_assert_cmpint (entropy->job.definition.border, ==, ES_BORDER_SYMMETRIC);
   es_tools_set_tool (tools, ES_TOOL_INSPECT);
   drag (x, y, x, y);   /* a click pins the pixel */
   g_assert_true (tools->inspect_pinned);
   g_assert_true (es_tools_get_window_counts (tools, &counts));
 
-  /* The clipped window counted directly (x = 5 clips it for k > 11). */
-  half = entropy->job.window / 2;
-  for (int wy = y - half; wy <= y + half; wy++)
-    for (int wx = x - half; wx <= x + half; wx++)
-      if (wx >= 0 && wy >= 0 && wx < source->image.width && wy < source->image.height)
+  for (int dy = -radius; dy <= radius; dy++)
+    for (int dx = -radius; dx <= radius; dx++)
+      if (dx * dx + dy * dy <= radius * radius)
         {
+          int wx = fold_symmetric (x + dx, source->image.width);
+          int wy = fold_symmetric (y + dy, source->image.height);
+
           direct[(int) level_of (es_source_sample (source, wx, wy))]++;
           n++;
         }
   g_assert_cmpuint (counts.n, ==, n);
-  g_assert_cmpmem (counts.counts, sizeof counts.counts, direct, sizeof direct);
-  g_assert_cmpfloat_with_epsilon (counts.entropy, es_layer_value (entropy, x, y), 1e-5);
-  expected = g_strdup_printf ("H = −Σ p ln p = %.4f nats", counts.entropy);
+  for (size_t i = 0; i < counts.n_used; i++)
+    {
+      g_assert_cmpuint (counts.used[i].count, ==, direct[counts.used[i].bin]);
+      shown += counts.used[i].count;
+    }
+  g_assert_cmpuint (shown, ==, n);
+  g_assert_cmpfloat_with_epsilon (counts.value, es_layer_value (entropy, x, y), 1e-5);
+  expected = g_strdup_printf ("H = −Σ p ln p = %.4f nats  ·  n = %u", counts.value, n);
   g_assert_nonnull (strstr (es_tools_get_inspector_text (tools), expected));
+  g_assert_nonnull (strstr (es_tools_get_inspector_text (tools), "disk r=4 · symmetric"));
+
+  g_settings_set_string (settings, "shape", "square");
+  g_settings_set_string (settings, "border", "clip");
+  g_settings_set_string (settings, "units", "bits");
+  wait_idle ();
 }
 
 /* The grid's readout: all four panes' values at the pointer. */

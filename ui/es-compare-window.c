@@ -173,6 +173,26 @@ add_chart_row (GtkGrid *grid, int *row, const ChartRow *r)
     gtk_widget_add_css_class (names, "compare-last");
 }
 
+/* A variant that cannot compute the job is not timed (the engine would run
+ * another under its name): its row says why, and which variant runs it. */
+static void
+add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *v, const char *subtitle,
+                 double max, double floor)
+{
+  EsJob any_variant = *job;
+  const EsVariant *runs;
+  g_autofree char *why = NULL, *tooltip = NULL;
+
+  any_variant.variant = NULL;
+  runs = es_variant_for_job (&any_variant);
+  why = g_strdup_printf ("Not for this job: %s; %s runs it.", v->unsupported, runs ? runs->id : "another variant");
+  tooltip = g_strdup_printf ("%s\n\n%s", why, v->lesson);
+  add_chart_row (grid, row, &(ChartRow) {
+    .kind = ES_BAR_VARIANT, .title = v->label, .subtitle = subtitle, .lesson = why, .tooltip = tooltip,
+    .value = 0, .max = max, .floor = floor, .value_text = "not timed", .extra_text = "–",
+  });
+}
+
 static void
 show_chart (EsCompareWindow *self, const EsComparison *comparison)
 {
@@ -185,7 +205,8 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
 
   clear_grid (self->chart_grid);
   for (size_t i = 0; i < comparison->n_rows; i++)
-    max = MAX (max, comparison->rows[i].kernel_ms);
+    if (comparison->rows[i].unsupported == NULL)
+      max = MAX (max, comparison->rows[i].kernel_ms);
 
   heading = g_strdup_printf ("%s: median kernel time of %d runs", what, comparison->repeats);
   gtk_label_set_label (self->chart_heading, heading);
@@ -214,6 +235,12 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
     {
       const EsCompareRow *v = &comparison->rows[i];
       g_autofree char *subtitle = g_strdup_printf ("%s%s", v->id, v->is_default ? " · default" : "");
+
+      if (v->unsupported != NULL)
+        {
+          add_untimed_row (self->chart_grid, &row, job, v, subtitle, max, floor);
+          continue;
+        }
       g_autofree char *value = format_ms (v->kernel_ms), *wall = format_ms (v->wall_ms);
       g_autofree char *extra = isfinite (v->floor_multiple)
                                  ? g_strdup_printf ("%.2f× floor", v->floor_multiple)

@@ -1,14 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* The pixel inspector: the entropy window under the pointer, its levels cell by cell, and the count
- * of each level with its share of H = −Σ p ln p, which is why the entropy there has its value. */
+/* The pixel inspector: the entropy window under the pointer as the job's definition counts it, its
+ * bins cell by cell, and the count of each bin with its share of H = −Σ p ln p, which is why the
+ * entropy there has its value (app/es-inspect.c does the counting). */
 #include "es-tools-private.h"
 
 #include <math.h>
 
+/* Beyond this many rows the table says how many more bins there are: a label
+ * of 65 536 lines would take seconds to lay out on every pointer move. */
+#define TABLE_ROWS_MAX 1024
+/* The smallest cell the grid draws; a larger window is summed up in words. */
+#define CELL_MIN 3
+
 typedef struct {
   EsWindowCounts counts;
   gboolean valid;
-  int x, y;
   GString *text;
 } InspectorData;
 
@@ -18,6 +24,7 @@ inspector_data (EsTools *self)
   return g_object_get_data (G_OBJECT (self->inspector_cells), "es-inspector");
 }
 
+/* The counts are borrowed: they hold until the inspector's next update. */
 gboolean
 es_tools_get_window_counts (EsTools *self, EsWindowCounts *counts)
 {
@@ -34,10 +41,10 @@ es_tools_get_inspector_text (EsTools *self)
 }
 
 static void
-colormap_rgb (int level, int levels, EsColormap map, gboolean reversed, double rgb[3])
+colormap_rgb (uint32_t bin, uint32_t bins, EsColormap map, gboolean reversed, double rgb[3])
 {
   const uint8_t (*table)[3] = es_colormap_table (map < ES_N_COLORMAPS ? map : ES_COLORMAP_GRAY);
-  int k = levels > 1 ? (level * 255 + (levels - 1) / 2) / (levels - 1) : 0;
+  int k = bins > 1 ? (int) (((uint64_t) bin * 255 + (bins - 1) / 2) / (bins - 1)) : 0;
 
   if (reversed)
     k = 255 - k;
@@ -45,72 +52,169 @@ colormap_rgb (int level, int levels, EsColormap map, gboolean reversed, double r
     rgb[i] = table[k][i] / 255.0;
 }
 
-/* The window's cells: each in its level's colour, with the level written
- * in when there is room; the centre outlined. */
+static void
+draw_centred_text (GtkWidget *widget, cairo_t *cr, const char *text, double x, double y, double width,
+                   double height)
+{
+  PangoLayout *layout = gtk_widget_create_pango_layout (widget, text);
+  int tw, th;
+
+  pango_layout_get_pixel_size (layout, &tw, &th);
+  if (tw > width - 2)   /* a smaller font before giving up */
+    {
+      PangoAttrList *small = pango_attr_list_new ();
+
+      pango_attr_list_insert (small, pango_attr_scale_new (PANGO_SCALE_SMALL));
+      pango_layout_set_attributes (layout, small);
+      pango_attr_list_unref (small);
+      pango_layout_get_pixel_size (layout, &tw, &th);
+    }
+  if (tw <= width - 2)
+    {
+      cairo_move_to (cr, x + (width - tw) / 2, y + (height - th) / 2);
+      pango_cairo_show_layout (cr, layout);
+    }
+  g_object_unref (layout);
+}
+
+/* One cell: counted cells in their bin's colour with the bin written in when
+ * there is room; border cells (counted, from outside the image) the same,
+ * dimmed; masked cells crossed out; clipped cells a faint square. */
+static void
+draw_cell (GtkWidget *area, cairo_t *cr, EsWindowCell cell, uint32_t bins, const EsDisplay *display,
+           const GdkRGBA *fg, double x, double y, double cell_size)
+{
+  double gap = cell_size > 6 ? 1 : 0, rgb[3];
+  char text[12];
+
+  if (cell.state == ES_CELL_NONE)
+    return;
+  if (cell.state == ES_CELL_OUTSIDE)
+    {
+      cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.08);
+      cairo_rectangle (cr, x + 1, y + 1, cell_size - 2, cell_size - 2);
+      cairo_fill (cr);
+      return;
+    }
+  colormap_rgb (cell.bin, bins, display->colormap, display->reversed, rgb);
+  cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2],
+                         cell.state == ES_CELL_COUNTED ? 1.0 : cell.state == ES_CELL_BORDER ? 0.55 : 0.2);
+  cairo_rectangle (cr, x, y, cell_size - gap, cell_size - gap);
+  cairo_fill (cr);
+  if (cell.state == ES_CELL_MASKED)
+    {
+      cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 0.7);
+      cairo_set_line_width (cr, 1);
+      cairo_move_to (cr, x + 1, y + 1);
+      cairo_line_to (cr, x + cell_size - gap - 1, y + cell_size - gap - 1);
+      cairo_move_to (cr, x + cell_size - gap - 1, y + 1);
+      cairo_line_to (cr, x + 1, y + cell_size - gap - 1);
+      cairo_stroke (cr);
+      return;
+    }
+  if (cell_size < 14)
+    return;
+  g_snprintf (text, sizeof text, "%u", cell.bin);
+  /* Dark text on light cells, light on dark. */
+  if (cell.state == ES_CELL_COUNTED && 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] > 0.5)
+    cairo_set_source_rgb (cr, 0, 0, 0);
+  else
+    cairo_set_source_rgba (cr, fg->red, fg->green, fg->blue, 1);
+  draw_centred_text (area, cr, text, x, y, cell_size - gap, cell_size - gap);
+}
+
+/* The window's cells, as the kernel counts them; the pixel outlined. A window
+ * too large for a cell of CELL_MIN pixels is named by its size and n. */
 static void
 draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
 {
   EsTools *self = user_data;
   InspectorData *data = inspector_data (self);
-  EsSource *source = es_window_get_source (self->window);
-  EsJob job;
+  const EsWindowCounts *counts = &data->counts;
+  int columns = 2 * counts->half_width + 1, rows = 2 * counts->half_height + 1;
   EsDisplay display;
-  int k, half;
   double cell;
   GdkRGBA fg;
 
-  if (!data->valid || source == NULL)
+  if (!data->valid)
     return;
-  es_window_get_view_job (self->window, ES_VIEW_ENTROPY, &job);
   _es_window_get_display (self->window, &display);
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
-  k = job.window;
-  half = k / 2;
-  cell = floor (MIN (width, height) / (double) k);
-  for (int j = 0; j < k; j++)
-    for (int i = 0; i < k; i++)
-      {
-        int x = data->x - half + i, y = data->y - half + j;
-        EsChannel channel = { "level", &source->image, data->counts.levels, 1.0 };
-        double rgb[3];
+  cell = floor (MIN (width / (double) columns, height / (double) rows));
+  if (cell < CELL_MIN)
+    {
+      g_autofree char *text = g_strdup_printf ("window %d × %d\nn = %u", rows, columns, counts->n);
 
-        if (x < 0 || y < 0 || x >= source->image.width || y >= source->image.height)
-          {
-            /* Outside the image: not in the window (it is clipped). */
-            cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.08);
-            cairo_rectangle (cr, i * cell + 1, j * cell + 1, cell - 2, cell - 2);
-            cairo_fill (cr);
-            continue;
-          }
-        int level = (int) es_channel_value (&channel, x, y);
-
-        colormap_rgb (level, data->counts.levels, display.colormap, display.reversed, rgb);
-        cairo_set_source_rgb (cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle (cr, i * cell, j * cell, cell - (cell > 6 ? 1 : 0), cell - (cell > 6 ? 1 : 0));
-        cairo_fill (cr);
-        if (cell >= 14)
-          {
-            char text[8];
-            PangoLayout *layout;
-            int tw, th;
-
-            g_snprintf (text, sizeof text, "%d", level);
-            layout = gtk_widget_create_pango_layout (GTK_WIDGET (area), text);
-            pango_layout_get_pixel_size (layout, &tw, &th);
-            /* Dark text on light cells, light on dark. */
-            if (0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] > 0.5)
-              cairo_set_source_rgb (cr, 0, 0, 0);
-            else
-              cairo_set_source_rgb (cr, 1, 1, 1);
-            cairo_move_to (cr, i * cell + (cell - tw) / 2, j * cell + (cell - th) / 2);
-            pango_cairo_show_layout (cr, layout);
-            g_object_unref (layout);
-          }
-      }
+      gdk_cairo_set_source_rgba (cr, &fg);
+      draw_centred_text (GTK_WIDGET (area), cr, text, 0, 0, width, height);
+      return;
+    }
+  for (int j = 0; j < rows; j++)
+    for (int i = 0; i < columns; i++)
+      draw_cell (GTK_WIDGET (area), cr,
+                 es_window_counts_cell (counts, i - counts->half_width, j - counts->half_height),
+                 counts->bins, &display, &fg, i * cell, j * cell, cell);
   cairo_set_source_rgb (cr, 1, 0.85, 0.2);
   cairo_set_line_width (cr, 2);
-  cairo_rectangle (cr, half * cell, half * cell, cell - 1, cell - 1);
+  cairo_rectangle (cr, counts->half_width * cell, counts->half_height * cell, cell - 1, cell - 1);
   cairo_stroke (cr);
+}
+
+/* The job of the entropy on screen, else of the settings. */
+static void
+inspector_job (EsTools *self, EsJob *job)
+{
+  EsLayer *entropy = es_window_get_layer (self->window, ES_VIEW_ENTROPY);
+
+  if (entropy)
+    *job = entropy->job;
+  else
+    es_window_get_view_job (self->window, ES_VIEW_ENTROPY, job);
+}
+
+/* The table: each non-empty bin, the samples that fall in it, its count, p
+ * and its share −p ln p of H. */
+static void
+append_table (GString *text, const EsWindowCounts *counts)
+{
+  g_string_append_printf (text, "%5s   %-13s  %6s   %7s   %s\n", "bin", "samples", "count", "p = c/n",
+                          "−p ln p");
+  for (size_t i = 0; i < counts->n_used && i < TABLE_ROWS_MAX; i++)
+    {
+      const EsBinCount *used = &counts->used[i];
+      double p = (double) used->count / counts->n;
+      char samples[32];
+
+      if (used->lo == used->hi)
+        g_snprintf (samples, sizeof samples, "%u", used->lo);
+      else
+        g_snprintf (samples, sizeof samples, "%u..%u", used->lo, used->hi);
+      g_string_append_printf (text, "%5u   %-13s  %6u   %7.4f   %7.4f\n", used->bin, samples, used->count, p,
+                              -p * log (p));
+    }
+  if (counts->n_used > TABLE_ROWS_MAX)
+    g_string_append_printf (text, "… and %zu more bins\n", counts->n_used - TABLE_ROWS_MAX);
+  g_string_truncate (text, text->len - 1);
+}
+
+/* The sum, in the job's units: nats, bits as the display says, or
+ * normalized with its divisor; "no data" where the kernel writes none. */
+static void
+append_sum (GString *text, const EsWindowCounts *counts, const EsValueInfo *info)
+{
+  if (counts->masked)
+    g_string_append_printf (text, "No data: the pixel is masked out  ·  n = %u", counts->n);
+  else if (counts->n == 0)
+    g_string_append (text, "No data: the window counts no pixel  ·  n = 0");
+  else if (counts->normalized)
+    g_string_append_printf (text, "H = −Σ p ln p = %.4f nats;  H / ln(min(B, n)) = H / ln %u = %.4f "
+                            "normalized  ·  n = %u", counts->entropy,
+                            MIN (counts->bins, counts->n), counts->value, counts->n);
+  else if (info->unit_scale > 0 && info->unit_scale != 1)
+    g_string_append_printf (text, "H = −Σ p log₂ p = %.4f %s  (%.4f nats)  ·  n = %u",
+                            counts->value * info->unit_scale, info->units, counts->value, counts->n);
+  else
+    g_string_append_printf (text, "H = −Σ p ln p = %.4f nats  ·  n = %u", counts->value, counts->n);
 }
 
 void
@@ -126,56 +230,42 @@ _es_inspector_update (EsTools *self)
   int x = self->hover_x, y = self->hover_y;
 
   data->valid = FALSE;
+  es_window_counts_clear (&data->counts);
   g_string_truncate (data->text, 0);
+  inspector_job (self, &job);
   if (source && x >= 0 && y >= 0 && x < source->image.width && y < source->image.height)
-    {
-      /* The window and levels of the entropy on screen, else of the settings. */
-      if (entropy)
-        job = entropy->job;
-      else
-        es_window_get_view_job (self->window, ES_VIEW_ENTROPY, &job);
-      data->valid = es_window_counts (&source->image, job.levels, job.window, x, y, &data->counts,
-                                      &error);
-      data->x = x;
-      data->y = y;
-    }
+    data->valid = es_window_counts (&job, &source->image, x, y, &data->counts, &error);
   if (!data->valid)
     {
       gtk_label_set_label (GTK_LABEL (self->inspector_counts),
-                           "Point at the image: the entropy window there, and the count of each "
-                           "level in it (I; a click pins the pixel)");
+                           error.code != ES_OK ? error.message
+                           : "Point at the image: the entropy window there, and the count of each "
+                             "bin in it (I; a click pins the pixel)");
       gtk_label_set_label (GTK_LABEL (self->inspector_caption), "");
       gtk_widget_queue_draw (self->inspector_cells);
       return;
     }
 
-  g_string_append (data->text, "level   count   p = c/n   −p ln p\n");
-  for (int level = 0; level < data->counts.levels; level++)
-    if (data->counts.counts[level])
-      {
-        double p = (double) data->counts.counts[level] / data->counts.n;
-
-        g_string_append_printf (data->text, "%5d   %5u   %7.4f   %7.4f\n", level,
-                                data->counts.counts[level], p, -p * log (p));
-      }
-  g_string_truncate (data->text, data->text->len - 1);
+  append_table (data->text, &data->counts);
   gtk_label_set_label (GTK_LABEL (self->inspector_counts), data->text->str);
 
   /* The sum, always in sight above the table (which may scroll). */
-  g_string_printf (data->text, "H = −Σ p ln p = %.4f nats = %.4f bits  ·  n = %u",
-                   data->counts.entropy, data->counts.entropy / G_LN2, data->counts.n);
-  if (data->counts.window.width < job.window || data->counts.window.height < job.window)
-    g_string_append_printf (data->text, " (window clipped to %d × %d)", data->counts.window.width,
-                            data->counts.window.height);
+  _es_window_get_display (self->window, &display);
+  info = es_value_info_for (&job, display.units);
+  g_string_truncate (data->text, 0);
+  append_sum (data->text, &data->counts, &info);
   if (entropy && es_layer_width (entropy) == source->image.width)
     {
-      _es_window_get_display (self->window, &display);
+      double value = es_layer_value (entropy, x, y);
+
       es_layer_display_info (entropy, &display, &info);
-      g_string_append_printf (data->text, "  ·  Entropy view %.4f %s", es_layer_value (entropy, x, y)
-                              * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
+      if (isnan (value))
+        g_string_append (data->text, "  ·  Entropy view: no data");
+      else
+        g_string_append_printf (data->text, "  ·  Entropy view %.4f %s",
+                                value * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
     }
-  g_string_append_printf (data->text, "  ·  x %d  y %d, window %d, levels %d", x, y, job.window,
-                          job.levels);
+  g_string_append_printf (data->text, "  ·  x %d  y %d  ·  %s", x, y, info.definition);
   gtk_label_set_label (GTK_LABEL (self->inspector_caption), data->text->str);
   gtk_widget_queue_draw (self->inspector_cells);
 }
@@ -185,6 +275,7 @@ inspector_data_free (gpointer pointer)
 {
   InspectorData *data = pointer;
 
+  es_window_counts_clear (&data->counts);
   g_string_free (data->text, TRUE);
   g_free (data);
 }
@@ -200,12 +291,12 @@ _es_inspector_page_new (EsTools *self)
   data->text = g_string_new (NULL);
   self->inspector_cells = gtk_drawing_area_new ();
   g_object_set_data_full (G_OBJECT (self->inspector_cells), "es-inspector", data, inspector_data_free);
-  gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (self->inspector_cells), 120);
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (self->inspector_cells), 120);
+  gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (self->inspector_cells), 160);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (self->inspector_cells), 160);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->inspector_cells), draw_cells, self, NULL);
   gtk_widget_set_valign (self->inspector_cells, GTK_ALIGN_START);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->inspector_cells), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  "The levels of the entropy window", -1);
+                                  "The bins of the entropy window", -1);
   gtk_box_append (GTK_BOX (row), self->inspector_cells);
 
   self->inspector_counts = gtk_label_new (NULL);
@@ -234,21 +325,23 @@ void
 _es_inspector_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry)
 {
   InspectorData *data = inspector_data (self);
-  const EsRect *window = &data->counts.window;
+  const EsWindowCounts *counts = &data->counts;
   double points[8], centre[8];
 
   if (!data->valid)
     return;
-  _es_tools_to_pane (geometry, window->x, window->y, &points[0], &points[1]);
-  _es_tools_to_pane (geometry, window->x + window->width, window->y + window->height, &points[4],
-                     &points[5]);
+  /* The window's bounding box, unclipped: border modes count beyond the image. */
+  _es_tools_to_pane (geometry, counts->x - counts->half_width, counts->y - counts->half_height, &points[0],
+                     &points[1]);
+  _es_tools_to_pane (geometry, counts->x + counts->half_width + 1, counts->y + counts->half_height + 1,
+                     &points[4], &points[5]);
   points[2] = points[4], points[3] = points[1], points[6] = points[0], points[7] = points[5];
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
                          points, 4, TRUE, 0);
   if (geometry->zoom >= 4)
     {
-      _es_tools_to_pane (geometry, data->x, data->y, &centre[0], &centre[1]);
-      _es_tools_to_pane (geometry, data->x + 1, data->y + 1, &centre[4], &centre[5]);
+      _es_tools_to_pane (geometry, counts->x, counts->y, &centre[0], &centre[1]);
+      _es_tools_to_pane (geometry, counts->x + 1, counts->y + 1, &centre[4], &centre[5]);
       centre[2] = centre[4], centre[3] = centre[1], centre[6] = centre[0], centre[7] = centre[5];
       _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
                              centre, 4, TRUE, 0);

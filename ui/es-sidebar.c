@@ -103,6 +103,9 @@ es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason)
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->cuda_row), usable ? NULL : sentence);
 }
 
+/* The EsVariant of a variant row (static storage). */
+#define VARIANT_KEY "es-variant"
+
 static void
 clear_variant_rows (EsSidebar *self)
 {
@@ -197,9 +200,49 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
       adw_action_row_add_prefix (ADW_ACTION_ROW (row), check);
       adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), check);
       gtk_widget_set_sensitive (row, cuda_in_use);
+      g_object_set_data (G_OBJECT (row), VARIANT_KEY, (gpointer) &variants[i]);
       add_row (self, row);
     }
   add_compare_row (self, cuda_in_use);
+}
+
+void
+es_sidebar_mark_variants (EsSidebar *self, const EsJob *job)
+{
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  for (guint i = 0; i < self->variant_rows->len; i++)
+    {
+      GtkWidget *row = g_ptr_array_index (self->variant_rows, i);
+      const EsVariant *variant = g_object_get_data (G_OBJECT (row), VARIANT_KEY);
+      const char *why, *slow, *is_default;
+      g_autofree char *subtitle = NULL, *tooltip = NULL;
+      EsJob any_variant = *job;
+      const EsVariant *runs;
+
+      if (variant == NULL)  /* the Compare Variants row */
+        continue;
+      is_default = variant->is_default ? " · default" : "";
+      any_variant.variant = NULL;
+      runs = es_variant_for_job (&any_variant);
+      why = es_variant_unsupported (variant, job);
+      slow = why == NULL ? es_variant_slow_path (variant, job) : NULL;
+      if (why)
+        subtitle = g_strdup_printf ("%s%s · not for this job: %s runs it", variant->id, is_default,
+                                    runs ? runs->id : "another variant");
+      else
+        subtitle = g_strdup_printf ("%s%s%s", variant->id, is_default, slow ? " · slow path for this job" : "");
+      tooltip = why ? g_strdup_printf ("Not for this job: %s; %s runs it.\n\n%s", why,
+                                       runs ? runs->id : "another variant", variant->lesson)
+                : slow ? g_strdup_printf ("Runs this job on a %s.\n\n%s", slow, variant->lesson)
+                       : g_strdup (variant->lesson);
+      adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+      gtk_widget_set_tooltip_text (row, tooltip);
+      if (why)
+        gtk_widget_add_css_class (row, "dim-label");
+      else
+        gtk_widget_remove_css_class (row, "dim-label");
+    }
 }
 
 void

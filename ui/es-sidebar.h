@@ -21,6 +21,10 @@ void es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason);
 /* Lists the kernel variants of op (radio rows on win.variant, lesson as
  * tooltip); has_op FALSE for the original, which runs no kernel. */
 void es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cuda_in_use);
+/* Marks the variant rows for job (of the listed op): a variant that cannot
+ * compute it is dimmed, and says why and which variant runs it instead; one
+ * that runs it on a slow path says so. Subtitle, and tooltip with the lesson. */
+void es_sidebar_mark_variants (EsSidebar *self, const EsJob *job);
 /* Any of the three may be NULL (not computed yet). */
 void es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized,
                                 const EsLayer *equalized, EsColormap map, gboolean reversed);

@@ -30,11 +30,32 @@ set_ms (GtkLabel *label, double ms)
   gtk_label_set_label (label, text);
 }
 
+char *
+es_timings_variant_note (const EsJob *job, const EsTiming *timing)
+{
+  const EsVariant *chosen, *ran;
+  const char *why;
+
+  if (timing->backend != ES_BACKEND_CUDA || timing->variant == NULL)
+    return NULL;
+  chosen = es_variant_find (job->op, job->variant);
+  ran = es_variant_find (job->op, timing->variant);
+  if (chosen == NULL || ran == NULL)
+    return NULL;
+  if (chosen != ran)
+    {
+      why = es_variant_unsupported (chosen, job);
+      return g_strdup_printf ("%s ran: %s %s", ran->id, chosen->id, why ? why : "did not run this job");
+    }
+  why = es_variant_slow_path (ran, job);
+  return why ? g_strdup_printf ("%s ran on its %s", ran->id, why) : NULL;
+}
+
 void
 es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
                    const EsTiming *timing, int n_runs)
 {
-  g_autofree char *job = NULL, *device = NULL, *runs = NULL;
+  g_autofree char *job = NULL, *device = NULL, *runs = NULL, *note = NULL;
   char *reason;
   double mpx = (double) es_layer_width (layer) * es_layer_height (layer) / 1e6;
   char rate[32];
@@ -92,9 +113,11 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   gtk_label_set_label (self->runs_label, runs ? runs : "");
   gtk_widget_set_visible (GTK_WIDGET (self->runs_label), runs != NULL);
 
-  if (timing && timing->fell_back)
-    gtk_label_set_label (self->note_label, "CUDA failed during this job; the CPU finished it");
-  gtk_widget_set_visible (GTK_WIDGET (self->note_label), timing && timing->fell_back);
+  note = timing == NULL ? NULL
+         : timing->fell_back ? g_strdup ("CUDA failed during this job; the CPU finished it")
+                             : es_timings_variant_note (&layer->job, timing);
+  gtk_label_set_label (self->note_label, note ? note : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->note_label), note != NULL);
 }
 
 static void

@@ -15,5 +15,10 @@ G_DECLARE_FINAL_TYPE (EsTimings, es_timings, ES, TIMINGS, GtkWidget)
  * runs of its job (0 for the original, which runs no job). */
 void es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
                         const EsTiming *timing, int n_runs);
+/* What the card says of the variant that ran `job` (the chosen one, or the
+ * default): "general ran: fast computes …" when the engine ran another
+ * because the chosen one cannot compute the job, or the chosen one's slow
+ * path; NULL when there is nothing to say. Free with g_free. */
+char *es_timings_variant_note (const EsJob *job, const EsTiming *timing);
 
 G_END_DECLS

@@ -7,7 +7,7 @@
 
 #include "es-debug.h"
 #include "es-definitions.h"
-#include "es-settings.h"
+#include "es-inspect.h"
 
 typedef struct {
   guint64 generation;
@@ -119,20 +119,16 @@ _es_window_watch_next_paint (EsWindow *self)
                                                 G_CALLBACK (on_after_paint), self);
 }
 
-/* The levels that the readout quantizes the gray value with: those of a
- * result on screen that used levels, else the setting. */
-static int
-current_levels (EsWindow *self)
+/* The job whose bin the readout names: the entropy on screen, else the settings'. */
+static void
+readout_job (EsWindow *self, EsJob *job)
 {
-  for (int view = 0; view < ES_N_VIEWS; view++)
-    {
-      EsLayer *layer = es_window_get_layer (self, view);
-      EsOp op;
+  EsLayer *entropy = es_window_get_layer (self, ES_VIEW_ENTROPY);
 
-      if (layer && es_view_get_op (view, &op) && es_op_uses (op, ES_PARAM_LEVELS))
-        return layer->job.levels;
-    }
-  return (int) es_settings_get_number (self->settings, es_param (ES_PARAM_LEVELS)->name);
+  if (entropy)
+    *job = entropy->job;
+  else
+    es_window_get_view_job (self, ES_VIEW_ENTROPY, job);
 }
 
 void
@@ -141,7 +137,8 @@ _es_window_update_position (EsWindow *self)
   EsView views[ES_CANVAS_MAX_PANES];
   g_autoptr (GString) text = NULL;
   EsLayer *layer;
-  guint32 gray;
+  EsJob job;
+  guint32 gray, bin;
   int n = _es_window_get_views (self, views);
 
   if (self->hover_pane < 0 || self->hover_pane >= n || self->source == NULL
@@ -154,12 +151,12 @@ _es_window_update_position (EsWindow *self)
 
   text = g_string_new (NULL);
   gray = es_source_sample (self->source, self->hover_x, self->hover_y);
-  g_string_append_printf (text, "x %5d   y %5d      gray %5u      level %3u",
-                          self->hover_x, self->hover_y, gray,
-                          self->source->image.levels > 0
-                            ? gray
-                            : es_quantize_sample (gray, current_levels (self),
-                                                  self->source->image.depth));
+  g_string_append_printf (text, "x %5d   y %5d      gray %5u", self->hover_x, self->hover_y, gray);
+  /* The sample's bin under the entropy definition in force: a level of the depth binning. */
+  readout_job (self, &job);
+  if (es_pixel_bin (&job, &self->source->image, self->hover_x, self->hover_y, &bin))
+    g_string_append_printf (text, "      %s %3u",
+                            job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
 
   /* Every pane's value at the pointer: the grid's four views read at once. */
   for (int i = 0; i < n; i++)

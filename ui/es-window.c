@@ -232,6 +232,13 @@ update_variants (EsWindow *self)
   gboolean has_op = es_view_get_op (es_window_get_active_view (self), &op);
 
   es_sidebar_set_variants (self->sidebar, has_op, op, self->cuda_in_use);
+  if (has_op)
+    {
+      EsJob job;
+
+      es_window_get_view_job (self, es_window_get_active_view (self), &job);
+      es_sidebar_mark_variants (self->sidebar, &job);
+    }
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
 }
 

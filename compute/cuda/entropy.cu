@@ -55,6 +55,21 @@ entropy_frame_pad (const EsJob *job, const EsVariant *variant)
   return job->window / 2;
 }
 
+/* EsCudaOp.slow_path: the fast kernels stay near the copy floor (≤ 3×)
+ * only with their pair counters at k ≤ 5 and L ≤ 16; beyond, they slide
+ * column histograms or shared counts at 3–28× (PERFORMANCE.md, the table of
+ * every k and L on the H200). */
+static const char *
+entropy_slow_path (const EsJob *job, const EsVariant *variant)
+{
+  enum { NEAR_FLOOR_WINDOW = 5, NEAR_FLOOR_LEVELS = 16 };
+
+  if (variant->launch != es_cuda_entropy_fast || es_variant_unsupported (variant, job) != NULL
+      || (job->window <= NEAR_FLOOR_WINDOW && job->levels <= NEAR_FLOOR_LEVELS))
+    return NULL;
+  return "slow path: past 5×5 or 16 levels, 3–28× the copy floor (PERFORMANCE.md)";
+}
+
 /* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window
  * (DESIGN.md §1). The table variants and the general path of "fast" sum
  * round(c ln c · 2^19) exactly in uint32 and finish in double, so they agree
@@ -143,4 +158,5 @@ const EsCudaOp es_cuda_entropy = {
   .combine = NULL,
   .apply_band = NULL,
   .frame_pad = entropy_frame_pad,
+  .slow_path = entropy_slow_path,
 };

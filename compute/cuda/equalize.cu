@@ -380,4 +380,5 @@ const EsCudaOp es_cuda_equalize = {
   .combine = combine_histograms,
   .apply_band = apply_band,
   .frame_pad = NULL,
+  .slow_path = NULL,
 };

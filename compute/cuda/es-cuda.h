@@ -56,6 +56,10 @@ struct EsCudaOp {
    * `variant` computes `job`'s border mode as clip on a padded frame (the
    * frame's pad, filled by es_cuda_fill_border); NULL: never. */
   int (*frame_pad) (const EsJob *job, const EsVariant *variant);
+  /* Why `variant`, which can compute `job`, computes it on a slow path (one
+   * static clause, from the figures of PERFORMANCE.md), or NULL; a NULL
+   * hook: no variant of the op has one (es_variant_slow_path). */
+  const char *(*slow_path) (const EsJob *job, const EsVariant *variant);
 };
 
 extern const EsCudaOp es_cuda_quantize;
