@@ -10,7 +10,9 @@
  * from a table filled on the host by es_bin_sample, masked and clipped cells
  * marked void. Masked pixels get NaN, windows that count nothing too.
  *
- * Windows of at most 32 cells are sorted, one window a thread (below).
+ * Up to 16 bins and 961 cells, the counts of a sliding window fit in
+ * registers as packed bytes: entropy-spans.cu. Else windows of at most 32
+ * cells are sorted, one window a thread (below).
  *
  * Larger windows slide: each thread owns the histogram of one output
  * column's window and slides it down a strip of rows, per step, for every
@@ -437,43 +439,13 @@ upload_table (EsCuda *cuda, EsCudaBuffer *buffer, const void *host, size_t bytes
   return true;
 }
 
-bool
-es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
+/* The bin of every sample value and the mask rows of the frame, on the device. */
+static bool
+general_prepare (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, GeneralParams *p, EsError *error)
 {
   const EsEntropyDefinition *d = &job->definition;
   const EsBinner *binner = &frame->binner;
-  GeneralParams p;
-  EsSpan *spans;
   bool ok;
-
-  if (frame->width <= 0 || frame->height <= 0)
-    return true;
-  memset (&p, 0, sizeof p);
-  p.in = frame->in;
-  p.in_pitch = (unsigned) frame->in_pitch;
-  p.width = frame->width;
-  p.height = frame->height;
-  p.u16 = frame->in_format == ES_FORMAT_U16;
-  p.border = d->border;
-  p.border_bin = d->border == ES_BORDER_CONSTANT ? es_binner_border_bin (binner, job) : 0u;
-  p.bins = binner->bins;
-  p.normalized = d->normalized;
-  p.diff = (const unsigned long long *) cuda->general_clnc.ptr;
-  p.out = (float *) frame->out;
-  p.out_pitch = (unsigned) frame->out_pitch;
-
-  /* The window's column spans. */
-  p.n_spans = column_spans (job, &spans);
-  if (p.n_spans < 0)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the window's spans");
-  ok = upload_table (cuda, &cuda->general_spans, spans, sizeof *spans * (size_t) (p.n_spans > 0 ? p.n_spans : 1),
-                     "window spans", error);
-  free (spans);
-  if (!ok)
-    return false;
-  p.spans = (const EsSpan *) cuda->general_spans.ptr;
-  const int cells = es_window_pixels (job);
-  p.n_diffs = cells;
 
   /* The bin of every sample value (B ≤ 65536: 16 bits); exact bins are the
    * samples themselves. */
@@ -489,7 +461,7 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
       free (bin_of);
       if (!ok)
         return false;
-      p.bin_of = (const uint16_t *) cuda->general_bins.ptr;
+      p->bin_of = (const uint16_t *) cuda->general_bins.ptr;
     }
 
   /* The mask rows of this frame (a band starts at image row y_origin). */
@@ -502,11 +474,22 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
                                  d->mask->stride, (size_t) frame->width, (size_t) frame->height, cuda->stream,
                                  "mask upload", error))
         return false;
-      p.mask = (const uint8_t *) cuda->general_mask.ptr;
-      p.mask_pitch = (unsigned) pitch;
+      p->mask = (const uint8_t *) cuda->general_mask.ptr;
+      p->mask_pitch = (unsigned) pitch;
     }
 
-  p.tables = cuda->tables;
+  p->tables = cuda->tables;
+  return true;
+}
+
+/* The sort kernel for windows of at most 32 cells, else the sliding kernel. */
+static bool
+general_launch (EsCuda *cuda, const EsJob *job, const GeneralParams *p_in, EsError *error)
+{
+  GeneralParams p = *p_in;
+  const int cells = es_window_pixels (job);
+
+  p.n_diffs = cells;
   if (cells <= SMALL_CELLS)
     {
       const bool wide = p.bins > GENERAL_VOID;
@@ -569,6 +552,58 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   kernel<<<(unsigned) (threads / GENERAL_BLOCK), GENERAL_BLOCK, smem, cuda->stream>>> (p);
   ES_CUDA_LAUNCHED (cuda, "general entropy kernel", error);
   return true;
+}
+
+bool
+es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  const EsBinner *binner = &frame->binner;
+  GeneralParams p;
+  EsSpan *spans;
+  bool ok;
+
+  if (frame->width <= 0 || frame->height <= 0)
+    return true;
+  memset (&p, 0, sizeof p);
+  p.in = frame->in;
+  p.in_pitch = (unsigned) frame->in_pitch;
+  p.width = frame->width;
+  p.height = frame->height;
+  p.u16 = frame->in_format == ES_FORMAT_U16;
+  p.border = d->border;
+  p.border_bin = d->border == ES_BORDER_CONSTANT ? es_binner_border_bin (binner, job) : 0u;
+  p.bins = binner->bins;
+  p.normalized = d->normalized;
+  p.diff = (const unsigned long long *) cuda->general_clnc.ptr;
+  p.out = (float *) frame->out;
+  p.out_pitch = (unsigned) frame->out_pitch;
+
+  /* The window's column spans. */
+  p.n_spans = column_spans (job, &spans);
+  if (p.n_spans < 0)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the window's spans");
+  ok = upload_table (cuda, &cuda->general_spans, spans, sizeof *spans * (size_t) (p.n_spans > 0 ? p.n_spans : 1),
+                     "window spans", error);
+  p.spans = (const EsSpan *) cuda->general_spans.ptr;
+  if (ok)
+    ok = general_prepare (cuda, frame, job, &p, error);
+  /* Up to 16 bins: the counts packed in registers (entropy-spans.cu). */
+  bool ran = false;
+  if (ok && p.bins <= ES_CUDA_SPANS_MAX_BINS && es_window_pixels (job) <= ES_CUDA_MAX_COUNT)
+    {
+      ok = bin_frame<uint16_t> (cuda, job, &p, error);
+      const EsCudaBinnedJob binned = {
+        (const uint16_t *) p.binned, p.binned_pitch, p.half_h, p.half_w, p.width, p.height, p.bins,
+        p.normalized, p.out, p.out_pitch, spans, p.n_spans, es_window_pixels (job),
+      };
+      if (ok)
+        ok = es_cuda_entropy_spans (cuda, &binned, &ran, error);
+    }
+  free (spans);
+  if (!ok || ran)
+    return ok;
+  return general_launch (cuda, job, &p, error);
 }
 
 /* Once per device: the differences of round(c ln c · 2^32) for every count

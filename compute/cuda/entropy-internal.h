@@ -25,3 +25,25 @@ bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
 /* entropy-general.cu: every definition (EsEntropyDefinition), and its table. */
 bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
+
+/* A job on a frame that the general kernel's first pass binned: 16-bit bins,
+ * all ones where a cell counts nowhere, padded by the window's half extents. */
+typedef struct {
+  const uint16_t *binned;
+  unsigned binned_pitch;       /* in bins */
+  int half_h, half_w;
+  int width, height;
+  uint32_t bins;               /* B */
+  bool normalized;
+  float *out;
+  unsigned out_pitch;
+  const EsSpan *column_spans;  /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */
+  int n_spans;
+  int cells;                   /* es_window_pixels */
+} EsCudaBinnedJob;
+
+/* entropy-spans.cu: the general variant's path for up to 16 bins and 961
+ * cells. Sets *ran when it launched; left false (and no error), the job goes
+ * to the other kernels. */
+#define ES_CUDA_SPANS_MAX_BINS 16
+bool es_cuda_entropy_spans (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran, EsError *error);

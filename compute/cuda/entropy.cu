@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Local entropy on the GPU: the variant table and the operation's CUDA entry; the kernels are in entropy-teaching.cu and entropy-fast.cu. */
+/* Local entropy on the GPU: the variant table and the operation's CUDA entry; the kernels are in the other entropy-*.cu files. */
 #include "entropy-internal.h"
 
 /* Once per device: the teaching kernels' constant table and shared-memory
@@ -142,8 +142,9 @@ static const EsVariant entropy_variants[] = {
   { "general", "General: every window shape, border, binning and mask",
     "Each thread slides its own histogram along a run of pixels of one row: per step, one pixel in and "
     "one out for each row span of the window (any shape), borders by index mapping, bins from a table "
-    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point. It runs "
-    "every definition, and the jobs that the other variants cannot.",
+    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point; up to 16 "
+    "bins, the counts stay in registers as packed bytes. It runs every definition, and the jobs that the "
+    "other variants cannot.",
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, NULL },
 };
