@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The compute worker: threads owning the EsEngine, a one-slot cache per view, newest-first with cancellation, and variant comparisons. */
-#include "es-worker.h"
+/* The compute worker: threads owning the EsEngine, a one-slot cache per view, newest-first with cancellation (comparisons: es-worker-compare.c). */
+#include "es-worker-private.h"
 
 #include "es-debug.h"
 
@@ -9,82 +9,12 @@
 #include <unistd.h>
 #endif
 
-/* Progress is kept as an integer of this scale, so that OpenMP threads can
- * raise it with one atomic compare-and-swap. */
-#define PROGRESS_SCALE 1000000
-
-/* Two threads share the engine, never at once:
- *
- * - the jobs thread runs the view requests, a little nicer than the main
- *   loop (see jobs_main), with the OpenMP team that it starts;
- * - the comparisons thread, at the main thread's priority, waits for
- *   comparisons. For each batch it retires the jobs thread (after the
- *   request in progress), so that its OpenMP team goes with it, runs the
- *   comparisons on a thread of its own, and starts a new jobs thread.
- *
- * So a comparison is timed as `entroscope-cli bench` times: at normal
- * priority, with the only OpenMP team in the process (see run_batch). */
-struct _EsWorker {
-  GMainContext *context;
-  EsWorkerCallback callback;
-  gpointer user_data;
-  gint alive;                /* atomic: 0 once es_worker_free has run */
-
-  /* Requests and comparisons for the worker thread, and what it runs. */
-  GMutex lock;
-  GCond wake;
-  EsRequest *pending;        /* the newest request not started; NULL if none */
-  guint64 latest;            /* the generation of the newest request handed over */
-  guint64 running;           /* the generation being worked on; 0 if none */
-  gboolean running_cancelled;
-  gboolean quit;
-  GThread *jobs_thread;      /* NULL while comparisons run */
-  gboolean retire;           /* the jobs thread is asked to end (for comparisons) */
-  /* The job running (job_running), for es_worker_submit to decide whether
-   * the new request still needs it. */
-  gboolean job_running;
-  EsWorkItem job_item;
-  const EsSource *job_source;
-  EsBackendChoice job_backend;
-  gboolean job_on_cpu;       /* variants do not matter */
-  int shown_done, shown_total;
-  gboolean job_shown;        /* the running job is one of the views on screen */
-  EsWorkerJobHook job_hook;
-  gpointer job_hook_data;
-
-  EsControl *control;        /* of the running job; cancelled under lock */
-  gint progress;             /* atomic, 0..PROGRESS_SCALE: the running job's */
-
-  GThread *compare_thread;
-  GAsyncQueue *compares;     /* CompareTask*, or &quit_marker */
-
-  /* Touched by one thread at a time: the jobs thread, or the thread of a
-   * comparison while there is no jobs thread. */
-  EsEngine *engine;
-  EsBackendChoice engine_choice;
-  gboolean probed;
-  gboolean cuda_usable;
-  char *cuda_reason;
-  EsLayer *cache[ES_N_VIEWS];
-};
-
-static EsRequest quit_marker;
-
-typedef struct {
-  EsWorker *worker;
-  GTask *task;
-  EsSource *source;
-  EsBackendChoice backend;
-  EsJob job;
-  int repeats;
-  EsCompareProgressFunc progress;
-  gpointer progress_data;
-} CompareTask;
+EsRequest es_worker_quit_marker;
 
 void
 es_request_free (EsRequest *request)
 {
-  if (request == NULL || request == &quit_marker)
+  if (request == NULL || request == &es_worker_quit_marker)
     return;
   es_source_unref (request->source);
   g_free (request);
@@ -183,8 +113,8 @@ probe_cuda (EsWorker *worker)
 /* Makes the engine for a backend choice, if it is not the one at hand.
  * *notice says when CUDA was asked for and the CPU stands in; *failure
  * when there is no engine at all. */
-static gboolean
-ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice, char **failure)
+gboolean
+es_worker_ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice, char **failure)
 {
   EsError error = { 0 };
 
@@ -404,8 +334,8 @@ response_new (EsWorker *worker, const EsRequest *request)
   return response;
 }
 
-static void
-fill_engine_info (EsWorker *worker, EsEngineInfo *info)
+void
+es_worker_fill_engine_info (EsWorker *worker, EsEngineInfo *info)
 {
   /* A device error during a job turns CUDA off for the process (the
    * engine's reason says so): the backend choice must follow. */
@@ -446,7 +376,7 @@ static void
 post (EsWorker *worker, EsResponse *response, gint64 start, gboolean complete)
 {
   response->complete = complete;
-  fill_engine_info (worker, &response->engine);
+  es_worker_fill_engine_info (worker, &response->engine);
   response->worker_ms = (g_get_monotonic_time () - start) / 1000.0;
   deliver_later (worker, response);
 }
@@ -475,7 +405,7 @@ process (EsWorker *worker, EsRequest *request)
   gboolean stopped = FALSE, cancelled = FALSE;
   int shown_total = 0;
 
-  if (!ensure_engine (worker, request->backend, &response->notice, &response->error))
+  if (!es_worker_ensure_engine (worker, request->backend, &response->notice, &response->error))
     {
       post (worker, response, start, TRUE);
       return;
@@ -520,138 +450,6 @@ process (EsWorker *worker, EsRequest *request)
     post_cancelled (worker, request->generation, request->source);
 }
 
-/* Comparisons */
-
-static void
-compare_task_free (CompareTask *compare)
-{
-  g_object_unref (compare->task);
-  es_source_unref (compare->source);
-  g_free (compare);
-}
-
-typedef struct {
-  GTask *task;
-  EsCompareProgressFunc progress;
-  gpointer progress_data;
-  double fraction;
-  char *step;
-} ProgressUpdate;
-
-static gboolean
-deliver_progress (gpointer data)
-{
-  ProgressUpdate *update = data;
-
-  if (!g_cancellable_is_cancelled (g_task_get_cancellable (update->task)))
-    update->progress (update->fraction, update->step, update->progress_data);
-  g_object_unref (update->task);
-  g_free (update->step);
-  g_free (update);
-  return G_SOURCE_REMOVE;
-}
-
-/* On the worker thread, between two runs: report, and stop when the task
- * is cancelled or the window is going away. */
-static bool
-on_compare_progress (size_t done, size_t total, const char *label, void *user_data)
-{
-  CompareTask *compare = user_data;
-  ProgressUpdate *update;
-
-  if (!g_atomic_int_get (&compare->worker->alive)
-      || g_cancellable_is_cancelled (g_task_get_cancellable (compare->task)))
-    return false;
-  if (compare->progress == NULL)
-    return true;
-  update = g_new (ProgressUpdate, 1);
-  update->task = g_object_ref (compare->task);
-  update->progress = compare->progress;
-  update->progress_data = compare->progress_data;
-  update->fraction = total ? (double) done / total : 1.0;
-  update->step = g_strdup (label);
-  g_main_context_invoke (g_task_get_context (compare->task), deliver_progress, update);
-  return true;
-}
-
-static void
-run_compare (EsWorker *worker, CompareTask *compare)
-{
-  g_autofree char *notice = NULL, *failure = NULL;
-  EsComparison *comparison;
-  EsEngine *per_gpu = NULL;
-  EsError error = { 0 };
-
-  if (!ensure_engine (worker, compare->backend, &notice, &failure))
-    {
-      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", failure);
-      return;
-    }
-  /* Variants are timed on one GPU, as `entroscope-cli bench` does: on a
-   * host with several, the window's engine spreads each job over all of
-   * them, and that span compares with no single GPU's copy floor. */
-  if (es_engine_backend (worker->engine) == ES_BACKEND_CUDA)
-    {
-      per_gpu = es_compare_engine_new (ES_BACKEND_CUDA, &error);
-      es_error_clear (&error);
-    }
-  comparison = g_new0 (EsComparison, 1);
-  comparison->source = es_source_ref (compare->source);
-  comparison->job = compare->job;
-  comparison->repeats = compare->repeats;
-  if (!es_compare_variants (per_gpu ? per_gpu : worker->engine, &compare->source->image, &compare->job,
-                            compare->repeats, on_compare_progress, compare, &comparison->rows,
-                            &comparison->n_rows, &comparison->floor_ms, &error))
-    {
-      g_clear_pointer (&per_gpu, es_engine_free);
-      es_comparison_free (comparison);
-      if (error.code == ES_OK)
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                 "The comparison was cancelled");
-      else
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
-      return;
-    }
-  /* Read after the runs: a device error during them turns CUDA off. */
-  fill_engine_info (worker, &comparison->engine);
-  if (per_gpu)
-    {
-      g_free (comparison->engine.description);
-      comparison->engine.description = g_strdup (es_engine_describe (per_gpu));
-      es_engine_free (per_gpu);
-    }
-  g_task_return_pointer (compare->task, comparison, (GDestroyNotify) es_comparison_free);
-}
-
-static gboolean
-main_loop_quiet (gpointer data)
-{
-  GAsyncQueue *signal = data;
-
-  g_async_queue_push (signal, GINT_TO_POINTER (1));
-  return G_SOURCE_REMOVE;
-}
-
-/* Waits (a second at most) until the main loop has nothing of higher
- * priority to do than a low-priority idle: the last response is on screen
- * and the comparison's window has been drawn, so that neither competes
- * with the timed runs for the cores. */
-static void
-wait_for_quiet_main_loop (EsWorker *worker)
-{
-  GAsyncQueue *signal = g_async_queue_new ();
-  GSource *source = g_idle_source_new ();
-
-  g_source_set_priority (source, G_PRIORITY_LOW);
-  g_source_set_callback (source, main_loop_quiet, g_async_queue_ref (signal),
-                         (GDestroyNotify) g_async_queue_unref);
-  g_source_set_static_name (source, "[entroscope] quiet before timing");
-  g_source_attach (source, worker->context);
-  g_source_unref (source);
-  g_async_queue_timeout_pop (signal, G_USEC_PER_SEC);
-  g_async_queue_unref (signal);
-}
-
 static gpointer
 jobs_main (gpointer data)
 {
@@ -692,94 +490,12 @@ jobs_main (gpointer data)
 }
 
 /* Under lock. */
-static void
-start_jobs_thread (EsWorker *worker)
+void
+es_worker_start_jobs_thread (EsWorker *worker)
 {
   worker->retire = FALSE;
   if (!worker->quit && worker->jobs_thread == NULL)
     worker->jobs_thread = g_thread_new ("es-jobs", jobs_main, worker);
-}
-
-static gpointer
-compare_thread_main (gpointer data)
-{
-  CompareTask *compare = data;
-
-  run_compare (compare->worker, compare);
-  return NULL;
-}
-
-/* Runs comparisons until none is queued. The jobs thread ends first, after
- * its request in progress: a parallel region is as slow as its slowest
- * thread, and a second OpenMP team in the process makes every team sleep
- * between regions instead of spinning (libgomp throttles spinning when
- * there are more OpenMP threads than cores), which added 0.3 ms to each
- * 0.5 ms run in the window. Each comparison then runs on a new thread of
- * normal priority, whose team goes with it. Returns FALSE on quit. */
-static gboolean
-run_batch (EsWorker *worker, CompareTask *compare)
-{
-  GThread *jobs;
-
-  g_mutex_lock (&worker->lock);
-  worker->retire = TRUE;
-  g_cond_broadcast (&worker->wake);
-  jobs = g_steal_pointer (&worker->jobs_thread);
-  g_mutex_unlock (&worker->lock);
-  if (jobs)
-    g_thread_join (jobs);
-
-  while (compare && compare != (gpointer) &quit_marker)
-    {
-      if (g_atomic_int_get (&worker->alive))
-        {
-          wait_for_quiet_main_loop (worker);
-          g_thread_join (g_thread_new ("es-compare", compare_thread_main, compare));
-        }
-      else
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                 "The window was closed");
-      compare_task_free (compare);
-      compare = g_async_queue_try_pop (worker->compares);
-    }
-
-  g_mutex_lock (&worker->lock);
-  start_jobs_thread (worker);
-  g_mutex_unlock (&worker->lock);
-  return compare != (gpointer) &quit_marker;
-}
-
-/* Started by es_worker_new on the main thread, so that the threads it
- * starts for comparisons have the main thread's priority. */
-static gpointer
-compares_main (gpointer data)
-{
-  EsWorker *worker = data;
-  CompareTask *compare;
-
-  while ((compare = g_async_queue_pop (worker->compares)) != (gpointer) &quit_marker)
-    if (!run_batch (worker, compare))
-      break;
-  return NULL;
-}
-
-void
-es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
-                   const EsJob *job, int repeats, EsCompareProgressFunc progress,
-                   gpointer progress_data)
-{
-  CompareTask *compare = g_new0 (CompareTask, 1);
-
-  compare->worker = worker;
-  compare->task = task;
-  compare->source = es_source_ref (source);
-  compare->backend = backend;
-  compare->job = *job;
-  compare->job.variant = NULL;
-  compare->repeats = repeats;
-  compare->progress = progress;
-  compare->progress_data = progress_data;
-  g_async_queue_push (worker->compares, compare);
 }
 
 EsWorker *
@@ -796,9 +512,9 @@ es_worker_new (EsWorkerCallback callback, gpointer user_data)
   worker->control = es_control_new (on_job_progress, worker);
   worker->compares = g_async_queue_new ();
   g_mutex_lock (&worker->lock);
-  start_jobs_thread (worker);
+  es_worker_start_jobs_thread (worker);
   g_mutex_unlock (&worker->lock);
-  worker->compare_thread = g_thread_new ("es-compares", compares_main, worker);
+  worker->compare_thread = g_thread_new ("es-compares", es_worker_compares_main, worker);
   return worker;
 }
 
@@ -892,7 +608,7 @@ es_worker_free (EsWorker *worker)
   g_cond_broadcast (&worker->wake);
   g_mutex_unlock (&worker->lock);
   /* Comparisons queued before this one return cancelled, at once. */
-  g_async_queue_push (worker->compares, &quit_marker);
+  g_async_queue_push (worker->compares, &es_worker_quit_marker);
   g_thread_join (worker->compare_thread);
   g_mutex_lock (&worker->lock);
   jobs = g_steal_pointer (&worker->jobs_thread);
@@ -905,7 +621,7 @@ es_worker_free (EsWorker *worker)
     {
       g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
                                "The window was closed");
-      compare_task_free (compare);
+      es_worker_compare_task_free (compare);
     }
   for (int i = 0; i < ES_N_VIEWS; i++)
     g_clear_pointer (&worker->cache[i], es_layer_unref);

@@ -1,166 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* entroscope.Engine: one EsEngine behind a lock, operations read from the tables, the GIL released while computing. */
-#include "es-py.h"
+/* entroscope.Engine: one EsEngine behind a lock, its construction, methods and properties (operations: es-py-engine-call.c). */
+#include "es-py-engine-private.h"
 
-#include <math.h>
-#include <omp.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-
-typedef struct {
-  PyObject_HEAD
-  EsEngine *engine;           /* NULL once closed */
-  /* One job at a time: EsEngine keeps device buffers, streams and a
-   * notice that are not safe to share between threads. Taken with the GIL
-   * released and never held while waiting for the GIL. */
-  PyThread_type_lock lock;
-  EsControl *control;         /* the job in flight, for cancel() and SIGINT */
-  EsBackendChoice requested;
-  PyObject *devices;          /* tuple of ints, or None */
-  PyObject *weakrefs;
-  struct ResultPool *pool;    /* page-locked results of a CUDA engine */
-} EsPyEngine;
-
-/* ---- page-locked results ----
- * A CUDA engine downloads a result straight into page-locked memory by DMA,
- * but into a fresh NumPy array through its pinned staging buffer plus the
- * page faults of memory never touched: at 8192² that was 25 ms against 6.4
- * (H200). So a CUDA engine's large results are page-locked arrays that go
- * back to a small pool of the engine when Python frees them, ready for the
- * next call of the same size (a loop over images that drops each result
- * reuses two buffers). Only touched with the GIL held. */
-
-#define POOL_SIZE 4
-#define POOL_MIN_BYTES (1u << 20)
-
-typedef struct ResultPool {
-  long refs;       /* the engine, and every array that came from it */
-  bool closed;     /* the engine is closed: buffers coming back are freed */
-  int n;
-  EsImage free[POOL_SIZE];
-} ResultPool;
-
-typedef struct {
-  ResultPool *pool;
-  EsImage image;
-} PooledImage;
-
-static void
-pool_release (ResultPool *pool)
-{
-  if (--pool->refs > 0)
-    return;
-  for (int i = 0; i < pool->n; i++)
-    es_image_clear (&pool->free[i]);
-  PyMem_RawFree (pool);
-}
-
-static void
-pool_close (ResultPool *pool)
-{
-  pool->closed = true;
-  for (int i = 0; i < pool->n; i++)
-    es_image_clear (&pool->free[i]);
-  pool->n = 0;
-  pool_release (pool);
-}
-
-static void
-pooled_capsule_free (PyObject *capsule)
-{
-  PooledImage *held = PyCapsule_GetPointer (capsule, "entroscope.PooledImage");
-  ResultPool *pool;
-
-  if (held == NULL)
-    return;
-  pool = held->pool;
-  if (!pool->closed && pool->n < POOL_SIZE)
-    pool->free[pool->n++] = held->image;
-  else
-    es_image_clear (&held->image);
-  pool_release (pool);
-  PyMem_RawFree (held);
-}
-
-static PyTypeObject timing_type;
-
-static PyStructSequence_Field timing_fields[] = {
-  { "upload_ms", "host -> device (CUDA events); 0 on the CPU" },
-  { "kernel_ms", "the kernels alone (CUDA events, or wall time on the CPU)" },
-  { "download_ms", "device -> host (CUDA events); 0 on the CPU" },
-  { "wall_ms", "the whole engine run (es_run), as the CLI's --timings reports it" },
-  { "backend", "the backend that produced the result: 'cpu' or 'cuda'" },
-  { "variant", "the kernel variant that ran ('openmp' on the CPU)" },
-  { "fell_back", "CUDA failed during the job and the CPU finished it" },
-  { "call_ms", "the whole Python call: checks, copies, the run and the result" },
-  { "input_copied", "the input was copied (strided, Fortran order, byte-swapped, colour) rather than read in place" },
-  { "output_copied", "the result went through a temporary into out= (non-contiguous or overlapping the input)" },
-  { NULL, NULL },
-};
-
-static PyStructSequence_Desc timing_desc = {
-  "entroscope.Timing", "Where the time of one call went (return_timing=True).", timing_fields, 10,
-};
-
-/* ---- SIGINT ----
- * A long job on the main thread stops on Ctrl+C: while it runs, a handler
- * cancels it and then calls the handler it replaced (Python's, which trips
- * its flag), so that the Python-level handler still decides what happens
- * (KeyboardInterrupt by default). Only the main thread receives Python's
- * signals, so one job at a time is concerned. */
-
-#define SIGINT_PIXELS (1 << 16)
-
-/* Jobs this small run on the calling thread alone: waking an OpenMP team
- * costs more than such a job (tens of microseconds on a busy machine, for a
- * 1×1 image that takes two), and the CPU runners start a team of every
- * thread whatever the image's size. omp_set_num_threads() changes only the
- * calling thread's setting, which is restored after the job. */
-#define SMALL_JOB_PIXELS 1024
-
-static unsigned long main_thread;
-static struct sigaction sigint_previous;
-static EsControl *volatile sigint_control;
-static volatile sig_atomic_t sigint_seen;
-
-static void
-on_sigint (int number, siginfo_t *info, void *context)
-{
-  sigint_seen = 1;
-  es_control_cancel (sigint_control);
-  if (sigint_previous.sa_flags & SA_SIGINFO)
-    sigint_previous.sa_sigaction (number, info, context);
-  else if (sigint_previous.sa_handler != SIG_DFL && sigint_previous.sa_handler != SIG_IGN)
-    sigint_previous.sa_handler (number);
-}
-
-static bool
-sigint_install (EsControl *control)
-{
-  struct sigaction action;
-
-  if (PyThread_get_thread_ident () != main_thread || sigaction (SIGINT, NULL, &sigint_previous) != 0)
-    return false;
-  /* Default (the process dies) and ignored need nothing from us. */
-  if (!(sigint_previous.sa_flags & SA_SIGINFO)
-      && (sigint_previous.sa_handler == SIG_DFL || sigint_previous.sa_handler == SIG_IGN))
-    return false;
-  sigint_seen = 0;
-  sigint_control = control;
-  memset (&action, 0, sizeof action);
-  action.sa_sigaction = on_sigint;
-  action.sa_flags = SA_SIGINFO | (sigint_previous.sa_flags & SA_ONSTACK);
-  sigemptyset (&action.sa_mask);
-  return sigaction (SIGINT, &action, NULL) == 0;
-}
-
-static void
-sigint_restore (void)
-{
-  sigaction (SIGINT, &sigint_previous, NULL);
-  sigint_control = NULL;
-}
 
 /* ---- construction ---- */
 
@@ -284,7 +126,7 @@ engine_close_locked (EsPyEngine *self)
   Py_END_ALLOW_THREADS
   /* Arrays still alive keep their memory and free it when they go. */
   if (self->pool != NULL)
-    pool_close (self->pool);
+    es_py_result_pool_close (self->pool);
   self->pool = NULL;
 }
 
@@ -295,7 +137,7 @@ engine_dealloc (EsPyEngine *self)
     PyObject_ClearWeakRefs ((PyObject *) self);
   /* No call can be running: a call holds a reference to the engine. */
   if (self->pool != NULL)
-    pool_close (self->pool);
+    es_py_result_pool_close (self->pool);
   es_engine_free (self->engine);
   if (self->lock != NULL)
     PyThread_free_lock (self->lock);
@@ -304,342 +146,18 @@ engine_dealloc (EsPyEngine *self)
   Py_TYPE (self)->tp_free ((PyObject *) self);
 }
 
-/* ---- running a job ---- */
-
-static PyObject *
-engine_closed_error (void)
+PyObject *
+es_py_engine_closed_error (void)
 {
   return PyErr_Format (PyExc_ValueError, "the engine is closed");
 }
 
-/* A new result for a CUDA engine: a page-locked array from the pool (or
- * newly allocated), or NULL without an error where a plain NumPy array is
- * better (the CPU, small images). */
-static PyObject *
-pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
-{
-  size_t bytes = (size_t) width * height * es_format_size (format);
-  npy_intp dims[2] = { height, width }, strides[2] = { (npy_intp) ((size_t) width * es_format_size (format)),
-                                                       (npy_intp) es_format_size (format) };
-  PooledImage *held;
-  PyObject *capsule, *array;
-  EsImage image = { 0 };
-  EsError error;
-  bool cuda = false, ok = false;
-
-  if (bytes < POOL_MIN_BYTES || self->pool == NULL)
-    return NULL;
-  for (int i = 0; i < self->pool->n; i++)
-    if (self->pool->free[i].width == width && self->pool->free[i].height == height
-        && self->pool->free[i].format == format)
-      {
-        image = self->pool->free[i];
-        self->pool->free[i] = self->pool->free[--self->pool->n];
-        ok = true;
-        break;
-      }
-  if (!ok)
-    {
-      es_error_clear (&error);
-      Py_BEGIN_ALLOW_THREADS
-      PyThread_acquire_lock (self->lock, WAIT_LOCK);
-      cuda = self->engine != NULL && es_engine_backend (self->engine) == ES_BACKEND_CUDA;
-      if (cuda)
-        ok = es_engine_image_alloc (self->engine, &image, width, height, format,
-                                    format == ES_FORMAT_U8 ? 8 : 0, &error);
-      PyThread_release_lock (self->lock);
-      Py_END_ALLOW_THREADS
-      if (!ok)
-        return NULL;  /* no CUDA (any more) or no page-locked memory: a plain array will do */
-    }
-
-  held = PyMem_RawMalloc (sizeof *held);
-  if (held == NULL)
-    {
-      es_image_clear (&image);
-      return PyErr_NoMemory ();
-    }
-  held->pool = self->pool;
-  held->image = image;
-  self->pool->refs++;
-  capsule = PyCapsule_New (held, "entroscope.PooledImage", pooled_capsule_free);
-  if (capsule == NULL)
-    {
-      es_image_clear (&held->image);
-      pool_release (held->pool);
-      PyMem_RawFree (held);
-      return NULL;
-    }
-  array = PyArray_New (&PyArray_Type, 2, dims, format == ES_FORMAT_F32 ? NPY_FLOAT32 : NPY_UINT8, strides,
-                       image.pixels, 0, NPY_ARRAY_CARRAY, NULL);
-  if (array == NULL || PyArray_SetBaseObject ((PyArrayObject *) array, capsule) != 0)
-    {
-      Py_XDECREF (array);
-      if (array == NULL)
-        Py_DECREF (capsule);
-      return NULL;
-    }
-  return array;
-}
-
-/* The keyword arguments every operation takes besides its parameters. */
-enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
-static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
-/* normalized is part of the entropy's definition, not a display unit. */
-static const char *const unit_names[] = { "nats", "bits", "normalized", NULL };
-#define UNITS_NORMALIZED 2
-
-/* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
- * [units='nats' where the op's values are nats], depth=None, out=None,
- * return_timing=False): parsed from the operation and parameter tables, so
- * that a new row of either is a new argument here without code. */
-static PyObject *
-engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                  EsPyDefinition *definition)
-{
-  double start = es_py_now_ms ();
-  const char *name = es_op_name (op);
-  EsParamId order[ES_N_PARAMS];
-  PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
-  int n_params = 0, depth = 0, units = -1;
-  bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
-  EsJob job = ES_JOB_INIT (op);
-  EsPyInput input;
-  EsPyOutput output;
-  EsError error;
-  EsTiming timing = { 0 };
-  char notice[700] = "";
-
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    if (es_op_uses (op, (EsParamId) id))
-      order[n_params++] = (EsParamId) id;
-  if (nargs < 1)
-    return PyErr_Format (PyExc_TypeError, "%s() missing its image argument", name);
-  if (nargs > 1 + n_params)
-    return PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name,
-                         1 + n_params, nargs);
-  for (Py_ssize_t i = 1; i < nargs; i++)
-    values[order[i - 1]] = args[i];
-
-  for (Py_ssize_t k = 0; kwnames != NULL && k < PyTuple_GET_SIZE (kwnames); k++)
-    {
-      PyObject *key = PyTuple_GET_ITEM (kwnames, k), *value = args[nargs + k];
-      const char *key_text = PyUnicode_AsUTF8 (key);
-      EsParamId id;
-      int j;
-
-      if (key_text == NULL)
-        return NULL;
-      if (es_param_from_name (key_text, &id) && es_op_uses (op, id))
-        {
-          if (values[id] != NULL)
-            return PyErr_Format (PyExc_TypeError, "%s() got multiple values for argument '%s'", name, key_text);
-          values[id] = value;
-          continue;
-        }
-      for (j = 0; j < N_KW; j++)
-        if (strcmp (key_text, kw_names[j]) == 0 && (j != KW_UNITS || es_units_convertible (op)))
-          break;
-      if (j == N_KW && op == ES_OP_ENTROPY)
-        {
-          for (j = 0; j < ES_PY_N_DEFINITION_KW; j++)
-            if (strcmp (key_text, es_py_definition_keywords[j]) == 0)
-              break;
-          if (j < ES_PY_N_DEFINITION_KW)
-            {
-              definition_kw[j] = value != Py_None ? value : NULL;
-              continue;
-            }
-          j = N_KW;
-        }
-      if (j == N_KW)
-        {
-          if (es_param_from_name (key_text, &id) || strcmp (key_text, "units") == 0)
-            return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)",
-                                 name, key_text, name, key_text);
-          return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", name, key_text);
-        }
-      kw[j] = value;
-    }
-
-  if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
-    return NULL;
-  /* units=None: nats, or the preset's. */
-  if (kw[KW_UNITS] != NULL && kw[KW_UNITS] != Py_None
-      && !es_py_parse_choice (kw[KW_UNITS], "units", unit_names, &units))
-    return NULL;
-  job.definition.normalized = units == UNITS_NORMALIZED;
-  /* The definition (a preset's window and levels) first: given parameters win. */
-  if (!es_py_parse_definition (definition_kw, &job, values[ES_PARAM_WINDOW] != NULL, &units, definition))
-    return NULL;
-  /* The job, checked as the CLI checks its options: by the tables. */
-  for (int i = 0; i < n_params; i++)
-    if (values[order[i]] != NULL && !es_py_parse_param (es_param (order[i]), values[order[i]], &job))
-      return NULL;
-  if (units < 0 || units == UNITS_NORMALIZED)
-    units = ES_UNITS_NATS;
-  es_error_clear (&error);
-  if (!es_job_validate (&job, &error))
-    return es_py_raise (&error, NULL);
-  if (kw[KW_DEPTH] != NULL && kw[KW_DEPTH] != Py_None)
-    {
-      long d = PyIndex_Check (kw[KW_DEPTH]) && !PyBool_Check (kw[KW_DEPTH]) ? PyLong_AsLong (kw[KW_DEPTH]) : -2;
-
-      if (d == -2 || (d == -1 && PyErr_Occurred ()))
-        {
-          PyErr_Clear ();
-          return PyErr_Format (PyExc_TypeError, "depth must be an integer or None, not %.100s",
-                               Py_TYPE (kw[KW_DEPTH])->tp_name);
-        }
-      if (d < 1 || d > 16)
-        return PyErr_Format (PyExc_ValueError, "depth %ld is out of range: 1..16 bits", d);
-      depth = (int) d;
-    }
-  if (kw[KW_RETURN_TIMING] != NULL)
-    {
-      int t = PyObject_IsTrue (kw[KW_RETURN_TIMING]);
-      if (t < 0)
-        return NULL;
-      return_timing = t;
-    }
-
-  if (self->engine == NULL)
-    return engine_closed_error ();
-  if (!es_py_input_open (args[0], depth, &input))
-    return NULL;
-  {
-    PyObject *out = kw[KW_OUT] != NULL && kw[KW_OUT] != Py_None ? kw[KW_OUT] : NULL, *pooled = NULL;
-
-    if (out == NULL)
-      {
-        pooled = pooled_result (self, input.width, input.height, es_op_output_format (op));
-        if (pooled == NULL && PyErr_Occurred ())
-          {
-            es_py_input_close (&input);
-            return NULL;
-          }
-      }
-    ok = es_py_output_open (out != NULL ? out : pooled, &input, es_op_output_format (op), &output);
-    Py_XDECREF (pooled);
-    if (!ok)
-      {
-        es_py_input_close (&input);
-        return NULL;
-      }
-  }
-
-  if ((long long) input.width * input.height >= SIGINT_PIXELS)
-    sigint = sigint_install (self->control);
-  es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  ok = es_py_input_materialize (&input, &error);
-  if (ok)
-    {
-      PyThread_acquire_lock (self->lock, WAIT_LOCK);
-      if (self->engine == NULL)
-        closed = true, ok = false;
-      else
-        {
-          const char *text;
-
-          int threads = (long long) input.width * input.height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
-
-          if (threads > 1)
-            omp_set_num_threads (1);
-          es_control_reset (self->control);
-          ok = es_run_controlled (self->engine, &job, &input.image, &output.image, &timing, self->control, &error);
-          if (threads > 1)
-            omp_set_num_threads (threads);
-          text = es_engine_take_notice (self->engine);
-          if (text != NULL)
-            snprintf (notice, sizeof notice, "%s", text);
-        }
-      PyThread_release_lock (self->lock);
-    }
-  if (ok && units == ES_UNITS_BITS)
-    {
-      const EsImage *values_image = &output.image;
-      long long pixels = (long long) values_image->width * values_image->height;
-
-#pragma omp parallel for schedule(static) if (pixels > 65536)
-      for (int y = 0; y < values_image->height; y++)
-        {
-          float *row = es_image_row (values_image, y);
-          for (int x = 0; x < values_image->width; x++)
-            row[x] = (float) (row[x] * (1.0 / M_LN2));
-        }
-    }
-  if (ok)
-    ok = es_py_output_finish (&output, &error);
-  Py_END_ALLOW_THREADS
-  if (sigint)
-    {
-      sigint_restore ();
-      sigint_cancelled = sigint_seen;
-    }
-  es_py_input_close (&input);
-
-  if (notice[0] != '\0' && PyErr_WarnEx (PyExc_RuntimeWarning, notice, 1) < 0)
-    ok = false, closed = false, error.code = ES_OK;
-  if (!ok)
-    {
-      es_py_output_close (&output, false);
-      if (PyErr_Occurred ())
-        return NULL;
-      if (closed)
-        return engine_closed_error ();
-      /* Ctrl+C: Python's handler decides (KeyboardInterrupt by default). */
-      if (error.code == ES_ERROR_CANCELLED && sigint_cancelled && PyErr_CheckSignals () < 0)
-        return NULL;
-      return es_py_raise (&error, NULL);
-    }
-  es_py_output_close (&output, true);
-
-  if (return_timing)
-    {
-      PyObject *t = PyStructSequence_New (&timing_type);
-
-      if (t == NULL)
-        {
-          Py_DECREF (output.result);
-          return NULL;
-        }
-      PyStructSequence_SET_ITEM (t, 0, PyFloat_FromDouble (timing.upload_ms));
-      PyStructSequence_SET_ITEM (t, 1, PyFloat_FromDouble (timing.kernel_ms));
-      PyStructSequence_SET_ITEM (t, 2, PyFloat_FromDouble (timing.download_ms));
-      PyStructSequence_SET_ITEM (t, 3, PyFloat_FromDouble (timing.wall_ms));
-      PyStructSequence_SET_ITEM (t, 4, PyUnicode_FromString (es_backend_name (timing.backend)));
-      PyStructSequence_SET_ITEM (t, 5, PyUnicode_FromString (timing.variant ? timing.variant : ""));
-      PyStructSequence_SET_ITEM (t, 6, PyBool_FromLong (timing.fell_back));
-      PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_py_now_ms () - start));
-      PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input.mode != ES_PY_INPUT_WRAP));
-      PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output.copy_back));
-      if (PyErr_Occurred ())
-        {
-          Py_DECREF (t);
-          Py_DECREF (output.result);
-          return NULL;
-        }
-      return Py_BuildValue ("(NN)", output.result, t);
-    }
-  return output.result;
-}
-
-/* The arrays a definition borrows are held for the whole call. */
-static PyObject *
-engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-  EsPyDefinition definition = { 0 };
-  PyObject *result = engine_call_held (self, op, args, nargs, kwnames, &definition);
-
-  es_py_definition_release (&definition);
-  return result;
-}
+/* ---- methods ---- */
 
 #define OP_METHOD(fn, op)                                                                     \
   static PyObject *fn (EsPyEngine *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
   {                                                                                           \
-    return engine_call (self, op, args, nargs, kwnames);                                      \
+    return es_py_engine_call (self, op, args, nargs, kwnames);                                \
   }
 
 OP_METHOD (engine_quantize, ES_OP_QUANTIZE)
@@ -657,7 +175,7 @@ engine_run (EsPyEngine *self, PyObject *const *args, Py_ssize_t nargs, PyObject 
     return PyErr_Format (PyExc_TypeError, "run() missing the operation");
   if (!es_py_parse_op (args[0], &op))
     return NULL;
-  return engine_call (self, op, args + 1, nargs - 1, kwnames);
+  return es_py_engine_call (self, op, args + 1, nargs - 1, kwnames);
 }
 
 /* zeros(shape, dtype=numpy.uint8): a zeroed array in the memory this
@@ -712,7 +230,7 @@ engine_zeros (EsPyEngine *self, PyObject *args, PyObject *kwargs)
   PyThread_release_lock (self->lock);
   Py_END_ALLOW_THREADS
   if (closed)
-    return engine_closed_error ();
+    return es_py_engine_closed_error ();
   if (!ok)
     return es_py_raise (&error, NULL);
   return es_py_array_from_image (&image);
@@ -774,7 +292,7 @@ engine_text (EsPyEngine *self, TextKind kind)
   PyThread_release_lock (self->lock);
   Py_END_ALLOW_THREADS
   if (closed)
-    return engine_closed_error ();
+    return es_py_engine_closed_error ();
   return PyUnicode_FromString (text);
 }
 
@@ -901,7 +419,7 @@ es_py_engine_init_types (PyObject *module)
 
   if (PyType_Ready (&es_py_engine_type) != 0)
     return false;
-  if (timing_type.tp_name == NULL && PyStructSequence_InitType2 (&timing_type, &timing_desc) != 0)
+  if (!es_py_timing_type_init ())
     return false;
   Py_INCREF (&es_py_engine_type);
   if (PyModule_AddObject (module, "Engine", (PyObject *) &es_py_engine_type) != 0)
@@ -909,10 +427,10 @@ es_py_engine_init_types (PyObject *module)
       Py_DECREF (&es_py_engine_type);
       return false;
     }
-  Py_INCREF (&timing_type);
-  if (PyModule_AddObject (module, "Timing", (PyObject *) &timing_type) != 0)
+  Py_INCREF (&es_py_timing_type);
+  if (PyModule_AddObject (module, "Timing", (PyObject *) &es_py_timing_type) != 0)
     {
-      Py_DECREF (&timing_type);
+      Py_DECREF (&es_py_timing_type);
       return false;
     }
 
@@ -928,7 +446,7 @@ es_py_engine_init_types (PyObject *module)
   Py_DECREF (thread);
   if (ident == NULL)
     return false;
-  main_thread = PyLong_AsUnsignedLong (ident);
+  es_py_main_thread = PyLong_AsUnsignedLong (ident);
   Py_DECREF (ident);
   return !PyErr_Occurred ();
 }

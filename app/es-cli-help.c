@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope-cli's --help and --version, written from the operation and parameter tables. */
+#include <string.h>
+
+#include "es-cli.h"
+#include "es-cli-options-private.h"
+
+/* Lines of --help stay below this width. */
+#define HELP_WIDTH 80
+/* Where the text of a command's and of an option's entry starts. */
+#define COMMAND_COLUMN 12
+#define OPTION_COLUMN 26
+
+/* Columns on a terminal: UTF-8 continuation bytes take none (the table's
+ * texts hold "×" and "·"). */
+static int
+text_width (const char *text, size_t len)
+{
+  int width = 0;
+
+  for (size_t i = 0; i < len; i++)
+    if (((unsigned char) text[i] & 0xC0) != 0x80)
+      width++;
+  return width;
+}
+
+/* Prints TERM, then TEXT from COLUMN on, its words wrapped before
+ * HELP_WIDTH onto lines indented to COLUMN. A TERM that reaches COLUMN puts
+ * TEXT on the next line, as in the hand-written entries. */
+static void
+print_entry (FILE *out, const char *term, int column, const char *text)
+{
+  int x = text_width (term, strlen (term));
+  const char *p = text;
+
+  fputs (term, out);
+  if (x > 0 && x + 1 >= column)
+    {
+      fputc ('\n', out);
+      x = 0;
+    }
+  fprintf (out, "%*s", column - x, "");
+  x = column;
+  while (*p)
+    {
+      size_t len = strcspn (p, " ");
+      int width = text_width (p, len);
+
+      if (x > column)
+        {
+          if (x + 1 + width >= HELP_WIDTH)
+            {
+              fprintf (out, "\n%*s", column, "");
+              x = column;
+            }
+          else
+            {
+              fputc (' ', out);
+              x++;
+            }
+        }
+      fwrite (p, 1, len, out);
+      x += width;
+      p += len;
+      while (*p == ' ')
+        p++;
+    }
+  fputc ('\n', out);
+}
+
+void
+es_cli_op_list (unsigned ops, const char *separator, const char *last, char *text, size_t size)
+{
+  int n = 0, count = 0;
+  size_t len = 0;
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    count += (ops >> op) & 1;
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS && len < size; op++)
+    if (ops & (1u << op))
+      {
+        n++;
+        len += (size_t) snprintf (text + len, size - len, "%s%s",
+                                  n == 1 ? "" : n == count ? last : separator, es_op_name ((EsOp) op));
+      }
+}
+
+static unsigned
+ops_using (EsParamId id)
+{
+  unsigned ops = 0;
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    if (es_op_uses ((EsOp) op, id))
+      ops |= 1u << op;
+  return ops;
+}
+
+static void
+print_commands (FILE *out)
+{
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      char term[32];
+
+      snprintf (term, sizeof term, "  %s", es_op_name ((EsOp) op));
+      print_entry (out, term, COMMAND_COLUMN, es_op_info ((EsOp) op)->summary);
+    }
+}
+
+/* "gray for quantize, equalize and sharpen; viridis for entropy". */
+static void
+describe_default_colormaps (char *text, size_t size)
+{
+  unsigned done = 0;
+  size_t len = 0;
+
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS && len < size; op++)
+    {
+      const char *map = es_op_info ((EsOp) op)->colormap;
+      unsigned same = 0;
+      char ops[128];
+
+      if (done & (1u << op))
+        continue;
+      for (int other = op; other < ES_N_OPS; other++)
+        if (strcmp (es_op_info ((EsOp) other)->colormap, map) == 0)
+          same |= 1u << other;
+      done |= same;
+      es_cli_op_list (same, ", ", " and ", ops, sizeof ops);
+      len += (size_t) snprintf (text + len, size - len, "%s%s for %s", len ? "; " : "", map, ops);
+    }
+}
+
+static void
+print_parameters (FILE *out)
+{
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    {
+      const EsParam *param = es_param ((EsParamId) id);
+      char term[64], range[64], ops[128], text[512];
+
+      snprintf (term, sizeof term, "      --%s=%s", param->name, param->metavar);
+      es_param_describe_range (param, range, sizeof range);
+      es_cli_op_list (ops_using ((EsParamId) id), ", ", " and ", ops, sizeof ops);
+      snprintf (text, sizeof text, "%s; %s. Used by %s", param->description, range,
+                ops[0] ? ops : "no operation");
+      print_entry (out, term, OPTION_COLUMN, text);
+    }
+}
+
+void
+es_cli_print_help (FILE *out)
+{
+  char ops[128], text[512];
+  size_t len;
+  unsigned nats = 0;
+
+  es_cli_op_list (ES_CLI_ALL_OPS, "|", "|", ops, sizeof ops);
+  fprintf (out,
+           "Usage:\n"
+           "  " ES_CLI_PROGRAM " %s [OPTION...] INPUT...\n"
+           "  " ES_CLI_PROGRAM " info [OPERATION] [--backend=auto|cpu|cuda] [JOB OPTION...]\n"
+           "  " ES_CLI_PROGRAM " bench [OPTION...]\n"
+           "  " ES_CLI_PROGRAM " bench --image=FILE [OPTION...]\n"
+           "  " ES_CLI_PROGRAM " help | -h | --help | --version\n"
+           "\n"
+           "Commands:\n", ops);
+  print_commands (out);
+  fputs ("  info      version, backends compiled and in use, device, CPU threads, and\n"
+         "            the kernel variants of each operation (or of OPERATION) with\n"
+         "            their lessons; with the parameters and definition options of\n"
+         "            a job, which variants run it, which cannot and why, and which\n"
+         "            run it on a slow path\n"
+         "  bench     times each operation, size, backend and kernel variant; with\n"
+         "            --image, every variant on that image, as the window's Compare\n"
+         "            Variants view does\n"
+         "\n"
+         "Inputs: PNG (every colour type and bit depth; colour becomes gray with BT.709\n"
+         "weights, alpha is ignored), PGM (P2/P5) and text matrices (\"H W\" then H rows of\n"
+         "W integer levels, each < L), and TIFF when built with libtiff (gray or RGB,\n"
+         "1-16-bit integers, 32/64-bit floats mapped from their finite min..max to 16\n"
+         "bits, strips or tiles, any codec libtiff has, BigTIFF, pages). Equalize and\n"
+         "sharpen work on 8 bits: a sample v becomes round(v * 255 / maxval), maxval\n"
+         "being the full scale (2^depth - 1, or a PGM's maxval). The format\n"
+         "comes from the content: an empty file or another format (JPEG, PPM...) is\n"
+         "refused at once; inputs\n"
+         "may be pipes; a file over 4 GiB is refused.\n"
+         "\n"
+         "Output options:\n"
+         "  -o, --output=OUT        the file to write; or a folder (one that exists, or\n"
+         "                          OUT ending in /) that receives OUT/STEM-COMMAND.EXT.\n"
+         "                          Default: STEM-COMMAND.png in the current folder\n"
+         "                          (STEM: the input's name without its extension).\n"
+         "                          Several inputs need a folder; one failing input is\n"
+         "                          reported and the others are still processed.\n"
+         "                          - (or /dev/stdout) writes to stdout; a FIFO or a\n"
+         "                          device is written into, never replaced; an OUT\n"
+         "                          that is one of the inputs is refused before\n"
+         "                          anything is written.\n"
+         "      --format=png|txt|tif\n"
+         "                          png (default): an 8-bit RGB PNG through the colormap;\n"
+         "                          txt: a text matrix, \"H W\" then one row per line\n"
+         "                          (%.5f for entropy, integers otherwise); tif: the\n"
+         "                          values as they are, uncompressed (32-bit float for\n"
+         "                          entropy, 8-bit gray otherwise; BigTIFF past 4 GiB),\n"
+         "                          the job in ImageDescription. An OUT ending in .txt\n"
+         "                          implies txt, in .tif or .tiff tif. A multi-page TIFF\n"
+         "                          input is a stack: each page is processed, into one\n"
+         "                          multi-page TIFF (tif output only).\n"
+         "      --raw16             a 16-bit gray PNG of the values with tEXt metadata\n"
+         "                          (value = ValueOffset + sample * ValueScale)\n"
+         "      --compression=fast|default|small\n"
+         "                          how hard PNGs are compressed, on every core; default\n"
+         "                          stays within 1.15x the size of libpng's level 6\n", out);
+  describe_default_colormaps (ops, sizeof ops);
+  snprintf (text, sizeof text,
+            "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "
+            "the absolute range 0..255 a gray PNG holds exactly the result's pixels)", ops);
+  print_entry (out, "      --colormap=NAME", OPTION_COLUMN, text);
+  len = 0;
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS; op++)
+    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
+                              es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
+  snprintf (text + len, sizeof text - len,
+            "; auto: the result's own minimum..maximum (a span under 1e-5 is drawn flat)");
+  print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
+  for (int op = 0; op < ES_N_OPS; op++)
+    if (es_units_convertible ((EsOp) op))
+      nats |= 1u << op;
+  es_cli_op_list (nats, ", ", " and ", ops, sizeof ops);
+  snprintf (text, sizeof text, "units of %s in txt, raw16 and the colorbar (default nats); normalized: "
+            "entropy divided by ln(min(B, n)), 0..1, computed per pixel", ops);
+  print_entry (out, "      --units=nats|bits|normalized", OPTION_COLUMN, text);
+  fputs ("      --colorbar          draws a labelled colorbar right of the PNG\n"
+         "  -q, --quiet             prints neither \"wrote PATH\" nor the progress line\n"
+         "\n"
+         "Computation options:\n", out);
+  print_parameters (out);
+  es_cli_print_definition_help (out);
+  fputs ("      --backend=auto|cpu|cuda\n"
+         "                          auto (default): CUDA when a usable device exists,\n"
+         "                          else the CPU (OpenMP); cuda fails without a device\n"
+         "      --devices=N,N,...   the CUDA devices to spread bands over (default: the\n"
+         "                          ES_DEVICES variable, else every usable device)\n"
+         "      --variant=ID        CUDA kernel variant (see 'info'); default: the\n"
+         "                          fastest one known. The CPU has one implementation.\n"
+         "      --timings           prints upload, kernel, download and wall ms, the\n"
+         "                          backend, the variant and Mpx/s per image on stderr\n"
+         "      --max-pixels=N      refuses images of more than N pixels (default 2^30)\n"
+         "\n", out);
+  len = (size_t) snprintf (text, sizeof text, "Bench options (with --backend, --variant,");
+  for (int id = 0; id < ES_N_PARAMS && len < sizeof text; id++)
+    len += (size_t) snprintf (text + len, sizeof text - len, " --%s,", es_param ((EsParamId) id)->name);
+  if (len < sizeof text)
+    snprintf (text + len, sizeof text - len, " --max-pixels):");
+  print_entry (out, "", 0, text);
+  fputs ("      --windows=K,K,...   windows to time (the same as --window=K,K,...: in\n"
+         "                          bench, --window, --levels and --amount take\n"
+         "                          comma-separated lists); each operation is timed at\n"
+         "                          every combination of the values of the parameters\n"
+         "                          it reads, and the table gives them in columns\n"
+         "      --sizes=N,N,...     sides of the square random images\n"
+         "                          (default " ES_BENCH_DEFAULT_SIZES ")\n"
+         "      --ops=OP,OP,...     operations (default " ES_BENCH_DEFAULT_OPS ")\n"
+         "      --variant=all|ID    every CUDA variant (default) or one\n"
+         "      --repeats=N         timed runs after a warm-up run (default 20 on CUDA,\n"
+         "                          5 on the CPU); medians are reported\n"
+         "      --csv=FILE          also writes the table as CSV with a header row\n"
+         "      --image=FILE        times every variant of each operation on FILE\n"
+         "                          instead of random images (no --sizes; --repeats\n"
+         "                          defaults to 10), with the backend's engine as\n"
+         "                          the window uses it: on the CPU its single\n"
+         "                          implementation, on CUDA each variant and the floor\n"
+         "  The table gives the median kernel and end-to-end (wall) ms, Mpx/s from the\n"
+         "  kernel time and, on CUDA, the copy floor (a plain copy of the operation's\n"
+         "  bytes), the kernel's multiple of it, effective GB/s, and the speed-up over\n"
+         "  the operation's naive variant.\n"
+         "\n"
+         "Other options:\n"
+         "  -h, --help              this help\n"
+         "      --version           the version\n"
+         "\n"
+         "Exit status:\n"
+         "  0  success\n"
+         "  1  usage error (unknown option, bad number, missing input)\n"
+         "  2  input or output error (unreadable, malformed or too large input,\n"
+         "     output not writable, stdout included)\n"
+         "  3  compute error (a backend failed, out of memory, --backend=cuda without\n"
+         "     a usable CUDA device)\n"
+         "  128+N  stopped by signal N: SIGINT (130), SIGTERM, SIGHUP; the output in\n"
+         "     progress is not written and no temporary file stays; SIGPIPE: 141,\n"
+         "     silently\n"
+         "  With several inputs: the worst status. Each error is one line on stderr,\n"
+         "  \"" ES_CLI_PROGRAM ": FILE: reason\".\n"
+         "\n"
+         "Examples:\n"
+         "  " ES_CLI_PROGRAM " entropy photo.png                  # writes photo-entropy.png\n"
+         "  " ES_CLI_PROGRAM " entropy --window=9 --colormap=magma --colorbar photo.png \\\n"
+         "      -o heat.png\n"
+         "  " ES_CLI_PROGRAM " entropy --units=bits exercise.txt -o entropy.txt\n"
+         "  " ES_CLI_PROGRAM " equalize scans/*.png -o out/\n"
+         "  " ES_CLI_PROGRAM " sharpen --amount=0.5 --timings --backend=cpu photo.png\n"
+         "  " ES_CLI_PROGRAM " bench --sizes=1024,4096 --csv=bench.csv\n"
+         "  " ES_CLI_PROGRAM " bench --backend=cpu --ops=entropy --sizes=4096 \\\n"
+         "      --windows=3,5,9,17,31 --levels=16,256\n"
+         "  " ES_CLI_PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n", out);
+}
+
+void
+es_cli_print_version (FILE *out)
+{
+  fputs (ES_CLI_PROGRAM " " ES_VERSION "\n", out);
+}

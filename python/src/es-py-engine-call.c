@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope.Engine's operations: arguments converted from the operation and parameter tables, SIGINT, Timing. */
+#include "es-py-engine-private.h"
+
+#include <omp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+PyTypeObject es_py_timing_type;
+
+static PyStructSequence_Field timing_fields[] = {
+  { "upload_ms", "host -> device (CUDA events); 0 on the CPU" },
+  { "kernel_ms", "the kernels alone (CUDA events, or wall time on the CPU)" },
+  { "download_ms", "device -> host (CUDA events); 0 on the CPU" },
+  { "wall_ms", "the whole engine run (es_run), as the CLI's --timings reports it" },
+  { "backend", "the backend that produced the result: 'cpu' or 'cuda'" },
+  { "variant", "the kernel variant that ran ('openmp' on the CPU)" },
+  { "fell_back", "CUDA failed during the job and the CPU finished it" },
+  { "call_ms", "the whole Python call: checks, copies, the run and the result" },
+  { "input_copied", "the input was copied (strided, Fortran order, byte-swapped, colour) rather than read in place" },
+  { "output_copied", "the result went through a temporary into out= (non-contiguous or overlapping the input)" },
+  { NULL, NULL },
+};
+
+static PyStructSequence_Desc timing_desc = {
+  "entroscope.Timing", "Where the time of one call went (return_timing=True).", timing_fields, 10,
+};
+
+bool
+es_py_timing_type_init (void)
+{
+  return es_py_timing_type.tp_name != NULL || PyStructSequence_InitType2 (&es_py_timing_type, &timing_desc) == 0;
+}
+
+/* ---- SIGINT ----
+ * A long job on the main thread stops on Ctrl+C: while it runs, a handler
+ * cancels it and then calls the handler it replaced (Python's, which trips
+ * its flag), so that the Python-level handler still decides what happens
+ * (KeyboardInterrupt by default). Only the main thread receives Python's
+ * signals, so one job at a time is concerned. */
+
+#define SIGINT_PIXELS (1 << 16)
+
+/* Jobs this small run on the calling thread alone: waking an OpenMP team
+ * costs more than such a job (tens of microseconds on a busy machine, for a
+ * 1×1 image that takes two), and the CPU runners start a team of every
+ * thread whatever the image's size. omp_set_num_threads() changes only the
+ * calling thread's setting, which is restored after the job. */
+#define SMALL_JOB_PIXELS 1024
+
+unsigned long es_py_main_thread;
+static struct sigaction sigint_previous;
+static EsControl *volatile sigint_control;
+static volatile sig_atomic_t sigint_seen;
+
+static void
+on_sigint (int number, siginfo_t *info, void *context)
+{
+  sigint_seen = 1;
+  es_control_cancel (sigint_control);
+  if (sigint_previous.sa_flags & SA_SIGINFO)
+    sigint_previous.sa_sigaction (number, info, context);
+  else if (sigint_previous.sa_handler != SIG_DFL && sigint_previous.sa_handler != SIG_IGN)
+    sigint_previous.sa_handler (number);
+}
+
+static bool
+sigint_install (EsControl *control)
+{
+  struct sigaction action;
+
+  if (PyThread_get_thread_ident () != es_py_main_thread || sigaction (SIGINT, NULL, &sigint_previous) != 0)
+    return false;
+  /* Default (the process dies) and ignored need nothing from us. */
+  if (!(sigint_previous.sa_flags & SA_SIGINFO)
+      && (sigint_previous.sa_handler == SIG_DFL || sigint_previous.sa_handler == SIG_IGN))
+    return false;
+  sigint_seen = 0;
+  sigint_control = control;
+  memset (&action, 0, sizeof action);
+  action.sa_sigaction = on_sigint;
+  action.sa_flags = SA_SIGINFO | (sigint_previous.sa_flags & SA_ONSTACK);
+  sigemptyset (&action.sa_mask);
+  return sigaction (SIGINT, &action, NULL) == 0;
+}
+
+static void
+sigint_restore (void)
+{
+  sigaction (SIGINT, &sigint_previous, NULL);
+  sigint_control = NULL;
+}
+
+/* The keyword arguments every operation takes besides its parameters. */
+enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
+static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
+/* normalized is part of the entropy's definition, not a display unit. */
+static const char *const unit_names[] = { "nats", "bits", "normalized", NULL };
+#define UNITS_NORMALIZED 2
+
+/* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
+ * [units='nats' where the op's values are nats], depth=None, out=None,
+ * return_timing=False): parsed from the operation and parameter tables, so
+ * that a new row of either is a new argument here without code. */
+static PyObject *
+engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  EsPyDefinition *definition)
+{
+  double start = es_py_now_ms ();
+  const char *name = es_op_name (op);
+  EsParamId order[ES_N_PARAMS];
+  PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
+  int n_params = 0, depth = 0, units = -1;
+  bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
+  EsJob job = ES_JOB_INIT (op);
+  EsPyInput input;
+  EsPyOutput output;
+  EsError error;
+  EsTiming timing = { 0 };
+  char notice[700] = "";
+
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (op, (EsParamId) id))
+      order[n_params++] = (EsParamId) id;
+  if (nargs < 1)
+    return PyErr_Format (PyExc_TypeError, "%s() missing its image argument", name);
+  if (nargs > 1 + n_params)
+    return PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name,
+                         1 + n_params, nargs);
+  for (Py_ssize_t i = 1; i < nargs; i++)
+    values[order[i - 1]] = args[i];
+
+  for (Py_ssize_t k = 0; kwnames != NULL && k < PyTuple_GET_SIZE (kwnames); k++)
+    {
+      PyObject *key = PyTuple_GET_ITEM (kwnames, k), *value = args[nargs + k];
+      const char *key_text = PyUnicode_AsUTF8 (key);
+      EsParamId id;
+      int j;
+
+      if (key_text == NULL)
+        return NULL;
+      if (es_param_from_name (key_text, &id) && es_op_uses (op, id))
+        {
+          if (values[id] != NULL)
+            return PyErr_Format (PyExc_TypeError, "%s() got multiple values for argument '%s'", name, key_text);
+          values[id] = value;
+          continue;
+        }
+      for (j = 0; j < N_KW; j++)
+        if (strcmp (key_text, kw_names[j]) == 0 && (j != KW_UNITS || es_units_convertible (op)))
+          break;
+      if (j == N_KW && op == ES_OP_ENTROPY)
+        {
+          for (j = 0; j < ES_PY_N_DEFINITION_KW; j++)
+            if (strcmp (key_text, es_py_definition_keywords[j]) == 0)
+              break;
+          if (j < ES_PY_N_DEFINITION_KW)
+            {
+              definition_kw[j] = value != Py_None ? value : NULL;
+              continue;
+            }
+          j = N_KW;
+        }
+      if (j == N_KW)
+        {
+          if (es_param_from_name (key_text, &id) || strcmp (key_text, "units") == 0)
+            return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)",
+                                 name, key_text, name, key_text);
+          return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", name, key_text);
+        }
+      kw[j] = value;
+    }
+
+  if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
+    return NULL;
+  /* units=None: nats, or the preset's. */
+  if (kw[KW_UNITS] != NULL && kw[KW_UNITS] != Py_None
+      && !es_py_parse_choice (kw[KW_UNITS], "units", unit_names, &units))
+    return NULL;
+  job.definition.normalized = units == UNITS_NORMALIZED;
+  /* The definition (a preset's window and levels) first: given parameters win. */
+  if (!es_py_parse_definition (definition_kw, &job, values[ES_PARAM_WINDOW] != NULL, &units, definition))
+    return NULL;
+  /* The job, checked as the CLI checks its options: by the tables. */
+  for (int i = 0; i < n_params; i++)
+    if (values[order[i]] != NULL && !es_py_parse_param (es_param (order[i]), values[order[i]], &job))
+      return NULL;
+  if (units < 0 || units == UNITS_NORMALIZED)
+    units = ES_UNITS_NATS;
+  es_error_clear (&error);
+  if (!es_job_validate (&job, &error))
+    return es_py_raise (&error, NULL);
+  if (kw[KW_DEPTH] != NULL && kw[KW_DEPTH] != Py_None)
+    {
+      long d = PyIndex_Check (kw[KW_DEPTH]) && !PyBool_Check (kw[KW_DEPTH]) ? PyLong_AsLong (kw[KW_DEPTH]) : -2;
+
+      if (d == -2 || (d == -1 && PyErr_Occurred ()))
+        {
+          PyErr_Clear ();
+          return PyErr_Format (PyExc_TypeError, "depth must be an integer or None, not %.100s",
+                               Py_TYPE (kw[KW_DEPTH])->tp_name);
+        }
+      if (d < 1 || d > 16)
+        return PyErr_Format (PyExc_ValueError, "depth %ld is out of range: 1..16 bits", d);
+      depth = (int) d;
+    }
+  if (kw[KW_RETURN_TIMING] != NULL)
+    {
+      int t = PyObject_IsTrue (kw[KW_RETURN_TIMING]);
+      if (t < 0)
+        return NULL;
+      return_timing = t;
+    }
+
+  if (self->engine == NULL)
+    return es_py_engine_closed_error ();
+  if (!es_py_input_open (args[0], depth, &input))
+    return NULL;
+  {
+    PyObject *out = kw[KW_OUT] != NULL && kw[KW_OUT] != Py_None ? kw[KW_OUT] : NULL, *pooled = NULL;
+
+    if (out == NULL)
+      {
+        pooled = es_py_pooled_result (self, input.width, input.height, es_op_output_format (op));
+        if (pooled == NULL && PyErr_Occurred ())
+          {
+            es_py_input_close (&input);
+            return NULL;
+          }
+      }
+    ok = es_py_output_open (out != NULL ? out : pooled, &input, es_op_output_format (op), &output);
+    Py_XDECREF (pooled);
+    if (!ok)
+      {
+        es_py_input_close (&input);
+        return NULL;
+      }
+  }
+
+  if ((long long) input.width * input.height >= SIGINT_PIXELS)
+    sigint = sigint_install (self->control);
+  es_error_clear (&error);
+  Py_BEGIN_ALLOW_THREADS
+  ok = es_py_input_materialize (&input, &error);
+  if (ok)
+    {
+      PyThread_acquire_lock (self->lock, WAIT_LOCK);
+      if (self->engine == NULL)
+        closed = true, ok = false;
+      else
+        {
+          const char *text;
+
+          int threads = (long long) input.width * input.height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
+
+          if (threads > 1)
+            omp_set_num_threads (1);
+          es_control_reset (self->control);
+          ok = es_run_controlled (self->engine, &job, &input.image, &output.image, &timing, self->control, &error);
+          if (threads > 1)
+            omp_set_num_threads (threads);
+          text = es_engine_take_notice (self->engine);
+          if (text != NULL)
+            snprintf (notice, sizeof notice, "%s", text);
+        }
+      PyThread_release_lock (self->lock);
+    }
+  if (ok && units == ES_UNITS_BITS)
+    {
+      const EsImage *values_image = &output.image;
+      long long pixels = (long long) values_image->width * values_image->height;
+
+#pragma omp parallel for schedule(static) if (pixels > 65536)
+      for (int y = 0; y < values_image->height; y++)
+        {
+          float *row = es_image_row (values_image, y);
+          for (int x = 0; x < values_image->width; x++)
+            row[x] = (float) (row[x] * (1.0 / M_LN2));
+        }
+    }
+  if (ok)
+    ok = es_py_output_finish (&output, &error);
+  Py_END_ALLOW_THREADS
+  if (sigint)
+    {
+      sigint_restore ();
+      sigint_cancelled = sigint_seen;
+    }
+  es_py_input_close (&input);
+
+  if (notice[0] != '\0' && PyErr_WarnEx (PyExc_RuntimeWarning, notice, 1) < 0)
+    ok = false, closed = false, error.code = ES_OK;
+  if (!ok)
+    {
+      es_py_output_close (&output, false);
+      if (PyErr_Occurred ())
+        return NULL;
+      if (closed)
+        return es_py_engine_closed_error ();
+      /* Ctrl+C: Python's handler decides (KeyboardInterrupt by default). */
+      if (error.code == ES_ERROR_CANCELLED && sigint_cancelled && PyErr_CheckSignals () < 0)
+        return NULL;
+      return es_py_raise (&error, NULL);
+    }
+  es_py_output_close (&output, true);
+
+  if (return_timing)
+    {
+      PyObject *t = PyStructSequence_New (&es_py_timing_type);
+
+      if (t == NULL)
+        {
+          Py_DECREF (output.result);
+          return NULL;
+        }
+      PyStructSequence_SET_ITEM (t, 0, PyFloat_FromDouble (timing.upload_ms));
+      PyStructSequence_SET_ITEM (t, 1, PyFloat_FromDouble (timing.kernel_ms));
+      PyStructSequence_SET_ITEM (t, 2, PyFloat_FromDouble (timing.download_ms));
+      PyStructSequence_SET_ITEM (t, 3, PyFloat_FromDouble (timing.wall_ms));
+      PyStructSequence_SET_ITEM (t, 4, PyUnicode_FromString (es_backend_name (timing.backend)));
+      PyStructSequence_SET_ITEM (t, 5, PyUnicode_FromString (timing.variant ? timing.variant : ""));
+      PyStructSequence_SET_ITEM (t, 6, PyBool_FromLong (timing.fell_back));
+      PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_py_now_ms () - start));
+      PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input.mode != ES_PY_INPUT_WRAP));
+      PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output.copy_back));
+      if (PyErr_Occurred ())
+        {
+          Py_DECREF (t);
+          Py_DECREF (output.result);
+          return NULL;
+        }
+      return Py_BuildValue ("(NN)", output.result, t);
+    }
+  return output.result;
+}
+
+/* The arrays a definition borrows are held for the whole call. */
+PyObject *
+es_py_engine_call (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+  EsPyDefinition definition = { 0 };
+  PyObject *result = engine_call_held (self, op, args, nargs, kwnames, &definition);
+
+  es_py_definition_release (&definition);
+  return result;
+}
