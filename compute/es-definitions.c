@@ -38,9 +38,12 @@ es_equalize_lut (const uint64_t hist[256], uint64_t n, uint8_t lut[256])
 void
 es_binner_init (EsBinner *binner, const EsJob *job, const EsImage *in)
 {
-  const EsEntropyDefinition *d = &job->definition;
-  uint32_t lo = d->range_lo, hi = d->range_hi;
+  EsJob resolved = *job;
+  const EsEntropyDefinition *d = &resolved.definition;
 
+  /* MINMAX is RANGE over the image's own samples (es_run resolves it at
+   * its gate already; other callers get the same rule here). */
+  es_job_resolve_minmax (&resolved, in);
   *binner = (EsBinner) {
     .mode = d->binning, .levels = (uint32_t) job->levels, .depth = (uint32_t) in->depth,
     .maxval = es_image_maxval (in),
@@ -51,13 +54,8 @@ es_binner_init (EsBinner *binner, const EsJob *job, const EsImage *in)
       binner->bins = (uint32_t) in->levels;
       return;
     }
-  if (d->binning == ES_BINNING_MINMAX)
-    {
-      es_image_sample_range (in, &lo, &hi);
-      binner->mode = ES_BINNING_RANGE;
-    }
-  binner->lo = lo;
-  binner->span = hi - lo + 1;
+  binner->lo = d->range_lo;
+  binner->span = d->range_hi - d->range_lo + 1;
   binner->bins = d->binning == ES_BINNING_EXACT ? 1u << in->depth : (uint32_t) job->levels;
 }
 

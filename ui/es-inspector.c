@@ -160,18 +160,6 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
   cairo_stroke (cr);
 }
 
-/* The job of the entropy on screen, else of the settings. */
-static void
-inspector_job (EsTools *self, EsJob *job)
-{
-  EsLayer *entropy = es_window_get_layer (self->window, ES_VIEW_ENTROPY);
-
-  if (entropy)
-    *job = entropy->job;
-  else
-    es_window_get_view_job (self->window, ES_VIEW_ENTROPY, job);
-}
-
 /* The table: each non-empty bin, the samples that fall in it, its count, p
  * and its share −p ln p of H. */
 static void
@@ -232,7 +220,7 @@ _es_inspector_update (EsTools *self)
   data->valid = FALSE;
   es_window_counts_clear (&data->counts);
   g_string_truncate (data->text, 0);
-  inspector_job (self, &job);
+  es_window_get_readout_job (self->window, &job);
   if (source && x >= 0 && y >= 0 && x < source->image.width && y < source->image.height)
     data->valid = es_window_counts (&job, &source->image, x, y, &data->counts, &error);
   if (!data->valid)

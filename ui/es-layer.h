@@ -46,6 +46,7 @@ typedef struct {
   char *name;                /* for titles and messages */
   guint64 serial;            /* unique in the process: tells sources apart after they are freed */
   guint64 histogram[256];    /* of the 8-bit view of the samples */
+  guint32 sample_lo, sample_hi;  /* the samples' range: what minmax binning bins over */
 } EsSource;
 
 /* Takes over image's pixels (and zeroes *image). */

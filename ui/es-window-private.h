@@ -242,6 +242,10 @@ EsLayer *es_window_get_layer (EsWindow *self, EsView view);
 EsView es_window_get_active_view (EsWindow *self);
 /* The job the window runs for a view with the current settings. */
 void es_window_get_view_job (EsWindow *self, EsView view, EsJob *job);
+/* The entropy job that the readout and the pixel inspector count under:
+ * the one on screen, else the settings', minmax binning resolved from the
+ * source's range (never a scan per pointer move). */
+void es_window_get_readout_job (EsWindow *self, EsJob *job);
 
 /* Only tests/test-ui.c calls these. */
 

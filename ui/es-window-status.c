@@ -119,9 +119,8 @@ _es_window_watch_next_paint (EsWindow *self)
                                                 G_CALLBACK (on_after_paint), self);
 }
 
-/* The job whose bin the readout names: the entropy on screen, else the settings'. */
-static void
-readout_job (EsWindow *self, EsJob *job)
+void
+es_window_get_readout_job (EsWindow *self, EsJob *job)
 {
   EsLayer *entropy = es_window_get_layer (self, ES_VIEW_ENTROPY);
 
@@ -129,6 +128,14 @@ readout_job (EsWindow *self, EsJob *job)
     *job = entropy->job;
   else
     es_window_get_view_job (self, ES_VIEW_ENTROPY, job);
+  /* Minmax binning from the source's range, found when it was decoded:
+   * the readout must not scan the image on every pointer move. */
+  if (job->definition.binning == ES_BINNING_MINMAX && self->source != NULL && self->source->image.levels == 0)
+    {
+      job->definition.binning = ES_BINNING_RANGE;
+      job->definition.range_lo = self->source->sample_lo;
+      job->definition.range_hi = self->source->sample_hi;
+    }
 }
 
 void
@@ -153,7 +160,7 @@ _es_window_update_position (EsWindow *self)
   gray = es_source_sample (self->source, self->hover_x, self->hover_y);
   g_string_append_printf (text, "x %5d   y %5d      gray %5u", self->hover_x, self->hover_y, gray);
   /* The sample's bin under the entropy definition in force: a level of the depth binning. */
-  readout_job (self, &job);
+  es_window_get_readout_job (self, &job);
   if (es_pixel_bin (&job, &self->source->image, self->hover_x, self->hover_y, &bin))
     g_string_append_printf (text, "      %s %3u",
                             job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
