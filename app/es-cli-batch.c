@@ -12,6 +12,7 @@
 
 #include "es-load.h"
 #include "es-stack.h"
+#include "es-stream.h"
 
 /* Images in flight: one decoding, one computing, one encoding. */
 enum { RING = 3 };
@@ -55,6 +56,7 @@ typedef struct {
   uint64_t bytes_done;
   char **written;       /* outputs written so far (the encoder's) */
   bool notice_shown;
+  bool streamed;        /* the one input went band by band (run_streamed) */
   EsCliBatchOutcome *outcome;
 } Batch;
 
@@ -112,8 +114,9 @@ wait_a_little (Batch *batch)
 
 /* ---- the stages: one input each ---- */
 
+/* Loads input i into the slot; with a watch, telling it of rows as they are decoded. */
 static void
-decode (Batch *batch, int i, Slot *slot)
+decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
 {
   const EsCliBatch *b = batch->b;
   const char *input = b->inputs[i];
@@ -122,7 +125,7 @@ decode (Batch *batch, int i, Slot *slot)
   EsPages *pages;
 
   slot->bytes = stat (input, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : 0;
-  pages = es_pages_open (input, b->params->job.levels, &slot->error);
+  pages = es_pages_open_watched (input, b->params->job.levels, watch, &slot->error);
   if (pages == NULL)
     slot->failed = true;
   else if (es_pages_count (pages) > 1)
@@ -198,9 +201,10 @@ print_timings (const char *input, const EsResult *result)
            t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
 }
 
-/* Reports and writes input i; returns its exit status. */
+/* Reports and writes input i; returns its exit status. With `exported`,
+ * a streamed run has already written it and export_error says how. */
 static int
-encode (Batch *batch, int i, Slot *slot)
+encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *export_error)
 {
   const EsCliBatch *b = batch->b;
   const EsCliOptions *o = b->options;
@@ -244,8 +248,9 @@ encode (Batch *batch, int i, Slot *slot)
     print_timings (input, &slot->result);
 
   es_error_clear (&error);
-  if (!es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result,
-                           o->colorbar, &error))
+  if (exported != NULL ? (error = *export_error, !*exported)
+                       : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format,
+                                              &slot->result, o->colorbar, &error))
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);
@@ -330,7 +335,7 @@ decoder_main (void *data)
       if (!go)
         break;
 
-      decode (batch, i, slot);
+      decode (batch, i, slot, NULL);
       if (slot->cancelled)
         stop_after (batch, i);
       pthread_mutex_lock (&batch->lock);
@@ -366,7 +371,7 @@ encoder_main (void *data)
       pthread_mutex_unlock (&batch->lock);
 
       show_progress (batch, i);
-      status = encode (batch, i, slot);
+      status = encode (batch, i, slot, NULL, NULL);
       finish (batch, i, slot, status);
       if (status == ES_EXIT_SIGNAL_BASE)
         stop_after (batch, i);
@@ -419,18 +424,133 @@ run_threaded (Batch *batch)
   pthread_join (batch->encoder, NULL);
 }
 
-/* One input: the same stages, in this thread. */
+/* ---- one input ---- */
+
+typedef struct {
+  Batch *batch;
+  EsStream *stream;
+  bool exported;
+  EsError export_error;
+  double encode_ms;
+} Streamed;
+
+static void *
+stream_decoder_main (void *data)
+{
+  Streamed *st = data;
+  Slot *slot = &st->batch->slots[0];
+
+  decode (st->batch, 0, slot, es_stream_watch (st->stream));
+  es_stream_decoded (st->stream, !slot->failed);
+  return NULL;
+}
+
+static void *
+stream_encoder_main (void *data)
+{
+  Streamed *st = data;
+  const EsCliBatch *b = st->batch->b;
+  double start = now_ms ();
+
+  st->exported = es_pipeline_export (b->outputs[0], b->format, &st->batch->slots[0].result, b->options->colorbar,
+                                     &st->export_error);
+  st->encode_ms = now_ms () - start;
+  return NULL;
+}
+
+/* A regular file into a regular file (or a new one), by a job that can go
+ * band by band: anything else runs whole (a pipe would need the batch's
+ * signal forwarding to threads blocked in I/O). */
+static bool
+can_stream (const EsCliBatch *b)
+{
+  struct stat st;
+
+  if (b->to_stdout || !es_pipeline_streams (b->params, b->format))
+    return false;
+  if (stat (b->inputs[0], &st) != 0 || !S_ISREG (st.st_mode))
+    return false;
+  return stat (b->outputs[0], &st) != 0 || S_ISREG (st.st_mode);
+}
+
+/* Decoding (a thread), computing (this one) and encoding (a thread) the
+ * same input at once, a band of rows at a time (es-stream.h). Inputs
+ * that are not decoded row by row run whole, as run_inline does. */
+static int
+run_streamed (Batch *batch)
+{
+  Slot *slot = &batch->slots[0];
+  Streamed st = { .batch = batch, .stream = es_stream_new () };
+  pthread_t decoder, encoder;
+  bool decode_failed = false, encoding = false, computed = false;
+  EsError compute_error = { 0 };
+  const char *notice;
+  int status;
+
+  if (st.stream == NULL)
+    return -1;
+  pthread_create (&decoder, NULL, stream_decoder_main, &st);
+  if (!es_stream_start (st.stream))
+    {
+      pthread_join (decoder, NULL);
+      es_stream_free (st.stream);
+      compute (batch, 0, slot);
+      return encode (batch, 0, slot, NULL, NULL);
+    }
+  /* The decoder thread owns slot->error and slot->failed until it is joined. */
+  batch->streamed = true;
+  if (es_stream_prepare (st.stream, batch->b->params, &slot->result, &compute_error))
+    {
+      double start = now_ms ();
+
+      encoding = pthread_create (&encoder, NULL, stream_encoder_main, &st) == 0;
+      if (!encoding)
+        es_error_set (&compute_error, ES_ERROR_NO_MEMORY, "cannot start the encoding thread");
+      else
+        computed = es_stream_run (st.stream, batch->b->engine, batch->b->params, &slot->result,
+                                  batch->b->interrupt, &decode_failed, &compute_error);
+      slot->compute_ms = now_ms () - start;
+    }
+  pthread_join (decoder, NULL);
+  if (encoding)
+    pthread_join (encoder, NULL);
+  /* A decoding error is the one to report; else the computing one. */
+  if (!slot->failed && !computed && !decode_failed)
+    {
+      slot->failed = true;
+      slot->error = compute_error;
+    }
+  if (slot->failed)
+    slot->cancelled = slot->error.code == ES_ERROR_CANCELLED || es_control_cancelled (batch->b->interrupt);
+  notice = es_engine_take_notice (batch->b->engine);
+  if (notice)
+    snprintf (slot->notice, sizeof slot->notice, "%s", notice);
+  es_image_clear (&slot->image);
+  slot->result.gate = NULL;
+  status = encode (batch, 0, slot, &st.exported, &st.export_error);
+  slot->encode_ms = st.encode_ms;
+  es_stream_free (st.stream);
+  return status;
+}
+
+/* One input: the same stages, overlapped within the input where it can go
+ * band by band, else one after the other in this thread. */
 static void
 run_inline (Batch *batch)
 {
   Slot *slot = &batch->slots[0];
-  int status;
+  int status = -1;
 
   if (es_control_cancelled (batch->b->interrupt))
     return;
-  decode (batch, 0, slot);
-  compute (batch, 0, slot);
-  status = encode (batch, 0, slot);
+  if (can_stream (batch->b))
+    status = run_streamed (batch);
+  if (status < 0)
+    {
+      decode (batch, 0, slot, NULL);
+      compute (batch, 0, slot);
+      status = encode (batch, 0, slot, NULL, NULL);
+    }
   finish (batch, 0, slot, status);
   clear_slot (slot);
 }
@@ -462,10 +582,10 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
       double seconds = (now_ms () - batch.start_ms) / 1e3;
       fprintf (stderr,
                "files: %d input%s in %.3f s, %.2f files/s, %.1f MB/s read; busy: decode %.3f s, "
-               "compute %.3f s, encode %.3f s\n",
+               "compute %.3f s, encode %.3f s%s\n",
                b->n_inputs, b->n_inputs == 1 ? "" : "s", seconds, b->n_inputs / seconds,
                (double) batch.bytes_done / 1e6 / seconds, batch.busy_ms[0] / 1e3, batch.busy_ms[1] / 1e3,
-               batch.busy_ms[2] / 1e3);
+               batch.busy_ms[2] / 1e3, batch.streamed ? " (overlapped, band by band)" : "");
     }
   for (int i = 0; i < RING; i++)
     {

@@ -31,7 +31,7 @@ es_luma_int (uint32_t r, uint32_t g, uint32_t b)
 /* PNG and PGM decode as they read: they hold the image and one row (PNG) or
  * one buffer (PGM), never the file. The text matrix parser needs its whole
  * text and takes memory (es_text_matrix_decode). */
-bool es_png_decode_reader (EsReader *reader, EsImage *image, EsError *error);
+bool es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error);
 bool es_pgm_decode_reader (EsReader *reader, EsImage *image, EsError *error);
 
 typedef enum {

@@ -440,8 +440,8 @@ es_load_open_tiff (EsReader *reader, int fd, const struct stat *st, EsError *err
 }
 #endif
 
-EsPages *
-es_pages_open_fd (int fd, int levels, EsError *error)
+static EsPages *
+pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
 {
   EsReader reader;
   EsPages *pages;
@@ -508,7 +508,7 @@ es_pages_open_fd (int fd, int levels, EsError *error)
   switch (kind)
     {
     case ES_INPUT_PNG:
-      ok = es_png_decode_reader (&reader, &pages->first, error);
+      ok = es_png_decode_reader (&reader, &pages->first, watch, error);
       break;
     case ES_INPUT_PGM:
       ok = es_pgm_decode_reader (&reader, &pages->first, error);
@@ -549,6 +549,12 @@ es_pages_open_fd (int fd, int levels, EsError *error)
   return pages;
 }
 
+EsPages *
+es_pages_open_fd (int fd, int levels, EsError *error)
+{
+  return pages_open_fd (fd, levels, NULL, error);
+}
+
 bool
 es_load_fd (int fd, int levels, EsImage *image, EsError *error)
 {
@@ -556,7 +562,7 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
 }
 
 EsPages *
-es_pages_open (const char *path, int levels, EsError *error)
+es_pages_open_watched (const char *path, int levels, EsRowWatch *watch, EsError *error)
 {
   EsPages *pages;
   int fd;
@@ -574,13 +580,19 @@ es_pages_open (const char *path, int levels, EsError *error)
       es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
       return NULL;
     }
-  pages = es_pages_open_fd (fd, levels, error);
+  pages = pages_open_fd (fd, levels, watch, error);
   /* A TIFF in a regular file is read from the descriptor page by page. */
   if (pages != NULL)
     pages->fd = fd;
   else
     close (fd);
   return pages;
+}
+
+EsPages *
+es_pages_open (const char *path, int levels, EsError *error)
+{
+  return es_pages_open_watched (path, levels, NULL, error);
 }
 
 bool

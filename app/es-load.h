@@ -64,6 +64,23 @@ bool es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error);
 const char *es_pages_notice (const EsPages *pages);
 void es_pages_close (EsPages *pages);
 
+/* A consumer that works on an image while it is still being decoded (the
+ * CLI computes and encodes bands of a big PNG as its rows arrive). The
+ * decoder calls rows_decoded from its own thread each time more rows are
+ * complete, with the image being filled: rows 0 .. rows - 1 are final.
+ * Only PNG's common layouts (8/16-bit gray, gray+alpha, RGB, RGBA, not
+ * interlaced) are decoded this way; other inputs never call it, and are
+ * whole when es_pages_open_watched returns. Until then the file may still
+ * prove damaged: only a successful return makes the rows a valid image. */
+typedef struct EsRowWatch EsRowWatch;
+struct EsRowWatch {
+  void (*rows_decoded) (EsRowWatch *watch, const EsImage *image, int rows);
+  /* A failed decode that told of rows leaves its image here rather than
+   * freeing it, since the consumer may be reading it: clear it once the
+   * consumer is done. */
+  EsImage kept;
+};
+EsPages *es_pages_open_watched (const char *path, int levels, EsRowWatch *watch, EsError *error);
 /* The size limit of es_load_file and es_load_fd; 0 restores 4 GiB. */
 void es_load_set_max_file_size (uint64_t bytes);
 uint64_t es_load_get_max_file_size (void);

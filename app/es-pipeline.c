@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The user job without a display, shared by entroscope-cli and the window. */
 #include "es-pipeline.h"
+#include "es-save-gated.h"
 
 #include <math.h>
 #include <string.h>
@@ -70,7 +71,13 @@ es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsVie
 {
   if (!es_run_controlled (engine, &params->job, source, &result->values, &result->timing, control, error))
     return false;
+  es_pipeline_describe (params, result);
+  return true;
+}
 
+void
+es_pipeline_describe (const EsViewParams *params, EsResult *result)
+{
   result->scale.map = params->colormap;
   result->scale.reversed = params->reversed;
   if (params->range == ES_RANGE_AUTO)
@@ -83,7 +90,15 @@ es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsVie
       result->scale.hi = es_op_info (params->job.op)->range_max (&params->job);
     }
   result->info = es_value_info_for (&params->job, params->units);
-  return true;
+}
+
+bool
+es_pipeline_streams (const EsViewParams *params, EsExportFormat format)
+{
+  const EsJob *job = &params->job;
+
+  return params->range == ES_RANGE_ABSOLUTE && format != ES_EXPORT_TEXT && !es_job_whole_image (job)
+         && !(job->op == ES_OP_ENTROPY && job->definition.mask != NULL);
 }
 
 bool
@@ -106,12 +121,13 @@ es_pipeline_export (const char *path, EsExportFormat format, const EsResult *res
   switch (format)
     {
     case ES_EXPORT_PNG:
-      return es_save_heatmap_png (path, &result->values, &result->scale, colorbar, &result->info, error);
+      return es_save_heatmap_png_gated (path, &result->values, &result->scale, colorbar, &result->info,
+                                        result->gate, error);
     case ES_EXPORT_RAW16:
-      return es_save_raw16_png (path, &result->values, result->scale.lo, result->scale.hi,
-                                &result->info, error);
+      return es_save_raw16_png_gated (path, &result->values, result->scale.lo, result->scale.hi,
+                                      &result->info, result->gate, error);
     case ES_EXPORT_TIFF:
-      return es_save_tiff (path, &result->values, &result->info, error);
+      return es_save_tiff_gated (path, &result->values, &result->info, result->gate, error);
     case ES_EXPORT_TEXT:
       return es_save_text_matrix (path, &result->values, &result->info, error);
     }

@@ -49,16 +49,29 @@ bool es_units_convertible (EsOp op);
  * readout, the colorbar and every export say (the definition line too). */
 EsValueInfo es_value_info_for (const EsJob *job, EsUnits units);
 
+struct EsRowGate;
+
 typedef struct {
   EsImage values;      /* what es_run produced */
   EsColorScale scale;  /* lo/hi in the values' own units (nats for entropy) */
   EsValueInfo info;    /* metadata for exports and the colorbar */
   EsTiming timing;
+  /* NULL, or the gate through which rows of values arrive while they are
+   * still being computed (es-row-gate.h): exports wait for each row. */
+  struct EsRowGate *gate;
 } EsResult;
 
 /* The range of ES_RANGE_AUTO: the values' minimum and maximum, except that
  * float values spanning less than ES_VALUE_ACCURACY get hi = lo (flat). */
 void es_pipeline_auto_range (const EsImage *values, double *lo, double *hi);
+
+/* Whether the job can be computed and exported in bands of rows as its
+ * input arrives: a job of local windows (no whole-image statistic, no
+ * mask) on the absolute range, to any export but the text matrix. */
+bool es_pipeline_streams (const EsViewParams *params, EsExportFormat format);
+/* Sets result's scale and info for params (what es_pipeline_run does
+ * after computing; the absolute range needs no values). */
+void es_pipeline_describe (const EsViewParams *params, EsResult *result);
 
 /* Runs params->job on source and fills result (reusing its buffers). */
 bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,

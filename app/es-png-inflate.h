@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal to app/: the fast PNG path (libdeflate, built when ES_HAVE_LIBDEFLATE) for the common layouts. */
+/* Internal to app/: the fast PNG path for the common layouts (our unfiltering; libdeflate or zlib inflating). */
 #pragma once
 
 #include "es-image.h"
+#include "es-load.h"
 #include "es-reader.h"
 
 /* Whether the input (the reader at its start, nothing consumed) is a PNG
  * the fast path takes: 8- or 16-bit gray, gray+alpha, RGB or RGBA, not
  * interlaced. Others (palettes, 1/2/4-bit, interlaced) stay with libpng. */
 bool es_png_inflate_takes (EsReader *reader);
-/* Decodes it exactly as es-png-read.c would: the whole IDAT stream is
- * inflated at once (holding it and the filtered rows besides the image),
- * then unfiltered row by row. Messages come without the "PNG: " prefix. */
-bool es_png_inflate_decode (EsReader *reader, EsImage *image, EsError *error);
+/* Decodes it exactly as es-png-read.c would, with the same messages (without
+ * the "PNG: " prefix). Without a watch, and built with libdeflate, the whole
+ * IDAT stream is inflated at once, then unfiltered (fastest); with a watch,
+ * or without libdeflate, zlib inflates it as it is read and the watch hears
+ * of rows as they complete (es-load.h). */
+bool es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error);
+/* Tests: decode as a watched input would be, also without a watch. */
+void es_png_inflate_force_streamed (bool streamed);

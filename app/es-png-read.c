@@ -202,11 +202,11 @@ es_png_decode (const void *data, size_t size, EsImage *image, EsError *error)
   EsReader reader;
 
   es_reader_init_memory (&reader, data, size);
-  return es_png_decode_reader (&reader, image, error);
+  return es_png_decode_reader (&reader, image, NULL, error);
 }
 
 bool
-es_png_decode_reader (EsReader *reader, EsImage *image, EsError *error)
+es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error)
 {
   EsPngDecoder decoder = { .reader = reader };
   EsError local = { 0 };
@@ -214,12 +214,10 @@ es_png_decode_reader (EsReader *reader, EsImage *image, EsError *error)
 
   if (!es_png_precheck_size (reader, &local))
     return es_error_set (error, local.code, "PNG: %s", local.message);
-#ifdef ES_HAVE_LIBDEFLATE
-  /* The common layouts inflate faster in one piece (PERFORMANCE.md, "File input"). */
+  /* The common layouts decode faster without libpng (PERFORMANCE.md, "File input"). */
   if (es_png_inflate_takes (reader))
-    return es_png_inflate_decode (reader, image, &local)
+    return es_png_inflate_decode (reader, image, watch, &local)
            || es_error_set (error, local.code, "PNG: %s", local.message);
-#endif
 
   decoder.png = png_create_read_struct (PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
   if (decoder.png != NULL)

@@ -284,6 +284,11 @@ encode_band (Writer *w, Scratch *s, int b, Piece *piece)
 
   piece->size = 0;
   piece->failed = false;
+  if (!es_row_gate_wait (p->gate, y0 + rows))
+    {
+      piece->failed = true;
+      return;
+    }
   if (y0 > 0)
     {
       p->fill_rows (p->data, y0 - 1, rows + 1, s->rows, n);
@@ -688,12 +693,18 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
   if (!write_pixels (w))
     {
       /* A failed write is reported as libpng's own writes are. */
+      bool source_failed = false;
+
       if (w->write_errno)
         png_error (png, "write failed");
+      if (p->gate != NULL)
+        es_row_gate_ready (p->gate, &source_failed);
       png_destroy_write_struct (&png, &info);
       es_atomic_file_abort (file);
       writer_free (w);
       free (text);
+      if (source_failed)
+        return write_fail (error, ES_ERROR_CANCELLED, path, "its image was not completed");
       return write_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
     }
   png_write_chunk (png, (png_const_bytep) "IEND", NULL, 0);

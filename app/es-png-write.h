@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "es-error.h"
+#include "es-row-gate.h"
 #include "es-save.h"
 
 /* Fills rows y .. y + n - 1 of the picture as PNG stores them (packed
@@ -30,6 +31,11 @@ typedef struct {
   int n_text;
   EsPngFillRows fill_rows;
   void *data;
+  /* NULL, or the gate through which the rows fill_rows reads arrive: a
+   * band waits for rows up to its last one (a picture row stands for the
+   * source row of the same index or an earlier one), and the file is given
+   * up if the gate fails. */
+  EsRowGate *gate;
 } EsPngPicture;
 
 /* Writes the picture to `path` through an atomic file (es-save.h): the

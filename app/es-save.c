@@ -9,7 +9,7 @@
 #include "es-colorbar-layout.h"
 #include "es-path.h"
 #include "es-png-write.h"
-#include "es-save.h"
+#include "es-save-gated.h"
 #include "es-ops.h"
 
 /* "cannot write 'PATH': reason", the path shortened so that the reason fits. */
@@ -91,13 +91,13 @@ unit_scale_of (const EsValueInfo *info)
 /* A PNG of these rows, compressed as the process's setting says. */
 static bool
 write_png (const char *path, int width, int height, int bit_depth, int channels,
-           const TextChunks *chunks, EsPngFillRows fill_rows, void *data, EsError *error)
+           const TextChunks *chunks, EsPngFillRows fill_rows, void *data, EsRowGate *gate, EsError *error)
 {
   EsPngPicture picture = {
     .width = width, .height = height, .bit_depth = bit_depth, .channels = channels,
     .compression = es_save_get_compression (),
     .text = chunks->text, .n_text = chunks->n,
-    .fill_rows = fill_rows, .data = data,
+    .fill_rows = fill_rows, .data = data, .gate = gate,
   };
 
   return es_png_write (path, &picture, error);
@@ -188,6 +188,13 @@ bool
 es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale,
                      bool colorbar, const EsValueInfo *info, EsError *error)
 {
+  return es_save_heatmap_png_gated (path, values, scale, colorbar, info, NULL, error);
+}
+
+bool
+es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColorScale *scale, bool colorbar,
+                           const EsValueInfo *info, EsRowGate *gate, EsError *error)
+{
   double unit_scale = unit_scale_of (info);
   HeatmapRows rows = { .values = values, .scale = scale };
   EsColorbarLayout bar;
@@ -211,8 +218,8 @@ es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale
   text_add_info (&chunks, info);
   text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale, scale->hi * unit_scale);
   if (!colorbar && es_heatmap_is_gray (values, scale))
-    return write_png (path, width, height, 8, 1, &chunks, gray_fill_rows, &rows, error);
-  return write_png (path, width, height, 8, 3, &chunks, heatmap_fill_rows, &rows, error);
+    return write_png (path, width, height, 8, 1, &chunks, gray_fill_rows, &rows, gate, error);
+  return write_png (path, width, height, 8, 3, &chunks, heatmap_fill_rows, &rows, gate, error);
 }
 
 /* ---- Raw 16-bit ------------------------------------------------------- */
@@ -253,6 +260,13 @@ bool
 es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi,
                    const EsValueInfo *info, EsError *error)
 {
+  return es_save_raw16_png_gated (path, values, lo, hi, info, NULL, error);
+}
+
+bool
+es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, double hi,
+                         const EsValueInfo *info, EsRowGate *gate, EsError *error)
+{
   double unit_scale = unit_scale_of (info);
   bool spread = hi > lo;
   Raw16Rows rows = { .values = values, .lo = lo, .s = spread ? 65535.0 / (hi - lo) : 0.0 };
@@ -263,7 +277,7 @@ es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi
   text_add_info (&chunks, info);
   text_add (&chunks, "ValueOffset", "%.9g", lo * unit_scale);
   text_add (&chunks, "ValueScale", "%.9g", spread ? (hi - lo) * unit_scale / 65535.0 : 0.0);
-  return write_png (path, values->width, values->height, 16, 1, &chunks, raw16_fill_rows, &rows, error);
+  return write_png (path, values->width, values->height, 16, 1, &chunks, raw16_fill_rows, &rows, gate, error);
 }
 
 /* ---- RGB -------------------------------------------------------------- */
@@ -293,7 +307,7 @@ es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, si
   if (!rgb || width <= 0 || height <= 0 || stride < 3 * (size_t) width)
     return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   text_add_info (&chunks, NULL);
-  return write_png (path, width, height, 8, 3, &chunks, rgb_fill_rows, &rows, error);
+  return write_png (path, width, height, 8, 3, &chunks, rgb_fill_rows, &rows, NULL, error);
 }
 
 /* ---- Text matrix ------------------------------------------------------ */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "es-path.h"
+#include "es-save-gated.h"
 #include "es-tiff.h"
 
 /* Strips of about this many bytes (at least one row). */
@@ -230,8 +231,9 @@ describe (const EsValueInfo *info, char *out, size_t size)
   es_value_info_each (info, describe_item, &d);
 }
 
-bool
-es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsError *error)
+/* es_tiff_writer_add, each row of values read once the gate has released it. */
+static bool
+writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsRowGate *gate, EsError *error)
 {
   size_t sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
   uint64_t row_bytes = (uint64_t) values->width * sample;
@@ -331,6 +333,13 @@ es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueIn
   for (int y = 0; y < values->height && !ferror (writer->stream); y++)
     {
       const void *src = es_image_row (values, y);
+
+      /* A strip's worth of rows at a time: a wake-up costs more than a row. */
+      if (gate != NULL && y % rows_per_strip == 0 && !es_row_gate_wait (gate, y + (int) rows_per_strip))
+        {
+          free (row);
+          return es_tiff_write_fail (writer, error, ES_ERROR_CANCELLED, "its image was not completed");
+        }
       if (row != NULL)
         {
           for (int x = 0; x < values->width; x++)
@@ -347,7 +356,20 @@ es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueIn
 }
 
 bool
+es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsError *error)
+{
+  return writer_add (writer, values, info, NULL, error);
+}
+
+bool
 es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error)
+{
+  return es_save_tiff_gated (path, values, info, NULL, error);
+}
+
+bool
+es_save_tiff_gated (const char *path, const EsImage *values, const EsValueInfo *info, EsRowGate *gate,
+                    EsError *error)
 {
   EsTiffWriter *writer;
 
@@ -360,7 +382,7 @@ es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, 
   writer = es_tiff_writer_open (path, 1, es_tiff_page_bytes (values), error);
   if (writer == NULL)
     return false;
-  if (!es_tiff_writer_add (writer, values, info, error))
+  if (!writer_add (writer, values, info, gate, error))
     {
       es_tiff_writer_abort (writer);
       return false;

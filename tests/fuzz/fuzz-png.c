@@ -1,7 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for es_png_decode: the input as it is, then with its chunk CRCs repaired; each
- * from memory and streamed from a descriptor in small pieces, which must agree. */
+ * from memory and streamed from a descriptor in small pieces, also with a watch (zlib inflating as
+ * it reads, rows told as they complete), which must all agree. */
 #include "es-fuzz.h"
+#include "es-png-inflate.h"
+
+static bool
+decode_reader (EsReader *reader, EsImage *image, EsError *error)
+{
+  return es_png_decode_reader (reader, image, NULL, error);
+}
+
+typedef struct {
+  EsRowWatch watch;
+  int told;
+} Watch;
+
+/* Rows are told in order, never past the image. */
+static void
+rows_decoded (EsRowWatch *watch, const EsImage *image, int rows)
+{
+  Watch *w = (Watch *) watch;
+
+  if (rows <= w->told || rows > image->height)
+    abort ();
+  w->told = rows;
+}
+
+static bool
+decode_reader_watched (EsReader *reader, EsImage *image, EsError *error)
+{
+  Watch w = { .watch = { .rows_decoded = rows_decoded } };
+  bool ok = es_png_decode_reader (reader, image, &w.watch, error);
+
+  if (ok && w.watch.kept.pixels != NULL)
+    abort ();
+  es_image_clear (&w.watch.kept);
+  return ok;
+}
+
+static void
+decode_all (const uint8_t *data, size_t size)
+{
+  es_fuzz_decode_both (data, size, es_png_decode, decode_reader);
+  es_fuzz_decode_both (data, size, es_png_decode, decode_reader_watched);
+}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
@@ -9,12 +52,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   uint8_t *repaired = malloc (size);
 
   es_image_set_max_pixels (ES_FUZZ_MAX_PIXELS);
-  es_fuzz_decode_both (data, size, es_png_decode, es_png_decode_reader);
+  decode_all (data, size);
   if (repaired != NULL)
     {
       memcpy (repaired, data, size);
       if (es_fuzz_fix_png_crcs (repaired, size))
-        es_fuzz_decode_both (repaired, size, es_png_decode, es_png_decode_reader);
+        decode_all (repaired, size);
       free (repaired);
     }
   return 0;
