@@ -271,12 +271,12 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
     }
 }
 
-/* The gray map's row: the index is the colour. */
+/* A row of colormap indices. */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 __attribute__ ((target_clones ("avx2", "default")))
 #endif
 static void
-render_gray_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip, uint8_t *out)
+render_index_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip, uint8_t *out)
 {
   switch (format)
     {
@@ -302,15 +302,15 @@ es_heatmap_is_gray (const EsImage *values, const EsColorScale *scale)
 }
 
 void
-es_render_gray (const EsImage *values, const EsColorScale *scale, uint8_t *gray, size_t stride)
+es_render_indices (const EsImage *values, const EsColorScale *scale, uint8_t *indices, size_t stride)
 {
   const double s = scale->hi > scale->lo ? 255.0 / (scale->hi - scale->lo) : 0.0;
   const uint8_t flip = scale->reversed ? 255 : 0;
 
 #pragma omp parallel for schedule(static) if ((long long) values->width * values->height > 65536 && !omp_in_parallel ())
   for (int y = 0; y < values->height; y++)
-    render_gray_row (es_image_row (values, y), values->format, values->width, scale->lo, s, flip,
-                     gray + (size_t) y * stride);
+    render_index_row (es_image_row (values, y), values->format, values->width, scale->lo, s, flip,
+                      indices + (size_t) y * stride);
 }
 
 void
@@ -330,6 +330,26 @@ es_render_heatmap (const EsImage *values, const EsColorScale *scale,
   for (int y = 0; y < height; y++)
     render_row (es_image_row (values, y), values->format, width, lo, s, flip, table,
                 rgb + (size_t) y * rgb_stride);
+}
+
+bool
+es_image_has_nan (const EsImage *image)
+{
+  int found = 0;
+
+  if (image->format != ES_FORMAT_F32 || image->pixels == NULL)
+    return false;
+#pragma omp parallel for schedule(static) reduction(| : found) if ((long long) image->width * image->height > 65536)
+  for (int y = 0; y < image->height; y++)
+    {
+      const float *row = es_image_row (image, y);
+      int any = 0;
+
+      for (int x = 0; x < image->width; x++)
+        any |= isnan (row[x]);
+      found |= any;
+    }
+  return found != 0;
 }
 
 #define MIN_MAX_ROW(type)                     \

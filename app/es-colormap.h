@@ -40,8 +40,12 @@ void es_render_heatmap (const EsImage *values, const EsColorScale *scale,
  * NaN that would be no-data magenta): one 8-bit sample a pixel then says
  * it all, a third of the bytes for an export to filter and compress. */
 bool es_heatmap_is_gray (const EsImage *values, const EsColorScale *scale);
-/* Renders such a heatmap to 8-bit gray, stride bytes a row: each pixel is
- * the R, G and B that es_render_heatmap gives it. */
-void es_render_gray (const EsImage *values, const EsColorScale *scale, uint8_t *gray, size_t stride);
+/* The heatmap as indices into the map's table, stride bytes a row: the
+ * colour es_render_heatmap gives a pixel is es_colormap_table (map)[index]
+ * (NaN aside, which has no index), and for the gray map the index is the
+ * gray level itself. */
+void es_render_indices (const EsImage *values, const EsColorScale *scale, uint8_t *indices, size_t stride);
+/* Whether any F32 value is NaN (a pixel with no value); false for integers. */
+bool es_image_has_nan (const EsImage *image);
 /* Minimum and maximum of an image (NaN-free by construction). */
 void es_image_min_max (const EsImage *image, double *lo, double *hi);

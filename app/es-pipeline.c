@@ -42,6 +42,8 @@ es_value_info_for (const EsJob *job, EsUnits units)
   };
 
   es_job_describe_definition (job, info.units, info.definition, sizeof info.definition);
+  info.may_have_no_data = job->op == ES_OP_ENTROPY
+                          && (job->definition.mask != NULL || job->definition.shape == ES_SHAPE_FOOTPRINT);
   return info;
 }
 

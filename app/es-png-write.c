@@ -621,7 +621,8 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
   png_text *text;
 
   if (!p || p->width <= 0 || p->height <= 0 || (p->bit_depth != 8 && p->bit_depth != 16)
-      || (p->channels != 1 && p->channels != 3) || !p->fill_rows || p->n_text < 0)
+      || (p->channels != 1 && p->channels != 3) || (p->palette && (p->channels != 1 || p->bit_depth != 8))
+      || !p->fill_rows || p->n_text < 0)
     return write_fail (error, ES_ERROR_INVALID, path, "no image to write");
   w = writer_new (p);
   text = calloc ((size_t) p->n_text + 1, sizeof *text);
@@ -684,8 +685,16 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
    * are already checked, and a colorbar adds a little width. */
   png_set_user_limits (png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
   png_set_IHDR (png, info, (png_uint_32) p->width, (png_uint_32) p->height, p->bit_depth,
-                p->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+                p->palette ? PNG_COLOR_TYPE_PALETTE : p->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY,
+                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  if (p->palette)
+    {
+      png_color colours[256];
+
+      for (int i = 0; i < 256; i++)
+        colours[i] = (png_color) { p->palette[i][0], p->palette[i][1], p->palette[i][2] };
+      png_set_PLTE (png, info, colours, 256);
+    }
   if (p->n_text > 0)
     png_set_text (png, info, text, p->n_text);
   /* No tIME chunk: the same job must give the same bytes. */

@@ -51,6 +51,9 @@ typedef struct {
   /* The entropy definition in force, es_job_describe_definition's line
    * ("disk r=5 · symmetric · 256 bins · bits"); empty for other ops. */
   char definition[128];
+  /* Some pixels may have no value (NaN: a mask, or a footprint that can
+   * lie wholly outside the image), drawn as no-data magenta. */
+  bool may_have_no_data;
 } EsValueInfo;
 
 /* Calls item (data, key, value) for each fact that every export records

@@ -75,7 +75,8 @@ check "entropy with defaults exits 0 and says where it wrote" \
   [ "$rc" = 0 -a "$(cat "$T/out.log")" = "wrote $stem-entropy.png" -a ! -s "$T/err.log" ]
 check "the default output is a PNG" is_png "$stem-entropy.png"
 check "the entropy PNG is ${W}x$H like its input" [ "$(png_size "$stem-entropy.png")" = "$W $H" ]
-check "the entropy PNG is 8-bit RGB" [ "$(png_depth_type "$stem-entropy.png")" = "8 2" ]
+check "the entropy PNG is an 8-bit palette PNG (the colormap's 256 colours)" \
+  [ "$(png_depth_type "$stem-entropy.png")" = "8 3" ]
 check "no temporary file is left next to the output" only_files . "$stem-entropy.png"
 
 cli entropy --format txt "$SAMPLE"

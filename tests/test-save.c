@@ -305,11 +305,12 @@ test_heatmap_png (void)
   free (got);
   read_png_texts (path, &texts);
   snprintf (range, sizeof range, "%.9g..%.9g", scale.lo / M_LN2, scale.hi / M_LN2);
-  tap_ok (texts.bit_depth == 8 && texts.color_type == PNG_COLOR_TYPE_RGB
+  tap_ok (texts.bit_depth == 8 && texts.color_type == PNG_COLOR_TYPE_PALETTE
           && text_is (&texts, "Software", "Entroscope") && text_is (&texts, "Operation", "entropy")
           && text_is (&texts, "Window", "5") && text_is (&texts, "Levels", "16")
           && text_is (&texts, "Units", "bits") && text_is (&texts, "Range", range),
-          "heatmap PNG: 8-bit RGB with Software, Operation, Window, Levels, Units, Range (%s)", range);
+          "heatmap PNG: 8-bit palette (the map's 256 colours) with Software, Operation, Window, Levels, "
+          "Units, Range (%s)", range);
 
   ok = es_save_heatmap_png (path2, &image, &scale, false, &info, &error)
        && read_file (path, &bytes1, &n1) && read_file (path2, &bytes2, &n2);
@@ -317,6 +318,26 @@ test_heatmap_png (void)
           "heatmap PNG output is deterministic (%zu bytes)", n1);
   free (bytes1);
   free (bytes2);
+
+  /* Values that may be NaN (a mask) need no-data magenta, a 257th colour: RGB then. */
+  {
+    EsValueInfo gaps = info;
+    uint8_t *with_gaps = malloc (3 * 97 * 61);
+    float kept = ((float *) es_image_row (&image, 3))[5];
+
+    gaps.may_have_no_data = true;
+    ((float *) es_image_row (&image, 3))[5] = NAN;
+    es_render_heatmap (&image, &scale, with_gaps, 3 * 97);
+    ok = es_save_heatmap_png (path2, &image, &scale, false, &gaps, &error);
+    got = ok ? read_png_pixels (path2, PNG_FORMAT_RGB, &w, &h) : NULL;
+    read_png_texts (path2, &texts);
+    tap_ok (got && texts.color_type == PNG_COLOR_TYPE_RGB && memcmp (got, with_gaps, 3 * 97 * 61) == 0
+              && memcmp (got + 3 * (3 * 97 + 5), es_no_data_rgb, 3) == 0,
+            "a heatmap that may have no-data pixels is 8-bit RGB, NaN in magenta");
+    free (got);
+    free (with_gaps);
+    ((float *) es_image_row (&image, 3))[5] = kept;
+  }
 
   /* With a colorbar the heatmap sits unchanged at (margin, margin). */
   ok = es_save_heatmap_png (path_bar, &image, &scale, true, &info, &error);
