@@ -41,6 +41,8 @@ else:
     def read(path, channels):
         with Image.open(path) as image:
             image.load()
+            if image.mode == "P":  # a heatmap's palette: its colours, as RGB
+                return np.asarray(image.convert("RGB"))
             if image.mode in ("I;16", "I;16B", "I"):
                 return np.asarray(image).astype(np.uint16)
             return np.asarray(image)

@@ -487,6 +487,38 @@ write_samples (const char *out)
         free (row);
         fprintf (manifest, "%s %d %d %d %d\n", name, p.width, p.height, p.bit_depth, p.channels);
       }
+  /* Heatmaps, which are palette PNGs: their RGB is es_render_heatmap's. */
+  for (int i = 0; i < 3; i++)
+    {
+      static const int sides[3][2] = { { 1, 1 }, { 333, 211 }, { 1024, 700 } };
+      int w = sides[i][0], h = sides[i][1];
+      EsColorScale scale = { .map = (EsColormap) (i % ES_N_COLORMAPS), .reversed = i == 1, .lo = 0, .hi = 3 };
+      EsValueInfo info = { .operation = "entropy", .units = "nats", .unit_scale = 1 };
+      EsImage values = { 0 };
+      EsError error = { 0 };
+      uint8_t *rgb = malloc ((size_t) w * h * 3);
+      unsigned long long seed = (unsigned long long) i + 1;
+      char name[64];
+      FILE *raw;
+
+      if (!rgb || !es_image_alloc (&values, w, h, ES_FORMAT_F32, 0, &error))
+        return 1;
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++)
+          ((float *) es_image_row (&values, y))[x] = (float) (tap_random (&seed) % 3100) / 1000.0f;
+      es_render_heatmap (&values, &scale, rgb, (size_t) w * 3);
+      snprintf (name, sizeof name, "heatmap%d", i);
+      snprintf (path, sizeof path, "%s/%s.png", out, name);
+      if (!es_save_heatmap_png (path, &values, &scale, false, &info, &error))
+        return 1;
+      snprintf (path, sizeof path, "%s/%s.raw", out, name);
+      raw = fopen (path, "wb");
+      if (!raw || fwrite (rgb, 3, (size_t) w * h, raw) != (size_t) w * h || fclose (raw) != 0)
+        return 1;
+      fprintf (manifest, "%s %d %d 8 3\n", name, w, h);
+      es_image_clear (&values);
+      free (rgb);
+    }
   return fclose (manifest) == 0 ? 0 : 1;
 }
 
