@@ -11,10 +11,10 @@
  * interlaced. Others (palettes, 1/2/4-bit, interlaced) stay with libpng. */
 bool es_png_inflate_takes (EsReader *reader);
 /* Decodes it exactly as es-png-read.c would, with the same messages (without
- * the "PNG: " prefix). Without a watch, and built with libdeflate, the whole
- * IDAT stream is inflated at once, then unfiltered (fastest); with a watch,
- * or without libdeflate, zlib inflates it as it is read and the watch hears
- * of rows as they complete (es-load.h). */
+ * the "PNG: " prefix); a watch hears of rows as they complete (es-load.h).
+ * Built with libdeflate, the whole IDAT stream is inflated at once (twice
+ * zlib's speed), then unfiltered row by row; without it, zlib inflates the
+ * stream as it is read and rows complete all along. */
 bool es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error);
-/* Tests: decode as a watched input would be, also without a watch. */
+/* Tests: inflate with zlib as it reads, also where libdeflate is built in. */
 void es_png_inflate_force_streamed (bool streamed);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer harness for es_png_decode: the input as it is, then with its chunk CRCs repaired; each
- * from memory and streamed from a descriptor in small pieces, also with a watch (zlib inflating as
- * it reads, rows told as they complete), which must all agree. */
+ * from memory and streamed from a descriptor in small pieces, also with a watch (rows told as they
+ * complete) and with zlib inflating as it reads, which must all agree. */
 #include "es-fuzz.h"
 #include "es-png-inflate.h"
 
@@ -39,11 +39,24 @@ decode_reader_watched (EsReader *reader, EsImage *image, EsError *error)
   return ok;
 }
 
+/* zlib inflating as it reads, whether or not libdeflate is built in. */
+static bool
+decode_reader_zlib (EsReader *reader, EsImage *image, EsError *error)
+{
+  bool ok;
+
+  es_png_inflate_force_streamed (true);
+  ok = decode_reader_watched (reader, image, error);
+  es_png_inflate_force_streamed (false);
+  return ok;
+}
+
 static void
 decode_all (const uint8_t *data, size_t size)
 {
   es_fuzz_decode_both (data, size, es_png_decode, decode_reader);
   es_fuzz_decode_both (data, size, es_png_decode, decode_reader_watched);
+  es_fuzz_decode_both (data, size, es_png_decode, decode_reader_zlib);
 }
 
 int
