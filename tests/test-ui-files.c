@@ -2,7 +2,7 @@
 /* UI tests of the window's files and settings (GTest, under Xvfb): a failed export keeps the remembered
  * folder, export names follow the format, PNG compression, closing mid-export, the error banner, the
  * size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
- * information, New Window. */
+ * information, New Window, the time opening an image took in the timings card. */
 #include "test-ui-common.h"
 
 /* Exports, errors */
@@ -331,6 +331,143 @@ test_reopen_last (void)
   wait_idle ();
 }
 
+/* Opening times in the timings card */
+
+static void
+on_painted (GdkFrameClock *clock, gboolean *painted)
+{
+  *painted = TRUE;
+}
+
+/* Runs the main loop until `which` has painted a frame. */
+static void
+wait_for_paint (EsWindow *which)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (which));
+  gboolean painted = FALSE;
+  gulong handler = g_signal_connect (clock, "after-paint", G_CALLBACK (on_painted), &painted);
+
+  gtk_widget_queue_draw (GTK_WIDGET (which));
+  wait_for (&painted);
+  g_signal_handler_disconnect (clock, handler);
+}
+
+static gboolean
+shows_open_time (gpointer data)
+{
+  const char *name;
+  EsOpenTiming open;
+
+  return es_timings_get_open (ES_WINDOW (data)->timings, &name, &open);
+}
+
+/* The card tells how long the image on screen took to open, once its
+ * first heatmap is painted; an image that failed to open tells nothing,
+ * and leaves the figures of the one on screen as they were. */
+static void
+test_open_time (void)
+{
+  g_autofree char *corrupt = test_image ("pngsuite", "xcrn0g04.png");
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autoptr (GFile) corrupt_file = g_file_new_for_path (corrupt);
+  g_autoptr (GFile) camera_file = g_file_new_for_path (camera);
+  EsWindow *other = es_window_new (ADW_APPLICATION (application), app_settings);
+  EsOpenTiming open, after;
+  const char *name;
+
+  g_settings_set_string (other->settings, "view", "entropy");
+  g_settings_set_boolean (other->settings, "show-timings", TRUE);
+  gtk_window_present (GTK_WINDOW (other));
+  es_window_open (other, corrupt_file);
+  wait_until (window_idle, other, NULL, NULL);
+  g_assert_nonnull (es_window_get_error (other));
+  wait_for_paint (other);
+  g_assert_false (es_timings_get_open (other->timings, &name, &open));
+
+  es_window_open (other, camera_file);
+  wait_until (shows_open_time, other, NULL, NULL);
+  g_assert_true (es_timings_get_open (other->timings, &name, &open));
+  g_test_message ("%s: %.1f ms to the first heatmap, read and decode %.1f ms, compute %.1f ms", name,
+                  open.total_ms, open.decode_ms, open.compute_ms);
+  g_assert_cmpstr (name, ==, "camera.png");
+  g_assert_true (es_window_get_source (other) != NULL);
+  g_assert_cmpstr (es_window_get_source (other)->name, ==, "camera.png");
+  g_assert_true (open.heatmap);
+  g_assert_cmpfloat (open.total_ms, >, 0);
+  g_assert_cmpfloat (open.decode_ms, >, 0);
+  g_assert_cmpfloat (open.compute_ms, >, 0);
+  /* Decoding, then computing, both between the request and the paint. */
+  g_assert_cmpfloat (open.decode_ms + open.compute_ms, <=, open.total_ms);
+  g_assert_true (gtk_widget_is_visible (GTK_WIDGET (other->timings)));
+
+  es_window_open (other, corrupt_file);
+  wait_until (window_idle, other, NULL, NULL);
+  wait_for_paint (other);
+  g_assert_true (es_timings_get_open (other->timings, &name, &after));
+  g_assert_cmpstr (name, ==, "camera.png");
+  g_assert_cmpfloat (after.total_ms, ==, open.total_ms);
+  gtk_window_destroy (GTK_WINDOW (other));
+  wait_idle ();
+}
+
+static gboolean
+camera_pending (gpointer data)
+{
+  return window->pending_source && g_str_equal (window->pending_source->name, "camera.png");
+}
+
+/* A camera.png opened after the source of serial *data is on screen, and its time in the card. */
+static gboolean
+shows_camera_open_time (gpointer data)
+{
+  EsSource *source = es_window_get_source (window);
+  const char *name;
+  EsOpenTiming open;
+
+  return source && source->serial > *(guint64 *) data && g_str_equal (source->name, "camera.png")
+         && es_timings_get_open (window->timings, &name, &open) && g_str_equal (name, "camera.png");
+}
+
+static void
+never_brick (gpointer data, gpointer unused)
+{
+  const char *name;
+  EsOpenTiming open;
+
+  if (es_timings_get_open (window->timings, &name, &open))
+    g_assert_cmpstr (name, !=, "brick.png");
+}
+
+/* An image replaced by another before its views were shown never reports,
+ * and the one shown is timed from its own request. */
+static void
+test_open_time_superseded (void)
+{
+  g_autofree char *brick = test_image ("images", "brick.png");
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autoptr (GFile) brick_file = g_file_new_for_path (brick);
+  g_autoptr (GFile) camera_file = g_file_new_for_path (camera);
+  EsOpenTiming open;
+  const char *name;
+  gint64 requested;
+  guint64 serial;
+
+  ensure_image ();
+  serial = es_window_get_source (window)->serial;
+  gate_set (TRUE, FALSE, -1);
+  es_window_open (window, brick_file);
+  wait_until (gate_holds, GINT_TO_POINTER (1), never_brick, NULL);
+  requested = g_get_monotonic_time ();
+  es_window_open (window, camera_file);
+  wait_until (camera_pending, NULL, never_brick, NULL);
+  gate_set (FALSE, FALSE, -1);
+  wait_until (shows_camera_open_time, &serial, never_brick, NULL);
+  g_assert_true (es_timings_get_open (window->timings, &name, &open));
+  g_assert_cmpfloat (open.total_ms, >, 0);
+  g_assert_cmpfloat (open.total_ms, <=, (g_get_monotonic_time () - requested) / 1000.0);
+  wait_idle ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -346,6 +483,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);
   g_test_add_func ("/ui-files/reopen-last", test_reopen_last);
+  g_test_add_func ("/ui-files/open-time", test_open_time);
+  g_test_add_func ("/ui-files/open-time-superseded", test_open_time_superseded);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

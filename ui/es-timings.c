@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* EsTimings: fills the overlay with the medians of the last runs of the job on screen. */
+/* EsTimings: fills the card with the medians of the last runs of the job on screen, and with how long
+ * opening the image on screen took. */
 #include "es-timings.h"
 
 #include <string.h>
@@ -17,6 +18,16 @@ struct _EsTimings {
   GtkLabel *rate_label;
   GtkLabel *runs_label;
   GtkLabel *note_label;
+  GtkWidget *open_box;
+  GtkLabel *open_title;
+  GtkLabel *open_decode_label;
+  GtkLabel *open_compute_label;
+  GtkLabel *open_rest_label;
+  GtkLabel *open_total_title;
+  GtkLabel *open_total_label;
+
+  char *open_name;          /* NULL: no opening shown */
+  EsOpenTiming open;
 };
 
 G_DEFINE_FINAL_TYPE (EsTimings, es_timings, GTK_TYPE_WIDGET)
@@ -120,6 +131,51 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   gtk_widget_set_visible (GTK_WIDGET (self->note_label), note != NULL);
 }
 
+/* Opening takes from milliseconds to seconds: tenths matter only below 100 ms. */
+static void
+set_open_ms (GtkLabel *label, double ms)
+{
+  char text[32];
+
+  g_snprintf (text, sizeof text, ms < 100 ? "%.1f ms" : "%.0f ms", ms);
+  gtk_label_set_label (label, text);
+}
+
+void
+es_timings_set_open (EsTimings *self, const char *name, const EsOpenTiming *open)
+{
+  g_autofree char *title = NULL;
+
+  g_return_if_fail (ES_IS_TIMINGS (self));
+  g_return_if_fail (name == NULL || open != NULL);
+
+  g_clear_pointer (&self->open_name, g_free);
+  gtk_widget_set_visible (self->open_box, name != NULL);
+  if (name == NULL)
+    return;
+  self->open_name = g_strdup (name);
+  self->open = *open;
+  title = g_strdup_printf ("Opening “%s”", name);
+  gtk_label_set_label (self->open_title, title);
+  set_open_ms (self->open_decode_label, open->decode_ms);
+  set_open_ms (self->open_compute_label, open->compute_ms);
+  set_open_ms (self->open_rest_label, MAX (0, open->total_ms - open->decode_ms - open->compute_ms));
+  gtk_label_set_label (self->open_total_title, open->heatmap ? "to first heatmap" : "to first view");
+  set_open_ms (self->open_total_label, open->total_ms);
+}
+
+gboolean
+es_timings_get_open (EsTimings *self, const char **name, EsOpenTiming *open)
+{
+  g_return_val_if_fail (ES_IS_TIMINGS (self), FALSE);
+
+  if (self->open_name == NULL || !gtk_widget_get_visible (self->open_box))
+    return FALSE;
+  *name = self->open_name;
+  *open = self->open;
+  return TRUE;
+}
+
 static void
 es_timings_dispose (GObject *object)
 {
@@ -131,11 +187,19 @@ es_timings_dispose (GObject *object)
 }
 
 static void
+es_timings_finalize (GObject *object)
+{
+  g_free (ES_TIMINGS (object)->open_name);
+  G_OBJECT_CLASS (es_timings_parent_class)->finalize (object);
+}
+
+static void
 es_timings_class_init (EsTimingsClass *klass)
 {
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = es_timings_dispose;
+  G_OBJECT_CLASS (klass)->finalize = es_timings_finalize;
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-timings.ui");
   gtk_widget_class_bind_template_child (widget_class, EsTimings, device_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, reason_label);
@@ -147,6 +211,13 @@ es_timings_class_init (EsTimingsClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, runs_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_box);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_title);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_decode_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_compute_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_rest_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_total_title);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, open_total_label);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 

@@ -79,11 +79,19 @@ struct _EsWindow {
 
   /* The last runs of each job, for the medians in the side panel's timings. */
   GQueue timing_history;          /* TimingRecord */
+  /* The newest decoded image waiting to be shown, until the first frame
+   * painted with it tells how long opening it took (es-window-timings.c). */
+  struct {
+    guint64 source_serial;        /* 0: none waits */
+    gint64 requested;             /* monotonic µs of the open request */
+    double decode_ms;
+    double compute_ms;            /* the worker's, once the image is on screen; <0 before */
+  } opening;
 
   guint update_idle;
   GString *changes;               /* what changed since the last request */
   GQueue pending_log;             /* PendingChange, for ENTROSCOPE_DEBUG=timing */
-  gulong after_paint_handler;
+  gulong after_paint_handler;     /* for the log and the opening's time */
   GdkFrameClock *paint_clock;
   double last_worker_ms;
   double last_jobs_ms;
@@ -144,8 +152,18 @@ void _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVari
 void _es_window_record_timing (EsWindow *self, const EsLayer *layer);
 void _es_window_forget_timings (EsWindow *self);
 void _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs);
+/* Opening, timed from the request (requested, monotonic µs) to the first
+ * frame painted with the image: decoded replaces any opening still waiting
+ * (a superseded one never reports); waits_for_paint says whether a frame
+ * is awaited (once the image is on screen it keeps the worker's time for
+ * it); painted, from the frame clock's after-paint, shows the time in the
+ * card once that frame showed the image, and drops an opening whose image
+ * was replaced, cancelled or failed. */
+void _es_window_open_decoded (EsWindow *self, const EsSource *source, gint64 requested, double decode_ms);
+gboolean _es_window_open_waits_for_paint (EsWindow *self);
+void _es_window_open_painted (EsWindow *self, gint64 now);
 
-/* es-window-status.c: the status bar and the timing log. */
+/* es-window-status.c: the status bar, the timing log and the watch on the frame clock. */
 
 void _es_window_class_status_init (EsWindowClass *klass);
 void _es_window_status_init (EsWindow *self);
@@ -158,6 +176,8 @@ void _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const Es
  * result of its request (the response's generation) after a response;
  * generation 0 for a display-only change (the next frame shows it). */
 void _es_window_log_change (EsWindow *self, guint64 generation, const char *what);
+/* After a response or a display change: the next frame's after-paint ends
+ * the waits of the log and of an opening (_es_window_open_painted). */
 void _es_window_watch_next_paint (EsWindow *self);
 
 /* es-window-open.c: opening files, drag and drop, the sample. */

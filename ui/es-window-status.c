@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* EsWindow: the status bar (the pixel under the pointer, the job on screen, the zoom) and the
- * ENTROSCOPE_DEBUG=timing log of how long a change takes to reach the screen. */
+/* EsWindow: the status bar (the pixel under the pointer, the job on screen, the zoom), and the watch on
+ * the frame clock that times how long a change or an opening takes to reach the screen (the
+ * ENTROSCOPE_DEBUG=timing log, the opening time of the timings card). */
 #include "es-window-private.h"
 
 #include <math.h>
@@ -15,7 +16,7 @@ typedef struct {
   char *what;
 } PendingChange;
 
-/* The timing log: from a change to the first frame painted with its result. */
+/* The timing log, from a change to the first frame painted with its result, and the opening's time. */
 
 static void
 pending_change_free (gpointer data)
@@ -63,6 +64,7 @@ on_after_paint (GdkFrameClock *clock, EsWindow *self)
   PendingChange *change;
 
   g_assert (ES_IS_WINDOW (self));
+  _es_window_open_painted (self, now);
   for (GList *l = self->pending_log.head, *next; l; l = next)
     {
       next = l->next;
@@ -99,17 +101,32 @@ static void
 on_realize (GtkWidget *widget, gpointer data)
 {
   g_assert (ES_IS_WINDOW (widget));
-  g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint",
-                    G_CALLBACK (on_first_paint), widget);
+  if (es_debug_timing ())
+    g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint",
+                      G_CALLBACK (on_first_paint), widget);
+  /* An image shown before the window had a frame clock. */
+  _es_window_watch_next_paint (ES_WINDOW (widget));
+}
+
+/* The frame clock goes with the surface, its handlers with it: the watch
+ * ends here, while both are still there. */
+static void
+on_unrealize (GtkWidget *widget, gpointer data)
+{
+  EsWindow *self = ES_WINDOW (widget);
+
+  g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
+  g_clear_object (&self->paint_clock);
 }
 
 void
 _es_window_watch_next_paint (EsWindow *self)
 {
+  gboolean opening = _es_window_open_waits_for_paint (self);
   GdkFrameClock *clock;
 
-  if (!es_debug_timing () || self->after_paint_handler
-      || g_queue_is_empty (&self->pending_log))
+  if (self->after_paint_handler
+      || (!opening && (!es_debug_timing () || g_queue_is_empty (&self->pending_log))))
     return;
   clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
   if (clock == NULL)
@@ -302,8 +319,8 @@ _es_window_status_init (EsWindow *self)
 {
   g_queue_init (&self->pending_log);
   self->hover_pane = -1;
-  if (es_debug_timing ())
-    g_signal_connect (self, "realize", G_CALLBACK (on_realize), NULL);
+  g_signal_connect (self, "realize", G_CALLBACK (on_realize), NULL);
+  g_signal_connect (self, "unrealize", G_CALLBACK (on_unrealize), NULL);
 }
 
 void

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* EsWindow: the timings overlay's figures, the median of the last runs of the job on screen. */
+/* EsWindow: the timings card's figures: the median of the last runs of the job on screen, and how long
+ * opening the image on screen took. */
 #include "es-window-private.h"
 
 #include <stdlib.h>
+
+#include "es-debug.h"
 
 /* Timings: the median of the last runs of the job on screen */
 
@@ -68,10 +71,13 @@ _es_window_record_timing (EsWindow *self, const EsLayer *layer)
     g_free (g_queue_pop_tail (&self->timing_history));
 }
 
+/* Another image is on screen: no figure of the last one applies. */
 void
 _es_window_forget_timings (EsWindow *self)
 {
   g_queue_clear_full (&self->timing_history, g_free);
+  if (self->timings)
+    es_timings_set_open (self->timings, NULL, NULL);
 }
 
 static int
@@ -116,4 +122,71 @@ _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median
   median->download_ms = median_of (download, n);
   median->wall_ms = median_of (wall, n);
   *n_runs = n;
+}
+
+/* Opening: from the request to the first frame painted with the image */
+
+void
+_es_window_open_decoded (EsWindow *self, const EsSource *source, gint64 requested, double decode_ms)
+{
+  self->opening.source_serial = source->serial;
+  self->opening.requested = requested;
+  self->opening.decode_ms = decode_ms;
+  self->opening.compute_ms = -1;
+}
+
+static gboolean
+is_serial (const EsSource *source, guint64 serial)
+{
+  return source != NULL && source->serial == serial;
+}
+
+/* Whether the opening's image is on screen; an opening whose image is
+ * neither on screen nor on its way there (another replaced it before it
+ * was shown, the user cancelled it, its views failed) is dropped. */
+static gboolean
+open_on_screen (EsWindow *self)
+{
+  guint64 serial = self->opening.source_serial;
+
+  if (serial == 0)
+    return FALSE;
+  if (is_serial (self->source, serial))
+    return TRUE;
+  if (!is_serial (self->pending_source, serial))
+    self->opening.source_serial = 0;
+  return FALSE;
+}
+
+gboolean
+_es_window_open_waits_for_paint (EsWindow *self)
+{
+  if (!open_on_screen (self))
+    return FALSE;
+  /* The response that put the image on screen has just been taken in: its
+   * worker time is the opening's compute, whatever comes before the paint. */
+  if (self->opening.compute_ms < 0)
+    self->opening.compute_ms = self->last_worker_ms;
+  return TRUE;
+}
+
+void
+_es_window_open_painted (EsWindow *self, gint64 now)
+{
+  EsView views[ES_CANVAS_MAX_PANES];
+  int n = _es_window_get_views (self, views);
+  EsOpenTiming open = { 0 };
+
+  if (!open_on_screen (self) || self->opening.compute_ms < 0)
+    return;
+  open.total_ms = (now - self->opening.requested) / 1000.0;
+  open.decode_ms = self->opening.decode_ms;
+  open.compute_ms = self->opening.compute_ms;
+  for (int i = 0; i < n; i++)
+    open.heatmap |= es_view_is_heatmap (views[i]);
+  self->opening.source_serial = 0;
+  es_timings_set_open (self->timings, self->source->name, &open);
+  es_debug_log ("open %s: %.1f ms from the request to the first frame with its %s "
+                "(read and decode %.1f ms, compute %.1f ms)", self->source->name, open.total_ms,
+                open.heatmap ? "heatmap" : "view", open.decode_ms, open.compute_ms);
 }
