@@ -205,8 +205,9 @@ def load(path, *, levels=16) -> Image:
 
 def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=5,
          levels=16, amount=1.0, units="nats"):
-    """Writes a result as entroscope-cli does: a colormapped 8-bit RGB PNG
-    (format 'png', the default; optional colorbar), a raw 16-bit PNG with
+    """Writes a result as entroscope-cli does: a colormapped PNG (format
+    'png', the default: the map's 256 colours as a palette, or 8-bit RGB
+    with a colorbar or NaN pixels), a raw 16-bit PNG with
     tEXt metadata ('raw16'), a text matrix ('txt', the default for a
     .txt path) or a TIFF of the values as they are ('tif', the default for
     a .tif or .tiff path), atomically. `op` says which operation made `array` (a
