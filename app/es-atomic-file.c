@@ -25,14 +25,7 @@ struct EsAtomicFile {
   int fd;
   FILE *stream;
   int write_errno; /* the first write error, kept because stdio may lose errno */
-  off_t written;   /* bytes written so far */
-  off_t flushed;   /* of which the kernel was asked to start writing back */
 };
-
-/* Writeback is started every so many bytes, so that the fsync of a commit
- * waits for the last few megabytes rather than for the whole file (a
- * 268 MB float TIFF, a 90 MB heatmap). */
-#define ES_ATOMIC_WRITEBACK_BYTES ((off_t) 8 << 20)
 
 /* "cannot write 'PATH': reason", the path shortened so that the reason
  * always fits in the message. */
@@ -157,13 +150,6 @@ cookie_write (void *cookie, const char *buf, size_t size)
           return 0;
         }
       done += (size_t) n;
-      file->written += n;
-      if (!file->direct && file->written - file->flushed >= ES_ATOMIC_WRITEBACK_BYTES)
-        {
-          /* Only a hint: where it is refused, the commit's fsync does it all. */
-          (void) sync_file_range (file->fd, file->flushed, file->written - file->flushed, SYNC_FILE_RANGE_WRITE);
-          file->flushed = file->written;
-        }
       /* A signal that arrives after part of the data went in makes write
        * return that part; the rest would block again on a stalled reader. */
       if (done < size && es_control_cancelled (interrupt_control))
