@@ -459,14 +459,16 @@ stream_encoder_main (void *data)
 }
 
 /* A regular file into a regular file (or a new one), by a job that can go
- * band by band: anything else runs whole (a pipe would need the batch's
- * signal forwarding to threads blocked in I/O). */
+ * band by band, where rows arrive while the file is read: anything else
+ * runs whole (a pipe would need the batch's signal forwarding to threads
+ * blocked in I/O; with libdeflate, decoding first and then computing and
+ * encoding on every core is faster). */
 static bool
 can_stream (const EsCliBatch *b)
 {
   struct stat st;
 
-  if (b->to_stdout || !es_pipeline_streams (b->params, b->format))
+  if (b->to_stdout || !es_load_png_rows_while_reading () || !es_pipeline_streams (b->params, b->format))
     return false;
   if (stat (b->inputs[0], &st) != 0 || !S_ISREG (st.st_mode))
     return false;
