@@ -31,6 +31,7 @@ from ._entroscope import (
     cpu_threads,
     cuda_compiled,
     equalize_lut,
+    extent,
     get_max_pixels,
     gray,
     halo,
@@ -54,6 +55,7 @@ __all__ = [
     "entropy",
     "equalize",
     "equalize_lut",
+    "extent",
     "get_max_pixels",
     "gray",
     "halo",
@@ -203,19 +205,28 @@ def load(path, *, levels=16) -> Image:
     return Image(array, depth, matrix_levels)
 
 
-def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=5,
-         levels=16, amount=1.0, units="nats"):
+def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=None,
+         levels=None, amount=None, units=None, **definition):
     """Writes a result as entroscope-cli does: a colormapped PNG (format
     'png', the default: the map's 256 colours as a palette, or 8-bit RGB
-    with a colorbar or NaN pixels), a raw 16-bit PNG with
-    tEXt metadata ('raw16'), a text matrix ('txt', the default for a
-    .txt path) or a TIFF of the values as they are ('tif', the default for
-    a .tif or .tiff path), atomically. `op` says which operation made `array` (a
-    float32 array is entropy's); window, levels, amount and units are
-    recorded and set the absolute colour range, as the CLI's options do.
-    `units` names the units the values are in. Raises OSError or ValueError."""
+    with a colorbar, NaN pixels or a definition that can leave pixels
+    without a value), a raw 16-bit PNG with tEXt metadata ('raw16'), a text
+    matrix ('txt', the default for a .txt path) or a TIFF of the values as
+    they are ('tif', the default for a .tif or .tiff path), atomically.
+
+    `op` says which operation made `array` (a float32 array is entropy's).
+    Describe the job that made it with the keywords you gave that
+    operation: window, levels, amount, and for entropy the definition's
+    rect, disk, footprint, border, binning, mask and like, parsed exactly
+    as `entropy` parses them. They set the absolute colour range (ln(min(B,
+    n)) depends on the shape and binning), the recorded metadata (the
+    "Definition" line) and whether pixels may have no value, so the file is
+    byte for byte what ``entroscope-cli entropy <the same options>`` writes.
+    `units` names the units the values are in: 'nats', 'bits' or
+    'normalized' (None: nats, or the like= preset's). Raises OSError,
+    ValueError or TypeError."""
     _entroscope.save(path, array, op=op, format=format, colormap=colormap, range=range, colorbar=colorbar,
-                     window=window, levels=levels, amount=amount, units=units)
+                     window=window, levels=levels, amount=amount, units=units, **definition)
 
 
 # ---- what is there ------------------------------------------------------------

@@ -14,11 +14,11 @@ from ._entroscope import (
     StrPath,
     Timing as Timing,
     EntropyUnits,
-    Units,
     Variant as Variant,
     cpu_threads as cpu_threads,
     cuda_compiled as cuda_compiled,
     equalize_lut as equalize_lut,
+    extent as extent,
     gray as gray,
     get_max_pixels as get_max_pixels,
     halo as halo,
@@ -80,6 +80,9 @@ def run(op: OpName, image: ImageLike, *args: Any, backend: Backend = "auto", **k
 def load(path: StrPath, *, levels: int = 16) -> Image: ...
 def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
          format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
-         range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int = 5,
-         levels: int = 16, amount: float = 1.0, units: Units = "nats") -> None: ...
+         range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int | None = None,
+         levels: int | None = None, amount: float | None = None, units: EntropyUnits | None = None,
+         rect: tuple[int, int] | None = None, disk: int | None = None, footprint: npt.ArrayLike | None = None,
+         border: str | None = None, binning: str | None = None, mask: npt.ArrayLike | None = None,
+         like: Literal["matlab", "skimage", "fiji"] | None = None) -> None: ...
 def info(backend: Backend = "auto") -> dict[str, Any]: ...

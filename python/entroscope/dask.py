@@ -8,11 +8,13 @@ memory, chunk by chunk, on a dask.distributed cluster or any dask scheduler.
     h.to_zarr("slide-entropy.zarr")
 
 Each chunk is computed with its halo from the neighbouring chunks
-(``dask.array.map_overlap``): the depth is the operation's halo from the
-operation table (``entroscope.halo``), in both axes, and the boundary is
-``'none'``, because at the image's own edges the kernels apply their border
-rule themselves (entropy clips its window, sharpen replicates the edge), so
-the result is identical to one in-memory call on the whole image.
+(``dask.array.map_overlap``): the depth is how far the job's window reaches
+(``entroscope.extent``: a rectangle's or footprint's half height and half
+width, a disk's radius), and the boundary is ``'none'``, because at the
+image's own edges the kernels apply the job's border rule themselves
+(entropy's clip, symmetric, mirror, replicate or constant border; sharpen
+replicates the edge), so the result is identical to one in-memory call on
+the whole image. A mask is cut into the same chunks with the same overlap.
 Equalization needs the histogram of the whole image: it runs as a reduction
 (one histogram per chunk, summed, then ``entroscope.equalize_lut``), then a
 map over the chunks.
@@ -91,9 +93,14 @@ def _gpu_count():
 # ---- chunks --------------------------------------------------------------------------
 
 
-def _run_chunk(block, op, backend, params, depth):
+def _run_chunk(block, *mask, op, backend, params, depth, sample_range=None):
     if block.size == 0:  # dask's meta inference may call with an empty block
         return np.empty(block.shape[:2], entroscope.ops()[op]["dtype"])
+    if sample_range is not None:
+        # minmax binning: the whole image's min and max, the same for every chunk.
+        params = {**params, "binning": f"range:{int(sample_range[0])}:{int(sample_range[1])}"}
+    if mask:
+        params = {**params, "mask": mask[0]}
     return _engine(backend).run(op, block, depth=depth, **params)
 
 
@@ -144,41 +151,78 @@ def gray(array, *, depth=None):
                             meta=np.empty((0, 0), array.dtype))
 
 
+# entropy()'s definition keywords (DESIGN.md §1), passed through to every chunk.
+_DEFINITION = ("rect", "disk", "footprint", "border", "binning", "mask", "like")
+
+
+def _mask_for(mask, array):
+    """The mask as a dask array of the image's shape and chunks."""
+    if not isinstance(mask, da.Array):
+        mask = da.asarray(np.asarray(mask))
+    if mask.shape != array.shape:
+        raise ValueError(f"mask of shape {mask.shape} differs from the image's {array.shape}")
+    return mask.rechunk(array.chunks)
+
+
 def run(op, array, *, backend="auto", depth=None, **params):
     """Any operation of the operation table by name on a dask array, with its
-    parameters (``run("entropy", a, window=9)``): a lazy dask array with the
-    same chunks, equal to ``entroscope.run(op, a.compute(), ...)``."""
+    parameters (``run("entropy", a, window=9, disk=4, border="symmetric")``):
+    a lazy dask array with the same chunks, equal to
+    ``entroscope.run(op, a.compute(), ...)``.
+
+    Each chunk reads its neighbours' cells as far as the window reaches:
+    ``entroscope.extent`` gives the rows and columns (a rectangle's or a
+    footprint's half height and half width, a disk's radius) for the same
+    keywords. The border mode applies at the image's own edges only, where a
+    chunk's edge is the image's; a mask (a dask or NumPy array of the image's
+    shape) is cut into the same chunks with the same overlap; minmax binning
+    takes the whole image's min and max first (one reduction)."""
     table = entroscope.ops()
     if op not in table:
         entroscope.variants(op)  # raises the module's ValueError naming the operations
     info = table[op]
     allowed = set(info["params"]) | {"variant"} | ({"units"} if info["units"] == "nats" else set())
+    if op == "entropy":
+        allowed |= set(_DEFINITION)
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise TypeError(f"{op}() got an unexpected keyword argument '{unknown[0]}'")
-    params = {k: v for k, v in params.items() if v is not None or k != "variant"}
-    # The parameters are checked now, by the table, rather than later in a worker.
-    halo = entroscope.halo(op, **{k: v for k, v in params.items() if k in info["params"]})
-    if params.get("units", "nats") not in ("nats", "bits"):
-        raise ValueError(f"units={params['units']!r}: expected nats or bits")
+    params = {k: v for k, v in params.items() if v is not None}
+    mask = params.pop("mask", None)
+    # The job is checked now, by the module's own parser, rather than later in a worker.
+    rows, cols = entroscope.extent(op, **{k: v for k, v in params.items() if k != "variant"})
     array = _check(array)
     if info["whole_image"]:
         if op != "equalize":
             raise NotImplementedError(f"{op} needs a statistic of the whole image that entroscope.dask does not know")
         return equalize(array, backend=backend, depth=depth, variant=params.get("variant"))
+    # A window that reaches past the whole image along an axis needs that axis in one chunk.
+    if rows >= array.shape[0] and array.numblocks[0] > 1:
+        array = array.rechunk({0: -1})
+    if cols >= array.shape[1] and array.numblocks[1] > 1:
+        array = array.rechunk({1: -1})
+    rows = rows if array.numblocks[0] > 1 else 0
+    cols = cols if array.numblocks[1] > 1 else 0
+    arrays = [array] if mask is None else [array, _mask_for(mask, array)]
+    extra = {}
+    if params.get("binning") == "minmax":
+        extra["sample_range"] = da.stack([array.min(), array.max()])
     dtype = np.dtype(info["dtype"])
     chunk = functools.partial(_run_chunk, op=op, backend=backend, params=params, depth=depth)
     meta = np.empty((0, 0), dtype)
-    if halo == 0:
-        return array.map_blocks(chunk, dtype=dtype, meta=meta)
-    return array.map_overlap(chunk, depth={0: halo, 1: halo}, boundary="none", trim=True, dtype=dtype, meta=meta)
+    if rows == 0 and cols == 0:
+        return da.map_blocks(chunk, *arrays, dtype=dtype, meta=meta, **extra)
+    return da.map_overlap(chunk, *arrays, depth={0: rows, 1: cols}, boundary="none", trim=True, dtype=dtype,
+                          meta=meta, **extra)
 
 
-def entropy(array, window=5, levels=16, *, backend="auto", variant=None, units="nats", depth=None):
-    """Local entropy (float32, nats or bits) of a dask array, as
-    `entroscope.entropy`; the halo is window // 2."""
+def entropy(array, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None, **definition):
+    """Local entropy (float32) of a dask array, as `entroscope.entropy`, with
+    the same definition keywords (rect, disk, footprint, border, binning,
+    mask, like) and units ('nats', 'bits', 'normalized'; None: nats or the
+    preset's). window and levels default to 5 and 16, or to the preset's."""
     return run("entropy", array, window=window, levels=levels, backend=backend, variant=variant, units=units,
-               depth=depth)
+               depth=depth, **definition)
 
 
 def sharpen(array, amount=1.0, *, backend="auto", variant=None, depth=None):

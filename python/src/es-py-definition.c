@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* entropy()'s definition keywords (DESIGN.md §1): rect, disk, footprint, border, binning, mask, like. */
+/* The one parser of a job's keywords (entropy(), save(), halo(), extent()): parameters, units and the
+ * entropy definition (DESIGN.md §1): rect, disk, footprint, border, binning, mask, like. */
 #include "es-py.h"
 
 #include <string.h>
@@ -60,8 +61,10 @@ parse_rect (PyObject *value, EsEntropyDefinition *d)
   return true;
 }
 
-bool
-es_py_parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units, EsPyDefinition *held)
+/* job->definition from the definition keywords (kw[i] NULL: not given),
+ * like= first; *units (-1: not given) gets the preset's. */
+static bool
+parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units, EsPyDefinition *held)
 {
   EsEntropyDefinition *d = &job->definition;
   const char *text;
@@ -154,6 +157,62 @@ es_py_parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int 
         .pixels = PyArray_DATA (held->mask_cells),
       };
       d->mask = &held->mask;
+    }
+  return true;
+}
+
+/* normalized is part of the entropy's definition, not a display unit. */
+static const char *const unit_names[] = { "nats", "bits", "normalized", NULL };
+#define UNITS_NORMALIZED 2
+
+/* A keyword's value, NULL when it was not given or is None. */
+static PyObject *
+given (PyObject *value)
+{
+  return value != Py_None ? value : NULL;
+}
+
+bool
+es_py_parse_job (EsOp op, const EsPyJobKeywords *kw, EsJob *job, EsUnits *units_out, EsPyDefinition *held)
+{
+  PyObject *definition[ES_PY_N_DEFINITION_KW];
+  int units = -1;
+  EsError error;
+
+  for (int i = 0; i < ES_PY_N_DEFINITION_KW; i++)
+    {
+      definition[i] = given (kw->definition[i]);
+      if (definition[i] != NULL && op != ES_OP_ENTROPY)
+        {
+          PyErr_Format (PyExc_TypeError, "%s has no %s (an entropy definition keyword)", es_op_name (op),
+                        es_py_definition_keywords[i]);
+          return false;
+        }
+    }
+  /* units=None: nats, or the preset's. */
+  if (given (kw->units) != NULL && !es_py_parse_choice (kw->units, "units", unit_names, &units))
+    return false;
+  if (units == UNITS_NORMALIZED && op != ES_OP_ENTROPY)
+    {
+      PyErr_Format (PyExc_ValueError, "units='normalized' is an entropy definition, not one of %s's units",
+                    es_op_name (op));
+      return false;
+    }
+  job->definition.normalized = units == UNITS_NORMALIZED;
+  /* The definition (a preset's window and levels) first: given parameters win. */
+  if (!parse_definition (definition, job, given (kw->values[ES_PARAM_WINDOW]) != NULL, &units, held))
+    return false;
+  /* Checked as the CLI checks its options: by the tables. */
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (given (kw->values[id]) != NULL && es_op_uses (op, (EsParamId) id)
+        && !es_py_parse_param (es_param ((EsParamId) id), kw->values[id], job))
+      return false;
+  *units_out = units == ES_UNITS_BITS ? ES_UNITS_BITS : ES_UNITS_NATS;
+  es_error_clear (&error);
+  if (!es_job_validate (job, &error))
+    {
+      es_py_raise (&error, NULL);
+      return false;
     }
   return true;
 }

@@ -95,10 +95,6 @@ sigint_restore (void)
 /* The keyword arguments every operation takes besides its parameters. */
 enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
 static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
-/* normalized is part of the entropy's definition, not a display unit. */
-static const char *const unit_names[] = { "nats", "bits", "normalized", NULL };
-#define UNITS_NORMALIZED 2
-
 /* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
  * [units='nats' where the op's values are nats], depth=None, out=None,
  * return_timing=False): parsed from the operation and parameter tables, so
@@ -111,7 +107,8 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
   const char *name = es_op_name (op);
   EsParamId order[ES_N_PARAMS];
   PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
-  int n_params = 0, depth = 0, units = -1;
+  int n_params = 0, depth = 0;
+  EsUnits units = ES_UNITS_NATS;
   bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
   EsJob job = ES_JOB_INIT (op);
   EsPyInput input;
@@ -174,23 +171,14 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
 
   if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
     return NULL;
-  /* units=None: nats, or the preset's. */
-  if (kw[KW_UNITS] != NULL && kw[KW_UNITS] != Py_None
-      && !es_py_parse_choice (kw[KW_UNITS], "units", unit_names, &units))
-    return NULL;
-  job.definition.normalized = units == UNITS_NORMALIZED;
-  /* The definition (a preset's window and levels) first: given parameters win. */
-  if (!es_py_parse_definition (definition_kw, &job, values[ES_PARAM_WINDOW] != NULL, &units, definition))
-    return NULL;
-  /* The job, checked as the CLI checks its options: by the tables. */
-  for (int i = 0; i < n_params; i++)
-    if (values[order[i]] != NULL && !es_py_parse_param (es_param (order[i]), values[order[i]], &job))
+  {
+    EsPyJobKeywords job_kw = { .units = kw[KW_UNITS] };
+
+    memcpy (job_kw.values, values, sizeof values);
+    memcpy (job_kw.definition, definition_kw, sizeof definition_kw);
+    if (!es_py_parse_job (op, &job_kw, &job, &units, definition))
       return NULL;
-  if (units < 0 || units == UNITS_NORMALIZED)
-    units = ES_UNITS_NATS;
-  es_error_clear (&error);
-  if (!es_job_validate (&job, &error))
-    return es_py_raise (&error, NULL);
+  }
   if (kw[KW_DEPTH] != NULL && kw[KW_DEPTH] != Py_None)
     {
       long d = PyIndex_Check (kw[KW_DEPTH]) && !PyBool_Check (kw[KW_DEPTH]) ? PyLong_AsLong (kw[KW_DEPTH]) : -2;

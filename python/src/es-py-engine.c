@@ -358,9 +358,9 @@ engine_repr (EsPyEngine *self)
 
 static PyMethodDef engine_methods[] = {
   { "entropy", FASTCALL (engine_entropy),
-    "entropy(image, window=5, levels=16, *, variant=None, units='nats', depth=None, out=None, "
-    "return_timing=False) -> float32 array: local entropy of the levels in a window x window window "
-    "clipped to the image." },
+    "entropy(image, window=5, levels=16, *, variant=None, units=None, depth=None, out=None, "
+    "return_timing=False, rect=None, disk=None, footprint=None, border='clip', binning='depth', mask=None, "
+    "like=None) -> float32 array: local entropy in a window around each pixel (DESIGN.md section 1)." },
   { "equalize", FASTCALL (engine_equalize),
     "equalize(image, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
     "histogram equalization, bit-identical to cv2.equalizeHist." },

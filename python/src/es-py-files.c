@@ -102,7 +102,6 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
 static const char *const export_names[] = { "png", "raw16", "txt", "tif", NULL };
 static const EsExportFormat export_formats[] = { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TEXT, ES_EXPORT_TIFF };
 static const char *const range_names[] = { "absolute", "auto", NULL };
-static const char *const unit_names[] = { "nats", "bits", NULL };
 
 /* The values to write as an EsImage: the caller's rows when they are
  * contiguous and native, else one copy (*owned). */
@@ -182,11 +181,15 @@ PyObject *
 es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "window", "levels",
-                              "amount", "units", NULL };
+                              "amount", "units", "rect", "disk", "footprint", "border", "binning", "mask", "like",
+                              NULL };
   PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
-  PyObject *range_obj = NULL, *units_obj = NULL, *values[ES_N_PARAMS] = { NULL };
+  PyObject *range_obj = NULL;
   PyObject *path_bytes = NULL;
-  int colorbar = 0, format_index = -1, range = ES_RANGE_ABSOLUTE, units = ES_UNITS_NATS;
+  EsPyJobKeywords kw = { .units = NULL };
+  EsPyDefinition held = { 0 };
+  int colorbar = 0, format_index = -1, range = ES_RANGE_ABSOLUTE;
+  EsUnits units;
   EsOp op = ES_OP_ENTROPY;
   EsJob job;
   EsResult result = { 0 };
@@ -194,20 +197,22 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   void *owned = NULL;
   EsError error;
   const char *path;
-  bool ok, bits;
+  bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOO:save", keywords, &path_obj, &array_obj, &op_obj,
-                                    &format_obj, &colormap_obj, &range_obj, &colorbar, &values[ES_PARAM_WINDOW],
-                                    &values[ES_PARAM_LEVELS], &values[ES_PARAM_AMOUNT], &units_obj))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
+                                    &op_obj, &format_obj, &colormap_obj, &range_obj, &colorbar,
+                                    &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
+                                    &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT],
+                                    &kw.definition[ES_PY_KW_DISK], &kw.definition[ES_PY_KW_FOOTPRINT],
+                                    &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
+                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE]))
     return NULL;
   if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
     return NULL;
   if (format_obj != Py_None && !es_py_parse_choice (format_obj, "format", export_names, &format_index))
     return NULL;
   if (range_obj != NULL && !es_py_parse_choice (range_obj, "range", range_names, &range))
-    return NULL;
-  if (units_obj != NULL && !es_py_parse_choice (units_obj, "units", unit_names, &units))
     return NULL;
   if (!values_open (array_obj, &view, &result.values, &owned))
     return NULL;
@@ -244,11 +249,17 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
                                                                                                           : "uint16");
       goto fail;
     }
+  /* The job that made these values, parsed as entropy() parses it. */
   job = (EsJob) ES_JOB_INIT (op);
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    if (values[id] != NULL && es_op_uses (op, (EsParamId) id)
-        && !es_py_parse_param (es_param ((EsParamId) id), values[id], &job))
+  if (!es_py_parse_job (op, &kw, &job, &units, &held))
+    goto fail;
+  if (job.definition.mask != NULL
+      && (job.definition.mask->width != result.values.width || job.definition.mask->height != result.values.height))
+    {
+      PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d", job.definition.mask->width,
+                    TIMES, job.definition.mask->height, result.values.width, TIMES, result.values.height);
       goto fail;
+    }
 
   if (!PyUnicode_FSConverter (path_obj, &path_bytes))
     goto fail;
@@ -263,8 +274,6 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
       goto fail;
     }
 
-  /* The colour scale and metadata es_pipeline_run gives the CLI; the
-   * values are in the units named (bits: entropy(..., units='bits')). */
   {
     EsViewParams params;
 
@@ -282,28 +291,18 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
             goto fail;
           }
       }
-    bits = es_units_convertible (op) && units == ES_UNITS_BITS;
-    result.scale.map = params.colormap;
-    result.scale.reversed = params.reversed;
-    if (range == ES_RANGE_AUTO)
-      es_image_min_max (&result.values, &result.scale.lo, &result.scale.hi);
-    else
-      {
-        result.scale.lo = 0.0;
-        result.scale.hi = es_op_info (op)->range_max (&job) * (bits ? 1.0 / M_LN2 : 1.0);
-      }
-    result.info = (EsValueInfo) {
-      .operation = es_op_name (op),
-      .window = es_op_uses (op, ES_PARAM_WINDOW) ? job.window : 0,
-      .levels = es_op_uses (op, ES_PARAM_LEVELS) ? job.levels : 0,
-      .amount = es_op_uses (op, ES_PARAM_AMOUNT) ? job.amount : 0.0f,
-      .units = bits ? "bits" : es_op_info (op)->units,
-      .unit_scale = 1.0,
-    };
-    /* The default definition at this window and these levels, as the CLI records it. */
-    es_job_describe_definition (&job, result.info.units, result.info.definition, sizeof result.info.definition);
+    params.job = job;
+    params.units = units;
+    params.range = (EsRangeMode) range;
+    /* The scale and metadata es_pipeline_describe gives the CLI, except that
+     * the values are already in the units named: bits arrive as bits (the
+     * CLI keeps nats and converts as it writes), so the range is in bits
+     * and nothing is converted again. */
+    es_pipeline_describe (&params, &result);
+    if (range == ES_RANGE_ABSOLUTE)
+      result.scale.hi *= result.info.unit_scale;
+    result.info.unit_scale = 1.0;
   }
-
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
   ok = es_pipeline_export (path, export_formats[format_index], &result, colorbar, &error);
@@ -311,6 +310,7 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   Py_DECREF (path_bytes);
   PyMem_RawFree (owned);
   PyBuffer_Release (&view);
+  es_py_definition_release (&held);
   if (!ok)
     return es_py_raise (&error, path_obj);
   Py_RETURN_NONE;
@@ -319,5 +319,6 @@ fail:
   Py_XDECREF (path_bytes);
   PyMem_RawFree (owned);
   PyBuffer_Release (&view);
+  es_py_definition_release (&held);
   return NULL;
 }

@@ -392,32 +392,63 @@ module_ops (PyObject *module, PyObject *unused)
   return result;
 }
 
+/* halo() and extent(): the job of op with its keywords (the same parser
+ * as entropy()'s), and its window's half height and half width. */
+static bool
+job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_height, int *half_width)
+{
+  static char *keywords[] = { "op", "window", "levels", "amount", "units", "rect", "disk", "footprint", "border",
+                              "binning", "mask", "like", NULL };
+  PyObject *op_name;
+  EsPyJobKeywords kw = { .units = NULL };
+  EsPyDefinition held = { 0 };
+  EsUnits units;
+  EsOp op;
+  EsJob job;
+  bool ok;
+
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, format, keywords, &op_name, &kw.values[ES_PARAM_WINDOW],
+                                    &kw.values[ES_PARAM_LEVELS], &kw.values[ES_PARAM_AMOUNT], &kw.units,
+                                    &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
+                                    &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER],
+                                    &kw.definition[ES_PY_KW_BINNING], &kw.definition[ES_PY_KW_MASK],
+                                    &kw.definition[ES_PY_KW_LIKE])
+      || !es_py_parse_op (op_name, &op))
+    return false;
+  job = (EsJob) ES_JOB_INIT (op);
+  ok = es_py_parse_job (op, &kw, &job, &units, &held);
+  if (ok && op == ES_OP_ENTROPY)
+    es_window_extent (&job, half_height, half_width);
+  else if (ok)
+    *half_height = *half_width = es_op_info (op)->halo (&job);
+  es_py_definition_release (&held);
+  return ok;
+}
+
 /* The halo of an operation for given parameters: the rows (and columns) of
  * input beyond a tile that a tile's result depends on. */
 static PyObject *
 module_halo (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "op", "window", "levels", "amount", NULL };
-  PyObject *op_name, *values[ES_N_PARAMS] = { NULL };
-  EsOp op;
-  EsJob job;
-  EsError error;
+  int half_height, half_width;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OOO:halo", keywords, &op_name, &values[ES_PARAM_WINDOW],
-                                    &values[ES_PARAM_LEVELS], &values[ES_PARAM_AMOUNT]))
+  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOO:halo", &half_height, &half_width))
     return NULL;
-  if (!es_py_parse_op (op_name, &op))
+  return PyLong_FromLong (half_height);
+}
+
+/* (rows, columns) of input beyond a tile on each side that a tile's result
+ * reads: a rectangle's or a footprint's half height and half width. */
+static PyObject *
+module_extent (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  int half_height, half_width;
+
+  (void) module;
+  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOO:extent", &half_height, &half_width))
     return NULL;
-  job = (EsJob) ES_JOB_INIT (op);
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    if (values[id] != NULL && values[id] != Py_None && es_op_uses (op, (EsParamId) id)
-        && !es_py_parse_param (es_param ((EsParamId) id), values[id], &job))
-      return NULL;
-  es_error_clear (&error);
-  if (!es_job_validate (&job, &error))
-    return es_py_raise (&error, NULL);
-  return PyLong_FromLong (es_op_info (op)->halo (&job));
+  return Py_BuildValue ("(ii)", half_height, half_width);
 }
 
 /* The parameter table: name -> dict. */
@@ -596,12 +627,18 @@ static PyMethodDef module_methods[] = {
   { "ops", module_ops, METH_NOARGS, "ops() -> dict: the operation table, one dict per operation." },
   { "params", module_params, METH_NOARGS, "params() -> dict: the parameter table (ranges and defaults)." },
   { "halo", (PyCFunction) (void (*) (void)) module_halo, METH_VARARGS | METH_KEYWORDS,
-    "halo(op, *, window=None, levels=None, amount=None) -> int: input rows beyond a tile that its result reads." },
+    "halo(op, *, window=None, levels=None, amount=None, units=None, rect=None, disk=None, footprint=None, "
+    "border=None, binning=None, mask=None, like=None) -> int: input rows beyond a tile that its result reads." },
+  { "extent", (PyCFunction) (void (*) (void)) module_extent, METH_VARARGS | METH_KEYWORDS,
+    "extent(op, *, <halo's keywords>) -> (rows, columns): input beyond a tile, on each side, that its result "
+    "reads (a window's half height and half width)." },
   { "load", (PyCFunction) (void (*) (void)) es_py_load, METH_VARARGS | METH_KEYWORDS,
     "load(path, *, levels=16) -> (array, depth, levels): a PNG, PGM or text matrix as gray samples." },
   { "save", (PyCFunction) (void (*) (void)) es_py_save, METH_VARARGS | METH_KEYWORDS,
-    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, window=5, "
-    "levels=16, amount=1.0, units='nats'): writes a result as entroscope-cli does." },
+    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, window=None, "
+    "levels=None, amount=None, units=None, rect=None, disk=None, footprint=None, border=None, binning=None, "
+    "mask=None, like=None): writes a result as entroscope-cli does for the job these keywords describe "
+    "(entropy()'s)." },
   { "gray", (PyCFunction) (void (*) (void)) module_gray, METH_VARARGS | METH_KEYWORDS,
     "gray(image, *, depth=None) -> array: the gray samples the operations read (colour reduced with BT.709 on the "
     "stored values, as the CLI does)." },

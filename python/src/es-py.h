@@ -123,10 +123,23 @@ typedef struct {
   EsImage mask;
 } EsPyDefinition;
 
-/* Sets job->definition from entropy()'s keywords (kw[i] NULL: not given),
- * like= first; *units (-1: not given) gets the preset's. Raises and
- * returns false on a bad value. */
-bool es_py_parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units, EsPyDefinition *held);
+/* The keywords that make a job, as Python passes them (NULL or None: not
+ * given): the op's parameters by EsParamId, units ('nats', 'bits',
+ * 'normalized') and entropy's definition keywords by ES_PY_KW_*. */
+typedef struct {
+  PyObject *values[ES_N_PARAMS];
+  PyObject *units;
+  PyObject *definition[ES_PY_N_DEFINITION_KW];
+} EsPyJobKeywords;
+
+/* The one parser of a job for entropy(), save(), halo() and extent(), in the
+ * CLI's order: like= first, then the shape, border, binning, mask and the
+ * parameters given, checked by the tables and es_job_validate. job comes
+ * from ES_JOB_INIT (op); *units gets nats or bits (normalized is
+ * job->definition.normalized); held keeps the arrays the definition
+ * borrows (es_py_definition_release). Raises and returns false on a bad
+ * value or a definition keyword for another op. */
+bool es_py_parse_job (EsOp op, const EsPyJobKeywords *kw, EsJob *job, EsUnits *units, EsPyDefinition *held);
 void es_py_definition_release (EsPyDefinition *held);
 
 /* ---- small helpers (es-py-module.c) ---- */

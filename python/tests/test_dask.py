@@ -20,6 +20,8 @@ def cases(image):
         ("quantize", lambda a: edask.quantize(a, 7), lambda i: entroscope.quantize(i, 7)),
         ("equalize", lambda a: edask.equalize(a), lambda i: entroscope.equalize(i)),
         ("run", lambda a: edask.run("entropy", a, window=9), lambda i: entroscope.entropy(i, 9)),
+        ("entropy 3x9 symmetric", lambda a: edask.entropy(a, rect=(3, 9), border="symmetric"),
+         lambda i: entroscope.entropy(i, rect=(3, 9), border="symmetric")),
     ]
 
 
