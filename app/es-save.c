@@ -235,7 +235,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
 
 typedef struct {
   const EsImage *values;
-  double lo, s;  /* sample = round ((v - lo) * s), s = 65535 / (hi - lo) */
+  double lo, s;   /* sample = round ((v - lo) * s), s = top / (hi - lo) */
+  unsigned top;   /* 65535, or 65534 when 65535 marks a pixel with no value */
 } Raw16Rows;
 
 static void
@@ -245,11 +246,12 @@ raw16_fill_row (const Raw16Rows *r, int y, uint8_t *row)
 
   for (int x = 0; x < r->values->width; x++)
     {
-      double t = (sample_at (r->values, src, x) - r->lo) * r->s;
+      double value = sample_at (r->values, src, x);
+      double t = (value - r->lo) * r->s;
       unsigned int v;
       t = t > 0 ? t : 0;
-      t = t < 65535 ? t : 65535;
-      v = (unsigned int) (t + 0.5);
+      t = t < r->top ? t : r->top;
+      v = isnan (value) ? 65535u : (unsigned int) (t + 0.5);
       /* PNG samples are big-endian. */
       row[2 * x] = (uint8_t) (v >> 8);
       row[2 * x + 1] = (uint8_t) v;
@@ -278,14 +280,20 @@ es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, dou
 {
   double unit_scale = unit_scale_of (info);
   bool spread = hi > lo;
-  Raw16Rows rows = { .values = values, .lo = lo, .s = spread ? 65535.0 / (hi - lo) : 0.0 };
+  /* Pixels with no value (NaN) get a sample of their own, which the
+   * tEXt names; the values then span one sample less. */
+  bool gaps = (info != NULL && info->may_have_no_data) || (gate == NULL && es_image_has_nan (values));
+  unsigned top = gaps ? 65534 : 65535;
+  Raw16Rows rows = { .values = values, .lo = lo, .s = spread ? top / (hi - lo) : 0.0, .top = top };
   TextChunks chunks = { .n = 0 };
 
   if (!check_values (path, values, error))
     return false;
   text_add_info (&chunks, info);
   text_add (&chunks, "ValueOffset", "%.9g", lo * unit_scale);
-  text_add (&chunks, "ValueScale", "%.9g", spread ? (hi - lo) * unit_scale / 65535.0 : 0.0);
+  text_add (&chunks, "ValueScale", "%.9g", spread ? (hi - lo) * unit_scale / top : 0.0);
+  if (gaps)
+    text_add (&chunks, "NoData", "65535");
   return write_png (path, values->width, values->height, 16, 1, NULL, &chunks, raw16_fill_rows, &rows, gate, error);
 }
 

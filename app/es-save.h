@@ -68,7 +68,9 @@ bool es_save_heatmap_png (const char *path, const EsImage *values, const EsColor
                           bool colorbar, const EsValueInfo *info, EsError *error);
 /* 16-bit gray PNG: raw values scaled linearly so that lo..hi maps to
  * 0..65535, with tEXt chunks (Software, Operation, Window, Levels, Units,
- * ValueOffset, ValueScale: value = ValueOffset + sample * ValueScale). */
+ * ValueOffset, ValueScale: value = ValueOffset + sample * ValueScale).
+ * Where pixels may have no value (info->may_have_no_data, or NaN among
+ * the values), lo..hi maps to 0..65534 and NoData says 65535 marks them. */
 bool es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi,
                         const EsValueInfo *info, EsError *error);
 /* "H W" then H lines of W values printed with %.5f (F32) or %d (U8/U16). */

@@ -471,6 +471,56 @@ test_raw16_png (void)
     }
 }
 
+/* Pixels with no value (NaN: a mask) get sample 65535, which NoData names;
+ * the values span 0..65534 and still reconstruct within half a step. */
+static void
+test_raw16_no_data (void)
+{
+  EsImage image;
+  EsValueInfo info = { .operation = "entropy", .units = "nats", .unit_scale = 1, .may_have_no_data = true };
+  EsError error = { 0 };
+  char *path = tmp_path ("raw16-nodata.png");
+  double lo, hi, offset, step, worst = 0;
+  uint16_t *got;
+  PngTexts texts;
+  int w = 0, h = 0, holes = 0, marked = 0, others_below = 0;
+  bool ok;
+
+  random_image (&image, 37, 23, ES_FORMAT_F32);
+  es_image_min_max (&image, &lo, &hi);
+  for (int i = 0; i < 40; i++)
+    ((float *) es_image_row (&image, rand_int (23)))[rand_int (37)] = NAN;
+  ok = es_save_raw16_png (path, &image, lo, hi, &info, &error);
+  got = ok ? read_png_pixels (path, PNG_FORMAT_LINEAR_Y, &w, &h) : NULL;
+  read_png_texts (path, &texts);
+  ok = got && w == 37 && h == 23 && text_is (&texts, "NoData", "65535");
+  offset = ok ? strtod (text_value (&texts, "ValueOffset"), NULL) : 0;
+  step = ok ? strtod (text_value (&texts, "ValueScale"), NULL) : 0;
+  for (int y = 0; ok && y < h; y++)
+    for (int x = 0; x < w; x++)
+      {
+        double v = value_at (&image, x, y);
+        uint16_t s = got[(size_t) y * w + x];
+        if (isnan (v))
+          {
+            holes++;
+            marked += s == 65535;
+          }
+        else
+          {
+            others_below += s <= 65534;
+            worst = fmax (worst, fabs (offset + s * step - v));
+          }
+      }
+  tap_ok (ok && holes > 0 && marked == holes && others_below == w * h - holes
+            && worst <= step * (0.5 + 1e-4) + 1e-9 * fabs (offset)
+            && fabs (step - (hi - lo) / 65534) <= 1e-8 * step,
+          "raw16 with no-data pixels: NoData 65535 marks all %d, the rest span 0..65534 within half a step",
+          holes);
+  free (got);
+  free (image.pixels);
+}
+
 static void
 test_rgb_png (void)
 {
@@ -661,6 +711,7 @@ main (void)
   test_render ();
   test_heatmap_png ();
   test_raw16_png ();
+  test_raw16_no_data ();
   test_rgb_png ();
   test_text_matrix ();
   test_auto_range ();
