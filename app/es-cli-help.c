@@ -212,7 +212,8 @@ es_cli_print_help (FILE *out)
          "                          input is a stack: each page is processed, into one\n"
          "                          multi-page TIFF (tif output only).\n"
          "      --raw16             a 16-bit gray PNG of the values with tEXt metadata\n"
-         "                          (value = ValueOffset + sample * ValueScale)\n"
+         "                          (value = ValueOffset + sample * ValueScale; NoData:\n"
+         "                          the sample of pixels with no value, where masked)\n"
          "      --compression=fast|default|small\n"
          "                          how hard PNGs are compressed, on every core; default\n"
          "                          stays within 1.15x the size of libpng's level 6\n", out);
