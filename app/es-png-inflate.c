@@ -168,6 +168,7 @@ es_png_chunk_idat (EsPngChunks *c, uint32_t length, uint32_t *crc)
       grown = realloc (c->idat, capacity);
       if (grown == NULL)
         return es_error_set (c->error, ES_ERROR_NO_MEMORY, "out of memory for %zu MiB of IDAT data", capacity >> 20);
+      es_memory_prefer_huge_pages (grown + c->idat_size, capacity - c->idat_size);
       c->idat = grown;
       c->idat_capacity = capacity;
     }
@@ -633,6 +634,7 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
                        l->depth, error))
     goto done;
   raw = malloc ((size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
+  es_memory_prefer_huge_pages (raw, (size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
   zeros = calloc (1, l->row_bytes + 8);
   inflater = libdeflate_alloc_decompressor ();
   if (raw == NULL || zeros == NULL || inflater == NULL)

@@ -2,7 +2,9 @@
 /* EsImage allocation with every size product checked before memory is touched. */
 #include "es-image.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 static uint64_t max_pixels = ES_DEFAULT_MAX_PIXELS;
 
@@ -62,6 +64,23 @@ es_image_check_size (int width, int height, EsFormat format, EsError *error)
   return true;
 }
 
+void
+es_memory_prefer_huge_pages (void *block, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t) 2 << 20;
+  uintptr_t first = ((uintptr_t) block + huge - 1) & ~(huge - 1);
+  uintptr_t end = ((uintptr_t) block + size) & ~(huge - 1);
+
+  /* Only whole 2 MiB pages inside the block; a refusal changes nothing. */
+  if (block != NULL && end > first)
+    (void) madvise ((void *) first, end - first, MADV_HUGEPAGE);
+#else
+  (void) block;
+  (void) size;
+#endif
+}
+
 bool
 es_image_alloc (EsImage *image, int width, int height, EsFormat format, int depth, EsError *error)
 {
@@ -75,6 +94,7 @@ es_image_alloc (EsImage *image, int width, int height, EsFormat format, int dept
   if (image->pixels == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image",
                          ((size_t) height * stride) >> 20, width, height);
+  es_memory_prefer_huge_pages (image->pixels, (size_t) height * stride);
   image->width = width;
   image->height = height;
   image->stride = stride;
