@@ -73,8 +73,9 @@ entropy_slow_path (const EsJob *job, const EsVariant *variant)
 /* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window
  * (DESIGN.md §1). The table variants and the general path of "fast" sum
  * round(c ln c · 2^19) exactly in uint32 and finish in double, so they agree
- * bit for bit; "naive" and "per-thread-histogram" take logs in double; the
- * fast kernel sums 8 float entries of c ln c + c' ln c' (each rounded once).
+ * bit for bit (so does the fast kernel at 9×9); "naive" and
+ * "per-thread-histogram" take logs in double; the fast kernel up to 7×7 sums
+ * 8 float entries of c ln c + c' ln c' (each rounded once).
  * All stay within 3e-6 of a float64 evaluation. The transfer lessons run the
  * fast kernels and differ from "fast" only in how the image moves. */
 static const EsVariant entropy_variants[] = {
@@ -114,11 +115,12 @@ static const EsVariant entropy_variants[] = {
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile, default_definition_only },
   { "fast", "Fast: pair counters in registers, sliding windows",
-    "Two pixels per thread; levels 2i and 2i+1 share one packed counter, warp shuffles add the k "
-    "columns of a window row, the window slides down the image one row in and one out (rows loaded "
-    "k steps ahead), and each counter pair indexes a shared table of c ln c + c' ln c': 8 lookups "
-    "per pixel, quantization fused into the load; larger windows or more levels slide packed column "
-    "histograms (up to 16 levels) or per-thread counts in shared memory.",
+    "Four columns per thread; levels 2i and 2i+1 share one packed counter, the windows slide down the "
+    "image one row in and one out, each column's change comes from one shared-memory lookup indexed "
+    "by both rows' levels, warp shuffles add the k columns of a window row, and each counter pair "
+    "indexes a shared table of c ln c + c' ln c': 8 lookups per pixel, quantization fused into the "
+    "load (up to 9×9); larger windows or more levels slide packed column histograms (up to 16 "
+    "levels) or per-thread counts in shared memory.",
     "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank; "
     "Perreault & Hébert, Median Filtering in Constant Time (2007)",
     true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast, square_depth_any_border },

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to the fast entropy variant's files (entropy-fast.cu, entropy-pairs.cu, entropy-counts.cu): their launchers and shared helpers. */
+#pragma once
+
+#include "entropy-internal.h"
+
+/* entropy-pairs.cu: the pair-counter kernel on output rows [y_first,
+ * y_last), for windows up to 9×9 and up to 16 levels; it quantizes as it
+ * loads. False (nothing launched) for other windows. */
+bool es_cuda_entropy_pairs_launch (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last);
+bool es_cuda_entropy_pairs_init (EsCuda *cuda, EsError *error);
+
+/* entropy-counts.cu: counts in shared memory, any window and level count,
+ * on levels that a quantize pass wrote; and its shared-memory limits. */
+void es_cuda_entropy_counts_launch (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last);
+bool es_cuda_entropy_counts_init (EsCuda *cuda, EsError *error);
+
+/* entropy-fast.cu: rows a strip so that the grid is one full wave of resident
+ * blocks (items_per_block items each, `tiles` items a strip), each item with
+ * the same work (a second, partial wave would leave most of the device idle),
+ * but no fewer than min_rows. */
+int es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
+                        int items_per_block, int min_rows);
+
+/* The general path's kernels keep the exact fixed-point sum of the table
+ * variants (round(c ln c · 2^19) in uint32) and finish it in double, so
+ * they agree bit for bit with log-table-*. H from such a sum, with ln n and
+ * 2^-19/n already at hand: */
+static __device__ __forceinline__ float
+entropy_from_fix_li (uint32_t sum, double2 li)
+{
+  double h = __fma_rn (-(double) sum, li.y, li.x);
+  return h >= ES_ENTROPY_ZERO_BELOW ? (float) h : 0.0f;
+}
+
+static __device__ __forceinline__ double2
+ln_inv_fix (int n, const EsCudaTables *__restrict__ tables)
+{
+  return make_double2 (__ldg (&tables->ln_n[n]), __ldg (&tables->inv_n_fix[n]));
+}
