@@ -230,9 +230,9 @@ if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
     eval 'variant_block fast | grep -q "Not for this job: computes a square window.*; general runs it\.$"'
   check "info lets general run every definition" \
     eval '[ -z "$(variant_block general | grep "Not for this job")" ]'
-  cli info entropy --window 9
-  check "info says that fast runs a 9x9 window on a slow path" \
-    eval '[ "$rc" = 0 ] && variant_block fast | grep -q "Runs this job on a slow path: past 5×5 or 16 levels" &&
+  cli info entropy --window 11
+  check "info says that fast runs an 11x11 window on a slow path" \
+    eval '[ "$rc" = 0 ] && variant_block fast | grep -q "Runs this job on a slow path: past 9×9 or 16 levels" &&
           ! grep -q "Not for this job" "$T/out.log"'
   cli info entropy
   check "info flags no variant for the default job" \
@@ -240,7 +240,7 @@ if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
           grep -q "This job (5×5 · clip · 16 bins · nats) runs on fast by default" "$T/out.log"'
 else
   for what in "info names the job and the variant that runs it" "info says why fast cannot run a disk" \
-              "info lets general run every definition" "info says that fast runs a 9x9 window on a slow path" \
+              "info lets general run every definition" "info says that fast runs an 11x11 window on a slow path" \
               "info flags no variant for the default job"; do
     skip "this build has no CUDA variants" "$what"
   done

@@ -252,7 +252,8 @@ static void
 test_variant_slow_path (void)
 {
   static const struct { int window, levels; bool slow; } cases[] = {
-    { 5, 16, false }, { 3, 2, false }, { 7, 16, true }, { 9, 2, true }, { 31, 16, true }, { 5, 17, true },
+    { 5, 16, false }, { 3, 2, false }, { 7, 16, false }, { 9, 16, false }, { 9, 2, false }, { 11, 2, true },
+    { 31, 16, true }, { 5, 17, true },
     { 3, 256, true },
   };
   const EsVariant *fast = es_variant_find (ES_OP_ENTROPY, "fast");

@@ -56,18 +56,18 @@ entropy_frame_pad (const EsJob *job, const EsVariant *variant)
 }
 
 /* EsCudaOp.slow_path: the fast kernels stay near the copy floor (≤ 3×)
- * only with their pair counters at k ≤ 5 and L ≤ 16; beyond, they slide
- * column histograms or shared counts at 3–28× (PERFORMANCE.md, the table of
- * every k and L on the H200). */
+ * with their pair counters, at k ≤ 9 and L ≤ 16; beyond, they slide column
+ * histograms or shared counts at 4–28× (PERFORMANCE.md, the table of every
+ * k and L on the H200). */
 static const char *
 entropy_slow_path (const EsJob *job, const EsVariant *variant)
 {
-  enum { NEAR_FLOOR_WINDOW = 5, NEAR_FLOOR_LEVELS = 16 };
+  enum { NEAR_FLOOR_WINDOW = 9, NEAR_FLOOR_LEVELS = 16 };
 
   if (variant->launch != es_cuda_entropy_fast || es_variant_unsupported (variant, job) != NULL
       || (job->window <= NEAR_FLOOR_WINDOW && job->levels <= NEAR_FLOOR_LEVELS))
     return NULL;
-  return "slow path: past 5×5 or 16 levels, 3–28× the copy floor (PERFORMANCE.md)";
+  return "slow path: past 9×9 or 16 levels, 4–28× the copy floor (PERFORMANCE.md)";
 }
 
 /* Every variant computes H = ln n − (1/n) Σ c ln c over the clipped window

@@ -19,10 +19,11 @@
  * exact, and each entry's rounding (2^-20) stays far below the 1e-5 budget. */
 #define ES_CUDA_MAX_COUNT (ES_FAST_WINDOW_MAX * ES_FAST_WINDOW_MAX)
 #define ES_CUDA_FIX_BITS 19
-/* The fast entropy kernel handles windows up to 7×7 (and 16 levels). It
+/* The pair-counter kernel (entropy-pairs.cu, windows up to 9×9, 16 levels)
  * counts levels 2i and 2i+1 in one pair counter c_even + (k²+1)·c_odd, which
- * indexes a table of c_even ln c_even + c_odd ln c_odd: (k²+1)² entries for
- * k = 3, 5, 7, one after the other. */
+ * indexes a table of c_even ln c_even + c_odd ln c_odd: (k²+1)² float entries
+ * for k = 3, 5, 7, one after the other, kept here; k = 9 builds an exact
+ * integer table of its own in the kernel. */
 #define ES_CUDA_FAST_MAX_WINDOW 7
 #define ES_CUDA_FAST_MAX_COUNT (ES_CUDA_FAST_MAX_WINDOW * ES_CUDA_FAST_MAX_WINDOW)
 #define ES_CUDA_PAIR_OFFSET(k) ((k) == 3 ? 0 : (k) == 5 ? 100 : 776)

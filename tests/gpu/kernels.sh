@@ -16,10 +16,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 ninja -C build-gpu tests/test-compute app/entroscope-cli >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep -B1 -E "spill stores, [1-9]" "$out/build.log" | head -6 || true
 
-for f in entropy sharpen; do
+for f in entropy-pairs sharpen; do
   cuobjdump -sass build-gpu/compute/cuda/$f.o >"$out/$f.sass" 2>&1 || true
 done
-for f in entropy:entropy_fast_kernelILi5Eh sharpen:sharpen_fast_kernelIh; do
+for f in entropy-pairs:entropy_pairs_kernelILi5Eh sharpen:sharpen_fast_kernelIh; do
   awk -v fn="${f#*:}" '$0 ~ "Function : " { on = index($0, fn) > 0; next }
     on && /\/\*[0-9a-f]+\*\// { n++; if (/LDS/) lds++; if (/SHFL/) shfl++; if (/WARPSYNC/) sync++;
       if (/LDL|STL/) local++; if (/I2F|F2I|FRND/) cvt++; if (/MOV/) mov++ }
