@@ -96,7 +96,7 @@ test_sidebar_marks (void)
   assert_runs_job ("general", FALSE, FALSE);
 
   job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-  job.window = 9;
+  job.window = 11;
   es_sidebar_mark_variants (window->sidebar, &job);
   assert_runs_job ("fast", TRUE, TRUE);
   g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (GTK_WIDGET (variant_row ("fast"))),
