@@ -13,6 +13,13 @@
  * masked) holds the bin B, one past the last: its count is kept like the
  * others', so that a step needs no branch, but adds nothing to the sum or n. */
 #define SKIP (g->bins)
+/* Where the window has fewer than PARK cells, the SKIP bin's count is
+ * parked at PARK, far from every real count (0..most), and the table of
+ * differences is zero out there: a SKIP cell then moves its count like any
+ * other and adds nothing, with no test at all (n is the window's cells less
+ * the SKIP cells, the parked count's distance from PARK). */
+#define PARK 32768u
+#define DELTA_PARKED 65536u
 /* Fixed-point bits of T[c] = c ln c: T[255²] · 2^32 ≈ 3.1e15 < 2^53, so a
  * window's sum converts to double exactly, and (1/n) Σ is off by < 2^-33. */
 #define GENERAL_BITS 32
@@ -29,7 +36,8 @@ typedef struct {
   int n_spans, half_height, half_width;
   int reach_left, reach_right;   /* the spans' smallest x0 and largest x1 */
   int most;              /* cells in the window: the largest n */
-  uint64_t *delta;       /* T[c + 1] − T[c], c < most */
+  bool parked;           /* SKIP's count lives at PARK (most < PARK / 2) */
+  uint64_t *delta;       /* T[c + 1] − T[c] for c < most; zero after, up to DELTA_PARKED when parked */
   struct Finish *finish; /* by n, 0..most */
 } General;
 
@@ -171,9 +179,10 @@ chain_step (Chain *c, const uint64_t *delta, const uint32_t *const *left, const 
 }
 
 static inline void
-chain_write (Chain *c, const General *g, const uint8_t *own_mask, float *dst, int x)
+chain_write (Chain *c, const General *g, int cells, const uint8_t *own_mask, float *dst, int x)
 {
-  float value = finish_value_n (&g->finish[c->n], c->sum);
+  int n = g->parked ? cells - (int) (c->counts[SKIP] - PARK) : c->n;
+  float value = finish_value_n (&g->finish[n], c->sum);
 
   dst[x] = own_mask != NULL && own_mask[x] == 0 ? NAN : value;
 }
@@ -196,8 +205,13 @@ general_row (const General *g, const uint32_t *const *left, const uint32_t *cons
   bool two = w >= 256;
   int half = two ? w / 2 : w, steps = w - half > half ? w - half : half;
   Chain a = { counts[0], 0, 0 }, b = { counts[1], 0, 0 };
+  int cells = 0;
 
-  if (g->mask == NULL)
+  for (int s = 0; s < spans; s++)
+    cells += (int) (right[s] - left[s]);
+  if (g->parked)
+    plain0 = 0;
+  else if (g->mask == NULL)
     {
       plain0 = g->border == ES_BORDER_CLIP ? -g->reach_left : 0;
       plain1 = g->border == ES_BORDER_CLIP ? w - 1 - g->reach_right : w;
@@ -214,9 +228,9 @@ general_row (const General *g, const uint32_t *const *left, const uint32_t *cons
       bool step_a = x + 1 < half, step_b = two && xb + 1 < w;
 
       if (x < half)
-        chain_write (&a, g, own_mask, dst, x);
+        chain_write (&a, g, cells, own_mask, dst, x);
       if (two)
-        chain_write (&b, g, own_mask, dst, xb);
+        chain_write (&b, g, cells, own_mask, dst, xb);
       if (x + 1 == steps)
         break;
       if (step_a && step_b && x >= plain0 && xb < plain1)
@@ -301,6 +315,8 @@ general_run (const General *g, EsImage *out, EsControl *control, EsError *error)
     int *row_of = (int *) (rows + ring_rows);   /* the virtual row each slot holds */
     const uint32_t **left = rows + 2 * ring_rows, **right = left + g->n_spans;
     memset (mine, 0, 2 * counts_bytes);
+    if (g->parked)
+      counts[0][SKIP] = counts[1][SKIP] = PARK;
 #pragma omp for schedule(dynamic)
     for (int band = 0; band < bands; band++)
       {
@@ -422,9 +438,10 @@ es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsCon
   es_window_extent (job, &g.half_height, &g.half_width);
   g.n_spans = es_window_spans (job, NULL, 0);
   g.most = es_window_pixels (job);
+  g.parked = (uint32_t) g.most < PARK / 2;
   g.lut = malloc (samples * sizeof *g.lut);
   g.spans = malloc ((size_t) g.n_spans * sizeof *g.spans);
-  g.delta = malloc ((size_t) g.most * sizeof *g.delta);
+  g.delta = calloc (g.parked ? DELTA_PARKED : (size_t) g.most, sizeof *g.delta);
   g.finish = malloc (((size_t) g.most + 1) * sizeof *g.finish);
   if (g.lut == NULL || g.spans == NULL || g.delta == NULL || g.finish == NULL)
     {
