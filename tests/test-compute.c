@@ -685,12 +685,15 @@ test_engine (EsEngine *cpu)
 static void
 test_cpu_entropy_methods (Backend *cpu)
 {
+  /* Shuffle twice: with AVX-512 where the CPU has it, and with AVX2 only. */
   static const EsCpuEntropyMethod methods[] = { ES_CPU_ENTROPY_SLIDING, ES_CPU_ENTROPY_COLUMNS,
-                                                ES_CPU_ENTROPY_SHUFFLE };
+                                                ES_CPU_ENTROPY_SHUFFLE, ES_CPU_ENTROPY_SHUFFLE,
+                                                ES_CPU_ENTROPY_SORT };
 
   for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++)
     {
       es_cpu_set_entropy_method (methods[m]);
+      es_cpu_set_entropy_avx512 (m != 3);
       for (int i = 0; i < 6; i++)
         {
           const Kind *kind = &kinds[random_int (0, (int) (sizeof kinds / sizeof kinds[0]) - 1)];
@@ -707,19 +710,80 @@ test_cpu_entropy_methods (Backend *cpu)
               job.window = 3 + 2 * random_int (0, 6);
               job.levels = random_int (ES_LEVELS_MIN, i == 1 ? 254 : 64);
             }
+          /* The sort method takes 5×5 windows. */
+          if (methods[m] == ES_CPU_ENTROPY_SORT)
+            job.window = 5;
           if (!make_image (&in, w, h, kind, kind->levels ? job.levels : 0, (Pattern) random_int (0, N_PATTERNS - 1)))
             {
               tap_ok (false, "entropy methods: no memory for a %d×%d input", w, h);
               continue;
             }
-          snprintf (what, sizeof what, "CPU entropy forced %s (ran %s): %d×%d %s window=%d L=%d",
+          snprintf (what, sizeof what, "CPU entropy forced %s%s (ran %s): %d×%d %s window=%d L=%d",
                     es_cpu_entropy_method_name (methods[m]),
+                    methods[m] != ES_CPU_ENTROPY_SHUFFLE ? "" : es_cpu_entropy_avx512 () ? " AVX-512" : " AVX2",
                     es_cpu_entropy_method_name (es_cpu_entropy_method (w, job.window, job.levels)), w, h,
                     kind->name, job.window, job.levels);
           check (cpu, 1, &job, &in, what);
           es_image_clear (&in);
         }
     }
+  es_cpu_set_entropy_method (ES_CPU_ENTROPY_AUTO);
+  es_cpu_set_entropy_avx512 (true);
+}
+
+/* Where two CPU entropy loops keep the same fixed-point sums they give the
+ * same bits: the shuffle method's AVX-512 and AVX2 loops (T at 2^17), and
+ * the sort and sliding methods (T at 2^18), in small bands and whole images. */
+static void
+test_cpu_entropy_same_bits (Backend *cpu)
+{
+  if (!es_cpu_entropy_avx512 ())
+    {
+      tap_diag ("AVX-512 (BW, VBMI, VNNI) absent or turned off: shuffle runs its AVX2 loop only, sort never");
+      return;
+    }
+  for (int i = 0; i < 20; i++)
+    {
+      bool sort = i % 4 == 3;
+      const Kind *kind = &kinds[random_int (0, (int) (sizeof kinds / sizeof kinds[0]) - 1)];
+      int w = random_int (1, 150), h = random_int (1, 60);
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsImage in, out[2] = { { 0 } };
+      EsError error = { 0 };
+      bool ran = true, same = true;
+
+      job.window = sort ? 5 : 3 + 2 * (i % 7);
+      job.levels = i == 0 ? 254 : random_int (ES_LEVELS_MIN, i % 3 ? 64 : sort ? 256 : 254);
+      if (!make_image (&in, w, h, kind, kind->levels ? job.levels : 0, (Pattern) random_int (0, N_PATTERNS - 1)))
+        {
+          tap_ok (false, "same bits: no memory for a %d×%d input", w, h);
+          continue;
+        }
+      es_cpu_set_band_rows (i % 2 ? random_int (1, 7) : 0);
+      for (int run = 0; run < 2; run++)
+        {
+          EsTiming timing;
+
+          if (sort)
+            es_cpu_set_entropy_method (run == 0 ? ES_CPU_ENTROPY_SORT : ES_CPU_ENTROPY_SLIDING);
+          else
+            {
+              es_cpu_set_entropy_method (ES_CPU_ENTROPY_SHUFFLE);
+              es_cpu_set_entropy_avx512 (run == 0);
+            }
+          ran = ran && es_run (cpu->engine, &job, &in, &out[run], &timing, &error);
+        }
+      for (int y = 0; ran && y < h; y++)
+        same = same && memcmp (es_image_row (&out[0], y), es_image_row (&out[1], y), (size_t) w * sizeof (float)) == 0;
+      tap_ok (ran && same, "%s give the same bits: %d×%d %s window=%d L=%d%s%s",
+              sort ? "sort and sliding" : "shuffle AVX-512 and AVX2", w, h, kind->name, job.window, job.levels,
+              ran ? "" : ": ", ran ? "" : error.message);
+      es_image_clear (&out[0]);
+      es_image_clear (&out[1]);
+      es_image_clear (&in);
+      es_cpu_set_entropy_avx512 (true);
+    }
+  es_cpu_set_band_rows (0);
   es_cpu_set_entropy_method (ES_CPU_ENTROPY_AUTO);
 }
 
@@ -827,6 +891,7 @@ main (void)
   test_operations (backends, n_backends);
   test_cpu_bands (&backends[0]);
   test_cpu_entropy_methods (&backends[0]);
+  test_cpu_entropy_same_bits (&backends[0]);
 
   for (int b = 0; b < n_backends; b++)
     {

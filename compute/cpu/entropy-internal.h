@@ -92,7 +92,7 @@ window_rows (int y, int r, int h, int *top, int *bottom)
   *bottom = y + r < h ? y + r : h - 1;
 }
 
-/* Three methods compute the same sums, each cheapest somewhere; a cost
+/* Four methods compute the same sums, each cheapest somewhere; a cost
  * model (method_cost, fitted on this project's Zen 4) picks one per window
  * k and level count L:
  *
@@ -111,7 +111,13 @@ window_rows (int y, int r, int h, int *top, int *bottom)
  * - shuffle (AVX2, k ≤ 15, L < 255): every level counted 32 pixels per
  *   vector, T looked up with vpshufb. O(L·k²/16) cheap vector work a pixel:
  *   the choice for small windows and few levels (5×5, 16 levels: the
- *   default job).
+ *   default job). With AVX-512 (entropy-shuffle512.c) a vector holds four
+ *   levels of 16 pixels and vpermb looks T up whole: O(L·k/64), the choice
+ *   up to 15×15 for all but the most levels.
+ * - sort (AVX-512, 5×5 only): the 25 levels of 64 windows sorted by a
+ *   network in byte lanes; equal levels form runs, whose terms come from a
+ *   table by rank. The same cost for any L: the choice for 5×5 beyond
+ *   about 24 levels.
  *
  * Each keeps its window sums of c·ln c as integers, T[c] = round(c ln c ·
  * 2^bits), so moving a window is exact, nothing drifts along a row, and
@@ -158,9 +164,21 @@ int es_cpu_columns_lanes (int levels);
 size_t es_cpu_columns_bytes (int width, int window, int levels);
 bool es_cpu_entropy_columns (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                              EsControl *control, EsError *error);
-/* entropy-shuffle.c: AVX2 byte shuffles for small windows and few levels. */
+/* entropy-shuffle.c: AVX2 byte shuffles for small windows and few levels;
+ * the same sums with AVX-512 where es_cpu_entropy_avx512 says so. */
 bool es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                              EsControl *control, EsError *error);
+#endif
+
+/* GCC 8 and Clang 8 know the AVX-512 VBMI and VNNI intrinsics. */
+#if defined(ES_HAVE_AVX2_PATH) && (__GNUC__ >= 8 || __clang_major__ >= 8)
+#define ES_HAVE_AVX512_PATH 1
+/* entropy-shuffle512.c: the shuffle method's AVX-512 loop. */
+bool es_cpu_entropy_shuffle512 (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
+                                EsControl *control, EsError *error);
+/* entropy-sort.c: 5×5 windows sorted by networks, for many levels. */
+bool es_cpu_entropy_sort (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
+                          EsControl *control, EsError *error);
 #endif
 
 /* entropy-general.c: every definition the methods above do not take (shapes,

@@ -215,6 +215,10 @@ es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage 
   int bands = es_cpu_band_count (out->height, rows_per_band);
   uint8_t *memory;
 
+#ifdef ES_HAVE_AVX512_PATH
+  if (es_cpu_entropy_avx512 ())
+    return es_cpu_entropy_shuffle512 (job, t, in, out, control, error);
+#endif
   shuffle_tables_init (&st, k, job->levels);
   memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
   if (memory == NULL)

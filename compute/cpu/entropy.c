@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Local entropy on the CPU: sliding, column-histogram and AVX2 shuffle methods, chosen per window and level count. */
+/* Local entropy on the CPU: sliding, column-histogram, shuffle and sort methods, chosen per window and level count. */
 #include "es-cpu.h"
 #include "entropy-internal.h"
 
@@ -224,9 +224,32 @@ es_cpu_set_entropy_method (EsCpuEntropyMethod method)
 const char *
 es_cpu_entropy_method_name (EsCpuEntropyMethod method)
 {
-  static const char *const names[] = { "auto", "sliding", "columns", "shuffle" };
+  static const char *const names[] = { "auto", "sliding", "columns", "shuffle", "sort" };
 
   return method < ES_CPU_N_ENTROPY_METHODS ? names[method] : "?";
+}
+
+static bool avx512_disallowed;
+
+void
+es_cpu_set_entropy_avx512 (bool allowed)
+{
+  avx512_disallowed = !allowed;
+}
+
+bool
+es_cpu_entropy_avx512 (void)
+{
+#ifdef ES_HAVE_AVX512_PATH
+  const char *env = getenv ("ES_CPU_AVX512");
+
+  return !avx512_disallowed && !(env != NULL && strcmp (env, "0") == 0) && __builtin_cpu_supports ("avx512f")
+         && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512vl")
+         && __builtin_cpu_supports ("avx512dq") && __builtin_cpu_supports ("avx512vbmi")
+         && __builtin_cpu_supports ("avx512vnni");
+#else
+  return false;
+#endif
 }
 
 static bool
@@ -244,6 +267,8 @@ method_can_run (EsCpuEntropyMethod method, int width, int window, int levels)
       /* 0xFF pads the rows, so it must not be a level. */
       return window <= ES_SIMD_MAX_WINDOW && levels < 0xFF && __builtin_cpu_supports ("avx2");
 #endif
+    case ES_CPU_ENTROPY_SORT:
+      return window == 5 && es_cpu_entropy_avx512 ();
     default:
       return false;
     }
@@ -252,19 +277,23 @@ method_can_run (EsCpuEntropyMethod method, int width, int window, int levels)
 /* Nanoseconds a pixel on one core, fitted to single-thread timings of
  * every method, windows 3..31 and 2..256 levels, on random 8-bit images
  * and on a photograph, on the Zen 4 this was written on (PERFORMANCE.md).
- * Columns and shuffle cost the same on any image: columns one table load
- * a level and pixel pair, plus vector work that grows with the 16-level
- * vectors; shuffle a few vector instructions per level and 16-count slice
- * of the table (measured per level below). Sliding costs two table
- * updates a window row, more with few levels, and about 1.4 times its
- * cost on noise on a photograph, whose repeated levels chain the updates
- * of one count through memory: the model charges it that, so that near a
- * tie the method whose speed does not depend on the image wins. */
+ * Columns, shuffle and sort cost the same on any image: columns one table
+ * load a level and pixel pair, plus vector work that grows with the
+ * 16-level vectors; shuffle a few vector instructions per level and
+ * 16-count slice of the table with AVX2, per group of four levels with
+ * AVX-512 (measured per level below); sort the same for any L. Sliding
+ * costs two table updates a window row, more with few levels, and about
+ * 1.4 times its cost on noise on a photograph, whose repeated levels chain
+ * the updates of one count through memory: the model charges it that, so
+ * that near a tie the method whose speed does not depend on the image
+ * wins. */
 static double
 method_cost (EsCpuEntropyMethod method, int window, int levels)
 {
-  /* Shuffle's ns per level and pixel for windows 3, 5, .., 15. */
+  /* Shuffle's ns per level and pixel for windows 3, 5, .., 15: AVX2, and
+   * AVX-512 (per level of the groups of four it runs). */
   static const double shuffle_per_level[] = { 0.105, 0.142, 0.272, 0.38, 0.48, 0.62, 0.81 };
+  static const double shuffle512_per_level[] = { 0.045, 0.055, 0.07, 0.09, 0.10, 0.115, 0.13 };
 
   switch (method)
     {
@@ -279,7 +308,14 @@ method_cost (EsCpuEntropyMethod method, int window, int levels)
       return INFINITY;
 #endif
     case ES_CPU_ENTROPY_SHUFFLE:
-      return window <= 15 ? 0.5 + shuffle_per_level[(window - 3) / 2] * levels : INFINITY;
+      if (window > 15)
+        return INFINITY;
+      if (es_cpu_entropy_avx512 ())
+        return 0.5 + shuffle512_per_level[(window - 3) / 2] * ((levels + 3) & ~3);
+      return 0.5 + shuffle_per_level[(window - 3) / 2] * levels;
+    case ES_CPU_ENTROPY_SORT:
+      /* The network and the lookups of 25 cells, whatever L. */
+      return window == 5 ? 1.8 : INFINITY;
     default:
       return INFINITY;
     }
@@ -325,6 +361,11 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
       break;
     case ES_CPU_ENTROPY_COLUMNS:
       ok = es_cpu_entropy_columns (job, tables, in, out, control, error);
+      break;
+#endif
+#ifdef ES_HAVE_AVX512_PATH
+    case ES_CPU_ENTROPY_SORT:
+      ok = es_cpu_entropy_sort (job, tables, in, out, control, error);
       break;
 #endif
     default:

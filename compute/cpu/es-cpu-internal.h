@@ -65,18 +65,20 @@ bool es_cpu_finish (EsControl *control, EsError *error);
 
 /* ---- entropy methods -------------------------------------------------------- */
 
-/* The CPU computes local entropy in one of three ways, chosen per job from
+/* The CPU computes local entropy in one of four ways, chosen per job from
  * the window and the level count by a cost model (compute/cpu/entropy.c).
  * Tests and benchmarks may force one; a forced method that cannot run the
  * job (shuffle beyond 15×15, with 255 or 256 levels or without AVX2;
- * columns without AVX2 or on rows too wide for its per-thread counts)
+ * columns without AVX2 or on rows too wide for its per-thread counts; sort
+ * on windows other than 5×5 or without AVX-512)
  * falls back to the model's choice. Set it before running jobs, not during
  * one. */
 typedef enum {
   ES_CPU_ENTROPY_AUTO,     /* the cost model decides */
   ES_CPU_ENTROPY_SLIDING,  /* per-row sliding histogram: O(k) scalar updates a pixel */
   ES_CPU_ENTROPY_COLUMNS,  /* column histograms: O(L) a pixel, whatever the window */
-  ES_CPU_ENTROPY_SHUFFLE,  /* AVX2 byte shuffles over 32 pixels: small windows, few levels */
+  ES_CPU_ENTROPY_SHUFFLE,  /* byte shuffles over 32 pixels (AVX2) or 16 pixels × 4 levels (AVX-512): small windows */
+  ES_CPU_ENTROPY_SORT,     /* AVX-512 sorting networks, 5×5 only: the same cost for any level count */
   ES_CPU_N_ENTROPY_METHODS
 } EsCpuEntropyMethod;
 
@@ -84,8 +86,16 @@ void es_cpu_set_entropy_method (EsCpuEntropyMethod method);
 /* The method a job on an image this wide, with this window and level
  * count, runs with now. */
 EsCpuEntropyMethod es_cpu_entropy_method (int width, int window, int levels);
-/* "sliding", "columns", "shuffle" ("auto" for ES_CPU_ENTROPY_AUTO). */
+/* "sliding", "columns", "shuffle", "sort" ("auto" for ES_CPU_ENTROPY_AUTO). */
 const char *es_cpu_entropy_method_name (EsCpuEntropyMethod method);
+/* Where the CPU has AVX-512 (F, BW, VL, DQ, VBMI, VNNI) the shuffle method
+ * runs an AVX-512 loop, bit for bit the AVX2 loop's result, and the sort
+ * method can run. Tests and benchmarks may turn AVX-512 off to cover the
+ * AVX2 paths (so may ES_CPU_AVX512=0 in the environment). Set it before
+ * running jobs, not during one. */
+void es_cpu_set_entropy_avx512 (bool allowed);
+/* Whether the AVX-512 entropy loops run now. */
+bool es_cpu_entropy_avx512 (void);
 
 /* ---- row mapping ------------------------------------------------------------ */
 
