@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* The viewport renderer: crisp blocks zoomed in, a bilinear mip level zoomed out. */
+#include "es-layer.h"
+
+#include <math.h>
+#include <string.h>
+
+static inline guint32
+pack_rgb (const guint8 *p)
+{
+  /* Native-endian 0xAARRGGBB is GDK_MEMORY_DEFAULT (premultiplied, opaque). */
+  return 0xff000000u | (guint32) p[0] << 16 | (guint32) p[1] << 8 | p[2];
+}
+
+/* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
+static guint8 *
+render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1,
+             size_t *rgb_stride)
+{
+  EsImage crop = *level;
+  guint8 *rgb;
+
+  crop.width = x1 - x0 + 1;
+  crop.height = y1 - y0 + 1;
+  crop.pixels = (guint8 *) es_image_row (level, y0) + (size_t) x0 * es_format_size (level->format);
+  *rgb_stride = (size_t) crop.width * 3;
+  rgb = g_malloc (*rgb_stride * crop.height);
+  /* Row by row: es_render_heatmap goes parallel (OpenMP) on large images,
+   * and a second OpenMP team on the main thread would fight the worker's
+   * team for the cores while a job runs. One row stays serial. */
+  for (int y = 0; y < crop.height; y++)
+    {
+      EsImage row = crop;
+
+      row.height = 1;
+      row.pixels = es_image_row (&crop, y);
+      es_render_heatmap (&row, scale, rgb + (size_t) y * *rgb_stride, *rgb_stride);
+    }
+  return rgb;
+}
+
+static int
+clampi (int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Each device pixel takes the image pixel under its centre: crisp blocks. */
+static void
+render_nearest (const EsImage *level, const EsColorScale *scale, double zoom,
+                double origin_x, double origin_y, int width, int height, guint32 *out)
+{
+  g_autofree int *xmap = g_new (int, width);
+  g_autofree guint8 *rgb = NULL;
+  size_t rgb_stride;
+  int x0, x1, y0, y1, previous = -1;
+
+  for (int i = 0; i < width; i++)
+    xmap[i] = clampi ((int) floor ((i + 0.5 - origin_x) / zoom), 0, level->width - 1);
+  x0 = xmap[0];
+  x1 = xmap[width - 1];
+  y0 = clampi ((int) floor ((0.5 - origin_y) / zoom), 0, level->height - 1);
+  y1 = clampi ((int) floor ((height - 0.5 - origin_y) / zoom), 0, level->height - 1);
+  rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
+  for (int i = 0; i < width; i++)
+    xmap[i] = (xmap[i] - x0) * 3;
+
+  for (int j = 0; j < height; j++)
+    {
+      int sy = clampi ((int) floor ((j + 0.5 - origin_y) / zoom), 0, level->height - 1);
+      guint32 *dst = out + (size_t) j * width;
+
+      if (sy == previous)
+        {
+          memcpy (dst, dst - width, width * sizeof *dst);
+          continue;
+        }
+      const guint8 *src = rgb + (size_t) (sy - y0) * rgb_stride;
+      for (int i = 0; i < width; i++)
+        dst[i] = pack_rgb (src + xmap[i]);
+      previous = sy;
+    }
+}
+
+typedef struct {
+  int a, b;      /* neighbouring sample indices (already relative to the crop) */
+  guint32 wb;    /* weight of b in 1/256 */
+} Tap;
+
+static Tap *
+bilinear_taps (int n, double origin, double step, int limit, int *lo, int *hi)
+{
+  Tap *taps = g_new (Tap, n);
+
+  *lo = G_MAXINT;
+  *hi = G_MININT;
+  for (int i = 0; i < n; i++)
+    {
+      double u = (i + 0.5 - origin) * step - 0.5;
+      double f = floor (u);
+      taps[i].a = clampi ((int) f, 0, limit - 1);
+      taps[i].b = clampi ((int) f + 1, 0, limit - 1);
+      taps[i].wb = (guint32) ((u - f) * 256.0 + 0.5);
+      *lo = MIN (*lo, taps[i].a);
+      *hi = MAX (*hi, taps[i].b);
+    }
+  for (int i = 0; i < n; i++)
+    {
+      taps[i].a -= *lo;
+      taps[i].b -= *lo;
+    }
+  return taps;
+}
+
+/* Blends two packed 0xAARRGGBB pixels, weight wb/256 for b: red and blue in
+ * one multiply, green (with alpha) in another. */
+static inline guint32
+blend (guint32 a, guint32 b, guint32 wb)
+{
+  guint32 wa = 256 - wb;
+  guint32 rb = ((a & 0xff00ffu) * wa + (b & 0xff00ffu) * wb + 0x800080u) >> 8;
+  guint32 g = (a >> 8 & 0xff00ffu) * wa + (b >> 8 & 0xff00ffu) * wb + 0x800080u;
+
+  return (rb & 0xff00ffu) | (g & 0xff00ff00u);
+}
+
+/* One crop row, packed and filtered horizontally to the output width. */
+static void
+filter_row (const guint8 *rgb, const Tap *xs, int width, guint32 *packed, int crop_width,
+            guint32 *out)
+{
+  for (int i = 0; i < crop_width; i++)
+    packed[i] = pack_rgb (rgb + 3 * i);
+  for (int i = 0; i < width; i++)
+    out[i] = blend (packed[xs[i].a], packed[xs[i].b], xs[i].wb);
+}
+
+/* Two horizontally filtered rows, kept while consecutive output rows share them. */
+typedef struct {
+  int rows[2];
+  guint32 *slots[2];
+} RowCache;
+
+static const guint32 *
+cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_stride,
+            const Tap *xs, int width, guint32 *packed, int crop_width)
+{
+  int slot;
+
+  if (cache->rows[0] == row || cache->rows[1] == row)
+    return cache->slots[cache->rows[0] == row ? 0 : 1];
+  slot = cache->rows[0] == keep ? 1 : 0;
+  filter_row (rgb + (size_t) row * rgb_stride, xs, width, packed, crop_width, cache->slots[slot]);
+  cache->rows[slot] = row;
+  return cache->slots[slot];
+}
+
+/* Zoomed out: a mip level between 1× and 2× the display size, sampled
+ * bilinearly at each device pixel's centre. */
+static void
+render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom,
+                 double origin_x, double origin_y, int width, int height, guint32 *out)
+{
+  int x0, x1, y0, y1;
+  g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
+  g_autofree Tap *ys = bilinear_taps (height, origin_y, 1.0 / zoom, level->height, &y0, &y1);
+  size_t rgb_stride;
+  g_autofree guint8 *rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
+  g_autofree guint32 *packed = g_new (guint32, x1 - x0 + 1);
+  g_autofree guint32 *slots = g_new (guint32, 2 * (size_t) width);
+  RowCache cache = { { -1, -1 }, { slots, slots + width } };
+
+  for (int j = 0; j < height; j++)
+    {
+      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width,
+                                      packed, x1 - x0 + 1);
+      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width,
+                                      packed, x1 - x0 + 1);
+      guint32 *dst = out + (size_t) j * width;
+
+      for (int i = 0; i < width; i++)
+        dst[i] = blend (ha[i], hb[i], ys[j].wb);
+    }
+}
+
+GdkTexture *
+es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom,
+                 double origin_x, double origin_y, int width, int height)
+{
+  g_autoptr (GBytes) bytes = NULL;
+  guint32 *pixels;
+
+  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, NULL);
+
+  pixels = g_new (guint32, (size_t) width * height);
+  if (zoom >= 0.999)
+    render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels);
+  else
+    {
+      /* The level whose scale r = zoom·2^m lies in (0.5, 1]. */
+      int m = MIN ((int) floor (log2 (1.0 / zoom)), layer->n_mips - 1);
+      double r = ldexp (zoom, m);
+
+      render_bilinear (&layer->mips[m], scale, r, origin_x, origin_y, width, height, pixels);
+    }
+  bytes = g_bytes_new_take (pixels, (size_t) width * height * 4);
+  return gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes, (size_t) width * 4);
+}
+
+GBytes *
+es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride)
+{
+  const EsImage *values = &layer->result.values;
+  guint8 *rgb;
+
+  *stride = (gsize) values->width * 3;
+  rgb = g_malloc (*stride * values->height);
+  es_render_heatmap (values, scale, rgb, *stride);
+  return g_bytes_new_take (rgb, *stride * values->height);
+}
