@@ -60,15 +60,6 @@ typedef struct {
   EsCliBatchOutcome *outcome;
 } Batch;
 
-static double
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 static bool
 is_stdout_name (const char *output)
 {
@@ -120,7 +111,7 @@ decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
 {
   const EsCliBatch *b = batch->b;
   const char *input = b->inputs[i];
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
   struct stat st;
   EsPages *pages;
 
@@ -144,14 +135,14 @@ decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
     es_pages_close (pages);
   if (slot->failed && (slot->error.code == ES_ERROR_CANCELLED || es_control_cancelled (b->interrupt)))
     slot->cancelled = true;
-  slot->decode_ms = now_ms () - start;
+  slot->decode_ms = es_monotonic_ms () - start;
 }
 
 static void
 compute (Batch *batch, int i, Slot *slot)
 {
   const EsCliBatch *b = batch->b;
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
   const char *notice;
 
   if (slot->failed || slot->cancelled)
@@ -183,7 +174,7 @@ compute (Batch *batch, int i, Slot *slot)
   notice = es_engine_take_notice (b->engine);
   if (notice)
     snprintf (slot->notice, sizeof slot->notice, "%s", notice);
-  slot->compute_ms = now_ms () - start;
+  slot->compute_ms = es_monotonic_ms () - start;
 }
 
 static void
@@ -211,7 +202,7 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   const char *input = b->inputs[i], *output = b->outputs[i];
   EsCliBatchOutcome *outcome = batch->outcome;
   bool clash = false;
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
   EsError error;
 
   /* Two inputs of the same stem (a/x.png, b/x.png) would overwrite each other. */
@@ -254,7 +245,7 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);
-  slot->encode_ms = now_ms () - start;
+  slot->encode_ms = es_monotonic_ms () - start;
 
   /* "wrote" would land inside the output itself. */
   if (!o->quiet && !b->to_stdout)
@@ -302,7 +293,7 @@ clear_slot (Slot *slot)
 static void
 show_progress (Batch *batch, int i)
 {
-  double seconds = (now_ms () - batch->start_ms) / 1e3;
+  double seconds = (es_monotonic_ms () - batch->start_ms) / 1e3;
 
   if (!batch->b->show_progress)
     return;
@@ -450,11 +441,11 @@ stream_encoder_main (void *data)
 {
   Streamed *st = data;
   const EsCliBatch *b = st->batch->b;
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
 
   st->exported = es_pipeline_export (b->outputs[0], b->format, &st->batch->slots[0].result, b->options->colorbar,
                                      &st->export_error);
-  st->encode_ms = now_ms () - start;
+  st->encode_ms = es_monotonic_ms () - start;
   return NULL;
 }
 
@@ -503,7 +494,7 @@ run_streamed (Batch *batch)
   batch->streamed = true;
   if (es_stream_prepare (st.stream, batch->b->params, &slot->result, &compute_error))
     {
-      double start = now_ms ();
+      double start = es_monotonic_ms ();
 
       encoding = pthread_create (&encoder, NULL, stream_encoder_main, &st) == 0;
       if (!encoding)
@@ -511,7 +502,7 @@ run_streamed (Batch *batch)
       else
         computed = es_stream_run (st.stream, batch->b->engine, batch->b->params, &slot->result,
                                   batch->b->interrupt, &decode_failed, &compute_error);
-      slot->compute_ms = now_ms () - start;
+      slot->compute_ms = es_monotonic_ms () - start;
     }
   pthread_join (decoder, NULL);
   if (encoding)
@@ -572,7 +563,7 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
     }
   pthread_mutex_init (&batch.lock, NULL);
   pthread_cond_init (&batch.changed, NULL);
-  batch.start_ms = now_ms ();
+  batch.start_ms = es_monotonic_ms ();
   if (b->n_inputs == 1)
     run_inline (&batch);
   else
@@ -581,7 +572,7 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
 
   if (b->options->timings)
     {
-      double seconds = (now_ms () - batch.start_ms) / 1e3;
+      double seconds = (es_monotonic_ms () - batch.start_ms) / 1e3;
       fprintf (stderr,
                "files: %d input%s in %.3f s, %.2f files/s, %.1f MB/s read; busy: decode %.3f s, "
                "compute %.3f s, encode %.3f s%s\n",

@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "es-row-gate.h"
 
@@ -23,15 +22,6 @@ struct EsStream {
   EsRowGate decoded;          /* input rows decoded */
   EsRowGate computed;         /* result rows computed, for the encoder */
 };
-
-static double
-now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static void
 rows_decoded (EsRowWatch *watch, const EsImage *image, int rows)
@@ -152,7 +142,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   int band = (int) (ES_STREAM_BAND_PIXELS / (unsigned) input->width);
   size_t row_bytes = (size_t) input->width * es_format_size (result->values.format);
   EsImage out = { 0 };
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
   bool ok = true;
 
   *decode_failed = false;
@@ -195,7 +185,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
         es_row_gate_advance (&stream->computed, y1);
     }
   es_image_clear (&out);
-  result->timing.wall_ms = now_ms () - start;
+  result->timing.wall_ms = es_monotonic_ms () - start;
   if (ok)
     es_row_gate_finish (&stream->computed);
   else

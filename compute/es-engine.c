@@ -47,8 +47,8 @@ struct EsEngine
  * every engine created afterwards stays on the CPU. */
 static char cuda_poisoned_reason[256];
 
-static double
-now_ms (void)
+double
+es_monotonic_ms (void)
 {
   struct timespec ts;
 
@@ -208,7 +208,7 @@ es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_de
         memcpy (engine->open_devices, devices, (size_t) n_devices * sizeof *devices);
       engine->n_open_devices = n_devices;
       snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "CUDA is still being opened");
-      engine->open_start_ms = now_ms ();
+      engine->open_start_ms = es_monotonic_ms ();
       engine->opening = pthread_create (&engine->opener, NULL, opener_main, engine) == 0;
       if (!engine->opening)
         engine->cuda = es_cuda_open_devices (devices, n_devices, engine->cuda_reason, sizeof engine->cuda_reason);
@@ -520,7 +520,7 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
                    EsTiming *timing, EsControl *control, EsError *error)
 {
   EsTiming local_timing;
-  double start = now_ms ();
+  double start = es_monotonic_ms ();
   double cpu_start;
   const EsVariant *variant;
   EsJob resolved;
@@ -555,7 +555,7 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
 
     if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL && getenv ("ES_CUDA_FAULT") == NULL)
       {
-        double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (now_ms () - engine->open_start_ms) : 0;
+        double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (es_monotonic_ms () - engine->open_start_ms) : 0;
         EsAutoCase c = {
           .job = job,
           .pixels = (uint64_t) in->width * (uint64_t) in->height,
@@ -585,7 +585,7 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
       engine->cuda_warm = true;
       if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
-          timing->wall_ms = now_ms () - start;
+          timing->wall_ms = es_monotonic_ms () - start;
           return true;
         }
       /* A cancelled job is not a CUDA failure: nothing to finish. */
@@ -617,13 +617,13 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
     }
 #endif
 
-  cpu_start = now_ms ();
+  cpu_start = es_monotonic_ms ();
   if (!es_op_info (job->op)->cpu (job, in, out, control, error))
     return false;
-  timing->kernel_ms = now_ms () - cpu_start;
+  timing->kernel_ms = es_monotonic_ms () - cpu_start;
   timing->backend = ES_BACKEND_CPU;
   timing->variant = "openmp";
-  timing->wall_ms = now_ms () - start;
+  timing->wall_ms = es_monotonic_ms () - start;
   return true;
 }
 

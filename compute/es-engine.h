@@ -32,6 +32,10 @@ typedef struct {
   bool fell_back;           /* CUDA failed during the job and the CPU finished it */
 } EsTiming;
 
+/* Milliseconds of the monotonic clock: every wall time the program reports
+ * (EsTiming, the CLI's stages, the Python module's calls) is a difference of two. */
+double es_monotonic_ms (void);
+
 /* How a CUDA variant moves an image between host and device: the transfer
  * lessons differ from the default only in this. */
 typedef enum {

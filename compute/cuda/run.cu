@@ -3,7 +3,6 @@
 #include <assert.h>
 #include <stddef.h>
 #include <string.h>
-#include <time.h>
 
 #include "es-cuda-internal.h"
 
@@ -315,15 +314,6 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
 
 /* ---- one job ----------------------------------------------------------------- */
 
-static double
-host_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The frame of a job on `in`, padded by `pad` pixels on every side: its
  * geometry and pitches; the device buffers are set once they are reserved. */
 static EsCudaFrame
@@ -362,7 +352,7 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
   const bool per_call = variant->transfer == ES_TRANSFER_PER_CALL;
   EsCudaBuffer d_in = { NULL, 0 }, d_lev = { NULL, 0 }, d_out = { NULL, 0 };
   EsCudaBuffer *b_in = &cuda->d_in, *b_lev = &cuda->d_lev, *b_out = &cuda->d_out;
-  double t0 = host_ms ();
+  double t0 = es_monotonic_ms ();
   bool ok;
 
   es_cuda_release_band_buffers (cuda);
@@ -376,7 +366,7 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
        && (!levels || es_cuda_device_reserve (cuda, b_lev, frame->lev_pitch * rows, "levels buffer", error))
        && es_cuda_device_reserve (cuda, b_out, frame->out_pitch * rows, "output buffer", error);
   if (per_call)
-    *alloc_ms = host_ms () - t0;
+    *alloc_ms = es_monotonic_ms () - t0;
   if (ok && !move->in_direct)
     ok = es_cuda_host_reserve (cuda, &cuda->h_in, frame->in_pitch * rows, "pinned input staging", error);
   if (ok && !move->out_direct)
@@ -393,11 +383,11 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
 
   if (per_call)
     {
-      t0 = host_ms ();
+      t0 = es_monotonic_ms ();
       es_cuda_device_release (&d_in);
       es_cuda_device_release (&d_lev);
       es_cuda_device_release (&d_out);
-      *free_ms = host_ms () - t0;
+      *free_ms = es_monotonic_ms () - t0;
     }
   return ok;
 }

@@ -103,7 +103,7 @@ static PyObject *
 engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                   EsPyDefinition *definition)
 {
-  double start = es_py_now_ms ();
+  double start = es_monotonic_ms ();
   const char *name = es_op_name (op);
   EsParamId order[ES_N_PARAMS];
   PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
@@ -309,7 +309,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       PyStructSequence_SET_ITEM (t, 4, PyUnicode_FromString (es_backend_name (timing.backend)));
       PyStructSequence_SET_ITEM (t, 5, PyUnicode_FromString (timing.variant ? timing.variant : ""));
       PyStructSequence_SET_ITEM (t, 6, PyBool_FromLong (timing.fell_back));
-      PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_py_now_ms () - start));
+      PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_monotonic_ms () - start));
       PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input.mode != ES_PY_INPUT_WRAP));
       PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output.copy_back));
       if (PyErr_Occurred ())

@@ -8,20 +8,10 @@
 #include "es-definitions.h"
 #include <math.h>
 #include <string.h>
-#include <time.h>
 
 PyObject *es_py_cancelled_error;
 PyTypeObject *es_py_image_type;
 static PyTypeObject variant_type;
-
-double
-es_py_now_ms (void)
-{
-  struct timespec ts;
-
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 /* ---- errors ---- */
 

@@ -154,4 +154,3 @@ bool es_py_parse_op (PyObject *value, EsOp *op);
 /* A variant id valid for op (NULL for None), as the CLI checks it. The
  * returned string lives as long as value. */
 bool es_py_parse_variant (PyObject *value, EsOp op, const char **variant);
-double es_py_now_ms (void);
