@@ -45,20 +45,14 @@ es_png_inflate_force_streamed (bool streamed)
 }
 
 /* Tests of the CLI reach the zlib path through the environment. */
-static bool
-inflate_as_read (void)
+bool
+es_load_png_rows_while_reading (void)
 {
 #ifdef ES_HAVE_LIBDEFLATE
   return force_streamed || getenv ("ES_TEST_PNG_ZLIB") != NULL;
 #else
   return true;
 #endif
-}
-
-bool
-es_load_png_rows_while_reading (void)
-{
-  return inflate_as_read ();
 }
 
 static inline uint32_t
@@ -713,7 +707,7 @@ es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsEr
   chunks.idat_max = l.raw_size + l.raw_size / 16000 * 5 + (1u << 20);
 
 #ifdef ES_HAVE_LIBDEFLATE
-  if (!inflate_as_read ())
+  if (!es_load_png_rows_while_reading ())
     ok = decode_whole (&chunks, &l, watch, error);
   else
 #endif

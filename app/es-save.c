@@ -128,6 +128,17 @@ sample_at (const EsImage *image, const void *row, int x)
     }
 }
 
+/* Whether some pixels may have no value (NaN): the job says so (a mask, a
+ * footprint), or the values show it; values still arriving through a gate
+ * cannot be looked at first, so there the job alone decides. */
+static bool
+may_have_no_data (const EsImage *values, const EsValueInfo *info, EsRowGate *gate)
+{
+  if (info != NULL && info->may_have_no_data)
+    return true;
+  return gate == NULL && es_image_has_nan (values);
+}
+
 /* ---- Heatmap ---------------------------------------------------------- */
 
 /* Rows are rendered as the encoder's bands ask for them, on its threads,
@@ -223,9 +234,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
   /* Without a colorbar (whose labels have colours of their own) and without
    * NaN (no-data magenta, a 257th colour), every pixel is one of the map's
    * 256: a palette PNG gives every decoder the same RGB pixels from a third
-   * of the bytes, so it is filtered and compressed three times faster.
-   * Values still arriving (gate) cannot be looked at first: the job says. */
-  if (!colorbar && !(info != NULL && info->may_have_no_data) && (gate != NULL || !es_image_has_nan (values)))
+   * of the bytes, so it is filtered and compressed three times faster. */
+  if (!colorbar && !may_have_no_data (values, info, gate))
     return write_png (path, width, height, 8, 1, es_colormap_table (scale->map), &chunks, index_fill_rows, &rows,
                       gate, error);
   return write_png (path, width, height, 8, 3, NULL, &chunks, heatmap_fill_rows, &rows, gate, error);
@@ -282,7 +292,7 @@ es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, dou
   bool spread = hi > lo;
   /* Pixels with no value (NaN) get a sample of their own, which the
    * tEXt names; the values then span one sample less. */
-  bool gaps = (info != NULL && info->may_have_no_data) || (gate == NULL && es_image_has_nan (values));
+  bool gaps = may_have_no_data (values, info, gate);
   unsigned top = gaps ? 65534 : 65535;
   Raw16Rows rows = { .values = values, .lo = lo, .s = spread ? top / (hi - lo) : 0.0, .top = top };
   TextChunks chunks = { .n = 0 };

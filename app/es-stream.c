@@ -141,6 +141,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   int halo = es_op_info (params->job.op)->halo (&params->job);
   int band = (int) (ES_STREAM_BAND_PIXELS / (unsigned) input->width);
   size_t row_bytes = (size_t) input->width * es_format_size (result->values.format);
+  const char *test_rows = getenv ("ES_TEST_STREAM_BAND_ROWS");
   EsImage out = { 0 };
   double start = es_monotonic_ms ();
   bool ok = true;
@@ -149,8 +150,8 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   band = band > 4 * halo ? band : 4 * halo;
   band = band > 16 ? band : 16;
   /* Tests make small images go in many bands. */
-  if (getenv ("ES_TEST_STREAM_BAND_ROWS") != NULL && atoi (getenv ("ES_TEST_STREAM_BAND_ROWS")) > 0)
-    band = atoi (getenv ("ES_TEST_STREAM_BAND_ROWS"));
+  if (test_rows != NULL && atoi (test_rows) > 0)
+    band = atoi (test_rows);
   result->timing = (EsTiming) { 0 };
   for (int y0 = 0; y0 < height && ok; y0 += band)
     {
@@ -173,6 +174,8 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
           ok = false;
           break;
         }
+      /* The band's halo rows come out too, clipped at the band's edge, so it
+       * is computed apart and only its own rows go into the result. */
       for (int y = y0; y < y1; y++)
         memcpy (es_image_row (&result->values, y), es_image_row (&out, y - in0), row_bytes);
       result->timing.upload_ms += timing.upload_ms;
