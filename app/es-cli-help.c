@@ -215,8 +215,10 @@ es_cli_print_help (FILE *out)
          "                          (value = ValueOffset + sample * ValueScale; NoData:\n"
          "                          the sample of pixels with no value, where masked)\n"
          "      --compression=fast|default|small\n"
-         "                          how hard PNGs are compressed, on every core; default\n"
-         "                          stays within 1.15x the size of libpng's level 6\n", out);
+         "                          how hard PNGs and TIFFs are compressed, on every core;\n"
+         "                          a default PNG stays within 1.15x the size of libpng's\n"
+         "                          level 6; a fast TIFF is uncompressed, default and\n"
+         "                          small deflate its strips\n", out);
   describe_default_colormaps (ops, sizeof ops);
   snprintf (text, sizeof text,
             "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "

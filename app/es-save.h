@@ -23,9 +23,10 @@ void es_atomic_file_abort (EsAtomicFile *file);                  /* frees file *
  * leaves no partial output. NULL turns it off. */
 void es_atomic_file_set_interrupt (EsControl *control);
 
-/* How hard PNG exports are compressed: --compression, the window's
- * setting. fast and small trade size for time; default stays within 1.15×
- * the size of libpng's level 6 (PERFORMANCE.md, "File to file"). */
+/* How hard PNG and TIFF exports are compressed: --compression, the
+ * window's setting. fast and small trade size for time; a default PNG
+ * stays within 1.15× the size of libpng's level 6 (PERFORMANCE.md, "File
+ * to file"); a fast TIFF is uncompressed, default and small deflate it. */
 typedef enum {
   ES_COMPRESSION_FAST,
   ES_COMPRESSION_DEFAULT,
@@ -35,7 +36,7 @@ typedef enum {
 #define ES_N_COMPRESSIONS 3
 const char *es_compression_name (EsCompression compression);  /* "fast", "default", "small" */
 bool es_compression_from_name (const char *name, EsCompression *compression);
-/* The compression of every PNG written from now on, by any thread (the
+/* The compression of every PNG and TIFF written from now on, by any thread (the
  * process has one setting, as it has one interrupt). */
 void es_save_set_compression (EsCompression compression);
 EsCompression es_save_get_compression (void);

@@ -43,8 +43,10 @@ typedef struct EsTiffWriter EsTiffWriter;
 
 /* Opens an atomic output (a special file is written into) for `pages`
  * pages of `bytes` sample bytes in all: classic TIFF, or BigTIFF when the
- * file could pass 4 GiB. Uncompressed, one sample per pixel, strips of
- * about 1 MiB, nothing written twice: a pipe takes it as well as a file. */
+ * file could pass 4 GiB. One sample per pixel, strips of about 1 MiB,
+ * deflated on every core or stored as the compression setting says
+ * (es_save_get_compression, fixed at open), nothing written twice: a pipe
+ * takes it as well as a file. */
 EsTiffWriter *es_tiff_writer_open (const char *path, int pages, uint64_t bytes, EsError *error);
 /* Appends one page: F32 values as 32-bit float (times info->unit_scale),
  * U8 and U16 as they are; the metadata in ImageDescription. */

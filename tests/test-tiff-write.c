@@ -185,6 +185,90 @@ test_write_no_partial_file (void)
   es_image_clear (&values);
 }
 
+/* A smooth image (a ramp with a little noise), which deflate shrinks. */
+static EsImage
+smooth_image (int width, int height, EsFormat format)
+{
+  EsImage image = random_image (width, height, format);
+
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        void *row = es_image_row (&image, y);
+        int ramp = (x + y) / 8;
+        if (format == ES_FORMAT_U8)
+          ((uint8_t *) row)[x] = (uint8_t) (ramp + (((uint8_t *) row)[x] & 1));
+        else if (format == ES_FORMAT_U16)
+          ((uint16_t *) row)[x] = (uint16_t) (ramp * 40 + (((uint16_t *) row)[x] & 3));
+        else
+          ((float *) row)[x] = (float) (ramp % 37) * 0.0625f;
+      }
+  return image;
+}
+
+/* The Compression and Predictor tags of page 0. */
+static void
+libtiff_codec (const char *path, uint16_t *compression, uint16_t *predictor)
+{
+  TIFF *tif = TIFFOpen (path, "r");
+
+  *compression = *predictor = 0;
+  if (tif == NULL)
+    return;
+  TIFFGetFieldDefaulted (tif, TIFFTAG_COMPRESSION, compression);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_PREDICTOR, predictor);
+  TIFFClose (tif);
+}
+
+/* Each compression setting: fast writes plain strips, default and small
+ * deflate them (integers with the horizontal predictor), every value comes
+ * back bit for bit, and small ≤ default < fast in bytes. */
+static void
+test_write_compressions (void)
+{
+  static const EsFormat formats[] = { ES_FORMAT_F32, ES_FORMAT_U8, ES_FORMAT_U16 };
+  static const EsCompression settings[] = { ES_COMPRESSION_FAST, ES_COMPRESSION_DEFAULT, ES_COMPRESSION_SMALL };
+
+  for (size_t f = 0; f < 3; f++)
+    {
+      /* 1100 float columns: rows of 4400 bytes, strips of 238 rows, 5 strips and a short one. */
+      EsImage values = smooth_image (1100, 1200, formats[f]);
+      size_t sizes[3] = { 0 };
+      bool all_ok = true;
+
+      for (size_t c = 0; c < 3; c++)
+        {
+          const char *path = temp_path ("compressed.tif");
+          EsImage back = { 0 };
+          EsError error = { 0 };
+          uint16_t compression, predictor;
+          bool ok;
+
+          es_save_set_compression (settings[c]);
+          ok = es_save_tiff (path, &values, NULL, &error) && libtiff_read (path, 0, &back, NULL, 0, NULL);
+          libtiff_codec (path, &compression, &predictor);
+          sizes[c] = file_size (path);
+          ok = ok && same_image (&values, &back);
+          if (settings[c] == ES_COMPRESSION_FAST)
+            ok = ok && compression == COMPRESSION_NONE;
+          else
+            ok = ok && compression == COMPRESSION_ADOBE_DEFLATE
+                 && predictor == (formats[f] == ES_FORMAT_F32 ? PREDICTOR_NONE : PREDICTOR_HORIZONTAL);
+          tap_ok (ok, "%s, --compression %s: Compression %u, Predictor %u, libtiff reads every value bit for bit (%s)",
+                  es_format_name (formats[f]), es_compression_name (settings[c]), compression, predictor,
+                  error.message[0] ? error.message : "ok");
+          all_ok &= ok;
+          es_image_clear (&back);
+          unlink (path);
+        }
+      tap_ok (all_ok && sizes[2] <= sizes[1] && sizes[1] < sizes[0] / 2,
+              "%s: small %zu ≤ default %zu < half of fast %zu bytes", es_format_name (formats[f]), sizes[2], sizes[1],
+              sizes[0]);
+      es_image_clear (&values);
+    }
+  es_save_set_compression (ES_COMPRESSION_DEFAULT);
+}
+
 /* A FIFO is written into, front to back: the writer never seeks. */
 static void
 test_write_fifo (void)
@@ -246,6 +330,7 @@ main (void)
   test_write_stack_and_bigtiff ();
   test_write_no_partial_file ();
   test_write_fifo ();
+  test_write_compressions ();
 #else
   tap_skip ("built without libtiff (-Dtiff=auto found no libtiff-dev)", "reading the output back with libtiff");
 #endif

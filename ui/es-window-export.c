@@ -257,7 +257,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", "Format",
                                (const char **) export_ids, (const char **) export_labels);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", export_ids[format]);
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "compression", "PNG compression",
+  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "compression", "Compression",
                                (const char **) compression_ids, (const char **) compression_labels);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "compression",
                                compression_ids[g_settings_get_enum (self->settings,
