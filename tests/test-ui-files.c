@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* UI tests of the window's files and settings (GTest, under Xvfb): a failed export keeps the remembered
  * folder, export names follow the format, PNG compression, closing mid-export, the error banner, the
- * size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
+ * export dialog's saved choices, the size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
  * information, New Window, the time opening an image took in the timings card. */
 #include "test-ui-common.h"
 
@@ -70,6 +70,31 @@ test_export_compression (void)
   small = export_size ("small");
   g_test_message ("fast %" G_GOFFSET_FORMAT " bytes, small %" G_GOFFSET_FORMAT, fast, small);
   g_assert_cmpint (small, <, fast);
+  g_settings_reset (settings, "export-compression");
+}
+
+/* The export dialog opens on the saved format and compression (GTK 4.8
+ * ignored them: every export reset both to the first option). */
+static void
+test_export_dialog_remembers (void)
+{
+  static const char *const formats[] = { "raw16", "text", "png" };
+  static const char *const compressions[] = { "small", "default", "fast" };
+
+  ensure_image ();
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    {
+      g_settings_set_string (settings, "export-format", formats[i]);
+      g_settings_set_string (settings, "export-compression", compressions[i]);
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+      g_assert_nonnull (window->chooser);
+      g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "format"), ==, formats[i]);
+      g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "compression"), ==,
+                       compressions[i]);
+      gtk_native_dialog_destroy (window->chooser);
+      g_clear_object (&window->chooser);
+    }
+  g_settings_reset (settings, "export-format");
   g_settings_reset (settings, "export-compression");
 }
 
@@ -477,6 +502,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/export-folder", test_export_folder);
   g_test_add_func ("/ui-files/export-names", test_export_names);
   g_test_add_func ("/ui-files/export-compression", test_export_compression);
+  g_test_add_func ("/ui-files/export-dialog-remembers", test_export_dialog_remembers);
   g_test_add_func ("/ui-files/close-mid-export", test_close_mid_export);
   g_test_add_func ("/ui-files/error-banner", test_error_banner);
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);

@@ -237,6 +237,30 @@ on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
   g_clear_object (&self->chooser);
 }
 
+/* GTK 4.8's file chooser ignores gtk_file_chooser_set_choice for a list of
+ * options (it stays on the first one), which lost the saved format and
+ * compression at every export: the saved option is listed first, the
+ * others after it in their usual order. */
+static void
+add_choice_selected (GtkFileChooser *chooser, const char *id, const char *label, const char *const *ids,
+                     const char *const *labels, guint selected)
+{
+  guint n = g_strv_length ((char **) ids), j = 1;
+  g_autofree const char **order_ids = g_new0 (const char *, n + 1);
+  g_autofree const char **order_labels = g_new0 (const char *, n + 1);
+
+  order_ids[0] = ids[selected];
+  order_labels[0] = labels[selected];
+  for (guint i = 0; i < n; i++)
+    if (i != selected)
+      {
+        order_ids[j] = ids[i];
+        order_labels[j++] = labels[i];
+      }
+  gtk_file_chooser_add_choice (chooser, id, label, order_ids, order_labels);
+  gtk_file_chooser_set_choice (chooser, id, ids[selected]);
+}
+
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -254,14 +278,9 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   /* A format this build does not write (TIFF without libtiff) falls back to PNG. */
   if (format >= (int) g_strv_length ((char **) export_ids))
     format = ES_EXPORT_PNG;
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "format", "Format",
-                               (const char **) export_ids, (const char **) export_labels);
-  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "format", export_ids[format]);
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "compression", "Compression",
-                               (const char **) compression_ids, (const char **) compression_labels);
-  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "compression",
-                               compression_ids[g_settings_get_enum (self->settings,
-                                                                    "export-compression")]);
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", "Format", export_ids, export_labels, format);
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", "Compression", compression_ids,
+                       compression_labels, g_settings_get_enum (self->settings, "export-compression"));
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", "With colorbar", NULL, NULL);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "colorbar",
                                g_settings_get_boolean (self->settings, "export-colorbar") ? "true"
