@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal to the fast entropy variant's files (entropy-fast.cu, entropy-pairs.cu, entropy-counts.cu): their launchers and shared helpers. */
+/* Internal to the fast entropy variant's files (entropy-fast.cu, entropy-pairs.cu, entropy-bins.cu, entropy-counts.cu): their launchers and shared helpers. */
 #pragma once
 
 #include "entropy-internal.h"
@@ -9,6 +9,14 @@
  * loads. False (nothing launched) for other windows. */
 bool es_cuda_entropy_pairs_launch (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last);
 bool es_cuda_entropy_pairs_init (EsCuda *cuda, EsError *error);
+
+/* entropy-bins.cu: the column-histogram kernel on output rows [y_first,
+ * y_last), for windows 11×11 to 31×31 and up to 16 levels. It reads 8-bit
+ * samples itself where L is a power of two
+ * (es_cuda_entropy_bins_reads_samples), else the levels that a quantize
+ * pass wrote. False (nothing launched) for other windows or levels. */
+bool es_cuda_entropy_bins_launch (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last);
+bool es_cuda_entropy_bins_reads_samples (const EsCudaFrame *frame);
 
 /* entropy-counts.cu: counts in shared memory, any window and level count,
  * on levels that a quantize pass wrote; and its shared-memory limits. */
