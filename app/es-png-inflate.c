@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The fast PNG path for the common layouts (8/16-bit gray, gray+alpha, RGB, RGBA, not interlaced):
- * our own unfiltering after either libdeflate inflating the whole IDAT stream at once, or zlib
+ * our own unfiltering (es-png-unfilter.c) after either the whole IDAT stream inflated at once
+ * (es-inflate-parallel.c on several threads, else libdeflate), then rows on every core, or zlib
  * inflating it as it is read, rows handed on as they complete (a streaming consumer, or a build
  * without libdeflate). Every chunk's CRC is checked, chunk order is checked as libpng does, and
  * both ways give the same image and the same message for the same file. */
@@ -12,8 +13,10 @@
 #include <libdeflate.h>
 #endif
 
+#include "es-inflate-parallel.h"
 #include "es-load-internal.h"
 #include "es-png-inflate.h"
+#include "es-png-unfilter.h"
 
 /* deflate expands its input by at most 1032:1, so IDAT data this much
  * smaller than the image cannot hold it. */
@@ -225,226 +228,6 @@ es_png_read_chunks (EsPngChunks *c)
     }
 }
 
-/* ---- rows ---- */
-
-/* The Paeth predictor; pa = |p − a| = |b − c|, and so on. */
-static inline uint8_t
-paeth (uint8_t a, uint8_t b, uint8_t c)
-{
-  int pa = abs (b - c), pb = abs (a - c), pc = abs (a + b - 2 * c);
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-
-/* Sub, Average and Paeth depend on the pixel to the left, so they go pixel
- * by pixel, with the pixel's bpp bytes (2 to 8) side by side in 16-bit
- * lanes. */
-/* Inlined into each caller, where bpp is a constant. */
-#define ES_INLINE static inline __attribute__ ((always_inline))
-
-/* Loads 4 or 8 bytes, whole moves: up to 5 bytes past the pixel are read,
- * which every row here has (the next row's filter byte and the slack after
- * the last one; the zero row is padded). Lanes past bpp are ignored. */
-ES_INLINE __m128i
-load_pixel (const uint8_t *p, size_t bpp)
-{
-  uint64_t v = 0;
-  memcpy (&v, p, bpp <= 4 ? 4 : 8);
-  return _mm_unpacklo_epi8 (_mm_cvtsi64_si128 ((long long) v), _mm_setzero_si128 ());
-}
-
-ES_INLINE void
-store_pixel (uint8_t *p, __m128i v, size_t bpp)
-{
-  uint64_t out = (uint64_t) _mm_cvtsi128_si64 (_mm_packus_epi16 (_mm_and_si128 (v, _mm_set1_epi16 (0xff)),
-                                                                 _mm_setzero_si128 ()));
-  memcpy (p, &out, bpp);
-}
-
-static inline __m128i
-abs16 (__m128i x)
-{
-  return _mm_max_epi16 (x, _mm_sub_epi16 (_mm_setzero_si128 (), x));
-}
-
-ES_INLINE void
-unfilter_pixels (uint8_t *row, const uint8_t *prev, size_t n, size_t bpp, uint8_t type)
-{
-  __m128i a = _mm_setzero_si128 (), c = _mm_setzero_si128 ();
-
-  for (size_t i = 0; i < n; i += bpp)
-    {
-      __m128i x = load_pixel (row + i, bpp), b, predicted;
-
-      switch (type)
-        {
-        case 1:
-          predicted = a;
-          break;
-        case 3:
-          predicted = _mm_srli_epi16 (_mm_add_epi16 (a, load_pixel (prev + i, bpp)), 1);
-          break;
-        default:
-          {
-            __m128i pa, pb, pc, smallest, pick_a, pick_b;
-            b = load_pixel (prev + i, bpp);
-            pa = _mm_sub_epi16 (b, c);
-            pb = _mm_sub_epi16 (a, c);
-            pc = abs16 (_mm_add_epi16 (pa, pb));
-            pa = abs16 (pa);
-            pb = abs16 (pb);
-            smallest = _mm_min_epi16 (pc, _mm_min_epi16 (pa, pb));
-            pick_a = _mm_cmpeq_epi16 (pa, smallest);
-            pick_b = _mm_andnot_si128 (pick_a, _mm_cmpeq_epi16 (pb, smallest));
-            predicted = _mm_or_si128 (_mm_and_si128 (pick_a, a),
-                                      _mm_or_si128 (_mm_and_si128 (pick_b, b),
-                                                    _mm_andnot_si128 (_mm_or_si128 (pick_a, pick_b), c)));
-            c = b;
-            break;
-          }
-        }
-      a = _mm_and_si128 (_mm_add_epi16 (x, predicted), _mm_set1_epi16 (0xff));
-      store_pixel (row + i, a, bpp);
-    }
-}
-#endif
-
-/* One-byte pixels (8-bit gray): each byte depends on the one before, so
- * the left neighbour stays in a register rather than being reloaded from
- * the byte just stored (a store-to-load round trip a byte, 5× slower); Sub,
- * a running sum, goes 16 bytes at a time as a prefix sum. */
-static void
-unfilter_bytes (uint8_t *row, const uint8_t *prev, size_t n, uint8_t type)
-{
-  size_t i = 0;
-  uint8_t a = 0, c = 0;
-
-  switch (type)
-    {
-    case 1:
-#ifdef __SSE2__
-      {
-        __m128i carry = _mm_setzero_si128 ();
-        for (; i + 16 <= n; i += 16)
-          {
-            __m128i x = _mm_loadu_si128 ((const __m128i *) (row + i));
-            x = _mm_add_epi8 (x, _mm_slli_si128 (x, 1));
-            x = _mm_add_epi8 (x, _mm_slli_si128 (x, 2));
-            x = _mm_add_epi8 (x, _mm_slli_si128 (x, 4));
-            x = _mm_add_epi8 (x, _mm_slli_si128 (x, 8));
-            x = _mm_add_epi8 (x, carry);
-            _mm_storeu_si128 ((__m128i *) (row + i), x);
-            /* The last byte, in every lane, for the next 16. */
-            carry = _mm_shuffle_epi32 (_mm_shufflehi_epi16 (_mm_srli_epi16 (_mm_unpackhi_epi8 (x, x), 8), 0xff),
-                                       0xff);
-            carry = _mm_packus_epi16 (carry, carry);
-          }
-        a = i > 0 ? row[i - 1] : 0;
-      }
-#endif
-      for (; i < n; i++)
-        row[i] = a = (uint8_t) (row[i] + a);
-      return;
-    case 3:
-      for (; i < n; i++)
-        row[i] = a = (uint8_t) (row[i] + ((a + prev[i]) >> 1));
-      return;
-    default:
-      for (; i < n; i++)
-        {
-          uint8_t b = prev[i];
-          row[i] = a = (uint8_t) (row[i] + paeth (a, b, c));
-          c = b;
-        }
-      return;
-    }
-}
-
-/* Undoes the row's filter in place; prev is the previous unfiltered row
- * (zeros for the first). */
-static bool
-unfilter (uint8_t *row, const uint8_t *prev, size_t n, size_t bpp, uint8_t type)
-{
-  if (type > 4)
-    return false;
-  if (type == 0)
-    return true;
-  if (type == 2)
-    {
-      for (size_t i = 0; i < n; i++)
-        row[i] = (uint8_t) (row[i] + prev[i]);
-      return true;
-    }
-  if (bpp == 1)
-    {
-      unfilter_bytes (row, prev, n, type);
-      return true;
-    }
-#ifdef __SSE2__
-  switch (bpp)
-    {
-    case 2: unfilter_pixels (row, prev, n, 2, type); return true;
-    case 3: unfilter_pixels (row, prev, n, 3, type); return true;
-    case 4: unfilter_pixels (row, prev, n, 4, type); return true;
-    case 6: unfilter_pixels (row, prev, n, 6, type); return true;
-    case 8: unfilter_pixels (row, prev, n, 8, type); return true;
-    default: break;
-    }
-#endif
-  switch (type)
-    {
-    case 1:
-      for (size_t i = bpp; i < n; i++)
-        row[i] = (uint8_t) (row[i] + row[i - bpp]);
-      return true;
-    case 3:
-      for (size_t i = 0; i < bpp; i++)
-        row[i] = (uint8_t) (row[i] + (prev[i] >> 1));
-      for (size_t i = bpp; i < n; i++)
-        row[i] = (uint8_t) (row[i] + ((row[i - bpp] + prev[i]) >> 1));
-      return true;
-    default:
-      for (size_t i = 0; i < bpp; i++)
-        row[i] = (uint8_t) (row[i] + prev[i]);
-      for (size_t i = bpp; i < n; i++)
-        row[i] = (uint8_t) (row[i] + paeth (row[i - bpp], prev[i], prev[i - bpp]));
-      return true;
-    }
-}
-
-/* One unfiltered row to gray: the first sample (gray, gray+alpha) or the
- * luma of the first three (RGB, RGBA), as es-png-read.c converts them. */
-static void
-convert_row (const uint8_t *src, int width, int channels, bool sixteen, void *out)
-{
-  if (!sixteen)
-    {
-      uint8_t *dst = out;
-      if (channels == 1)
-        memcpy (dst, src, (size_t) width);
-      else if (channels == 2)
-        for (int x = 0; x < width; x++)
-          dst[x] = src[2 * x];
-      else
-        for (int x = 0; x < width; x++, src += channels)
-          dst[x] = (uint8_t) es_luma_int (src[0], src[1], src[2]);
-    }
-  else
-    {
-      uint16_t *dst = out;
-      size_t step = (size_t) channels * 2;
-      if (channels <= 2)
-        for (int x = 0; x < width; x++, src += step)
-          dst[x] = (uint16_t) (src[0] << 8 | src[1]);
-      else
-        for (int x = 0; x < width; x++, src += step)
-          dst[x] = (uint16_t) es_luma_int ((uint32_t) (src[0] << 8 | src[1]), (uint32_t) (src[2] << 8 | src[3]),
-                                        (uint32_t) (src[4] << 8 | src[5]));
-    }
-}
-
 /* ---- the two ways to inflate ---- */
 
 /* What both ways share: the header's fields, and the image once allocated. */
@@ -464,7 +247,7 @@ struct Streamed {
   const EsRowWatch *watch;
   uint8_t *rows;        /* filtered rows as inflated: whole ones, then part of the next */
   size_t capacity, filled;
-  uint8_t *prev;        /* the last unfiltered row (zeros before the first), padded */
+  uint8_t *prev;        /* the last unfiltered row (zeros before the first) */
   uint64_t inflated;    /* bytes of filtered rows so far */
   uint64_t extra;       /* bytes inflated past the image */
   uint32_t done, told;  /* rows unfiltered; rows the watch has heard of */
@@ -489,12 +272,14 @@ streamed_take_rows (Streamed *s)
 
       if (s->bad_filter)
         continue;
-      if (!unfilter (row + 1, prev, l->row_bytes, l->bpp, row[0]))
+      if (row[0] > 4)
         {
           s->bad_filter = true;
           continue;
         }
-      convert_row (row + 1, (int) l->width, l->channels, l->depth == 16, es_image_row (&l->out, (int) s->done));
+      es_png_unfilter_row (row + 1, prev, l->row_bytes, l->bpp, row[0]);
+      es_png_convert_row (row + 1, (int) l->width, l->channels, l->depth == 16,
+                          es_image_row (&l->out, (int) s->done));
     }
   if (complete == 0)
     return;
@@ -562,11 +347,10 @@ decode_streamed (EsPngChunks *chunks, Layout *l, const EsRowWatch *watch, EsErro
   size_t step = l->row_bytes + 1;
   bool ok = false;
 
-  /* About 256 KiB of filtered rows at a time, at least two, padded for the
-   * whole-pixel loads of unfilter (as the joined rows of decode_whole are). */
+  /* About 256 KiB of filtered rows at a time, at least two. */
   s.capacity = step * ((256u << 10) / step > 2 ? (256u << 10) / step : 2);
-  s.rows = malloc (s.capacity + 8);
-  s.prev = calloc (1, l->row_bytes + 8);
+  s.rows = malloc (s.capacity);
+  s.prev = calloc (1, l->row_bytes);
   if (s.rows == NULL || s.prev == NULL || inflateInit (&s.z) != Z_OK)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory for the PNG decoder");
@@ -602,10 +386,11 @@ done:
 }
 
 #ifdef ES_HAVE_LIBDEFLATE
-/* The whole IDAT stream joined, inflated by libdeflate at once (about
- * twice zlib's speed), then unfiltered, telling the watch of rows as they
- * are done: holds the stream and the filtered rows besides the image,
- * allocated only once the stream is in hand. */
+/* The whole IDAT stream joined, inflated at once (on several threads, or
+ * by libdeflate at about twice zlib's speed), then unfiltered on every
+ * core, telling the watch of rows as they are done: holds the stream and
+ * the filtered rows besides the image, allocated only once the stream is
+ * in hand. */
 static bool
 decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
 {
@@ -613,6 +398,7 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
   uint8_t *raw = NULL, *zeros = NULL;
   size_t used_in, used_out;
   enum libdeflate_result result;
+  EsInflateSplit split = { 0 };
   bool ok = false;
 
   if (!es_png_read_chunks (chunks))
@@ -629,15 +415,22 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
     goto done;
   raw = malloc ((size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
   es_memory_prefer_huge_pages (raw, (size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
-  zeros = calloc (1, l->row_bytes + 8);
+  zeros = calloc (1, l->row_bytes);
   inflater = libdeflate_alloc_decompressor ();
   if (raw == NULL || zeros == NULL || inflater == NULL)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory for %" PRIu64 " MiB of image data", l->raw_size >> 20);
       goto done;
     }
-  result = libdeflate_zlib_decompress_ex (inflater, chunks->idat, chunks->idat_size, raw,
-                                          (size_t) l->raw_size + ES_PNG_INFLATE_SLACK, &used_in, &used_out);
+  /* On several threads where that pays; anything it cannot vouch for
+   * (damage included) goes to libdeflate, which names the error. */
+  if (es_inflate_parallel_pays (chunks->idat_size, &split)
+      && es_inflate_parallel (chunks->idat, chunks->idat_size, raw, (size_t) l->raw_size + ES_PNG_INFLATE_SLACK,
+                              &used_out, &split))
+    result = LIBDEFLATE_SUCCESS;
+  else
+    result = libdeflate_zlib_decompress_ex (inflater, chunks->idat, chunks->idat_size, raw,
+                                            (size_t) l->raw_size + ES_PNG_INFLATE_SLACK, &used_in, &used_out);
   /* More data than the image needs is ignored, as libpng does. */
   if (result == LIBDEFLATE_BAD_DATA)
     {
@@ -650,22 +443,18 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
       goto done;
     }
 
-  {
-    const uint8_t *prev = zeros;
-
-    for (uint32_t y = 0; y < l->height; y++)
+  /* Every filter type checked first, so that the rows can then go on
+   * several threads with nothing left to fail. */
+  for (uint32_t y = 0; y < l->height; y++)
+    if (raw[(size_t) y * (l->row_bytes + 1)] > 4)
       {
-        uint8_t *row = raw + (size_t) y * (l->row_bytes + 1);
-        if (!unfilter (row + 1, prev, l->row_bytes, l->bpp, row[0]))
-          {
-            es_error_set (error, ES_ERROR_FORMAT, "bad adaptive filter value");
-            goto done;
-          }
-        convert_row (row + 1, (int) l->width, l->channels, l->depth == 16, es_image_row (&l->out, (int) y));
-        prev = row + 1;
-        if (watch != NULL && ((y + 1) % 32 == 0 || y + 1 == l->height))
-          watch->rows_decoded (watch, &l->out, (int) y + 1);
+        es_error_set (error, ES_ERROR_FORMAT, "bad adaptive filter value");
+        goto done;
       }
+  {
+    EsPngFiltered filtered = { .raw = raw, .zeros = zeros, .width = l->width, .height = l->height, .bpp = l->bpp,
+                               .row_bytes = l->row_bytes, .channels = l->channels, .sixteen = l->depth == 16 };
+    es_png_unfilter_image (&filtered, &l->out, watch);
   }
   ok = true;
 

@@ -12,8 +12,9 @@
 bool es_png_inflate_takes (EsReader *reader);
 /* Decodes it exactly as es-png-read.c would, with the same messages (without
  * the "PNG: " prefix); a watch hears of rows as they complete (es-load.h).
- * Built with libdeflate, the whole IDAT stream is inflated at once (twice
- * zlib's speed), then unfiltered row by row; without it, zlib inflates the
+ * Built with libdeflate, the whole IDAT stream is inflated at once (on
+ * several threads where that pays, else by libdeflate at twice zlib's
+ * speed), then unfiltered on every core; without it, zlib inflates the
  * stream as it is read and rows complete all along. */
 bool es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error);
 /* Tests: inflate with zlib as it reads, also where libdeflate is built in. */
