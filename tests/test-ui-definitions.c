@@ -15,6 +15,12 @@ definition_panel (void)
   return es_sidebar_get_definition (window->sidebar);
 }
 
+static gboolean
+mask_read (gpointer data)
+{
+  return !es_sidebar_definition_is_reading_mask (definition_panel ());
+}
+
 /* A PGM of width×height whose pixel (x, y) is cell (x, y). */
 static char *
 write_pgm (const char *name, int width, int height, guint8 (*cell) (int x, int y))
@@ -373,14 +379,22 @@ test_mask (void)
   /* The wrong size: a message, no job, the result stays. */
   before = entropy_layer ();
   started = gate_get (&gate.started);
-  g_assert_false (es_sidebar_definition_load_mask (definition_panel (), small_file));
+  es_sidebar_definition_load_mask (definition_panel (), small_file);
+  /* Read on a worker thread: the row says so until it is done. */
+  g_assert_true (es_sidebar_definition_is_reading_mask (definition_panel ()));
   wait_until (message_starts, "The mask is 100 × 80, the image ", NULL, NULL);
+  g_assert_false (es_sidebar_definition_is_reading_mask (definition_panel ()));
   g_assert_cmpint (gate_get (&gate.started), ==, started);
   g_assert_true (entropy_layer () == before);
 
   /* The image's size: masked pixels have no value, and read "no data". */
-  g_assert_true (es_sidebar_definition_load_mask (definition_panel (), fits_file));
+  /* A mask asked for and at once superseded by another is never used. */
+  _es_window_show_message (window, "");
+  es_sidebar_definition_load_mask (definition_panel (), small_file);
+  es_sidebar_definition_load_mask (definition_panel (), fits_file);
+  wait_until (mask_read, NULL, NULL, NULL);
   wait_idle ();
+  g_assert_false (message_starts ("The mask is 100 × 80"));
   g_assert_cmpint (gate_get (&gate.started), >, started);
   job = base_job ();
   job.definition.mask = &source->image;   /* only its presence is compared */

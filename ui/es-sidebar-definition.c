@@ -45,6 +45,8 @@ struct _EsSidebarDefinition {
   GSettings *settings;
   GPtrArray *files;            /* CellsFile, every one loaded */
   CellsFile *mask;             /* NULL: every pixel counts */
+  char *mask_loading;          /* the name of the mask being read, or NULL */
+  guint mask_generation;       /* of the last mask asked for: older reads are dropped */
   CellsFile *footprint;        /* of "footprint-file"; NULL when none could be read */
   int image_width, image_height;
   gboolean normalized;         /* units were "normalized" at the last change */
@@ -179,7 +181,9 @@ update_rows (EsSidebarDefinition *self)
   adw_action_row_set_subtitle (self->footprint_row,
                                footprint_text ? footprint_text : "None chosen: the square is used");
 
-  if (self->mask == NULL)
+  if (self->mask_loading)
+    mask_text = g_strdup_printf ("Reading %s…", self->mask_loading);
+  else if (self->mask == NULL)
     mask_text = g_strdup ("None: every pixel counts");
   else if (mask_fits (self, self->mask))
     mask_text = g_strdup_printf ("%s · only its nonzero pixels count", self->mask->name);
@@ -454,42 +458,89 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJ
 
 /* The mask and the footprint */
 
-gboolean
-es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file)
+/* A mask is the image's size: decoding it takes as long as opening the
+ * image, so it is read on a worker thread and the window stays live. */
+static void
+read_mask_thread (GTask *task, gpointer source, gpointer file, GCancellable *cancellable)
 {
-  g_autofree char *parse_name = NULL;
   EsError error = { 0 };
-  CellsFile *mask;
+  CellsFile *mask = load_cells (file, &error);
 
-  g_return_val_if_fail (ES_IS_SIDEBAR_DEFINITION (self), FALSE);
-
-  if (file == NULL)
+  if (mask)
+    g_task_return_pointer (task, mask, (GDestroyNotify) cells_file_free);
+  else
     {
-      if (self->mask == NULL)
-        return TRUE;
-      self->mask = NULL;
-      changed (self, "mask=none");
-      return TRUE;
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
+      es_error_clear (&error);
     }
-  parse_name = g_file_get_parse_name (file);
-  mask = load_cells (file, &error);
+}
+
+static void
+on_mask_read (GObject *source, GAsyncResult *result, gpointer generation)
+{
+  EsSidebarDefinition *self = ES_SIDEBAR_DEFINITION (source);
+  GFile *file = g_task_get_task_data (G_TASK (result));
+  g_autofree char *parse_name = g_file_get_parse_name (file);
+  g_autoptr (GError) error = NULL;
+  CellsFile *mask = g_task_propagate_pointer (G_TASK (result), &error);
+
+  /* Another mask was asked for (or none) since: this one is not wanted. */
+  if (GPOINTER_TO_UINT (generation) != self->mask_generation)
+    {
+      g_clear_pointer (&mask, cells_file_free);
+      return;
+    }
+  g_clear_pointer (&self->mask_loading, g_free);
   if (mask == NULL)
     {
-      message (self, "The mask %s could not be read: %s", parse_name, error.message);
-      es_error_clear (&error);
-      return FALSE;
+      update_rows (self);
+      message (self, "The mask %s could not be read: %s", parse_name, error->message);
+      return;
     }
   if (!mask_fits (self, mask))
     {
+      update_rows (self);
       message (self, "The mask is %d × %d, the image %d × %d: a mask must have the image’s size",
                mask->cells.width, mask->cells.height, self->image_width, self->image_height);
       cells_file_free (mask);
-      return FALSE;
+      return;
     }
   g_ptr_array_add (self->files, mask);
   self->mask = mask;
   changed (self, "mask");
-  return TRUE;
+}
+
+void
+es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file)
+{
+  g_autoptr (GTask) task = NULL;
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+
+  self->mask_generation++;
+  if (file == NULL)
+    {
+      gboolean had = self->mask != NULL || self->mask_loading != NULL;
+
+      g_clear_pointer (&self->mask_loading, g_free);
+      self->mask = NULL;
+      if (had)
+        changed (self, "mask=none");
+      return;
+    }
+  g_free (self->mask_loading);
+  self->mask_loading = g_file_get_basename (file);
+  update_rows (self);
+  task = g_task_new (self, NULL, on_mask_read, GUINT_TO_POINTER (self->mask_generation));
+  g_task_set_task_data (task, g_object_ref (file), g_object_unref);
+  g_task_run_in_thread (task, read_mask_thread);
+}
+
+gboolean
+es_sidebar_definition_is_reading_mask (EsSidebarDefinition *self)
+{
+  g_return_val_if_fail (ES_IS_SIDEBAR_DEFINITION (self), FALSE);
+  return self->mask_loading != NULL;
 }
 
 void
@@ -580,6 +631,9 @@ es_sidebar_definition_dispose (GObject *object)
   if (self->chooser)
     gtk_native_dialog_destroy (self->chooser);
   g_clear_object (&self->chooser);
+  /* A mask still being read finds its rows gone: it is dropped. */
+  self->mask_generation++;
+  g_clear_pointer (&self->mask_loading, g_free);
   if (self->settings)
     g_signal_handlers_disconnect_by_data (self->settings, self);
   g_clear_object (&self->settings);

@@ -30,10 +30,13 @@ void es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width,
  * footprint it points at live as long as this widget. */
 void es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJob *job);
 
-/* What the file choosers do; FALSE (and a "message") when the file cannot be
- * read or, for a mask, has another size than the image: the previous mask
- * stays. NULL clears the mask. */
-gboolean es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file);
+/* What the mask chooser does: reads the file on a worker thread, then uses
+ * it ("changed") or, when it cannot be read or has another size than the
+ * image, says so ("message") and keeps the previous mask. A later call
+ * supersedes a read in flight; NULL clears the mask. */
+void es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file);
+/* A mask is being read. */
+gboolean es_sidebar_definition_is_reading_mask (EsSidebarDefinition *self);
 /* Sets "footprint-file" and the shape; the file is read when the key changes. */
 void es_sidebar_definition_choose_footprint (EsSidebarDefinition *self, GFile *file);
 /* Applies a preset by name ("matlab", "entroscope"): sets every key. */
