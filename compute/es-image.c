@@ -2,8 +2,10 @@
 /* EsImage allocation with every size product checked before memory is touched. */
 #include "es-image.h"
 
+#include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 static uint64_t max_pixels = ES_DEFAULT_MAX_PIXELS;
@@ -141,4 +143,87 @@ es_image_sample_range (const EsImage *image, uint32_t *min, uint32_t *max)
       }
   *min = lo <= hi ? lo : 0;
   *max = hi;
+}
+
+/* Counts the samples of rows y0..y1-1 into counts: 8-bit samples into
+ * four interleaved tables of 256 (a run of equal pixels would otherwise
+ * wait on one counter), 16-bit ones by value. */
+static void
+count_rows (const EsImage *image, int y0, int y1, uint64_t *counts)
+{
+  for (int y = y0; y < y1; y++)
+    if (image->format != ES_FORMAT_U16)
+      {
+        const uint8_t *row = es_image_row (image, y);
+        int x = 0;
+        for (; x + 4 <= image->width; x += 4)
+          {
+            counts[row[x]]++;
+            counts[256 + row[x + 1]]++;
+            counts[512 + row[x + 2]]++;
+            counts[768 + row[x + 3]]++;
+          }
+        for (; x < image->width; x++)
+          counts[row[x]]++;
+      }
+    else
+      {
+        const uint16_t *row = es_image_row (image, y);
+        for (int x = 0; x < image->width; x++)
+          counts[row[x]]++;
+      }
+}
+
+/* Each thread counts a band of rows into its own table; the 8-bit view and
+ * the range are then read from the summed counts, one division per
+ * distinct value instead of one per pixel. */
+void
+es_image_summarize (const EsImage *image, uint64_t histogram[256], uint32_t *lo, uint32_t *hi)
+{
+  const bool wide = image->format == ES_FORMAT_U16;
+  const size_t table = wide ? 65536 : 4 * 256;
+  const int threads = (int64_t) image->width * image->height > 65536 ? omp_get_max_threads () : 1;
+  uint64_t *counts = calloc ((size_t) threads * table, sizeof *counts);
+  int used = threads;
+
+  memset (histogram, 0, 256 * sizeof *histogram);
+  *lo = *hi = 0;
+  if (image->pixels == NULL || image->height <= 0)
+    {
+      free (counts);
+      return;
+    }
+  if (counts == NULL)  /* no memory for every thread's table: one table, one thread */
+    {
+      counts = calloc (table, sizeof *counts);
+      if (counts == NULL)
+        return;
+      used = 1;
+    }
+#pragma omp parallel num_threads(used) if (used > 1)
+  {
+    int t = omp_get_thread_num (), n = omp_get_num_threads ();
+    count_rows (image, (int) ((int64_t) image->height * t / n), (int) ((int64_t) image->height * (t + 1) / n),
+                counts + (size_t) t * table);
+  }
+  for (int t = 1; t < used; t++)
+    for (size_t v = 0; v < table; v++)
+      counts[v] += counts[(size_t) t * table + v];
+  if (!wide)
+    for (size_t v = 0; v < 256; v++)
+      counts[v] += counts[256 + v] + counts[512 + v] + counts[768 + v];
+  {
+    const uint32_t maxval = es_image_maxval (image);
+    bool first = true;
+    for (uint32_t v = 0; v < (wide ? 65536u : 256u); v++)
+      if (counts[v] != 0)
+        {
+          histogram[es_sample_to_u8_max (v, maxval)] += counts[v];
+          if (first)
+            *lo = v;
+          first = false;
+          *hi = v;
+        }
+  }
+  free (counts);
 }

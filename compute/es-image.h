@@ -55,6 +55,11 @@ bool es_image_alloc (EsImage *image, int width, int height, EsFormat format, int
  * to fill instead of 16384, a tenth of a 8192² PNG decode. es_image_alloc
  * does it for every image; no effect on small blocks or elsewhere. */
 void es_memory_prefer_huge_pages (void *block, size_t size);
+
+/* The histogram of the image's 8-bit view (es_sample_to_u8_max of every
+ * sample, DESIGN.md §1) and its smallest and largest sample (0 and 0 for an
+ * empty image), counted on every core. */
+void es_image_summarize (const EsImage *image, uint64_t histogram[256], uint32_t *lo, uint32_t *hi);
 /* Frees the pixels (if any) and zeroes the struct. Safe on a zeroed struct. */
 void es_image_clear (EsImage *image);
 /* Only the size checks of es_image_alloc, for decoders that want to refuse

@@ -2,6 +2,8 @@
 /* Every operation on every backend and kernel variant against the slow
  * references, on random images of awkward sizes; and the engine's checks.
  * The CPU backend's bands and entropy methods: test-compute-cpu.c. */
+#include <omp.h>
+
 #include "test-compute-common.h"
 
 static const char *const pattern_names[N_PATTERNS] = { "random", "blocks", "low-contrast", "constant" };
@@ -417,6 +419,53 @@ test_engine (EsEngine *cpu)
   }
 }
 
+/* es_image_summarize (the window's source histogram and range) against a
+ * pixel-by-pixel count, for every kind of image, awkward sizes and strides,
+ * on one thread and on several. */
+static void
+test_summarize (void)
+{
+  static const int sizes[][2] = { { 1, 1 }, { 3, 1 }, { 7, 5 }, { 300, 257 }, { 1031, 70 } };
+  int failures = 0, checks = 0;
+
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (int p = 0; p < N_PATTERNS; p++)
+        {
+          EsImage image;
+          uint64_t expected[256] = { 0 }, got[256];
+          uint32_t lo = UINT32_MAX, hi = 0, got_lo, got_hi;
+
+          if (!make_image (&image, sizes[s][0], sizes[s][1], &kinds[k], 16, (Pattern) p))
+            continue;
+          for (int y = 0; y < image.height; y++)
+            for (int x = 0; x < image.width; x++)
+              {
+                const void *row = es_image_row (&image, y);
+                uint32_t v = image.format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x];
+                expected[es_sample_to_u8_max (v, es_image_maxval (&image))]++;
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+              }
+          for (int threads = 1; threads <= 3; threads += 2)
+            {
+              omp_set_num_threads (threads);
+              es_image_summarize (&image, got, &got_lo, &got_hi);
+              checks++;
+              if (memcmp (got, expected, sizeof got) != 0 || got_lo != lo || got_hi != hi)
+                {
+                  failures++;
+                  tap_diag ("%s %d×%d pattern %d, %d threads: range %u..%u, expected %u..%u", kinds[k].name,
+                            image.width, image.height, p, threads, got_lo, got_hi, lo, hi);
+                }
+            }
+          es_image_clear (&image);
+        }
+  omp_set_num_threads (omp_get_num_procs ());
+  tap_ok (failures == 0 && checks > 0, "es_image_summarize: the 8-bit view's histogram and the sample range "
+          "equal a pixel-by-pixel count (%d checks)", checks);
+}
+
 int
 main (void)
 {
@@ -455,6 +504,7 @@ main (void)
             cuda ? " and CUDA with every variant" : " only", es_engine_cuda_compiled () ? "yes" : "no");
 
   test_validation ();
+  test_summarize ();
   test_tables ();
   test_halo (backends[0].engine);
   test_cancellation (backends[0].engine);

@@ -136,18 +136,7 @@ es_source_new (GFile *file, const char *name, EsImage *image)
   source->file = file ? g_object_ref (file) : NULL;
   source->name = g_strdup (name);
   source->serial = g_atomic_pointer_add (&source_serials, 1) + 1;
-  source->sample_lo = G_MAXUINT32;
-  for (int y = 0; y < source->image.height; y++)
-    for (int x = 0; x < source->image.width; x++)
-      {
-        guint32 v = image_sample (&source->image, x, y);
-
-        source->histogram[es_sample_to_u8_max (v, es_image_maxval (&source->image))]++;
-        source->sample_lo = MIN (source->sample_lo, v);
-        source->sample_hi = MAX (source->sample_hi, v);
-      }
-  if (source->sample_lo > source->sample_hi)
-    source->sample_lo = 0;
+  es_image_summarize (&source->image, source->histogram, &source->sample_lo, &source->sample_hi);
   return source;
 }
 
