@@ -17,6 +17,7 @@
 
 #define TOLERANCE 1e-5
 #define CASES 160
+#define SMALL_CASES 60
 
 static unsigned long long rng;
 
@@ -124,6 +125,49 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
             d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
 }
 
+/* A window of at most 32 cells (the sort kernel's) on 16-bit data with
+ * 65536 or nearly as many bins: exact bins mostly, where a bin 0xffff and
+ * a void cell share the kernel's key. */
+static void
+small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsImage *mask, char *what,
+                         size_t size)
+{
+  static const char *const shapes[] = { "square", "rect", "disk", "footprint" };
+  static const int level_choices[] = { 65536, 65535, 65000, 1000 };
+  EsEntropyDefinition *d = &job->definition;
+
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  job->window = random_odd (3, 5);
+  d->binning = random_int (0, 2) != 0 ? ES_BINNING_EXACT : ES_BINNING_DEPTH;
+  job->levels = d->binning == ES_BINNING_EXACT ? 65536 : level_choices[random_int (0, 3)];
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      d->height = random_odd (1, 7);
+      d->width = random_odd (1, 32 / d->height);
+      break;
+    case ES_SHAPE_DISK:
+      d->radius = random_int (0, 3);
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      footprint->height = random_odd (1, 5);
+      footprint->width = random_odd (1, 5);
+      for (int i = 0; i < footprint->width * footprint->height; i++)
+        cells[i] = random_int (0, 2) != 0;
+      cells[footprint->width * footprint->height / 2] = 1;
+      footprint->cells = cells;
+      d->footprint = footprint;
+      break;
+    default:
+      break;
+    }
+  d->border_value = random_int (0, 1) ? 0xffffu : (uint32_t) random_int (0, 7);
+  d->mask = random_int (0, 2) == 0 ? mask : NULL;
+  snprintf (what, size, "small %s k=%d %dx%d r=%d, border %d, %s %d levels%s%s", shapes[d->shape], job->window,
+            d->height, d->width, d->radius, (int) d->border, d->binning == ES_BINNING_EXACT ? "exact" : "depth",
+            job->levels, d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
+}
+
 /* The result against the reference: NaN exactly where it is NaN, else
  * within the tolerance. */
 static bool
@@ -143,12 +187,15 @@ compare (const EsImage *out, const double *ref, char *detail, size_t size)
   return true;
 }
 
+/* A random definition on a random image; with `small`, a small window on
+ * 16-bit samples crowded at 0, 1, 0xfffe and 0xffff (runs, and bins that
+ * share the void key). */
 static void
-run_case (EsEngine *engine, int index)
+run_case (EsEngine *engine, int index, bool small)
 {
   static const int sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 5 }, { 33, 17 }, { 70, 41 }, { 131, 67 }, { 257, 19 } };
   const int *size = sizes[random_int (0, 6)];
-  const Kind *kind = &kinds[random_int (0, 4)];
+  const Kind *kind = small ? &kinds[1] : &kinds[random_int (0, 4)];
   uint32_t top = kind->levels ? (uint32_t) random_int (2, 256) : 1u << kind->depth;
   EsImage in, mask = { 0 }, out = { 0 };
   EsFootprint footprint;
@@ -170,6 +217,17 @@ run_case (EsEngine *engine, int index)
     for (int x = 0; x < size[0]; x++)
       ((uint8_t *) es_image_row (&mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 ? random_int (1, 255) : 0);
   random_definition (&job, &footprint, cells, &mask, top, what, sizeof what);
+  if (small)
+    {
+      small_window_definition (&job, &footprint, cells, &mask, what, sizeof what);
+      for (int y = 0; y < size[1]; y++)
+        for (int x = 0; x < size[0]; x++)
+          {
+            static const uint16_t crowd[] = { 0, 1, 0xfffe, 0xffff, 0xffff };
+            uint16_t *row = es_image_row (&in, y);
+            row[x] = random_int (0, 3) != 0 ? crowd[random_int (0, 4)] : (uint16_t) random_int (0, 0xffff);
+          }
+    }
   if (kind->levels)
     job.levels = (int) top;  /* a levels image is binned already: the job must say its levels */
   ref = malloc (sizeof *ref * (size_t) size[0] * (size_t) size[1]);
@@ -299,7 +357,9 @@ main (void)
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));
   for (int i = 0; i < CASES; i++)
-    run_case (engine, i);
+    run_case (engine, i, false);
+  for (int i = 0; i < SMALL_CASES; i++)
+    run_case (engine, CASES + i, true);
   es_engine_free (engine);
   return tap_done ();
 }
