@@ -74,12 +74,14 @@ test_export_compression (void)
 }
 
 /* The export dialog opens on the saved format and compression (GTK 4.8
- * ignored them: every export reset both to the first option). */
+ * ignored them: every export reset both to the first option), showing the
+ * format's files. */
 static void
 test_export_dialog_remembers (void)
 {
   static const char *const formats[] = { "raw16", "text", "png" };
   static const char *const compressions[] = { "small", "default", "fast" };
+  static const char *const filters[] = { "PNG images", "Text matrices", "PNG images" };
 
   ensure_image ();
   for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
@@ -91,6 +93,9 @@ test_export_dialog_remembers (void)
       g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "format"), ==, formats[i]);
       g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "compression"), ==,
                        compressions[i]);
+      /* The files shown are the format's. */
+      g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (window->chooser))),
+                       ==, filters[i]);
       gtk_native_dialog_destroy (window->chooser);
       g_clear_object (&window->chooser);
     }

@@ -182,6 +182,16 @@ static const char *const export_extensions[] = { "png", "png", "txt", "tif" };
 /* By EsCompression, as the "export-compression" setting's values. */
 static const char *const compression_ids[] = { "fast", "default", "small", NULL };
 static const char *const compression_labels[] = { "Fast", "Default", "Small", NULL };
+/* The file filters of the export dialog, by extension. */
+static const struct {
+  const char *extension, *name, *pattern;
+} export_filters[] = {
+  { "png", "PNG images", "*.png" },
+  { "txt", "Text matrices", "*.txt" },
+#ifdef ES_HAVE_TIFF
+  { "tif", "TIFF images", "*.tif" },
+#endif
+};
 /* Extensions that a name may end with and that the format's replaces. */
 static const char *const known_extensions[] = { "png", "txt", "tif", "tiff", "pgm", NULL };
 
@@ -292,11 +302,12 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
                           export_extensions[MIN ((guint) format, G_N_ELEMENTS (export_extensions) - 1)]);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
   _es_window_set_chooser_folder (self, GTK_FILE_CHOOSER (chooser));
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "PNG images", "*.png");
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "Text matrices", "*.txt");
-#ifdef ES_HAVE_TIFF
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "TIFF images", "*.tif");
-#endif
+  /* The saved format's files first: the first filter is the one shown. */
+  for (int pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < G_N_ELEMENTS (export_filters); i++)
+      if ((pass == 0) == (g_strcmp0 (export_filters[i].extension, export_extensions[format]) == 0))
+        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), export_filters[i].name,
+                                       export_filters[i].pattern);
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
 
   g_clear_object (&self->chooser);
