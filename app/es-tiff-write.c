@@ -332,6 +332,7 @@ typedef struct {
 /* What one thread reuses from strip to strip. */
 typedef struct {
   uint8_t *samples;  /* the strip's stored rows */
+  int level;
 #ifdef ES_HAVE_LIBDEFLATE
   struct libdeflate_compressor *compressor;
 #endif
@@ -340,12 +341,11 @@ typedef struct {
 static bool
 deflater_init (Deflater *d, const Strips *strips, int level)
 {
-  *d = (Deflater) { .samples = malloc ((size_t) strips->rows_per_strip * strips->row_bytes) };
+  *d = (Deflater) { .samples = malloc ((size_t) strips->rows_per_strip * strips->row_bytes), .level = level };
 #ifdef ES_HAVE_LIBDEFLATE
   d->compressor = libdeflate_alloc_compressor (level);
   return d->samples != NULL && d->compressor != NULL;
 #else
-  (void) level;
   return d->samples != NULL;
 #endif
 }
@@ -361,11 +361,11 @@ deflater_clear (Deflater *d)
 
 /* Deflates strip s into out; false when out of memory. */
 static bool
-deflate_strip (Deflater *d, const Strips *strips, uint64_t s, int level, DeflatedStrip *out)
+deflate_strip (Deflater *d, const Strips *strips, uint64_t s, DeflatedStrip *out)
 {
   bool predict = strips->values->format != ES_FORMAT_F32;
   int y0 = (int) (s * strips->rows_per_strip), rows = strip_rows (strips, s);
-  size_t n = (size_t) rows * strips->row_bytes, bound;
+  size_t n = (size_t) rows * strips->row_bytes;
   uint8_t *shrunk;
 
   for (int i = 0; i < rows; i++)
@@ -376,17 +376,18 @@ deflate_strip (Deflater *d, const Strips *strips, uint64_t s, int level, Deflate
         memcpy (row, stored, strips->row_bytes);
     }
 #ifdef ES_HAVE_LIBDEFLATE
-  bound = libdeflate_zlib_compress_bound (d->compressor, n);
-  out->bytes = malloc (bound);
-  out->size = out->bytes != NULL ? libdeflate_zlib_compress (d->compressor, d->samples, n, out->bytes, bound) : 0;
+  {
+    size_t bound = libdeflate_zlib_compress_bound (d->compressor, n);
+    out->bytes = malloc (bound);
+    out->size = out->bytes != NULL ? libdeflate_zlib_compress (d->compressor, d->samples, n, out->bytes, bound) : 0;
+  }
 #else
   {
     uLongf size = compressBound ((uLong) n);
     out->bytes = malloc (size);
-    out->size = out->bytes != NULL && compress2 (out->bytes, &size, d->samples, (uLong) n, level) == Z_OK ? size : 0;
+    out->size = out->bytes != NULL && compress2 (out->bytes, &size, d->samples, (uLong) n, d->level) == Z_OK ? size : 0;
   }
 #endif
-  (void) level;
   if (out->size == 0)
     return false;
   shrunk = realloc (out->bytes, out->size);
@@ -414,7 +415,7 @@ deflate_strips (EsTiffWriter *writer, const Strips *strips, EsRowGate *gate, Def
           continue;
         if (!es_row_gate_wait (gate, (int) (s * strips->rows_per_strip) + strip_rows (strips, s)))
           failure = 2;
-        else if (!ready || !deflate_strip (&d, strips, s, writer->level, &out[s]))
+        else if (!ready || !deflate_strip (&d, strips, s, &out[s]))
           failure = 1;
       }
     deflater_clear (&d);

@@ -4,7 +4,6 @@
  * as the engine picks the variant and on "general", one shot and in bands,
  * against the float64 reference. Skips without a CUDA device, unless
  * ES_TEST_REQUIRE_CUDA=1. */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,65 +12,26 @@
 #include "es-definitions.h"
 #include "es-engine.h"
 #include "es-reference.h"
-#include "tap.h"
+#include "test-cuda-common.h"
 
-#define TOLERANCE 1e-5
 #define CASES 160
 #define SMALL_CASES 60
 
-static unsigned long long rng;
-
-static int
-random_int (int lo, int hi)
-{
-  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
-}
-
-static int
-random_odd (int lo, int hi)
-{
-  return lo + 2 * random_int (0, (hi - lo) / 2);
-}
-
-typedef struct {
-  EsFormat format;
-  int depth;
-  bool levels;
-} Kind;
-
 static const Kind kinds[] = {
-  { ES_FORMAT_U8, 8, false }, { ES_FORMAT_U16, 16, false }, { ES_FORMAT_U16, 10, false },
-  { ES_FORMAT_U8, 4, false }, { ES_FORMAT_U8, 8, true },
+  { "8-bit", ES_FORMAT_U8, 8, false }, { "16-bit", ES_FORMAT_U16, 16, false }, { "10-bit", ES_FORMAT_U16, 10, false },
+  { "4-bit", ES_FORMAT_U8, 4, false }, { "levels", ES_FORMAT_U8, 8, true },
 };
 
-/* Samples below `top`; a few flat patches so that single-bin windows occur;
- * rows with spare bytes at their end. */
-static bool
-make_image (EsImage *image, int width, int height, const Kind *kind, uint32_t top)
+/* A random odd × odd footprint of at most max_side a side, never empty. */
+static void
+random_footprint (EsFootprint *footprint, uint8_t *cells, int max_side)
 {
-  size_t sample = kind->format == ES_FORMAT_U16 ? 2 : 1;
-  uint32_t flat = (uint32_t) random_int (0, (int) top - 1);
-
-  *image = (EsImage) { 0 };
-  image->width = width;
-  image->height = height;
-  image->format = kind->format;
-  image->depth = kind->depth;
-  image->levels = kind->levels ? (int) top : 0;
-  image->stride = (size_t) width * sample + sample * (size_t) random_int (0, 3);
-  image->pixels = malloc (image->stride * (size_t) height);
-  if (image->pixels == NULL)
-    return false;
-  for (int y = 0; y < height; y++)
-    for (int x = 0; x < width; x++)
-      {
-        uint32_t v = (x / 6 + y / 5) % 3 == 0 ? flat : (uint32_t) random_int (0, (int) top - 1);
-        if (kind->format == ES_FORMAT_U16)
-          ((uint16_t *) es_image_row (image, y))[x] = (uint16_t) v;
-        else
-          ((uint8_t *) es_image_row (image, y))[x] = (uint8_t) v;
-      }
-  return true;
+  footprint->height = random_odd (1, max_side);
+  footprint->width = random_odd (1, max_side);
+  for (int i = 0; i < footprint->width * footprint->height; i++)
+    cells[i] = random_int (0, 2) != 0;
+  cells[footprint->width * footprint->height / 2] = 1;
+  footprint->cells = cells;
 }
 
 /* A random definition whose window stays small enough for the reference. */
@@ -101,12 +61,7 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
       d->radius = random_int (0, 12);
       break;
     case ES_SHAPE_FOOTPRINT:
-      footprint->height = random_odd (1, 15);
-      footprint->width = random_odd (1, 15);
-      for (int i = 0; i < footprint->width * footprint->height; i++)
-        cells[i] = random_int (0, 2) != 0;
-      cells[footprint->width * footprint->height / 2] = 1;  /* never empty */
-      footprint->cells = cells;
+      random_footprint (footprint, cells, 15);
       d->footprint = footprint;
       break;
     default:
@@ -150,12 +105,7 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
       d->radius = random_int (0, 3);
       break;
     case ES_SHAPE_FOOTPRINT:
-      footprint->height = random_odd (1, 5);
-      footprint->width = random_odd (1, 5);
-      for (int i = 0; i < footprint->width * footprint->height; i++)
-        cells[i] = random_int (0, 2) != 0;
-      cells[footprint->width * footprint->height / 2] = 1;
-      footprint->cells = cells;
+      random_footprint (footprint, cells, 5);
       d->footprint = footprint;
       break;
     default:
@@ -166,25 +116,6 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
   snprintf (what, size, "small %s k=%d %dx%d r=%d, border %d, %s %d levels%s%s", shapes[d->shape], job->window,
             d->height, d->width, d->radius, (int) d->border, d->binning == ES_BINNING_EXACT ? "exact" : "depth",
             job->levels, d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
-}
-
-/* The result against the reference: NaN exactly where it is NaN, else
- * within the tolerance. */
-static bool
-compare (const EsImage *out, const double *ref, char *detail, size_t size)
-{
-  for (int y = 0; y < out->height; y++)
-    for (int x = 0; x < out->width; x++)
-      {
-        double r = ref[(size_t) y * out->width + x];
-        float v = ((const float *) es_image_row (out, y))[x];
-        if (isnan (r) != isnan (v) || (!isnan (r) && fabs (v - r) > TOLERANCE))
-          {
-            snprintf (detail, size, "at (%d, %d): %.7g, reference %.7g", x, y, v, r);
-            return false;
-          }
-      }
-  return true;
 }
 
 /* A random definition on a random image; with `small`, a small window on
@@ -205,7 +136,7 @@ run_case (EsEngine *engine, int index, bool small)
   EsError error = { 0 };
   double *ref;
 
-  if (!make_image (&in, size[0], size[1], kind, top))
+  if (!make_image (&in, size[0], size[1], kind, top, 6, 5))
     {
       tap_ok (false, "case %d: no memory", index);
       return;
@@ -272,7 +203,7 @@ run_case (EsEngine *engine, int index, bool small)
         snprintf (detail, sizeof detail, "ran %s on %s, expected %s", timing.variant ? timing.variant : "(none)",
                   es_backend_name (timing.backend), expected ? expected->id : "(none)");
       else
-        ok = compare (&out, ref, detail, sizeof detail);
+        ok = reference_error (&out, ref, false, detail, sizeof detail) <= TOLERANCE;
       tap_ok (ok, "case %d, %dx%d %s%s: %s%s%s", index, size[0], size[1], what, pass >= 2 ? " in bands" : "",
               timing.variant, ok ? "" : ": ", ok ? "" : detail);
     }

@@ -5,7 +5,6 @@
  * on tiny ones, with every border mode at 11×11 and 31×31 and in bands of a
  * few rows, against the float64 reference. Skips without a CUDA device,
  * unless ES_TEST_REQUIRE_CUDA=1. */
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,24 +12,7 @@
 
 #include "es-engine.h"
 #include "es-reference.h"
-#include "tap.h"
-
-#define TOLERANCE 1e-5
-
-static unsigned long long rng;
-
-static int
-random_int (int lo, int hi)
-{
-  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
-}
-
-typedef struct {
-  const char *name;
-  EsFormat format;
-  int depth;
-  bool levels;
-} Kind;
+#include "test-cuda-common.h"
 
 /* 8-bit samples are read by the kernel itself where L is a power of two;
  * the others go through the quantize pass. */
@@ -40,63 +22,6 @@ static const Kind kinds[] = {
   { "4-bit", ES_FORMAT_U8, 4, false },
   { "levels", ES_FORMAT_U8, 8, true },
 };
-
-/* Random samples with flat patches (single-bin windows) and a blocky band
- * (few bins); rows with spare bytes at their end. */
-static bool
-make_image (EsImage *image, int width, int height, const Kind *kind, uint32_t top)
-{
-  const size_t sample = kind->format == ES_FORMAT_U16 ? 2 : 1;
-  const uint32_t flat = (uint32_t) random_int (0, (int) top - 1);
-
-  *image = (EsImage) { 0 };
-  image->width = width;
-  image->height = height;
-  image->format = kind->format;
-  image->depth = kind->depth;
-  image->levels = kind->levels ? (int) top : 0;
-  image->stride = (size_t) width * sample + sample * (size_t) random_int (0, 3);
-  image->pixels = malloc (image->stride * (size_t) height);
-  if (image->pixels == NULL)
-    return false;
-  for (int y = 0; y < height; y++)
-    for (int x = 0; x < width; x++)
-      {
-        uint32_t v = (uint32_t) random_int (0, (int) top - 1);
-        if ((x / 40 + y / 23) % 4 == 0)
-          v = flat;
-        else if ((x / 40 + y / 23) % 4 == 1)
-          v = (uint32_t) ((x / 7 + y / 5) % 3) * (top / 3);
-        if (kind->format == ES_FORMAT_U16)
-          ((uint16_t *) es_image_row (image, y))[x] = (uint16_t) v;
-        else
-          ((uint8_t *) es_image_row (image, y))[x] = (uint8_t) v;
-      }
-  return true;
-}
-
-static double
-largest_error (const EsImage *out, const double *ref, char *detail, size_t size)
-{
-  double worst = 0;
-
-  for (int y = 0; y < out->height; y++)
-    for (int x = 0; x < out->width; x++)
-      {
-        const double r = ref[(size_t) y * out->width + x];
-        const float v = ((const float *) es_image_row (out, y))[x];
-        /* Exactly 0 where the window holds one bin (DESIGN.md §1). */
-        const double e = isnan (r) != isnan (v) || (r == 0 && v != 0.0f) ? INFINITY
-                         : isnan (r)                                     ? 0
-                                                                         : fabs (v - r);
-        if (e > worst)
-          {
-            worst = e;
-            snprintf (detail, size, "at (%d, %d): %.7g, reference %.7g", x, y, v, r);
-          }
-      }
-  return worst;
-}
 
 static double worst_overall;
 
@@ -111,7 +36,7 @@ run_case (EsEngine *engine, int width, int height, const Kind *kind, int window,
   char detail[160] = "";
   double *ref;
 
-  if (!make_image (&in, width, height, kind, top))
+  if (!make_image (&in, width, height, kind, top, 40, 23))
     {
       tap_ok (false, "no memory");
       return;
@@ -153,7 +78,7 @@ run_case (EsEngine *engine, int width, int height, const Kind *kind, int window,
         snprintf (detail, sizeof detail, "%.150s", error.message);
       else
         {
-          const double worst = largest_error (&out, ref, detail, sizeof detail);
+          const double worst = reference_error (&out, ref, true, detail, sizeof detail);
           ok = worst <= TOLERANCE;
           if (worst > worst_overall)
             worst_overall = worst;
