@@ -23,6 +23,7 @@ static const char *const compression_names[] = {
 };
 
 static _Atomic int save_compression = ES_COMPRESSION_DEFAULT;
+static _Thread_local int thread_compression = -1;
 
 const char *
 es_compression_name (EsCompression compression)
@@ -50,10 +51,16 @@ es_save_set_compression (EsCompression compression)
   atomic_store (&save_compression, (int) compression);
 }
 
+void
+es_save_set_thread_compression (int compression)
+{
+  thread_compression = compression >= 0 && compression < ES_N_COMPRESSIONS ? compression : -1;
+}
+
 EsCompression
 es_save_get_compression (void)
 {
-  return (EsCompression) atomic_load (&save_compression);
+  return (EsCompression) (thread_compression >= 0 ? thread_compression : atomic_load (&save_compression));
 }
 
 /* zlib's settings for each choice, picked by measurement (PERFORMANCE.md,

@@ -39,7 +39,13 @@ bool es_compression_from_name (const char *name, EsCompression *compression);
 /* The compression of every PNG and TIFF written from now on, by any thread (the
  * process has one setting, as it has one interrupt). */
 void es_save_set_compression (EsCompression compression);
+/* What the calling thread's exports use: its own choice while one is set
+ * (es_save_set_thread_compression: entroscope.save(compression=), which
+ * must not change another thread's exports), else the process's. The
+ * encoders read it once, on the thread that calls them. */
 EsCompression es_save_get_compression (void);
+/* Sets (compression ≥ 0) or clears (−1) the calling thread's own choice. */
+void es_save_set_thread_compression (int compression);
 
 /* What a raw 16-bit PNG and a text matrix record about their values. */
 typedef struct {

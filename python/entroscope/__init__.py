@@ -206,7 +206,7 @@ def load(path, *, levels=16) -> Image:
 
 
 def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=None,
-         levels=None, amount=None, units=None, **definition):
+         levels=None, amount=None, units=None, compression=None, **definition):
     """Writes a result as entroscope-cli does: a colormapped PNG (format
     'png', the default: the map's 256 colours as a palette, or 8-bit RGB
     with a colorbar, NaN pixels or a definition that can leave pixels
@@ -223,10 +223,13 @@ def save(path, array, *, op=None, format=None, colormap=None, range="absolute", 
     "Definition" line) and whether pixels may have no value, so the file is
     byte for byte what ``entroscope-cli entropy <the same options>`` writes.
     `units` names the units the values are in: 'nats', 'bits' or
-    'normalized' (None: nats, or the like= preset's). Raises OSError,
+    'normalized' (None: nats, or the like= preset's). `compression` is
+    entroscope-cli's --compression: 'fast', 'default' or 'small' for PNG
+    and TIFF (None: 'default'), for this call only. Raises OSError,
     ValueError or TypeError."""
     _entroscope.save(path, array, op=op, format=format, colormap=colormap, range=range, colorbar=colorbar,
-                     window=window, levels=levels, amount=amount, units=units, **definition)
+                     window=window, levels=levels, amount=amount, units=units, compression=compression,
+                     **definition)
 
 
 # ---- what is there ------------------------------------------------------------

@@ -102,6 +102,8 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
 static const char *const export_names[] = { "png", "raw16", "txt", "tif", NULL };
 static const EsExportFormat export_formats[] = { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TEXT, ES_EXPORT_TIFF };
 static const char *const range_names[] = { "absolute", "auto", NULL };
+/* In EsCompression's order. */
+static const char *const compression_names[] = { "fast", "default", "small", NULL };
 
 /* The values to write as an EsImage: the caller's rows when they are
  * contiguous and native, else one copy (*owned). */
@@ -182,13 +184,13 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "window", "levels",
                               "amount", "units", "rect", "disk", "footprint", "border", "binning", "mask", "like",
-                              NULL };
+                              "compression", NULL };
   PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
-  PyObject *range_obj = NULL;
+  PyObject *range_obj = NULL, *compression_obj = NULL;
   PyObject *path_bytes = NULL;
   EsPyJobKeywords kw = { .units = NULL };
   EsPyDefinition held = { 0 };
-  int colorbar = 0, format_index = -1, range = ES_RANGE_ABSOLUTE;
+  int colorbar = 0, format_index = -1, range = ES_RANGE_ABSOLUTE, compression = -1;
   EsUnits units;
   EsOp op = ES_OP_ENTROPY;
   EsJob job;
@@ -200,19 +202,22 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
                                     &op_obj, &format_obj, &colormap_obj, &range_obj, &colorbar,
                                     &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
                                     &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT],
                                     &kw.definition[ES_PY_KW_DISK], &kw.definition[ES_PY_KW_FOOTPRINT],
                                     &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
-                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE]))
+                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj))
     return NULL;
   if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
     return NULL;
   if (format_obj != Py_None && !es_py_parse_choice (format_obj, "format", export_names, &format_index))
     return NULL;
   if (range_obj != NULL && !es_py_parse_choice (range_obj, "range", range_names, &range))
+    return NULL;
+  if (compression_obj != NULL && compression_obj != Py_None
+      && !es_py_parse_choice (compression_obj, "compression", compression_names, &compression))
     return NULL;
   if (!values_open (array_obj, &view, &result.values, &owned))
     return NULL;
@@ -305,7 +310,10 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   }
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
+  /* This thread's choice only: other Python threads may be saving. */
+  es_save_set_thread_compression (compression);
   ok = es_pipeline_export (path, export_formats[format_index], &result, colorbar, &error);
+  es_save_set_thread_compression (-1);
   Py_END_ALLOW_THREADS
   Py_DECREF (path_bytes);
   PyMem_RawFree (owned);

@@ -3,6 +3,7 @@
 
 import os
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -180,6 +181,8 @@ def test_save_errors(tmp_path, rng):
         entroscope.save(tmp_path / "x.png", values, window=4)
     with pytest.raises(TypeError, match="float32 or uint8"):
         entroscope.save(tmp_path / "x.png", values.astype(np.float64))
+    with pytest.raises(ValueError, match=r"compression='zip': expected fast, default or small"):
+        entroscope.save(tmp_path / "x.tif", values, compression="zip")
     assert sorted(os.listdir(tmp_path)) == []
 
 
@@ -201,6 +204,37 @@ def test_save_tiff(tmp_path, rng, cli, sample):
         assert "TIFF is not supported" in str(e)
         pytest.skip("built without libtiff")
     assert image.depth == 16 and np.array_equal(image, gray)
+
+
+@pytest.mark.parametrize("compression", ["fast", "default", "small"])
+@pytest.mark.parametrize("suffix", [".png", ".tif"])
+def test_save_compression_is_the_cli_file(tmp_path, cli, sample, compression, suffix):
+    values = entroscope.entropy(entroscope.load(sample))
+    entroscope.save(tmp_path / ("module" + suffix), values, compression=compression)
+    run_cli(cli, "entropy", "-q", f"--compression={compression}", sample, "-o", tmp_path / ("cli" + suffix))
+    assert (tmp_path / ("module" + suffix)).read_bytes() == (tmp_path / ("cli" + suffix)).read_bytes()
+
+
+def test_save_compression_is_the_calls_own(tmp_path, rng):
+    """Threads saving at once with different compressions each get theirs,
+    and a call leaves no setting behind for the next."""
+    values = entroscope.entropy(rng.integers(0, 256, (384, 512), dtype=np.uint8))
+    want = {}
+    for compression in ("fast", "default", "small"):
+        entroscope.save(tmp_path / f"{compression}.tif", values, compression=compression)
+        want[compression] = (tmp_path / f"{compression}.tif").read_bytes()
+    assert len(want["small"]) <= len(want["default"]) < len(want["fast"])
+
+    def save(i):
+        compression = ("fast", "small")[i % 2]
+        path = tmp_path / f"thread-{i}.tif"
+        entroscope.save(path, values, compression=compression)
+        return path.read_bytes() == want[compression]
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(save, range(24)))
+    entroscope.save(tmp_path / "plain.tif", values)
+    assert (tmp_path / "plain.tif").read_bytes() == want["default"]
 
 
 def test_save_non_contiguous(tmp_path, rng):
