@@ -16,6 +16,13 @@
 
 #define CASES 160
 #define SMALL_CASES 60
+#define SPAN_CASES 120
+#define FOOTPRINT_SIDE 31
+
+/* Which random definitions a case draws: any; a window of at most 32
+ * cells on crowded 16-bit samples; or one that the general variant slides
+ * down column spans (up to 256 bins, up to 961 cells). */
+typedef enum { FAMILY_ANY, FAMILY_SMALL, FAMILY_SPANS } Family;
 
 static const Kind kinds[] = {
   { "8-bit", ES_FORMAT_U8, 8, false }, { "16-bit", ES_FORMAT_U16, 16, false }, { "10-bit", ES_FORMAT_U16, 10, false },
@@ -118,19 +125,65 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
             job->levels, d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
 }
 
-/* A random definition on a random image; with `small`, a small window on
- * 16-bit samples crowded at 0, 1, 0xfffe and 0xffff (runs, and bins that
- * share the void key). */
+/* A window of up to 961 cells with up to 256 bins, where the general
+ * variant slides shared counts down the window's column spans
+ * (entropy-span-counts.cu): disks of radius 1 to 15, rectangles and squares
+ * up to 31 a side, footprints up to 31 a side; bins 2 to 256, every
+ * binning, border, unit, with and without a mask. The bins follow the
+ * image's kind; 16-bit exact bins (65536) are left to the other cases. */
 static void
-run_case (EsEngine *engine, int index, bool small)
+span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const Kind *kind, char *what,
+                        size_t size)
+{
+  static const char *const shapes[] = { "square", "rect", "disk", "footprint" };
+  static const int level_choices[] = { 2, 9, 16, 17, 64, 200, 255, 256 };
+  EsEntropyDefinition *d = &job->definition;
+
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  if (random_int (0, 2) == 0)
+    d->shape = ES_SHAPE_DISK;
+  job->window = random_odd (3, 31);
+  job->levels = level_choices[random_int (0, 7)];
+  if (d->binning == ES_BINNING_EXACT && kind->format == ES_FORMAT_U16)
+    d->binning = ES_BINNING_DEPTH;
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      d->height = random_odd (1, 31);
+      d->width = random_odd (1, 31);
+      break;
+    case ES_SHAPE_DISK:
+      d->radius = random_int (1, 15);
+      break;
+    case ES_SHAPE_FOOTPRINT:
+      random_footprint (footprint, cells, FOOTPRINT_SIDE);
+      d->footprint = footprint;
+      break;
+    default:
+      break;
+    }
+  snprintf (what, size, "spans %s k=%d %dx%d r=%d, border %d, binning %d, %d levels%s%s", shapes[d->shape],
+            job->window, d->height, d->width, d->radius, (int) d->border, (int) d->binning, job->levels,
+            d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
+}
+
+/* A random definition on a random image of a family; FAMILY_SMALL: a
+ * small window on 16-bit samples crowded at 0, 1, 0xfffe and 0xffff (runs,
+ * and bins that share the void key); FAMILY_SPANS also on 1001 × 37 and on
+ * images narrower or shorter than the window. */
+static void
+run_case (EsEngine *engine, int index, Family family)
 {
   static const int sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 5 }, { 33, 17 }, { 70, 41 }, { 131, 67 }, { 257, 19 } };
-  const int *size = sizes[random_int (0, 6)];
+  static const int span_sizes[][2] = { { 1, 1 }, { 3, 2 }, { 5, 40 }, { 29, 7 }, { 129, 3 }, { 131, 67 },
+                                       { 1001, 37 }, { 257, 19 } };
+  const bool small = family == FAMILY_SMALL;
+  const int *size = family == FAMILY_SPANS ? span_sizes[random_int (0, 7)] : sizes[random_int (0, 6)];
   const Kind *kind = small ? &kinds[1] : &kinds[random_int (0, 4)];
   uint32_t top = kind->levels ? (uint32_t) random_int (2, 256) : 1u << kind->depth;
   EsImage in, mask = { 0 }, out = { 0 };
   EsFootprint footprint;
-  uint8_t cells[15 * 15];
+  uint8_t cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
   char what[200], detail[160];
   EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
   EsError error = { 0 };
@@ -148,6 +201,8 @@ run_case (EsEngine *engine, int index, bool small)
     for (int x = 0; x < size[0]; x++)
       ((uint8_t *) es_image_row (&mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 ? random_int (1, 255) : 0);
   random_definition (&job, &footprint, cells, &mask, top, what, sizeof what);
+  if (family == FAMILY_SPANS)
+    span_counts_definition (&job, &footprint, cells, kind, what, sizeof what);
   if (small)
     {
       small_window_definition (&job, &footprint, cells, &mask, what, sizeof what);
@@ -288,9 +343,11 @@ main (void)
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));
   for (int i = 0; i < CASES; i++)
-    run_case (engine, i, false);
+    run_case (engine, i, FAMILY_ANY);
   for (int i = 0; i < SMALL_CASES; i++)
-    run_case (engine, CASES + i, true);
+    run_case (engine, CASES + i, FAMILY_SMALL);
+  for (int i = 0; i < SPAN_CASES; i++)
+    run_case (engine, CASES + SMALL_CASES + i, FAMILY_SPANS);
   es_engine_free (engine);
   return tap_done ();
 }

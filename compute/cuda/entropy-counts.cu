@@ -9,7 +9,7 @@
  * that leaves, taken in pairs from the same column (equal levels cancel), and
  * the sum moves by differences of the fixed-point table, exact in uint32.
  * The counts are 16-bit in shared memory after the table of differences,
- * level l of thread t at byte 256·l + 4·(t mod 64) + 2·(t / 64): the 32
+ * level l of thread t at byte 256·l + es_cuda_count_lane (t): the 32
  * threads of a warp hit 32 banks whatever their levels, and a level's offset
  * is one byte permute. Each count is kept as 4·count, the byte offset of its
  * difference. Rows are read as aligned words, loaded ahead and realigned
@@ -46,7 +46,7 @@ entropy_counts_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int 
   const int y_end = min (y_begin + strip_rows, y_last);
 
   /* Counts are kept as 4·count: the byte offset of their D entry. */
-  char *const cbase = (char *) (smem + DWORDS) + 4 * (t & 63) + 2 * (t >> 6);
+  char *const cbase = (char *) (smem + DWORDS) + es_cuda_count_lane (t);
   const char *const dbase = (const char *) s_diff;
 
   /* Window columns x − R .. x + R, read from the aligned word at wb on. */

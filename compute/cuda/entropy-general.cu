@@ -12,9 +12,10 @@
  * mask, skip that pass). Masked pixels get NaN, windows that count nothing
  * too.
  *
- * Up to 16 bins and 961 cells, the counts of a sliding window fit in
- * registers as packed bytes: entropy-spans.cu. Else windows of at most 32
- * cells are sorted, two windows a thread (below).
+ * Up to 256 bins and 961 cells (windows of more than 9 cells, or up to 16
+ * bins), the shared-memory counts of the fast variant slide down the
+ * window's column spans: entropy-span-counts.cu. Else windows of at most
+ * 32 cells are sorted, two windows a thread (below).
  *
  * Larger windows slide: each thread owns the histogram of one output
  * column's window and slides it down a strip of rows, per step, for every
@@ -64,6 +65,7 @@ typedef struct {
    * samples (square windows, bins that are the samples, no mask). */
   uint16_t *binned;
   unsigned binned_pitch;   /* in bins */
+  uint16_t void_mark;      /* a void cell in the frame: GENERAL_VOID, or B for the span-counts kernel */
   int half_h, half_w;
   const EsCudaTables *tables;
   unsigned threads;        /* threads of the grid */
@@ -79,8 +81,10 @@ typedef struct {
 } GeneralParams;
 
 #define GENERAL_VOID 0xffffu
+#define BIN_ROWS 8  /* rows of the binned frame a thread of the bin pass fills */
 
 #define SMALL_CELLS 32
+#define SORT_ONLY_CELLS 9  /* windows this small with more than 16 bins sort rather than count (below) */
 #define SMALL_ROWS 4  /* output rows a thread of the sort kernel computes: pairs */
 
 /* The bin of the window cell at image row yy, column xx, or −1 when it
@@ -113,7 +117,7 @@ bin_frame_kernel (GeneralParams p)
   for (int y = blockIdx.y; y < padded_h; y += gridDim.y)
     {
       const int bin = cell_bin (p, p.bin_of, y - p.half_h, x - p.half_w);
-      p.binned[(size_t) y * p.binned_pitch + x] = bin < 0 ? GENERAL_VOID : (uint16_t) bin;
+      p.binned[(size_t) y * p.binned_pitch + x] = bin < 0 ? p.void_mark : (uint16_t) bin;
     }
 }
 
@@ -138,8 +142,8 @@ entropy_general_kernel (GeneralParams p)
   const unsigned long long *diff = p.n_diffs <= GENERAL_SHARED_DIFFS ? s_diff : p.diff;
   const uint16_t *bin_of = u8_table ? s_bin_of : p.bin_of;
 
-  /* Shared: bin b of thread t at byte 256·b + 4·(t mod 64) + 2·(t / 64). */
-  char *const mine = s_counts + 4 * (t & 63) + 2 * (t >> 6);
+  /* Shared: bin b of thread t at byte 256·b + es_cuda_count_lane (t). */
+  char *const mine = s_counts + es_cuda_count_lane (t);
   const unsigned gt = blockIdx.x * GENERAL_BLOCK + t;
   auto count = [&] (int bin) -> uint16_t * {
     return SHARED ? (uint16_t *) (mine + 256 * bin) : p.counts + (size_t) bin * p.threads + gt;
@@ -508,7 +512,10 @@ bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error)
                                error))
     return false;
   p->binned = (uint16_t *) cuda->general_binned.ptr;
-  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) (p->width + 2 * half_w), GENERAL_BLOCK), es_cuda_grid_y (rows));
+  /* Eight rows a thread: with one, the thread's setup cost more than its
+   * cell (Nsight Compute: 90 instructions a cell, 0.33 ms at 8192²). */
+  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) (p->width + 2 * half_w), GENERAL_BLOCK),
+                   es_cuda_grid_y (es_cuda_div_up (rows, BIN_ROWS)));
   bin_frame_kernel<<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
   ES_CUDA_LAUNCHED (cuda, "bin kernel", error);
   return true;
@@ -698,6 +705,7 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   if (frame->width <= 0 || frame->height <= 0)
     return true;
   memset (&p, 0, sizeof p);
+  p.void_mark = GENERAL_VOID;
   p.in = frame->in;
   p.in_pitch = (unsigned) frame->in_pitch;
   p.width = frame->width;
@@ -720,17 +728,31 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   p.spans = (const EsSpan *) cuda->general_spans.ptr;
   if (ok)
     ok = general_prepare (cuda, frame, job, &p, error);
-  /* Up to 16 bins: the counts packed in registers (entropy-spans.cu). */
+  /* Up to 256 bins, 961 cells and 256 column spans: shared counts slid
+   * down the column spans (entropy-span-counts.cu). Why, measured at 8192²
+   * on the H200 (PERFORMANCE.md): up to 16 bins it beat the kernel that
+   * packed the counts in registers at every disk (r = 1 to 15, 9–15 %
+   * faster), which it replaces; with more bins, the sliding kernel 1.9–2.8×
+   * and the sort kernel from 13 cells on (9 % at 13 and 25 cells, 2× at
+   * 29). Windows of at most SORT_ONLY_CELLS cells with more than 16 bins
+   * still sort: a 3×3 square sorts its samples in 0.59 ms, against 1.01. */
+  const int cells = es_window_pixels (job);
+  const bool span_counts = p.bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT
+                           && p.n_spans <= ES_CUDA_SPAN_COUNTS_MAX_SPANS && (p.bins <= 16 || cells > SORT_ONLY_CELLS);
   bool ran = false;
-  if (ok && p.bins <= ES_CUDA_SPANS_MAX_BINS && es_window_pixels (job) <= ES_CUDA_MAX_COUNT)
+  if (ok && span_counts)
     {
+      /* The span-counts kernel counts void cells in a bin of their own, B. */
+      p.void_mark = (uint16_t) p.bins;
       ok = bin_frame (cuda, job, &p, error);
       const EsCudaBinnedJob binned = {
         (const uint16_t *) p.binned, p.binned_pitch, p.half_h, p.half_w, p.width, p.height, p.bins,
-        p.normalized, p.out, p.out_pitch, spans, p.n_spans, es_window_pixels (job),
+        p.normalized, d->mask != NULL || d->border == ES_BORDER_CLIP, d->mask != NULL, p.out, p.out_pitch,
+        spans, p.n_spans, cells,
       };
       if (ok)
-        ok = es_cuda_entropy_spans (cuda, &binned, &ran, error);
+        ok = es_cuda_entropy_span_counts (cuda, &binned, &ran, error);
+      p.void_mark = GENERAL_VOID;
     }
   free (spans);
   if (!ok || ran)
@@ -761,6 +783,7 @@ es_cuda_entropy_general_init (EsCuda *cuda, EsError *error)
     ok = es_cuda_check (cuda, cudaMemcpy (cuda->general_clnc.ptr, diff, entries * sizeof *diff,
                                           cudaMemcpyHostToDevice), "c ln c table", error);
   free (diff);
+  ok = ok && es_cuda_entropy_span_counts_init (cuda, error);
   const int smem = GENERAL_SHARED_DIFFS * 8 + 512 + GENERAL_SHARED_BINS * 256;
   for (int shared = 0; ok && shared < 2; shared++)
     for (int binned = 0; binned < 2; binned++)

@@ -27,7 +27,7 @@ bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJo
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
 
 /* A job on a frame that the general kernel's first pass binned: 16-bit bins,
- * all ones where a cell counts nowhere, padded by the window's half extents. */
+ * B where a cell counts nowhere (void), padded by the window's half extents. */
 typedef struct {
   const uint16_t *binned;
   unsigned binned_pitch;       /* in bins */
@@ -35,6 +35,8 @@ typedef struct {
   int width, height;
   uint32_t bins;               /* B */
   bool normalized;
+  bool voids;                  /* cells can be void: clip, or a mask */
+  bool masked;                 /* a mask: a void centre is a masked-out pixel */
   float *out;
   unsigned out_pitch;
   const EsSpan *column_spans;  /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */
@@ -42,8 +44,19 @@ typedef struct {
   int cells;                   /* es_window_pixels */
 } EsCudaBinnedJob;
 
-/* entropy-spans.cu: the general variant's path for up to 16 bins and 961
- * cells. Sets *ran when it launched; left false (and no error), the job goes
- * to the other kernels. */
-#define ES_CUDA_SPANS_MAX_BINS 16
-bool es_cuda_entropy_spans (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran, EsError *error);
+/* entropy-span-counts.cu: the general variant's path for up to 256 bins,
+ * 961 cells and 256 column spans, counts in shared memory. Sets *ran when it
+ * launched; left false (and no error), the job goes to the other kernels. */
+#define ES_CUDA_SPAN_COUNTS_MAX_BINS 256
+#define ES_CUDA_SPAN_COUNTS_MAX_SPANS 256
+bool es_cuda_entropy_span_counts (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran, EsError *error);
+bool es_cuda_entropy_span_counts_init (EsCuda *cuda, EsError *error);
+
+/* 16-bit counts of a block of 128 threads in shared memory, 256 bytes a
+ * bin: thread t's count of bin b lies at byte 256·b + es_cuda_count_lane (t),
+ * so that the 32 threads of a warp hit 32 banks whatever their bins. */
+static __device__ __forceinline__ unsigned
+es_cuda_count_lane (int t)
+{
+  return 4u * (unsigned) (t & 63) + 2u * (unsigned) (t >> 6);
+}

@@ -144,9 +144,9 @@ static const EsVariant entropy_variants[] = {
   { "general", "General: every window shape, border, binning and mask",
     "Each thread slides its own histogram along a run of pixels of one row: per step, one pixel in and "
     "one out for each row span of the window (any shape), borders by index mapping, bins from a table "
-    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point; up to 16 "
-    "bins, the counts stay in registers as packed bytes. It runs every definition, and the jobs that the "
-    "other variants cannot.",
+    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point; up to 256 "
+    "bins, the counts of a column's window slide down the window's column spans in shared memory. It runs "
+    "every definition, and the jobs that the other variants cannot.",
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, NULL },
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "es-engine.h"
+#include "es-ops.h"
 
 static int
 compare (const void *a, const void *b)
@@ -20,25 +21,64 @@ typedef struct {
   EsBorder border;
   EsBinning binning;
   bool u16;
+  const char *preset;  /* applied last: the preset's own definition */
+  int height, width;   /* ES_SHAPE_RECT */
 } Case;
 
+/* A ring of outer radius 12 and inner radius 6 (ES_SHAPE_FOOTPRINT rows):
+ * two column spans in the columns that cross the hole. */
+#define RING_SIDE 25
+static uint8_t ring_cells[RING_SIDE * RING_SIDE];
+static const EsFootprint ring = { RING_SIDE, RING_SIDE, ring_cells };
+
 static const Case cases[] = {
-  { "square 5, L=16 (default)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "square 31, L=16", ES_SHAPE_SQUARE, 31, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "square 31, L=256", ES_SHAPE_SQUARE, 31, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "square 5, symmetric", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false },
-  { "square 5, mirror", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_MIRROR, ES_BINNING_DEPTH, false },
-  { "square 5, replicate", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_REPLICATE, ES_BINNING_DEPTH, false },
-  { "square 5, constant", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CONSTANT, ES_BINNING_DEPTH, false },
-  { "square 9, symmetric, L=256", ES_SHAPE_SQUARE, 9, 0, 256, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false },
-  { "square 31, symmetric", ES_SHAPE_SQUARE, 31, 0, 16, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false },
-  { "disk r=5", ES_SHAPE_DISK, 5, 5, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "disk r=15", ES_SHAPE_DISK, 5, 15, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "disk r=15, L=256", ES_SHAPE_DISK, 5, 15, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false },
-  { "square 5, exact, 16-bit", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_EXACT, true },
+  { "square 5, L=16 (default)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 31, L=16", ES_SHAPE_SQUARE, 31, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 31, L=256", ES_SHAPE_SQUARE, 31, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 5, symmetric", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 5, mirror", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_MIRROR, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 5, replicate", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_REPLICATE, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 5, constant", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CONSTANT, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 9, symmetric, L=256", ES_SHAPE_SQUARE, 9, 0, 256, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false, NULL, 0,
+    0 },
+  { "square 31, symmetric", ES_SHAPE_SQUARE, 31, 0, 16, ES_BORDER_SYMMETRIC, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=5", ES_SHAPE_DISK, 5, 5, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=15", ES_SHAPE_DISK, 5, 15, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=15, L=256", ES_SHAPE_DISK, 5, 15, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=1, L=16", ES_SHAPE_DISK, 5, 1, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=2, L=16", ES_SHAPE_DISK, 5, 2, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=10, L=16", ES_SHAPE_DISK, 5, 10, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=5, L=256", ES_SHAPE_DISK, 5, 5, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=2, L=256", ES_SHAPE_DISK, 5, 2, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "disk r=15, L=64", ES_SHAPE_DISK, 5, 15, 64, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "fiji preset (disk r=3)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, "fiji", 0, 0 },
+  { "skimage preset (3x3, 8-bit)", ES_SHAPE_SQUARE, 3, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, "skimage", 0,
+    0 },
+  { "skimage preset (5x5, 8-bit)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, "skimage", 0,
+    0 },
+  { "rect 15x31, L=256", ES_SHAPE_RECT, 5, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 15, 31 },
+  { "ring 25 footprint, L=256", ES_SHAPE_FOOTPRINT, 5, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
+  { "square 5, exact, 16-bit", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_EXACT, true, NULL, 0, 0 },
 };
 
-/* usage: bench-definitions [SIDE [REPEATS [CASE-SUBSTRING]]] */
+/* Whether a case's name holds one of the '|'-separated substrings of `only` (NULL: every case). */
+static bool
+selected (const char *name, const char *only)
+{
+  if (only == NULL)
+    return true;
+  for (const char *part = only; *part != '\0';)
+    {
+      const size_t length = strcspn (part, "|");
+      for (const char *at = name; *at != '\0'; at++)
+        if (strncmp (at, part, length) == 0)
+          return true;
+      part += length + (part[length] == '|');
+    }
+  return false;
+}
+
+/* usage: bench-definitions [SIDE [REPEATS [CASE-SUBSTRING[|CASE-SUBSTRING...]]]] */
 int
 main (int argc, char **argv)
 {
@@ -48,6 +88,13 @@ main (int argc, char **argv)
   EsError error = { 0 };
   EsImage in8 = { 0 }, in16 = { 0 }, out = { 0 };
   int status = 0;
+
+  for (int y = 0; y < RING_SIDE; y++)
+    for (int x = 0; x < RING_SIDE; x++)
+      {
+        const int dx = x - RING_SIDE / 2, dy = y - RING_SIDE / 2;
+        ring_cells[y * RING_SIDE + x] = dx * dx + dy * dy <= 144 && dx * dx + dy * dy > 36;
+      }
 
   if (repeats < 1 || repeats > 64 || side < 16)
     return fprintf (stderr, "usage: bench-definitions [SIDE [REPEATS [CASE]]]\n"), 2;
@@ -81,15 +128,20 @@ main (int argc, char **argv)
       double samples[64];
       EsTiming timing = { 0 };
 
-      if (only != NULL && strstr (k->name, only) == NULL)
+      if (!selected (k->name, only))
         continue;
       job.window = k->window;
       job.levels = k->levels;
       job.definition.shape = k->shape;
       job.definition.radius = k->radius;
+      job.definition.height = k->height;
+      job.definition.width = k->width;
+      job.definition.footprint = k->shape == ES_SHAPE_FOOTPRINT ? &ring : NULL;
       job.definition.border = k->border;
       job.definition.border_value = 7;
       job.definition.binning = k->binning;
+      if (k->preset != NULL)
+        es_preset_apply (es_preset_find (k->preset), &job, false);
       for (int i = 0; i <= repeats; i++)
         {
           if (!es_run (engine, &job, k->u16 ? &in16 : &in8, &out, &timing, &error) || timing.fell_back)
