@@ -269,6 +269,87 @@ run_case (EsEngine *engine, int index, Family family)
   free (in.pixels);
 }
 
+/* Each way the span-counts kernel reads its frame, on "general" against the
+ * reference: 8-bit cells with masked cells in bin B (B ≤ 255), 16-bit cells
+ * (a mask and 256 bins), cells clipped off the image in bin 0 and counted
+ * out by position (clip without a mask, 17 and 256 bins), no void cells
+ * (mirror, constant); 8-, 10- and 16-bit samples, through a bin table and
+ * as they are; a rectangle (every four spans side by side, read as such
+ * with 17 and 64 bins, where the loads do not go ahead), a disk (a few
+ * fours) and a ring, on an image whose width is not a whole word. */
+static void
+test_span_frames (EsEngine *engine)
+{
+  static const struct {
+    EsBorder border;
+    bool masked;
+    int levels;
+    EsBinning binning;
+    int kind;  /* in kinds[] */
+  } frames[] = {
+    { ES_BORDER_CLIP, true, 200, ES_BINNING_DEPTH, 0 },      { ES_BORDER_SYMMETRIC, true, 255, ES_BINNING_MINMAX, 1 },
+    { ES_BORDER_CLIP, true, 256, ES_BINNING_DEPTH, 1 },      { ES_BORDER_REPLICATE, true, 256, ES_BINNING_EXACT, 0 },
+    { ES_BORDER_CLIP, false, 256, ES_BINNING_EXACT, 0 },     { ES_BORDER_CLIP, false, 256, ES_BINNING_DEPTH, 1 },
+    { ES_BORDER_CLIP, false, 17, ES_BINNING_RANGE, 2 },      { ES_BORDER_MIRROR, false, 256, ES_BINNING_DEPTH, 0 },
+    { ES_BORDER_CONSTANT, false, 64, ES_BINNING_DEPTH, 1 },
+  };
+  static const EsShape shapes[] = { ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT };
+  uint8_t ring_cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
+  const EsFootprint ring = { 21, 21, ring_cells };
+  const int width = 133, height = 41;
+
+  for (int y = 0; y < ring.height; y++)
+    for (int x = 0; x < ring.width; x++)
+      ring_cells[y * ring.width + x] = (x - 10) * (x - 10) + (y - 10) * (y - 10) <= 100
+                                       && (x - 10) * (x - 10) + (y - 10) * (y - 10) > 16;
+  for (size_t f = 0; f < sizeof frames / sizeof frames[0]; f++)
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+      {
+        const Kind *kind = &kinds[frames[f].kind];
+        EsImage in, mask = { 0 }, out = { 0 };
+        EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+        EsError error = { 0 };
+        EsTiming timing;
+        char detail[160] = "";
+        double *ref = malloc (sizeof *ref * (size_t) width * height);
+
+        mask.width = width, mask.height = height, mask.format = ES_FORMAT_U8, mask.depth = 8;
+        mask.stride = (size_t) width;
+        mask.pixels = malloc (mask.stride * (size_t) height);
+        if (ref == NULL || mask.pixels == NULL || !make_image (&in, width, height, kind, 1u << kind->depth, 6, 5))
+          {
+            tap_ok (false, "span frames: no memory");
+            return;
+          }
+        for (size_t i = 0; i < mask.stride * (size_t) height; i++)
+          ((uint8_t *) mask.pixels)[i] = (uint8_t) (random_int (0, 5) != 0);
+        job.variant = "general";
+        job.levels = frames[f].levels;
+        job.definition.shape = shapes[k];
+        job.definition.height = 7, job.definition.width = 31;
+        job.definition.radius = 12;
+        job.definition.footprint = shapes[k] == ES_SHAPE_FOOTPRINT ? &ring : NULL;
+        job.definition.border = frames[f].border;
+        job.definition.border_value = 3;
+        job.definition.binning = frames[f].binning;
+        job.definition.range_lo = 100, job.definition.range_hi = 900;
+        job.definition.mask = frames[f].masked ? &mask : NULL;
+        es_reference_entropy_defined (&in, job.levels, job.window, &job.definition, ref);
+        bool ok = es_run (engine, &job, &in, &out, &timing, &error) && !timing.fell_back;
+        if (ok)
+          ok = reference_error (&out, ref, true, detail, sizeof detail) <= TOLERANCE;
+        else
+          snprintf (detail, sizeof detail, "%.150s", error.message);
+        tap_ok (ok, "span frames: %s, border %d%s, %d levels, binning %d, shape %d%s%s", kind->name,
+                (int) frames[f].border, frames[f].masked ? ", masked" : "", frames[f].levels, (int) frames[f].binning,
+                (int) shapes[k], ok ? "" : ": ", ok ? "" : detail);
+        es_image_clear (&out);
+        free (ref);
+        free (mask.pixels);
+        free (in.pixels);
+      }
+}
+
 /* Variants that cannot run a definition say why, and the engine names one
  * that can; the default definition keeps the default variant. */
 static void
@@ -342,6 +423,7 @@ main (void)
       return tap_done ();
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));
+  test_span_frames (engine);
   for (int i = 0; i < CASES; i++)
     run_case (engine, i, FAMILY_ANY);
   for (int i = 0; i < SMALL_CASES; i++)

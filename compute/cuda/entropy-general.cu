@@ -62,10 +62,12 @@ typedef struct {
    * ones (the void mark) where a cell counts nowhere. With 65536 bins the
    * mark is also bin 0xffff: only the sort kernel reads such a frame, and
    * it tells the two apart itself. NULL where the sort kernel reads the
-   * samples (square windows, bins that are the samples, no mask). */
+   * samples (square windows, bins that are the samples, no mask). For
+   * the span-counts kernel, 8-bit where its bins and void mark fit a byte
+   * (bin_frame's `bytes`). */
   uint16_t *binned;
   unsigned binned_pitch;   /* in bins */
-  uint16_t void_mark;      /* a void cell in the frame: GENERAL_VOID, or B for the span-counts kernel */
+  uint16_t void_mark;      /* a void cell: GENERAL_VOID; for the span-counts kernel B (a mask) or 0 (clip) */
   int half_h, half_w;
   const EsCudaTables *tables;
   unsigned threads;        /* threads of the grid */
@@ -105,19 +107,60 @@ cell_bin (const GeneralParams &p, const uint16_t *bin_of, int yy, int xx)
 }
 
 /* The frame's bins, padded: cell (x, y) of the padded frame is image cell
- * (x − half_w, y − half_h) as the window sees it. */
+ * (x − half_w, y − half_h) as the window sees it. Four cells a thread, one
+ * store, whole rows of the pitch and one row more (the span-counts kernel
+ * reads words past a row's last cell), the cells past the padded frame
+ * void. Inside the image and without a mask, the four samples are binned
+ * straight (8-bit samples through a table in shared memory); elsewhere each
+ * cell resolves its border and mask. Cell: 16-bit, or 8-bit where the
+ * span-counts kernel's bins and void mark fit a byte (p.binned holds
+ * those). */
+template <typename Cell>
 static __global__ void __launch_bounds__ (GENERAL_BLOCK)
-bin_frame_kernel (GeneralParams p)
+bin_cells_kernel (GeneralParams p)
 {
-  const int x = blockIdx.x * GENERAL_BLOCK + threadIdx.x;
-  const int padded_w = p.width + 2 * p.half_w, padded_h = p.height + 2 * p.half_h;
+  __shared__ uint16_t s_bin_of[256];
+  const bool u8_table = !p.u16 && p.bin_of != NULL;
+  if (u8_table)
+    for (int i = threadIdx.x; i < 256; i += GENERAL_BLOCK)
+      s_bin_of[i] = __ldg (p.bin_of + i);
+  __syncthreads ();
+  const uint16_t *bin_of = u8_table ? s_bin_of : p.bin_of;
 
-  if (x >= padded_w)
+  const int x = 4 * (int) (blockIdx.x * GENERAL_BLOCK + threadIdx.x);
+  const int padded_w = p.width + 2 * p.half_w, padded_h = p.height + 2 * p.half_h;
+  if (x >= (int) p.binned_pitch)
     return;
-  for (int y = blockIdx.y; y < padded_h; y += gridDim.y)
+  const int xx = x - p.half_w;
+  const bool columns_inside = p.mask == NULL && xx >= 0 && xx + 4 <= p.width;
+  for (int y = blockIdx.y; y <= padded_h; y += gridDim.y)
     {
-      const int bin = cell_bin (p, p.bin_of, y - p.half_h, x - p.half_w);
-      p.binned[(size_t) y * p.binned_pitch + x] = bin < 0 ? p.void_mark : (uint16_t) bin;
+      const int yy = y - p.half_h;
+      uint32_t bin[4];
+      if (columns_inside && yy >= 0 && yy < p.height)
+        {
+          const char *row = (const char *) p.in + (size_t) yy * p.in_pitch;
+#pragma unroll
+          for (int i = 0; i < 4; i++)
+            {
+              const uint32_t v
+                = p.u16 ? __ldg ((const uint16_t *) row + xx + i) : __ldg ((const uint8_t *) row + xx + i);
+              bin[i] = bin_of != NULL ? bin_of[v] : v;
+            }
+        }
+      else
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          {
+            const int b = y < padded_h && x + i < padded_w ? cell_bin (p, bin_of, yy, xx + i) : -1;
+            bin[i] = b < 0 ? p.void_mark : (uint32_t) b;
+          }
+      if (sizeof (Cell) == 1)
+        *(uint32_t *) ((uint8_t *) p.binned + (size_t) y * p.binned_pitch + x)
+          = (bin[0] & 0xffu) | (bin[1] & 0xffu) << 8 | (bin[2] & 0xffu) << 16 | bin[3] << 24;
+      else
+        *(uint2 *) (p.binned + (size_t) y * p.binned_pitch + x)
+          = make_uint2 (bin[0] | bin[1] << 16, bin[2] | bin[3] << 16);
     }
 }
 
@@ -498,66 +541,32 @@ launch_small (EsCuda *cuda, const GeneralParams *p)
 }
 
 /* Bins the frame into cuda->general_binned, padded by the window's half
- * extents. */
+ * extents, with one row more; 8-bit cells where `bytes`. */
 static bool
-bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error)
+bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p, bool bytes, EsError *error)
 {
   int half_h, half_w;
 
   es_window_extent (job, &half_h, &half_w);
   p->half_h = half_h, p->half_w = half_w;
   p->binned_pitch = (unsigned) (es_cuda_div_up ((size_t) (p->width + 2 * half_w), ES_CUDA_VECTOR) * ES_CUDA_VECTOR);
-  const size_t rows = (size_t) p->height + 2 * (size_t) half_h;
-  if (!es_cuda_device_reserve (cuda, &cuda->general_binned, rows * p->binned_pitch * sizeof (uint16_t), "binned frame",
+  const size_t rows = (size_t) p->height + 2 * (size_t) half_h + 1;
+  if (!es_cuda_device_reserve (cuda, &cuda->general_binned, rows * p->binned_pitch * (bytes ? 1 : 2), "binned frame",
                                error))
     return false;
   p->binned = (uint16_t *) cuda->general_binned.ptr;
-  /* Eight rows a thread: with one, the thread's setup cost more than its
-   * cell (Nsight Compute: 90 instructions a cell, 0.33 ms at 8192²). */
-  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) (p->width + 2 * half_w), GENERAL_BLOCK),
+  /* Eight rows and four cells a thread: with one cell and row, the
+   * thread's setup cost more than its cell (Nsight Compute: 90
+   * instructions a cell, 0.33 ms at 8192²); eight rows took 0.17 ms, four
+   * cells and one store a thread 0.07 ms less (PERFORMANCE.md). */
+  const dim3 grid ((unsigned) es_cuda_div_up (p->binned_pitch / 4, GENERAL_BLOCK),
                    es_cuda_grid_y (es_cuda_div_up (rows, BIN_ROWS)));
-  bin_frame_kernel<<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
+  if (bytes)
+    bin_cells_kernel<uint8_t><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
+  else
+    bin_cells_kernel<uint16_t><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
   ES_CUDA_LAUNCHED (cuda, "bin kernel", error);
   return true;
-}
-
-/* The window's column spans from its row spans: the cells (dx, dy) of
- * column dx with y0 ≤ dy ≤ y1, as EsSpan { dx, y0, y1 }. Returns the count,
- * or −1 without memory. */
-static int
-column_spans (const EsJob *job, EsSpan **out)
-{
-  int hh, hw, n_rows = es_window_spans (job, NULL, 0), n = 0;
-  es_window_extent (job, &hh, &hw);
-  const int h = 2 * hh + 1, w = 2 * hw + 1;
-  EsSpan *rows = (EsSpan *) malloc (sizeof *rows * (size_t) (n_rows > 0 ? n_rows : 1));
-  uint8_t *cells = (uint8_t *) calloc ((size_t) h * (size_t) w, 1);
-  EsSpan *spans = (EsSpan *) malloc (sizeof *spans * ((size_t) h * (size_t) w / 2 + (size_t) w + 1));
-
-  if (rows == NULL || cells == NULL || spans == NULL)
-    n = -1;
-  else
-    {
-      es_window_spans (job, rows, n_rows);
-      for (int i = 0; i < n_rows; i++)
-        for (int dx = rows[i].x0; dx <= rows[i].x1; dx++)
-          cells[(size_t) (dx + hw) * h + (rows[i].dy + hh)] = 1;
-      for (int c = 0; c < w; c++)
-        for (int r = 0; r < h; r++)
-          if (cells[(size_t) c * h + r] && (r == 0 || !cells[(size_t) c * h + r - 1]))
-            {
-              int end = r;
-              while (end + 1 < h && cells[(size_t) c * h + end + 1])
-                end++;
-              spans[n++] = (EsSpan) { c - hw, r - hh, end - hh };
-            }
-    }
-  free (rows);
-  free (cells);
-  if (n < 0)
-    free (spans), spans = NULL;
-  *out = spans;
-  return n;
 }
 
 /* Host staging of the small per-job tables: pageable memory, which
@@ -633,7 +642,7 @@ general_launch (EsCuda *cuda, const EsJob *job, const GeneralParams *p_in, EsErr
         p.binned = NULL;
       else
         {
-          if (!bin_frame (cuda, job, &p, error))
+          if (!bin_frame (cuda, job, &p, false, error))
             return false;
           for (int i = 0; i < p.n_cells; i++)
             p.cell_offset[i] = p.cell_dy[i] * (int) p.binned_pitch + p.cell_dx[i];
@@ -650,7 +659,7 @@ general_launch (EsCuda *cuda, const EsJob *job, const GeneralParams *p_in, EsErr
   const size_t smem = (p.n_diffs <= GENERAL_SHARED_DIFFS ? (size_t) p.n_diffs * 8 : 0)
                       + (!binned && !p.u16 && p.bin_of != NULL ? 512 : 0) + (shared ? (size_t) p.bins * 256 : 0);
   const GeneralKernel kernel = general_kernels[shared][binned];
-  if (binned && !bin_frame (cuda, job, &p, error))
+  if (binned && !bin_frame (cuda, job, &p, false, error))
     return false;
   size_t threads
     = (size_t) es_cuda_resident_blocks (cuda, (const void *) kernel, GENERAL_BLOCK, smem, (size_t) 1 << 40)
@@ -720,7 +729,7 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   p.out_pitch = (unsigned) frame->out_pitch;
 
   /* The window's column spans. */
-  p.n_spans = column_spans (job, &spans);
+  p.n_spans = es_cuda_column_spans (job, &spans);
   if (p.n_spans < 0)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the window's spans");
   ok = upload_table (cuda, &cuda->general_spans, spans, sizeof *spans * (size_t) (p.n_spans > 0 ? p.n_spans : 1),
@@ -742,12 +751,17 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   bool ran = false;
   if (ok && span_counts)
     {
-      /* The span-counts kernel counts void cells in a bin of their own, B. */
-      p.void_mark = (uint16_t) p.bins;
-      ok = bin_frame (cuda, job, &p, error);
+      /* The span-counts kernel counts void cells in a bin of their own, B,
+       * where a mask makes them; cells clipped off the image without a
+       * mask are bin 0, which it takes out by their position. So 8-bit
+       * cells hold the bins unless a mask comes with 256 of them. */
+      const bool masked = d->mask != NULL, clipped = !masked && d->border == ES_BORDER_CLIP;
+      const bool bytes = !masked || p.bins <= 255;
+      p.void_mark = (uint16_t) (masked ? p.bins : 0u);
+      ok = bin_frame (cuda, job, &p, bytes, error);
       const EsCudaBinnedJob binned = {
-        (const uint16_t *) p.binned, p.binned_pitch, p.half_h, p.half_w, p.width, p.height, p.bins,
-        p.normalized, d->mask != NULL || d->border == ES_BORDER_CLIP, d->mask != NULL, p.out, p.out_pitch,
+        p.binned, p.binned_pitch, bytes, p.half_h, p.half_w, p.width, p.height, p.bins,
+        p.normalized, masked, clipped, p.out, p.out_pitch,
         spans, p.n_spans, cells,
       };
       if (ok)

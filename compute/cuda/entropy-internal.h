@@ -26,23 +26,31 @@ bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
 bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
 
-/* A job on a frame that the general kernel's first pass binned: 16-bit bins,
- * B where a cell counts nowhere (void), padded by the window's half extents. */
+/* A job on a frame that the general kernel's first pass binned, padded by
+ * the window's half extents, with one more row (a row's words may be read
+ * past its last cell): 8-bit bins where they and the void mark fit a byte,
+ * else 16-bit. */
 typedef struct {
-  const uint16_t *binned;
+  const void *binned;
   unsigned binned_pitch;       /* in bins */
+  bool bytes;                  /* 8-bit bins */
   int half_h, half_w;
   int width, height;
   uint32_t bins;               /* B */
   bool normalized;
-  bool voids;                  /* cells can be void: clip, or a mask */
-  bool masked;                 /* a mask: a void centre is a masked-out pixel */
+  bool masked;                 /* a mask: void cells (masked, or clipped) are bin B, a void centre is masked out */
+  bool clipped;                /* clip without a mask: cells outside the image are bin 0, counted out by position */
   float *out;
   unsigned out_pitch;
   const EsSpan *column_spans;  /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */
   int n_spans;
   int cells;                   /* es_window_pixels */
 } EsCudaBinnedJob;
+
+/* entropy-span-counts.cu: the window's column spans, the cells (dx, dy) of
+ * column dx with y0 ≤ dy ≤ y1 as EsSpan { dx, y0, y1 }, in a malloc'd
+ * array (*out); returns their count, or −1 without memory. */
+int es_cuda_column_spans (const EsJob *job, EsSpan **out);
 
 /* entropy-span-counts.cu: the general variant's path for up to 256 bins,
  * 961 cells and 256 column spans, counts in shared memory. Sets *ran when it

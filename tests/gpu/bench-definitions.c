@@ -57,6 +57,7 @@ static const Case cases[] = {
   { "skimage preset (5x5, 8-bit)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, "skimage", 0,
     0 },
   { "rect 15x31, L=256", ES_SHAPE_RECT, 5, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 15, 31 },
+  { "rect 15x31, L=16", ES_SHAPE_RECT, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 15, 31 },
   { "ring 25 footprint, L=256", ES_SHAPE_FOOTPRINT, 5, 0, 256, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },
   { "square 5, exact, 16-bit", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_EXACT, true, NULL, 0, 0 },
 };
