@@ -142,11 +142,12 @@ static const EsVariant entropy_variants[] = {
     "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation",
     false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast, square_depth_any_border },
   { "general", "General: every window shape, border, binning and mask",
-    "Each thread slides its own histogram along a run of pixels of one row: per step, one pixel in and "
-    "one out for each row span of the window (any shape), borders by index mapping, bins from a table "
-    "of every sample value (up to 65536 bins), Σ c ln c updated exactly in 64-bit fixed point; up to 256 "
-    "bins, the counts of a column's window slide down the window's column spans in shared memory. It runs "
-    "every definition, and the jobs that the other variants cannot.",
+    "A first pass bins the frame once a cell (border, mask, a table of every sample value, up to 65536 "
+    "bins); then each thread slides the histogram of one output column's window down a strip of rows, "
+    "one cell out and one in for each column span of the window (any shape). Up to 256 bins and 961 "
+    "cells the counts sit in shared memory as the fast variant's do; windows of a few cells over many "
+    "bins are sorted in registers instead, and the rest count in shared or global memory with Σ c ln c "
+    "exact in 64-bit fixed point. It runs every definition, and the jobs that the other variants cannot.",
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, NULL },
 };
