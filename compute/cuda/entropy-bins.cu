@@ -47,14 +47,15 @@ bins_pos (uint4 v, int q)
   return (s < 0 ? w << 3 : w >> s) & 0x7f8u;
 }
 
-/* Columns [A, B] of the lane (A > B: none) added into 16-bit fields: pairs
- * first in the 8-bit fields (2 · 124 fits a byte), then widened. */
-template <int A, int B, int NB>
+/* Columns [A, B] of the lane (A > B: none) added into NW 16-bit field
+ * pairs: pairs first in the 8-bit fields (2 · 124 fits a byte), then
+ * widened. */
+template <int A, int B, int NB, int NW>
 static __device__ __forceinline__ void
-bins_sum_cols (const uint32_t (&col)[16][NB], uint32_t (&sum)[2 * NB])
+bins_sum_cols (const uint32_t (&col)[16][NB], uint32_t (&sum)[NW])
 {
 #pragma unroll
-  for (int v = 0; v < 2 * NB; v++)
+  for (int v = 0; v < NW; v++)
     sum[v] = 0;
 #pragma unroll
   for (int c = A; c <= B; c += 2)
@@ -63,7 +64,8 @@ bins_sum_cols (const uint32_t (&col)[16][NB], uint32_t (&sum)[2 * NB])
       {
         const uint32_t g = c < B ? col[c][w] + col[c + 1 < 16 ? c + 1 : 15][w] : col[c][w];
         sum[2 * w] += __byte_perm (g, 0u, 0x4140);
-        sum[2 * w + 1] += __byte_perm (g, 0u, 0x4342);
+        if (2 * w + 1 < NW)
+          sum[2 * w + 1 < NW ? 2 * w + 1 : 0] += __byte_perm (g, 0u, 0x4342);
       }
 }
 
@@ -101,15 +103,17 @@ entropy_bins_edges_kernel (void *out, unsigned out_pitch, int width, int height,
 /* Output rows [y_first, y_last) in strips of strip_rows, items (column tile,
  * strip) one a warp. Levels come from src: bytes (v >> shift) & mask, 4 a
  * word (the levels themselves with 0 and ~0, or 8-bit samples for L a
- * power of two). */
-template <int NB, int R>
+ * power of two). The window histogram is NW words of two 16-bit fields:
+ * 2·NB, or 1 for two levels, whose other word would only ever count 0
+ * (half the table lookups). */
+template <int NB, int R, int NW>
 static __global__ void __launch_bounds__ (32 * BINS_WARPS, 4)
 entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32_t shift, uint32_t mask, int width,
                      int height, const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch, int y_first,
                      int y_last, int strip_rows, int tiles, int items)
 {
   constexpr int K = 2 * R + 1;
-  constexpr int NW = 2 * NB;
+  static_assert (NW == 2 * NB || (NB == 1 && NW == 1), "a window word for each level pair");
   static_assert (R >= 1 && R <= BINS_LEFT - 1, "a lane's neighbours hold every column a window needs");
   __shared__ uint32_t s_fix[K * K + 1];
 
@@ -213,23 +217,23 @@ entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32
     if constexpr (R >= 8)
       {
         uint32_t mid[NW];
-        bins_sum_cols<16 - R, R> (col, mid);
-        bins_sum_cols<R + 1, 15> (col, tail);
+        bins_sum_cols<16 - R, R, NB, NW> (col, mid);
+        bins_sum_cols<R + 1, 15, NB, NW> (col, tail);
 #pragma unroll
         for (int v = 0; v < NW; v++)
           tail[v] = __shfl_sync (all, tail[v] + mid[v], left);
-        bins_sum_cols<0, 15 - R> (col, win);
+        bins_sum_cols<0, 15 - R, NB, NW> (col, win);
 #pragma unroll
         for (int v = 0; v < NW; v++)
           win[v] += mid[v] + tail[v];
       }
     else
       {
-        bins_sum_cols<16 - R, 15> (col, tail);
+        bins_sum_cols<16 - R, 15, NB, NW> (col, tail);
 #pragma unroll
         for (int v = 0; v < NW; v++)
           tail[v] = __shfl_sync (all, tail[v], left);
-        bins_sum_cols<0, R> (col, win);
+        bins_sum_cols<0, R, NB, NW> (col, win);
 #pragma unroll
         for (int v = 0; v < NW; v++)
           win[v] += tail[v];
@@ -253,7 +257,8 @@ entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32
                 /* Each byte 4·in + 128 − 4·out stays within 4..252. */
                 const uint32_t d = c_in + 0x80808080u - c_out;
                 win[2 * w] += __byte_perm (d, 0u, 0x4140) - 0x00800080u;
-                win[2 * w + 1] += __byte_perm (d, 0u, 0x4342) - 0x00800080u;
+                if (2 * w + 1 < NW)
+                  win[2 * w + 1 < NW ? 2 * w + 1 : 0] += __byte_perm (d, 0u, 0x4342) - 0x00800080u;
               }
           }
         /* The fields are the byte offsets of their table entries. */
@@ -285,18 +290,18 @@ entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32
     }
 }
 
-template <int NB, int R>
+template <int NB, int R, int NW>
 static void
 launch_bins (EsCuda *cuda, const EsCudaFrame *frame, const uint8_t *src, unsigned src_pitch, uint32_t shift,
                   uint32_t mask, int y_first, int y_last)
 {
-  const void *kernel = (const void *) entropy_bins_kernel<NB, R>;
+  const void *kernel = (const void *) entropy_bins_kernel<NB, R, NW>;
   const int tiles = (int) es_cuda_div_up ((size_t) frame->width, BINS_OUT);
   const int rows = y_last - y_first;
   const int strip = es_cuda_strip_rows (cuda, kernel, 32 * BINS_WARPS, 0, rows, tiles, BINS_WARPS, 16);
   const int items = tiles * (int) es_cuda_div_up ((size_t) rows, (size_t) strip);
 
-  entropy_bins_kernel<NB, R><<<(unsigned) es_cuda_div_up ((size_t) items, BINS_WARPS), 32 * BINS_WARPS, 0,
+  entropy_bins_kernel<NB, R, NW><<<(unsigned) es_cuda_div_up ((size_t) items, BINS_WARPS), 32 * BINS_WARPS, 0,
                                      cuda->stream>>> (src, src_pitch, shift, mask, frame->width, frame->height,
                                                       cuda->tables, frame->out, (unsigned) frame->out_pitch,
                                                       y_first, y_last, strip, tiles, items);
@@ -305,13 +310,13 @@ launch_bins (EsCuda *cuda, const EsCudaFrame *frame, const uint8_t *src, unsigne
                                                                          cuda->tables, y_first);
 }
 
-template <int NB>
+template <int NB, int NW>
 static bool
 launch_bins_for_window (EsCuda *cuda, const EsCudaFrame *frame, int window, const uint8_t *src, unsigned src_pitch,
                         uint32_t shift, uint32_t mask, int y_first, int y_last)
 {
 #define BINS_CASE(K)                                                                                               \
-  case K: launch_bins<NB, K / 2> (cuda, frame, src, src_pitch, shift, mask, y_first, y_last); return true
+  case K: launch_bins<NB, K / 2, NW> (cuda, frame, src, src_pitch, shift, mask, y_first, y_last); return true
   switch (window)
     {
       BINS_CASE (11); BINS_CASE (13); BINS_CASE (15); BINS_CASE (17); BINS_CASE (19); BINS_CASE (21);
@@ -350,9 +355,11 @@ es_cuda_entropy_bins_launch (EsCuda *cuda, const EsCudaFrame *frame, int window,
     }
   if (y_last <= y_first)
     return true;
+  if (levels <= 2)
+    return launch_bins_for_window<1, 1> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
   if (levels <= 4)
-    return launch_bins_for_window<1> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
+    return launch_bins_for_window<1, 2> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
   if (levels <= 8)
-    return launch_bins_for_window<2> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
-  return launch_bins_for_window<4> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
+    return launch_bins_for_window<2, 4> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
+  return launch_bins_for_window<4, 8> (cuda, frame, window, src, src_pitch, shift, mask, y_first, y_last);
 }
