@@ -189,6 +189,34 @@ chain_write (Chain *c, const General *g, int cells, const uint8_t *own_mask, flo
   dst[x] = own_mask != NULL && own_mask[x] == 0 ? NAN : value;
 }
 
+/* How a row is stepped, by general_row and packed_row: wide rows as two
+ * chains, their halves (`steps` each at most), and the steps x → x + 1 for
+ * x in [plain0, plain1) need no SKIP test: every step without a mask and
+ * with a border that fills the outside, and with clip the steps whose cells
+ * all lie in the image. */
+typedef struct {
+  bool two;
+  int half, steps, plain0, plain1;
+} RowPlan;
+
+static RowPlan
+row_plan (const General *g)
+{
+  int w = g->in->width;
+  RowPlan plan = { .two = w >= 256, .plain0 = w, .plain1 = w };
+
+  plan.half = plan.two ? w / 2 : w;
+  plan.steps = w - plan.half > plan.half ? w - plan.half : plan.half;
+  if (g->mask == NULL)
+    {
+      int p0 = g->border == ES_BORDER_CLIP ? -g->reach_left : 0;
+      int p1 = g->border == ES_BORDER_CLIP ? w - 1 - g->reach_right : w;
+      plan.plain0 = p0 < 0 ? 0 : p0 > w ? w : p0;
+      plan.plain1 = p1 < plan.plain0 ? plan.plain0 : p1 > w ? w : p1;
+    }
+  return plan;
+}
+
 /* One output row. left[s] and right[s] point at span s's first cell and the
  * cell after its last for x = 0; moving right removes left[s][x] and adds
  * right[s][x]. Counts fit 16 bits: n ≤ 255². A wide row is two chains, its
@@ -200,26 +228,16 @@ general_row (const General *g, const uint32_t *const *left, const uint32_t *cons
 {
   int w = g->in->width;
   const uint64_t *delta = g->delta;
-  /* Where no cell can be SKIP the steps need no test: every step without a
-   * mask and with a border that fills the outside, and with clip the steps
-   * whose cells all lie in the image. */
-  int plain0 = w, plain1 = w;
-  bool two = w >= 256;
-  int half = two ? w / 2 : w, steps = w - half > half ? w - half : half;
+  const RowPlan plan = row_plan (g);
+  const bool two = plan.two;
+  const int half = plan.half, steps = plan.steps;
+  /* A parked SKIP count needs no test anywhere (PARK above). */
+  const int plain0 = g->parked ? 0 : plan.plain0, plain1 = g->parked ? w : plan.plain1;
   Chain a = { counts[0], 0, 0 }, b = { counts[1], 0, 0 };
   int cells = 0;
 
   for (int s = 0; s < spans; s++)
     cells += (int) (right[s] - left[s]);
-  if (g->parked)
-    plain0 = 0;
-  else if (g->mask == NULL)
-    {
-      plain0 = g->border == ES_BORDER_CLIP ? -g->reach_left : 0;
-      plain1 = g->border == ES_BORDER_CLIP ? w - 1 - g->reach_right : w;
-      plain0 = plain0 < 0 ? 0 : plain0 > w ? w : plain0;
-      plain1 = plain1 < plain0 ? plain0 : plain1 > w ? w : plain1;
-    }
   chain_window (&a, g, left, right, spans, 0, 1);
   if (two)
     chain_window (&b, g, left, right, spans, half, 1);
@@ -390,7 +408,7 @@ packed_write (const PackedChain *c, const General *g, __m256i real, const uint8_
   dst[x] = own_mask != NULL && own_mask[x] == 0 ? NAN : finish_value_n (&g->finish[c->n], total);
 }
 
-/* general_row for B ≤ 16: the same halves, steps and plain interval. */
+/* general_row for B ≤ 16, on the same row_plan. */
 ES_AVX2 static void
 packed_row (const General *g, const uint32_t *const *left, const uint32_t *const *right, int spans,
             const uint8_t *own_mask, float *dst)
@@ -398,18 +416,11 @@ packed_row (const General *g, const uint32_t *const *left, const uint32_t *const
   const __m256i lanes = _mm256_setr_epi16 (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m256i real = _mm256_cmpgt_epi16 (_mm256_set1_epi16 ((short) g->bins), lanes);
   int w = g->in->width;
-  int plain0 = 0, plain1 = 0;
-  bool two = w >= 256;
-  int half = two ? w / 2 : w, steps = w - half > half ? w - half : half;
+  const RowPlan plan = row_plan (g);
+  const bool two = plan.two;
+  const int half = plan.half, steps = plan.steps, plain0 = plan.plain0, plain1 = plan.plain1;
   PackedChain a = { 0 }, b = { 0 };
 
-  if (g->mask == NULL)
-    {
-      plain0 = g->border == ES_BORDER_CLIP ? -g->reach_left : 0;
-      plain1 = g->border == ES_BORDER_CLIP ? w - 1 - g->reach_right : w;
-      plain0 = plain0 < 0 ? 0 : plain0 > w ? w : plain0;
-      plain1 = plain1 < plain0 ? plain0 : plain1 > w ? w : plain1;
-    }
   packed_window (&a, left, right, spans, 0, lanes, SKIP);
   if (two)
     packed_window (&b, left, right, spans, half, lanes, SKIP);
