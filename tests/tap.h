@@ -76,3 +76,10 @@ tap_random (unsigned long long *state)
   *state = x;
   return x * 2685821657736338717ull;
 }
+
+/* A random integer in lo..hi, both included. */
+static inline int
+tap_random_int (unsigned long long *state, int lo, int hi)
+{
+  return lo + (int) (tap_random (state) % (unsigned long long) (hi - lo + 1));
+}

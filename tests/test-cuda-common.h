@@ -18,7 +18,7 @@ static unsigned long long rng;
 static inline int
 random_int (int lo, int hi)
 {
-  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+  return tap_random_int (&rng, lo, hi);
 }
 
 static inline int

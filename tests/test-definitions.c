@@ -21,7 +21,7 @@ static unsigned long long rng;
 static int
 random_int (int lo, int hi)
 {
-  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+  return tap_random_int (&rng, lo, hi);
 }
 
 /* A random image with a few spare bytes at each row's end; about one value

@@ -20,7 +20,7 @@ static unsigned long long rng;
 static int
 random_int (int lo, int hi)   /* lo..hi inclusive */
 {
-  return lo + (int) (tap_random (&rng) % (unsigned long long) (hi - lo + 1));
+  return tap_random_int (&rng, lo, hi);
 }
 
 static void
