@@ -38,9 +38,9 @@ split_min_chunk (const EsInflateSplit *split)
 }
 
 /* Our decoder is 1.2 times slower than libdeflate on one core, and
- * cutting, finding and joining add 5-10 % (PERFORMANCE.md, "Parallel
- * inflate"): two threads win only where they are two idle cores (not one
- * core's hyper-threads), three win about twice. With fewer than four chunks
+ * cutting, finding and joining add 5-10 % (docs/performance/files.md,
+ * "Decoding PNG"): two threads win only where they are two idle cores (not
+ * one core's hyper-threads), three win about twice. With fewer than four chunks
  * threads wait on the last one and the team's start and the serial tails go
  * unpaid. */
 #define PAYS_MIN_THREADS 3

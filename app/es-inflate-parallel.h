@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 /* How the stream is cut. Zero fields take the defaults chosen by
- * measurement (PERFORMANCE.md); tests set small chunks so that a few KiB of
- * stream already goes through every path. */
+ * measurement (docs/performance/files.md); tests set small chunks so that a
+ * few KiB of stream already goes through every path. */
 typedef struct {
   int threads;       /* at most this many; 0: omp_get_max_threads () */
   size_t min_chunk;  /* compressed bytes a chunk at least; 0: the default */

@@ -85,7 +85,7 @@ EsPages *es_pages_open_watched (const char *path, int levels, EsRowWatch *watch,
  * (zlib inflating as it reads: a build without libdeflate) rather than all
  * in the last part of the decode (libdeflate inflates the whole stream
  * first, twice as fast). Only then does computing while decoding pay
- * (PERFORMANCE.md, "One input in one pass"). */
+ * (docs/performance/files.md, "One input in one pass"). */
 bool es_load_png_rows_while_reading (void);
 /* The size limit of es_load_file and es_load_fd; 0 restores 4 GiB. */
 void es_load_set_max_file_size (uint64_t bytes);

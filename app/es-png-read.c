@@ -214,7 +214,7 @@ es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsErr
 
   if (!es_png_precheck_size (reader, &local))
     return es_error_set (error, local.code, "PNG: %s", local.message);
-  /* The common layouts decode faster without libpng (PERFORMANCE.md, "File input"). */
+  /* The common layouts decode faster without libpng (docs/performance/files.md, "Decoding PNG"). */
   if (es_png_inflate_takes (reader))
     return es_png_inflate_decode (reader, image, watch, &local)
            || es_error_set (error, local.code, "PNG: %s", local.message);

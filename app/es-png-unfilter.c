@@ -15,7 +15,7 @@
 
 /* Images of fewer filtered bytes are unfiltered on the calling thread: a
  * team's start and the rows' hand-over cost more than they save
- * (PERFORMANCE.md). */
+ * (docs/performance/files.md, "Decoding PNG"). */
 #define ES_PNG_PARALLEL_MIN (1u << 20)
 
 static size_t parallel_min = ES_PNG_PARALLEL_MIN, forced_span_pixels;

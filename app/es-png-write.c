@@ -63,11 +63,11 @@ es_save_get_compression (void)
   return (EsCompression) (thread_compression >= 0 ? thread_compression : atomic_load (&save_compression));
 }
 
-/* zlib's settings for each choice, picked by measurement (PERFORMANCE.md,
- * "File to file"). Z_FILTERED is what libpng uses for filtered rows; at
- * levels 1-3 zlib's fast matcher gives files within 1.1× of libpng's level
- * 6 (smaller on gray photographs) at a third of its time; level 9 with the
- * default strategy is the smallest. */
+/* zlib's settings for each choice, picked by measurement
+ * (docs/performance/files.md, "Encoding PNG"). Z_FILTERED is what libpng
+ * uses for filtered rows; at levels 1-3 zlib's fast matcher gives files
+ * within 1.1× of libpng's level 6 (smaller on gray photographs) at a third
+ * of its time; level 9 with the default strategy is the smallest. */
 typedef struct {
   int level;
   int strategy;

@@ -25,8 +25,9 @@ void es_atomic_file_set_interrupt (EsControl *control);
 
 /* How hard PNG and TIFF exports are compressed: --compression, the
  * window's setting. fast and small trade size for time; a default PNG
- * stays within 1.15× the size of libpng's level 6 (PERFORMANCE.md, "File
- * to file"); a fast TIFF is uncompressed, default and small deflate it. */
+ * stays within 1.15× the size of libpng's level 6
+ * (docs/performance/files.md, "Encoding PNG"); a fast TIFF is
+ * uncompressed, default and small deflate it. */
 typedef enum {
   ES_COMPRESSION_FAST,
   ES_COMPRESSION_DEFAULT,

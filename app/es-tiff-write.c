@@ -67,9 +67,9 @@ es_tiff_write_fail (EsTiffWriter *writer, EsError *error, EsErrorCode code, cons
 }
 
 /* The deflate level of each compression setting, 0 for none. Measured on an
- * entropy map of floats (PERFORMANCE.md, "TIFF output"): level 1 keeps 33 %
- * of the bytes at 200 MB/s a core, level 6 31 % at 65 MB/s, so the default
- * is level 1; fast skips compression, small takes level 9. */
+ * entropy map of floats (docs/performance/files.md, "Encoding TIFF"): level
+ * 1 keeps 33 % of the bytes at 200 MB/s a core, level 6 31 % at 65 MB/s, so
+ * the default is level 1; fast skips compression, small takes level 9. */
 static int
 tiff_deflate_level (EsCompression compression)
 {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The `auto` engine's cost model (DESIGN.md §2). Its constants are measured
- * figures (PERFORMANCE.md: "CPU entropy at every window size and level
- * count", "CUDA entropy at every window size and level count", "File to
- * file"); a model within a factor of two is enough to avoid the bad picks. */
+ * figures (docs/performance/cpu-entropy.md; PERFORMANCE.md, "Entropy `fast`
+ * at every window and level count"; docs/performance/files.md); a model
+ * within a factor of two is enough to avoid the bad picks. */
 #include "es-auto.h"
 
 #include "es-image.h"

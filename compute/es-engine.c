@@ -449,13 +449,14 @@ registered_free (void *pixels)
   free (pixels);
 }
 
-/* A result for the CUDA backend: plain memory that every core touches
- * first, then page-locked in place, which costs a tenth of fresh
- * page-locked memory (a one-shot run paid 100 ms for 256 MB of it; see
- * PERFORMANCE.md, "File to file"). Only for large results: below 32 MiB
- * the OpenMP team's start and the registration cost more than the cache of
- * page-locked blocks. False, with nothing allocated, when small or when
- * CUDA refuses: the caller takes es_engine_image_alloc's memory then. */
+/* A result for the CUDA backend: plain memory that every core touches first,
+ * then page-locked in place, which costs a tenth of fresh page-locked memory
+ * (a one-shot run paid 100 ms for 256 MB of it; see
+ * docs/performance/files.md, "Batches and one-shot runs"). Only for large
+ * results: below 32 MiB the OpenMP team's start and the registration cost
+ * more than the cache of page-locked blocks. False, with nothing allocated,
+ * when small or when CUDA refuses: the caller takes es_engine_image_alloc's
+ * memory then. */
 static bool
 registered_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFormat format, int depth)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Timing of es_inflate_parallel (PERFORMANCE.md, "Parallel inflate"):
+/* Timing of es_inflate_parallel (docs/performance/files.md, "Decoding PNG"):
  *   bench-inflate FILE [THREADS...]
  * FILE is a PNG (its IDAT run) or a zlib stream. Prints medians of 7 of libdeflate (zlib without it)
  * and of our decoder on one thread and one chunk (the per-core speed), of es_inflate_parallel at each

@@ -371,7 +371,7 @@ test_variant_choice (void)
   tap_ok (fast != NULL && es_variant_slow_path (fast, &job) == NULL, "a job fast cannot run has no slow path");
 }
 
-/* The fast kernels are near the copy floor only at k ≤ 5 and L ≤ 16
+/* The fast kernels are near the copy floor only at k ≤ 9 and L ≤ 16
  * (PERFORMANCE.md): beyond, they say so; the other variants have no note. */
 static void
 test_variant_slow_path (void)

@@ -420,8 +420,9 @@ es_compare_window_run (EsCompareWindow *self)
   gtk_progress_bar_set_fraction (self->progress_bar, 0);
   gtk_progress_bar_set_text (self->progress_bar, "Waiting for the current view to finish…");
   /* At once, not with the stack's crossfade: frames drawn during the timed
-   * runs would take a core from them (see PERFORMANCE.md, "The window's
-   * loop"). The results still fade in. */
+   * runs would take a core from them (see docs/performance/window-loop.md,
+   * "Compare Variants against `entroscope-cli bench`"). The results still
+   * fade in. */
   gtk_stack_set_visible_child_full (self->stack, "progress", GTK_STACK_TRANSITION_TYPE_NONE);
 
   self->cancellable = g_cancellable_new ();

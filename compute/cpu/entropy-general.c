@@ -319,8 +319,8 @@ general_row (const General *g, const uint32_t *const *left, const uint32_t *cons
  * Σ T[c] is gathered afresh from the lanes each pixel. On one core of this
  * Zen 4 that costs about 11 ns a pixel plus 0.6 ns a span, against about
  * 3 ns plus 1.7 ns a span for the scalar steps on random bins, more with
- * fewer bins or on a photograph (PERFORMANCE.md): it wins from about five
- * spans (PACKED_MIN_SPANS). The sums are the scalar path's (Σ T[c] exactly,
+ * fewer bins or on a photograph (docs/performance/cpu-entropy.md): it wins
+ * from about five spans (PACKED_MIN_SPANS). The sums are the scalar path's (Σ T[c] exactly,
  * which its differences telescope to), so the values are bit for bit its.
  * A SKIP cell (bin B) counts in lane B when B < 16 and in none when B = 16;
  * n is counted apart, only on the steps where a cell can be SKIP. */

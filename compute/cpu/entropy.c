@@ -274,19 +274,19 @@ method_can_run (EsCpuEntropyMethod method, int width, int window, int levels)
     }
 }
 
-/* Nanoseconds a pixel on one core, fitted to single-thread timings of
- * every method, windows 3..31 and 2..256 levels, on random 8-bit images
- * and on a photograph, on the Zen 4 this was written on (PERFORMANCE.md).
- * Columns, shuffle and sort cost the same on any image: columns one table
- * load a level and pixel pair, plus vector work that grows with the
- * 16-level vectors; shuffle a few vector instructions per level and
- * 16-count slice of the table with AVX2, per group of four levels with
- * AVX-512 (measured per level below); sort the same for any L. Sliding
- * costs two table updates a window row, more with few levels, and about
- * 1.4 times its cost on noise on a photograph, whose repeated levels chain
- * the updates of one count through memory: the model charges it that, so
- * that near a tie the method whose speed does not depend on the image
- * wins. */
+/* Nanoseconds a pixel on one core, fitted to single-thread timings of every
+ * method, windows 3..31 and 2..256 levels, on random 8-bit images and on a
+ * photograph, on the Zen 4 this was written on
+ * (docs/performance/cpu-entropy.md). Columns, shuffle and sort cost the same
+ * on any image: columns one table load a level and pixel pair, plus vector
+ * work that grows with the 16-level vectors; shuffle a few vector
+ * instructions per level and 16-count slice of the table with AVX2, per group
+ * of four levels with AVX-512 (measured per level below); sort the same for
+ * any L. Sliding costs two table updates a window row, more with few levels,
+ * and about 1.4 times its cost on noise on a photograph, whose repeated
+ * levels chain the updates of one count through memory: the model charges it
+ * that, so that near a tie the method whose speed does not depend on the
+ * image wins. */
 static double
 method_cost (EsCpuEntropyMethod method, int window, int levels)
 {

@@ -18,8 +18,8 @@
  * are finished by a second, small pass (entropy_bins_edges_kernel), so the
  * loop has one body, small enough for the instruction cache. Per pixel the
  * work grows with L, not with k: k only sets the shuffles (2r words a lane
- * and row) and the rows a strip starts with (PERFORMANCE.md, "CUDA entropy:
- * column histograms through shuffles"). */
+ * and row) and the rows a strip starts with
+ * (docs/performance/cuda-entropy-default.md, "Column histograms"). */
 #define BINS_WARPS 4      /* warps a block, each its own (tile, strip) */
 #define BINS_COLS 512     /* column histograms a warp keeps */
 #define BINS_LEFT 16      /* halo columns on either side of the outputs (≥ r) */

@@ -558,7 +558,8 @@ bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p, bool bytes, EsError
   /* Eight rows and four cells a thread: with one cell and row, the
    * thread's setup cost more than its cell (Nsight Compute: 90
    * instructions a cell, 0.33 ms at 8192²); eight rows took 0.17 ms, four
-   * cells and one store a thread 0.07 ms less (PERFORMANCE.md). */
+   * cells and one store a thread 0.07 ms less
+   * (docs/performance/cuda-entropy-definitions.md). */
   const dim3 grid ((unsigned) es_cuda_div_up (p->binned_pitch / 4, GENERAL_BLOCK),
                    es_cuda_grid_y (es_cuda_div_up (rows, BIN_ROWS)));
   if (bytes)
@@ -739,9 +740,9 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
     ok = general_prepare (cuda, frame, job, &p, error);
   /* Up to 256 bins, 961 cells and 256 column spans: shared counts slid
    * down the column spans (entropy-span-counts.cu). Why, measured at 8192²
-   * on the H200 (PERFORMANCE.md): up to 16 bins it beat the kernel that
-   * packed the counts in registers at every disk (r = 1 to 15, 9–15 %
-   * faster), which it replaces; with more bins, the sliding kernel 1.9–2.8×
+   * on the H200 (docs/performance/cuda-entropy-definitions.md): up to 16
+   * bins it beat the kernel that packed the counts in registers at every
+   * disk (r = 1 to 15, 9–15 % faster), which it replaces; with more bins, the sliding kernel 1.9–2.8×
    * and the sort kernel from 13 cells on (9 % at 13 and 25 cells, 2× at
    * 29). Windows of at most SORT_ONLY_CELLS cells with more than 16 bins
    * still sort: a 3×3 square sorts its samples in 0.59 ms, against 1.01. */

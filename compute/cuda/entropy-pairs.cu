@@ -24,7 +24,7 @@
  * halves of a word cancel. Per pixel and row at 16 levels: one 8-byte
  * lookup, r/2 shuffles a word for the window row, 8 table lookups and 7
  * adds for the sum (Nsight Compute: bound by the shared-memory pipe, which
- * serves the lookups and shuffles; PERFORMANCE.md).
+ * serves the lookups and shuffles; docs/performance/cuda-entropy-default.md).
  *
  * Up to 7×7 the results are those of the two-columns-a-lane kernel this
  * replaced, bit for bit (the same counters, float table and order of

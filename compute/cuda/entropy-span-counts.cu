@@ -435,7 +435,7 @@ es_cuda_entropy_span_counts (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran
    * L1 (and 16 warps or more hide each other's loads), the loads need not
    * go ahead; where they fill shared memory (many bins), a load often
    * misses L1 and goes a group ahead, in groups of 8 unless that pads more
-   * than 4 would (measured: PERFORMANCE.md). */
+   * than 4 would (measured: docs/performance/cuda-entropy-definitions.md). */
   const void *const *kernels = span_counts_kernels[job->bytes];
   const size_t smem = (size_t) (p.bins + 1) * 2 * SPAN_COUNTS_BLOCK + (size_t) (p.cells + 1) * 4;
   int resident = 0;
@@ -450,7 +450,8 @@ es_cuda_entropy_span_counts (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran
   const void *kernel = kernels[variant];
   /* Side-by-side spans where the loads do not go ahead: there they saved
    * 12 % at a 15×31 rectangle and 3–4 % at disks r = 10 and 15, 16 bins;
-   * in the loads-ahead loops a first version cost 1–2 % (PERFORMANCE.md). */
+   * in the loads-ahead loops a first version cost 1–2 %
+   * (docs/performance/cuda-entropy-definitions.md). */
   if (variant == SPAN_COUNTS_4 && job->bytes)
     p.side_spans = 4 * order_spans (p.span, p.n_spans);
   if (variant != SPAN_COUNTS_4)

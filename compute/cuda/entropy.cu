@@ -57,8 +57,8 @@ entropy_frame_pad (const EsJob *job, const EsVariant *variant)
 
 /* EsCudaOp.slow_path: the fast kernels stay near the copy floor (≤ 3×)
  * with their pair counters, at k ≤ 9 and L ≤ 16; beyond, they slide column
- * histograms or shared counts at 4–28× (PERFORMANCE.md, the table of every
- * k and L on the H200). */
+ * histograms or shared counts at 4–28× (PERFORMANCE.md, "Entropy `fast`
+ * at every window and level count"). */
 static const char *
 entropy_slow_path (const EsJob *job, const EsVariant *variant)
 {
