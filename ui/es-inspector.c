@@ -138,7 +138,7 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
 
   if (!data->valid)
     return;
-  _es_window_get_display (self->window, &display);
+  es_tools_host_get_display (self->host, &display);
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
   cell = floor (MIN (width / (double) columns, height / (double) rows));
   if (cell < CELL_MIN)
@@ -209,8 +209,8 @@ void
 _es_inspector_update (EsTools *self)
 {
   InspectorData *data = inspector_data (self);
-  EsSource *source = es_window_get_source (self->window);
-  EsLayer *entropy = es_window_get_layer (self->window, ES_VIEW_ENTROPY);
+  EsSource *source = es_tools_host_get_source (self->host);
+  EsLayer *entropy = es_tools_host_get_layer (self->host, ES_VIEW_ENTROPY);
   EsError error = { 0 };
   EsDisplay display;
   EsValueInfo info;
@@ -220,7 +220,7 @@ _es_inspector_update (EsTools *self)
   data->valid = FALSE;
   es_window_counts_clear (&data->counts);
   g_string_truncate (data->text, 0);
-  es_window_get_readout_job (self->window, &job);
+  es_tools_host_get_readout_job (self->host, &job);
   if (source && x >= 0 && y >= 0 && x < source->image.width && y < source->image.height)
     data->valid = es_window_counts (&job, &source->image, x, y, &data->counts, &error);
   if (!data->valid)
@@ -238,7 +238,7 @@ _es_inspector_update (EsTools *self)
   gtk_label_set_label (GTK_LABEL (self->inspector_counts), data->text->str);
 
   /* The sum, always in sight above the table (which may scroll). */
-  _es_window_get_display (self->window, &display);
+  es_tools_host_get_display (self->host, &display);
   info = es_value_info_for (&job, display.units);
   g_string_truncate (data->text, 0);
   append_sum (data->text, &data->counts, &info);

@@ -53,7 +53,7 @@ format_number (char *buffer, size_t size, double value, const EsChannel *channel
 static int
 active_channel (EsTools *self)
 {
-  EsView active = es_window_get_active_view (self->window);
+  EsView active = es_tools_host_get_active_view (self->host);
 
   for (int c = 0; c < self->channels.n; c++)
     if (self->channels.views[c] == active && active != ES_VIEW_ORIGINAL)
@@ -65,7 +65,7 @@ void
 _es_roi_update (EsTools *self)
 {
   EsToolsChannels *channels = &self->channels;
-  EsSource *source = es_window_get_source (self->window);
+  EsSource *source = es_tools_host_get_source (self->host);
   GtkWidget *child;
   EsDisplay display;
   int c;
@@ -133,7 +133,7 @@ _es_roi_update (EsTools *self)
     self->roi_hi = hi;
     es_roi_histogram (&channels->channels[a], self->roi, lo, hi, self->roi_bins,
                       G_N_ELEMENTS (self->roi_bins));
-    _es_window_get_display (self->window, &display);
+    es_tools_host_get_display (self->host, &display);
     es_histogram_set_counts (ES_HISTOGRAM (self->roi_histogram), self->roi_bins,
                              G_N_ELEMENTS (self->roi_bins),
                              channels->heatmap[a] ? display.colormap : ES_N_COLORMAPS,

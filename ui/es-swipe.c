@@ -40,7 +40,7 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
   double split = round (self->swipe_split * geometry->width);
   double points[4] = { split, 0, split, geometry->height };
   double handle[2] = { split, geometry->height / 2 };
-  int n = _es_window_get_views (self->window, views);
+  int n = es_tools_host_get_views (self->host, views);
 
   if (layer && es_layer_width (layer) == self->canvas->image_width
       && es_layer_height (layer) == self->canvas->image_height)
@@ -54,7 +54,7 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
       EsColorScale scale;
       EsDisplay display;
 
-      _es_window_get_display (self->window, &display);
+      es_tools_host_get_display (self->host, &display);
       es_layer_display_scale (layer, &display, &scale);
       es_tools_adjust_scale (self, layer->view, &scale);
       if (x1 > x0 && y1 > y0)

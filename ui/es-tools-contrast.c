@@ -16,7 +16,7 @@ active_layer (EsTools *self, EsView *view, double *lo, double *hi, double *unit_
   EsDisplay display;
   EsValueInfo info;
 
-  *view = es_window_get_active_view (self->window);
+  *view = es_tools_host_get_active_view (self->host);
   layer = _es_tools_get_layer (self, *view);
   if (layer == NULL)
     return NULL;
@@ -27,7 +27,7 @@ active_layer (EsTools *self, EsView *view, double *lo, double *hi, double *unit_
       *lo = 0;
       *hi = (1 << layer->source->image.depth) - 1;
     }
-  _es_window_get_display (self->window, &display);
+  es_tools_host_get_display (self->host, &display);
   es_layer_display_info (layer, &display, &info);
   *unit_scale = info.unit_scale > 0 ? info.unit_scale : 1.0;
   return layer;
@@ -40,7 +40,7 @@ current_limits (EsTools *self, EsLayer *layer, EsView view, double *lo, double *
   EsDisplay display;
   EsColorScale scale;
 
-  _es_window_get_display (self->window, &display);
+  es_tools_host_get_display (self->host, &display);
   es_layer_display_scale (layer, &display, &scale);
   es_tools_adjust_scale (self, view, &scale);
   *lo = scale.lo;
@@ -68,7 +68,7 @@ es_tools_set_contrast (EsTools *self, EsView view, gboolean enabled, double lo, 
   limits->enabled = enabled;
   limits->lo = lo;
   limits->hi = hi;
-  _es_window_refresh (self->window);
+  es_tools_host_refresh (self->host);
   _es_contrast_update (self);
 }
 

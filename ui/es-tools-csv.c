@@ -62,8 +62,8 @@ _es_tools_copy_action (GSimpleAction *action, GVariant *parameter, gpointer data
 
   if (text == NULL)
     return;
-  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self->window)), text);
-  _es_window_show_message (self->window, self->tool == ES_TOOL_LINE ? "Profile copied as CSV"
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self->host)), text);
+  es_tools_host_show_message (self->host, self->tool == ES_TOOL_LINE ? "Profile copied as CSV"
                                                                      : "Statistics copied as CSV");
 }
 
@@ -83,7 +83,7 @@ on_export_response (GtkNativeDialog *chooser, int response, EsTools *self)
         message = g_strdup_printf ("Wrote “%s”", name);
       else
         message = g_strdup_printf ("Could not export “%s”: %s", name, error->message);
-      _es_window_show_message (self->window, message);
+      es_tools_host_show_message (self->host, message);
     }
   gtk_native_dialog_destroy (chooser);
   g_object_unref (chooser);
@@ -93,7 +93,8 @@ void
 _es_tools_export_action (GSimpleAction *action, GVariant *parameter, gpointer data)
 {
   EsTools *self = data;
-  EsSource *source = es_window_get_source (self->window);
+  EsSource *source = es_tools_host_get_source (self->host);
+  g_autoptr (GtkFileFilter) filter = NULL;
   GtkFileChooserNative *chooser;
   g_autofree char *stem = NULL, *name = NULL;
   char *dot;
@@ -102,10 +103,13 @@ _es_tools_export_action (GSimpleAction *action, GVariant *parameter, gpointer da
     return;
   chooser = gtk_file_chooser_native_new (self->tool == ES_TOOL_LINE ? "Export the Profile"
                                                                     : "Export the Statistics",
-                                         GTK_WINDOW (self->window), GTK_FILE_CHOOSER_ACTION_SAVE,
+                                         GTK_WINDOW (self->host), GTK_FILE_CHOOSER_ACTION_SAVE,
                                          "_Export", "_Cancel");
-  _es_window_set_chooser_folder (self->window, GTK_FILE_CHOOSER (chooser));
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "CSV", "*.csv");
+  es_tools_host_set_chooser_folder (self->host, GTK_FILE_CHOOSER (chooser));
+  filter = gtk_file_filter_new ();
+  gtk_file_filter_set_name (filter, "CSV");
+  gtk_file_filter_add_pattern (filter, "*.csv");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
   stem = g_strdup (source->name);
   if ((dot = strrchr (stem, '.')) && dot != stem)
     *dot = '\0';

@@ -7,7 +7,6 @@
 #include "es-canvas-private.h"
 #include "es-inspect.h"
 #include "es-tools.h"
-#include "es-window-private.h"
 
 G_BEGIN_DECLS
 
@@ -32,7 +31,7 @@ typedef struct {
 struct _EsTools {
   GObject parent_instance;
 
-  EsWindow *window;        /* owns this */
+  EsToolsHost *host;       /* owns this */
   EsCanvas *canvas;
   GSimpleActionGroup *actions;
   EsTool tool;
@@ -60,7 +59,7 @@ struct _EsTools {
   EsContrastLimits contrast[ES_N_VIEWS];
 
   /* Widgets. */
-  GtkWidget *switcher;
+  GtkWidget *palette;
   GtkWidget *tool_buttons[ES_N_TOOLS];
   GtkWidget *panel;        /* a revealer above the status bar */
   GtkWidget *panel_stack;
@@ -108,7 +107,6 @@ void es_tools_update (EsTools *self);
  * and exported; NULL without a shape. */
 char *es_tools_get_csv (EsTools *self);
 gboolean es_tools_export_csv (EsTools *self, const char *path, GError **error);
-EsTools *es_window_get_tools (EsWindow *window);
 
 /* es-tools-icons.c: a 16×16 icon of a tool; ES_N_TOOLS is the contrast one. */
 GtkWidget *_es_tools_icon_new (int tool);

@@ -36,7 +36,7 @@ on_value_changed (GtkSpinButton *spin, EsTools *self)
 void
 _es_tools_shape_update (EsTools *self)
 {
-  EsSource *source = es_window_get_source (self->window);
+  EsSource *source = es_tools_host_get_source (self->host);
   gboolean *has;
   int *values = shape_values (self, &has);
 

@@ -40,8 +40,8 @@ _es_tools_channels_clear (EsToolsChannels *channels)
 EsLayer *
 _es_tools_get_layer (EsTools *self, EsView view)
 {
-  EsSource *source = es_window_get_source (self->window);
-  EsLayer *layer = es_window_get_layer (self->window, view);
+  EsSource *source = es_tools_host_get_source (self->host);
+  EsLayer *layer = es_tools_host_get_layer (self->host, view);
 
   if (layer || view != ES_VIEW_ORIGINAL || source == NULL)
     return layer;
@@ -80,14 +80,14 @@ build_channels (EsTools *self, EsToolsChannels *channels)
   _es_tools_channels_clear (channels);
   if (original == NULL)
     return;
-  _es_window_get_display (self->window, &display);
-  es_window_get_view_job (self->window, ES_VIEW_QUANTIZED, &job);
+  es_tools_host_get_display (self->host, &display);
+  es_tools_host_get_view_job (self->host, ES_VIEW_QUANTIZED, &job);
   add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup ("gray"), 0, 1.0);
   add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup ("level"), job.levels, 1.0);
-  n = _es_window_get_views (self->window, views);
+  n = es_tools_host_get_views (self->host, views);
   for (int i = 0; i < n; i++)
     {
-      EsLayer *layer = es_window_get_layer (self->window, views[i]);
+      EsLayer *layer = es_tools_host_get_layer (self->host, views[i]);
       EsValueInfo info;
 
       /* The original is gray, and the quantized view holds the levels. */
@@ -124,10 +124,10 @@ es_tools_update (EsTools *self)
 
   g_clear_handle_id (&self->update_idle, g_source_remove);
   /* Another image: the shapes were drawn on the one before. */
-  if (es_window_get_source (self->window) != NULL
-      && es_window_get_source (self->window)->serial != self->source_serial)
+  if (es_tools_host_get_source (self->host) != NULL
+      && es_tools_host_get_source (self->host)->serial != self->source_serial)
     {
-      self->source_serial = es_window_get_source (self->window)->serial;
+      self->source_serial = es_tools_host_get_source (self->host)->serial;
       self->has_line = self->has_rect = self->inspect_pinned = FALSE;
       self->hover_x = self->hover_y = -1;
     }
@@ -224,7 +224,7 @@ tool_action (GSimpleAction *action, GVariant *parameter, gpointer data)
   const char *id = g_variant_get_string (parameter, NULL);
 
   /* Without an image there is nothing to inspect (the palette is hidden). */
-  if (es_window_get_source (self->window) == NULL && !g_str_equal (id, tool_rows[ES_TOOL_POINTER].id))
+  if (es_tools_host_get_source (self->host) == NULL && !g_str_equal (id, tool_rows[ES_TOOL_POINTER].id))
     return;
   for (int tool = 0; tool < ES_N_TOOLS; tool++)
     if (g_str_equal (id, tool_rows[tool].id))
@@ -255,7 +255,7 @@ clear_action (GSimpleAction *action, GVariant *parameter, gpointer data)
 static gboolean
 pixel_at (EsTools *self, double x, double y, int *pane, int *px, int *py)
 {
-  EsSource *source = es_window_get_source (self->window);
+  EsSource *source = es_tools_host_get_source (self->host);
   double ix, iy;
 
   if (source == NULL || !es_canvas_widget_to_image (self->canvas, x, y, pane, &ix, &iy))
@@ -369,7 +369,7 @@ static void
 on_drag_begin (GtkGestureDrag *gesture, double x, double y, EsTools *self)
 {
   /* The pointer tool leaves drags to the canvas: pan, choose a pane. */
-  if (self->tool == ES_TOOL_POINTER || es_window_get_source (self->window) == NULL)
+  if (self->tool == ES_TOOL_POINTER || es_tools_host_get_source (self->host) == NULL)
     {
       gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_DENIED);
       return;
@@ -443,7 +443,7 @@ draw_shapes (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
 /* Widgets */
 
 static GtkWidget *
-make_switcher (EsTools *self)
+make_palette (EsTools *self)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
   GtkWidget *scroller;
@@ -564,7 +564,7 @@ add_shortcuts (EsTools *self)
   gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
                                         gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_c, 0),
                                                           gtk_named_action_new ("tools.contrast")));
-  gtk_widget_add_controller (GTK_WIDGET (self->window), controller);
+  gtk_widget_add_controller (GTK_WIDGET (self->host), controller);
 }
 
 static void
@@ -573,20 +573,6 @@ contrast_action (GSimpleAction *action, GVariant *parameter, gpointer data)
   EsTools *self = data;
 
   gtk_menu_button_popup (GTK_MENU_BUTTON (self->contrast_button));
-}
-
-/* The first box of the given orientation that holds widget, and the child of it on the way. */
-static GtkBox *
-find_box (GtkWidget *widget, GtkOrientation orientation, GtkWidget **child)
-{
-  for (GtkWidget *parent = gtk_widget_get_parent (widget); parent;
-       widget = parent, parent = gtk_widget_get_parent (parent))
-    if (GTK_IS_BOX (parent) && gtk_orientable_get_orientation (GTK_ORIENTABLE (parent)) == orientation)
-      {
-        *child = widget;
-        return GTK_BOX (parent);
-      }
-  return NULL;
 }
 
 /* A steady panel height, so that the canvas does not refit while a shape
@@ -601,7 +587,7 @@ on_window_height (GtkWindow *window, GParamSpec *pspec, EsTools *self)
 }
 
 EsTools *
-es_window_install_inspection_tools (EsWindow *window)
+es_tools_new (EsToolsHost *host, EsCanvas *canvas)
 {
   static const GActionEntry entries[] = {
     { "tool", NULL, "s", "'pointer'", NULL, { 0 } },
@@ -613,15 +599,15 @@ es_window_install_inspection_tools (EsWindow *window)
   static const GCallback activate[] = { G_CALLBACK (tool_action), G_CALLBACK (clear_action),
                                         G_CALLBACK (_es_tools_copy_action), G_CALLBACK (_es_tools_export_action),
                                         G_CALLBACK (contrast_action) };
-  EsTools *self = g_object_new (ES_TYPE_TOOLS, NULL);
+  EsTools *self;
   GtkGesture *gesture;
-  GtkWidget *child;
-  GtkBox *box;
 
-  g_return_val_if_fail (ES_IS_WINDOW (window), NULL);
+  g_return_val_if_fail (ES_IS_TOOLS_HOST (host), NULL);
+  g_return_val_if_fail (ES_IS_CANVAS (canvas), NULL);
 
-  self->window = window;
-  self->canvas = es_window_get_canvas (window);
+  self = g_object_new (ES_TYPE_TOOLS, NULL);
+  self->host = host;
+  self->canvas = canvas;
   self->actions = g_simple_action_group_new ();
   for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
     {
@@ -634,15 +620,10 @@ es_window_install_inspection_tools (EsWindow *window)
       g_action_map_add_action (G_ACTION_MAP (self->actions), G_ACTION (action));
       g_object_unref (action);
     }
-  gtk_widget_insert_action_group (GTK_WIDGET (window), "tools", G_ACTION_GROUP (self->actions));
+  gtk_widget_insert_action_group (GTK_WIDGET (host), "tools", G_ACTION_GROUP (self->actions));
 
-  /* The palette goes left of the canvas's row, the panel above the status bar. */
-  self->switcher = make_switcher (self);
+  self->palette = make_palette (self);
   self->panel = make_panel (self);
-  if ((box = find_box (GTK_WIDGET (self->canvas), GTK_ORIENTATION_HORIZONTAL, &child)))
-    gtk_box_insert_child_after (box, self->switcher, NULL);
-  if ((box = find_box (GTK_WIDGET (window->position_label), GTK_ORIENTATION_VERTICAL, &child)))
-    gtk_box_insert_child_after (box, self->panel, gtk_widget_get_prev_sibling (child));
 
   es_canvas_set_draw_func (self->canvas, draw_shapes, self);
   gesture = gtk_gesture_drag_new ();
@@ -654,10 +635,24 @@ es_window_install_inspection_tools (EsWindow *window)
   gtk_widget_add_controller (GTK_WIDGET (self->canvas), GTK_EVENT_CONTROLLER (gesture));
   g_signal_connect_object (self->canvas, "hover", G_CALLBACK (on_hover), self, 0);
   add_shortcuts (self);
-  g_signal_connect_object (window, "notify::default-height", G_CALLBACK (on_window_height), self, 0);
-  on_window_height (GTK_WINDOW (window), NULL, self);
+  g_signal_connect_object (host, "notify::default-height", G_CALLBACK (on_window_height), self, 0);
+  on_window_height (GTK_WINDOW (host), NULL, self);
   es_tools_set_tool (self, ES_TOOL_POINTER);
   return self;
+}
+
+GtkWidget *
+es_tools_get_palette (EsTools *self)
+{
+  g_return_val_if_fail (ES_IS_TOOLS (self), NULL);
+  return self->palette;
+}
+
+GtkWidget *
+es_tools_get_panel (EsTools *self)
+{
+  g_return_val_if_fail (ES_IS_TOOLS (self), NULL);
+  return self->panel;
 }
 
 /* GObject */
@@ -691,11 +686,4 @@ es_tools_init (EsTools *self)
   self->hover_x = self->hover_y = -1;
   self->swipe_split = 0.5;
   self->swipe_view = ES_VIEW_ORIGINAL;
-}
-
-EsTools *
-es_window_get_tools (EsWindow *window)
-{
-  g_return_val_if_fail (ES_IS_WINDOW (window), NULL);
-  return window->tools;
 }

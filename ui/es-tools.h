@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* EsTools: the window's inspection tools (line profile, ROI statistics, pixel inspector, swipe
- * compare, contrast limits), their switcher, panel, shortcuts and canvas shapes. */
+ * compare, contrast limits), their palette, panel, shortcuts and canvas shapes. They read the
+ * window's image, views and display through EsToolsHost, and know nothing else of it. */
 #pragma once
 
-#include "es-window.h"
+#include "es-canvas.h"
+#include "es-tools-host.h"
 
 G_BEGIN_DECLS
 
@@ -19,10 +21,14 @@ typedef enum {
   ES_N_TOOLS
 } EsTool;
 
-/* Called once by the window: puts the tool switcher into its header bar,
- * the tools' panel above its status bar, their actions ("tools.*") and
- * plain-key shortcuts on it, and their shapes on its canvas. */
-EsTools *es_window_install_inspection_tools (EsWindow *window);
+/* Called once by the window: puts the tools' actions ("tools.*") and
+ * plain-key shortcuts on the host, and their shapes and drag gesture on
+ * its canvas. The host owns the tools; they do not hold a reference on it. */
+EsTools *es_tools_new (EsToolsHost *host, EsCanvas *canvas);
+/* The palette (a column of tool buttons) and the panel of the tool in use
+ * (a revealer), for the host to place in its layout. */
+GtkWidget *es_tools_get_palette (EsTools *self);
+GtkWidget *es_tools_get_panel (EsTools *self);
 
 /* The window's hooks: the colour scale of a view with manual contrast
  * limits (display only), and new views or display settings on screen. */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* EsWindow's insides, shared by es-window.c and its parts: -status.c, -open.c, -export.c, -compare.c,
- * -layout.c, -settings.c, -files.c. */
+ * -layout.c, -settings.c, -files.c, -tools.c. */
 #pragma once
 
 #include "es-colorbar.h"
 #include "es-comparer.h"
 #include "es-sidebar.h"
 #include "es-timings.h"
+#include "es-tools.h"
 #include "es-window.h"
 
 G_BEGIN_DECLS
@@ -101,7 +102,7 @@ struct _EsWindow {
   char *last_message;
   char *last_error;
 
-  struct _EsTools *tools;         /* the inspection tools (es-tools.c) */
+  EsTools *tools;                 /* the inspection tools (es-window-tools.c) */
 };
 
 /* Long work shows its progress in the canvas after this long. */
@@ -253,6 +254,12 @@ void _es_window_comparer_iface_init (EsComparerInterface *iface);
 void _es_window_compare_opened (EsWindow *self);
 void _es_window_compare_dispose (EsWindow *self);
 
+/* es-window-tools.c: the inspection tools and the EsToolsHost interface. */
+
+void _es_window_tools_host_iface_init (EsToolsHostInterface *iface);
+/* Makes the tools and places their palette and panel (after the template is built). */
+void _es_window_tools_init (EsWindow *self);
+
 /* Not part of the widget's API: the window's own files read its state
  * through these, and so does tests/test-ui.c. */
 
@@ -283,5 +290,7 @@ GtkWindow *es_window_get_compare_window (EsWindow *self);
 EsWorker *es_window_get_worker (EsWindow *self);
 /* How long work runs before the progress overlay shows (0: at once). */
 void es_window_set_progress_delay (EsWindow *self, guint ms);
+/* The inspection tools, for tests/test-ui-tools.c (through es-tools-private.h). */
+EsTools *es_window_get_tools (EsWindow *self);
 
 G_END_DECLS

@@ -24,7 +24,9 @@ static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (EsWindow, es_window, ADW_TYPE_APPLICATION_WINDOW,
                                G_IMPLEMENT_INTERFACE (ES_TYPE_COMPARER,
-                                                      _es_window_comparer_iface_init))
+                                                      _es_window_comparer_iface_init)
+                               G_IMPLEMENT_INTERFACE (ES_TYPE_TOOLS_HOST,
+                                                      _es_window_tools_host_iface_init))
 
 #define GRID_NICK "grid"
 
@@ -787,7 +789,7 @@ es_window_init (EsWindow *self)
   _es_window_open_init (self);
   _es_window_layout_init (self);
   _es_window_files_init (self);
-  self->tools = es_window_install_inspection_tools (self);
+  _es_window_tools_init (self);
 
   g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed",
                            G_CALLBACK (on_definition_changed), self, 0);
