@@ -279,7 +279,7 @@ fail:
 }
 
 /* BT.709 luma of stored values rounded half away from zero, in the order and
- * precision of app/es-png-read.c (DESIGN.md §1), so that an RGB array and
+ * precision of app/io/es-png-read.c (DESIGN.md §1), so that an RGB array and
  * the same PNG loaded by the CLI give the same gray samples. */
 static inline long
 luma (double r, double g, double b)

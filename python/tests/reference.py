@@ -68,7 +68,7 @@ def sharpen(image, amount=1.0, depth=None):
 
 
 def luma(rgb):
-    """BT.709 on stored values, rounded half away from zero (app/es-png-read.c)."""
+    """BT.709 on stored values, rounded half away from zero (app/io/es-png-read.c)."""
     c = rgb.astype(np.float64)
     v = 0.2126 * c[..., 0] + 0.7152 * c[..., 1] + 0.0722 * c[..., 2]
     f = np.floor(v)
