@@ -1,29 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* The `auto` engine's cost model (DESIGN.md §2). Its constants are measured
- * figures (docs/performance/cpu-entropy.md; PERFORMANCE.md, "Entropy `fast`
- * at every window and level count"; docs/performance/files.md); a model
- * within a factor of two is enough to avoid the bad picks. */
+/* The `auto` engine's cost model (DESIGN.md §2). A pixel's CPU cost is each
+ * operation's (EsOpInfo.cpu_pixel_ns); the constants here are measured
+ * figures (PERFORMANCE.md, "Entropy `fast` at every window and level
+ * count"; docs/performance/cpu-entropy.md and files.md); a model within a
+ * factor of two is enough to avoid the bad picks. */
 #include "es-auto.h"
 
 #include "es-image.h"
 
 #include <math.h>
 
-/* CPU nanoseconds a pixel on one core (Zen 4, photographs and random
- * images), entropy at 16 levels by window side, then each operation. */
-static const struct { int side; double ns; } entropy_ns[] = {
-  { 1, 1.5 }, { 3, 2.4 }, { 5, 3.1 }, { 9, 6.7 }, { 15, 13.8 }, { 31, 104.0 },
-};
-#define EQUALIZE_NS 0.9
-#define SHARPEN_NS 0.5
-#define QUANTIZE_NS 0.3
 /* Cores share memory bandwidth: 16 threads did 8192² entropy 5×5 in 37 ms,
  * about 0.6 of a core each. */
 #define CPU_EFFICIENCY 0.6
-/* Entropy with a definition of its own (shape, border, binning, mask) goes
- * through the general path: about three times the work. */
-#define DEFINITION_FACTOR 3.0
-
 /* CUDA: host-device copies through pageable or registered memory, registration
  * included (8192² entropy: 64 + 256 MB in 28 ms); the first launch of a
  * process loads the kernels (96 ms alone, 40 ms of es_run's wall beside
@@ -32,63 +21,15 @@ static const struct { int side; double ns; } entropy_ns[] = {
 #define CUDA_FIRST_LAUNCH_MS 40.0
 #define CUDA_LAUNCH_MS 0.05
 #define CUDA_KERNEL_NS 0.005
+/* The CPU's ns a pixel for the job CUDA_KERNEL_NS was measured on (entropy
+ * 5×5 at 16 levels): kernels scale from it. */
+#define CUDA_KERNEL_REFERENCE_NS 3.1
 
-/* The window's side, whatever its shape. */
-static int
-window_side (const EsJob *job)
-{
-  const EsEntropyDefinition *d = &job->definition;
-
-  switch (d->shape)
-    {
-    case ES_SHAPE_RECT:
-      return d->height > d->width ? d->height : d->width;
-    case ES_SHAPE_DISK:
-      return 2 * d->radius + 1;
-    case ES_SHAPE_FOOTPRINT:
-      if (!d->footprint)
-        return job->window;
-      return d->footprint->height > d->footprint->width ? d->footprint->height : d->footprint->width;
-    case ES_SHAPE_SQUARE:
-    default:
-      return job->window;
-    }
-}
-
-/* Entropy's ns a pixel: interpolated by side, more with many levels. */
-static double
-entropy_pixel_ns (const EsJob *job)
-{
-  int n = (int) (sizeof entropy_ns / sizeof entropy_ns[0]);
-  double side = window_side (job), ns = entropy_ns[n - 1].ns * (side / 31.0) * (side / 31.0);
-  double levels = job->levels > 16 ? job->levels : 16;
-
-  for (int i = 1; i < n; i++)
-    if (side <= entropy_ns[i].side)
-      {
-        double t = (side - entropy_ns[i - 1].side) / (entropy_ns[i].side - entropy_ns[i - 1].side);
-        ns = entropy_ns[i - 1].ns + (t > 0 ? t : 0) * (entropy_ns[i].ns - entropy_ns[i - 1].ns);
-        break;
-      }
-  /* 5×5 at 256 levels took 2.8 times 16 levels' time. */
-  ns *= 1.0 + (levels - 16) / 133.0;
-  return es_job_is_default_definition (job) ? ns : ns * DEFINITION_FACTOR;
-}
-
+/* Each operation's row says what a pixel of the job costs the CPU. */
 static double
 pixel_ns (const EsJob *job)
 {
-  switch (job->op)
-    {
-    case ES_OP_ENTROPY:
-      return entropy_pixel_ns (job);
-    case ES_OP_EQUALIZE:
-      return EQUALIZE_NS;
-    case ES_OP_SHARPEN:
-      return SHARPEN_NS;
-    default:
-      return QUANTIZE_NS;
-    }
+  return es_op_info (job->op)->cpu_pixel_ns (job);
 }
 
 double
@@ -104,7 +45,7 @@ es_auto_cuda_ms (const EsAutoCase *c)
 {
   /* Kernels grow more slowly with the window than the CPU does (8192²:
    * 0.26 ms at 5×5, 16 levels; 2.7 ms at 31×31, 256 levels). */
-  double kernel = (double) c->pixels * CUDA_KERNEL_NS * sqrt (pixel_ns (c->job) / entropy_ns[2].ns) * 1e-6;
+  double kernel = (double) c->pixels * CUDA_KERNEL_NS * sqrt (pixel_ns (c->job) / CUDA_KERNEL_REFERENCE_NS) * 1e-6;
 
   return (c->cuda_open_left_ms > 0 ? c->cuda_open_left_ms : 0) + (c->cuda_warm ? 0 : CUDA_FIRST_LAUNCH_MS)
          + CUDA_LAUNCH_MS + (double) (c->in_bytes + c->out_bytes) / CUDA_BYTES_PER_MS + kernel;

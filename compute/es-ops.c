@@ -453,14 +453,111 @@ gray_range_max (const EsJob *job)
   return 255.0;
 }
 
+/* Entropy reads the window only as the square's side (the other shapes
+ * carry their own size) and no levels with exact bins. */
+static unsigned
+entropy_params_read (const EsJob *job)
+{
+  unsigned read = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS);
+
+  if (job->definition.shape != ES_SHAPE_SQUARE)
+    read &= ~ES_PARAM_BIT (ES_PARAM_WINDOW);
+  if (job->definition.binning == ES_BINNING_EXACT)
+    read &= ~ES_PARAM_BIT (ES_PARAM_LEVELS);
+  return read;
+}
+
+/* ---- CPU costs for the `auto` engine -------------------------------------------
+ * Nanoseconds a pixel on one core (Zen 4, photographs and random images),
+ * measured (docs/performance/cpu-entropy.md; PERFORMANCE.md, "This
+ * machine"); compute/es-auto.c turns them into milliseconds for the cores at
+ * hand. A figure within a factor of two is enough to avoid the bad picks. */
+
+static double
+quantize_pixel_ns (const EsJob *job)
+{
+  (void) job;
+  return 0.3;
+}
+
+static double
+equalize_pixel_ns (const EsJob *job)
+{
+  (void) job;
+  return 0.9;
+}
+
+static double
+sharpen_pixel_ns (const EsJob *job)
+{
+  (void) job;
+  return 0.5;
+}
+
+/* Entropy at 16 levels by window side. */
+static const struct { int side; double ns; } entropy_ns[] = {
+  { 1, 1.5 }, { 3, 2.4 }, { 5, 3.1 }, { 9, 6.7 }, { 15, 13.8 }, { 31, 104.0 },
+};
+/* Entropy with a definition of its own (shape, border, binning, mask) goes
+ * through the general path: about three times the work. */
+#define DEFINITION_FACTOR 3.0
+
+/* The window's side, whatever its shape. */
+static int
+window_side (const EsJob *job)
+{
+  const EsEntropyDefinition *d = &job->definition;
+
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT:
+      return d->height > d->width ? d->height : d->width;
+    case ES_SHAPE_DISK:
+      return 2 * d->radius + 1;
+    case ES_SHAPE_FOOTPRINT:
+      if (!d->footprint)
+        return job->window;
+      return d->footprint->height > d->footprint->width ? d->footprint->height : d->footprint->width;
+    case ES_SHAPE_SQUARE:
+    default:
+      return job->window;
+    }
+}
+
+/* Interpolated by side, more with many levels. */
+static double
+entropy_pixel_ns (const EsJob *job)
+{
+  int n = (int) (sizeof entropy_ns / sizeof entropy_ns[0]);
+  double side = window_side (job), ns = entropy_ns[n - 1].ns * (side / 31.0) * (side / 31.0);
+  double levels = job->levels > 16 ? job->levels : 16;
+
+  for (int i = 1; i < n; i++)
+    if (side <= entropy_ns[i].side)
+      {
+        double t = (side - entropy_ns[i - 1].side) / (entropy_ns[i].side - entropy_ns[i - 1].side);
+        ns = entropy_ns[i - 1].ns + (t > 0 ? t : 0) * (entropy_ns[i].ns - entropy_ns[i - 1].ns);
+        break;
+      }
+  /* 5×5 at 256 levels took 2.8 times 16 levels' time. */
+  ns *= 1.0 + (levels - 16) / 133.0;
+  return es_job_is_default_definition (job) ? ns : ns * DEFINITION_FACTOR;
+}
+
+/* The CUDA variants' sums and logarithms differ from the CPU's in the last
+ * bits of a float: within the tests' 1e-5 nats. */
+#define ENTROPY_TOLERANCE 1e-5
+
 static const EsOpInfo ops[ES_N_OPS] = {
   [ES_OP_QUANTIZE] = {
     .op = ES_OP_QUANTIZE, .name = "quantize", .title = "Quantize", .result_title = "Quantized",
     .summary = "the quantization levels floor(v · L / 2^depth), 0..L−1",
     .output_format = ES_FORMAT_U8, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
+    .cap = { ES_PARAM_LEVELS, ES_FAST_LEVELS_MAX, "quantize writes 8-bit levels" },
     .halo = no_halo, .units = "level", .colormap = "gray",
     .range_max = levels_range_max, .range_text = "0..L−1",
+    .cpu_pixel_ns = quantize_pixel_ns,
     .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
   },
   [ES_OP_ENTROPY] = {
@@ -469,8 +566,10 @@ static const EsOpInfo ops[ES_N_OPS] = {
                "default)",
     .output_format = ES_FORMAT_F32, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
+    .params_read = entropy_params_read,
     .halo = window_halo, .units = "nats", .colormap = "viridis",
     .range_max = entropy_range_max, .range_text = "0..ln(min(B, n)), 0..1 normalized",
+    .tolerance = ENTROPY_TOLERANCE, .cpu_pixel_ns = entropy_pixel_ns,
     .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
   },
   [ES_OP_EQUALIZE] = {
@@ -480,6 +579,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .params = 0,
     .halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
+    .cpu_pixel_ns = equalize_pixel_ns,
     .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
   },
   [ES_OP_SHARPEN] = {
@@ -490,6 +590,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
     .halo = stencil_halo, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
+    .cpu_pixel_ns = sharpen_pixel_ns,
     .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
   },
 };
@@ -524,17 +625,36 @@ es_op_output_format (EsOp op)
   return ops[op].output_format;
 }
 
+unsigned
+es_job_params_read (const EsJob *job)
+{
+  const EsOpInfo *info = &ops[job->op];
+
+  return info->params_read ? info->params_read (job) & info->params : info->params;
+}
+
+double
+es_op_param_max (EsOp op, EsParamId id)
+{
+  const EsParamCap *cap = &ops[op].cap;
+
+  return cap->why != NULL && cap->id == id ? cap->max : params[id].max;
+}
+
 bool
 es_job_validate (const EsJob *job, EsError *error)
 {
+  const EsParamCap *cap;
+
   if (job == NULL || (unsigned) job->op >= ES_N_OPS)
     return es_error_set (error, ES_ERROR_INVALID, "unknown operation %d", job ? (int) job->op : -1);
   for (int i = 0; i < ES_N_PARAMS; i++)
     if (es_op_uses (job->op, (EsParamId) i)
         && !es_param_check (&params[i], es_job_get_param (job, (EsParamId) i), error))
       return false;
-  if (job->op == ES_OP_QUANTIZE && job->levels > ES_FAST_LEVELS_MAX)
-    return es_error_set (error, ES_ERROR_INVALID, "quantize writes 8-bit levels: levels %d is out of range: 2..%d",
-                         job->levels, ES_FAST_LEVELS_MAX);
+  cap = &ops[job->op].cap;
+  if (cap->why != NULL && es_job_get_param (job, cap->id) > cap->max)
+    return es_error_set (error, ES_ERROR_INVALID, "%s: %s %g is out of range: %g..%g", cap->why,
+                         params[cap->id].name, es_job_get_param (job, cap->id), params[cap->id].min, cap->max);
   return job->op != ES_OP_ENTROPY || definition_validate (job, error);
 }

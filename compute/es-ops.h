@@ -214,6 +214,14 @@ typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, 
  * (compute/cuda/es-cuda.h); NULL in a build without CUDA. */
 typedef struct EsCudaOp EsCudaOp;
 
+/* A tighter bound than the parameter table's on one parameter an operation
+ * reads, and why: quantize writes 8-bit levels, so its levels stop at 256. */
+typedef struct {
+  EsParamId id;
+  double max;
+  const char *why;           /* NULL: the operation has no cap */
+} EsParamCap;
+
 typedef struct {
   EsOp op;
   const char *name;          /* "entropy": CLI command, file suffix, metadata */
@@ -225,6 +233,12 @@ typedef struct {
    * histogram and then the LUT). The copy floor moves these bytes. */
   int input_reads;
   unsigned params;           /* ES_PARAM_BIT() of every parameter it reads */
+  /* The parameters of `params` that a given job reads (entropy's window
+   * only for the square; its levels not with exact binning); NULL: all of
+   * them. The side panel shows a parameter's row while some operation
+   * reads it. */
+  unsigned (*params_read) (const EsJob *job);
+  EsParamCap cap;            /* checked by es_job_validate; the window clamps to it */
   /* Input rows above and below an output row that the row depends on: a
    * band of rows is computed from the band plus this halo. */
   int (*halo) (const EsJob *job);
@@ -237,6 +251,13 @@ typedef struct {
   double (*range_max) (const EsJob *job);
   const char *range_text;
   const char *colormap;      /* the default colormap's name: "viridis", "gray" */
+  /* The largest absolute difference between two backends' results for one
+   * job (the CPU, each CUDA variant, banded runs): 0 is bit for bit. The
+   * benchmark holds every variant to it. */
+  double tolerance;
+  /* CPU nanoseconds a pixel of the job takes on one core: what the `auto`
+   * engine's cost model (compute/es-auto.c) weighs against CUDA. */
+  double (*cpu_pixel_ns) (const EsJob *job);
   EsCpuRunner cpu;
   const EsCudaOp *cuda;
 } EsOpInfo;
@@ -247,6 +268,11 @@ es_op_uses (EsOp op, EsParamId id)
 {
   return (es_op_info (op)->params & ES_PARAM_BIT (id)) != 0;
 }
+/* The ES_PARAM_BIT()s of the parameters the job reads (EsOpInfo.params_read). */
+unsigned es_job_params_read (const EsJob *job);
+/* The largest value of a parameter the operation takes: its cap if it has
+ * one on the parameter, else the parameter table's max. */
+double es_op_param_max (EsOp op, EsParamId id);
 const char *es_op_name (EsOp op);                 /* "entropy" */
 bool es_op_from_name (const char *name, EsOp *op);
 EsFormat es_op_output_format (EsOp op);

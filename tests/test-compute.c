@@ -214,6 +214,7 @@ test_tables (void)
 
       tap_ok (info != NULL && info->op == (EsOp) op && info->name && info->title && info->result_title
               && info->summary && info->units && info->colormap && info->halo && info->range_max && info->range_text && info->cpu
+              && info->cpu_pixel_ns && info->tolerance >= 0
               && info->input_reads >= 1 && (info->params & ~((1u << ES_N_PARAMS) - 1)) == 0,
               "operation %d has a complete row", op);
       tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name",
@@ -222,6 +223,22 @@ test_tables (void)
               info->name);
       tap_ok (info->halo (&job) >= 0 && info->range_max (&job) > 0, "%s: halo %d, range 0..%g at the defaults",
               info->name, info->halo (&job), info->range_max (&job));
+      tap_ok (info->cpu_pixel_ns (&job) > 0 && (es_job_params_read (&job) & ~info->params) == 0,
+              "%s: %.2g CPU ns a pixel, reads only its own parameters, at the defaults", info->name,
+              info->cpu_pixel_ns (&job));
+      if (info->cap.why)
+        {
+          const EsParam *capped = es_param (info->cap.id);
+          EsError error = { 0 };
+
+          es_job_set_param (&job, info->cap.id, info->cap.max + 1);
+          tap_ok (es_op_uses ((EsOp) op, info->cap.id) && info->cap.max > capped->min && info->cap.max < capped->max
+                  && es_op_param_max ((EsOp) op, info->cap.id) == info->cap.max
+                  && !es_job_validate (&job, &error) && strstr (error.message, info->cap.why),
+                  "%s: %s capped at %g (%s)", info->name, capped->name, info->cap.max, error.message);
+          es_error_clear (&error);
+          job = (EsJob) ES_JOB_INIT ((EsOp) op);
+        }
       for (size_t v = 0; v < n; v++)
         {
           defaults_found += variants[v].is_default;

@@ -302,6 +302,25 @@ test_side_panel (void)
       g_settings_reset (settings, param->name);
       g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, param->default_value);
     }
+
+  /* A row shows while some operation reads its parameter: entropy reads
+   * the window only as the square's side, quantize the levels always. */
+  {
+    GtkWidget *window_row = GTK_WIDGET (
+      gtk_widget_get_template_child (GTK_WIDGET (window->sidebar), ES_TYPE_SIDEBAR, "window_row"));
+    GtkWidget *levels_row = GTK_WIDGET (
+      gtk_widget_get_template_child (GTK_WIDGET (window->sidebar), ES_TYPE_SIDEBAR, "levels_row"));
+
+    g_assert_true (gtk_widget_get_visible (window_row));
+    g_settings_set_enum (settings, "shape", ES_SHAPE_DISK);
+    g_settings_set_enum (settings, "binning", ES_BINNING_EXACT);
+    g_assert_false (gtk_widget_get_visible (window_row));
+    g_assert_true (gtk_widget_get_visible (levels_row));
+    g_settings_reset (settings, "shape");
+    g_settings_reset (settings, "binning");
+    g_settings_reset (settings, "preset");
+    g_assert_true (gtk_widget_get_visible (window_row));
+  }
   wait_until (is_idle, NULL, NULL, NULL);
 }
 

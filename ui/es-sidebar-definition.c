@@ -38,9 +38,6 @@ struct _EsSidebarDefinition {
   AdwActionRow *mask_row;
   GtkWidget *mask_button;
   GtkWidget *mask_clear_button;
-  GtkWidget *window_row;       /* the side panel's */
-  GtkWidget *levels_row;
-  char *levels_tooltip;        /* its own, from the parameter table */
 
   GSettings *settings;
   GPtrArray *files;            /* CellsFile, every one loaded */
@@ -156,15 +153,6 @@ update_rows (EsSidebarDefinition *self)
   int binning = g_settings_get_enum (self->settings, "binning");
   g_autofree char *mask_text = NULL, *footprint_text = NULL;
 
-  if (self->window_row)
-    gtk_widget_set_visible (self->window_row, shape == ES_SHAPE_SQUARE);
-  if (self->levels_row)
-    {
-      gtk_widget_set_sensitive (self->levels_row, binning != ES_BINNING_EXACT);
-      gtk_widget_set_tooltip_text (self->levels_row, binning == ES_BINNING_EXACT
-                                                       ? "Exact binning has a bin for every sample value"
-                                                       : self->levels_tooltip);
-    }
   gtk_widget_set_visible (self->rect_height_row, shape == ES_SHAPE_RECT);
   gtk_widget_set_visible (self->rect_width_row, shape == ES_SHAPE_RECT);
   gtk_widget_set_visible (self->radius_row, shape == ES_SHAPE_DISK);
@@ -357,8 +345,7 @@ bind_spin (GSettings *settings, const char *key, GtkSpinButton *spin)
 }
 
 void
-es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings, GtkWidget *window_row,
-                            GtkWidget *levels_row)
+es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
 {
   g_autofree char *units = NULL;
 
@@ -366,10 +353,6 @@ es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings, GtkW
   g_return_if_fail (G_IS_SETTINGS (settings));
 
   g_set_object (&self->settings, settings);
-  self->window_row = window_row;
-  self->levels_row = levels_row;
-  g_free (self->levels_tooltip);
-  self->levels_tooltip = levels_row ? g_strdup (gtk_widget_get_tooltip_text (levels_row)) : NULL;
   units = g_settings_get_string (settings, "units");
   self->normalized = g_str_equal (units, "normalized");
   es_settings_bind_choice (settings, "preset", self->preset_row, preset_nicks);
@@ -648,7 +631,6 @@ es_sidebar_definition_finalize (GObject *object)
   EsSidebarDefinition *self = ES_SIDEBAR_DEFINITION (object);
 
   g_ptr_array_unref (self->files);
-  g_free (self->levels_tooltip);
   G_OBJECT_CLASS (es_sidebar_definition_parent_class)->finalize (object);
 }
 

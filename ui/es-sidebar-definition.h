@@ -17,10 +17,8 @@ G_DECLARE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ES, SIDEBAR_DE
  * nats ↔ bits is display only and emits nothing); "message" (const char
  * *text): something the user must read (a mask of the wrong size). */
 
-/* Binds the rows to their keys. window_row and levels_row, the side panel's
- * own, are shown and made sensitive only where the definition uses them. */
-void es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings,
-                                 GtkWidget *window_row, GtkWidget *levels_row);
+/* Binds the rows to their keys. */
+void es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings);
 /* Whether a settings key is one of the definition's (beyond window, levels and units). */
 gboolean es_sidebar_definition_has_key (const char *key);
 /* The size of the image on screen: a mask must have it. */

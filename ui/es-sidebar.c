@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row), bound to GSettings;
- * the timings of the active view; no wheel, arrow or click traps that change a value unasked. */
+/* EsSidebar: AdwPreferencesGroup rows for every parameter (set up from its table row, shown while an
+ * operation reads it), bound to GSettings; the timings of the active view; no wheel, arrow or click traps
+ * that change a value unasked. */
 #include "es-sidebar.h"
 
 #include <math.h>
@@ -14,6 +15,8 @@ struct _EsSidebar {
   GtkWidget parent_instance;
 
   GtkAdjustment *param_adjustments[ES_N_PARAMS];   /* "NAME_adjustment" of the template */
+  GtkWidget *param_rows[ES_N_PARAMS];              /* "NAME_row" */
+  GSettings *settings;
   GtkAdjustment *max_pixels_adjustment;
   AdwComboRow *units_row;
   EsSidebarDefinition *definition;
@@ -57,6 +60,43 @@ megapixels_to_pixels (const GValue *value, const GVariantType *type, gpointer us
   return g_variant_new_uint64 ((guint64) MAX (llround (g_value_get_double (value) * 1e6), 1));
 }
 
+/* A parameter's row shows while some operation reads it in the job the
+ * settings describe (EsOpInfo.params_read: entropy reads the window only as
+ * the square's side). */
+static void
+update_param_rows (EsSidebar *self)
+{
+  unsigned read = 0;
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      EsJob job = ES_JOB_INIT (op);
+
+      for (int id = 0; id < ES_N_PARAMS; id++)
+        if (es_op_uses (op, id))
+          es_job_set_param (&job, id, es_settings_get_number (self->settings, es_param (id)->name));
+      es_sidebar_definition_get (self->definition, 0, 0, &job);
+      read |= es_job_params_read (&job);
+    }
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (self->param_rows[id])
+      gtk_widget_set_visible (self->param_rows[id], (read & ES_PARAM_BIT (id)) != 0);
+}
+
+/* After the definition's own handler (connected first), so that a new
+ * footprint file has been read. */
+static void
+on_setting (GSettings *settings, const char *key, EsSidebar *self)
+{
+  update_param_rows (self);
+}
+
+static void
+on_definition_changed (EsSidebarDefinition *definition, const char *what, EsSidebar *self)
+{
+  update_param_rows (self);
+}
+
 void
 es_sidebar_bind (EsSidebar *self, GSettings *settings)
 {
@@ -74,12 +114,11 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
                                 NULL, NULL);
   g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
   es_settings_bind_choice (settings, "units", self->units_row, units_nicks);
-  /* The square's side and the levels show where the definition uses them. */
-  es_sidebar_definition_bind (self->definition, settings,
-                              GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (self), ES_TYPE_SIDEBAR,
-                                                                         "window_row")),
-                              GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (self), ES_TYPE_SIDEBAR,
-                                                                         "levels_row")));
+  es_sidebar_definition_bind (self->definition, settings);
+  g_set_object (&self->settings, settings);
+  g_signal_connect_object (settings, "changed", G_CALLBACK (on_setting), self, 0);
+  g_signal_connect_object (self->definition, "changed", G_CALLBACK (on_definition_changed), self, 0);
+  update_param_rows (self);
   es_settings_bind_choice (settings, "colormap", self->colormap_row, colormap_nicks);
   es_settings_bind_choice (settings, "range", self->range_row, range_nicks);
 }
@@ -463,6 +502,7 @@ setup_param (EsSidebar *self, const EsParam *param)
     }
   gtk_widget_set_tooltip_text (row, tooltip);
   self->param_adjustments[param->id] = adjustment;
+  self->param_rows[param->id] = row;
 }
 
 static void
@@ -471,6 +511,9 @@ es_sidebar_dispose (GObject *object)
   EsSidebar *self = ES_SIDEBAR (object);
 
   g_clear_pointer (&self->variant_rows, g_ptr_array_unref);
+  if (self->settings)
+    g_signal_handlers_disconnect_by_data (self->settings, self);
+  g_clear_object (&self->settings);
   g_clear_weak_pointer (&self->focus_before_press);
   gtk_widget_dispose_template (GTK_WIDGET (object), ES_TYPE_SIDEBAR);
   /* The template's top-level box is not bound: unparent it here. */

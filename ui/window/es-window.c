@@ -97,11 +97,14 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
   g_return_if_fail (ES_IS_WINDOW (self));
 
   /* Only the parameters an operation uses are read, so that a change
-   * elsewhere does not look like a new job; the rest keep the defaults. */
+   * elsewhere does not look like a new job; the rest keep the defaults. A
+   * value beyond the operation's cap (quantize's 8-bit levels) is another
+   * operation's, and this one takes its cap. */
   *job = (EsJob) ES_JOB_INIT (op);
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_op_uses (op, id))
-      es_job_set_param (job, id, es_settings_get_number (self->settings, es_param (id)->name));
+      es_job_set_param (job, id, MIN (es_settings_get_number (self->settings, es_param (id)->name),
+                                      es_op_param_max (op, id)));
   job->variant = NULL;
   if (has_op)
     {
@@ -111,9 +114,6 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
 
       job->variant = variant ? variant->id : NULL;
     }
-  /* Quantize writes 8-bit levels: levels beyond 256 are the entropy's alone. */
-  if (op == ES_OP_QUANTIZE)
-    job->levels = MIN (job->levels, ES_FAST_LEVELS_MAX);
   if (op == ES_OP_ENTROPY)
     {
       EsSource *source = _es_window_get_request_source (self);
