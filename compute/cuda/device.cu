@@ -369,12 +369,6 @@ open_one (int device, char *reason, size_t reason_size)
 }
 
 EsCuda *
-es_cuda_open (char *reason, size_t reason_size)
-{
-  return es_cuda_open_devices (NULL, 0, reason, reason_size);
-}
-
-EsCuda *
 es_cuda_open_devices (const int *devices, int n_devices, char *reason, size_t reason_size)
 {
   EsCuda *cuda = NULL;
