@@ -246,14 +246,6 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
 
 /* ---- The entropy window of one pixel ------------------------------------------ */
 
-static uint32_t
-sample_at (const EsImage *image, int x, int y)
-{
-  const void *row = es_image_row (image, y);
-
-  return image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x];
-}
-
 static bool
 counted_in_mask (const EsImage *mask, int x, int y)
 {
@@ -362,7 +354,7 @@ es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindow
           *cell = d->border == ES_BORDER_CONSTANT ? (EsWindowCell) { constant_bin, ES_CELL_BORDER }
                                                   : (EsWindowCell) { 0, ES_CELL_OUTSIDE };
         else
-          *cell = (EsWindowCell) { es_bin_sample (&binner, sample_at (image, mx, my)),
+          *cell = (EsWindowCell) { es_bin_sample (&binner, (uint32_t) es_image_sample (image, mx, my)),
                                    !counted_in_mask (d->mask, mx, my) ? ES_CELL_MASKED
                                    : inside (image, ix, iy)           ? ES_CELL_COUNTED
                                                                       : ES_CELL_BORDER };
@@ -435,6 +427,6 @@ es_pixel_bin (const EsJob *job, const EsImage *image, int x, int y, uint32_t *bi
       || (image->format != ES_FORMAT_U8 && image->format != ES_FORMAT_U16))
     return false;
   es_binner_init (&binner, job, image);
-  *bin = es_bin_sample (&binner, sample_at (image, x, y));
+  *bin = es_bin_sample (&binner, (uint32_t) es_image_sample (image, x, y));
   return true;
 }

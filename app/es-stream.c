@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "es-row-gate.h"
+#include "es-test-hooks.h"
 
 /* Output rows a band: about two million pixels (a few milliseconds of
  * compute, a few of decoding), and at least four halos, so that the rows
@@ -141,7 +142,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   int halo = es_op_info (params->job.op)->halo (&params->job);
   int band = (int) (ES_STREAM_BAND_PIXELS / (unsigned) input->width);
   size_t row_bytes = (size_t) input->width * es_format_size (result->values.format);
-  const char *test_rows = getenv ("ES_TEST_STREAM_BAND_ROWS");
+  int test_rows = es_test_hook_stream_band_rows ();
   EsImage out = { 0 };
   double start = es_monotonic_ms ();
   bool ok = true;
@@ -150,8 +151,8 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   band = band > 4 * halo ? band : 4 * halo;
   band = band > 16 ? band : 16;
   /* Tests make small images go in many bands. */
-  if (test_rows != NULL && atoi (test_rows) > 0)
-    band = atoi (test_rows);
+  if (test_rows > 0)
+    band = test_rows;
   result->timing = (EsTiming) { 0 };
   for (int y0 = 0; y0 < height && ok; y0 += band)
     {

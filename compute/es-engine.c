@@ -15,6 +15,7 @@
 
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
+#include "es-test-hooks.h"
 #endif
 
 struct EsEngine
@@ -554,7 +555,7 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
     bool opening = es_engine_opening (engine);
     bool prefer_cpu = false;
 
-    if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL && getenv ("ES_CUDA_FAULT") == NULL)
+    if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL && es_test_hook_cuda_fault () == ES_TEST_CUDA_FAULT_NONE)
       {
         double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (es_monotonic_ms () - engine->open_start_ms) : 0;
         EsAutoCase c = {

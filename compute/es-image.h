@@ -75,6 +75,24 @@ es_image_row (const EsImage *image, int y)
   return (uint8_t *) image->pixels + (size_t) y * image->stride;
 }
 
+/* Sample (x, y) of a U8, U16 or F32 image as a double, which holds every
+ * sample of each format exactly. */
+static inline double
+es_image_sample (const EsImage *image, int x, int y)
+{
+  const void *row = es_image_row (image, y);
+
+  switch (image->format)
+    {
+    case ES_FORMAT_U8:
+      return ((const uint8_t *) row)[x];
+    case ES_FORMAT_U16:
+      return ((const uint16_t *) row)[x];
+    default:
+      return ((const float *) row)[x];
+    }
+}
+
 #ifdef __CUDACC__
 #define ES_IMAGE_FN static inline __host__ __device__
 #else

@@ -132,16 +132,6 @@ es_binning_name (EsBinning binning)
 }
 
 bool
-es_shape_from_name (const char *name, EsShape *shape)
-{
-  int i = name_index (shape_names, ES_N_SHAPES, name);
-
-  if (i >= 0)
-    *shape = (EsShape) i;
-  return i >= 0;
-}
-
-bool
 es_border_from_name (const char *name, EsBorder *border)
 {
   int i = name_index (border_names, ES_N_BORDERS, name);

@@ -127,7 +127,6 @@ typedef struct {
 const char *es_shape_name (EsShape shape);
 const char *es_border_name (EsBorder border);
 const char *es_binning_name (EsBinning binning);
-bool es_shape_from_name (const char *name, EsShape *shape);
 bool es_border_from_name (const char *name, EsBorder *border);
 bool es_binning_from_name (const char *name, EsBinning *binning);
 

@@ -115,15 +115,6 @@ es_job_describe_params (const EsJob *job, const char *separator)
 
 /* Sources */
 
-static guint32
-image_sample (const EsImage *image, int x, int y)
-{
-  const void *row = es_image_row (image, y);
-  if (image->format == ES_FORMAT_U16)
-    return ((const guint16 *) row)[x];
-  return ((const guint8 *) row)[x];
-}
-
 static gsize source_serials;
 
 EsSource *
@@ -166,7 +157,7 @@ es_source_unref (EsSource *source)
 guint32
 es_source_sample (const EsSource *source, int x, int y)
 {
-  return image_sample (&source->image, x, y);
+  return (guint32) es_image_sample (&source->image, x, y);
 }
 
 /* Spare buffers. A new result and its mips need hundreds of megabytes
@@ -607,11 +598,7 @@ es_layer_height (const EsLayer *layer)
 double
 es_layer_value (const EsLayer *layer, int x, int y)
 {
-  const EsImage *values = &layer->result.values;
-
-  if (values->format == ES_FORMAT_F32)
-    return ((const float *) es_image_row (values, y))[x];
-  return image_sample (values, x, y);
+  return es_image_sample (&layer->result.values, x, y);
 }
 
 void

@@ -13,6 +13,7 @@
 #include "es-cli-batch.h"
 #include "es-cli.h"
 #include "es-load.h"
+#include "es-test-hooks.h"
 
 /* A variant must exist for the operation; listing the valid ones saves a
  * trip to 'info'. */
@@ -93,13 +94,11 @@ static void
 interrupt_install (void)
 {
   struct sigaction action = { 0 };
-  const char *test = getenv ("ES_CLI_TEST_INTERRUPT");
 
   interrupt = es_control_new (on_progress, NULL);
   if (interrupt == NULL)
     return;
-  if (test != NULL && sscanf (test, "%d:%lf:%d", &interrupt_test_job, &interrupt_test_at,
-                              &interrupt_test_signal) < 2)
+  if (!es_test_hook_cli_interrupt (&interrupt_test_job, &interrupt_test_at, &interrupt_test_signal))
     interrupt_test_job = 0;
   es_atomic_file_set_interrupt (interrupt);
   es_load_set_interrupt (interrupt);

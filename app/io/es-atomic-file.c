@@ -15,6 +15,7 @@
 
 #include "es-path.h"
 #include "es-save.h"
+#include "es-test-hooks.h"
 
 struct EsAtomicFile {
   char *path;      /* the target as given, for messages */
@@ -67,9 +68,7 @@ inject_read_env_once (void)
 {
   if (atomic_flag_test_and_set (&inject_env_read))
     return;
-  const char *env = getenv ("ES_INJECT_WRITE_FAILURE");
-  int n = env ? atoi (env) : 0;
-  atomic_store (&inject_countdown, n > 0 ? n : 0);
+  atomic_store (&inject_countdown, es_test_hook_write_failure ());
 }
 
 /* Test hook: ES_INJECT_WRITE_SIGNAL=N:SIG raises SIG just before the N-th
@@ -82,13 +81,11 @@ static void
 signal_read_env_once (void)
 {
   static bool read;
-  const char *env;
 
   if (read)
     return;
   read = true;
-  env = getenv ("ES_INJECT_WRITE_SIGNAL");
-  if (env == NULL || sscanf (env, "%d:%d", &signal_write_countdown, &signal_write_number) != 2)
+  if (!es_test_hook_write_signal (&signal_write_countdown, &signal_write_number))
     signal_write_countdown = 0;
 }
 

@@ -17,6 +17,7 @@
 #include "es-load-internal.h"
 #include "es-png-inflate.h"
 #include "es-png-unfilter.h"
+#include "es-test-hooks.h"
 
 /* deflate expands its input by at most 1032:1, so IDAT data this much
  * smaller than the image cannot hold it. */
@@ -52,7 +53,7 @@ bool
 es_load_png_rows_while_reading (void)
 {
 #ifdef ES_HAVE_LIBDEFLATE
-  return force_streamed || getenv ("ES_TEST_PNG_ZLIB") != NULL;
+  return force_streamed || es_test_hook_png_zlib ();
 #else
   return true;
 #endif

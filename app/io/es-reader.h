@@ -42,12 +42,6 @@ size_t es_reader_fill (EsReader *reader, size_t n);
 /* Copies up to n bytes out; fewer only at the end of the input. */
 size_t es_reader_read (EsReader *reader, void *out, size_t n);
 
-static inline size_t
-es_reader_available (const EsReader *reader)
-{
-  return reader->end - reader->pos;
-}
-
 /* The next byte, or -1 at the end of the input. */
 static inline int
 es_reader_peek (EsReader *reader)

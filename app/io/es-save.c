@@ -114,20 +114,6 @@ check_values (const char *path, const EsImage *values, EsError *error)
   return true;
 }
 
-static inline double
-sample_at (const EsImage *image, const void *row, int x)
-{
-  switch (image->format)
-    {
-    case ES_FORMAT_U8:
-      return ((const uint8_t *) row)[x];
-    case ES_FORMAT_U16:
-      return ((const uint16_t *) row)[x];
-    default:
-      return ((const float *) row)[x];
-    }
-}
-
 /* Whether some pixels may have no value (NaN): the job says so (a mask, a
  * footprint), or the values show it; values still arriving through a gate
  * cannot be looked at first, so there the job alone decides. */
@@ -252,11 +238,9 @@ typedef struct {
 static void
 raw16_fill_row (const Raw16Rows *r, int y, uint8_t *row)
 {
-  const void *src = es_image_row (r->values, y);
-
   for (int x = 0; x < r->values->width; x++)
     {
-      double value = sample_at (r->values, src, x);
+      double value = es_image_sample (r->values, x, y);
       double t = (value - r->lo) * r->s;
       unsigned int v;
       t = t > 0 ? t : 0;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What every CPU operation shares: band sizing, per-thread scratch, input rows mapped to levels or 8 bits. */
+/* What every CPU operation shares: the band driver, per-thread scratch, input rows mapped to levels or 8 bits. */
 #include "es-cpu-internal.h"
 
 #include <omp.h>
@@ -43,12 +43,50 @@ es_cpu_finish (EsControl *control, EsError *error)
 uint8_t *
 es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error)
 {
-  uint8_t *memory = malloc (per_thread * (size_t) threads);
+  /* aligned_alloc wants a multiple of the alignment. */
+  size_t bytes = (per_thread * (size_t) threads + 63) / 64 * 64;
+  uint8_t *memory = aligned_alloc (64, bytes);
 
   if (memory == NULL)
-    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of %s scratch",
-                  per_thread * (size_t) threads >> 10, what);
+    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu KiB of %s scratch", bytes >> 10, what);
   return memory;
+}
+
+bool
+es_cpu_run_bands (const EsCpuBands *work, int height, EsControl *control, EsError *error)
+{
+  int threads = omp_get_max_threads ();
+  int rows_per_band = es_cpu_band_rows (height);
+  int bands = es_cpu_band_count (height, rows_per_band);
+  /* Whole cache lines a thread, at least one: no two threads write one
+   * line, and each block starts aligned for the vector loads and stores of
+   * its method. */
+  size_t stride = work->scratch_bytes > 0 ? (work->scratch_bytes + 63) / 64 * 64 : 64;
+  uint8_t *memory = es_cpu_scratch_alloc (stride, threads, work->what, error);
+
+  if (memory == NULL)
+    return false;
+  es_control_begin (control, height);
+
+#pragma omp parallel num_threads (threads)
+  {
+    uint8_t *scratch = memory + stride * (size_t) omp_get_thread_num ();
+
+    if (work->start_thread != NULL)
+      work->start_thread (work->context, scratch);
+    /* Bands go to threads as they come free (es_cpu_band_rows). */
+#pragma omp for schedule(dynamic)
+    for (int band = 0; band < bands; band++)
+      if (!es_control_cancelled (control))
+        {
+          int y0 = band * rows_per_band;
+          int y1 = y0 + rows_per_band < height ? y0 + rows_per_band : height;
+
+          work->band (work->context, scratch, y0, y1, control);
+        }
+  }
+  free (memory);
+  return es_cpu_finish (control, error);
 }
 
 /* es_sample_to_u8_max without a division, so that the row loops vectorize:

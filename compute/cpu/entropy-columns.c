@@ -2,7 +2,6 @@
 /* Local entropy on the CPU by column histograms (Perreault & Hébert): O(L) a pixel, whatever the window. */
 #include "entropy-internal.h"
 
-#include <omp.h>
 #include <stdlib.h>
 
 #ifdef ES_HAVE_AVX2_PATH
@@ -297,56 +296,59 @@ entropy_columns_band (const EntropyTables *t, const PairTable *pt, ColumnScratch
     }
 }
 
+typedef struct {
+  const EntropyTables *t;
+  const PairTable *pt;
+  const EsImage *in, *out;
+  int levels, lp;
+  size_t cols_size, sums_size, index_size;
+} Columns;
+
+static void
+columns_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const Columns *c = context;
+  int k = c->t->window, r = k / 2;
+  ColumnScratch s = {
+    .cols = (uint16_t *) scratch + (size_t) (r + 1) * c->lp,
+    .lp = c->lp,
+    .sums = (uint32_t *) (scratch + c->cols_size),
+    .index = (uint16_t *) (scratch + c->cols_size + c->sums_size),
+    .ring = { scratch + c->cols_size + c->sums_size + c->index_size, (size_t) c->out->width, k + 1, 0, { 0 } },
+  };
+
+  entropy_columns_band (c->t, c->pt, &s, c->in, c->out, c->levels, y0, y1, control);
+}
+
 bool
 es_cpu_entropy_columns (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                  EsControl *control, EsError *error)
 {
-  int w = out->width, h = out->height, k = job->window, r = k / 2;
-  int threads = omp_get_max_threads ();
-  int lp = es_cpu_columns_lanes (job->levels);
-  size_t cols_size = es_cpu_columns_bytes (w, k, job->levels);
-  size_t sums_size = ((size_t) w * sizeof (uint32_t) + 63) / 64 * 64;
-  size_t index_size = ES_COLUMNS_CHUNK_BYTES / 2;
-  size_t ring_size = es_cpu_map_is_identity (in, ES_CPU_MAP_LEVELS) ? 0 : (size_t) (k + 1) * (size_t) w;
-  size_t per_thread = cols_size + sums_size + index_size + ring_size;
-  int rows_per_band = es_cpu_band_rows (h);
-  int bands = es_cpu_band_count (h, rows_per_band);
+  int w = out->width, k = job->window;
   PairTable pt;
-  uint8_t *memory;
+  /* The counts are loaded aligned: es_cpu_run_bands starts each thread's
+   * scratch on 64 bytes. */
+  Columns columns = {
+    .t = t, .pt = &pt, .in = in, .out = out, .levels = job->levels,
+    .lp = es_cpu_columns_lanes (job->levels),
+    .cols_size = es_cpu_columns_bytes (w, k, job->levels),
+    .sums_size = ((size_t) w * sizeof (uint32_t) + 63) / 64 * 64,
+    .index_size = ES_COLUMNS_CHUNK_BYTES / 2,
+  };
+  size_t ring_size = es_cpu_map_is_identity (in, ES_CPU_MAP_LEVELS) ? 0 : (size_t) (k + 1) * (size_t) w;
+  EsCpuBands work = {
+    .what = "entropy",
+    .scratch_bytes = columns.cols_size + columns.sums_size + columns.index_size + ring_size,
+    .context = &columns,
+    .band = columns_band,
+  };
+  bool ok;
 
   assert (job->levels <= ES_COLUMNS_MAX_LEVELS);
   if (!pair_table_init (&pt, t, error))
     return false;
-  /* Each thread's block starts on 64 bytes: the counts are loaded aligned. */
-  memory = es_cpu_scratch_alloc (per_thread + 64, threads, "entropy", error);
-  if (memory == NULL)
-    {
-      free (pt.pairs);
-      return false;
-    }
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *base = memory + (size_t) (per_thread + 64) * (size_t) omp_get_thread_num ();
-    uint8_t *mine = base + (64 - (uintptr_t) base % 64) % 64;
-    ColumnScratch s = {
-      .cols = (uint16_t *) mine + (size_t) (r + 1) * lp,
-      .lp = lp,
-      .sums = (uint32_t *) (mine + cols_size),
-      .index = (uint16_t *) (mine + cols_size + sums_size),
-      .ring = { mine + cols_size + sums_size + index_size, (size_t) w, k + 1, 0, { 0 } },
-    };
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
-        entropy_columns_band (t, &pt, &s, in, out, job->levels, y0, y1, control);
-      }
-  }
-  free (memory);
+  ok = es_cpu_run_bands (&work, out->height, control, error);
   free (pt.pairs);
-  return true;
+  return ok;
 }
 #endif

@@ -442,81 +442,97 @@ packed_row (const General *g, const uint32_t *const *left, const uint32_t *const
 }
 #endif
 
+/* The job of general_band, and the layout of a thread's scratch: two
+ * histograms, the ring of mapped rows, and the row pointers of the window. */
+typedef struct {
+  const General *g;
+  const EsImage *out;
+  int ring_rows;
+  size_t padded;        /* a mapped row with its border cells */
+  size_t counts_bytes, ring_bytes;
+} GeneralRun;
+
+static void
+general_start_thread (const void *context, uint8_t *scratch)
+{
+  const GeneralRun *c = context;
+  const General *g = c->g;   /* SKIP names g */
+  uint16_t *counts[2] = { (uint16_t *) scratch, (uint16_t *) (scratch + c->counts_bytes) };
+
+  memset (scratch, 0, 2 * c->counts_bytes);
+  if (g->parked)
+    counts[0][SKIP] = counts[1][SKIP] = PARK;
+}
+
+static void
+general_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const GeneralRun *c = context;
+  const General *g = c->g;
+  int hh = g->half_height, ring_rows = c->ring_rows;
+  uint16_t *counts[2] = { (uint16_t *) scratch, (uint16_t *) (scratch + c->counts_bytes) };
+  uint32_t *ring = (uint32_t *) (scratch + 2 * c->counts_bytes);
+  const uint32_t **rows = (const uint32_t **) (scratch + 2 * c->counts_bytes + c->ring_bytes);
+  int *row_of = (int *) (rows + ring_rows);   /* the virtual row each slot holds */
+  const uint32_t **left = rows + 2 * ring_rows, **right = left + g->n_spans;
+
+  for (int i = 0; i < ring_rows; i++)
+    row_of[i] = INT32_MIN;
+  for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
+    {
+      int spans = 0;
+
+      for (int v = y - hh; v <= y + hh; v++)
+        {
+          int slot = ((v % ring_rows) + ring_rows) % ring_rows;
+          if (row_of[slot] != v)
+            {
+              rows[slot] = map_row (g, v, ring + (size_t) slot * c->padded);
+              row_of[slot] = v;
+            }
+        }
+      for (int s = 0; s < g->n_spans; s++)
+        {
+          int v = y + g->spans[s].dy;
+          const uint32_t *row = rows[((v % ring_rows) + ring_rows) % ring_rows];
+
+          if (row == NULL)
+            continue;
+          left[spans] = row + g->half_width + g->spans[s].x0;
+          right[spans] = row + g->half_width + g->spans[s].x1 + 1;
+          spans++;
+        }
+#ifdef ES_HAVE_AVX2_PATH
+      if (g->packed)
+        packed_row (g, left, right, spans, g->mask ? es_image_row (g->mask, y) : NULL, es_image_row (c->out, y));
+      else
+#endif
+        general_row (g, left, right, spans, counts, g->mask ? es_image_row (g->mask, y) : NULL,
+                     es_image_row (c->out, y));
+      es_control_advance (control, 1);
+    }
+}
+
 static bool
 general_run (const General *g, EsImage *out, EsControl *control, EsError *error)
 {
-  const EsImage *in = g->in;
-  int w = in->width, h = in->height, hh = g->half_height;
-  int ring_rows = 2 * hh + 1;
-  size_t padded = (size_t) w + 2 * (size_t) g->half_width;
-  size_t counts_bytes = ((size_t) (g->bins + 1) * sizeof (uint16_t) + 63) / 64 * 64;
-  size_t ring_bytes = ((size_t) ring_rows * padded * sizeof (uint32_t) + 63) / 64 * 64;
+  int ring_rows = 2 * g->half_height + 1;
+  GeneralRun run = {
+    .g = g, .out = out, .ring_rows = ring_rows,
+    .padded = (size_t) g->in->width + 2 * (size_t) g->half_width,
+    .counts_bytes = ((size_t) (g->bins + 1) * sizeof (uint16_t) + 63) / 64 * 64,
+  };
   size_t pointer_bytes = (2 * (size_t) ring_rows + 2 * (size_t) g->n_spans) * sizeof (void *);
-  size_t per_thread = 2 * counts_bytes + ring_bytes + pointer_bytes;
-  int threads = omp_get_max_threads ();
-  int rows_per_band = es_cpu_band_rows (h);
-  int bands = es_cpu_band_count (h, rows_per_band);
-  uint8_t *memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
+  EsCpuBands work = {
+    .what = "entropy",
+    .context = &run,
+    .start_thread = general_start_thread,
+    .band = general_band,
+  };
 
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *mine = memory + per_thread * (size_t) omp_get_thread_num ();
-    uint16_t *counts[2] = { (uint16_t *) mine, (uint16_t *) (mine + counts_bytes) };
-    uint32_t *ring = (uint32_t *) (mine + 2 * counts_bytes);
-    const uint32_t **rows = (const uint32_t **) (mine + 2 * counts_bytes + ring_bytes);
-    int *row_of = (int *) (rows + ring_rows);   /* the virtual row each slot holds */
-    const uint32_t **left = rows + 2 * ring_rows, **right = left + g->n_spans;
-    memset (mine, 0, 2 * counts_bytes);
-    if (g->parked)
-      counts[0][SKIP] = counts[1][SKIP] = PARK;
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
-
-        for (int i = 0; i < ring_rows; i++)
-          row_of[i] = INT32_MIN;
-        for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
-          {
-            int spans = 0;
-
-            for (int v = y - hh; v <= y + hh; v++)
-              {
-                int slot = ((v % ring_rows) + ring_rows) % ring_rows;
-                if (row_of[slot] != v)
-                  {
-                    rows[slot] = map_row (g, v, ring + (size_t) slot * padded);
-                    row_of[slot] = v;
-                  }
-              }
-            for (int s = 0; s < g->n_spans; s++)
-              {
-                int v = y + g->spans[s].dy;
-                const uint32_t *row = rows[((v % ring_rows) + ring_rows) % ring_rows];
-
-                if (row == NULL)
-                  continue;
-                left[spans] = row + g->half_width + g->spans[s].x0;
-                right[spans] = row + g->half_width + g->spans[s].x1 + 1;
-                spans++;
-              }
-#ifdef ES_HAVE_AVX2_PATH
-            if (g->packed)
-              packed_row (g, left, right, spans, g->mask ? es_image_row (g->mask, y) : NULL, es_image_row (out, y));
-            else
-#endif
-              general_row (g, left, right, spans, counts, g->mask ? es_image_row (g->mask, y) : NULL,
-                           es_image_row (out, y));
-            es_control_advance (control, 1);
-          }
-      }
-  }
-  free (memory);
-  return true;
+  run.ring_bytes = ((size_t) ring_rows * run.padded * sizeof (uint32_t) + 63) / 64 * 64;
+  work.scratch_bytes = 2 * run.counts_bytes + run.ring_bytes + pointer_bytes;
+  return es_cpu_run_bands (&work, g->in->height, control, error);
 }
 
 /* ---- squares through the default definition's methods ---------------------------
@@ -644,8 +660,7 @@ es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsCon
       ok = square_via_levels (job, &g, out, control, error);
       goto out;
     }
-  es_control_begin (control, in->height);
-  ok = general_run (&g, out, control, error) && es_cpu_finish (control, error);
+  ok = general_run (&g, out, control, error);
 out:
   free (g.lut);
   free (g.spans);

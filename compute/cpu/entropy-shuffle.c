@@ -2,7 +2,6 @@
 /* Local entropy on the CPU by AVX2 byte shuffles: every level counted 32 pixels a vector, for small windows and few levels. */
 #include "entropy-internal.h"
 
-#include <omp.h>
 #include <stdlib.h>
 
 #ifdef ES_HAVE_AVX2_PATH
@@ -196,58 +195,71 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch 
     }
 }
 
+typedef struct {
+  const EntropyTables *t;
+  const ShuffleTables *st;
+  const EsImage *in, *out;
+  size_t padded;          /* a row, run on with 0xFF to a multiple of ES_PAD */
+  size_t counts_stride;
+  size_t counts_size, sums_size;
+} Shuffle;
+
+static void
+shuffle_start_thread (const void *context, uint8_t *scratch)
+{
+  const Shuffle *c = context;
+
+  /* es_cpu_map_row writes the first width bytes of a row; the rest stays
+   * 0xFF, and so does the row after the ring. */
+  memset (scratch + c->counts_size + c->sums_size, 0xFF, (size_t) (c->t->window + 2) * c->padded);
+}
+
+static void
+shuffle_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const Shuffle *c = context;
+  int k = c->t->window;
+  uint8_t *rows = scratch + c->counts_size + c->sums_size;
+  SimdScratch s = {
+    .counts = scratch,
+    .counts_stride = c->counts_stride,
+    .sums = (uint32_t *) (scratch + c->counts_size),
+    .ring = { rows, c->padded, k + 1, 0, { 0 } },
+    .none = rows + (size_t) (k + 1) * c->padded,
+  };
+
+  entropy_simd_band (c->t, c->st, &s, c->in, c->out, y0, y1, control);
+}
+
 bool
 es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
               EsControl *control, EsError *error)
 {
   ShuffleTables st;
-  int threads = omp_get_max_threads ();
   int k = job->window;
   size_t padded = ((size_t) out->width + ES_PAD - 1) / ES_PAD * ES_PAD;
   /* Vector loads reach k − 1 + 31 bytes past the last block's start. */
   size_t counts_stride = padded + 2 * ES_PAD;
-  size_t counts_size = (size_t) job->levels * counts_stride;
-  size_t sums_size = padded * sizeof (uint32_t);
+  Shuffle shuffle = {
+    .t = t, .st = &st, .in = in, .out = out, .padded = padded, .counts_stride = counts_stride,
+    .counts_size = (size_t) job->levels * counts_stride,
+    .sums_size = padded * sizeof (uint32_t),
+  };
   /* The ring's k + 1 rows and the 0xFF row. */
   size_t rows_size = (size_t) (k + 2) * padded;
-  size_t per_thread = counts_size + sums_size + rows_size;
-  int rows_per_band = es_cpu_band_rows (out->height);
-  int bands = es_cpu_band_count (out->height, rows_per_band);
-  uint8_t *memory;
+  EsCpuBands work = {
+    .what = "entropy",
+    .scratch_bytes = shuffle.counts_size + shuffle.sums_size + rows_size,
+    .context = &shuffle,
+    .start_thread = shuffle_start_thread,
+    .band = shuffle_band,
+  };
 
 #ifdef ES_HAVE_AVX512_PATH
   if (es_cpu_entropy_avx512 ())
     return es_cpu_entropy_shuffle512 (job, t, in, out, control, error);
 #endif
   shuffle_tables_init (&st, k, job->levels);
-  memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *mine = memory + per_thread * (size_t) omp_get_thread_num ();
-    uint8_t *rows = mine + counts_size + sums_size;
-    SimdScratch s = {
-      .counts = mine,
-      .counts_stride = counts_stride,
-      .sums = (uint32_t *) (mine + counts_size),
-      .ring = { rows, padded, k + 1, 0, { 0 } },
-      .none = rows + (size_t) (k + 1) * padded,
-    };
-
-    /* es_cpu_map_row writes the first width bytes of a row; the rest stays 0xFF. */
-    memset (rows, 0xFF, rows_size);
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < out->height ? y0 + rows_per_band : out->height;
-        entropy_simd_band (t, &st, &s, in, out, y0, y1, control);
-      }
-  }
-  free (memory);
-  return true;
+  return es_cpu_run_bands (&work, out->height, control, error);
 }
 #endif

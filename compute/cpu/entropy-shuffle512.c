@@ -2,7 +2,6 @@
 /* The shuffle method with AVX-512 (VBMI, VNNI): four levels of 16 pixels a vector, T by vpermb, sums by vpdpbusd. */
 #include "entropy-avx512.h"
 
-#include <omp.h>
 #include <stdlib.h>
 
 #ifdef ES_HAVE_AVX512_PATH
@@ -229,58 +228,70 @@ band_512 (const EntropyTables *t, const Shuffle512Tables *st, Scratch512 *s, con
     }
 }
 
+typedef struct {
+  const EntropyTables *t;
+  const Shuffle512Tables *st;
+  const EsImage *in, *out;
+  int levels;
+  size_t padded;          /* a row, run on with 0xFF to a multiple of 64 bytes */
+  size_t counts_stride;
+  size_t counts_size, sums_size;
+} Shuffle512;
+
+static void
+shuffle512_start_thread (const void *context, uint8_t *scratch)
+{
+  const Shuffle512 *c = context;
+
+  /* es_cpu_map_row writes the first width bytes of a row; the rest stays
+   * 0xFF, and so does the row after the ring. */
+  memset (scratch + c->counts_size + c->sums_size, 0xFF, (size_t) (c->t->window + 2) * c->padded);
+}
+
+static void
+shuffle512_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const Shuffle512 *c = context;
+  int k = c->t->window;
+  uint8_t *rows = scratch + c->counts_size + c->sums_size;
+  Scratch512 s = {
+    .counts = scratch,
+    .counts_stride = c->counts_stride,
+    .sums = (uint32_t *) (scratch + c->counts_size),
+    .ring = { rows, c->padded, k + 1, 0, { 0 } },
+    .none = rows + (size_t) (k + 1) * c->padded,
+  };
+
+  band_512 (c->t, c->st, &s, c->in, c->out, c->levels, y0, y1, control);
+}
+
 bool
 es_cpu_entropy_shuffle512 (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                            EsControl *control, EsError *error)
 {
   Shuffle512Tables st;
-  int threads = omp_get_max_threads ();
   int k = job->window;
-  /* Rows run on with 0xFF to a multiple of 64 bytes. */
   size_t padded = ((size_t) out->width + 63) / 64 * 64;
-  size_t counts_stride = 4 * (padded + 2 * PAD_COLUMNS);
-  size_t counts_size;
-  size_t sums_size = padded * sizeof (uint32_t);
+  Shuffle512 shuffle = {
+    .t = t, .st = &st, .in = in, .out = out, .levels = job->levels, .padded = padded,
+    .counts_stride = 4 * (padded + 2 * PAD_COLUMNS),
+    .sums_size = padded * sizeof (uint32_t),
+  };
+  /* The ring's k + 1 rows and the 0xFF row. */
   size_t rows_size = (size_t) (k + 2) * padded;
-  size_t per_thread;
-  int rows_per_band = es_cpu_band_rows (out->height);
-  int bands = es_cpu_band_count (out->height, rows_per_band);
-  uint8_t *memory;
+  /* The counts are stored aligned: es_cpu_run_bands starts each thread's
+   * scratch on 64 bytes. */
+  EsCpuBands work = {
+    .what = "entropy",
+    .context = &shuffle,
+    .start_thread = shuffle512_start_thread,
+    .band = shuffle512_band,
+  };
 
   assert (k <= ES_SIMD_MAX_WINDOW && job->levels < 0xFF);
   shuffle512_tables_init (&st, k, job->levels);
-  counts_size = (size_t) st.groups * counts_stride;
-  per_thread = counts_size + sums_size + rows_size;
-  /* Each thread's block starts on 64 bytes: the counts are stored aligned. */
-  memory = es_cpu_scratch_alloc (per_thread + 64, threads, "entropy", error);
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *base = memory + (per_thread + 64) * (size_t) omp_get_thread_num ();
-    uint8_t *mine = base + (64 - (uintptr_t) base % 64) % 64;
-    uint8_t *rows = mine + counts_size + sums_size;
-    Scratch512 s = {
-      .counts = mine,
-      .counts_stride = counts_stride,
-      .sums = (uint32_t *) (mine + counts_size),
-      .ring = { rows, padded, k + 1, 0, { 0 } },
-      .none = rows + (size_t) (k + 1) * padded,
-    };
-
-    /* es_cpu_map_row writes the first width bytes of a row; the rest stays 0xFF. */
-    memset (rows, 0xFF, rows_size);
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < out->height ? y0 + rows_per_band : out->height;
-        band_512 (t, &st, &s, in, out, job->levels, y0, y1, control);
-      }
-  }
-  free (memory);
-  return true;
+  shuffle.counts_size = (size_t) st.groups * shuffle.counts_stride;
+  work.scratch_bytes = shuffle.counts_size + shuffle.sums_size + rows_size;
+  return es_cpu_run_bands (&work, out->height, control, error);
 }
 #endif

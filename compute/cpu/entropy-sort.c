@@ -2,7 +2,6 @@
 /* Local entropy over 5×5 windows by AVX-512 sorting networks: 64 windows a vector, one cost for any level count. */
 #include "entropy-avx512.h"
 
-#include <omp.h>
 #include <stdlib.h>
 
 #ifdef ES_HAVE_AVX512_PATH
@@ -249,48 +248,55 @@ band_sort (const EntropyTables *t, const SortTables *st, SortScratch *s, const E
     }
 }
 
+typedef struct {
+  const EntropyTables *t;
+  const SortTables *st;
+  const EsImage *in, *out;
+  int levels;
+  size_t line;   /* a row with its margins */
+} Sort;
+
+static void
+sort_start_thread (const void *context, uint8_t *scratch)
+{
+  const Sort *c = context;
+
+  /* The margins hold zeros: they are sorted and read, never used. */
+  memset (scratch, 0, 2 * SORT_WINDOW * c->line);
+}
+
+static void
+sort_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const Sort *c = context;
+  SortScratch s;
+
+  for (int i = 0; i < SORT_WINDOW; i++)
+    {
+      s.rows[i] = scratch + i * c->line + MARGIN;
+      s.sorted[i] = scratch + (SORT_WINDOW + i) * c->line + MARGIN;
+      s.mapped[i] = -1;
+    }
+  band_sort (c->t, c->st, &s, c->in, c->out, c->levels, y0, y1, control);
+}
+
 bool
 es_cpu_entropy_sort (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                      EsControl *control, EsError *error)
 {
   SortTables st;
-  int threads = omp_get_max_threads ();
   size_t padded = ((size_t) out->width + 63) / 64 * 64;
-  size_t line = MARGIN + padded + MARGIN;
-  size_t per_thread = 2 * SORT_WINDOW * line;
-  int rows_per_band = es_cpu_band_rows (out->height);
-  int bands = es_cpu_band_count (out->height, rows_per_band);
-  uint8_t *memory;
+  Sort sort = { .t = t, .st = &st, .in = in, .out = out, .levels = job->levels, .line = MARGIN + padded + MARGIN };
+  EsCpuBands work = {
+    .what = "entropy",
+    .scratch_bytes = 2 * SORT_WINDOW * sort.line,
+    .context = &sort,
+    .start_thread = sort_start_thread,
+    .band = sort_band,
+  };
 
   assert (job->window == SORT_WINDOW && t->window == SORT_WINDOW);
   sort_tables_init (&st, t);
-  memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *mine = memory + per_thread * (size_t) omp_get_thread_num ();
-    SortScratch s;
-
-    /* The margins hold zeros: they are sorted and read, never used. */
-    memset (mine, 0, per_thread);
-    for (int i = 0; i < SORT_WINDOW; i++)
-      {
-        s.rows[i] = mine + i * line + MARGIN;
-        s.sorted[i] = mine + (SORT_WINDOW + i) * line + MARGIN;
-        s.mapped[i] = -1;
-      }
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < out->height ? y0 + rows_per_band : out->height;
-        band_sort (t, &st, &s, in, out, job->levels, y0, y1, control);
-      }
-  }
-  free (memory);
-  return true;
+  return es_cpu_run_bands (&work, out->height, control, error);
 }
 #endif

@@ -5,7 +5,6 @@
 
 #include <assert.h>
 #include <math.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +152,14 @@ sliding_row (const EntropyTables *t, const uint8_t *first, size_t stride, int ro
     }
 }
 
+typedef struct {
+  const EntropyTables *t;
+  const EsImage *in, *out;
+  int levels;
+  size_t stride;      /* between the ring's slots */
+  size_t sums_size;   /* the row of sums before the ring */
+} Sliding;
+
 /* Each band maps its rows and its halo into a ring of 2k rows in which
  * row y sits twice, at slots y mod k and y mod k + k: the window's rows,
  * at most k consecutive ones, are then always consecutive slots, and no
@@ -160,55 +167,51 @@ sliding_row (const EntropyTables *t, const uint8_t *first, size_t stride, int ro
  * bytes plus 64 apart: at a power-of-two distance (a 4096-pixel image) the
  * k rows under one column would all fall into one set of the L1 cache,
  * which holds eight, and every update beyond the eighth row would miss. */
+static void
+sliding_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control)
+{
+  const Sliding *s = context;
+  const EsImage *in = s->in;
+  int w = in->width, h = in->height, k = s->t->window, r = k / 2;
+  size_t stride = s->stride;
+  uint32_t *sums = (uint32_t *) scratch;
+  uint8_t *ring = scratch + s->sums_size;
+  int next = y0 - r > 0 ? y0 - r : 0;  /* the next row to map */
+
+  for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
+    {
+      int top, bottom;
+
+      window_rows (y, r, h, &top, &bottom);
+      for (; next <= bottom; next++)
+        {
+          uint8_t *slot = ring + (size_t) (next % k) * stride;
+          es_cpu_map_row (in, next, ES_CPU_MAP_LEVELS, s->levels, slot);
+          memcpy (slot + (size_t) k * stride, slot, (size_t) w);
+        }
+      sliding_row (s->t, ring + (size_t) (top % k) * stride, stride, bottom - top + 1, w, sums,
+                   es_image_row (s->out, y));
+      es_control_advance (control, 1);
+    }
+}
+
 static bool
 entropy_sliding (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
                  EsControl *control, EsError *error)
 {
-  int w = in->width, h = in->height, k = t->window, r = k / 2;
-  int threads = omp_get_max_threads ();
-  int rows_per_band = es_cpu_band_rows (h);
-  int bands = es_cpu_band_count (h, rows_per_band);
-  size_t stride = ((size_t) w + 63) / 64 * 64 + 64;
-  size_t ring_size = 2 * (size_t) k * stride;
-  size_t sums_size = ((size_t) w * sizeof (uint32_t) + 63) / 64 * 64;
-  size_t per_thread = sums_size + ring_size;
-  uint8_t *memory = es_cpu_scratch_alloc (per_thread, threads, "entropy", error);
+  size_t stride = ((size_t) in->width + 63) / 64 * 64 + 64;
+  Sliding sliding = {
+    .t = t, .in = in, .out = out, .levels = job->levels, .stride = stride,
+    .sums_size = ((size_t) in->width * sizeof (uint32_t) + 63) / 64 * 64,
+  };
+  EsCpuBands work = {
+    .what = "entropy",
+    .scratch_bytes = sliding.sums_size + 2 * (size_t) t->window * stride,
+    .context = &sliding,
+    .band = sliding_band,
+  };
 
-  if (memory == NULL)
-    return false;
-
-#pragma omp parallel num_threads (threads)
-  {
-    uint8_t *mine = memory + per_thread * (size_t) omp_get_thread_num ();
-    uint32_t *sums = (uint32_t *) mine;
-    uint8_t *ring = mine + sums_size;
-
-#pragma omp for schedule(dynamic)
-    for (int band = 0; band < bands; band++)
-      {
-        int y0 = band * rows_per_band;
-        int y1 = y0 + rows_per_band < h ? y0 + rows_per_band : h;
-        int next = y0 - r > 0 ? y0 - r : 0;  /* the next row to map */
-
-        for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
-          {
-            int top, bottom;
-
-            window_rows (y, r, h, &top, &bottom);
-            for (; next <= bottom; next++)
-              {
-                uint8_t *slot = ring + (size_t) (next % k) * stride;
-                es_cpu_map_row (in, next, ES_CPU_MAP_LEVELS, job->levels, slot);
-                memcpy (slot + (size_t) k * stride, slot, (size_t) w);
-              }
-            sliding_row (t, ring + (size_t) (top % k) * stride, stride, bottom - top + 1, w, sums,
-                         es_image_row (out, y));
-            es_control_advance (control, 1);
-          }
-      }
-  }
-  free (memory);
-  return true;
+  return es_cpu_run_bands (&work, in->height, control, error);
 }
 
 /* ---- choosing a method ------------------------------------------------------- */
@@ -351,7 +354,6 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   if (tables == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
   entropy_tables_init (tables, job->window, method == ES_CPU_ENTROPY_SHUFFLE ? ES_SIMD_BITS : ES_ENTROPY_BITS);
-  es_control_begin (control, in->height);
 
   switch (method)
     {
@@ -374,5 +376,5 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
     }
 
   free (tables);
-  return ok && es_cpu_finish (control, error);
+  return ok;
 }

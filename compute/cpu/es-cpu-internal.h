@@ -53,15 +53,41 @@ es_cpu_band_count (int height, int rows)
   return (height + rows - 1) / rows;
 }
 
-/* One working buffer for every thread, `per_thread` bytes each; NULL (and
- * `error` set, naming `what`) when there is no memory for it. */
+/* One working buffer for every thread, `per_thread` bytes each, starting on
+ * 64 bytes; NULL (and `error` set, naming `what`) when there is no memory
+ * for it. */
 uint8_t *es_cpu_scratch_alloc (size_t per_thread, int threads, const char *what, EsError *error);
 
 /* Cancellation and progress: every runner calls es_control_begin with its
  * rows, polls es_control_cancelled before each row (a cancelled job stops
  * within a row per thread), reports each row with es_control_advance, and
- * returns es_cpu_finish: false with ES_ERROR_CANCELLED once cancelled. */
+ * returns es_cpu_finish: false with ES_ERROR_CANCELLED once cancelled.
+ * es_cpu_run_bands does all but the row polling and reporting for the
+ * operations that work in bands. */
 bool es_cpu_finish (EsControl *control, EsError *error);
+
+/* What an operation that works in bands gives es_cpu_run_bands: its
+ * per-thread scratch and the work of one band. */
+typedef struct {
+  const char *what;       /* names the scratch in an out-of-memory error */
+  size_t scratch_bytes;   /* a thread's scratch, 0 when the bands need none */
+  const void *context;    /* the job's read-only state: tables, images */
+  /* Once per thread before its first band, may be NULL: fills the parts of
+   * the scratch that no band overwrites (padding, constant rows). */
+  void (*start_thread) (const void *context, uint8_t *scratch);
+  /* Rows y0..y1−1, each polled for cancellation and reported with
+   * es_control_advance. A band depends on nothing an earlier band left in
+   * the scratch: any thread may have run the band before it. */
+  void (*band) (const void *context, uint8_t *scratch, int y0, int y1, EsControl *control);
+} EsCpuBands;
+
+/* Runs `work` over the rows 0..height−1 of a job: es_control_begin with
+ * height rows, one scratch of work->scratch_bytes (64-byte aligned) per
+ * OpenMP thread, the bands handed to threads as they come free, no band
+ * started once the job is cancelled, then es_cpu_finish. False with
+ * `error` set when there is no memory for the scratch or the job was
+ * cancelled. */
+bool es_cpu_run_bands (const EsCpuBands *work, int height, EsControl *control, EsError *error);
 
 /* ---- entropy methods -------------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "es-cuda-internal.h"
+#include "../es-test-hooks.h"
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -281,13 +282,11 @@ parse_devices (const char *text, int *devices, int *n)
 static void
 read_faults (EsCuda *cuda)
 {
-  const char *fault = getenv ("ES_CUDA_FAULT");
+  EsTestCudaFault fault = es_test_hook_cuda_fault ();
 
-  if (fault == NULL)
-    return;
-  cuda->fault_alloc = strcmp (fault, "alloc") == 0;
-  cuda->fault_launch = strcmp (fault, "launch") == 0;
-  cuda->fault_sticky = strcmp (fault, "sticky") == 0;
+  cuda->fault_alloc = fault == ES_TEST_CUDA_FAULT_ALLOC;
+  cuda->fault_launch = fault == ES_TEST_CUDA_FAULT_LAUNCH;
+  cuda->fault_sticky = fault == ES_TEST_CUDA_FAULT_STICKY;
 }
 
 /* Stream, events, tables and the small fixed buffers. */
@@ -366,12 +365,6 @@ open_one (int device, char *reason, size_t reason_size)
       return NULL;
     }
   return cuda;
-}
-
-EsCuda *
-es_cuda_open (char *reason, size_t reason_size)
-{
-  return es_cuda_open_devices (NULL, 0, reason, reason_size);
 }
 
 EsCuda *

@@ -14,13 +14,11 @@ extern "C" {
 
 typedef struct EsCuda EsCuda;
 
-/* Opens the first usable device, or returns NULL with a reason such as
- * "no CUDA driver", "no CUDA device", "CUDA driver too old (driver 12.2,
- * runtime 13.0)" written to reason. */
-EsCuda *es_cuda_open (char *reason, size_t reason_size);
 /* Opens the listed devices (n_devices > 0), or, with none listed, those of
  * the environment variable ES_DEVICES ("0,1"), else every usable device.
- * Jobs then run in row bands spread over all of them. */
+ * Jobs then run in row bands spread over all of them. NULL when none
+ * opens, with a reason such as "no CUDA driver", "no CUDA device", "CUDA
+ * driver too old (driver 12.2, runtime 13.0)" written to reason. */
 EsCuda *es_cuda_open_devices (const int *devices, int n_devices, char *reason, size_t reason_size);
 void es_cuda_close (EsCuda *cuda);
 /* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 80 GiB)", or with several devices
