@@ -182,7 +182,7 @@ run_case (EsEngine *engine, int index, Family family)
   const Kind *kind = small ? &kinds[1] : &kinds[random_int (0, 4)];
   uint32_t top = kind->levels ? (uint32_t) random_int (2, 256) : 1u << kind->depth;
   EsImage in, mask = { 0 }, out = { 0 };
-  EsFootprint footprint;
+  EsFootprint footprint = { 0 };
   uint8_t cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
   char what[200], detail[160];
   EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
@@ -295,7 +295,7 @@ test_span_frames (EsEngine *engine)
   };
   static const EsShape shapes[] = { ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT };
   uint8_t ring_cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
-  const EsFootprint ring = { 21, 21, ring_cells };
+  const EsFootprint ring = { 21, 21, ring_cells, 0 };
   const int width = 133, height = 41;
 
   for (int y = 0; y < ring.height; y++)

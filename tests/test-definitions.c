@@ -209,7 +209,7 @@ set_binning (EsJob *job, EsBinning binning, const EsImage *in)
 static void
 check_combinations (const Runner *runners, int n_runners)
 {
-  EsFootprint footprint;
+  EsFootprint footprint = { 0 };
   uint8_t cells[9 * 9];
   int counter = 0;
 

@@ -369,7 +369,7 @@ test_window_counts (void)
   EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
   int checked = 0, failed = 0, consistent_failed = 0, no_data = 0;
   uint8_t footprint_cells[9 * 9];
-  EsFootprint footprint;
+  EsFootprint footprint = { 0 };
   EsWindowCounts counts = { 0 };
 
   for (int t = 0; t < 120 && engine; t++)
