@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Internal to app/: a multi-page TIFF (or one image of an OME-TIFF) read whole as a volume. */
+/* For app/ and the window: a multi-page TIFF (or one image of an OME-TIFF) read whole as a volume. */
 #pragma once
 
 #include "es-load.h"
