@@ -502,7 +502,7 @@ test_window_counts_3d (void)
           job.definition.radius = random_int (0, 3);
           break;
         default:
-          job.window = 2 * random_int (0, 2) + 1;   /* a square: plane by plane */
+          job.window = 2 * random_int (1, 2) + 1;   /* a square: plane by plane */
           break;
         }
       if (t % 5 == 2)
