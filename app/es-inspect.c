@@ -247,9 +247,9 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
 /* ---- The entropy window of one pixel ------------------------------------------ */
 
 static bool
-counted_in_mask (const EsImage *mask, int x, int y)
+counted_in_mask (const EsImage *mask, int x, int y, int z)
 {
-  return mask == NULL || ((const uint8_t *) es_image_row (mask, y))[x] != 0;
+  return mask == NULL || ((const uint8_t *) es_image_voxel_row (mask, z, y))[x] != 0;
 }
 
 /* The samples of bin b: every binning is monotone in v, so a bisection over
@@ -288,7 +288,7 @@ bin_sample_range (const EsBinner *binner, uint32_t top, uint32_t b, uint32_t *lo
 }
 
 static bool
-check_window_job (const EsJob *job, const EsImage *image, int x, int y, EsError *error)
+check_window_job (const EsJob *job, const EsImage *image, int x, int y, int z, EsError *error)
 {
   const EsImage *mask = job->definition.mask;
 
@@ -298,34 +298,57 @@ check_window_job (const EsJob *job, const EsImage *image, int x, int y, EsError 
     return false;
   if (image->format != ES_FORMAT_U8 && image->format != ES_FORMAT_U16)
     return es_error_set (error, ES_ERROR_INVALID, "the window counts need an 8- or 16-bit image");
-  if (mask && (mask->width != image->width || mask->height != image->height || mask->format != ES_FORMAT_U8))
+  if (mask && (mask->width != image->width || mask->height != image->height
+               || es_image_planes (mask) != es_image_planes (image) || mask->format != ES_FORMAT_U8))
     return es_error_set (error, ES_ERROR_INVALID, "the mask is not an 8-bit image of the input's size");
-  if (!inside (image, x, y))
-    return es_error_set (error, ES_ERROR_INVALID, "pixel (%d, %d) is outside the image", x, y);
+  if (!inside (image, x, y) || z < 0 || z >= es_image_planes (image))
+    return es_error_set (error, ES_ERROR_INVALID, "voxel (%d, %d, %d) is outside the image", x, y, z);
   return true;
 }
 
+/* The state and bin of the window's cell at (ix, iy, iz) of the image, which
+ * may lie outside it: a 2-D window reads plane iz only, as es_run computes
+ * it plane by plane; a 3-D window maps z by the border mode as x and y. */
+static EsWindowCell
+window_cell (const EsEntropyDefinition *d, const EsBinner *binner, uint32_t constant_bin,
+             const EsImage *image, int ix, int iy, int iz)
+{
+  int mx = es_border_index (ix, image->width, d->border);
+  int my = es_border_index (iy, image->height, d->border);
+  int mz = es_border_index (iz, es_image_planes (image), d->border);
+
+  if (mx < 0 || my < 0 || mz < 0)   /* outside, clip or constant */
+    return d->border == ES_BORDER_CONSTANT ? (EsWindowCell) { constant_bin, ES_CELL_BORDER }
+                                           : (EsWindowCell) { 0, ES_CELL_OUTSIDE };
+  return (EsWindowCell) { es_bin_sample (binner, (uint32_t) es_image_voxel_sample (image, mx, my, mz)),
+                          !counted_in_mask (d->mask, mx, my, mz)                     ? ES_CELL_MASKED
+                          : inside (image, ix, iy) && iz >= 0 && iz < es_image_planes (image) ? ES_CELL_COUNTED
+                                                                                     : ES_CELL_BORDER };
+}
+
 bool
-es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
-                  EsError *error)
+es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, int z, EsWindowCounts *counts,
+                        EsError *error)
 {
   const EsEntropyDefinition *d = &job->definition;
   EsBinner binner;
-  EsSpan *spans = NULL;
+  EsSpan3 *spans = NULL;
   uint32_t *tally = NULL, constant_bin, top;
-  int n_spans, columns;
+  size_t columns, rows;
+  int n_spans;
 
   memset (counts, 0, sizeof *counts);
-  if (!check_window_job (job, image, x, y, error))
+  if (!check_window_job (job, image, x, y, z, error))
     return false;
 
   es_binner_init (&binner, job, image);
   constant_bin = es_binner_border_bin (&binner, job);
-  es_window_extent (job, &counts->half_height, &counts->half_width);
-  columns = 2 * counts->half_width + 1;
-  n_spans = es_window_spans (job, NULL, 0);
+  es_window_extent_3d (job, &counts->half_depth, &counts->half_height, &counts->half_width);
+  columns = (size_t) (2 * counts->half_width + 1);
+  rows = (size_t) (2 * counts->half_height + 1);
+  n_spans = es_window_spans_3d (job, NULL, 0);
   spans = malloc ((size_t) (n_spans > 0 ? n_spans : 1) * sizeof *spans);
-  counts->cells = calloc ((size_t) columns * (size_t) (2 * counts->half_height + 1), sizeof *counts->cells);
+  counts->cells = calloc (columns * rows * (size_t) (2 * counts->half_depth + 1), sizeof *counts->cells);
   tally = calloc (binner.bins, sizeof *tally);
   if (!spans || !counts->cells || !tally)
     {
@@ -334,30 +357,22 @@ es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindow
       es_window_counts_clear (counts);
       return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
     }
-  es_window_spans (job, spans, n_spans);
+  es_window_spans_3d (job, spans, n_spans);
 
   counts->x = x;
   counts->y = y;
+  counts->z = z;
   counts->bins = binner.bins;
   counts->normalized = d->normalized;
-  counts->masked = !counted_in_mask (d->mask, x, y);
+  counts->masked = !counted_in_mask (d->mask, x, y, z);
   for (int s = 0; s < n_spans; s++)
     for (int dx = spans[s].x0; dx <= spans[s].x1; dx++)
       {
-        int ix = x + dx, iy = y + spans[s].dy;
-        int mx = es_border_index (ix, image->width, d->border);
-        int my = es_border_index (iy, image->height, d->border);
-        EsWindowCell *cell = &counts->cells[(size_t) (spans[s].dy + counts->half_height) * (size_t) columns
-                                            + (size_t) (dx + counts->half_width)];
+        size_t plane = (size_t) (spans[s].dz + counts->half_depth);
+        size_t row = plane * rows + (size_t) (spans[s].dy + counts->half_height);
+        EsWindowCell *cell = &counts->cells[row * columns + (size_t) (dx + counts->half_width)];
 
-        if (mx < 0 || my < 0)   /* outside, clip or constant */
-          *cell = d->border == ES_BORDER_CONSTANT ? (EsWindowCell) { constant_bin, ES_CELL_BORDER }
-                                                  : (EsWindowCell) { 0, ES_CELL_OUTSIDE };
-        else
-          *cell = (EsWindowCell) { es_bin_sample (&binner, (uint32_t) es_image_sample (image, mx, my)),
-                                   !counted_in_mask (d->mask, mx, my) ? ES_CELL_MASKED
-                                   : inside (image, ix, iy)           ? ES_CELL_COUNTED
-                                                                      : ES_CELL_BORDER };
+        *cell = window_cell (d, &binner, constant_bin, image, x + dx, y + spans[s].dy, z + spans[s].dz);
         if (cell->state == ES_CELL_COUNTED || cell->state == ES_CELL_BORDER)
           {
             tally[cell->bin]++;
@@ -401,6 +416,13 @@ es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindow
   return true;
 }
 
+bool
+es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
+                  EsError *error)
+{
+  return es_window_counts_voxel (job, image, x, y, 0, counts, error);
+}
+
 void
 es_window_counts_clear (EsWindowCounts *counts)
 {
@@ -412,9 +434,19 @@ es_window_counts_clear (EsWindowCounts *counts)
 EsWindowCell
 es_window_counts_cell (const EsWindowCounts *counts, int dx, int dy)
 {
-  if (counts->cells == NULL || abs (dx) > counts->half_width || abs (dy) > counts->half_height)
+  return es_window_counts_cell_3d (counts, dx, dy, 0);
+}
+
+EsWindowCell
+es_window_counts_cell_3d (const EsWindowCounts *counts, int dx, int dy, int dz)
+{
+  size_t rows = (size_t) (2 * counts->half_height + 1);
+
+  if (counts->cells == NULL || abs (dx) > counts->half_width || abs (dy) > counts->half_height
+      || abs (dz) > counts->half_depth)
     return (EsWindowCell) { 0, ES_CELL_NONE };
-  return counts->cells[(size_t) (dy + counts->half_height) * (size_t) (2 * counts->half_width + 1)
+  return counts->cells[((size_t) (dz + counts->half_depth) * rows + (size_t) (dy + counts->half_height))
+                           * (size_t) (2 * counts->half_width + 1)
                        + (size_t) (dx + counts->half_width)];
 }
 

@@ -100,9 +100,11 @@ typedef struct {
 } EsBinCount;
 
 typedef struct {
-  int x, y;                   /* the pixel */
+  int x, y, z;                /* the pixel, and its plane in a volume */
   int half_width, half_height;
-  /* (2·half_width + 1) × (2·half_height + 1) cells, row-major, the pixel at the centre */
+  int half_depth;             /* 0 for a 2-D window; a 3-D window's planes above and below */
+  /* (2·half_depth + 1) planes of (2·half_width + 1) × (2·half_height + 1)
+   * cells, row-major, the pixel at the centre */
   EsWindowCell *cells;
   uint32_t n;                 /* cells counted */
   uint32_t bins;              /* B: the number of possible bins */
@@ -121,9 +123,17 @@ typedef struct {
  * es_window_counts_clear, also after a failure. */
 bool es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
                        EsError *error);
+/* The same at voxel (x, y, z) of a volume (or plane 0 of a 2-D image): a
+ * 3-D window counts the cells of its planes, those beyond the volume's
+ * first or last plane as the border mode says, as es_run does; a 2-D
+ * window counts plane z alone. A 3-D mask must have the volume's planes. */
+bool es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, int z,
+                             EsWindowCounts *counts, EsError *error);
 void es_window_counts_clear (EsWindowCounts *counts);
 /* Cell (dx, dy) of the window, relative to the pixel; ES_CELL_NONE beyond it. */
 EsWindowCell es_window_counts_cell (const EsWindowCounts *counts, int dx, int dy);
+/* Cell (dx, dy, dz) of a 3-D window; dz 0 is the pixel's own plane. */
+EsWindowCell es_window_counts_cell_3d (const EsWindowCounts *counts, int dx, int dy, int dz);
 /* The bin that a valid entropy job's definition gives the sample at (x, y),
  * inside the image; false for an invalid job. */
 bool es_pixel_bin (const EsJob *job, const EsImage *image, int x, int y, uint32_t *bin);

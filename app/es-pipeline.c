@@ -50,7 +50,17 @@ es_value_info_for (const EsJob *job, EsUnits units)
 void
 es_pipeline_auto_range (const EsImage *values, double *lo, double *hi)
 {
-  es_image_min_max (values, lo, hi);
+  EsImage whole = *values;
+
+  /* A volume's planes lie one after the other: its range is that of one
+   * image as tall as all of them, so that every plane is drawn on the
+   * same scale. */
+  if (es_image_planes (values) > 1 && values->plane_stride == values->stride * (size_t) values->height)
+    {
+      whole.height = values->height * es_image_planes (values);
+      whole.planes = 0;
+    }
+  es_image_min_max (&whole, lo, hi);
   /* Float results are exact only to ES_VALUE_ACCURACY: a span narrower than
    * that is rounding noise (a constant image's entropy, 0 up to a few 1e-7),
    * which stretched to full scale would draw patterns that are not there.
@@ -100,7 +110,7 @@ es_pipeline_streams (const EsViewParams *params, EsExportFormat format)
   const EsJob *job = &params->job;
 
   return params->range == ES_RANGE_ABSOLUTE && format != ES_EXPORT_TEXT && !es_job_whole_image (job)
-         && !(job->op == ES_OP_ENTROPY && job->definition.mask != NULL);
+         && !(job->op == ES_OP_ENTROPY && (job->definition.mask != NULL || es_definition_is_3d (&job->definition)));
 }
 
 bool

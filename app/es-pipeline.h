@@ -61,12 +61,13 @@ typedef struct {
   struct EsRowGate *gate;
 } EsResult;
 
-/* The range of ES_RANGE_AUTO: the values' minimum and maximum, except that
+/* The range of ES_RANGE_AUTO: the values' minimum and maximum (over every
+ * plane of a volume), except that
  * float values spanning less than ES_VALUE_ACCURACY get hi = lo (flat). */
 void es_pipeline_auto_range (const EsImage *values, double *lo, double *hi);
 
 /* Whether the job can be computed and exported in bands of rows as its
- * input arrives: a job of local windows (no whole-image statistic, no
+ * input arrives: a job of 2-D local windows (no whole-image statistic, no
  * mask) on the absolute range, to any export but the text matrix. */
 bool es_pipeline_streams (const EsViewParams *params, EsExportFormat format);
 /* Sets result's scale and info for params (what es_pipeline_run does

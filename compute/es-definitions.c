@@ -83,9 +83,30 @@ es_window_extent (const EsJob *job, int *half_height, int *half_width)
     case ES_SHAPE_FOOTPRINT:
       *half_height = d->footprint->height / 2, *half_width = d->footprint->width / 2;
       break;
+    case ES_SHAPE_BOX:
+      *half_height = d->height / 2, *half_width = d->width / 2;
+      break;
+    case ES_SHAPE_BALL:
+      *half_height = *half_width = d->radius;
+      break;
     default:
       *half_height = *half_width = job->window / 2;
       break;
+    }
+}
+
+void
+es_window_extent_3d (const EsJob *job, int *half_depth, int *half_height, int *half_width)
+{
+  const EsEntropyDefinition *d = &job->definition;
+
+  es_window_extent (job, half_height, half_width);
+  switch (d->shape)
+    {
+    case ES_SHAPE_BOX: *half_depth = d->planes / 2; break;
+    case ES_SHAPE_BALL: *half_depth = d->radius; break;
+    case ES_SHAPE_FOOTPRINT: *half_depth = d->footprint->planes > 1 ? d->footprint->planes / 2 : 0; break;
+    default: *half_depth = 0; break;
     }
 }
 
@@ -102,50 +123,86 @@ isqrt (int q)
   return x;
 }
 
+/* One span into whichever list the caller gave (2-D or 3-D spans), up to
+ * capacity; returns the new count, which goes on past the capacity. */
 static int
-add_span (EsSpan *spans, int capacity, int count, int dy, int x0, int x1)
+add_span (EsSpan *spans, EsSpan3 *spans_3d, int capacity, int count, int dz, int dy, int x0, int x1)
 {
-  if (count < capacity)
+  if (count < capacity && spans != NULL)
     spans[count] = (EsSpan) { dy, x0, x1 };
+  if (count < capacity && spans_3d != NULL)
+    spans_3d[count] = (EsSpan3) { dz, dy, x0, x1 };
   return count + 1;
+}
+
+/* The runs of nonzero cells of one footprint row as spans. */
+static int
+add_footprint_row (EsSpan *spans, EsSpan3 *spans_3d, int capacity, int count, int dz, int dy, const uint8_t *row,
+                   int width)
+{
+  for (int x = 0; x < width; x++)
+    if (row[x] && (x == 0 || !row[x - 1]))
+      {
+        int end = x;
+
+        while (end + 1 < width && row[end + 1])
+          end++;
+        count = add_span (spans, spans_3d, capacity, count, dz, dy, x - width / 2, end - width / 2);
+      }
+  return count;
+}
+
+/* Every plane's rows' spans, in order of dz, dy, x0. */
+static int
+window_spans (const EsJob *job, EsSpan *spans, EsSpan3 *spans_3d, int capacity)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  int hd, hh, hw, count = 0;
+
+  es_window_extent_3d (job, &hd, &hh, &hw);
+  for (int dz = -hd; dz <= hd; dz++)
+    for (int dy = -hh; dy <= hh; dy++)
+      switch (d->shape)
+        {
+        case ES_SHAPE_DISK:
+          {
+            int half = isqrt (d->radius * d->radius - dy * dy);
+            count = add_span (spans, spans_3d, capacity, count, dz, dy, -half, half);
+            break;
+          }
+        case ES_SHAPE_BALL:
+          {
+            int q = d->radius * d->radius - dz * dz - dy * dy;
+            if (q >= 0)
+              count = add_span (spans, spans_3d, capacity, count, dz, dy, -isqrt (q), isqrt (q));
+            break;
+          }
+        case ES_SHAPE_FOOTPRINT:
+          {
+            const EsFootprint *f = d->footprint;
+            size_t row = (size_t) (dz + hd) * (size_t) f->height + (size_t) (dy + hh);
+
+            count = add_footprint_row (spans, spans_3d, capacity, count, dz, dy, f->cells + row * (size_t) f->width,
+                                       f->width);
+            break;
+          }
+        default:
+          count = add_span (spans, spans_3d, capacity, count, dz, dy, -hw, hw);
+          break;
+        }
+  return count;
 }
 
 int
 es_window_spans (const EsJob *job, EsSpan *spans, int capacity)
 {
-  const EsEntropyDefinition *d = &job->definition;
-  int hh, hw, count = 0;
+  return window_spans (job, spans, NULL, capacity);
+}
 
-  es_window_extent (job, &hh, &hw);
-  for (int dy = -hh; dy <= hh; dy++)
-    switch (d->shape)
-      {
-      case ES_SHAPE_DISK:
-        {
-          int half = isqrt (d->radius * d->radius - dy * dy);
-          count = add_span (spans, capacity, count, dy, -half, half);
-          break;
-        }
-      case ES_SHAPE_FOOTPRINT:
-        {
-          const uint8_t *row = d->footprint->cells + (size_t) (dy + hh) * (size_t) d->footprint->width;
-
-          for (int x = 0; x < d->footprint->width; x++)
-            if (row[x] && (x == 0 || !row[x - 1]))
-              {
-                int end = x;
-
-                while (end + 1 < d->footprint->width && row[end + 1])
-                  end++;
-                count = add_span (spans, capacity, count, dy, x - hw, end - hw);
-              }
-          break;
-        }
-      default:
-        count = add_span (spans, capacity, count, dy, -hw, hw);
-        break;
-      }
-  return count;
+int
+es_window_spans_3d (const EsJob *job, EsSpan3 *spans, int capacity)
+{
+  return window_spans (job, NULL, spans, capacity);
 }
 
 int
@@ -163,8 +220,18 @@ es_window_pixels (const EsJob *job)
         pixels += 2 * isqrt (d->radius * d->radius - dy * dy) + 1;
       return pixels;
     case ES_SHAPE_FOOTPRINT:
-      for (size_t i = 0; i < (size_t) d->footprint->width * (size_t) d->footprint->height; i++)
+      for (size_t i = 0; i < (size_t) d->footprint->width * (size_t) d->footprint->height
+                                 * (size_t) (d->footprint->planes > 1 ? d->footprint->planes : 1);
+           i++)
         pixels += d->footprint->cells[i] != 0;
+      return pixels;
+    case ES_SHAPE_BOX:
+      return d->planes * d->height * d->width;
+    case ES_SHAPE_BALL:
+      for (int dz = -d->radius; dz <= d->radius; dz++)
+        for (int dy = -d->radius; dy <= d->radius; dy++)
+          if (dz * dz + dy * dy <= d->radius * d->radius)
+            pixels += 2 * isqrt (d->radius * d->radius - dz * dz - dy * dy) + 1;
       return pixels;
     default:
       return job->window * job->window;

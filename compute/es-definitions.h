@@ -114,14 +114,31 @@ typedef struct {
   int dy, x0, x1;
 } EsSpan;
 
-/* The window's half height and half width (the halo is the half height). */
+/* The window's half height and half width (the halo is the half height);
+ * of a 3-D window, those of its planes. */
 void es_window_extent (const EsJob *job, int *half_height, int *half_width);
 /* Writes up to `capacity` spans and returns how many the window has (more
  * than capacity: call again with room for that many). Square, rectangle,
- * disk (x² + y² ≤ r², exactly scikit-image's morphology.disk) or footprint. */
+ * disk (x² + y² ≤ r², exactly scikit-image's morphology.disk) or footprint.
+ * 2-D windows only: a 3-D window has es_window_spans_3d. */
 int es_window_spans (const EsJob *job, EsSpan *spans, int capacity);
-/* Cells in the window: n away from borders and masks. */
+/* Cells in the window: n away from borders and masks (of every plane of a
+ * 3-D window). */
 int es_window_pixels (const EsJob *job);
+
+/* A 3-D window as spans along x: cells (dx, dy, dz) with x0 ≤ dx ≤ x1 on
+ * row dy of plane dz, sorted by dz, dy, then x0, never overlapping. A 2-D
+ * window is the case dz = 0. */
+typedef struct {
+  int dz, dy, x0, x1;
+} EsSpan3;
+
+/* The half depth (the plane halo: 0 for a 2-D window), half height and
+ * half width. */
+void es_window_extent_3d (const EsJob *job, int *half_depth, int *half_height, int *half_width);
+/* As es_window_spans, for any window: box, ball (z² + y² + x² ≤ r², exactly
+ * scikit-image's morphology.ball), 3-D footprint, or a 2-D window at dz = 0. */
+int es_window_spans_3d (const EsJob *job, EsSpan3 *spans, int capacity);
 
 /* ---- entropy values ------------------------------------------------------------ */
 

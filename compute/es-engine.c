@@ -357,6 +357,12 @@ validate_definition_input (const EsEntropyDefinition *d, const EsImage *in, EsEr
 {
   uint32_t largest = in->levels != 0 ? (uint32_t) in->levels - 1 : (1u << in->depth) - 1;
 
+  if (d->mask != NULL && (es_image_planes (in) > 1 || es_image_planes (d->mask) > 1)
+      && (d->mask->width != in->width || d->mask->height != in->height
+          || es_image_planes (d->mask) != es_image_planes (in)))
+    return es_error_set (error, ES_ERROR_INVALID, "the mask is %d×%d×%d, the volume %d×%d×%d: they must match",
+                         d->mask->width, d->mask->height, es_image_planes (d->mask), in->width, in->height,
+                         es_image_planes (in));
   if (d->mask != NULL && (d->mask->width != in->width || d->mask->height != in->height))
     return es_error_set (error, ES_ERROR_INVALID, "the mask is %d×%d, the image %d×%d: they must match",
                          d->mask->width, d->mask->height, in->width, in->height);
@@ -380,6 +386,12 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
   if (in->stride < (size_t) in->width * es_format_size (in->format))
     return es_error_set (error, ES_ERROR_INVALID, "the input's rows (%zu bytes) are shorter than its width",
                          in->stride);
+  if (in->planes < 0 || in->planes > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "a volume of %d planes is out of range: 0..%d", in->planes,
+                         ES_MAX_SIDE);
+  if (in->planes > 1 && in->plane_stride < in->stride * (size_t) in->height)
+    return es_error_set (error, ES_ERROR_INVALID, "the input's planes (%zu bytes) are shorter than its rows",
+                         in->plane_stride);
   if (in->levels < 0 || in->levels > ES_LEVELS_MAX)
     return es_error_set (error, ES_ERROR_INVALID, "the input holds %d levels; %d is the most",
                          in->levels, ES_LEVELS_MAX);
@@ -427,7 +439,7 @@ es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
 static bool
 check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
 {
-  uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height;
+  uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in);
   uint64_t needed = pixels * es_format_size (es_op_output_format (job->op));
   long pages = sysconf (_SC_PHYS_PAGES);
   long page_size = sysconf (_SC_PAGESIZE);
@@ -494,15 +506,17 @@ prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *
   int depth = format == ES_FORMAT_U8 ? 8 : 0;
 
   if (out->pixels != NULL && out->width == in->width && out->height == in->height
-      && out->format == format)
+      && es_image_planes (out) == es_image_planes (in) && out->format == format)
     {
       out->depth = depth;
       out->levels = 0;
       return true;
     }
   es_image_clear (out);
-  if (on_cpu)
-    return es_image_alloc (out, in->width, in->height, format, depth, error);
+  /* Volumes live in plain memory: their planes are computed on the CPU,
+   * or uploaded plane by plane, until CUDA takes volumes whole. */
+  if (on_cpu || es_image_planes (in) > 1)
+    return es_image_alloc_volume (out, in->width, in->height, es_image_planes (in), format, depth, error);
 #ifdef ES_HAVE_CUDA
   if (registered_alloc (engine, out, in->width, in->height, format, depth))
     return true;
@@ -517,16 +531,59 @@ es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
   return es_run_controlled (engine, job, in, out, timing, NULL, error);
 }
 
+/* Whether `job` on `in` needs a kernel that takes the volume whole: a 3-D
+ * window (on a volume or on a one-plane image), or a whole-image statistic
+ * of several planes. */
+static bool
+needs_volume_kernel (const EsJob *job, const EsImage *in)
+{
+  return es_definition_is_3d (&job->definition) || (es_image_planes (in) > 1 && es_job_is_volumetric (job));
+}
+
+static bool run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+                           EsControl *control, double start, EsError *error);
+
+/* A job whose planes are independent (a 2-D window, sharpen, quantize) on
+ * a volume: today's 2-D path on each plane, on any backend, so that every
+ * plane's result and speed are those of the same 2-D image. */
+static bool
+run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+            EsControl *control, double start, EsError *error)
+{
+  if (!check_host_memory (job, in, error) || !prepare_output (engine, true, job, in, out, error))
+    return false;
+  for (int z = 0; z < es_image_planes (in); z++)
+    {
+      EsImage in_plane = es_image_plane (in, z), out_plane = es_image_plane (out, z), mask_plane;
+      EsJob plane_job = *job;
+      EsTiming plane_timing;
+
+      if (job->definition.mask != NULL)
+        {
+          mask_plane = es_image_plane (job->definition.mask, z);
+          plane_job.definition.mask = &mask_plane;
+        }
+      if (!run_validated (engine, &plane_job, &in_plane, &out_plane, &plane_timing, control, es_monotonic_ms (),
+                          error))
+        return false;
+      timing->upload_ms += plane_timing.upload_ms;
+      timing->kernel_ms += plane_timing.kernel_ms;
+      timing->download_ms += plane_timing.download_ms;
+      timing->backend = plane_timing.backend;
+      timing->variant = plane_timing.variant;
+      timing->fell_back |= plane_timing.fell_back;
+    }
+  timing->wall_ms = es_monotonic_ms () - start;
+  return true;
+}
+
 bool
 es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
                    EsTiming *timing, EsControl *control, EsError *error)
 {
   EsTiming local_timing;
   double start = es_monotonic_ms ();
-  double cpu_start;
-  const EsVariant *variant;
   EsJob resolved;
-  bool on_cpu = true;
 
   if (timing == NULL)
     timing = &local_timing;
@@ -536,18 +593,46 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
    * the backends only assert. */
   if (!es_job_validate (job, error) || !validate_input (job, in, error))
     return false;
-  /* One whole-image statistic before any band: minmax binning's range. */
+  /* One whole-image statistic before any band or plane: minmax binning's
+   * range, over every plane of a volume. */
   resolved = *job;
   es_job_resolve_minmax (&resolved, in);
   job = &resolved;
-  variant = es_variant_find (job->op, job->variant);
-  if (job->variant != NULL && variant == NULL)
+  if (job->variant != NULL && es_variant_find (job->op, job->variant) == NULL)
     return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
                          es_op_name (job->op), job->variant,
                          es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
-  /* A variant that cannot compute this definition gives way to one that can. */
-  variant = es_variant_for_job (job);
+  if (es_image_planes (in) > 1 && !needs_volume_kernel (job, in))
+    return run_planes (engine, job, in, out, timing, control, start, error);
+  return run_validated (engine, job, in, out, timing, control, start, error);
+}
+
+/* Runs a job that passed the gate on a 2-D image, or on a volume as a whole. */
+static bool
+run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+               EsControl *control, double start, EsError *error)
+{
+  double cpu_start;
+  bool on_cpu = true;
+
+  *timing = (EsTiming) { 0 };
 #ifdef ES_HAVE_CUDA
+  /* A variant that cannot compute this definition gives way to one that can. */
+  const EsVariant *variant = es_variant_for_job (job);
+
+  if (needs_volume_kernel (job, in) && (es_op_info (job->op)->cuda == NULL || !es_op_info (job->op)->cuda->volumes))
+    {
+      /* Said once where the user expects CUDA: an AUTO engine picks the CPU
+       * for such jobs anyway. */
+      if (engine->choice == ES_BACKEND_CUDA)
+        {
+          snprintf (engine->notice, sizeof engine->notice,
+                    "CUDA has no 3-D kernel for %s on a volume; the result was computed on the CPU",
+                    es_op_name (job->op));
+          engine->has_notice = true;
+        }
+    }
+  else
   {
     /* An AUTO engine runs a job where it is expected to be done first,
      * counting what CUDA has still to open and load (es-auto.c). A named

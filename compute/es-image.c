@@ -4,6 +4,7 @@
 
 #include <omp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,20 +50,41 @@ es_format_name (EsFormat format)
 bool
 es_image_check_size (int width, int height, EsFormat format, EsError *error)
 {
+  return es_image_check_volume_size (width, height, 1, format, error);
+}
+
+/* A 2-D image's messages name two sides, a volume's three. */
+bool
+es_image_check_volume_size (int width, int height, int planes, EsFormat format, EsError *error)
+{
+  char size[80];
   uint64_t pixels;
 
-  if (width <= 0 || height <= 0)
-    return es_error_set (error, ES_ERROR_FORMAT, "image size %d×%d is empty", width, height);
-  if (width > ES_MAX_SIDE || height > ES_MAX_SIDE)
-    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d: a side is over the limit of %d pixels",
-                         width, height, ES_MAX_SIDE);
-  /* Both sides are ≤ 10^6, so the product fits comfortably in 64 bits. */
+  if (planes > 1)
+    snprintf (size, sizeof size, "%d×%d×%d", width, height, planes);
+  else
+    snprintf (size, sizeof size, "%d×%d", width, height);
+  if (width <= 0 || height <= 0 || planes <= 0)
+    return es_error_set (error, ES_ERROR_FORMAT, "%s size %s is empty", planes > 1 ? "volume" : "image", size);
+  if (width > ES_MAX_SIDE || height > ES_MAX_SIDE || planes > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_LIMIT, "%s size %s: a side is over the limit of %d pixels",
+                         planes > 1 ? "volume" : "image", size, ES_MAX_SIDE);
+  /* The sides are ≤ 10^6; the product of two fits in 64 bits, and the
+   * third is checked against the budget by division. */
   pixels = (uint64_t) width * (uint64_t) height;
-  if (pixels > max_pixels)
-    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d is over the limit of %llu pixels",
-                         width, height, (unsigned long long) max_pixels);
+  if (pixels > max_pixels / (uint64_t) planes)
+    {
+      if (planes > 1)
+        return es_error_set (error, ES_ERROR_LIMIT, "volume size %s (%llu pixels) is over the limit of %llu pixels",
+                             size, (unsigned long long) (pixels * (uint64_t) planes),
+                             (unsigned long long) max_pixels);
+      return es_error_set (error, ES_ERROR_LIMIT, "image size %s is over the limit of %llu pixels", size,
+                           (unsigned long long) max_pixels);
+    }
+  pixels *= (uint64_t) planes;
   if (pixels > SIZE_MAX / 4 / es_format_size (format))
-    return es_error_set (error, ES_ERROR_LIMIT, "image size %d×%d does not fit in memory", width, height);
+    return es_error_set (error, ES_ERROR_LIMIT, "%s size %s does not fit in memory",
+                         planes > 1 ? "volume" : "image", size);
   return true;
 }
 
@@ -86,20 +108,35 @@ es_memory_prefer_huge_pages (void *block, size_t size)
 bool
 es_image_alloc (EsImage *image, int width, int height, EsFormat format, int depth, EsError *error)
 {
-  size_t stride;
+  return es_image_alloc_volume (image, width, height, 1, format, depth, error);
+}
+
+bool
+es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsFormat format, int depth,
+                       EsError *error)
+{
+  size_t stride, plane_stride;
 
   *image = (EsImage) { 0 };
-  if (!es_image_check_size (width, height, format, error))
+  if (!es_image_check_volume_size (width, height, planes, format, error))
     return false;
   stride = (size_t) width * es_format_size (format);
-  image->pixels = calloc ((size_t) height, stride);
+  plane_stride = stride * (size_t) height;
+  image->pixels = calloc ((size_t) planes, plane_stride);
   if (image->pixels == NULL)
-    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image",
-                         ((size_t) height * stride) >> 20, width, height);
-  es_memory_prefer_huge_pages (image->pixels, (size_t) height * stride);
+    {
+      if (planes > 1)
+        return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d×%d volume",
+                             ((size_t) planes * plane_stride) >> 20, width, height, planes);
+      return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image",
+                           plane_stride >> 20, width, height);
+    }
+  es_memory_prefer_huge_pages (image->pixels, (size_t) planes * plane_stride);
   image->width = width;
   image->height = height;
   image->stride = stride;
+  image->planes = planes > 1 ? planes : 0;
+  image->plane_stride = planes > 1 ? plane_stride : 0;
   image->format = format;
   image->depth = depth;
   return true;
@@ -122,25 +159,26 @@ es_image_sample_range (const EsImage *image, uint32_t *min, uint32_t *max)
 {
   uint32_t lo = UINT32_MAX, hi = 0;
 
-  for (int y = 0; y < image->height; y++)
-    if (image->format == ES_FORMAT_U8)
-      {
-        const uint8_t *row = es_image_row (image, y);
-        for (int x = 0; x < image->width; x++)
-          {
-            lo = row[x] < lo ? row[x] : lo;
-            hi = row[x] > hi ? row[x] : hi;
-          }
-      }
-    else
-      {
-        const uint16_t *row = es_image_row (image, y);
-        for (int x = 0; x < image->width; x++)
-          {
-            lo = row[x] < lo ? row[x] : lo;
-            hi = row[x] > hi ? row[x] : hi;
-          }
-      }
+  for (int z = 0; z < es_image_planes (image); z++)
+    for (int y = 0; y < image->height; y++)
+      if (image->format == ES_FORMAT_U8)
+        {
+          const uint8_t *row = es_image_voxel_row (image, z, y);
+          for (int x = 0; x < image->width; x++)
+            {
+              lo = row[x] < lo ? row[x] : lo;
+              hi = row[x] > hi ? row[x] : hi;
+            }
+        }
+      else
+        {
+          const uint16_t *row = es_image_voxel_row (image, z, y);
+          for (int x = 0; x < image->width; x++)
+            {
+              lo = row[x] < lo ? row[x] : lo;
+              hi = row[x] > hi ? row[x] : hi;
+            }
+        }
   *min = lo <= hi ? lo : 0;
   *max = hi;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* EsImage: a plain 2-D pixel buffer, the currency of every layer. */
+/* EsImage: a plain 2-D pixel buffer or a volume of planes, the currency of every layer. */
 #pragma once
 
 #include <stdbool.h>
@@ -27,6 +27,10 @@ typedef struct {
   int width;
   int height;
   size_t stride;     /* bytes from one row to the next */
+  /* A volume's planes (its depth in z); 0 or 1: a 2-D image, so that a
+   * zeroed struct stays 2-D. es_image_planes() reads it. */
+  int planes;
+  size_t plane_stride;  /* bytes from one plane to the next (volumes only) */
   EsFormat format;
   /* For U8/U16: significant bits of a sample (1..16); a sample v lies in
    * 0..2^depth-1. Quantization uses it: level = (v * L) >> depth. */
@@ -49,6 +53,12 @@ const char *es_format_name (EsFormat format);
 /* Validates the size against ES_MAX_SIDE and the pixel budget, checks every
  * product for overflow, and allocates a zeroed, tightly packed buffer. */
 bool es_image_alloc (EsImage *image, int width, int height, EsFormat format, int depth, EsError *error);
+/* The same for a volume of `planes` planes (es_image_alloc is the one-plane
+ * case): the pixel budget counts width · height · planes, each of the three
+ * sides is held to ES_MAX_SIDE, and a refusal names the numbers before
+ * anything is allocated. Planes follow each other tightly packed. */
+bool es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsFormat format, int depth,
+                            EsError *error);
 /* Asks the kernel to back a large block (malloc'd, not yet touched) with
  * 2 MiB pages where it can (transparent huge pages in "madvise" mode, as
  * Debian and Ubuntu ship them): a 64 MiB image then takes 32 page faults
@@ -65,6 +75,8 @@ void es_image_clear (EsImage *image);
 /* Only the size checks of es_image_alloc, for decoders that want to refuse
  * early (before reading pixel data). */
 bool es_image_check_size (int width, int height, EsFormat format, EsError *error);
+/* The same for a volume (decoders of multi-page files refuse with it). */
+bool es_image_check_volume_size (int width, int height, int planes, EsFormat format, EsError *error);
 
 void es_image_set_max_pixels (uint64_t max_pixels);
 uint64_t es_image_get_max_pixels (void);
@@ -75,12 +87,12 @@ es_image_row (const EsImage *image, int y)
   return (uint8_t *) image->pixels + (size_t) y * image->stride;
 }
 
-/* Sample (x, y) of a U8, U16 or F32 image as a double, which holds every
- * sample of each format exactly. */
+/* Sample (x, y) of plane z of a U8, U16 or F32 image as a double, which
+ * holds every sample of each format exactly. */
 static inline double
-es_image_sample (const EsImage *image, int x, int y)
+es_image_voxel_sample (const EsImage *image, int x, int y, int z)
 {
-  const void *row = es_image_row (image, y);
+  const void *row = (const uint8_t *) image->pixels + (size_t) z * image->plane_stride + (size_t) y * image->stride;
 
   switch (image->format)
     {
@@ -93,13 +105,48 @@ es_image_sample (const EsImage *image, int x, int y)
     }
 }
 
+/* Sample (x, y) of a 2-D image (plane 0 of a volume). */
+static inline double
+es_image_sample (const EsImage *image, int x, int y)
+{
+  return es_image_voxel_sample (image, x, y, 0);
+}
+
+/* The planes of an image: 1 for a 2-D image. */
+static inline int
+es_image_planes (const EsImage *image)
+{
+  return image->planes > 1 ? image->planes : 1;
+}
+
+/* Row y of plane z. */
+static inline void *
+es_image_voxel_row (const EsImage *image, int z, int y)
+{
+  return (uint8_t *) image->pixels + (size_t) z * image->plane_stride + (size_t) y * image->stride;
+}
+
+/* Plane z as a 2-D image that shares the volume's pixels (release is NULL:
+ * never clear the view). Plane 0 of a 2-D image is the image itself. */
+static inline EsImage
+es_image_plane (const EsImage *image, int z)
+{
+  EsImage plane = *image;
+
+  plane.pixels = es_image_voxel_row (image, z, 0);
+  plane.planes = 0;
+  plane.plane_stride = 0;
+  plane.release = NULL;
+  return plane;
+}
+
 #ifdef __CUDACC__
 #define ES_IMAGE_FN static inline __host__ __device__
 #else
 #define ES_IMAGE_FN static inline
 #endif
 
-/* The smallest and largest sample of a U8/U16 image. */
+/* The smallest and largest sample of a U8/U16 image (of every plane of a volume). */
 void es_image_sample_range (const EsImage *image, uint32_t *min, uint32_t *max);
 
 /* The full-scale sample of an image: its maxval, or 2^depth − 1. */

@@ -100,7 +100,7 @@ es_job_set_param (EsJob *job, EsParamId id, double value)
 
 /* ---- entropy definitions --------------------------------------------------------- */
 
-static const char *const shape_names[ES_N_SHAPES] = { "square", "rect", "disk", "footprint" };
+static const char *const shape_names[ES_N_SHAPES] = { "square", "rect", "disk", "footprint", "box", "ball" };
 static const char *const border_names[ES_N_BORDERS] = { "clip", "symmetric", "mirror", "replicate", "constant" };
 static const char *const binning_names[ES_N_BINNINGS] = { "depth", "range", "minmax", "exact", "byte" };
 
@@ -229,6 +229,31 @@ es_definition_parse_rect (const char *text, EsEntropyDefinition *d)
 }
 
 bool
+es_definition_parse_box (const char *text, EsEntropyDefinition *d)
+{
+  unsigned long sides[3];
+  const char *start = text;
+
+  for (int i = 0; i < 3; i++)
+    {
+      const char *x = i < 2 ? strpbrk (start, "x×") : start + strlen (start);
+      char side[16];
+
+      if (x == NULL || (size_t) (x - start) >= sizeof side)
+        return false;
+      memcpy (side, start, (size_t) (x - start));
+      side[x - start] = '\0';
+      if (!es_definition_parse_uint (side, 1, ES_SIDE_3D_MAX, &sides[i]) || sides[i] % 2 == 0)
+        return false;
+      if (i < 2)
+        start = x + (*x == 'x' ? 1 : strlen ("×"));
+    }
+  d->shape = ES_SHAPE_BOX;
+  d->planes = (int) sides[0], d->height = (int) sides[1], d->width = (int) sides[2];
+  return true;
+}
+
+bool
 es_definition_parse_border (const char *text, EsEntropyDefinition *d)
 {
   const char *colon = strchr (text, ':');
@@ -274,11 +299,24 @@ es_definition_parse_binning (const char *text, EsEntropyDefinition *d)
 }
 
 static bool
+check_side_max (const char *what, int side, int max, EsError *error)
+{
+  if (side < 1 || side > max || side % 2 == 0)
+    return es_error_set (error, ES_ERROR_INVALID, "%s %d is out of range: odd, 1..%d", what, side, max);
+  return true;
+}
+
+static bool
 check_side (const char *what, int side, EsError *error)
 {
-  if (side < 1 || side > ES_SIDE_MAX || side % 2 == 0)
-    return es_error_set (error, ES_ERROR_INVALID, "%s %d is out of range: odd, 1..%d", what, side, ES_SIDE_MAX);
-  return true;
+  return check_side_max (what, side, ES_SIDE_MAX, error);
+}
+
+bool
+es_definition_is_3d (const EsEntropyDefinition *d)
+{
+  return d->shape == ES_SHAPE_BOX || d->shape == ES_SHAPE_BALL
+         || (d->shape == ES_SHAPE_FOOTPRINT && d->footprint != NULL && d->footprint->planes > 1);
 }
 
 static bool
@@ -302,11 +340,27 @@ definition_validate (const EsJob *job, EsError *error)
     case ES_SHAPE_FOOTPRINT:
       if (d->footprint == NULL || d->footprint->cells == NULL)
         return es_error_set (error, ES_ERROR_INVALID, "the footprint shape needs a footprint");
+      if (d->footprint->planes > 1
+          && (!check_side_max ("footprint depth", d->footprint->planes, ES_SIDE_3D_MAX, error)
+              || !check_side_max ("footprint height", d->footprint->height, ES_SIDE_3D_MAX, error)
+              || !check_side_max ("footprint width", d->footprint->width, ES_SIDE_3D_MAX, error)))
+        return false;
       if (!check_side ("footprint height", d->footprint->height, error)
           || !check_side ("footprint width", d->footprint->width, error))
         return false;
       if (es_window_pixels (job) == 0)
         return es_error_set (error, ES_ERROR_INVALID, "the footprint has no cell in it (nonzero = in)");
+      break;
+    case ES_SHAPE_BOX:
+      if (!check_side_max ("box depth", d->planes, ES_SIDE_3D_MAX, error)
+          || !check_side_max ("box height", d->height, ES_SIDE_3D_MAX, error)
+          || !check_side_max ("box width", d->width, ES_SIDE_3D_MAX, error))
+        return false;
+      break;
+    case ES_SHAPE_BALL:
+      if (d->radius < 0 || d->radius > ES_RADIUS_3D_MAX)
+        return es_error_set (error, ES_ERROR_INVALID, "ball radius %d is out of range: 0..%d", d->radius,
+                             ES_RADIUS_3D_MAX);
       break;
     default:
       return es_error_set (error, ES_ERROR_INVALID, "unknown window shape %d", (int) d->shape);
@@ -368,9 +422,15 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
     case ES_SHAPE_RECT: snprintf (shape, sizeof shape, "%d×%d", d->height, d->width); break;
     case ES_SHAPE_DISK: snprintf (shape, sizeof shape, "disk r=%d", d->radius); break;
     case ES_SHAPE_FOOTPRINT:
-      snprintf (shape, sizeof shape, "footprint %d×%d", d->footprint ? d->footprint->height : 0,
-                d->footprint ? d->footprint->width : 0);
+      if (d->footprint != NULL && d->footprint->planes > 1)
+        snprintf (shape, sizeof shape, "footprint %dx%dx%d", d->footprint->planes, d->footprint->height,
+                  d->footprint->width);
+      else
+        snprintf (shape, sizeof shape, "footprint %d×%d", d->footprint ? d->footprint->height : 0,
+                  d->footprint ? d->footprint->width : 0);
       break;
+    case ES_SHAPE_BOX: snprintf (shape, sizeof shape, "box %dx%dx%d", d->planes, d->height, d->width); break;
+    case ES_SHAPE_BALL: snprintf (shape, sizeof shape, "ball r=%d", d->radius); break;
     default: snprintf (shape, sizeof shape, "%d×%d", job->window, job->window); break;
     }
   if (d->border == ES_BORDER_CONSTANT)
@@ -407,6 +467,16 @@ window_halo (const EsJob *job)
 
   es_window_extent (job, &half_height, &half_width);
   return half_height;
+}
+
+/* A 3-D window reads half its depth of planes above and below. */
+static int
+window_plane_halo (const EsJob *job)
+{
+  int half_depth, half_height, half_width;
+
+  es_window_extent_3d (job, &half_depth, &half_height, &half_width);
+  return half_depth;
 }
 
 /* The 4-neighbour Laplacian reads the rows above and below. */
@@ -545,7 +615,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .output_format = ES_FORMAT_U8, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
     .cap = { ES_PARAM_LEVELS, ES_FAST_LEVELS_MAX, "quantize writes 8-bit levels" },
-    .halo = no_halo, .units = "level", .colormap = "gray",
+    .halo = no_halo, .plane_halo = no_halo, .units = "level", .colormap = "gray",
     .range_max = levels_range_max, .range_text = "0..L−1",
     .cpu_pixel_ns = quantize_pixel_ns,
     .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
@@ -557,7 +627,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .output_format = ES_FORMAT_F32, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .params_read = entropy_params_read,
-    .halo = window_halo, .units = "nats", .colormap = "viridis",
+    .halo = window_halo, .plane_halo = window_plane_halo, .units = "nats", .colormap = "viridis",
     .range_max = entropy_range_max, .range_text = "0..ln(min(B, n)), 0..1 normalized",
     .tolerance = ENTROPY_TOLERANCE, .cpu_pixel_ns = entropy_pixel_ns,
     .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
@@ -567,7 +637,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .summary = "histogram equalization, bit-identical to OpenCV's equalizeHist",
     .output_format = ES_FORMAT_U8, .input_reads = 2,
     .params = 0,
-    .halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
+    .halo = no_halo, .plane_halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
     .cpu_pixel_ns = equalize_pixel_ns,
     .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
@@ -578,7 +648,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
                "OpenCV's filter2D with [0 −1 0; −1 5 −1; 0 −1 0]",
     .output_format = ES_FORMAT_U8, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
-    .halo = stencil_halo, .units = "gray", .colormap = "gray",
+    .halo = stencil_halo, .plane_halo = no_halo, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
     .cpu_pixel_ns = sharpen_pixel_ns,
     .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
@@ -629,6 +699,12 @@ es_op_param_max (EsOp op, EsParamId id)
   const EsParamCap *cap = &ops[op].cap;
 
   return cap->why != NULL && cap->id == id ? cap->max : params[id].max;
+}
+
+bool
+es_job_is_volumetric (const EsJob *job)
+{
+  return es_op_info (job->op)->whole_image || (job->op == ES_OP_ENTROPY && es_definition_is_3d (&job->definition));
 }
 
 bool

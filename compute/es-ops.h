@@ -42,6 +42,10 @@ typedef enum {
 /* Sides of a rectangle or footprint (odd) and the disk's radius. */
 #define ES_SIDE_MAX 255
 #define ES_RADIUS_MAX 127
+/* The same for 3-D windows (box, 3-D footprint) and the ball's radius: a
+ * 63³ window holds 250047 cells. */
+#define ES_SIDE_3D_MAX 63
+#define ES_RADIUS_3D_MAX 31
 /* Beyond 10 every pixel whose 4-neighbour Laplacian exceeds 26 gray levels
  * saturates, so the result is a black-and-white edge map; 0 is the identity. */
 #define ES_AMOUNT_MIN 0.0
@@ -83,7 +87,14 @@ void es_param_describe_range (const EsParam *param, char *text, size_t size);
  * All zero is today's definition: a K×K square (K = EsJob.window) clipped to
  * the image, depth binning, nats, no mask. */
 
-typedef enum { ES_SHAPE_SQUARE, ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT, ES_N_SHAPES } EsShape;
+/* The 2-D windows, then the 3-D ones (es_definition_is_3d). */
+typedef enum {
+  ES_SHAPE_SQUARE, ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT,
+  ES_SHAPE_BOX, ES_SHAPE_BALL,
+  ES_N_SHAPES
+} EsShape;
+/* The 2-D shapes are those before the first 3-D one. */
+#define ES_N_SHAPES_2D ES_SHAPE_BOX
 /* On a row `a b c d`: clip counts only in-image pixels; symmetric
  * `d c b a | a b c d | d c b a`; mirror `d c b | a b c d | c b a`;
  * replicate `a a | a b c d | d d`; constant `v v | a b c d | v v`. */
@@ -91,8 +102,9 @@ typedef enum {
   ES_BORDER_CLIP, ES_BORDER_SYMMETRIC, ES_BORDER_MIRROR, ES_BORDER_REPLICATE, ES_BORDER_CONSTANT,
   ES_N_BORDERS
 } EsBorder;
-/* depth: floor(v·L / 2^depth); range: clamp(floor((v − LO)·L / (HI − LO + 1)), 0, L − 1);
- * minmax: range with the image's own min and max; exact: bin = v (2^depth bins);
+/* Planes map in z exactly as rows and columns do (DESIGN.md §1).
+ * depth: floor(v·L / 2^depth); range: clamp(floor((v − LO)·L / (HI − LO + 1)), 0, L − 1);
+ * minmax: range with the image's own (a volume's: all its planes') min and max; exact: bin = v (2^depth bins);
  * byte: floor(u·L / 256) of the 8-bit view u = round(v·255 / maxval)
  * (es_sample_to_u8; MATLAB's im2uint8), for the matlab and fiji presets. */
 typedef enum {
@@ -101,16 +113,20 @@ typedef enum {
 } EsBinning;
 
 /* A window given as an image: odd sides ≤ ES_SIDE_MAX, row-major, nonzero = in;
- * its centre is the centre cell. */
+ * its centre is the centre cell. With planes > 1 a 3-D window: odd sides
+ * ≤ ES_SIDE_3D_MAX, planes of height × width cells one after the other. */
 typedef struct {
   int width, height;
   const uint8_t *cells;
+  int planes;          /* 0 or 1: a 2-D footprint */
 } EsFootprint;
 
 typedef struct {
   EsShape shape;
-  int height, width;              /* ES_SHAPE_RECT: odd, 1..ES_SIDE_MAX */
-  int radius;                     /* ES_SHAPE_DISK: x² + y² ≤ r², 0..ES_RADIUS_MAX */
+  int height, width;              /* ES_SHAPE_RECT: odd, 1..ES_SIDE_MAX; ES_SHAPE_BOX: odd, 1..ES_SIDE_3D_MAX */
+  int planes;                     /* ES_SHAPE_BOX: its depth D, odd, 1..ES_SIDE_3D_MAX */
+  int radius;                     /* ES_SHAPE_DISK: x² + y² ≤ r², 0..ES_RADIUS_MAX;
+                                   * ES_SHAPE_BALL: z² + y² + x² ≤ r², 0..ES_RADIUS_3D_MAX */
   const EsFootprint *footprint;   /* ES_SHAPE_FOOTPRINT (borrowed) */
   EsBorder border;
   uint32_t border_value;          /* ES_BORDER_CONSTANT: a sample value, binned like any sample */
@@ -118,11 +134,17 @@ typedef struct {
   uint32_t range_lo, range_hi;    /* ES_BINNING_RANGE; for MINMAX the engine's gate fills them
                                    * from the image and hands the backends ES_BINNING_RANGE */
   bool normalized;                /* H / ln(min(B, n)); nats otherwise (bits: a display conversion) */
-  const EsImage *mask;            /* U8, the input's size, nonzero = counted; NULL = every pixel */
+  const EsImage *mask;            /* U8, the input's size (and planes), nonzero = counted; NULL = every pixel */
 } EsEntropyDefinition;
 
+/* Whether the window is 3-D: a box, a ball or a footprint of several
+ * planes. Over a volume it counts cells of neighbouring planes; a 2-D
+ * window over a volume is computed plane by plane; a 3-D window over a
+ * 2-D image treats it as a volume of one plane. */
+bool es_definition_is_3d (const EsEntropyDefinition *d);
+
 /* Names of the parts, for options, settings and metadata: "square", "rect",
- * "disk", "footprint"; "clip", "symmetric", "mirror", "replicate",
+ * "disk", "footprint", "box", "ball"; "clip", "symmetric", "mirror", "replicate",
  * "constant"; "depth", "range", "minmax", "exact", "byte". */
 const char *es_shape_name (EsShape shape);
 const char *es_border_name (EsBorder border);
@@ -165,7 +187,8 @@ bool es_job_whole_image (const EsJob *job);
  * so that bands and chunks see one statistic of the whole image. */
 void es_job_resolve_minmax (EsJob *job, const EsImage *in);
 /* One line naming the definition in force, shared by the CLI, exports and the
- * window: "disk r=5 · symmetric · 256 bins · bits". `units` is the display
+ * window: "disk r=5 · symmetric · 256 bins · bits" ("box 3x5x5", "ball r=3",
+ * "footprint 3x5x5" for 3-D windows). `units` is the display
  * unit ("nats", "bits"; ignored when normalized). Other ops: "". */
 void es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size);
 
@@ -175,6 +198,8 @@ void es_job_describe_definition (const EsJob *job, const char *units, char *text
  * anything else. es_definition_parse_uint: digits only, within lo..hi. */
 bool es_definition_parse_uint (const char *text, unsigned long lo, unsigned long hi, unsigned long *value);
 bool es_definition_parse_rect (const char *text, EsEntropyDefinition *d);
+/* "DxHxW" (or with "×"; odd sides ≤ ES_SIDE_3D_MAX) sets a box. */
+bool es_definition_parse_box (const char *text, EsEntropyDefinition *d);
 bool es_definition_parse_border (const char *text, EsEntropyDefinition *d);
 bool es_definition_parse_binning (const char *text, EsEntropyDefinition *d);
 
@@ -241,8 +266,13 @@ typedef struct {
   /* Input rows above and below an output row that the row depends on: a
    * band of rows is computed from the band plus this halo. */
   int (*halo) (const EsJob *job);
+  /* Input planes above and below an output plane that it reads: half the
+   * depth of a 3-D window, 0 for 2-D windows and for the other ops, which
+   * run plane by plane on a volume. */
+  int (*plane_halo) (const EsJob *job);
   /* The output depends on a statistic of the whole image (equalize's
-   * histogram), so banded runs take two passes. */
+   * histogram; of the whole volume for a volume), so banded runs take two
+   * passes. */
   bool whole_image;
   const char *units;         /* of the values: "nats", "level", "gray" */
   /* Every result of a job lies in [0, range_max (job)]: the absolute colour
@@ -275,6 +305,10 @@ double es_op_param_max (EsOp op, EsParamId id);
 const char *es_op_name (EsOp op);                 /* "entropy" */
 bool es_op_from_name (const char *name, EsOp *op);
 EsFormat es_op_output_format (EsOp op);
+/* Whether a backend computes `job` on a volume as a whole (a 3-D window;
+ * whole_image ops, whose statistic covers every plane) rather than as one
+ * 2-D job a plane. */
+bool es_job_is_volumetric (const EsJob *job);
 
 #ifdef __cplusplus
 }

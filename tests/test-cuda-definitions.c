@@ -53,7 +53,7 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
   EsEntropyDefinition *d = &job->definition;
 
   *d = (EsEntropyDefinition) { 0 };
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   d->border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
   d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
   job->window = random_odd (3, 41);
@@ -98,7 +98,7 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
   static const int level_choices[] = { 65536, 65535, 65000, 1000 };
   EsEntropyDefinition *d = &job->definition;
 
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   job->window = random_odd (3, 5);
   d->binning = random_int (0, 2) != 0 ? ES_BINNING_EXACT : ES_BINNING_DEPTH;
   job->levels = d->binning == ES_BINNING_EXACT ? 65536 : level_choices[random_int (0, 3)];
@@ -139,7 +139,7 @@ span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, cons
   static const int level_choices[] = { 2, 9, 16, 17, 64, 200, 255, 256 };
   EsEntropyDefinition *d = &job->definition;
 
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   if (random_int (0, 2) == 0)
     d->shape = ES_SHAPE_DISK;
   job->window = random_odd (3, 31);
@@ -182,7 +182,7 @@ run_case (EsEngine *engine, int index, Family family)
   const Kind *kind = small ? &kinds[1] : &kinds[random_int (0, 4)];
   uint32_t top = kind->levels ? (uint32_t) random_int (2, 256) : 1u << kind->depth;
   EsImage in, mask = { 0 }, out = { 0 };
-  EsFootprint footprint;
+  EsFootprint footprint = { 0 };
   uint8_t cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
   char what[200], detail[160];
   EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
@@ -295,7 +295,7 @@ test_span_frames (EsEngine *engine)
   };
   static const EsShape shapes[] = { ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT };
   uint8_t ring_cells[FOOTPRINT_SIDE * FOOTPRINT_SIDE];
-  const EsFootprint ring = { 21, 21, ring_cells };
+  const EsFootprint ring = { 21, 21, ring_cells, 0 };
   const int width = 133, height = 41;
 
   for (int y = 0; y < ring.height; y++)

@@ -293,8 +293,8 @@ random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uin
   uint32_t maxval = es_image_maxval (image);
 
   *job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-  d->shape = (EsShape) (t % ES_N_SHAPES);
-  d->border = (EsBorder) ((t / ES_N_SHAPES) % ES_N_BORDERS);
+  d->shape = (EsShape) (t % ES_N_SHAPES_2D);
+  d->border = (EsBorder) ((t / ES_N_SHAPES_2D) % ES_N_BORDERS);
   d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
   /* Now and then a window larger than the image, so that borders repeat. */
   job->window = 2 * (random_int (0, 5) == 0 ? random_int (10, 30) : random_int (1, 6)) + 1;
@@ -369,7 +369,7 @@ test_window_counts (void)
   EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
   int checked = 0, failed = 0, consistent_failed = 0, no_data = 0;
   uint8_t footprint_cells[9 * 9];
-  EsFootprint footprint;
+  EsFootprint footprint = { 0 };
   EsWindowCounts counts = { 0 };
 
   for (int t = 0; t < 120 && engine; t++)
@@ -444,6 +444,134 @@ test_window_counts (void)
   error.code = ES_OK;
   job.window = 5;
   tap_ok (!es_window_counts (&job, &small, 4, 0, &counts, &error), "a pixel outside is refused");
+  es_window_counts_clear (&counts);
+  es_image_clear (&small);
+  es_engine_free (engine);
+}
+
+/* A volume of random samples below 2^bits, planes tightly packed. */
+static void
+random_volume (EsImage *volume, int width, int height, int planes, int bits)
+{
+  EsError error = { 0 };
+
+  if (!es_image_alloc_volume (volume, width, height, planes, ES_FORMAT_U8, 8, &error))
+    {
+      tap_diag ("%s", error.message);
+      exit (1);
+    }
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        ((uint8_t *) es_image_voxel_row (volume, z, y))[x] = (uint8_t) (tap_random (&rng) % (1u << bits));
+}
+
+/* 3-D windows: the counts at voxels of random volumes (corners in every
+ * plane, so that the z border is crossed) give the value es_run computes
+ * for the whole volume, under boxes, balls, every border mode, a 3-D mask
+ * and normalization; and a 2-D window over a volume counts its own plane. */
+static void
+test_window_counts_3d (void)
+{
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  int checked = 0, failed = 0, cells_failed = 0;
+  EsWindowCounts counts = { 0 };
+
+  for (int t = 0; t < 60 && engine; t++)
+    {
+      EsImage volume = { 0 }, mask = { 0 }, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      int width = random_int (1, 11), height = random_int (1, 11), planes = random_int (1, 7);
+
+      random_volume (&volume, width, height, planes, random_int (1, 8));
+      job.levels = 1 << random_int (1, 5);
+      job.definition.border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
+      job.definition.border_value = (uint32_t) random_int (0, 255);
+      job.definition.normalized = t % 4 == 1;
+      switch (t % 3)
+        {
+        case 0:
+          job.definition.shape = ES_SHAPE_BOX;
+          job.definition.planes = 2 * random_int (0, 3) + 1;
+          job.definition.height = 2 * random_int (0, 3) + 1;
+          job.definition.width = 2 * random_int (0, 3) + 1;
+          break;
+        case 1:
+          job.definition.shape = ES_SHAPE_BALL;
+          job.definition.radius = random_int (0, 3);
+          break;
+        default:
+          job.window = 2 * random_int (1, 2) + 1;   /* a square: plane by plane */
+          break;
+        }
+      if (t % 5 == 2)
+        {
+          random_volume (&mask, width, height, planes, 1);
+          job.definition.mask = &mask;
+        }
+      if (!es_run (engine, &job, &volume, &out, NULL, &error))
+        {
+          if (failed++ < 5)
+            tap_diag ("es_run: %s", error.message);
+        }
+      else
+        for (int z = 0; z < planes; z++)
+          {
+            int xs[] = { 0, width - 1, width / 2, random_int (0, width - 1) };
+            int ys[] = { 0, height - 1, height / 2, random_int (0, height - 1) };
+
+            for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
+              {
+                double kernel = ((const float *) es_image_voxel_row (&out, z, ys[i]))[xs[i]];
+                uint32_t from_cells = 0;
+
+                if (!es_window_counts_voxel (&job, &volume, xs[i], ys[i], z, &counts, &error))
+                  {
+                    if (failed++ < 5)
+                      tap_diag ("es_window_counts_voxel: %s", error.message);
+                    continue;
+                  }
+                checked++;
+                if (isnan (kernel) != isnan (counts.value)
+                    || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
+                  if (failed++ < 5)
+                    tap_diag ("(%d, %d, %d) of %d×%d×%d, %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i],
+                              z, width, height, planes, es_shape_name (job.definition.shape),
+                              es_border_name (job.definition.border), job.levels,
+                              job.definition.normalized ? " normalized" : "", job.definition.mask ? " masked" : "",
+                              kernel, counts.value);
+                for (int dz = -counts.half_depth; dz <= counts.half_depth; dz++)
+                  for (int dy = -counts.half_height; dy <= counts.half_height; dy++)
+                    for (int dx = -counts.half_width; dx <= counts.half_width; dx++)
+                      {
+                        EsWindowCell cell = es_window_counts_cell_3d (&counts, dx, dy, dz);
+
+                        from_cells += cell.state == ES_CELL_COUNTED || cell.state == ES_CELL_BORDER;
+                      }
+                cells_failed += from_cells != counts.n
+                                || (job.definition.shape == ES_SHAPE_BALL
+                                    && counts.half_depth != job.definition.radius);
+                es_window_counts_clear (&counts);
+              }
+          }
+      es_image_clear (&out);
+      es_image_clear (&mask);
+      es_image_clear (&volume);
+    }
+  tap_ok (engine && failed == 0 && checked > 500,
+          "3-D window counts give es_run's value at voxels of random volumes (%d voxels, %d differ)", checked,
+          failed);
+  tap_ok (engine && cells_failed == 0, "the cells of every plane of a 3-D window add up to n (%d not)",
+          cells_failed);
+
+  EsImage small = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+
+  random_volume (&small, 4, 4, 3, 8);
+  job.definition.shape = ES_SHAPE_BALL;
+  job.definition.radius = 1;
+  tap_ok (!es_window_counts_voxel (&job, &small, 0, 0, 3, &counts, &error), "a plane outside is refused");
   es_window_counts_clear (&counts);
   es_image_clear (&small);
   es_engine_free (engine);
@@ -646,6 +774,7 @@ main (void)
   test_profile ();
   test_roi_stats ();
   test_window_counts ();
+  test_window_counts_3d ();
   test_csv_quoting ();
   test_csv_tables (dir);
   rmdir (dir);

@@ -4,6 +4,8 @@
  * parameters, shortcuts. (test-ui-files.c: exports, errors, undo, files.) */
 #include "test-ui-common.h"
 
+#include <tiffio.h>
+
 #include "es-sidebar.h"
 
 /* Allocations */
@@ -517,6 +519,161 @@ test_colour_rows (void)
   g_assert_true (gtk_widget_get_sensitive (reversed));
 }
 
+/* A volume of `planes` planes of width × height, 8-bit, as a multi-page TIFF. */
+static char *
+write_volume (int width, int height, int planes)
+{
+  char *path = g_build_filename (tmpdir, "volume.tif", NULL);
+  TIFF *tiff = TIFFOpen (path, "w");
+  guint8 *row = g_malloc (width);
+
+  g_assert_nonnull (tiff);
+  for (int z = 0; z < planes; z++)
+    {
+      TIFFSetField (tiff, TIFFTAG_IMAGEWIDTH, width);
+      TIFFSetField (tiff, TIFFTAG_IMAGELENGTH, height);
+      TIFFSetField (tiff, TIFFTAG_BITSPERSAMPLE, 8);
+      TIFFSetField (tiff, TIFFTAG_SAMPLESPERPIXEL, 1);
+      TIFFSetField (tiff, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      TIFFSetField (tiff, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+      TIFFSetField (tiff, TIFFTAG_ROWSPERSTRIP, height);
+      TIFFSetField (tiff, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
+      TIFFSetField (tiff, TIFFTAG_PAGENUMBER, z, planes);
+      for (int y = 0; y < height; y++)
+        {
+          for (int x = 0; x < width; x++)
+            row[x] = (guint8) ((x * 7 + y * 13 + z * 29 + ((x * y * (z + 1)) % 17)) & 0xff);
+          g_assert_cmpint (TIFFWriteScanline (tiff, row, y, 0), ==, 1);
+        }
+      g_assert_true (TIFFWriteDirectory (tiff));
+    }
+  TIFFClose (tiff);
+  g_free (row);
+  return path;
+}
+
+/* Presses a key through the window's own shortcuts (its class bindings). */
+static gboolean
+press_window_key (const char *trigger)
+{
+  g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (window));
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr (GtkEventController) controller = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (controller))
+        continue;
+      for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (controller)); j++)
+        {
+          g_autoptr (GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (controller), j);
+          g_autofree char *name = gtk_shortcut_trigger_to_string (gtk_shortcut_get_trigger (shortcut));
+
+          if (g_str_equal (name, trigger))
+            return gtk_shortcut_action_activate (gtk_shortcut_get_action (shortcut), 0, GTK_WIDGET (window),
+                                                 gtk_shortcut_get_arguments (shortcut));
+        }
+    }
+  return FALSE;
+}
+
+/* A multi-page TIFF opens as a volume: the Z slider's range is its planes;
+ * Page Down, Page Up, the slider and the orthogonal views change what is
+ * drawn, the readout and the status bar, and never start a job. */
+static void
+test_volume (void)
+{
+  const int width = 40, height = 24, planes = 7;
+  g_autofree char *path = write_volume (width, height, planes);
+  EsCanvas *canvas = es_window_get_canvas (window);
+  EsLayer *entropy, *plane;
+  int started;
+  guint64 generation;
+
+  set_view ("entropy");
+  open_path (path);
+  wait_idle ();
+  g_assert_cmpint (es_source_planes (es_window_get_source (window)), ==, planes);
+  g_assert_true (gtk_widget_get_visible (window->z_bar));
+  g_assert_cmpfloat (gtk_adjustment_get_lower (window->z_adjustment), ==, 0);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (window->z_adjustment), ==, planes - 1);
+  g_assert_cmpint (window->z, ==, planes / 2);
+  g_assert_cmpstr (gtk_label_get_label (window->z_count_label), ==, "of 7");
+
+  /* The plane drawn is the volume's result at z, computed once. */
+  entropy = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_nonnull (entropy);
+  g_assert_nonnull (entropy->volume);
+  g_assert_cmpint (es_layer_width (entropy), ==, width);
+  g_assert_cmpint (es_layer_height (entropy), ==, height);
+  g_assert_true (entropy->result.values.pixels
+                 == es_image_voxel_row (&entropy->volume->result.values, planes / 2, 0));
+
+  started = gate_get (&gate.started);
+  generation = window->generation;
+  window->hover_pane = 0;
+  window->hover_x = 3;
+  window->hover_y = 2;
+  g_assert_true (press_window_key ("Page_Down"));
+  wait_idle ();
+  g_assert_cmpint (window->z, ==, planes / 2 + 1);
+  g_assert_cmpfloat (gtk_adjustment_get_value (window->z_adjustment), ==, planes / 2 + 1);
+  _es_window_update_position (window);
+  g_assert_nonnull (strstr (gtk_label_get_label (window->position_label), "z     4"));
+  plane = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_true (plane->result.values.pixels
+                 == es_image_voxel_row (&plane->volume->result.values, planes / 2 + 1, 0));
+  g_assert_true (press_window_key ("Page_Up"));
+  g_assert_true (press_window_key ("Page_Up"));
+  wait_idle ();
+  g_assert_cmpint (window->z, ==, planes / 2 - 1);
+  /* The ends hold. */
+  es_window_set_plane (window, planes + 5);
+  g_assert_cmpint (window->z, ==, planes - 1);
+  g_assert_true (press_window_key ("Page_Down"));
+  g_assert_cmpint (window->z, ==, planes - 1);
+
+  /* Orthogonal views: XY, then YZ (planes wide, height high) and XZ
+   * (width wide, planes high) through the crosshair. */
+  gtk_toggle_button_set_active (window->ortho_button, TRUE);
+  wait_idle ();
+  g_assert_cmpint (es_canvas_get_n_panes (canvas), ==, 3);
+  g_assert_cmpint (es_layer_width (canvas->panes[0].layer), ==, width);
+  g_assert_cmpint (es_layer_height (canvas->panes[0].layer), ==, height);
+  g_assert_cmpint (es_layer_width (canvas->panes[1].layer), ==, planes);
+  g_assert_cmpint (es_layer_height (canvas->panes[1].layer), ==, height);
+  g_assert_cmpint (es_layer_width (canvas->panes[2].layer), ==, width);
+  g_assert_cmpint (es_layer_height (canvas->panes[2].layer), ==, planes);
+  /* The YZ slice's column z is plane z's column cross_x. */
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      g_assert_cmpfloat (es_layer_value (canvas->panes[1].layer, z, y), ==,
+                         ((const float *) es_image_voxel_row (&canvas->panes[0].layer->volume->result.values, z, y))[window->cross_x]);
+  _es_canvas_emit_clicked (canvas, 2, 5, 1);   /* on XZ: column 5, plane 1 */
+  wait_idle ();
+  g_assert_cmpint (window->cross_x, ==, 5);
+  g_assert_cmpint (window->z, ==, 1);
+  g_assert_cmpfloat (canvas->panes[0].cross_x, ==, 5);
+  g_assert_cmpfloat (canvas->panes[2].cross_y, ==, 1);
+  gtk_toggle_button_set_active (window->ortho_button, FALSE);
+  wait_idle ();
+  g_assert_cmpint (es_canvas_get_n_panes (canvas), ==, 1);
+
+  /* None of this ran a job. */
+  g_assert_cmpint (gate_get (&gate.started), ==, started);
+  g_assert_cmpuint (window->generation, ==, generation);
+
+  /* A 2-D image has no slider, and its layers are its own. */
+  {
+    g_autofree char *camera = test_image ("images", "camera.png");
+
+    open_path (camera);
+    wait_idle ();
+    g_assert_false (gtk_widget_get_visible (window->z_bar));
+    g_assert_null (es_window_get_layer (window, ES_VIEW_ENTROPY)->volume);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -534,6 +691,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-window/two-windows", test_two_windows);
   g_test_add_func ("/ui-window/shortcuts", test_shortcuts);
   g_test_add_func ("/ui-window/colour-rows", test_colour_rows);
+  g_test_add_func ("/ui-window/volume", test_volume);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

@@ -34,6 +34,12 @@ on_scroll (GtkEventControllerScroll *controller, double dx, double dy, EsCanvas 
 
   /* A wheel zooms toward the pointer, one zoom step per click; touchpads
    * pan, and zoom with Ctrl held. */
+  if (self->stepping && unit == GDK_SCROLL_UNIT_WHEEL && (state & GDK_CONTROL_MASK))
+    {
+      if (dy != 0)
+        _es_canvas_emit_step (self, dy > 0 ? 1 : -1);
+      return TRUE;
+    }
   if (unit == GDK_SCROLL_UNIT_WHEEL || (state & GDK_CONTROL_MASK))
     {
       self->scroll_accumulator += unit == GDK_SCROLL_UNIT_WHEEL ? dy : dy / 20.0;
@@ -93,8 +99,13 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
     }
   /* A click without a drag chooses the active pane of the grid. */
   gtk_gesture_drag_get_start_point (gesture, &start_x, &start_y);
-  if (self->n_panes > 1 && _es_canvas_widget_to_image (self, start_x, start_y, &pane, &ix, &iy))
+  if (!_es_canvas_widget_to_image (self, start_x, start_y, &pane, &ix, &iy))
+    return;
+  if (self->n_panes > 1)
     es_canvas_set_active_pane (self, pane);
+  if (ix >= 0 && iy >= 0 && ix < es_layer_width (self->panes[pane].layer)
+      && iy < es_layer_height (self->panes[pane].layer))
+    _es_canvas_emit_clicked (self, pane, (int) ix, (int) iy);
 }
 
 static void

@@ -9,6 +9,8 @@ G_BEGIN_DECLS
 typedef struct {
   EsLayer *layer;
   EsColorScale scale;
+  char *label;
+  double cross_x, cross_y;
   /* The last rendering and what it was made for. */
   GdkTexture *texture;
   EsColorScale texture_scale;
@@ -40,6 +42,7 @@ struct _EsCanvas {
   gboolean dragging;
   double pinch_zoom;
   double scroll_accumulator;
+  gboolean stepping;
 
   EsCanvasDrawFunc draw_func;
   gpointer draw_data;
@@ -48,6 +51,9 @@ struct _EsCanvas {
 /* Image coordinates under a point of the widget, and the pane it is in. */
 gboolean _es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
                                      double *iy);
+/* Emits "step" and "clicked" (es-canvas-input.c). */
+void _es_canvas_emit_step (EsCanvas *self, int direction);
+void _es_canvas_emit_clicked (EsCanvas *self, int pane, int x, int y);
 /* Emits "hover" when the image pixel under the pointer changed. */
 void _es_canvas_update_hover (EsCanvas *self);
 /* Zooms so that the image point under (x, y) in widget coordinates stays put. */

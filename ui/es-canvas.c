@@ -22,6 +22,8 @@ enum {
 
 enum {
   SIGNAL_HOVER,
+  SIGNAL_STEP,
+  SIGNAL_CLICKED,
   N_SIGNALS
 };
 
@@ -151,7 +153,8 @@ _es_canvas_update_hover (EsCanvas *self)
 
   if (self->pointer_inside
       && _es_canvas_widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
-      && ix >= 0 && iy >= 0 && ix < self->image_width && iy < self->image_height)
+      && ix >= 0 && iy >= 0 && ix < es_layer_width (self->panes[pane].layer)
+      && iy < es_layer_height (self->panes[pane].layer))
     {
       x = (int) ix;
       y = (int) iy;
@@ -236,6 +239,7 @@ static void
 pane_clear (Pane *pane)
 {
   g_clear_pointer (&pane->layer, es_layer_unref);
+  g_clear_pointer (&pane->label, g_free);
   g_clear_object (&pane->texture);
 }
 
@@ -246,7 +250,7 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
   int old_n = self->n_panes;
 
   g_return_if_fail (ES_IS_CANVAS (self));
-  g_return_if_fail (n_panes == 1 || n_panes == 4);
+  g_return_if_fail (n_panes >= 1 && n_panes <= ES_CANVAS_MAX_PANES);
 
   new_size = es_layer_width (panes[0].layer) != self->image_width
              || es_layer_height (panes[0].layer) != self->image_height;
@@ -262,6 +266,10 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
         g_clear_object (&self->panes[i].texture);
       self->panes[i].layer = es_layer_ref (panes[i].layer);
       self->panes[i].scale = panes[i].scale;
+      g_free (self->panes[i].label);
+      self->panes[i].label = g_strdup (panes[i].label);
+      self->panes[i].cross_x = panes[i].cross_x;
+      self->panes[i].cross_y = panes[i].cross_y;
       if (old)
         es_layer_unref (old);
     }
@@ -286,6 +294,25 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
     }
   _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+_es_canvas_emit_step (EsCanvas *self, int direction)
+{
+  g_signal_emit (self, signals[SIGNAL_STEP], 0, direction);
+}
+
+void
+_es_canvas_emit_clicked (EsCanvas *self, int pane, int x, int y)
+{
+  g_signal_emit (self, signals[SIGNAL_CLICKED], 0, pane, x, y);
+}
+
+void
+es_canvas_set_stepping (EsCanvas *self, gboolean stepping)
+{
+  g_return_if_fail (ES_IS_CANVAS (self));
+  self->stepping = stepping;
 }
 
 int
@@ -380,8 +407,8 @@ pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph
 {
   double zoom = self->zoom * sf;
   int x0 = MAX (ox, 0), y0 = MAX (oy, 0);
-  int x1 = MIN ((int) ceil (ox + self->image_width * zoom), pw);
-  int y1 = MIN ((int) ceil (oy + self->image_height * zoom), ph);
+  int x1 = MIN ((int) ceil (ox + es_layer_width (pane->layer) * zoom), pw);
+  int y1 = MIN ((int) ceil (oy + es_layer_height (pane->layer) * zoom), ph);
 
   if (x1 <= x0 || y1 <= y0)
     return NULL;
@@ -427,6 +454,20 @@ draw_label (EsCanvas *self, GtkSnapshot *snapshot, const char *text, gboolean ac
   gtk_snapshot_append_layout (snapshot, layout, &fg);
   gtk_snapshot_restore (snapshot);
   g_object_unref (layout);
+}
+
+/* Two lines through the middle of image pixel (cross_x, cross_y), across
+ * the pane: light with a dark edge, visible on any colormap. */
+static void
+draw_crosshair (GtkSnapshot *snapshot, const Pane *pane, double ox, double oy, double zoom, double pw, double ph)
+{
+  GdkRGBA dark = { 0, 0, 0, 0.55 }, light = { 1.0, 0.85, 0.2, 0.95 };
+  double x = floor (ox + (pane->cross_x + 0.5) * zoom), y = floor (oy + (pane->cross_y + 0.5) * zoom);
+
+  gtk_snapshot_append_color (snapshot, &dark, &GRAPHENE_RECT_INIT (x - 1, 0, 3, ph));
+  gtk_snapshot_append_color (snapshot, &dark, &GRAPHENE_RECT_INIT (0, y - 1, pw, 3));
+  gtk_snapshot_append_color (snapshot, &light, &GRAPHENE_RECT_INIT (x, 0, 1, ph));
+  gtk_snapshot_append_color (snapshot, &light, &GRAPHENE_RECT_INIT (0, y, pw, 1));
 }
 
 static void
@@ -481,8 +522,11 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
           self->draw_func (self, snapshot, &geometry, self->draw_data);
         }
+      if (pane->cross_x >= 0)
+        draw_crosshair (snapshot, pane, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph);
       if (self->n_panes > 1)
-        draw_label (self, snapshot, es_view_title (pane->layer->view), i == self->active_pane);
+        draw_label (self, snapshot, pane->label ? pane->label : es_view_title (pane->layer->view),
+                    i == self->active_pane);
 
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
@@ -655,6 +699,14 @@ es_canvas_class_init (EsCanvasClass *klass)
    * when the pointer is not over the image. */
   signals[SIGNAL_HOVER] =
     g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+  /* es_canvas_set_stepping: Ctrl and the wheel, +1 or −1. */
+  signals[SIGNAL_STEP] =
+    g_signal_new ("step", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                  G_TYPE_NONE, 1, G_TYPE_INT);
+  /* A click without a drag on a pane's image: the pane and the image pixel. */
+  signals[SIGNAL_CLICKED] =
+    g_signal_new ("clicked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
                   G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_set_css_name (widget_class, "escanvas");

@@ -16,10 +16,18 @@ G_DECLARE_FINAL_TYPE (EsCanvas, es_canvas, ES, CANVAS, GtkWidget)
 typedef struct {
   EsLayer *layer;          /* borrowed for the call; the canvas keeps a ref */
   EsColorScale scale;      /* the colours to draw it with */
+  /* The grid's label over the pane (copied); NULL: the view's title. */
+  const char *label;
+  /* A crosshair through image point (cross_x, cross_y) of the pane: the
+   * orthogonal views' lines; no crosshair when cross_x is negative. */
+  double cross_x, cross_y;
 } EsCanvasPane;
 
-/* Shows one pane, or four in a 2×2 grid that share zoom and pan. A new image
- * size fits the image to the view; the same size keeps zoom and pan. */
+/* Shows one pane, or three or four in a 2×2 grid that share zoom and pan:
+ * the first pane's size sets both, the others may be of other sizes (the
+ * orthogonal views' slices), drawn from the same origin so that their rows
+ * and columns line up with the first's. A new size fits the image to the
+ * view; the same size keeps zoom and pan. */
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
 /* The pane that export, copy and the colorbar follow (chosen by a click). */
 int es_canvas_get_active_pane (EsCanvas *self);
@@ -53,5 +61,9 @@ void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer us
  * lie outside the image); FALSE outside every pane. */
 gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
                                     double *iy);
+/* With stepping on, a mouse wheel turned with Ctrl held emits "step" (+1
+ * away from the user, −1 towards) instead of zooming: a volume's planes.
+ * "clicked" (pane, x, y) follows a click without a drag on an image. */
+void es_canvas_set_stepping (EsCanvas *self, gboolean stepping);
 
 G_END_DECLS

@@ -132,6 +132,30 @@ es_source_new (GFile *file, const char *name, EsImage *image)
 }
 
 EsSource *
+es_source_new_plane (EsSource *volume, int z)
+{
+  EsSource *source = g_atomic_rc_box_new0 (EsSource);
+
+  g_return_val_if_fail (z >= 0 && z < es_source_planes (volume), NULL);
+  source->image = es_image_plane (&volume->image, z);
+  source->file = volume->file ? g_object_ref (volume->file) : NULL;
+  source->name = g_strdup (volume->name);
+  source->serial = g_atomic_pointer_add (&source_serials, 1) + 1;
+  memcpy (source->histogram, volume->histogram, sizeof source->histogram);
+  source->sample_lo = volume->sample_lo;
+  source->sample_hi = volume->sample_hi;
+  source->volume.source = es_source_ref (volume);
+  source->volume.z = z;
+  return source;
+}
+
+int
+es_source_planes (const EsSource *source)
+{
+  return es_image_planes (&source->image);
+}
+
+EsSource *
 es_source_ref (EsSource *source)
 {
   return source ? g_atomic_rc_box_acquire (source) : NULL;
@@ -142,7 +166,10 @@ es_source_free (gpointer data)
 {
   EsSource *source = data;
 
-  es_image_clear (&source->image);
+  if (source->volume.source)   /* a plane: the pixels are the volume's */
+    es_source_unref (source->volume.source);
+  else
+    es_image_clear (&source->image);
   g_clear_object (&source->file);
   g_free (source->name);
 }
@@ -205,7 +232,7 @@ take_spare (size_t bytes)
 static void
 give_spare (EsImage *image)
 {
-  size_t bytes = image->stride * (size_t) image->height;
+  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
   Spare *spare;
 
   if (image->pixels == NULL || image->release != NULL || bytes < SPARE_MIN || bytes > SPARE_LIMIT)
@@ -446,6 +473,37 @@ auto_range (const EsImage *values, const double *range, double *lo, double *hi)
   es_pipeline_auto_range (&two, lo, hi);
 }
 
+/* The smallest and largest value of every plane of a volume, skipping NaN
+ * (no data) as build_mips does; range[0] > range[1] when there is none. */
+static void
+volume_range (const EsImage *values, double *range)
+{
+  int planes = es_image_planes (values);
+  double lo = INFINITY, hi = -INFINITY;
+
+#pragma omp parallel for schedule(static) reduction(min:lo) reduction(max:hi)
+  for (int z = 0; z < planes; z++)
+    {
+      EsImage plane = es_image_plane (values, z);
+      float *buffer = g_new (float, plane.width);
+
+      for (int y = 0; y < plane.height; y++)
+        {
+          const float *row = float_row (&plane, y, buffer);
+
+          for (int x = 0; x < plane.width; x++)
+            {
+              lo = row[x] < lo ? row[x] : lo;
+              hi = row[x] > hi ? row[x] : hi;
+            }
+        }
+      g_free (buffer);
+    }
+  range[0] = lo;
+  range[1] = hi;
+}
+
+/* Of every plane of a volume. */
 static void
 count_histogram (EsLayer *layer, guint n_bins)
 {
@@ -455,12 +513,14 @@ count_histogram (EsLayer *layer, guint n_bins)
     return;
   layer->histogram = g_new0 (guint64, 256);
   layer->n_bins = n_bins;
-  for (int y = 0; y < values->height; y++)
-    {
-      const guint8 *row = es_image_row (values, y);
-      for (int x = 0; x < values->width; x++)
-        layer->histogram[row[x]]++;
-    }
+  for (int z = 0; z < es_image_planes (values); z++)
+    for (int y = 0; y < values->height; y++)
+      {
+        const guint8 *row = es_image_voxel_row (values, z, y);
+
+        for (int x = 0; x < values->width; x++)
+          layer->histogram[row[x]]++;
+      }
 }
 
 EsLayer *
@@ -482,7 +542,14 @@ es_layer_new_original (EsSource *source)
   layer->result.info.unit_scale = 1.0;
   layer->min = layer->result.scale.lo;
   layer->max = layer->result.scale.hi;
-  build_mips (layer, NULL);
+  /* A volume's planes get their mips when shown (es_layer_new_plane). */
+  if (es_image_planes (image) > 1)
+    {
+      layer->mips[0] = layer->result.values;
+      layer->n_mips = 1;
+    }
+  else
+    build_mips (layer, NULL);
   return layer;
 }
 
@@ -508,13 +575,85 @@ es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice b
   memset (result, 0, sizeof *result);
   /* The automatic range is found here, off the main thread and in the same
    * pass as the first mip level, so that switching to it later costs
-   * nothing and it costs no extra pass over the values now. */
-  build_mips (layer, range);
+   * nothing and it costs no extra pass over the values now. A volume is
+   * drawn plane by plane (es_layer_new_plane makes each plane's mips):
+   * its range is that of all its planes, so that every plane shares it. */
+  if (es_image_planes (&layer->result.values) > 1)
+    volume_range (&layer->result.values, range);
+  else
+    build_mips (layer, range);
   auto_range (&layer->result.values, range, &layer->min, &layer->max);
   /* The values of these views are whole numbers 0..range_max. */
   if (es_view_has_histogram (view))
     count_histogram (layer, (guint) es_op_info (job->op)->range_max (job) + 1);
   return layer;
+}
+
+/* A layer over part of a volume's layer: everything but the values and the
+ * mips is the volume's, so that the colours, the readout's units and the
+ * histograms do not change from one plane to the next. */
+static EsLayer *
+part_layer (EsLayer *volume, EsSource *plane_source, const EsImage *values, gboolean owns_values)
+{
+  EsLayer *layer = g_atomic_rc_box_new0 (EsLayer);
+
+  layer->view = volume->view;
+  layer->source = es_source_ref (plane_source);
+  layer->job = volume->job;
+  layer->backend = volume->backend;
+  layer->result = volume->result;
+  layer->result.values = *values;
+  layer->result.gate = NULL;
+  layer->min = volume->min;
+  layer->max = volume->max;
+  if (volume->histogram)
+    layer->histogram = g_memdup2 (volume->histogram, 256 * sizeof *volume->histogram);
+  layer->n_bins = volume->n_bins;
+  layer->volume = es_layer_ref (volume);
+  layer->owns_values = owns_values;
+  build_mips (layer, NULL);
+  return layer;
+}
+
+EsLayer *
+es_layer_new_plane (EsLayer *volume, EsSource *plane_source, int z)
+{
+  EsImage plane;
+
+  g_return_val_if_fail (z >= 0 && z < es_image_planes (&volume->result.values), NULL);
+  plane = es_image_plane (&volume->result.values, z);
+  return part_layer (volume, plane_source, &plane, FALSE);
+}
+
+EsLayer *
+es_layer_new_slice (EsLayer *volume, EsSource *plane_source, EsSliceAxis axis, int at)
+{
+  const EsImage *from = &volume->result.values;
+  int planes = es_image_planes (from);
+  size_t sample = es_format_size (from->format);
+  EsImage slice = { 0 };
+
+  if (axis == ES_SLICE_XY)
+    return es_layer_new_plane (volume, plane_source, at);
+  g_return_val_if_fail (at >= 0 && at < (axis == ES_SLICE_XZ ? from->height : from->width), NULL);
+  if (!alloc_image (&slice, axis == ES_SLICE_XZ ? from->width : planes,
+                    axis == ES_SLICE_XZ ? planes : from->height, from->format, from->depth))
+    return NULL;
+  slice.levels = from->levels;
+  slice.maxval = from->maxval;
+  if (axis == ES_SLICE_XZ)   /* row z of the slice: row `at` of plane z */
+    for (int z = 0; z < planes; z++)
+      memcpy (es_image_row (&slice, z), es_image_voxel_row (from, z, at), (size_t) from->width * sample);
+  else                       /* row y of the slice: column `at` of row y, plane after plane */
+    for (int y = 0; y < from->height; y++)
+      {
+        guint8 *row = es_image_row (&slice, y);
+
+        for (int z = 0; z < planes; z++)
+          memcpy (row + (size_t) z * sample, (const guint8 *) es_image_voxel_row (from, z, y) + (size_t) at * sample,
+                  sample);
+      }
+  return part_layer (volume, plane_source, &slice, TRUE);
 }
 
 EsLayer *
@@ -530,6 +669,16 @@ es_layer_free (gpointer data)
 
   for (int i = 1; i < layer->n_mips; i++)
     give_spare (&layer->mips[i]);
+  if (layer->volume)
+    {
+      /* The job, info and histogram are copies; the values the volume's or gathered. */
+      if (layer->owns_values)
+        give_spare (&layer->result.values);
+      g_free (layer->histogram);
+      es_source_unref (layer->source);
+      es_layer_unref (layer->volume);
+      return;
+    }
   if (layer->view == ES_VIEW_ORIGINAL)
     memset (&layer->result.values, 0, sizeof layer->result.values);
   else
@@ -568,7 +717,8 @@ es_layer_clear (gpointer data)
   EsLayer *layer = data;
   const EsImage *values = &layer->result.values;
 
-  if (layer->view != ES_VIEW_ORIGINAL && values->stride * (size_t) values->height >= FREE_LATER_BYTES)
+  if (layer->view != ES_VIEW_ORIGINAL
+      && values->stride * (size_t) values->height * (size_t) es_image_planes (values) >= FREE_LATER_BYTES)
     {
       /* The box itself goes now; what it points to, later. */
       g_thread_pool_push (free_pool (), g_memdup2 (layer, sizeof *layer), NULL);

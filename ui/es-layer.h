@@ -47,10 +47,23 @@ typedef struct {
   guint64 serial;            /* unique in the process: tells sources apart after they are freed */
   guint64 histogram[256];    /* of the 8-bit view of the samples */
   guint32 sample_lo, sample_hi;  /* the samples' range: what minmax binning bins over */
+  /* A plane of a volume (es_source_new_plane): the volume, held, and the
+   * plane's z; image then shares the volume's pixels. NULL otherwise. */
+  struct _EsSourceVolume {
+    gpointer source;           /* EsSource */
+    int z;
+  } volume;
 } EsSource;
 
 /* Takes over image's pixels (and zeroes *image). */
 EsSource *es_source_new (GFile *file, const char *name, EsImage *image);
+/* Plane z of a volume as a source of its own, for what shows and inspects
+ * one plane: its image is the plane's pixels (shared, never copied), its
+ * histogram and sample range the whole volume's, so that minmax binning
+ * and the histograms stay those of the volume that the jobs ran on. */
+EsSource *es_source_new_plane (EsSource *volume, int z);
+/* The planes of a source's image: 1 for a 2-D image and for a plane. */
+int es_source_planes (const EsSource *source);
 /* Both accept NULL. */
 EsSource *es_source_ref (EsSource *source);
 void es_source_unref (EsSource *source);
@@ -69,7 +82,7 @@ typedef struct {
 #define ES_LAYER_MAX_MIPS 14
 
 /* One computed view of a source. Immutable once made; refcounted (atomic). */
-typedef struct {
+typedef struct _EsLayer {
   EsView view;
   EsSource *source;
   EsJob job;                 /* what produced it; job.variant NULL where the CPU ran it */
@@ -85,7 +98,21 @@ typedef struct {
   int n_mips;
   guint64 *histogram;        /* es_view_has_histogram: range_max + 1 bins; else NULL */
   guint n_bins;
+  /* A plane or a slice of a volume's layer (es_layer_new_plane, _slice):
+   * that layer, held; its values, job, range and histogram are the
+   * volume's. NULL for a layer of its own. */
+  struct _EsLayer *volume;
+  gboolean owns_values;      /* a slice's gathered values (a plane's are the volume's) */
 } EsLayer;
+
+/* Which slice of a volume: a plane (XY), or across the planes through a
+ * row (XZ: width × planes) or a column (YZ: planes wide, height high),
+ * as Fiji's Orthogonal Views show them. */
+typedef enum {
+  ES_SLICE_XY,
+  ES_SLICE_XZ,
+  ES_SLICE_YZ,
+} EsSliceAxis;
 
 /* Makes a layer of the original image itself (no copy of the pixels). */
 EsLayer *es_layer_new_original (EsSource *source);
@@ -93,6 +120,16 @@ EsLayer *es_layer_new_original (EsSource *source);
  * zeroed) of job, run with es_layer_job_params. */
 EsLayer *es_layer_new (EsView view, EsSource *source, const EsJob *job,
                        EsBackendChoice backend, EsResult *result);
+/* Plane z of a volume's layer, shown and inspected as a 2-D layer of
+ * plane_source (es_source_new_plane of the layer's source): its values
+ * share the volume's, its colour range is the volume's, so that stepping
+ * through planes computes nothing and keeps the colours; only the plane's
+ * mips are made. */
+EsLayer *es_layer_new_plane (EsLayer *volume, EsSource *plane_source, int z);
+/* An XZ slice through row `at` or a YZ slice through column `at` of a
+ * volume's layer (ES_SLICE_XY is es_layer_new_plane): its values are
+ * gathered from every plane, in the volume's format and colour range. */
+EsLayer *es_layer_new_slice (EsLayer *volume, EsSource *plane_source, EsSliceAxis axis, int at);
 /* What the worker runs for a job: the table's defaults for everything that
  * is only display (absolute range, the table's units and colormap). */
 void es_layer_job_params (const EsJob *job, EsViewParams *params);

@@ -3,6 +3,7 @@
 #include "es-cli-batch.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "es-cli-volume.h"
 #include "es-load.h"
 #include "es-stack.h"
 #include "es-stream.h"
@@ -119,6 +121,15 @@ decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
   pages = es_pages_open_watched (input, b->params->job.levels, watch, &slot->error);
   if (pages == NULL)
     slot->failed = true;
+  else if (es_pages_count (pages) > 1 && es_cli_reads_volumes (b->options, &b->params->job))
+    {
+      /* A 3-D job reads the stack whole; what cannot be written is refused
+       * before anything is computed. */
+      slot->failed = !es_pages_load_volume (pages, &b->options->volume_choice, &slot->image, slot->page_notice,
+                                            sizeof slot->page_notice, &slot->error)
+                     || !es_cli_volume_check_output (b->format, b->to_stdout, es_image_planes (&slot->image),
+                                                     &slot->error);
+    }
   else if (es_pages_count (pages) > 1)
     {
       slot->is_stack = true;
@@ -164,8 +175,9 @@ compute (Batch *batch, int i, Slot *slot)
       slot->cancelled = slot->status == ES_EXIT_SIGNAL_BASE;
       return;
     }
-  if (!es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt,
-                                   &slot->error))
+  if (!es_cli_check_mask (b->options, &b->params->job, &slot->image, &slot->error)
+      || !es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt,
+                                      &slot->error))
     {
       slot->failed = true;
       slot->cancelled = slot->error.code == ES_ERROR_CANCELLED;
@@ -181,7 +193,7 @@ static void
 print_timings (const char *input, const EsResult *result)
 {
   const EsTiming *t = &result->timing;
-  double mpx = (double) result->values.width * result->values.height / 1e6;
+  double mpx = (double) result->values.width * result->values.height * es_image_planes (&result->values) / 1e6;
 
   es_cli_progress_clear ();
   fprintf (stderr,
@@ -201,8 +213,9 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   const EsCliOptions *o = b->options;
   const char *input = b->inputs[i], *output = b->outputs[i];
   EsCliBatchOutcome *outcome = batch->outcome;
-  bool clash = false;
+  bool clash = false, volume = es_image_planes (&slot->result.values) > 1;
   double start = es_monotonic_ms ();
+  char wrote[PATH_MAX + 64];
   EsError error;
 
   /* Two inputs of the same stem (a/x.png, b/x.png) would overwrite each other. */
@@ -239,9 +252,12 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
     print_timings (input, &slot->result);
 
   es_error_clear (&error);
+  snprintf (wrote, sizeof wrote, "%s", output);
   if (exported != NULL ? (error = *export_error, !*exported)
-                       : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format,
-                                              &slot->result, o->colorbar, &error))
+      : volume ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->inputs, b->n_inputs,
+                                        wrote, sizeof wrote, &error)
+               : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format,
+                                      &slot->result, o->colorbar, &error))
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);
@@ -251,7 +267,7 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   if (!o->quiet && !b->to_stdout)
     {
       es_cli_progress_clear ();
-      printf ("wrote %s\n", output);
+      printf ("wrote %s\n", wrote);
       fflush (stdout);
     }
   return ES_EXIT_OK;

@@ -65,6 +65,40 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
         }
       o->mask_path = text;
       return true;
+    case ES_CLI_BOX:
+      if (!es_definition_parse_box (text, d))
+        {
+          es_cli_usage_error ("--box=%s: expected DxHxW, odd sides 1..%d (3x5x5)", text, ES_SIDE_3D_MAX);
+          return false;
+        }
+      o->shape_given = true;
+      return true;
+    case ES_CLI_BALL:
+      if (!es_definition_parse_uint (text, 0, ES_RADIUS_3D_MAX, &number))
+        {
+          es_cli_usage_error ("--ball=%s: expected a radius in 0..%d", text, ES_RADIUS_3D_MAX);
+          return false;
+        }
+      d->shape = ES_SHAPE_BALL;
+      d->radius = (int) number;
+      o->shape_given = true;
+      return true;
+    case ES_CLI_VOLUME:
+      o->volume = true;
+      return true;
+    case ES_CLI_CHANNEL:
+    case ES_CLI_TIME:
+      if (!es_definition_parse_uint (text, 0, 65535, &number))
+        {
+          es_cli_usage_error ("--%s=%s: expected a number in 0..65535", option == ES_CLI_CHANNEL ? "channel" : "time",
+                              text);
+          return false;
+        }
+      if (option == ES_CLI_CHANNEL)
+        o->volume_choice.channel = (int) number, o->volume_choice.channel_given = true;
+      else
+        o->volume_choice.time = (int) number, o->volume_choice.time_given = true;
+      return true;
     case ES_CLI_LIKE:
       o->like = es_preset_find (text);
       if (o->like == NULL)
@@ -94,13 +128,50 @@ es_cli_definition_finish (EsCliOptions *o)
     }
 }
 
+/* An image as cells, U8 0/1 as es_load_cells reads them; a multi-page
+ * TIFF as a volume of them (a 3-D footprint or mask). */
+static bool
+load_cell_volume (const char *path, EsImage *cells, EsError *error)
+{
+  EsPages *pages = es_pages_open (path, 256, error);
+  EsImage volume = { 0 };
+  char notice[256];
+  bool ok;
+
+  if (pages == NULL)
+    return false;
+  ok = (es_pages_count (pages) == 1
+          ? es_pages_load (pages, 0, &volume, error)
+          : es_pages_load_volume (pages, &(EsVolumeChoice) { 0 }, &volume, notice, sizeof notice, error))
+       && es_image_alloc_volume (cells, volume.width, volume.height, es_image_planes (&volume), ES_FORMAT_U8, 1,
+                                 error);
+  es_pages_close (pages);
+  for (int z = 0; ok && z < es_image_planes (&volume); z++)
+    for (int y = 0; y < volume.height; y++)
+      {
+        const void *row = es_image_voxel_row (&volume, z, y);
+        uint8_t *out = es_image_voxel_row (cells, z, y);
+
+        for (int x = 0; x < volume.width; x++)
+          out[x] = (volume.format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x]) != 0;
+      }
+  es_image_clear (&volume);
+  return ok;
+}
+
 static bool
 load_cells (const char *what, const char *path, EsImage *cells, EsError *error)
 {
-  if (es_load_cells (path, cells, error))
+  if (load_cell_volume (path, cells, error))
     return true;
   es_error_prefix (error, "%s %s", what, path);
   return false;
+}
+
+bool
+es_cli_reads_volumes (const EsCliOptions *o, const EsJob *job)
+{
+  return o->volume || (job->op == ES_OP_ENTROPY && es_definition_is_3d (&job->definition));
 }
 
 bool
@@ -114,6 +185,7 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
         return false;
       files->footprint = (EsFootprint) {
         files->footprint_cells.width, files->footprint_cells.height, files->footprint_cells.pixels,
+        es_image_planes (&files->footprint_cells),
       };
       d->footprint = &files->footprint;
     }

@@ -66,6 +66,11 @@ static const struct option fixed_options[] = {
   { "binning", required_argument, NULL, OPT_DEFINITION + ES_CLI_BINNING },
   { "mask", required_argument, NULL, OPT_DEFINITION + ES_CLI_MASK },
   { "like", required_argument, NULL, OPT_DEFINITION + ES_CLI_LIKE },
+  { "box", required_argument, NULL, OPT_DEFINITION + ES_CLI_BOX },
+  { "ball", required_argument, NULL, OPT_DEFINITION + ES_CLI_BALL },
+  { "volume", no_argument, NULL, OPT_DEFINITION + ES_CLI_VOLUME },
+  { "channel", required_argument, NULL, OPT_DEFINITION + ES_CLI_CHANNEL },
+  { "time", required_argument, NULL, OPT_DEFINITION + ES_CLI_TIME },
 };
 
 #define N_FIXED_OPTIONS (sizeof fixed_options / sizeof fixed_options[0])

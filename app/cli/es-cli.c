@@ -374,6 +374,13 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       es_cli_definition_clear (&definition_files);
       return es_cli_usage_error ("%s", error.message);
     }
+  if ((o->volume_choice.channel_given || o->volume_choice.time_given) && !es_cli_reads_volumes (o, &params.job))
+    {
+      es_cli_definition_clear (&definition_files);
+      return es_cli_usage_error ("--%s chooses the planes of a volume: give a 3-D window (--box, --ball, a "
+                                 "multi-page --footprint) or --volume", o->volume_choice.channel_given ? "channel"
+                                                                                                       : "time");
+    }
   if (o->max_pixels)
     es_image_set_max_pixels (o->max_pixels);
   es_save_set_compression (o->compression);

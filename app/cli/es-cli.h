@@ -8,6 +8,7 @@
 #include "es-bench.h"
 #include "es-cli-report.h"
 #include "es-pipeline.h"
+#include "es-volume.h"
 
 /* ES_VERSION comes from project() in meson.build. */
 
@@ -43,6 +44,8 @@ typedef struct {
   const EsPreset *like;           /* --like */
   const char *footprint_path;     /* --footprint */
   const char *mask_path;          /* --mask */
+  bool volume;                    /* --volume */
+  EsVolumeChoice volume_choice;   /* --channel, --time */
 } EsCliOptions;
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
@@ -54,6 +57,11 @@ typedef enum {
   ES_CLI_BINNING,    /* --binning=depth|range:LO:HI|minmax|exact|byte */
   ES_CLI_MASK,       /* --mask=FILE */
   ES_CLI_LIKE,       /* --like=matlab|skimage|fiji */
+  ES_CLI_BOX,        /* --box=DxHxW */
+  ES_CLI_BALL,       /* --ball=R */
+  ES_CLI_VOLUME,     /* --volume: a stack is a volume whatever the window */
+  ES_CLI_CHANNEL,    /* --channel=C of an OME-TIFF */
+  ES_CLI_TIME,       /* --time=T of an OME-TIFF */
 } EsCliDefinitionOption;
 
 /* The files a definition reads, owned by the command that runs it. */
@@ -69,6 +77,9 @@ void es_cli_definition_finish (EsCliOptions *options);
 /* Loads --footprint and --mask into files and points the job at them. */
 bool es_cli_definition_load (EsCliOptions *options, EsCliDefinitionFiles *files, EsError *error);
 void es_cli_definition_clear (EsCliDefinitionFiles *files);
+/* Whether the job reads a multi-page input as one volume rather than a
+ * stack of planes: a 3-D window, or --volume. */
+bool es_cli_reads_volumes (const EsCliOptions *options, const EsJob *job);
 /* The --help entries of the definition's options. */
 void es_cli_print_definition_help (FILE *out);
 

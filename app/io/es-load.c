@@ -324,6 +324,50 @@ es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error)
   return true;
 }
 
+bool
+es_pages_format (EsPages *pages, int index, EsFormat *format, int *depth, bool *floats, EsError *error)
+{
+  if (index < 0 || index >= pages->count)
+    return es_error_set (error, ES_ERROR_INVALID, "no page %d (of %d)", index + 1, pages->count);
+#ifdef ES_HAVE_TIFF
+  if (pages->tiff != NULL)
+    return es_tiff_page_format (pages->tiff, index, format, depth, floats, error);
+#endif
+  *format = pages->first.format;
+  *depth = pages->first.depth;
+  *floats = false;
+  return true;
+}
+
+char *
+es_pages_description (EsPages *pages, int index)
+{
+#ifdef ES_HAVE_TIFF
+  if (pages->tiff != NULL && index >= 0 && index < pages->count)
+    return es_tiff_page_description (pages->tiff, index);
+#endif
+  (void) pages;
+  (void) index;
+  return NULL;
+}
+
+bool
+es_pages_load_floats (EsPages *pages, int index, EsImage *image, EsError *error)
+{
+#ifdef ES_HAVE_TIFF
+  if (pages->tiff != NULL && index >= 0 && index < pages->count)
+    {
+      pages->notice[0] = '\0';
+      if (es_tiff_read_page_floats (pages->tiff, index, image, error))
+        return true;
+      if (pages->count > 1)
+        es_error_prefix (error, "page %d", index + 1);
+      return false;
+    }
+#endif
+  return es_pages_load (pages, index, image, error);
+}
+
 void
 es_pages_close (EsPages *pages)
 {

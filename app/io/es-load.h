@@ -59,6 +59,15 @@ bool es_pages_size (EsPages *pages, int index, int *width, int *height, EsError 
 /* Decodes page index (from 0) into image; each page once. Errors of a stack
  * name the page ("page 3: TIFF: ..."). */
 bool es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error);
+/* What page index decodes to, from its header alone: the format and
+ * depth es_pages_load gives, and whether the file stores floats (mapped to
+ * U16 by their finite range). */
+bool es_pages_format (EsPages *pages, int index, EsFormat *format, int *depth, bool *floats, EsError *error);
+/* Page index's ImageDescription (malloc'd; an OME-TIFF's OME-XML), or NULL. */
+char *es_pages_description (EsPages *pages, int index);
+/* As es_pages_load, but float samples stay F32 as stored (reduced to gray):
+ * es_pages_load_volume maps a volume's floats by the range of all its planes. */
+bool es_pages_load_floats (EsPages *pages, int index, EsImage *image, EsError *error);
 /* What the last es_pages_load has to say beside its image (the NaN and
  * infinite samples of a float page), or NULL. */
 const char *es_pages_notice (const EsPages *pages);

@@ -650,7 +650,52 @@ es_tiff_describe (EsTiff *tiff, EsTiffPage *p, bool *direct, EsError *error)
 }
 
 bool
+es_tiff_page_format (EsTiff *tiff, int page, EsFormat *format, int *depth, bool *floats, EsError *error)
+{
+  EsTiffPage p = { 0 };
+  bool direct = false;
+
+  if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
+    return false;
+  /* What es_tiff_read_page gives: floats become 16-bit samples. */
+  *floats = p.floats;
+  *format = p.floats ? ES_FORMAT_U16 : p.plane_format;
+  *depth = p.depth;
+  return true;
+}
+
+char *
+es_tiff_page_description (EsTiff *tiff, int page)
+{
+  const char *text = NULL;
+  EsError ignored = { 0 };
+
+  if (!es_tiff_select (tiff, page, &ignored) || !TIFFGetField (tiff->tif, TIFFTAG_IMAGEDESCRIPTION, &text)
+      || text == NULL)
+    return NULL;
+  return strdup (text);
+}
+
+static bool es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite,
+                                 EsError *error);
+
+bool
 es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error)
+{
+  return es_tiff_decode_page (tiff, page, false, image, non_finite, error);
+}
+
+bool
+es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *error)
+{
+  uint64_t non_finite;
+
+  return es_tiff_decode_page (tiff, page, true, image, &non_finite, error);
+}
+
+static bool
+es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite,
+                     EsError *error)
 {
   EsTiffPage p = { 0 };
   EsError local = { 0 };
@@ -688,7 +733,7 @@ es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite,
       es_image_clear (&p.planes[0]);
       return false;
     }
-  if (p.floats)
+  if (p.floats && !keep_floats)
     {
       ok = es_tiff_quantize_floats (&p.planes[0], image, non_finite, &local);
       es_image_clear (&p.planes[0]);

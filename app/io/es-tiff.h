@@ -33,6 +33,16 @@ bool es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError
  * depth 16). *non_finite counts the NaN and infinite samples (floats only). */
 bool es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error);
 
+/* What es_tiff_read_page would give for page `page`, from its tags alone:
+ * the format and depth of its samples, and whether they are stored as
+ * floats (then mapped to U16 by their range). */
+bool es_tiff_page_format (EsTiff *tiff, int page, EsFormat *format, int *depth, bool *floats, EsError *error);
+/* The page's ImageDescription (malloc'd), or NULL when it has none. */
+char *es_tiff_page_description (EsTiff *tiff, int page);
+/* As es_tiff_read_page, but a float page stays F32 as stored (reduced to
+ * gray): a volume maps its floats by the range of all its pages. */
+bool es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *error);
+
 /* The float quantization of DESIGN.md §1, for one value, given the finite
  * range lo..hi of the image. */
 uint16_t es_tiff_float_to_u16 (double v, double lo, double hi);

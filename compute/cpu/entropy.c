@@ -345,6 +345,8 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   EntropyTables *tables;
   bool ok;
 
+  if (es_definition_is_3d (&job->definition))
+    return es_cpu_entropy_3d (job, in, out, control, error);
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height);
   if (!es_job_is_default_definition (job))
     return es_cpu_entropy_general (job, in, out, control, error);

@@ -27,29 +27,36 @@ histogram_row (const uint8_t *p, int w, uint64_t sub[4][256])
 
 /* Two streaming passes over rows and no working memory, so no bands: the
  * histogram pass leaves a converted 8-bit view in the output rows, which the
- * LUT pass then rewrites in place (an 8-bit input is read twice instead). */
+ * LUT pass then rewrites in place (an 8-bit input is read twice instead).
+ * A volume's rows are those of every plane: one histogram, one LUT. */
 bool
 es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
   (void) job;
   uint64_t hist[256] = { 0 };
   uint8_t lut[256];
-  int w = in->width, h = in->height;
+  int w = in->width, h = in->height, planes = es_image_planes (in);
+  long long rows = (long long) planes * h;
   bool identity = es_cpu_map_is_identity (in, ES_CPU_MAP_VIEW);
 
-  assert (out->format == ES_FORMAT_U8 && out->width == w && out->height == h);
+  assert (out->format == ES_FORMAT_U8 && out->width == w && out->height == h && es_image_planes (out) == planes);
   /* Two passes over the rows: the histogram, then the LUT. */
-  es_control_begin (control, 2 * (long long) h);
+  es_control_begin (control, 2 * rows);
 
 #pragma omp parallel
   {
     uint64_t sub[4][256] = { { 0 } };
 
 #pragma omp for schedule(static)
-    for (int y = 0; y < h; y++)
+    for (long long r = 0; r < rows; r++)
       if (!es_control_cancelled (control))
         {
-          histogram_row (es_cpu_source_row (in, y, ES_CPU_MAP_VIEW, 0, es_image_row (out, y)), w, sub);
+          EsImage in_plane = es_image_plane (in, (int) (r / h));
+          int y = (int) (r % h);
+
+          histogram_row (es_cpu_source_row (&in_plane, y, ES_CPU_MAP_VIEW, 0,
+                                            es_image_voxel_row (out, (int) (r / h), y)),
+                         w, sub);
           es_control_advance (control, 1);
         }
 #pragma omp critical
@@ -61,14 +68,14 @@ es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *c
     return es_cpu_finish (control, error);
   /* A single-valued image keeps its values: es_equalize_lut then leaves the
    * identity in lut. */
-  es_equalize_lut (hist, (uint64_t) w * (uint64_t) h, lut);
+  es_equalize_lut (hist, (uint64_t) w * (uint64_t) h * (uint64_t) planes, lut);
 
 #pragma omp parallel for schedule(static)
-  for (int y = 0; y < h; y++)
+  for (long long r = 0; r < rows; r++)
     if (!es_control_cancelled (control))
       {
-        uint8_t *q = es_image_row (out, y);
-        const uint8_t *p = identity ? es_image_row (in, y) : q;
+        uint8_t *q = es_image_voxel_row (out, (int) (r / h), (int) (r % h));
+        const uint8_t *p = identity ? es_image_voxel_row (in, (int) (r / h), (int) (r % h)) : q;
         for (int x = 0; x < w; x++)
           q[x] = lut[p[x]];
         es_control_advance (control, 1);

@@ -123,6 +123,10 @@ void es_cpu_set_entropy_avx512 (bool allowed);
 /* Whether the AVX-512 entropy loops run now. */
 bool es_cpu_entropy_avx512 (void);
 
+/* Entropy over a 3-D window (es_definition_is_3d) on a volume or on a 2-D
+ * image (a volume of one plane): es_cpu_entropy hands such jobs here. */
+bool es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+
 /* ---- row mapping ------------------------------------------------------------ */
 
 typedef enum {

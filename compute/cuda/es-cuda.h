@@ -58,6 +58,11 @@ struct EsCudaOp {
    * static clause, from the figures of PERFORMANCE.md), or NULL; a NULL
    * hook: no variant of the op has one (es_variant_slow_path). */
   const char *(*slow_path) (const EsJob *job, const EsVariant *variant);
+  /* The launchers compute volumetric jobs (es_job_is_volumetric: a 3-D
+   * window, one histogram of a whole volume) on a volume as a whole. False:
+   * the engine computes those on the CPU and says why; 2-D jobs on a
+   * volume run here plane by plane either way. */
+  bool volumes;
 };
 
 extern const EsCudaOp es_cuda_quantize;

@@ -29,7 +29,7 @@ typedef struct {
  * two column spans in the columns that cross the hole. */
 #define RING_SIDE 25
 static uint8_t ring_cells[RING_SIDE * RING_SIDE];
-static const EsFootprint ring = { RING_SIDE, RING_SIDE, ring_cells };
+static const EsFootprint ring = { RING_SIDE, RING_SIDE, ring_cells, 0 };
 
 static const Case cases[] = {
   { "square 5, L=16 (default)", ES_SHAPE_SQUARE, 5, 0, 16, ES_BORDER_CLIP, ES_BINNING_DEPTH, false, NULL, 0, 0 },

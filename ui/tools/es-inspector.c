@@ -123,8 +123,10 @@ draw_cell (GtkWidget *area, cairo_t *cr, EsWindowCell cell, uint32_t bins, const
   draw_centred_text (area, cr, text, x, y, cell_size - gap, cell_size - gap);
 }
 
-/* The window's cells, as the kernel counts them; the pixel outlined. A window
- * too large for a cell of CELL_MIN pixels is named by its size and n. */
+/* The window's cells, as the kernel counts them; the pixel outlined. A 3-D
+ * window's planes are tiles, row by row from its first plane (dz = −d) to
+ * its last, half a tile apart. A window too large for a cell of CELL_MIN
+ * pixels is named by its size and n. */
 static void
 draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer user_data)
 {
@@ -132,6 +134,9 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
   InspectorData *data = inspector_data (self);
   const EsWindowCounts *counts = &data->counts;
   int columns = 2 * counts->half_width + 1, rows = 2 * counts->half_height + 1;
+  int planes = 2 * counts->half_depth + 1;
+  int across = (int) ceil (sqrt ((double) planes)), down = (planes + across - 1) / across;
+  double gap = planes > 1 ? 0.5 : 0;   /* between tiles, in cells */
   EsDisplay display;
   double cell;
   GdkRGBA fg;
@@ -140,24 +145,35 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
     return;
   es_tools_host_get_display (self->host, &display);
   gtk_style_context_get_color (gtk_widget_get_style_context (GTK_WIDGET (area)), &fg);
-  cell = floor (MIN (width / (double) columns, height / (double) rows));
+  cell = floor (MIN (width / (across * (columns + gap)), height / (down * (rows + gap))));
   if (cell < CELL_MIN)
     {
-      g_autofree char *text = g_strdup_printf ("window %d × %d\nn = %u", rows, columns, counts->n);
+      g_autofree char *text = planes > 1
+                                ? g_strdup_printf ("window %d × %d × %d\nn = %u", planes, rows, columns, counts->n)
+                                : g_strdup_printf ("window %d × %d\nn = %u", rows, columns, counts->n);
 
       gdk_cairo_set_source_rgba (cr, &fg);
       draw_centred_text (GTK_WIDGET (area), cr, text, 0, 0, width, height);
       return;
     }
-  for (int j = 0; j < rows; j++)
-    for (int i = 0; i < columns; i++)
-      draw_cell (GTK_WIDGET (area), cr,
-                 es_window_counts_cell (counts, i - counts->half_width, j - counts->half_height),
-                 counts->bins, &display, &fg, i * cell, j * cell, cell);
-  cairo_set_source_rgb (cr, 1, 0.85, 0.2);
-  cairo_set_line_width (cr, 2);
-  cairo_rectangle (cr, counts->half_width * cell, counts->half_height * cell, cell - 1, cell - 1);
-  cairo_stroke (cr);
+  for (int p = 0; p < planes; p++)
+    {
+      double ox = (p % across) * (columns + gap) * cell, oy = (p / across) * (rows + gap) * cell;
+      int dz = p - counts->half_depth;
+
+      for (int j = 0; j < rows; j++)
+        for (int i = 0; i < columns; i++)
+          draw_cell (GTK_WIDGET (area), cr,
+                     es_window_counts_cell_3d (counts, i - counts->half_width, j - counts->half_height, dz),
+                     counts->bins, &display, &fg, ox + i * cell, oy + j * cell, cell);
+      if (dz == 0)
+        {
+          cairo_set_source_rgb (cr, 1, 0.85, 0.2);
+          cairo_set_line_width (cr, 2);
+          cairo_rectangle (cr, ox + counts->half_width * cell, oy + counts->half_height * cell, cell - 1, cell - 1);
+          cairo_stroke (cr);
+        }
+    }
 }
 
 /* The table: each non-empty bin, the samples that fall in it, its count, p
@@ -221,8 +237,12 @@ _es_inspector_update (EsTools *self)
   es_window_counts_clear (&data->counts);
   g_string_truncate (data->text, 0);
   es_tools_host_get_readout_job (self->host, &job);
+  /* A plane of a volume counts in the volume: a 3-D window reaches the planes around it. */
   if (source && x >= 0 && y >= 0 && x < source->image.width && y < source->image.height)
-    data->valid = es_window_counts (&job, &source->image, x, y, &data->counts, &error);
+    data->valid = source->volume.source
+                    ? es_window_counts_voxel (&job, &((EsSource *) source->volume.source)->image, x, y,
+                                              source->volume.z, &data->counts, &error)
+                    : es_window_counts (&job, &source->image, x, y, &data->counts, &error);
   if (!data->valid)
     {
       gtk_label_set_label (GTK_LABEL (self->inspector_counts),
@@ -253,7 +273,10 @@ _es_inspector_update (EsTools *self)
         g_string_append_printf (data->text, "  ·  Entropy view %.4f %s",
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
     }
-  g_string_append_printf (data->text, "  ·  x %d  y %d  ·  %s", x, y, info.definition);
+  if (source->volume.source)
+    g_string_append_printf (data->text, "  ·  x %d  y %d  z %d  ·  %s", x, y, source->volume.z, info.definition);
+  else
+    g_string_append_printf (data->text, "  ·  x %d  y %d  ·  %s", x, y, info.definition);
   gtk_label_set_label (GTK_LABEL (self->inspector_caption), data->text->str);
   gtk_widget_queue_draw (self->inspector_cells);
 }

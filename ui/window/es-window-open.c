@@ -7,6 +7,7 @@
 
 #include "es-load.h"
 #include "es-settings.h"
+#include "es-volume.h"
 
 typedef struct {
   GFile *file;
@@ -81,6 +82,46 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
   return TRUE;
 }
 
+/* Whether a local file is a TIFF (classic or BigTIFF, either byte order):
+ * only a TIFF can hold pages, and opening other formats as pages would
+ * decode them there and then. */
+static gboolean
+is_tiff_file (const char *path)
+{
+  guint8 head[4] = { 0 };
+  FILE *file = fopen (path, "rb");
+  gboolean tiff;
+
+  if (file == NULL)
+    return FALSE;
+  tiff = fread (head, 1, sizeof head, file) == sizeof head
+         && ((head[0] == 'I' && head[1] == 'I' && (head[2] == 42 || head[2] == 43) && head[3] == 0)
+             || (head[0] == 'M' && head[1] == 'M' && head[2] == 0 && (head[3] == 42 || head[3] == 43)));
+  fclose (file);
+  return tiff;
+}
+
+/* A local file: a multi-page TIFF (or an OME-TIFF's channel 0 at time 0)
+ * opens as a volume, a page a plane, as entroscope-cli reads it for a 3-D
+ * window; everything else as one image. */
+static void
+load_local (const char *path, int levels, EsImage *image, EsError *error)
+{
+  EsPages *pages;
+  char notice[256];
+
+  if (!is_tiff_file (path) || (pages = es_pages_open (path, levels, NULL)) == NULL)
+    {
+      es_load_file (path, levels, image, error);
+      return;
+    }
+  if (es_pages_count (pages) > 1)
+    es_pages_load_volume (pages, &(EsVolumeChoice) { 0 }, image, notice, sizeof notice, error);
+  else
+    es_pages_load (pages, 0, image, error);
+  es_pages_close (pages);
+}
+
 static void
 load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
@@ -95,7 +136,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
 
   /* A local file goes through the bounded reader, as in entroscope-cli. */
   if (path)
-    es_load_file (path, load->levels, &image, &es_error);
+    load_local (path, load->levels, &image, &es_error);
   else if (!load_stream (load, cancellable, &image, &es_error, &error))
     {
       g_task_return_error (task, error);
@@ -122,7 +163,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
                                "%s", es_error.message);
       return;
     }
-  if ((guint64) image.width * (guint64) image.height > load->max_pixels)
+  if ((guint64) image.width * (guint64) image.height * (guint64) es_image_planes (&image) > load->max_pixels)
     {
       g_autofree char *message = too_large_message (image.width, image.height, load->max_pixels);
 
@@ -137,7 +178,8 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
 static guint64
 source_pixels (const EsSource *source)
 {
-  return source ? (guint64) source->image.width * (guint64) source->image.height : 0;
+  return source ? (guint64) source->image.width * (guint64) source->image.height * (guint64) es_source_planes (source)
+                : 0;
 }
 
 /* The process-wide pixel budget that decoders check before they allocate

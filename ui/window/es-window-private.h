@@ -103,6 +103,22 @@ struct _EsWindow {
   char *last_error;
 
   EsTools *tools;                 /* the inspection tools (es-window-tools.c) */
+  /* A volume on screen (es-window-volume.c): the plane shown, and what is
+   * drawn of the views' volume results for it. */
+  GtkWidget *z_bar;
+  GtkAdjustment *z_adjustment;
+  GtkLabel *z_count_label;
+  GtkToggleButton *ortho_button;
+  int z;
+  gboolean setting_z;             /* configuring the slider for a new image */
+  EsSource *plane_source;         /* plane z of the source */
+  EsLayer *planes[ES_N_VIEWS];    /* plane z of shown[view] */
+  gboolean orthogonal;            /* XY, YZ and XZ of one view */
+  EsView orthogonal_view;
+  int cross_x, cross_y;           /* the crosshair: the YZ slice's column, the XZ slice's row */
+  EsLayer *slices[2];             /* XZ and YZ of shown[orthogonal_view] */
+  int slice_at[2];                /* the row and the column they go through */
+  char *pane_labels[3];
 };
 
 /* Long work shows its progress in the canvas after this long. */
@@ -254,6 +270,26 @@ void _es_window_comparer_iface_init (EsComparerInterface *iface);
 void _es_window_compare_opened (EsWindow *self);
 void _es_window_compare_dispose (EsWindow *self);
 
+/* es-window-volume.c: the Z slider, plane stepping and the orthogonal views. */
+void _es_window_class_volume_init (EsWindowClass *klass);
+void _es_window_volume_init (EsWindow *self);
+void _es_window_volume_dispose (EsWindow *self);
+/* A new image is on screen: the slider's range, the middle plane. */
+void _es_window_volume_source_changed (EsWindow *self);
+/* What is shown of a view's result: plane z of a volume's layer (made
+ * once per plane and result), the layer itself for a 2-D image. */
+EsLayer *_es_window_plane_of (EsWindow *self, EsLayer *layer);
+/* The image on screen as tools and the readout see it: plane z of a
+ * volume (its pixels are the volume's), else the source itself. */
+EsSource *_es_window_get_shown_source (EsWindow *self);
+/* The plane shown: 0 for a 2-D image. */
+int _es_window_get_plane (EsWindow *self);
+/* Whether the orthogonal views are on screen, and of which view. */
+gboolean _es_window_get_orthogonal (EsWindow *self, EsView *view);
+/* Fills panes[1] and panes[2] with the YZ and XZ slices beside panes[0],
+ * the plane, and the crosshairs of all three; returns 3. */
+int _es_window_orthogonal_panes (EsWindow *self, EsCanvasPane *panes);
+
 /* es-window-tools.c: the inspection tools and the EsToolsHost interface. */
 
 void _es_window_tools_host_iface_init (EsToolsHostInterface *iface);
@@ -276,6 +312,8 @@ void es_window_get_readout_job (EsWindow *self, EsJob *job);
 
 /* Only tests/test-ui.c calls these. */
 
+/* Shows plane z of a volume (clamped; nothing for a 2-D image), as the slider does. */
+void es_window_set_plane (EsWindow *self, int z);
 /* Loading, computing, exporting, copying or comparing variants. */
 gboolean es_window_get_busy (EsWindow *self);
 EsSource *es_window_get_source (EsWindow *self);

@@ -161,24 +161,37 @@ _es_window_update_position (EsWindow *self)
   EsView views[ES_CANVAS_MAX_PANES];
   g_autoptr (GString) text = NULL;
   EsLayer *layer;
+  EsSource *shown = _es_window_get_shown_source (self);
   EsJob job;
   guint32 gray, bin;
   int n = _es_window_get_views (self, views);
 
-  if (self->hover_pane < 0 || self->hover_pane >= n || self->source == NULL
+  /* The plane's pixels: the orthogonal views' slices are read where they
+   * cross it (the crosshair), not under the pointer. */
+  if (self->hover_pane < 0 || self->hover_pane >= n || shown == NULL
       || !(layer = es_window_get_layer (self, views[self->hover_pane]))
-      || self->hover_x >= self->source->image.width || self->hover_y >= self->source->image.height)
+      || self->hover_x >= shown->image.width || self->hover_y >= shown->image.height)
     {
-      gtk_label_set_label (self->position_label, " ");
+      if (shown != NULL && es_source_planes (self->source) > 1)
+        {
+          g_autofree char *plane = g_strdup_printf ("z %5d of %d", self->z, es_source_planes (self->source));
+
+          gtk_label_set_label (self->position_label, plane);
+        }
+      else
+        gtk_label_set_label (self->position_label, " ");
       return;
     }
 
   text = g_string_new (NULL);
-  gray = es_source_sample (self->source, self->hover_x, self->hover_y);
-  g_string_append_printf (text, "x %5d   y %5d      gray %5u", self->hover_x, self->hover_y, gray);
+  gray = es_source_sample (shown, self->hover_x, self->hover_y);
+  g_string_append_printf (text, "x %5d   y %5d", self->hover_x, self->hover_y);
+  if (es_source_planes (self->source) > 1)
+    g_string_append_printf (text, "   z %5d", self->z);
+  g_string_append_printf (text, "      gray %5u", gray);
   /* The sample's bin under the entropy definition in force: a level of the depth binning. */
   es_window_get_readout_job (self, &job);
-  if (es_pixel_bin (&job, &self->source->image, self->hover_x, self->hover_y, &bin))
+  if (es_pixel_bin (&job, &shown->image, self->hover_x, self->hover_y, &bin))
     g_string_append_printf (text, "      %s %3u",
                             job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
 

@@ -10,7 +10,7 @@
 static EsSource *
 es_window_tools_host_get_source (EsToolsHost *host)
 {
-  return ES_WINDOW (host)->source;
+  return _es_window_get_shown_source (ES_WINDOW (host));
 }
 
 static EsLayer *

@@ -57,6 +57,12 @@ _es_window_get_views (EsWindow *self, EsView *views)
                                          : g_strdup ("entropy");
   EsView view;
 
+  /* The orthogonal views are three slices of one view. */
+  if (self->settings && _es_window_get_orthogonal (self, &view))
+    {
+      views[0] = view;
+      return 1;
+    }
   if (g_str_equal (nick, GRID_NICK))
     return es_view_get_grid (views, ES_CANVAS_MAX_PANES);
   views[0] = es_view_from_name (nick, &view) ? view : ES_VIEW_ENTROPY;
@@ -224,7 +230,7 @@ es_window_get_layer (EsWindow *self, EsView view)
   g_return_val_if_fail (view < ES_N_VIEWS, NULL);
 
   layer = self->shown[view];
-  return layer && layer->source == self->source ? layer : NULL;
+  return layer && layer->source == self->source ? _es_window_plane_of (self, layer) : NULL;
 }
 
 static void
@@ -260,13 +266,14 @@ refresh_view (EsWindow *self)
   _es_window_get_display (self, &display);
   for (int i = 0; i < n; i++)
     {
-      panes[i].layer = es_window_get_layer (self, views[i]);
+      panes[i] = (EsCanvasPane) { .layer = es_window_get_layer (self, views[i]), .cross_x = -1 };
       if (panes[i].layer == NULL)
         return;
       es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
       es_tools_adjust_scale (self->tools, views[i], &panes[i].scale);
     }
-  es_canvas_set_panes (self->canvas, panes, n);
+  es_canvas_set_panes (self->canvas, panes,
+                       _es_window_get_orthogonal (self, NULL) ? _es_window_orthogonal_panes (self, panes) : n);
   es_tools_views_changed (self->tools);
   gtk_stack_set_visible_child_name (self->stack, "canvas");
 
@@ -279,7 +286,7 @@ refresh_view (EsWindow *self)
                          active->result.values.format != ES_FORMAT_F32);
   _es_window_median_timing (self, active, &median, &n_runs);
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
-  es_sidebar_set_histograms (self->sidebar, self->source,
+  es_sidebar_set_histograms (self->sidebar, _es_window_get_shown_source (self),
                              es_window_get_layer (self, ES_VIEW_QUANTIZED),
                              es_window_get_layer (self, ES_VIEW_EQUALIZED),
                              display.colormap, display.reversed);
@@ -310,6 +317,9 @@ _es_window_update_subtitle (EsWindow *self)
   /* Until the new image's views are ready, the old one stays, marked. */
   if (opening)
     subtitle = g_strdup_printf ("Opening “%s”…", opening);
+  else if (source && es_source_planes (source) > 1)
+    subtitle = g_strdup_printf ("%d × %d × %d · %d-bit volume", source->image.width, source->image.height,
+                                es_source_planes (source), source->image.depth);
   else if (source)
     subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height,
                                 source->image.depth,
@@ -327,6 +337,7 @@ _es_window_show_source (EsWindow *self, EsSource *source)
       g_clear_pointer (&self->source, es_source_unref);
       self->source = es_source_ref (source);
       _es_window_forget_timings (self);
+      _es_window_volume_source_changed (self);
     }
   _es_window_apply_max_pixels (self);
   _es_window_update_actions (self);
@@ -643,6 +654,7 @@ es_window_dispose (GObject *object)
   g_clear_handle_id (&self->progress_tick, g_source_remove);
   g_clear_pointer (&self->worker, es_worker_free);
   _es_window_status_dispose (self);
+  _es_window_volume_dispose (self);
   if (self->chooser)
     gtk_native_dialog_destroy (self->chooser);
   g_clear_object (&self->chooser);
@@ -734,6 +746,7 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsWindow, sidebar);
   gtk_widget_class_bind_template_callback (widget_class, on_active_pane);
   _es_window_class_status_init (klass);
+  _es_window_class_volume_init (klass);
 
   _es_window_class_open_init (klass);
   _es_window_class_export_init (klass);
@@ -790,6 +803,7 @@ es_window_init (EsWindow *self)
   _es_window_layout_init (self);
   _es_window_files_init (self);
   _es_window_tools_init (self);
+  _es_window_volume_init (self);
 
   g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed",
                            G_CALLBACK (on_definition_changed), self, 0);

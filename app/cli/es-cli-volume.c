@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* entroscope-cli's volumes out: a multi-page float TIFF, or a PNG heatmap per plane. */
+#include "es-cli-volume.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "es-tiff.h"
+
+bool
+es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, EsError *error)
+{
+  if (planes <= 1)
+    return true;
+  if (format == ES_EXPORT_TEXT)
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "a volume of %d planes is not written as a text matrix: write a multi-page TIFF "
+                         "(-o NAME.tif) or a PNG heatmap per plane (-o DIR/)", planes);
+  if (to_stdout && format != ES_EXPORT_TIFF)
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "a volume of %d planes is written as one PNG per plane, into files, not to stdout "
+                         "(--format tif writes one multi-page TIFF there)", planes);
+  return true;
+}
+
+bool
+es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const EsImage *in, EsError *error)
+{
+  const EsImage *mask = job->definition.mask;
+
+  if (job->op != ES_OP_ENTROPY || mask == NULL || o->mask_path == NULL)
+    return true;
+  if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
+    return true;
+  if (es_image_planes (mask) > 1 || es_image_planes (in) > 1)
+    return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d×%d, the input %d×%d×%d: they must match",
+                         o->mask_path, mask->width, mask->height, es_image_planes (mask), in->width, in->height,
+                         es_image_planes (in));
+  return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d, the input %d×%d: they must match", o->mask_path,
+                       mask->width, mask->height, in->width, in->height);
+}
+
+static bool
+write_tiff (const char *path, const EsResult *result, EsError *error)
+{
+  int planes = es_image_planes (&result->values);
+  EsImage first = es_image_plane (&result->values, 0);
+  EsTiffWriter *writer = es_tiff_writer_open (path, planes, es_tiff_page_bytes (&first) * (uint64_t) planes, error);
+
+  if (writer == NULL)
+    return false;
+  for (int z = 0; z < planes; z++)
+    {
+      EsImage plane = es_image_plane (&result->values, z);
+
+      if (!es_tiff_writer_add (writer, &plane, &result->info, error))
+        {
+          es_tiff_writer_abort (writer);
+          return false;
+        }
+    }
+  return es_tiff_writer_commit (writer, error);
+}
+
+/* output without its ".png", then "-z%04d.png". */
+static char *
+plane_path (const char *output, int z)
+{
+  size_t n = strlen (output);
+  char *path = NULL;
+
+  if (n >= 4 && strcmp (output + n - 4, ".png") == 0)
+    n -= 4;
+  if (asprintf (&path, "%.*s-z%04d.png", (int) n, output, z) < 0)
+    return NULL;
+  return path;
+}
+
+/* Whether path is an existing file that is one of the inputs. */
+static const char *
+input_at (const char *path, char *const *inputs, int n_inputs)
+{
+  struct stat out, in;
+
+  if (stat (path, &out) != 0 || !S_ISREG (out.st_mode))
+    return NULL;
+  for (int i = 0; i < n_inputs; i++)
+    if (stat (inputs[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      return inputs[i];
+  return NULL;
+}
+
+static bool
+write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
+              char *const *inputs, int n_inputs, char *wrote, size_t wrote_size, EsError *error)
+{
+  int planes = es_image_planes (&result->values);
+  char *first = NULL, *last = NULL;
+  bool ok = true;
+
+  for (int z = 0; z < planes && ok; z++)
+    {
+      char *path = plane_path (output, z);
+      const char *input = path != NULL ? input_at (path, inputs, n_inputs) : NULL;
+
+      if (path == NULL)
+        ok = es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+      else if (input != NULL)
+        ok = es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z,
+                           input);
+      free (path);
+    }
+  for (int z = 0; z < planes && ok; z++)
+    {
+      EsResult plane = *result;
+      char *path = plane_path (output, z);
+
+      if (path == NULL)
+        {
+          ok = es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+          break;
+        }
+      plane.values = es_image_plane (&result->values, z);
+      plane.gate = NULL;
+      ok = es_pipeline_export (path, format, &plane, colorbar, error);
+      if (z == 0)
+        first = path;
+      else
+        {
+          free (last);
+          last = path;
+        }
+    }
+  if (ok)
+    snprintf (wrote, wrote_size, "%s … %s (%d planes)", first, last != NULL ? last : first, planes);
+  free (first);
+  free (last);
+  return ok;
+}
+
+bool
+es_cli_volume_export (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
+                      char *const *inputs, int n_inputs, char *wrote, size_t wrote_size, EsError *error)
+{
+  int planes = es_image_planes (&result->values);
+
+  if (format == ES_EXPORT_TIFF)
+    {
+      if (!write_tiff (strcmp (output, "-") == 0 ? "/dev/stdout" : output, result, error))
+        return false;
+      snprintf (wrote, wrote_size, "%s (%d planes)", output, planes);
+      return true;
+    }
+  return write_planes (output, format, result, colorbar, inputs, n_inputs, wrote, wrote_size, error);
+}

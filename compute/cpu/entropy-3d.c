@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/* Entropy over 3-D windows (box, ball, 3-D footprint) on the CPU: a histogram slid along x, two updates a span. */
+#include "es-cpu.h"
+#include "es-cpu-internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../es-definitions.h"
+
+/* Why this method: a window is a list of x spans, one per (dz, dy) row of
+ * it (es_window_spans_3d). Sliding the histogram one voxel along x drops
+ * the leaving cell and adds the entering cell of each span, so a voxel
+ * costs two updates a span: its cost grows with the window's cross-section
+ * (D·H spans for a box, about π r² for a ball), not its volume. The sum
+ * Σ c·ln c moves with each update by a table difference in 32.32 fixed
+ * point, exact integer arithmetic whose result does not depend on the
+ * order of the updates (no drift along a row, the same bits on any thread
+ * count).
+ *
+ * Borders, masks and binning are folded into a band of binned rows: each
+ * source row is padded in x by the window's half width with what its
+ * border mode puts there, and a cell that does not count (outside the
+ * volume with clip, or masked out) gets the extra bin SKIP, whose count is
+ * left out of n and of the sum. Rows and planes outside the volume map
+ * through the border rule to a source row, or (clip, constant) to one
+ * virtual row of SKIP or of the constant's bin. The inner loop then has no
+ * border or mask test at all. */
+
+/* Fixed-point scale of c·ln c: 2^32. c ≤ 63³ makes c·ln c < 2^22, so sums
+ * stay below 2^54. */
+#define FIXED_ONE 4294967296.0
+/* Binned cells a band holds at most (4 bytes each): 64 MiB. */
+#define BAND_CELLS ((size_t) 16 << 20)
+
+typedef struct {
+  const EsJob *job;
+  const EsImage *in;
+  EsImage *out;
+  EsBinner binner;
+  uint32_t skip;           /* the bin of cells that count nowhere: binner.bins */
+  uint32_t outside;        /* what clip or constant puts outside the volume */
+  int hd, hh, hw;          /* half depth, height and width of the window */
+  int padded;              /* w + 2·hw */
+  int n_spans;
+  EsSpan3 *spans;
+  int cells;               /* cells of the window */
+  int64_t *c_ln_c;         /* round(c·ln c · 2^32), c = 0..cells */
+  int64_t *delta;          /* c_ln_c[c + 1] − c_ln_c[c] */
+  /* Per count n = 0..cells, so that a voxel's value takes no logarithm:
+   * ln n, 1 / (n · 2^32), es_entropy_zero_below (n), and the normalizing
+   * factor 1 / ln(min(B, n)) (0 where that minimum is 1). */
+  double *ln_n, *inv_n, *zero_below, *inv_ln_most;
+} Volume;
+
+/* One band: output planes [z0, z1) and rows [y0, y1), with the source
+ * planes [s0, s1] and rows [r0, r1] that their windows map to, binned and
+ * padded in `rows`; `virtual_row` stands for rows outside the volume. */
+typedef struct {
+  int z0, z1, y0, y1;
+  int s0, s1, r0, r1;
+  uint32_t *rows;
+  const uint32_t *virtual_row;
+} Band;
+
+/* The source index range that indices [i0, i1) map to, or an empty one. */
+static void
+mapped_range (int i0, int i1, int n, EsBorder border, int *lo, int *hi)
+{
+  *lo = n, *hi = -1;
+  for (int i = i0; i < i1; i++)
+    {
+      int m = es_border_index (i, n, border);
+
+      if (m >= 0)
+        {
+          *lo = m < *lo ? m : *lo;
+          *hi = m > *hi ? m : *hi;
+        }
+    }
+}
+
+static uint32_t *
+band_row (const Band *band, const Volume *v, int z, int y)
+{
+  return band->rows + ((size_t) (z - band->s0) * (size_t) (band->r1 - band->r0 + 1) + (size_t) (y - band->r0))
+                        * (size_t) v->padded;
+}
+
+/* Source row y of plane z, binned and padded in x. */
+static void
+bin_row (const Volume *v, int z, int y, uint32_t *dst)
+{
+  const EsImage *in = v->in;
+  const EsImage *mask = v->job->definition.mask;
+  const void *row = es_image_voxel_row (in, z, y);
+  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
+  EsBorder border = v->job->definition.border;
+  int w = in->width;
+
+  for (int p = 0; p < v->padded; p++)
+    {
+      int x = es_border_index (p - v->hw, w, border);
+      uint32_t sample;
+
+      if (x < 0)
+        {
+          dst[p] = v->outside;
+          continue;
+        }
+      if (mask_row != NULL && mask_row[x] == 0)
+        {
+          dst[p] = v->skip;
+          continue;
+        }
+      sample = in->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
+      dst[p] = es_bin_sample (&v->binner, sample);
+    }
+}
+
+/* The entropy of a window whose sum over every bin is `sum`, with `skipped`
+ * cells in SKIP, as the output value. */
+static inline float
+window_value (const Volume *v, int64_t sum, uint32_t skipped)
+{
+  int n = v->cells - (int) skipped;
+  double h;
+
+  if (n <= 0)
+    return NAN;
+  /* es_entropy_value, with its logarithms from the tables. */
+  h = v->ln_n[n] - (double) (sum - v->c_ln_c[skipped]) * v->inv_n[n];
+  if (h < v->zero_below[n])
+    return 0.0f;
+  return (float) (v->job->definition.normalized ? h * v->inv_ln_most[n] : h);
+}
+
+/* One output row: plane z, row y. `hist` (bins + 1 counts) is all zero on
+ * entry and on return; `first` and `last` hold a pointer a span. */
+static void
+entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *hist, const uint32_t **first,
+             const uint32_t **last)
+{
+  const EsImage *in = v->in;
+  const EsImage *mask = v->job->definition.mask;
+  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
+  float *dst = es_image_voxel_row (v->out, z, y);
+  const int64_t *delta = v->delta;
+  const int n_spans = v->n_spans;
+  int64_t sum = 0;
+  int w = in->width;
+
+  for (int i = 0; i < n_spans; i++)
+    {
+      const EsSpan3 *s = &v->spans[i];
+      int zs = es_border_index (z + s->dz, es_image_planes (in), v->job->definition.border);
+      int ys = es_border_index (y + s->dy, in->height, v->job->definition.border);
+      const uint32_t *row = zs < 0 || ys < 0 ? band->virtual_row : band_row (band, v, zs, ys);
+
+      /* Padded index of the span's first cell for x = 0 is x0 + hw. */
+      first[i] = row + s->x0 + v->hw;
+      last[i] = row + s->x1 + v->hw;
+      for (const uint32_t *p = first[i]; p <= last[i]; p++)
+        sum += delta[hist[*p]++];
+    }
+  dst[0] = mask_row != NULL && mask_row[0] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
+  for (int x = 1; x < w; x++)
+    {
+      for (int i = 0; i < n_spans; i++)
+        {
+          sum -= delta[--hist[first[i][x - 1]]];
+          sum += delta[hist[last[i][x]]++];
+        }
+      dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
+    }
+  /* Empty the histogram by taking the last window out again: as cheap as
+   * filling it, and independent of the number of bins. */
+  for (int i = 0; i < n_spans; i++)
+    for (const uint32_t *p = first[i] + (w - 1); p <= last[i] + (w - 1); p++)
+      --hist[*p];
+}
+
+/* Planes and rows a band computes: as many planes as fit BAND_CELLS with
+ * their halo, and of a plane too large for that, as many rows. */
+static void
+band_shape (const Volume *v, int *band_planes, int *band_rows)
+{
+  const EsImage *in = v->in;
+  size_t row_cells = (size_t) v->padded;
+  size_t plane_cells = row_cells * (size_t) (in->height + 2 * v->hh);
+  size_t fit = BAND_CELLS / plane_cells;
+
+  if (fit > (size_t) (2 * v->hd + 1))
+    {
+      size_t planes = fit - (size_t) (2 * v->hd);
+      *band_planes = planes < (size_t) es_image_planes (in) ? (int) planes : es_image_planes (in);
+      *band_rows = in->height;
+      return;
+    }
+  *band_planes = 1;
+  fit = BAND_CELLS / (row_cells * (size_t) (2 * v->hd + 1));
+  *band_rows = fit > (size_t) (2 * v->hh + 1) ? (int) (fit - (size_t) (2 * v->hh)) : 1;
+  if (*band_rows > in->height)
+    *band_rows = in->height;
+}
+
+static bool
+volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
+{
+  *v = (Volume) { .job = job, .in = in, .out = out };
+  es_binner_init (&v->binner, job, in);
+  v->skip = v->binner.bins;
+  v->outside = job->definition.border == ES_BORDER_CONSTANT ? es_binner_border_bin (&v->binner, job) : v->skip;
+  es_window_extent_3d (job, &v->hd, &v->hh, &v->hw);
+  v->padded = in->width + 2 * v->hw;
+  v->n_spans = es_window_spans_3d (job, NULL, 0);
+  v->cells = es_window_pixels (job);
+  v->spans = malloc ((size_t) v->n_spans * sizeof *v->spans);
+  v->c_ln_c = malloc ((size_t) (v->cells + 1) * sizeof *v->c_ln_c);
+  v->delta = malloc ((size_t) (v->cells + 1) * sizeof *v->delta);
+  v->ln_n = malloc ((size_t) (v->cells + 1) * sizeof *v->ln_n);
+  v->inv_n = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_n);
+  v->zero_below = malloc ((size_t) (v->cells + 1) * sizeof *v->zero_below);
+  v->inv_ln_most = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_ln_most);
+  if (v->spans == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
+      || v->zero_below == NULL || v->inv_ln_most == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the tables of a %d-cell window", v->cells);
+  es_window_spans_3d (job, v->spans, v->n_spans);
+  v->c_ln_c[0] = 0;
+  v->ln_n[0] = v->inv_n[0] = v->zero_below[0] = v->inv_ln_most[0] = 0.0;
+  for (int c = 1; c <= v->cells; c++)
+    {
+      uint32_t most = v->binner.bins < (uint32_t) c ? v->binner.bins : (uint32_t) c;
+
+      v->c_ln_c[c] = llround ((double) c * log ((double) c) * FIXED_ONE);
+      v->ln_n[c] = log ((double) c);
+      v->inv_n[c] = 1.0 / ((double) c * FIXED_ONE);
+      v->zero_below[c] = es_entropy_zero_below (c);
+      v->inv_ln_most[c] = most <= 1 ? 0.0 : 1.0 / log ((double) most);
+    }
+  for (int c = 0; c < v->cells; c++)
+    v->delta[c] = v->c_ln_c[c + 1] - v->c_ln_c[c];
+  v->delta[v->cells] = 0;
+  return true;
+}
+
+static void
+volume_clear (Volume *v)
+{
+  free (v->spans);
+  free (v->c_ln_c);
+  free (v->delta);
+  free (v->ln_n);
+  free (v->inv_n);
+  free (v->zero_below);
+  free (v->inv_ln_most);
+}
+
+/* Bins the band's source rows, then computes its output rows. */
+static void
+run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_rows, EsControl *control)
+{
+  int source_rows = band->r1 - band->r0 + 1;
+  int n_source = (band->s1 - band->s0 + 1) * source_rows;
+  int rows = (band->z1 - band->z0) * (band->y1 - band->y0);
+  size_t hist_size = (size_t) v->skip + 1;
+
+#pragma omp parallel
+  {
+    int t = omp_get_thread_num ();
+    uint32_t *hist = hists + (size_t) t * hist_size;
+    const uint32_t **first = span_rows + (size_t) t * 2 * (size_t) v->n_spans;
+    const uint32_t **last = first + v->n_spans;
+
+#pragma omp for schedule(static)
+    for (int i = 0; i < n_source; i++)
+      {
+        int z = band->s0 + i / source_rows, y = band->r0 + i % source_rows;
+        bin_row (v, z, y, band_row (band, v, z, y));
+      }
+#pragma omp for schedule(dynamic, 4)
+    for (int i = 0; i < rows; i++)
+      if (!es_control_cancelled (control))
+        {
+          int z = band->z0 + i / (band->y1 - band->y0), y = band->y0 + i % (band->y1 - band->y0);
+          entropy_row (v, band, z, y, hist, first, last);
+          es_control_advance (control, 1);
+        }
+  }
+}
+
+bool
+es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
+{
+  Volume v;
+  int planes = es_image_planes (in), band_planes, band_rows, threads = omp_get_max_threads ();
+  EsBorder border = job->definition.border;
+  uint32_t *rows = NULL, *virtual_row = NULL, *hists = NULL;
+  const uint32_t **span_rows = NULL;
+  bool ok = false;
+
+  assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height
+          && es_image_planes (out) == planes);
+  if (!volume_init (&v, job, in, out, error))
+    goto done;
+  band_shape (&v, &band_planes, &band_rows);
+  rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded
+                 * sizeof *rows);
+  virtual_row = malloc ((size_t) v.padded * sizeof *virtual_row);
+  hists = calloc ((size_t) threads * ((size_t) v.skip + 1), sizeof *hists);
+  span_rows = malloc ((size_t) threads * 2 * (size_t) v.n_spans * sizeof *span_rows);
+  if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band",
+                    in->width, band_rows, band_planes);
+      goto done;
+    }
+  for (int p = 0; p < v.padded; p++)
+    virtual_row[p] = v.outside;
+
+  es_control_begin (control, (long long) planes * in->height);
+  for (int z0 = 0; z0 < planes && !es_control_cancelled (control); z0 += band_planes)
+    for (int y0 = 0; y0 < in->height && !es_control_cancelled (control); y0 += band_rows)
+      {
+        Band band = { .z0 = z0, .y0 = y0, .rows = rows, .virtual_row = virtual_row };
+
+        band.z1 = z0 + band_planes < planes ? z0 + band_planes : planes;
+        band.y1 = y0 + band_rows < in->height ? y0 + band_rows : in->height;
+        mapped_range (band.z0 - v.hd, band.z1 + v.hd, planes, border, &band.s0, &band.s1);
+        mapped_range (band.y0 - v.hh, band.y1 + v.hh, in->height, border, &band.r0, &band.r1);
+        run_band (&v, &band, hists, span_rows, control);
+      }
+  ok = es_cpu_finish (control, error);
+
+done:
+  free (rows);
+  free (virtual_row);
+  free (hists);
+  free (span_rows);
+  volume_clear (&v);
+  return ok;
+}
