@@ -151,12 +151,10 @@ print_parameters (FILE *out)
     }
 }
 
-void
-es_cli_print_help (FILE *out)
+static void
+print_usage (FILE *out)
 {
-  char ops[128], text[512];
-  size_t len;
-  unsigned nats = 0;
+  char ops[128];
 
   es_cli_op_list (ES_CLI_ALL_OPS, "|", "|", ops, sizeof ops);
   fprintf (out,
@@ -176,8 +174,13 @@ es_cli_print_help (FILE *out)
          "            run it on a slow path\n"
          "  bench     times each operation, size, backend and kernel variant; with\n"
          "            --image, every variant on that image, as the window's Compare\n"
-         "            Variants view does\n"
-         "\n"
+         "            Variants view does\n", out);
+}
+
+static void
+print_inputs (FILE *out)
+{
+  fputs ("\n"
          "Inputs: PNG (every colour type and bit depth; colour becomes gray with BT.709\n"
          "weights, alpha is ignored), PGM (P2/P5) and text matrices (\"H W\" then H rows of\n"
          "W integer levels, each < L), and TIFF when built with libtiff (gray or RGB,\n"
@@ -187,8 +190,44 @@ es_cli_print_help (FILE *out)
          "being the full scale (2^depth - 1, or a PGM's maxval). The format\n"
          "comes from the content: an empty file or another format (JPEG, PPM...) is\n"
          "refused at once; inputs\n"
-         "may be pipes; a file over 4 GiB is refused.\n"
-         "\n"
+         "may be pipes; a file over 4 GiB is refused.\n", out);
+}
+
+/* --colormap, --range and --units: their defaults and ranges come from the
+ * operation table. */
+static void
+print_view_options (FILE *out)
+{
+  char ops[128], text[512];
+  size_t len;
+  unsigned nats = 0;
+
+  describe_default_colormaps (ops, sizeof ops);
+  snprintf (text, sizeof text,
+            "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "
+            "the absolute range 0..255 a gray PNG holds exactly the result's pixels)", ops);
+  print_entry (out, "      --colormap=NAME", OPTION_COLUMN, text);
+  len = 0;
+  text[0] = '\0';
+  for (int op = 0; op < ES_N_OPS; op++)
+    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
+                              es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
+  snprintf (text + len, sizeof text - len,
+            "; auto: the result's own minimum..maximum (a span under 1e-5 is drawn flat)");
+  print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
+  for (int op = 0; op < ES_N_OPS; op++)
+    if (es_units_convertible ((EsOp) op))
+      nats |= 1u << op;
+  es_cli_op_list (nats, ", ", " and ", ops, sizeof ops);
+  snprintf (text, sizeof text, "units of %s in txt, raw16 and the colorbar (default nats); normalized: "
+            "entropy divided by ln(min(B, n)), 0..1, computed per pixel", ops);
+  print_entry (out, "      --units=nats|bits|normalized", OPTION_COLUMN, text);
+}
+
+static void
+print_output_options (FILE *out)
+{
+  fputs ("\n"
          "Output options:\n"
          "  -o, --output=OUT        the file to write; or a folder (one that exists, or\n"
          "                          OUT ending in /) that receives OUT/STEM-COMMAND.EXT.\n"
@@ -219,29 +258,15 @@ es_cli_print_help (FILE *out)
          "                          a default PNG stays within 1.15x the size of libpng's\n"
          "                          level 6; a fast TIFF is uncompressed, default and\n"
          "                          small deflate its strips\n", out);
-  describe_default_colormaps (ops, sizeof ops);
-  snprintf (text, sizeof text,
-            "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "
-            "the absolute range 0..255 a gray PNG holds exactly the result's pixels)", ops);
-  print_entry (out, "      --colormap=NAME", OPTION_COLUMN, text);
-  len = 0;
-  text[0] = '\0';
-  for (int op = 0; op < ES_N_OPS; op++)
-    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
-                              es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
-  snprintf (text + len, sizeof text - len,
-            "; auto: the result's own minimum..maximum (a span under 1e-5 is drawn flat)");
-  print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
-  for (int op = 0; op < ES_N_OPS; op++)
-    if (es_units_convertible ((EsOp) op))
-      nats |= 1u << op;
-  es_cli_op_list (nats, ", ", " and ", ops, sizeof ops);
-  snprintf (text, sizeof text, "units of %s in txt, raw16 and the colorbar (default nats); normalized: "
-            "entropy divided by ln(min(B, n)), 0..1, computed per pixel", ops);
-  print_entry (out, "      --units=nats|bits|normalized", OPTION_COLUMN, text);
+  print_view_options (out);
   fputs ("      --colorbar          draws a labelled colorbar right of the PNG\n"
-         "  -q, --quiet             prints neither \"wrote PATH\" nor the progress line\n"
-         "\n"
+         "  -q, --quiet             prints neither \"wrote PATH\" nor the progress line\n", out);
+}
+
+static void
+print_computation_options (FILE *out)
+{
+  fputs ("\n"
          "Computation options:\n", out);
   print_parameters (out);
   es_cli_print_definition_help (out);
@@ -256,6 +281,14 @@ es_cli_print_help (FILE *out)
          "                          backend, the variant and Mpx/s per image on stderr\n"
          "      --max-pixels=N      refuses images of more than N pixels (default 2^30)\n"
          "\n", out);
+}
+
+static void
+print_bench_options (FILE *out)
+{
+  char text[512];
+  size_t len;
+
   len = (size_t) snprintf (text, sizeof text, "Bench options (with --backend, --variant,");
   for (int id = 0; id < ES_N_PARAMS && len < sizeof text; id++)
     len += (size_t) snprintf (text + len, sizeof text - len, " --%s,", es_param ((EsParamId) id)->name);
@@ -282,8 +315,13 @@ es_cli_print_help (FILE *out)
          "  The table gives the median kernel and end-to-end (wall) ms, Mpx/s from the\n"
          "  kernel time and, on CUDA, the copy floor (a plain copy of the operation's\n"
          "  bytes), the kernel's multiple of it, effective GB/s, and the speed-up over\n"
-         "  the operation's naive variant.\n"
-         "\n"
+         "  the operation's naive variant.\n", out);
+}
+
+static void
+print_exit_status_and_examples (FILE *out)
+{
+  fputs ("\n"
          "Other options:\n"
          "  -h, --help              this help\n"
          "      --version           the version\n"
@@ -312,6 +350,17 @@ es_cli_print_help (FILE *out)
          "  " ES_CLI_PROGRAM " bench --backend=cpu --ops=entropy --sizes=4096 \\\n"
          "      --windows=3,5,9,17,31 --levels=16,256\n"
          "  " ES_CLI_PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n", out);
+}
+
+void
+es_cli_print_help (FILE *out)
+{
+  print_usage (out);
+  print_inputs (out);
+  print_output_options (out);
+  print_computation_options (out);
+  print_bench_options (out);
+  print_exit_status_and_examples (out);
 }
 
 void

@@ -409,51 +409,198 @@ es_cli_options_init (EsCliOptions *options)
   parse_sizes (ES_BENCH_DEFAULT_SIZES, &options->bench);
 }
 
+/* What the option-applying functions return when an option was taken:
+ * es_cli_parse_options's "go on". */
+#define OPTION_TAKEN (-1)
+
+/* An option refused before its value is read: unknown, missing its value,
+ * or not one of the command's. Returns the exit status, or OPTION_TAKEN. */
+static int
+refuse_option (int opt, char **argv, EsCliCommand command)
+{
+  if (opt == '?')
+    {
+      if (optopt > 0 && optopt < 256)
+        return es_cli_usage_error ("unknown option '-%c'", optopt);
+      return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
+    }
+  if (opt == ':')
+    {
+      if (optopt > 0 && optopt < 256)
+        return es_cli_usage_error ("option '-%c' needs a value", optopt);
+      return es_cli_usage_error ("option '%s' needs a value", argv[optind - 1]);
+    }
+  if (!(option_commands (opt) & command))
+    {
+      if (opt == 'o' || opt == 'q')
+        return es_cli_usage_error ("option '-%c' does not apply to '%s'", opt, argv[0]);
+      return es_cli_usage_error ("option '--%s' does not apply to '%s'", option_name (opt), argv[0]);
+    }
+  return OPTION_TAKEN;
+}
+
+/* --window, --levels, --amount: bench times lists of values; the other
+ * commands take one. */
+static bool
+parse_param_option (const EsParam *param, EsCliCommand command, EsCliOptions *o)
+{
+  if (command == ES_CLI_COMMAND_BENCH ? !parse_param_list (param->name, param, optarg, o)
+                                      : !parse_param (param, optarg, &o->job))
+    return false;
+  if (param->id == ES_PARAM_LEVELS)
+    o->levels_given = true;
+  if (param->id == ES_PARAM_WINDOW)
+    {
+      o->window_given = true;
+      o->job.definition.shape = ES_SHAPE_SQUARE;
+    }
+  return true;
+}
+
+/* The computation and bench options. Returns the exit status, or
+ * OPTION_TAKEN. */
+static int
+apply_run_option (int opt, char **argv, EsCliOptions *o)
+{
+  long number;
+
+  switch (opt)
+    {
+    case OPT_BACKEND:
+      if (!es_backend_from_name (optarg, &o->backend))
+        return es_cli_usage_error ("--backend=%s: expected auto, cpu or cuda", optarg);
+      break;
+    case OPT_VARIANT:
+      o->variant = optarg;
+      break;
+    case OPT_DEVICES:
+      /* The engine reads the list (and says what is wrong with it). */
+      setenv ("ES_DEVICES", optarg, 1);
+      break;
+    case OPT_TIMINGS:
+      o->timings = true;
+      break;
+    case OPT_MAX_PIXELS:
+      if (!parse_max_pixels (optarg, &o->max_pixels))
+        return ES_EXIT_USAGE;
+      break;
+    case OPT_SIZES:
+      if (!parse_sizes (optarg, &o->bench))
+        return ES_EXIT_USAGE;
+      o->sizes_given = true;
+      break;
+    case OPT_WINDOWS:
+      if (!parse_param_list ("windows", es_param (ES_PARAM_WINDOW), optarg, o))
+        return ES_EXIT_USAGE;
+      break;
+    case OPT_OPS:
+      if (!parse_ops (optarg, &o->bench))
+        return ES_EXIT_USAGE;
+      break;
+    case OPT_REPEATS:
+      if (!parse_long ("repeats", optarg, 1, 100000, &number))
+        return ES_EXIT_USAGE;
+      o->bench.repeats = (int) number;
+      break;
+    case OPT_CSV:
+      if (optarg[0] == '\0')
+        return es_cli_usage_error ("--csv: the file name is empty");
+      o->bench.csv_path = optarg;
+      break;
+    case OPT_IMAGE:
+      if (optarg[0] == '\0')
+        return es_cli_usage_error ("--image: the file name is empty");
+      o->bench.image = optarg;
+      break;
+    default:
+      return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
+    }
+  return OPTION_TAKEN;
+}
+
+/* --help, --version and the output options; the others go on to
+ * apply_run_option. Returns the exit status, or OPTION_TAKEN. */
+static int
+apply_option (int opt, char **argv, EsCliOptions *o)
+{
+  int value;
+
+  switch (opt)
+    {
+    case 'h':
+      es_cli_print_help (stdout);
+      return ES_EXIT_OK;
+    case OPT_VERSION:
+      es_cli_print_version (stdout);
+      return ES_EXIT_OK;
+    case 'o':
+      if (optarg[0] == '\0')
+        return es_cli_usage_error ("-o: the output name is empty");
+      o->output = optarg;
+      break;
+    case 'q':
+      o->quiet = true;
+      break;
+    case OPT_COLORMAP:
+      {
+        EsColormap map;
+        bool reversed;
+        if (!es_colormap_from_name (optarg, &map, &reversed))
+          return es_cli_usage_error ("--colormap=%s: unknown colormap (viridis, magma, inferno, "
+                                     "cividis, gray, or one of them with _r)", optarg);
+        o->colormap = optarg;
+      }
+      break;
+    case OPT_RAW16:
+      o->raw16 = true;
+      break;
+    case OPT_FORMAT:
+      if (!parse_choice ("format", optarg, formats, &value))
+        return ES_EXIT_USAGE;
+      o->format = (EsExportFormat) value;
+      o->format_set = true;
+      break;
+    case OPT_COMPRESSION:
+      if (!es_compression_from_name (optarg, &o->compression))
+        return es_cli_usage_error ("--compression=%s: expected fast, default or small", optarg);
+      break;
+    case OPT_RANGE:
+      if (!parse_choice ("range", optarg, ranges, &value))
+        return ES_EXIT_USAGE;
+      o->range = (EsRangeMode) value;
+      break;
+    case OPT_UNITS:
+      if (!parse_choice ("units", optarg, units, &value))
+        return ES_EXIT_USAGE;
+      o->job.definition.normalized = value == UNITS_NORMALIZED;
+      o->units_given = true;
+      o->units = value == UNITS_NORMALIZED ? ES_UNITS_NATS : (EsUnits) value;
+      break;
+    case OPT_COLORBAR:
+      o->colorbar = true;
+      break;
+    default:
+      return apply_run_option (opt, argv, o);
+    }
+  return OPTION_TAKEN;
+}
+
 int
 es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions *o)
 {
-  long number;
-  int opt, value;
+  int opt, status;
 
   long_options_init ();
   opterr = 0;  /* our own one-line messages */
   optind = 1;
   while ((opt = getopt_long (argc, argv, ":o:qh", long_options, NULL)) != -1)
     {
-      if (opt == '?')
-        {
-          if (optopt > 0 && optopt < 256)
-            return es_cli_usage_error ("unknown option '-%c'", optopt);
-          return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
-        }
-      if (opt == ':')
-        {
-          if (optopt > 0 && optopt < 256)
-            return es_cli_usage_error ("option '-%c' needs a value", optopt);
-          return es_cli_usage_error ("option '%s' needs a value", argv[optind - 1]);
-        }
-      if (!(option_commands (opt) & command))
-        {
-          if (opt == 'o' || opt == 'q')
-            return es_cli_usage_error ("option '-%c' does not apply to '%s'", opt, argv[0]);
-          return es_cli_usage_error ("option '--%s' does not apply to '%s'", option_name (opt), argv[0]);
-        }
-
+      if ((status = refuse_option (opt, argv, command)) != OPTION_TAKEN)
+        return status;
       if (opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS)
         {
-          const EsParam *param = es_param ((EsParamId) (opt - OPT_PARAM));
-
-          /* bench times lists of values; the other commands take one. */
-          if (command == ES_CLI_COMMAND_BENCH ? !parse_param_list (param->name, param, optarg, o)
-                                              : !parse_param (param, optarg, &o->job))
+          if (!parse_param_option (es_param ((EsParamId) (opt - OPT_PARAM)), command, o))
             return ES_EXIT_USAGE;
-          if (param->id == ES_PARAM_LEVELS)
-            o->levels_given = true;
-          if (param->id == ES_PARAM_WINDOW)
-            {
-              o->window_given = true;
-              o->job.definition.shape = ES_SHAPE_SQUARE;
-            }
           continue;
         }
       if (opt >= OPT_DEFINITION)
@@ -462,110 +609,9 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
             return ES_EXIT_USAGE;
           continue;
         }
-      switch (opt)
-        {
-        case 'h':
-          es_cli_print_help (stdout);
-          return ES_EXIT_OK;
-        case OPT_VERSION:
-          es_cli_print_version (stdout);
-          return ES_EXIT_OK;
-        case 'o':
-          if (optarg[0] == '\0')
-            return es_cli_usage_error ("-o: the output name is empty");
-          o->output = optarg;
-          break;
-        case 'q':
-          o->quiet = true;
-          break;
-        case OPT_COLORMAP:
-          {
-            EsColormap map;
-            bool reversed;
-            if (!es_colormap_from_name (optarg, &map, &reversed))
-              return es_cli_usage_error ("--colormap=%s: unknown colormap (viridis, magma, inferno, "
-                                         "cividis, gray, or one of them with _r)", optarg);
-            o->colormap = optarg;
-          }
-          break;
-        case OPT_RAW16:
-          o->raw16 = true;
-          break;
-        case OPT_FORMAT:
-          if (!parse_choice ("format", optarg, formats, &value))
-            return ES_EXIT_USAGE;
-          o->format = (EsExportFormat) value;
-          o->format_set = true;
-          break;
-        case OPT_COMPRESSION:
-          if (!es_compression_from_name (optarg, &o->compression))
-            return es_cli_usage_error ("--compression=%s: expected fast, default or small", optarg);
-          break;
-        case OPT_RANGE:
-          if (!parse_choice ("range", optarg, ranges, &value))
-            return ES_EXIT_USAGE;
-          o->range = (EsRangeMode) value;
-          break;
-        case OPT_UNITS:
-          if (!parse_choice ("units", optarg, units, &value))
-            return ES_EXIT_USAGE;
-          o->job.definition.normalized = value == UNITS_NORMALIZED;
-          o->units_given = true;
-          o->units = value == UNITS_NORMALIZED ? ES_UNITS_NATS : (EsUnits) value;
-          break;
-        case OPT_COLORBAR:
-          o->colorbar = true;
-          break;
-        case OPT_BACKEND:
-          if (!es_backend_from_name (optarg, &o->backend))
-            return es_cli_usage_error ("--backend=%s: expected auto, cpu or cuda", optarg);
-          break;
-        case OPT_VARIANT:
-          o->variant = optarg;
-          break;
-        case OPT_DEVICES:
-          /* The engine reads the list (and says what is wrong with it). */
-          setenv ("ES_DEVICES", optarg, 1);
-          break;
-        case OPT_TIMINGS:
-          o->timings = true;
-          break;
-        case OPT_MAX_PIXELS:
-          if (!parse_max_pixels (optarg, &o->max_pixels))
-            return ES_EXIT_USAGE;
-          break;
-        case OPT_SIZES:
-          if (!parse_sizes (optarg, &o->bench))
-            return ES_EXIT_USAGE;
-          o->sizes_given = true;
-          break;
-        case OPT_WINDOWS:
-          if (!parse_param_list ("windows", es_param (ES_PARAM_WINDOW), optarg, o))
-            return ES_EXIT_USAGE;
-          break;
-        case OPT_OPS:
-          if (!parse_ops (optarg, &o->bench))
-            return ES_EXIT_USAGE;
-          break;
-        case OPT_REPEATS:
-          if (!parse_long ("repeats", optarg, 1, 100000, &number))
-            return ES_EXIT_USAGE;
-          o->bench.repeats = (int) number;
-          break;
-        case OPT_CSV:
-          if (optarg[0] == '\0')
-            return es_cli_usage_error ("--csv: the file name is empty");
-          o->bench.csv_path = optarg;
-          break;
-        case OPT_IMAGE:
-          if (optarg[0] == '\0')
-            return es_cli_usage_error ("--image: the file name is empty");
-          o->bench.image = optarg;
-          break;
-        default:
-          return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
-        }
+      if ((status = apply_option (opt, argv, o)) != OPTION_TAKEN)
+        return status;
     }
   es_cli_definition_finish (o);
-  return -1;
+  return OPTION_TAKEN;
 }

@@ -296,6 +296,97 @@ done:
   return status;
 }
 
+/* -o: a folder (one that exists, or a name ending in /) or a file; several
+ * inputs need a folder. Returns the exit status, ES_EXIT_OK to go on. */
+static int
+check_output_target (const EsCliOptions *o, int n_inputs, bool *to_dir)
+{
+  struct stat st;
+
+  *to_dir = false;
+  if (o->output && !is_stdout_name (o->output))
+    *to_dir = ends_with (o->output, "/") || (stat (o->output, &st) == 0 && S_ISDIR (st.st_mode));
+  if (n_inputs > 1 && o->output && !*to_dir)
+    return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs,
+                               o->output);
+  /* One line for a missing folder rather than one per input. */
+  if (*to_dir && stat (o->output, &st) != 0)
+    {
+      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? "no such folder"
+                                                                           : strerror (errno));
+      return ES_EXIT_DATA;
+    }
+  return ES_EXIT_OK;
+}
+
+/* --format, else the output's suffix, else PNG; --raw16 and --colorbar
+ * where they apply. Returns the exit status, ES_EXIT_OK to go on. */
+static int
+choose_export_format (const EsCliOptions *o, bool to_dir, EsExportFormat *format)
+{
+  if (o->format_set)
+    *format = o->format;
+  else if (o->output && !to_dir && ends_with (o->output, ".txt"))
+    *format = ES_EXPORT_TEXT;
+  else if (o->output && !to_dir && (ends_with (o->output, ".tif") || ends_with (o->output, ".tiff")))
+    *format = ES_EXPORT_TIFF;
+  else
+    *format = ES_EXPORT_PNG;
+  if (o->raw16)
+    {
+      if (*format == ES_EXPORT_TEXT || *format == ES_EXPORT_TIFF)
+        return es_cli_usage_error ("--raw16 writes a PNG; it cannot be combined with a %s",
+                                   *format == ES_EXPORT_TEXT ? "text matrix" : "TIFF");
+      *format = ES_EXPORT_RAW16;
+    }
+  if (o->colorbar && *format != ES_EXPORT_PNG)
+    return es_cli_usage_error ("--colorbar applies to PNG heatmaps only, not to %s",
+                               *format == ES_EXPORT_TEXT ? "text matrices"
+                               : *format == ES_EXPORT_TIFF ? "TIFF" : "--raw16");
+  return ES_EXIT_OK;
+}
+
+/* The operation's defaults (its colormap among them), then what was given;
+ * the entropy definition is added once its files are loaded. */
+static void
+view_params_from_options (EsOp op, const EsCliOptions *o, EsViewParams *params)
+{
+  es_view_params_init (params, op);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    es_job_set_param (&params->job, (EsParamId) id, es_job_get_param (&o->job, (EsParamId) id));
+  params->job.variant = o->variant;
+  params->range = o->range;
+  params->units = o->units;
+  if (o->colormap)
+    es_colormap_from_name (o->colormap, &params->colormap, &params->reversed);
+}
+
+/* A job that CUDA cannot finish first at any size (the copies cost more
+ * than the CPU's work) runs on the CPU without opening the device, whose
+ * opening and closing alone would add 60-100 ms to the process. */
+static EsEngine *
+open_engine (const EsCliOptions *o, const EsJob *job, EsError *error)
+{
+  if (o->backend == ES_BACKEND_AUTO && job->variant == NULL && es_engine_cuda_compiled ()
+      && !es_auto_cuda_can_win (job, 1, es_cpu_thread_count ()))
+    return es_engine_new (ES_BACKEND_CPU, error);
+  return es_engine_new (o->backend, error);
+}
+
+/* After a batch that a signal stopped: one line on what was written (none
+ * for SIGPIPE, whose reader is gone) and the signal's exit status. */
+static int
+report_interrupted (const EsCliBatchOutcome *outcome, int n_inputs)
+{
+  int sig = interrupt_signal ? interrupt_signal : SIGINT;
+
+  if (sig != SIGPIPE)
+    es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig),
+                   outcome->n_written, n_inputs, n_inputs == 1 ? "" : "s", outcome->cut ? "; " : "",
+                   outcome->cut ? outcome->cut : "", outcome->cut ? " was not written" : "");
+  return ES_EXIT_SIGNAL_BASE + sig;
+}
+
 static int
 run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
 {
@@ -303,8 +394,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   EsExportFormat format;
   EsEngine *engine;
   EsError error;
-  struct stat st;
-  bool to_dir = false, to_stdout = false;
+  bool to_dir, to_stdout = false;
   char **outputs = NULL;
   int worst, status;
   EsCliBatchOutcome outcome;
@@ -312,39 +402,10 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
 
   if (n_inputs == 0)
     return es_cli_usage_error ("%s: no input file", es_op_name (op));
-
-  if (o->output && !is_stdout_name (o->output))
-    to_dir = ends_with (o->output, "/") || (stat (o->output, &st) == 0 && S_ISDIR (st.st_mode));
-  if (n_inputs > 1 && o->output && !to_dir)
-    return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs,
-                               o->output);
-  /* One line for a missing folder rather than one per input. */
-  if (to_dir && stat (o->output, &st) != 0)
-    {
-      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? "no such folder"
-                                                                           : strerror (errno));
-      return ES_EXIT_DATA;
-    }
-
-  if (o->format_set)
-    format = o->format;
-  else if (o->output && !to_dir && ends_with (o->output, ".txt"))
-    format = ES_EXPORT_TEXT;
-  else if (o->output && !to_dir && (ends_with (o->output, ".tif") || ends_with (o->output, ".tiff")))
-    format = ES_EXPORT_TIFF;
-  else
-    format = ES_EXPORT_PNG;
-  if (o->raw16)
-    {
-      if (format == ES_EXPORT_TEXT || format == ES_EXPORT_TIFF)
-        return es_cli_usage_error ("--raw16 writes a PNG; it cannot be combined with a %s",
-                                   format == ES_EXPORT_TEXT ? "text matrix" : "TIFF");
-      format = ES_EXPORT_RAW16;
-    }
-  if (o->colorbar && format != ES_EXPORT_PNG)
-    return es_cli_usage_error ("--colorbar applies to PNG heatmaps only, not to %s",
-                               format == ES_EXPORT_TEXT ? "text matrices"
-                               : format == ES_EXPORT_TIFF ? "TIFF" : "--raw16");
+  if ((status = check_output_target (o, n_inputs, &to_dir)) != ES_EXIT_OK)
+    return status;
+  if ((status = choose_export_format (o, to_dir, &format)) != ES_EXIT_OK)
+    return status;
   if (o->variant && !check_variant (op, o->variant))
     return ES_EXIT_USAGE;
   /* Binary on a terminal is noise, and no one meant it. */
@@ -352,16 +413,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     return es_cli_usage_error ("-o -: stdout is a terminal; redirect it to write a PNG there, "
                                "or use --format txt");
 
-  /* The operation's defaults (its colormap among them), then what was given. */
-  es_view_params_init (&params, op);
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    es_job_set_param (&params.job, (EsParamId) id, es_job_get_param (&o->job, (EsParamId) id));
-  params.job.variant = o->variant;
-  params.range = o->range;
-  params.units = o->units;
-  if (o->colormap)
-    es_colormap_from_name (o->colormap, &params.colormap, &params.reversed);
-
+  view_params_from_options (op, o, &params);
   es_error_clear (&error);
   if (op == ES_OP_ENTROPY && !es_cli_definition_load (o, &definition_files, &error))
     {
@@ -385,14 +437,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     es_image_set_max_pixels (o->max_pixels);
   es_save_set_compression (o->compression);
 
-  /* A job that CUDA cannot finish first at any size (the copies cost more
-   * than the CPU's work) runs on the CPU without opening the device, whose
-   * opening and closing alone would add 60-100 ms to the process. */
-  if (o->backend == ES_BACKEND_AUTO && params.job.variant == NULL && es_engine_cuda_compiled ()
-      && !es_auto_cuda_can_win (&params.job, 1, es_cpu_thread_count ()))
-    engine = es_engine_new (ES_BACKEND_CPU, &error);
-  else
-    engine = es_engine_new (o->backend, &error);
+  engine = open_engine (o, &params.job, &error);
   if (!engine)
     {
       es_cli_definition_clear (&definition_files);
@@ -412,16 +457,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     .show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO),
     .interrupt = interrupt, .interrupt_signal = &interrupt_signal,
   }, &outcome);
-  worst = outcome.worst;
-  if (es_control_cancelled (interrupt))
-    {
-      int sig = interrupt_signal ? interrupt_signal : SIGINT;
-      if (sig != SIGPIPE)
-        es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig),
-                       outcome.n_written, n_inputs, n_inputs == 1 ? "" : "s", outcome.cut ? "; " : "",
-                       outcome.cut ? outcome.cut : "", outcome.cut ? " was not written" : "");
-      worst = ES_EXIT_SIGNAL_BASE + sig;
-    }
+  worst = es_control_cancelled (interrupt) ? report_interrupted (&outcome, n_inputs) : outcome.worst;
 
   free_outputs (outputs, n_inputs);
   /* Every output is committed: an AUTO engine still opening CUDA (the jobs

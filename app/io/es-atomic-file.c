@@ -338,12 +338,106 @@ temporary_name (const char *dir, const char *target_dir_prefix, const char *base
   return name;
 }
 
+/* An existing target is replaced only when it is a regular file or a link
+ * to one. */
+static bool
+check_replaceable (const char *path, bool exists, const struct stat *st, bool is_link, EsError *error)
+{
+  if (exists && S_ISDIR (st->st_mode))
+    {
+      fail (error, ES_ERROR_IO, path, "%s", strerror (EISDIR));
+      return false;
+    }
+  if (exists && !S_ISREG (st->st_mode))
+    {
+      /* A block device: an image written over a disk is never what was meant. */
+      fail (error, ES_ERROR_IO, path, "not a regular file (a block device)");
+      return false;
+    }
+  if (is_link && !exists)
+    {
+      fail (error, ES_ERROR_IO, path, "a dangling symbolic link");
+      return false;
+    }
+  return true;
+}
+
+/* Where the replacement goes: file->target (a link to a regular file stays
+ * a link: its target is replaced), its folder file->dir and the template
+ * of the temporary file beside it, file->tmp_path. */
+static bool
+plan_replacement (EsAtomicFile *file, const char *path, bool is_link, EsError *error)
+{
+  const char *slash, *base, *target;
+  char *resolved = NULL, *prefix;
+  long name_max;
+
+  if (is_link)
+    {
+      resolved = realpath (path, NULL);
+      if (resolved == NULL)
+        {
+          fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
+          return false;
+        }
+    }
+  target = resolved ? resolved : path;
+  slash = strrchr (target, '/');
+  base = slash ? slash + 1 : target;
+  if (!*base || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
+    {
+      fail (error, ES_ERROR_INVALID, path, "not a file name");
+      free (resolved);
+      return false;
+    }
+  file->target = resolved ? resolved : strdup (path);
+  file->dir = slash ? (slash > target ? strndup (target, (size_t) (slash - target)) : strdup ("/")) : strdup (".");
+  if (file->target && slash)
+    prefix = strndup (target, (size_t) (slash - target) + 1);
+  else
+    prefix = strdup ("");
+  if (!file->target || !file->dir || !prefix
+      || !(file->tmp_path = temporary_name (file->dir, prefix, base)))
+    {
+      free (prefix);
+      fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
+      return false;
+    }
+  free (prefix);
+
+  /* A name longer than the folder allows fails now, not at the rename. */
+  name_max = pathconf (file->dir, _PC_NAME_MAX);
+  if (strlen (base) > (size_t) (name_max > 0 ? name_max : NAME_MAX))
+    {
+      fail (error, ES_ERROR_IO, path, "%s", strerror (ENAMETOOLONG));
+      return false;
+    }
+  return true;
+}
+
+/* Gives the open file its buffered stream; on failure, aborts it. */
+static EsAtomicFile *
+attach_stream (EsAtomicFile *file, const char *path, EsError *error)
+{
+  file->stream = fopencookie (file, "w", (cookie_io_functions_t) {
+    .write = cookie_write,
+    .close = cookie_close,
+  });
+  if (!file->stream)
+    {
+      fail (error, ES_ERROR_NO_MEMORY, path, "%s", strerror (errno));
+      es_atomic_file_abort (file);
+      return NULL;
+    }
+  /* Large buffers: fewer system calls for multi-megabyte exports. */
+  setvbuf (file->stream, NULL, _IOFBF, 1 << 16);
+  return file;
+}
+
 EsAtomicFile *
 es_atomic_file_open (const char *path, EsError *error)
 {
   EsAtomicFile *file;
-  const char *slash, *base, *target;
-  char *resolved = NULL, *prefix = NULL;
   struct stat st, lst;
   bool exists, is_link;
   mode_t mode;
@@ -378,76 +472,13 @@ es_atomic_file_open (const char *path, EsError *error)
           file_free (file);
           return NULL;
         }
-      goto stream;
+      return attach_stream (file, path, error);
     }
-  if (exists && S_ISDIR (st.st_mode))
+  if (!check_replaceable (path, exists, &st, is_link, error) || !plan_replacement (file, path, is_link, error))
     {
-      fail (error, ES_ERROR_IO, path, "%s", strerror (EISDIR));
       file_free (file);
       return NULL;
     }
-  if (exists && !S_ISREG (st.st_mode))
-    {
-      /* A block device: an image written over a disk is never what was meant. */
-      fail (error, ES_ERROR_IO, path, "not a regular file (a block device)");
-      file_free (file);
-      return NULL;
-    }
-  if (is_link && !exists)
-    {
-      fail (error, ES_ERROR_IO, path, "a dangling symbolic link");
-      file_free (file);
-      return NULL;
-    }
-
-  /* A link to a regular file stays a link: its target is replaced. */
-  if (is_link)
-    {
-      resolved = realpath (path, NULL);
-      if (resolved == NULL)
-        {
-          fail (error, ES_ERROR_IO, path, "%s", strerror (errno));
-          file_free (file);
-          return NULL;
-        }
-    }
-  target = resolved ? resolved : path;
-  slash = strrchr (target, '/');
-  base = slash ? slash + 1 : target;
-  if (!*base || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    {
-      fail (error, ES_ERROR_INVALID, path, "not a file name");
-      free (resolved);
-      file_free (file);
-      return NULL;
-    }
-  file->target = resolved ? resolved : strdup (path);
-  file->dir = slash ? (slash > target ? strndup (target, (size_t) (slash - target)) : strdup ("/")) : strdup (".");
-  if (file->target && slash)
-    prefix = strndup (target, (size_t) (slash - target) + 1);
-  else
-    prefix = strdup ("");
-  if (!file->target || !file->dir || !prefix
-      || !(file->tmp_path = temporary_name (file->dir, prefix, base)))
-    {
-      free (prefix);
-      file_free (file);
-      fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
-      return NULL;
-    }
-  free (prefix);
-
-  /* A name longer than the folder allows fails now, not at the rename. */
-  {
-    long name_max = pathconf (file->dir, _PC_NAME_MAX);
-
-    if (strlen (base) > (size_t) (name_max > 0 ? name_max : NAME_MAX))
-      {
-        fail (error, ES_ERROR_IO, path, "%s", strerror (ENAMETOOLONG));
-        file_free (file);
-        return NULL;
-      }
-  }
 
   file->fd = mkostemp (file->tmp_path, O_CLOEXEC);
   if (file->fd < 0)
@@ -456,7 +487,6 @@ es_atomic_file_open (const char *path, EsError *error)
       file_free (file);
       return NULL;
     }
-
   /* mkstemp creates 0600; an export should get what a plain creat() would
    * give (0644 less the umask), or keep the mode of the file it replaces. */
   if (exists)
@@ -469,21 +499,7 @@ es_atomic_file_open (const char *path, EsError *error)
       es_atomic_file_abort (file);
       return NULL;
     }
-
-stream:
-  file->stream = fopencookie (file, "w", (cookie_io_functions_t) {
-    .write = cookie_write,
-    .close = cookie_close,
-  });
-  if (!file->stream)
-    {
-      fail (error, ES_ERROR_NO_MEMORY, path, "%s", strerror (errno));
-      es_atomic_file_abort (file);
-      return NULL;
-    }
-  /* Large buffers: fewer system calls for multi-megabyte exports. */
-  setvbuf (file->stream, NULL, _IOFBF, 1 << 16);
-  return file;
+  return attach_stream (file, path, error);
 }
 
 FILE *

@@ -455,91 +455,74 @@ put_plain_strips (EsTiffWriter *writer, const Strips *strips, EsRowGate *gate, E
   return true;
 }
 
-/* es_tiff_writer_add, each row of values read once the gate has released it. */
-static bool
-writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsRowGate *gate, EsError *error)
-{
-  size_t sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
-  Strips strips = { .values = values, .row_bytes = (size_t) values->width * sample };
-  uint64_t word = writer->big ? 8 : 4, entry = writer->big ? 20 : 12, data_bytes = 0;
-  uint64_t ifd, extra, description_at, software_at, offsets_at, counts_at, data_at, next;
-  bool stack = writer->pages > 1, deflated = writer->level > 0;
-  bool predict = deflated && values->format != ES_FORMAT_F32;
-  DeflatedStrip *pieces = NULL;
+/* ---- one page ---- */
+
+/* Where one page's parts go in the file: its IFD, then the IFD's
+ * out-of-line values, then the samples, each at an even (BigTIFF: 8-byte)
+ * offset as TIFF asks. */
+typedef struct {
+  bool stack, deflated, predict;
   int entries;
-  char description[1024];
   size_t description_length;
-  bool ok = true;
+  uint64_t data_bytes;
+  uint64_t description_at, software_at, offsets_at, counts_at, data_at;
+  uint64_t next;  /* the next page's IFD; 0 on the last page */
+} PageLayout;
 
-  if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
-    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
-  if (writer->added >= writer->pages)
-    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "more pages than announced");
-  strips.rows_per_strip = strips.row_bytes >= ES_TIFF_STRIP_BYTES ? 1 : ES_TIFF_STRIP_BYTES / strips.row_bytes;
-  if (strips.rows_per_strip > (uint64_t) values->height)
-    strips.rows_per_strip = (uint64_t) values->height;
-  strips.count = ((uint64_t) values->height + strips.rows_per_strip - 1) / strips.rows_per_strip;
-  strips.scale = info != NULL && info->unit_scale != 0 ? info->unit_scale : 1.0;
-  describe (info, description, sizeof description);
-  description_length = strlen (description) + 1;
+/* Strips of about ES_TIFF_STRIP_BYTES, never more rows than the image has. */
+static void
+plan_strips (Strips *strips, const EsValueInfo *info)
+{
+  const EsImage *values = strips->values;
 
-  /* Deflated strips are made first: the strip table before them needs
-   * their sizes. */
-  if (deflated)
-    {
-      pieces = calloc ((size_t) strips.count, sizeof *pieces);
-      if (pieces == NULL)
-        return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
-      ok = deflate_strips (writer, &strips, gate, pieces, error);
-      for (uint64_t s = 0; s < strips.count; s++)
-        data_bytes += pieces[s].size;
-    }
-  else
-    data_bytes = strips.row_bytes * (uint64_t) values->height;
+  strips->rows_per_strip = strips->row_bytes >= ES_TIFF_STRIP_BYTES ? 1 : ES_TIFF_STRIP_BYTES / strips->row_bytes;
+  if (strips->rows_per_strip > (uint64_t) values->height)
+    strips->rows_per_strip = (uint64_t) values->height;
+  strips->count = ((uint64_t) values->height + strips->rows_per_strip - 1) / strips->rows_per_strip;
+  strips->scale = info != NULL && info->unit_scale != 0 ? info->unit_scale : 1.0;
+}
 
-  if (ok && writer->added == 0)
-    put_header (writer);
-  /* IFD, then its out-of-line values, then the samples, each at an even
-   * (BigTIFF: 8-byte) offset as TIFF asks. */
-  entries = 13 + (stack ? 2 : 0) + (predict ? 1 : 0);
-  ifd = writer->offset;
-  extra = ifd + (writer->big ? 8 : 2) + entries * entry + word;
-  description_at = extra;
-  software_at = (description_at + description_length + 7) & ~7ull;
-  offsets_at = (software_at + sizeof software + 7) & ~7ull;
-  counts_at = offsets_at + (strips.count > 1 ? strips.count * word : 0);
-  data_at = (counts_at + (strips.count > 1 ? strips.count * word : 0) + 15) & ~15ull;
-  next = writer->added + 1 < writer->pages ? (data_at + data_bytes + 7) & ~7ull : 0;
-  if (ok && !writer->big && data_at + data_bytes > UINT32_MAX)
-    ok = es_tiff_write_fail (writer, error, ES_ERROR_LIMIT, "larger than its TIFF was planned");
-  if (!ok)
-    {
-      for (uint64_t s = 0; pieces != NULL && s < strips.count; s++)
-        free (pieces[s].bytes);
-      free (pieces);
-      return false;
-    }
+/* The page's offsets, from where the writer is now (its IFD). */
+static void
+plan_page (const EsTiffWriter *writer, const Strips *strips, PageLayout *page)
+{
+  uint64_t word = writer->big ? 8 : 4, entry = writer->big ? 20 : 12;
+  uint64_t table_bytes = strips->count > 1 ? strips->count * word : 0;
+
+  page->entries = 13 + (page->stack ? 2 : 0) + (page->predict ? 1 : 0);
+  page->description_at = writer->offset + (writer->big ? 8 : 2) + page->entries * entry + word;
+  page->software_at = (page->description_at + page->description_length + 7) & ~7ull;
+  page->offsets_at = (page->software_at + sizeof software + 7) & ~7ull;
+  page->counts_at = page->offsets_at + table_bytes;
+  page->data_at = (page->counts_at + table_bytes + 15) & ~15ull;
+  page->next = writer->added + 1 < writer->pages ? (page->data_at + page->data_bytes + 7) & ~7ull : 0;
+}
+
+static void
+put_ifd (EsTiffWriter *writer, const Strips *strips, const PageLayout *page, size_t sample)
+{
+  const EsImage *values = strips->values;
 
   if (writer->big)
-    put64 (writer, (uint64_t) entries);
+    put64 (writer, (uint64_t) page->entries);
   else
-    put16 (writer, (uint16_t) entries);
-  if (stack)
+    put16 (writer, (uint16_t) page->entries);
+  if (page->stack)
     put_entry (writer, TAG_NEW_SUBFILE_TYPE, TYPE_LONG, 1, 2);  /* a page of a multi-page image */
   put_entry (writer, TAG_IMAGE_WIDTH, TYPE_LONG, 1, (uint64_t) values->width);
   put_entry (writer, TAG_IMAGE_LENGTH, TYPE_LONG, 1, (uint64_t) values->height);
   put_entry (writer, TAG_BITS_PER_SAMPLE, TYPE_SHORT, 1, sample * 8);
-  put_entry (writer, TAG_COMPRESSION, TYPE_SHORT, 1, deflated ? COMPRESSION_DEFLATE : COMPRESSION_NONE);
+  put_entry (writer, TAG_COMPRESSION, TYPE_SHORT, 1, page->deflated ? COMPRESSION_DEFLATE : COMPRESSION_NONE);
   put_entry (writer, TAG_PHOTOMETRIC, TYPE_SHORT, 1, 1);  /* MinIsBlack */
-  put_entry (writer, TAG_IMAGE_DESCRIPTION, TYPE_ASCII, description_length, description_at);
-  put_entry (writer, TAG_STRIP_OFFSETS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips.count,
-             strips.count > 1 ? offsets_at : data_at);
+  put_entry (writer, TAG_IMAGE_DESCRIPTION, TYPE_ASCII, page->description_length, page->description_at);
+  put_entry (writer, TAG_STRIP_OFFSETS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips->count,
+             strips->count > 1 ? page->offsets_at : page->data_at);
   put_entry (writer, TAG_SAMPLES_PER_PIXEL, TYPE_SHORT, 1, 1);
-  put_entry (writer, TAG_ROWS_PER_STRIP, TYPE_LONG, 1, strips.rows_per_strip);
-  put_entry (writer, TAG_STRIP_BYTE_COUNTS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips.count,
-             strips.count > 1 ? counts_at : data_bytes);
+  put_entry (writer, TAG_ROWS_PER_STRIP, TYPE_LONG, 1, strips->rows_per_strip);
+  put_entry (writer, TAG_STRIP_BYTE_COUNTS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips->count,
+             strips->count > 1 ? page->counts_at : page->data_bytes);
   put_entry (writer, TAG_PLANAR_CONFIG, TYPE_SHORT, 1, 1);
-  if (stack)
+  if (page->stack)
     {
       /* Two SHORTs in place: this page, and how many there are. */
       put16 (writer, TAG_PAGE_NUMBER);
@@ -550,42 +533,102 @@ writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info
       if (writer->big)
         put32 (writer, 0);
     }
-  put_entry (writer, TAG_SOFTWARE, TYPE_ASCII, sizeof software, software_at);
-  if (predict)
+  put_entry (writer, TAG_SOFTWARE, TYPE_ASCII, sizeof software, page->software_at);
+  if (page->predict)
     put_entry (writer, TAG_PREDICTOR, TYPE_SHORT, 1, 2);  /* horizontal differencing */
   put_entry (writer, TAG_SAMPLE_FORMAT, TYPE_SHORT, 1, values->format == ES_FORMAT_F32 ? 3 : 1);
-  put_word (writer, next);
+  put_word (writer, page->next);
+}
 
-  put (writer, description, description_length);
-  pad_to (writer, software_at);
-  put (writer, software, sizeof software);
-  pad_to (writer, offsets_at);
-  if (strips.count > 1)
+/* Where each strip starts, then how long each is; with one strip both
+ * are in the IFD itself. */
+static void
+put_strip_table (EsTiffWriter *writer, const Strips *strips, const PageLayout *page, const DeflatedStrip *pieces)
+{
+  uint64_t at = page->data_at;
+
+  if (strips->count <= 1)
+    return;
+  for (uint64_t s = 0; s < strips->count; s++)
     {
-      uint64_t at = data_at;
-      for (uint64_t s = 0; s < strips.count; s++)
-        {
-          put_word (writer, at);
-          at += deflated ? pieces[s].size : (uint64_t) strip_rows (&strips, s) * strips.row_bytes;
-        }
-      for (uint64_t s = 0; s < strips.count; s++)
-        put_word (writer, deflated ? pieces[s].size : (uint64_t) strip_rows (&strips, s) * strips.row_bytes);
+      put_word (writer, at);
+      at += page->deflated ? pieces[s].size : (uint64_t) strip_rows (strips, s) * strips->row_bytes;
     }
-  pad_to (writer, data_at);
+  for (uint64_t s = 0; s < strips->count; s++)
+    put_word (writer, page->deflated ? pieces[s].size : (uint64_t) strip_rows (strips, s) * strips->row_bytes);
+}
 
-  if (deflated)
+static void
+free_pieces (DeflatedStrip *pieces, uint64_t count)
+{
+  for (uint64_t s = 0; pieces != NULL && s < count; s++)
+    free (pieces[s].bytes);
+  free (pieces);
+}
+
+/* es_tiff_writer_add, each row of values read once the gate has released it. */
+static bool
+writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsRowGate *gate, EsError *error)
+{
+  size_t sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
+  Strips strips = { .values = values, .row_bytes = (size_t) values->width * sample };
+  PageLayout page = { .stack = writer->pages > 1, .deflated = writer->level > 0 };
+  DeflatedStrip *pieces = NULL;
+  char description[1024];
+  bool ok = true;
+
+  if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
+  if (writer->added >= writer->pages)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "more pages than announced");
+  plan_strips (&strips, info);
+  page.predict = page.deflated && values->format != ES_FORMAT_F32;
+  describe (info, description, sizeof description);
+  page.description_length = strlen (description) + 1;
+
+  /* Deflated strips are made first: the strip table before them needs
+   * their sizes. */
+  if (page.deflated)
+    {
+      pieces = calloc ((size_t) strips.count, sizeof *pieces);
+      if (pieces == NULL)
+        return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
+      ok = deflate_strips (writer, &strips, gate, pieces, error);
+      for (uint64_t s = 0; s < strips.count; s++)
+        page.data_bytes += pieces[s].size;
+    }
+  else
+    page.data_bytes = strips.row_bytes * (uint64_t) values->height;
+
+  if (ok && writer->added == 0)
+    put_header (writer);
+  plan_page (writer, &strips, &page);
+  if (ok && !writer->big && page.data_at + page.data_bytes > UINT32_MAX)
+    ok = es_tiff_write_fail (writer, error, ES_ERROR_LIMIT, "larger than its TIFF was planned");
+  if (!ok)
+    {
+      free_pieces (pieces, strips.count);
+      return false;
+    }
+
+  put_ifd (writer, &strips, &page, sample);
+  put (writer, description, page.description_length);
+  pad_to (writer, page.software_at);
+  put (writer, software, sizeof software);
+  pad_to (writer, page.offsets_at);
+  put_strip_table (writer, &strips, &page, pieces);
+  pad_to (writer, page.data_at);
+
+  if (page.deflated)
     {
       for (uint64_t s = 0; s < strips.count; s++)
-        {
-          put (writer, pieces[s].bytes, pieces[s].size);
-          free (pieces[s].bytes);
-        }
-      free (pieces);
+        put (writer, pieces[s].bytes, pieces[s].size);
+      free_pieces (pieces, strips.count);
     }
   else if (!put_plain_strips (writer, &strips, gate, error))
     return false;
-  if (next != 0)
-    pad_to (writer, next);
+  if (page.next != 0)
+    pad_to (writer, page.next);
   writer->added++;
   return true;
 }

@@ -22,7 +22,8 @@ bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const 
                                   int y_last, int q_first, int q_last, EsError *error);
 bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
 
-/* entropy-general.cu: every definition (EsEntropyDefinition), and its table. */
+/* entropy-general.cu: every definition (EsEntropyDefinition), and its table
+ * (its kernels in entropy-span-counts.cu, entropy-sort.cu and entropy-slide.cu). */
 bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
 

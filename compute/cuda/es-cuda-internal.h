@@ -79,9 +79,10 @@ struct EsCuda {
   EsCudaBuffer band_in[ES_CUDA_BAND_SLOTS], band_lev[ES_CUDA_BAND_SLOTS], band_out[ES_CUDA_BAND_SLOTS];
   EsCudaTables *tables;           /* device */
   unsigned long long *histogram;  /* device: 256 bins, then the blocks-done counter */
-  /* The general entropy kernel's buffers (entropy-general.cu): its c ln c
-   * table, the bin of every sample value, the window's spans, the mask rows
-   * of a frame, the frame's bins and the threads' counts. */
+  /* The general entropy variant's buffers (entropy-general.cu, -sort.cu,
+   * -slide.cu): its c ln c table, the bin of every sample value, the
+   * window's spans, the mask rows of a frame, the frame's bins and the
+   * threads' counts. */
   EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
   uint8_t *lut;                   /* device: 256 entries */
   bool broken;

@@ -95,38 +95,42 @@ sigint_restore (void)
 /* The keyword arguments every operation takes besides its parameters. */
 enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
 static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
-/* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
- * [units='nats' where the op's values are nats], depth=None, out=None,
- * return_timing=False): parsed from the operation and parameter tables, so
- * that a new row of either is a new argument here without code. */
-static PyObject *
-engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                  EsPyDefinition *definition)
+
+/* One call's arguments, sorted: the job's (parameters, units, entropy's
+ * definition) and the call's own keywords (kw[KW_UNITS] unused: units
+ * goes to the job). */
+typedef struct {
+  EsPyJobKeywords job;
+  PyObject *kw[N_KW];
+} CallArguments;
+
+/* Sorts positional arguments into the op's parameters in table order and
+ * keywords into parameters, call keywords and definition keywords, with
+ * Python's messages for a missing image, too many, repeated or unknown
+ * arguments. */
+static bool
+sort_arguments (EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, CallArguments *sorted)
 {
-  double start = es_monotonic_ms ();
   const char *name = es_op_name (op);
   EsParamId order[ES_N_PARAMS];
-  PyObject *values[ES_N_PARAMS] = { NULL }, *kw[N_KW] = { NULL }, *definition_kw[ES_PY_N_DEFINITION_KW] = { NULL };
-  int n_params = 0, depth = 0;
-  EsUnits units = ES_UNITS_NATS;
-  bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
-  EsJob job = ES_JOB_INIT (op);
-  EsPyInput input;
-  EsPyOutput output;
-  EsError error;
-  EsTiming timing = { 0 };
-  char notice[700] = "";
+  int n_params = 0;
 
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_op_uses (op, (EsParamId) id))
       order[n_params++] = (EsParamId) id;
   if (nargs < 1)
-    return PyErr_Format (PyExc_TypeError, "%s() missing its image argument", name);
+    {
+      PyErr_Format (PyExc_TypeError, "%s() missing its image argument", name);
+      return false;
+    }
   if (nargs > 1 + n_params)
-    return PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name,
-                         1 + n_params, nargs);
+    {
+      PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name,
+                    1 + n_params, nargs);
+      return false;
+    }
   for (Py_ssize_t i = 1; i < nargs; i++)
-    values[order[i - 1]] = args[i];
+    sorted->job.values[order[i - 1]] = args[i];
 
   for (Py_ssize_t k = 0; kwnames != NULL && k < PyTuple_GET_SIZE (kwnames); k++)
     {
@@ -136,12 +140,15 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       int j;
 
       if (key_text == NULL)
-        return NULL;
+        return false;
       if (es_param_from_name (key_text, &id) && es_op_uses (op, id))
         {
-          if (values[id] != NULL)
-            return PyErr_Format (PyExc_TypeError, "%s() got multiple values for argument '%s'", name, key_text);
-          values[id] = value;
+          if (sorted->job.values[id] != NULL)
+            {
+              PyErr_Format (PyExc_TypeError, "%s() got multiple values for argument '%s'", name, key_text);
+              return false;
+            }
+          sorted->job.values[id] = value;
           continue;
         }
       for (j = 0; j < N_KW; j++)
@@ -154,7 +161,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
               break;
           if (j < ES_PY_N_DEFINITION_KW)
             {
-              definition_kw[j] = value != Py_None ? value : NULL;
+              sorted->job.definition[j] = value != Py_None ? value : NULL;
               continue;
             }
           j = N_KW;
@@ -162,40 +169,182 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       if (j == N_KW)
         {
           if (es_param_from_name (key_text, &id) || strcmp (key_text, "units") == 0)
-            return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)",
-                                 name, key_text, name, key_text);
-          return PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", name, key_text);
+            {
+              PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)",
+                            name, key_text, name, key_text);
+              return false;
+            }
+          {
+            PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", name, key_text);
+            return false;
+          }
         }
-      kw[j] = value;
+      sorted->kw[j] = value;
     }
+  sorted->job.units = sorted->kw[KW_UNITS];
+  return true;
+}
 
-  if (!es_py_parse_variant (kw[KW_VARIANT], op, &job.variant))
-    return NULL;
-  {
-    EsPyJobKeywords job_kw = { .units = kw[KW_UNITS] };
+/* depth=: None (0: the input's own) or 1..16 bits. */
+static bool
+parse_depth (PyObject *value, int *depth)
+{
+  long d;
 
-    memcpy (job_kw.values, values, sizeof values);
-    memcpy (job_kw.definition, definition_kw, sizeof definition_kw);
-    if (!es_py_parse_job (op, &job_kw, &job, &units, definition))
-      return NULL;
-  }
-  if (kw[KW_DEPTH] != NULL && kw[KW_DEPTH] != Py_None)
+  if (value == NULL || value == Py_None)
+    return true;
+  d = PyIndex_Check (value) && !PyBool_Check (value) ? PyLong_AsLong (value) : -2;
+  if (d == -2 || (d == -1 && PyErr_Occurred ()))
     {
-      long d = PyIndex_Check (kw[KW_DEPTH]) && !PyBool_Check (kw[KW_DEPTH]) ? PyLong_AsLong (kw[KW_DEPTH]) : -2;
+      PyErr_Clear ();
+      PyErr_Format (PyExc_TypeError, "depth must be an integer or None, not %.100s", Py_TYPE (value)->tp_name);
+      return false;
+    }
+  if (d < 1 || d > 16)
+    {
+      PyErr_Format (PyExc_ValueError, "depth %ld is out of range: 1..16 bits", d);
+      return false;
+    }
+  *depth = (int) d;
+  return true;
+}
 
-      if (d == -2 || (d == -1 && PyErr_Occurred ()))
+/* The input, and where the result goes: out= when given, else a pooled or
+ * new array. Raises and returns false with nothing left open. */
+static bool
+open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *out, EsPyInput *input,
+              EsPyOutput *output)
+{
+  PyObject *pooled = NULL;
+  bool ok;
+
+  if (!es_py_input_open (image, depth, input))
+    return false;
+  if (out == NULL)
+    {
+      pooled = es_py_pooled_result (self, input->width, input->height, es_op_output_format (op));
+      if (pooled == NULL && PyErr_Occurred ())
         {
-          PyErr_Clear ();
-          return PyErr_Format (PyExc_TypeError, "depth must be an integer or None, not %.100s",
-                               Py_TYPE (kw[KW_DEPTH])->tp_name);
+          es_py_input_close (input);
+          return false;
         }
-      if (d < 1 || d > 16)
-        return PyErr_Format (PyExc_ValueError, "depth %ld is out of range: 1..16 bits", d);
-      depth = (int) d;
     }
-  if (kw[KW_RETURN_TIMING] != NULL)
+  ok = es_py_output_open (out != NULL ? out : pooled, input, es_op_output_format (op), output);
+  Py_XDECREF (pooled);
+  if (!ok)
+    es_py_input_close (input);
+  return ok;
+}
+
+/* Runs the job under the engine's lock, with the GIL held by no one; the
+ * engine's notice, if any, lands in notice. *closed: the engine was closed
+ * by another thread before the job could start. */
+static bool
+run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, EsTiming *timing, char *notice,
+         size_t notice_size, bool *closed, EsError *error)
+{
+  const char *text;
+  int threads;
+  bool ok;
+
+  PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  if (self->engine == NULL)
     {
-      int t = PyObject_IsTrue (kw[KW_RETURN_TIMING]);
+      PyThread_release_lock (self->lock);
+      *closed = true;
+      return false;
+    }
+  threads = (long long) input->width * input->height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
+  if (threads > 1)
+    omp_set_num_threads (1);
+  es_control_reset (self->control);
+  ok = es_run_controlled (self->engine, job, &input->image, output, timing, self->control, error);
+  if (threads > 1)
+    omp_set_num_threads (threads);
+  text = es_engine_take_notice (self->engine);
+  if (text != NULL)
+    snprintf (notice, notice_size, "%s", text);
+  PyThread_release_lock (self->lock);
+  return ok;
+}
+
+/* units='bits': the engine's nats divided by ln 2, in place. */
+static void
+nats_to_bits (const EsImage *values)
+{
+  long long pixels = (long long) values->width * values->height;
+
+#pragma omp parallel for schedule(static) if (pixels > 65536)
+  for (int y = 0; y < values->height; y++)
+    {
+      float *row = es_image_row (values, y);
+      for (int x = 0; x < values->width; x++)
+        row[x] = (float) (row[x] * (1.0 / M_LN2));
+    }
+}
+
+/* (result, Timing) for return_timing=True; steals result, NULL when it raised. */
+static PyObject *
+result_with_timing (PyObject *result, const EsTiming *timing, double start, const EsPyInput *input,
+                    const EsPyOutput *output)
+{
+  PyObject *t = PyStructSequence_New (&es_py_timing_type);
+
+  if (t == NULL)
+    {
+      Py_DECREF (result);
+      return NULL;
+    }
+  PyStructSequence_SET_ITEM (t, 0, PyFloat_FromDouble (timing->upload_ms));
+  PyStructSequence_SET_ITEM (t, 1, PyFloat_FromDouble (timing->kernel_ms));
+  PyStructSequence_SET_ITEM (t, 2, PyFloat_FromDouble (timing->download_ms));
+  PyStructSequence_SET_ITEM (t, 3, PyFloat_FromDouble (timing->wall_ms));
+  PyStructSequence_SET_ITEM (t, 4, PyUnicode_FromString (es_backend_name (timing->backend)));
+  PyStructSequence_SET_ITEM (t, 5, PyUnicode_FromString (timing->variant ? timing->variant : ""));
+  PyStructSequence_SET_ITEM (t, 6, PyBool_FromLong (timing->fell_back));
+  PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_monotonic_ms () - start));
+  PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input->mode != ES_PY_INPUT_WRAP));
+  PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output->copy_back));
+  if (PyErr_Occurred ())
+    {
+      Py_DECREF (t);
+      Py_DECREF (result);
+      return NULL;
+    }
+  return Py_BuildValue ("(NN)", result, t);
+}
+
+/* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
+ * [units='nats' where the op's values are nats], depth=None, out=None,
+ * return_timing=False): parsed from the operation and parameter tables, so
+ * that a new row of either is a new argument here without code. */
+static PyObject *
+engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                  EsPyDefinition *definition)
+{
+  double start = es_monotonic_ms ();
+  CallArguments sorted = { 0 };
+  int depth = 0;
+  EsUnits units = ES_UNITS_NATS;
+  bool return_timing = false, ok, closed = false, sigint = false, sigint_cancelled = false;
+  EsJob job = ES_JOB_INIT (op);
+  EsPyInput input;
+  EsPyOutput output;
+  EsError error;
+  EsTiming timing = { 0 };
+  char notice[700] = "";
+
+  if (!sort_arguments (op, args, nargs, kwnames, &sorted))
+    return NULL;
+  if (!es_py_parse_variant (sorted.kw[KW_VARIANT], op, &job.variant))
+    return NULL;
+  if (!es_py_parse_job (op, &sorted.job, &job, &units, definition))
+    return NULL;
+  if (!parse_depth (sorted.kw[KW_DEPTH], &depth))
+    return NULL;
+  if (sorted.kw[KW_RETURN_TIMING] != NULL)
+    {
+      int t = PyObject_IsTrue (sorted.kw[KW_RETURN_TIMING]);
       if (t < 0)
         return NULL;
       return_timing = t;
@@ -203,70 +352,18 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
 
   if (self->engine == NULL)
     return es_py_engine_closed_error ();
-  if (!es_py_input_open (args[0], depth, &input))
+  if (!open_buffers (self, op, args[0], depth, sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input,
+                     &output))
     return NULL;
-  {
-    PyObject *out = kw[KW_OUT] != NULL && kw[KW_OUT] != Py_None ? kw[KW_OUT] : NULL, *pooled = NULL;
-
-    if (out == NULL)
-      {
-        pooled = es_py_pooled_result (self, input.width, input.height, es_op_output_format (op));
-        if (pooled == NULL && PyErr_Occurred ())
-          {
-            es_py_input_close (&input);
-            return NULL;
-          }
-      }
-    ok = es_py_output_open (out != NULL ? out : pooled, &input, es_op_output_format (op), &output);
-    Py_XDECREF (pooled);
-    if (!ok)
-      {
-        es_py_input_close (&input);
-        return NULL;
-      }
-  }
 
   if ((long long) input.width * input.height >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
-  ok = es_py_input_materialize (&input, &error);
-  if (ok)
-    {
-      PyThread_acquire_lock (self->lock, WAIT_LOCK);
-      if (self->engine == NULL)
-        closed = true, ok = false;
-      else
-        {
-          const char *text;
-
-          int threads = (long long) input.width * input.height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
-
-          if (threads > 1)
-            omp_set_num_threads (1);
-          es_control_reset (self->control);
-          ok = es_run_controlled (self->engine, &job, &input.image, &output.image, &timing, self->control, &error);
-          if (threads > 1)
-            omp_set_num_threads (threads);
-          text = es_engine_take_notice (self->engine);
-          if (text != NULL)
-            snprintf (notice, sizeof notice, "%s", text);
-        }
-      PyThread_release_lock (self->lock);
-    }
+  ok = es_py_input_materialize (&input, &error)
+       && run_job (self, &job, &input, &output.image, &timing, notice, sizeof notice, &closed, &error);
   if (ok && units == ES_UNITS_BITS)
-    {
-      const EsImage *values_image = &output.image;
-      long long pixels = (long long) values_image->width * values_image->height;
-
-#pragma omp parallel for schedule(static) if (pixels > 65536)
-      for (int y = 0; y < values_image->height; y++)
-        {
-          float *row = es_image_row (values_image, y);
-          for (int x = 0; x < values_image->width; x++)
-            row[x] = (float) (row[x] * (1.0 / M_LN2));
-        }
-    }
+    nats_to_bits (&output.image);
   if (ok)
     ok = es_py_output_finish (&output, &error);
   Py_END_ALLOW_THREADS
@@ -292,35 +389,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       return es_py_raise (&error, NULL);
     }
   es_py_output_close (&output, true);
-
-  if (return_timing)
-    {
-      PyObject *t = PyStructSequence_New (&es_py_timing_type);
-
-      if (t == NULL)
-        {
-          Py_DECREF (output.result);
-          return NULL;
-        }
-      PyStructSequence_SET_ITEM (t, 0, PyFloat_FromDouble (timing.upload_ms));
-      PyStructSequence_SET_ITEM (t, 1, PyFloat_FromDouble (timing.kernel_ms));
-      PyStructSequence_SET_ITEM (t, 2, PyFloat_FromDouble (timing.download_ms));
-      PyStructSequence_SET_ITEM (t, 3, PyFloat_FromDouble (timing.wall_ms));
-      PyStructSequence_SET_ITEM (t, 4, PyUnicode_FromString (es_backend_name (timing.backend)));
-      PyStructSequence_SET_ITEM (t, 5, PyUnicode_FromString (timing.variant ? timing.variant : ""));
-      PyStructSequence_SET_ITEM (t, 6, PyBool_FromLong (timing.fell_back));
-      PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_monotonic_ms () - start));
-      PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input.mode != ES_PY_INPUT_WRAP));
-      PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output.copy_back));
-      if (PyErr_Occurred ())
-        {
-          Py_DECREF (t);
-          Py_DECREF (output.result);
-          return NULL;
-        }
-      return Py_BuildValue ("(NN)", output.result, t);
-    }
-  return output.result;
+  return return_timing ? result_with_timing (output.result, &timing, start, &input, &output) : output.result;
 }
 
 /* The arrays a definition borrows are held for the whole call. */

@@ -179,6 +179,108 @@ ends_with (const char *text, const char *suffix)
   return n >= m && strcmp (text + n - m, suffix) == 0;
 }
 
+/* NumPy's name of the dtype that holds samples of format. */
+static const char *
+dtype_name (EsFormat format)
+{
+  return format == ES_FORMAT_F32 ? "float32" : format == ES_FORMAT_U8 ? "uint8" : "uint16";
+}
+
+/* The operation that made values of this format when op= was not given:
+ * the only one whose results have this dtype. */
+static bool
+op_from_format (EsFormat format, EsOp *op)
+{
+  int found = -1, count = 0;
+  char list[128] = "";
+  size_t len = 0;
+
+  for (int i = 0; i < ES_N_OPS; i++)
+    if (es_op_output_format ((EsOp) i) == format)
+      {
+        found = i, count++;
+        len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", len ? ", " : "", es_op_name ((EsOp) i));
+      }
+  if (count != 1)
+    {
+      PyErr_Format (PyExc_ValueError, "op= is needed to save a %s array (%s)", dtype_name (format),
+                    count ? list : "no operation gives one");
+      return false;
+    }
+  *op = (EsOp) found;
+  return true;
+}
+
+/* format= when given (*format_index ≥ 0), else from the path's suffix (.txt,
+ * .tif, .tiff; PNG otherwise); colorbar= only on a PNG heatmap. */
+static bool
+choose_export_format (const char *path, int *format_index, bool colorbar)
+{
+  if (*format_index < 0)
+    *format_index = ends_with (path, ".txt") ? 2 : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3 : 0;
+  if (colorbar && export_formats[*format_index] != ES_EXPORT_PNG)
+    {
+      PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
+                    export_formats[*format_index] == ES_EXPORT_TEXT ? "text matrices"
+                    : export_formats[*format_index] == ES_EXPORT_TIFF ? "TIFF" : "raw16");
+      return false;
+    }
+  return true;
+}
+
+/* The scale and metadata es_pipeline_describe gives the CLI, except that
+ * the values are already in the units named: bits arrive as bits (the CLI
+ * keeps nats and converts as it writes), so the range is in bits and
+ * nothing is converted again. */
+static bool
+describe_values (EsOp op, PyObject *colormap_obj, const EsJob *job, EsUnits units, EsRangeMode range,
+                 EsResult *result)
+{
+  EsViewParams params;
+
+  es_view_params_init (&params, op);
+  if (colormap_obj != Py_None)
+    {
+      const char *name = PyUnicode_Check (colormap_obj) ? PyUnicode_AsUTF8 (colormap_obj) : NULL;
+
+      if (name == NULL || !es_colormap_from_name (name, &params.colormap, &params.reversed))
+        {
+          PyErr_Clear ();
+          PyErr_Format (PyExc_ValueError,
+                        "colormap=%R: unknown colormap (viridis, magma, inferno, cividis, gray, or one of them "
+                        "with _r)", colormap_obj);
+          return false;
+        }
+    }
+  params.job = *job;
+  params.units = units;
+  params.range = range;
+  es_pipeline_describe (&params, result);
+  if (range == ES_RANGE_ABSOLUTE)
+    result->scale.hi *= result->info.unit_scale;
+  result->info.unit_scale = 1.0;
+  return true;
+}
+
+/* The job that made these values, parsed as entropy() parses it, with a
+ * mask of the values' size. */
+static bool
+parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJob *job, EsUnits *units,
+                  EsPyDefinition *held)
+{
+  *job = (EsJob) ES_JOB_INIT (op);
+  if (!es_py_parse_job (op, kw, job, units, held))
+    return false;
+  if (job->definition.mask != NULL
+      && (job->definition.mask->width != values->width || job->definition.mask->height != values->height))
+    {
+      PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d", job->definition.mask->width,
+                    TIMES, job->definition.mask->height, values->width, TIMES, values->height);
+      return false;
+    }
+  return true;
+}
+
 PyObject *
 es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
@@ -222,92 +324,24 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   if (!values_open (array_obj, &view, &result.values, &owned))
     return NULL;
 
-  /* Which operation made these values: given, or the only one whose
-   * results have this dtype. */
-  if (op_obj == Py_None)
-    {
-      int found = -1, count = 0;
-      char list[128] = "";
-      size_t len = 0;
-
-      for (int i = 0; i < ES_N_OPS; i++)
-        if (es_op_output_format ((EsOp) i) == result.values.format)
-          {
-            found = i, count++;
-            len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", len ? ", " : "", es_op_name ((EsOp) i));
-          }
-      if (count != 1)
-        {
-          PyErr_Format (PyExc_ValueError, "op= is needed to save a %s array (%s)",
-                        result.values.format == ES_FORMAT_F32 ? "float32"
-                        : result.values.format == ES_FORMAT_U8 ? "uint8" : "uint16",
-                        count ? list : "no operation gives one");
-          goto fail;
-        }
-      op = (EsOp) found;
-    }
+  if (op_obj == Py_None && !op_from_format (result.values.format, &op))
+    goto fail;
   if (es_op_output_format (op) != result.values.format)
     {
       PyErr_Format (PyExc_TypeError, "%s results are %s arrays, not %s", es_op_name (op),
-                    es_op_output_format (op) == ES_FORMAT_F32 ? "float32" : "uint8",
-                    result.values.format == ES_FORMAT_F32 ? "float32" : result.values.format == ES_FORMAT_U8 ? "uint8"
-                                                                                                          : "uint16");
+                    dtype_name (es_op_output_format (op)), dtype_name (result.values.format));
       goto fail;
     }
-  /* The job that made these values, parsed as entropy() parses it. */
-  job = (EsJob) ES_JOB_INIT (op);
-  if (!es_py_parse_job (op, &kw, &job, &units, &held))
+  if (!parse_values_job (op, &kw, &result.values, &job, &units, &held))
     goto fail;
-  if (job.definition.mask != NULL
-      && (job.definition.mask->width != result.values.width || job.definition.mask->height != result.values.height))
-    {
-      PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d", job.definition.mask->width,
-                    TIMES, job.definition.mask->height, result.values.width, TIMES, result.values.height);
-      goto fail;
-    }
-
   if (!PyUnicode_FSConverter (path_obj, &path_bytes))
     goto fail;
   path = PyBytes_AS_STRING (path_bytes);
-  if (format_index < 0)
-    format_index = ends_with (path, ".txt") ? 2 : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3 : 0;
-  if (colorbar && export_formats[format_index] != ES_EXPORT_PNG)
-    {
-      PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
-                    export_formats[format_index] == ES_EXPORT_TEXT ? "text matrices"
-                    : export_formats[format_index] == ES_EXPORT_TIFF ? "TIFF" : "raw16");
-      goto fail;
-    }
+  if (!choose_export_format (path, &format_index, colorbar))
+    goto fail;
+  if (!describe_values (op, colormap_obj, &job, units, (EsRangeMode) range, &result))
+    goto fail;
 
-  {
-    EsViewParams params;
-
-    es_view_params_init (&params, op);
-    if (colormap_obj != Py_None)
-      {
-        const char *name = PyUnicode_Check (colormap_obj) ? PyUnicode_AsUTF8 (colormap_obj) : NULL;
-
-        if (name == NULL || !es_colormap_from_name (name, &params.colormap, &params.reversed))
-          {
-            PyErr_Clear ();
-            PyErr_Format (PyExc_ValueError,
-                          "colormap=%R: unknown colormap (viridis, magma, inferno, cividis, gray, or one of them "
-                          "with _r)", colormap_obj);
-            goto fail;
-          }
-      }
-    params.job = job;
-    params.units = units;
-    params.range = (EsRangeMode) range;
-    /* The scale and metadata es_pipeline_describe gives the CLI, except that
-     * the values are already in the units named: bits arrive as bits (the
-     * CLI keeps nats and converts as it writes), so the range is in bits
-     * and nothing is converted again. */
-    es_pipeline_describe (&params, &result);
-    if (range == ES_RANGE_ABSOLUTE)
-      result.scale.hi *= result.info.unit_scale;
-    result.info.unit_scale = 1.0;
-  }
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
   /* This thread's choice only: other Python threads may be saving. */
