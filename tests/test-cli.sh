@@ -406,7 +406,7 @@ cli --help
 check "--help exits 0" eval '[ "$rc" = 0 ] && [ ! -s "$T/err.log" ]'
 missing=
 for option in -o --output -q --quiet --window --levels --amount --colormap --raw16 --format --range \
-              --rect --disk --footprint --border --binning --mask --like \
+              --rect --disk --footprint --border --binning --mask --like --box --ball --volume --channel --time \
               --units --colorbar --backend --variant --timings --max-pixels --sizes --windows --ops --repeats \
               --csv --image --help --version info bench quantize entropy equalize sharpen "Exit status" \
               Examples; do

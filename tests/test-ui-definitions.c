@@ -157,7 +157,7 @@ test_controls (void)
   g_autoptr (GFile) cross_file = g_file_new_for_path (cross);
   static const guint8 cross_cells[25] = { 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0,
                                           0, 1, 0, 1, 0, 1, 0, 0, 0, 1 };
-  static const EsFootprint cross_footprint = { 5, 5, cross_cells };
+  static const EsFootprint cross_footprint = { .width = 5, .height = 5, .cells = cross_cells };
   EsJob job;
 
   ensure_image ();

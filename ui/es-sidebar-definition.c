@@ -117,7 +117,7 @@ load_cells (GFile *file, EsError *error)
       g_free (cells);
       return NULL;
     }
-  cells->footprint = (EsFootprint) { cells->cells.width, cells->cells.height, cells->cells.pixels };
+  cells->footprint = (EsFootprint) { .width = cells->cells.width, .height = cells->cells.height, .cells = cells->cells.pixels };
   cells->name = g_file_get_basename (file);
   return cells;
 }

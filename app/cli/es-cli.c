@@ -12,6 +12,7 @@
 #include "es-auto.h"
 #include "es-cli-batch.h"
 #include "es-cli.h"
+#include "es-definitions.h"
 #include "es-load.h"
 #include "es-test-hooks.h"
 
@@ -482,9 +483,11 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
   char definition[160];
 
   es_job_describe_definition (job, units == ES_UNITS_BITS ? "bits" : "nats", definition, sizeof definition);
-  if (n > 0)
-    printf ("    This job%s%s%s runs on %s by default.\n",
-            definition[0] ? " (" : "", definition, definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
+  printf ("    This job%s%s%s runs on %s by default.\n",
+          definition[0] ? " (" : "", definition, definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
+  if (job->op == ES_OP_ENTROPY && es_definition_is_3d (&job->definition))
+    printf ("    Its window is 3-D (%d cells): a multi-page TIFF is read as one volume, not a stack of planes.\n",
+            es_window_pixels (job));
   for (size_t i = 0; i < n; i++)
     {
       const char *why = es_variant_unsupported (&variants[i], job);
