@@ -93,11 +93,11 @@ sigint_restore (void)
 }
 
 /* The keyword arguments every operation takes besides its parameters. */
-enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
-static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
+enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, KW_CHANNEL_AXIS, N_KW };
+static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing", "channel_axis" };
 /* op(image, <its parameters in table order>, *, <its parameters>, variant=None,
  * [units='nats' where the op's values are nats], depth=None, out=None,
- * return_timing=False): parsed from the operation and parameter tables, so
+ * return_timing=False, channel_axis=<not given>): parsed from the operation and parameter tables, so
  * that a new row of either is a new argument here without code. */
 static PyObject *
 engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -203,12 +203,13 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
 
   if (self->engine == NULL)
     return es_py_engine_closed_error ();
-  if (!es_py_input_open (args[0], depth, &input))
+  if (!es_py_input_open (args[0], depth, kw[KW_CHANNEL_AXIS], &input))
     return NULL;
   {
     PyObject *out = kw[KW_OUT] != NULL && kw[KW_OUT] != Py_None ? kw[KW_OUT] : NULL, *pooled = NULL;
 
-    if (out == NULL)
+    /* Volumes are computed in plain memory (es_engine_image_alloc is 2-D). */
+    if (out == NULL && !input.volume)
       {
         pooled = es_py_pooled_result (self, input.width, input.height, es_op_output_format (op));
         if (pooled == NULL && PyErr_Occurred ())
@@ -226,7 +227,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       }
   }
 
-  if ((long long) input.width * input.height >= SIGINT_PIXELS)
+  if ((long long) input.width * input.height * input.planes >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
@@ -240,7 +241,8 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
         {
           const char *text;
 
-          int threads = (long long) input.width * input.height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
+          long long voxels = (long long) input.width * input.height * input.planes;
+          int threads = voxels <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
 
           if (threads > 1)
             omp_set_num_threads (1);
@@ -257,12 +259,14 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
   if (ok && units == ES_UNITS_BITS)
     {
       const EsImage *values_image = &output.image;
-      long long pixels = (long long) values_image->width * values_image->height;
+      long long rows = (long long) values_image->height * es_image_planes (values_image);
+      long long pixels = (long long) values_image->width * rows;
 
 #pragma omp parallel for schedule(static) if (pixels > 65536)
-      for (int y = 0; y < values_image->height; y++)
+      for (long long r = 0; r < rows; r++)
         {
-          float *row = es_image_row (values_image, y);
+          float *row = es_image_voxel_row (values_image, (int) (r / values_image->height),
+                                           (int) (r % values_image->height));
           for (int x = 0; x < values_image->width; x++)
             row[x] = (float) (row[x] * (1.0 / M_LN2));
         }
