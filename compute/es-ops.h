@@ -93,6 +93,8 @@ typedef enum {
   ES_SHAPE_BOX, ES_SHAPE_BALL,
   ES_N_SHAPES
 } EsShape;
+/* The 2-D shapes are those before the first 3-D one. */
+#define ES_N_SHAPES_2D ES_SHAPE_BOX
 /* On a row `a b c d`: clip counts only in-image pixels; symmetric
  * `d c b a | a b c d | d c b a`; mirror `d c b | a b c d | c b a`;
  * replicate `a a | a b c d | d d`; constant `v v | a b c d | v v`. */

@@ -298,3 +298,140 @@ es_reference_entropy_defined (const EsImage *image, int levels, int window, cons
   free (count);
   free (touched);
 }
+
+/* ---- entropy over volumes ---------------------------------------------------- */
+
+/* Whether cell (dx, dy, dz) is in the window: 3-D shapes from their words,
+ * 2-D ones on their plane only. */
+static bool
+in_window_3d (const EsEntropyDefinition *d, int window, int dx, int dy, int dz)
+{
+  switch (d->shape)
+    {
+    case ES_SHAPE_BOX: return abs (dz) <= d->planes / 2 && abs (dy) <= d->height / 2 && abs (dx) <= d->width / 2;
+    case ES_SHAPE_BALL: return dx * dx + dy * dy + dz * dz <= d->radius * d->radius;
+    case ES_SHAPE_FOOTPRINT:
+      if (d->footprint->planes > 1)
+        {
+          int hd = d->footprint->planes / 2, hh = d->footprint->height / 2, hw = d->footprint->width / 2;
+          if (abs (dz) > hd || abs (dy) > hh || abs (dx) > hw)
+            return false;
+          return d->footprint->cells[((size_t) (dz + hd) * d->footprint->height + (size_t) (dy + hh))
+                                         * d->footprint->width + (size_t) (dx + hw)] != 0;
+        }
+      return dz == 0 && in_window (d, window, dx, dy);
+    default: return dz == 0 && in_window (d, window, dx, dy);
+    }
+}
+
+static uint32_t
+volume_sample (const EsImage *volume, int x, int y, int z)
+{
+  EsImage plane = es_image_plane (volume, z);
+
+  return es_reference_sample (&plane, x, y);
+}
+
+static bool
+mask_in (const EsImage *mask, int x, int y, int z)
+{
+  return mask == NULL || ((const uint8_t *) es_image_voxel_row (mask, z, y))[x] != 0;
+}
+
+void
+es_reference_entropy_volume (const EsImage *volume, int levels, int window, const EsEntropyDefinition *d,
+                             double *out)
+{
+  int w = volume->width, h = volume->height, planes = es_image_planes (volume);
+  int reach;
+  uint32_t lo = d->range_lo, hi = d->range_hi;
+  uint32_t bins = volume->levels ? (uint32_t) volume->levels
+                  : d->binning == ES_BINNING_EXACT ? 1u << volume->depth : (uint32_t) levels;
+  int *count = calloc (bins, sizeof *count);
+
+  if (d->binning == ES_BINNING_MINMAX)
+    {
+      lo = UINT32_MAX, hi = 0;
+      for (int z = 0; z < planes; z++)
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++)
+            {
+              uint32_t v = volume_sample (volume, x, y, z);
+              lo = v < lo ? v : lo;
+              hi = v > hi ? v : hi;
+            }
+    }
+  /* Half the largest side of the window, in any direction. */
+  switch (d->shape)
+    {
+    case ES_SHAPE_BOX: reach = d->planes > d->height ? d->planes : d->height; break;
+    case ES_SHAPE_RECT: reach = d->height; break;
+    case ES_SHAPE_BALL:
+    case ES_SHAPE_DISK: reach = 2 * d->radius + 1; break;
+    case ES_SHAPE_FOOTPRINT:
+      reach = d->footprint->planes > d->footprint->height ? d->footprint->planes : d->footprint->height;
+      break;
+    default: reach = window; break;
+    }
+  if (d->shape == ES_SHAPE_BOX || d->shape == ES_SHAPE_RECT)
+    reach = reach > d->width ? reach : d->width;
+  if (d->shape == ES_SHAPE_FOOTPRINT)
+    reach = reach > d->footprint->width ? reach : d->footprint->width;
+  reach /= 2;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        {
+          size_t at = ((size_t) z * h + y) * w + x;
+          double hsum = 0.0;
+          int n = 0;
+
+          if (!mask_in (d->mask, x, y, z))
+            {
+              out[at] = NAN;
+              continue;
+            }
+          for (int dz = -reach; dz <= reach; dz++)
+            for (int dy = -reach; dy <= reach; dy++)
+              for (int dx = -reach; dx <= reach; dx++)
+                {
+                  int xx, yy, zz;
+                  uint32_t bin;
+
+                  if (!in_window_3d (d, window, dx, dy, dz))
+                    continue;
+                  xx = fold (x + dx, w, d->border), yy = fold (y + dy, h, d->border);
+                  zz = fold (z + dz, planes, d->border);
+                  if (xx < 0 || yy < 0 || zz < 0)
+                    {
+                      if (d->border != ES_BORDER_CONSTANT)
+                        continue;
+                      bin = bin_of (volume, d->border_value, levels, d, lo, hi);
+                    }
+                  else
+                    {
+                      if (!mask_in (d->mask, xx, yy, zz))
+                        continue;
+                      bin = bin_of (volume, volume_sample (volume, xx, yy, zz), levels, d, lo, hi);
+                    }
+                  count[bin]++;
+                  n++;
+                }
+          for (uint32_t b = 0; b < bins; b++)
+            if (count[b] != 0)
+              {
+                double p = (double) count[b] / n;
+                hsum -= p * log (p);
+                count[b] = 0;
+              }
+          if (n == 0)
+            hsum = NAN;
+          else if (d->normalized)
+            {
+              uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
+              hsum = most <= 1 ? 0.0 : hsum / log ((double) most);
+            }
+          out[at] = hsum;
+        }
+  free (count);
+}

@@ -29,3 +29,9 @@ uint32_t es_reference_view (uint32_t v, uint32_t maxval);
  * Windows up to 255 cells a side. */
 void es_reference_entropy_defined (const EsImage *image, int levels, int window, const EsEntropyDefinition *d,
                                    double *out);
+/* The same over a volume (a 2-D image is one plane) and any window: a 2-D
+ * one (at dz = 0), a box, a ball or a 3-D footprint; planes map through the
+ * border mode as rows and columns do, the mask has the volume's planes.
+ * Writes width × height × planes values, plane after plane. */
+void es_reference_entropy_volume (const EsImage *volume, int levels, int window, const EsEntropyDefinition *d,
+                                  double *out);

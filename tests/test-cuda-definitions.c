@@ -53,7 +53,7 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
   EsEntropyDefinition *d = &job->definition;
 
   *d = (EsEntropyDefinition) { 0 };
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   d->border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
   d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
   job->window = random_odd (3, 41);
@@ -98,7 +98,7 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
   static const int level_choices[] = { 65536, 65535, 65000, 1000 };
   EsEntropyDefinition *d = &job->definition;
 
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   job->window = random_odd (3, 5);
   d->binning = random_int (0, 2) != 0 ? ES_BINNING_EXACT : ES_BINNING_DEPTH;
   job->levels = d->binning == ES_BINNING_EXACT ? 65536 : level_choices[random_int (0, 3)];
@@ -139,7 +139,7 @@ span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, cons
   static const int level_choices[] = { 2, 9, 16, 17, 64, 200, 255, 256 };
   EsEntropyDefinition *d = &job->definition;
 
-  d->shape = (EsShape) random_int (0, ES_N_SHAPES - 1);
+  d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   if (random_int (0, 2) == 0)
     d->shape = ES_SHAPE_DISK;
   job->window = random_odd (3, 31);

@@ -213,7 +213,7 @@ check_combinations (const Runner *runners, int n_runners)
   uint8_t cells[9 * 9];
   int counter = 0;
 
-  for (int shape = 0; shape < ES_N_SHAPES; shape++)
+  for (int shape = 0; shape < ES_N_SHAPES_2D; shape++)
     for (int border = 0; border < ES_N_BORDERS; border++)
       for (int binning = 0; binning < ES_N_BINNINGS; binning++)
         for (int variant = 0; variant < 4; variant++)

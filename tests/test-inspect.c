@@ -293,8 +293,8 @@ random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uin
   uint32_t maxval = es_image_maxval (image);
 
   *job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-  d->shape = (EsShape) (t % ES_N_SHAPES);
-  d->border = (EsBorder) ((t / ES_N_SHAPES) % ES_N_BORDERS);
+  d->shape = (EsShape) (t % ES_N_SHAPES_2D);
+  d->border = (EsBorder) ((t / ES_N_SHAPES_2D) % ES_N_BORDERS);
   d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
   /* Now and then a window larger than the image, so that borders repeat. */
   job->window = 2 * (random_int (0, 5) == 0 ? random_int (10, 30) : random_int (1, 6)) + 1;

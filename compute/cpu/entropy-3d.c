@@ -50,7 +50,10 @@ typedef struct {
   int cells;               /* cells of the window */
   int64_t *c_ln_c;         /* round(c·ln c · 2^32), c = 0..cells */
   int64_t *delta;          /* c_ln_c[c + 1] − c_ln_c[c] */
-  double *ln_n;            /* ln n, n = 0..cells */
+  /* Per count n = 0..cells, so that a voxel's value takes no logarithm:
+   * ln n, 1 / (n · 2^32), es_entropy_zero_below (n), and the normalizing
+   * factor 1 / ln(min(B, n)) (0 where that minimum is 1). */
+  double *ln_n, *inv_n, *zero_below, *inv_ln_most;
 } Volume;
 
 /* One band: output planes [z0, z1) and rows [y0, y1), with the source
@@ -128,8 +131,11 @@ window_value (const Volume *v, int64_t sum, uint32_t skipped)
 
   if (n <= 0)
     return NAN;
-  h = v->ln_n[n] - (double) (sum - v->c_ln_c[skipped]) / ((double) n * FIXED_ONE);
-  return (float) es_entropy_value (h, n, v->binner.bins, v->job->definition.normalized);
+  /* es_entropy_value, with its logarithms from the tables. */
+  h = v->ln_n[n] - (double) (sum - v->c_ln_c[skipped]) * v->inv_n[n];
+  if (h < v->zero_below[n])
+    return 0.0f;
+  return (float) (v->job->definition.normalized ? h * v->inv_ln_most[n] : h);
 }
 
 /* One output row: plane z, row y. `hist` (bins + 1 counts) is all zero on
@@ -216,15 +222,24 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   v->c_ln_c = malloc ((size_t) (v->cells + 1) * sizeof *v->c_ln_c);
   v->delta = malloc ((size_t) (v->cells + 1) * sizeof *v->delta);
   v->ln_n = malloc ((size_t) (v->cells + 1) * sizeof *v->ln_n);
-  if (v->spans == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL)
+  v->inv_n = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_n);
+  v->zero_below = malloc ((size_t) (v->cells + 1) * sizeof *v->zero_below);
+  v->inv_ln_most = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_ln_most);
+  if (v->spans == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
+      || v->zero_below == NULL || v->inv_ln_most == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the tables of a %d-cell window", v->cells);
   es_window_spans_3d (job, v->spans, v->n_spans);
   v->c_ln_c[0] = 0;
-  v->ln_n[0] = 0.0;
+  v->ln_n[0] = v->inv_n[0] = v->zero_below[0] = v->inv_ln_most[0] = 0.0;
   for (int c = 1; c <= v->cells; c++)
     {
+      uint32_t most = v->binner.bins < (uint32_t) c ? v->binner.bins : (uint32_t) c;
+
       v->c_ln_c[c] = llround ((double) c * log ((double) c) * FIXED_ONE);
       v->ln_n[c] = log ((double) c);
+      v->inv_n[c] = 1.0 / ((double) c * FIXED_ONE);
+      v->zero_below[c] = es_entropy_zero_below (c);
+      v->inv_ln_most[c] = most <= 1 ? 0.0 : 1.0 / log ((double) most);
     }
   for (int c = 0; c < v->cells; c++)
     v->delta[c] = v->c_ln_c[c + 1] - v->c_ln_c[c];
@@ -239,6 +254,9 @@ volume_clear (Volume *v)
   free (v->c_ln_c);
   free (v->delta);
   free (v->ln_n);
+  free (v->inv_n);
+  free (v->zero_below);
+  free (v->inv_ln_most);
 }
 
 /* Bins the band's source rows, then computes its output rows. */

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/* Volumes (DESIGN.md §1): 3-D windows against the float64 reference on awkward sizes, every border,
+ * binning, unit and mask; 2-D jobs plane by plane; equalize's one histogram; sizes and parsing. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-definitions.h"
+#include "es-engine.h"
+#include "es-reference.h"
+#include "tap.h"
+
+#define ENTROPY_TOLERANCE 1e-5
+
+static unsigned long long rng;
+
+static int
+random_int (int lo, int hi)
+{
+  return tap_random_int (&rng, lo, hi);
+}
+
+static int
+random_odd (int lo, int hi)
+{
+  return 2 * random_int (lo / 2, (hi - 1) / 2) + 1;
+}
+
+/* A random volume; about one value in three repeats its left neighbour,
+ * and narrow ones use a few values only, so that windows hold runs. */
+static bool
+make_volume (EsImage *volume, int width, int height, int planes, EsFormat format, int depth, int levels)
+{
+  uint32_t max = levels ? (uint32_t) levels - 1 : (1u << depth) - 1;
+  uint32_t spread = random_int (0, 1) ? max : (max < 7 ? max : 7);
+  uint32_t base = (uint32_t) random_int (0, (int) (max - spread));
+
+  if (!es_image_alloc_volume (volume, width, height, planes, format, depth, NULL))
+    return false;
+  volume->levels = levels;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        {
+          void *row = es_image_voxel_row (volume, z, y);
+          uint32_t v = base + (uint32_t) (tap_random (&rng) % (spread + 1));
+
+          if (x > 0 && random_int (0, 2) == 0)
+            v = format == ES_FORMAT_U16 ? ((uint16_t *) row)[x - 1] : ((uint8_t *) row)[x - 1];
+          if (format == ES_FORMAT_U16)
+            ((uint16_t *) row)[x] = (uint16_t) v;
+          else
+            ((uint8_t *) row)[x] = (uint8_t) v;
+        }
+  return true;
+}
+
+/* Mostly in, with holes and one fully masked plane row. */
+static bool
+make_mask (EsImage *mask, int width, int height, int planes)
+{
+  if (!es_image_alloc_volume (mask, width, height, planes, ES_FORMAT_U8, 8, NULL))
+    return false;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        ((uint8_t *) es_image_voxel_row (mask, z, y))[x] = (uint8_t) (random_int (0, 3) != 0 && y % 7 != 3);
+  return true;
+}
+
+static size_t
+voxels (const EsImage *image)
+{
+  return (size_t) image->width * (size_t) image->height * (size_t) es_image_planes (image);
+}
+
+/* The largest difference of out (F32, a volume) from expected; NaN where
+ * exactly one of them is NaN. */
+static double
+max_difference (const EsImage *out, const double *expected)
+{
+  double worst = 0.0;
+  size_t i = 0;
+
+  for (int z = 0; z < es_image_planes (out); z++)
+    for (int y = 0; y < out->height; y++)
+      for (int x = 0; x < out->width; x++, i++)
+        {
+          double got = ((const float *) es_image_voxel_row (out, z, y))[x];
+
+          if (isnan (got) != isnan (expected[i]))
+            return NAN;
+          if (!isnan (got) && fabs (got - expected[i]) > worst)
+            worst = fabs (got - expected[i]);
+        }
+  return worst;
+}
+
+/* A random 3-D window, at times larger than the volume in every direction. */
+static void
+random_window (EsEntropyDefinition *d, EsFootprint *footprint, uint8_t *cells)
+{
+  switch (random_int (0, 2))
+    {
+    case 0:
+      d->shape = ES_SHAPE_BOX;
+      d->planes = random_odd (1, 11), d->height = random_odd (1, 9), d->width = random_odd (1, 9);
+      break;
+    case 1:
+      d->shape = ES_SHAPE_BALL;
+      d->radius = random_int (0, 4);
+      break;
+    default:
+      d->shape = ES_SHAPE_FOOTPRINT;
+      footprint->planes = random_odd (3, 5), footprint->height = random_odd (1, 5);
+      footprint->width = random_odd (1, 7);
+      for (int i = 0; i < footprint->planes * footprint->height * footprint->width; i++)
+        cells[i] = random_int (0, 2) != 0;
+      cells[footprint->planes * footprint->height * footprint->width / 2] = 1;
+      footprint->cells = cells;
+      d->footprint = footprint;
+      break;
+    }
+}
+
+/* Every border and binning, units and masks, on awkward sizes, against the
+ * reference. */
+static void
+check_against_reference (EsEngine *engine)
+{
+  static const int sizes[][3] = {
+    { 1, 1, 1 }, { 1, 9, 1 }, { 9, 1, 1 }, { 1, 1, 9 }, { 7, 5, 3 }, { 13, 6, 9 }, { 4, 11, 2 }, { 3, 3, 17 },
+  };
+  int failures = 0, checks = 0;
+  double worst = 0.0;
+
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int border = 0; border < ES_N_BORDERS; border++)
+      for (int binning = 0; binning < ES_N_BINNINGS; binning++)
+        for (int trial = 0; trial < 3; trial++)
+          {
+            int w = sizes[s][0], h = sizes[s][1], planes = sizes[s][2];
+            EsImage volume, mask = { 0 }, out = { 0 };
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            EsEntropyDefinition *d = &job.definition;
+            EsFootprint footprint = { 0 };
+            uint8_t cells[5 * 5 * 7];
+            int kind = random_int (0, 3);
+            EsFormat format = kind <= 1 ? ES_FORMAT_U8 : ES_FORMAT_U16;
+            int depth = kind == 0 ? 8 : kind == 1 ? 5 : kind == 2 ? 16 : 12;
+            double *expected = NULL, diff;
+            EsError error = { 0 };
+            char what[160];
+
+            if (!make_volume (&volume, w, h, planes, format, depth, 0))
+              {
+                failures++;
+                continue;
+              }
+            random_window (d, &footprint, cells);
+            d->border = (EsBorder) border;
+            d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
+            d->binning = (EsBinning) binning;
+            job.levels = (int[]) { 2, 16, 256, 300, 4096 }[random_int (0, 4)];
+            d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
+            d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
+            d->normalized = random_int (0, 2) == 0;
+            if (random_int (0, 2) == 0 && make_mask (&mask, w, h, planes))
+              d->mask = &mask;
+            es_job_describe_definition (&job, "nats", what, sizeof what);
+            expected = malloc (voxels (&volume) * sizeof *expected);
+            checks++;
+            if (expected == NULL || !es_run (engine, &job, &volume, &out, NULL, &error))
+              {
+                failures++;
+                tap_diag ("%d×%d×%d %s: %s", w, h, planes, what, error.message);
+              }
+            else
+              {
+                es_reference_entropy_volume (&volume, job.levels, job.window, d, expected);
+                diff = max_difference (&out, expected);
+                if (!(diff <= ENTROPY_TOLERANCE))
+                  {
+                    failures++;
+                    tap_diag ("%s %d bits %d×%d×%d %s: off by %g", es_format_name (format), depth, w, h, planes,
+                              what, diff);
+                  }
+                else if (diff > worst)
+                  worst = diff;
+              }
+            free (expected);
+            es_image_clear (&out);
+            es_image_clear (&mask);
+            es_image_clear (&volume);
+          }
+  tap_ok (failures == 0, "3-D windows (box, ball, footprint) equal the reference on awkward volumes, every border, "
+          "binning, unit and mask: %d of %d (worst %.2g)", checks - failures, checks, worst);
+}
+
+/* A 2-D window over a volume is the 2-D result of each plane, bit for bit,
+ * mask planes included; so are sharpen and quantize. */
+static void
+check_planes (EsEngine *engine)
+{
+  static const EsOp ops[] = { ES_OP_ENTROPY, ES_OP_SHARPEN, ES_OP_QUANTIZE };
+  int failures = 0;
+
+  for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+    for (int trial = 0; trial < 4; trial++)
+      {
+        int w = random_int (1, 40), h = random_int (1, 30), planes = random_int (2, 6);
+        EsImage volume, mask = { 0 }, out = { 0 }, plane_out = { 0 };
+        EsJob job = ES_JOB_INIT (ops[o]);
+        EsError error = { 0 };
+
+        if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 16 : 8, 0))
+          {
+            failures++;
+            continue;
+          }
+        if (ops[o] == ES_OP_ENTROPY && trial >= 2)
+          {
+            job.definition.shape = ES_SHAPE_DISK;
+            job.definition.radius = 2;
+            job.definition.border = ES_BORDER_MIRROR;
+            job.definition.binning = ES_BINNING_MINMAX;
+            if (make_mask (&mask, w, h, planes))
+              job.definition.mask = &mask;
+          }
+        if (!es_run (engine, &job, &volume, &out, NULL, &error) || es_image_planes (&out) != planes)
+          failures++;
+        else
+          for (int z = 0; z < planes; z++)
+            {
+              EsImage in_plane = es_image_plane (&volume, z), mask_plane;
+              EsJob plane_job = job;
+
+              if (job.definition.mask != NULL)
+                {
+                  mask_plane = es_image_plane (&mask, z);
+                  plane_job.definition.mask = &mask_plane;
+                }
+              /* Minmax binning reads the whole volume's range, so the
+               * plane's job gets that range. */
+              es_job_resolve_minmax (&plane_job, &volume);
+              if (!es_run (engine, &plane_job, &in_plane, &plane_out, NULL, &error))
+                {
+                  failures++;
+                  continue;
+                }
+              for (int y = 0; y < h; y++)
+                if (memcmp (es_image_voxel_row (&out, z, y), es_image_row (&plane_out, y),
+                            (size_t) w * es_format_size (out.format))
+                    != 0)
+                  {
+                    failures++;
+                    tap_diag ("%s %d×%d×%d: plane %d row %d differs", es_op_name (ops[o]), w, h, planes, z, y);
+                    break;
+                  }
+            }
+        es_image_clear (&plane_out);
+        es_image_clear (&out);
+        es_image_clear (&mask);
+        es_image_clear (&volume);
+      }
+  tap_ok (failures == 0, "entropy with 2-D windows, sharpen and quantize on a volume equal their 2-D results "
+          "plane by plane");
+}
+
+/* Equalize builds one histogram of the whole volume: its result is that of
+ * the planes stacked into one tall image. */
+static void
+check_equalize (EsEngine *engine)
+{
+  int failures = 0;
+
+  for (int trial = 0; trial < 6; trial++)
+    {
+      int w = random_int (1, 30), h = random_int (1, 20), planes = random_int (2, 5);
+      EsImage volume, tall, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_EQUALIZE);
+      uint8_t *expected;
+      EsError error = { 0 };
+
+      if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 12 : 8, 0))
+        {
+          failures++;
+          continue;
+        }
+      /* The volume's planes follow each other tightly packed. */
+      tall = es_image_plane (&volume, 0);
+      tall.height = h * planes;
+      expected = malloc (voxels (&volume));
+      if (expected == NULL || !es_run (engine, &job, &volume, &out, NULL, &error))
+        failures++;
+      else
+        {
+          es_reference_equalize (&tall, expected);
+          if (memcmp (out.pixels, expected, voxels (&volume)) != 0)
+            {
+              failures++;
+              tap_diag ("equalize %d×%d×%d differs from one histogram of the volume", w, h, planes);
+            }
+        }
+      free (expected);
+      es_image_clear (&out);
+      es_image_clear (&volume);
+    }
+  tap_ok (failures == 0, "equalize on a volume uses one histogram of every plane");
+}
+
+/* A 3-D window on a 2-D image is the one-plane volume: box 1×H×W is the
+ * rectangle H×W, computed by the 2-D paths. */
+static void
+check_one_plane (EsEngine *engine)
+{
+  int failures = 0;
+
+  for (int border = 0; border < ES_N_BORDERS; border++)
+    for (int binning = 0; binning < ES_N_BINNINGS; binning++)
+      {
+        int w = random_int (1, 50), h = random_int (1, 40);
+        EsImage image, out_box = { 0 }, out_rect = { 0 };
+        EsJob box = ES_JOB_INIT (ES_OP_ENTROPY), rect;
+        EsError error = { 0 };
+        double diff = 0.0;
+
+        if (!make_volume (&image, w, h, 1, ES_FORMAT_U8, 8, 0))
+          {
+            failures++;
+            continue;
+          }
+        box.definition = (EsEntropyDefinition) {
+          .shape = ES_SHAPE_BOX, .planes = 1, .height = random_odd (1, 9), .width = random_odd (1, 9),
+          .border = (EsBorder) border, .border_value = 7, .binning = (EsBinning) binning,
+          .range_lo = 20, .range_hi = 200,
+        };
+        box.levels = 64;
+        rect = box;
+        rect.definition.shape = ES_SHAPE_RECT;
+        if (!es_run (engine, &box, &image, &out_box, NULL, &error)
+            || !es_run (engine, &rect, &image, &out_rect, NULL, &error))
+          failures++;
+        else
+          for (size_t i = 0; i < voxels (&image); i++)
+            {
+              double a = ((float *) out_box.pixels)[i], b = ((float *) out_rect.pixels)[i];
+              diff = fabs (a - b) > diff ? fabs (a - b) : diff;
+            }
+        if (!(diff <= ENTROPY_TOLERANCE))
+          {
+            failures++;
+            tap_diag ("box 1x%dx%d against rect on %d×%d, %s, %s: off by %g", box.definition.height,
+                      box.definition.width, w, h, es_border_name (border), es_binning_name (binning), diff);
+          }
+        es_image_clear (&out_box);
+        es_image_clear (&out_rect);
+        es_image_clear (&image);
+      }
+  tap_ok (failures == 0, "a one-plane image with box 1xHxW equals the rectangle HxW, every border and binning");
+}
+
+/* The ball is exactly scikit-image's morphology.ball: its cell counts for
+ * radii 0..7 (counted with scikit-image), and its spans are the cells with
+ * z² + y² + x² ≤ r². */
+static void
+check_shapes (void)
+{
+  static const int ball_cells[] = { 1, 7, 33, 123, 257, 515, 925, 1419 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  bool counts = true, spans_ok = true;
+
+  job.definition.shape = ES_SHAPE_BALL;
+  for (int r = 0; r <= ES_RADIUS_3D_MAX; r++)
+    {
+      int n = 0, n_spans;
+      EsSpan3 *spans;
+
+      job.definition.radius = r;
+      if (r < 8)
+        counts &= es_window_pixels (&job) == ball_cells[r];
+      n_spans = es_window_spans_3d (&job, NULL, 0);
+      spans = malloc ((size_t) n_spans * sizeof *spans);
+      if (spans == NULL)
+        {
+          spans_ok = false;
+          continue;
+        }
+      es_window_spans_3d (&job, spans, n_spans);
+      for (int i = 0; i < n_spans; i++)
+        {
+          const EsSpan3 *s = &spans[i];
+          int q = r * r - s->dz * s->dz - s->dy * s->dy;
+          /* The span is every x with x² ≤ q: its ends are in, one step beyond is out. */
+          spans_ok &= s->x0 == -s->x1 && s->x1 * s->x1 <= q && (s->x1 + 1) * (s->x1 + 1) > q;
+          n += s->x1 - s->x0 + 1;
+        }
+      spans_ok &= n == es_window_pixels (&job) && es_op_info (ES_OP_ENTROPY)->plane_halo (&job) == r;
+      free (spans);
+    }
+  tap_ok (counts, "ball r: 1, 7, 33, 123, 257, 515, 925, 1419 cells for r = 0..7, as scikit-image's ball");
+  tap_ok (spans_ok, "ball spans hold exactly the cells with z² + y² + x² ≤ r², r = 0..%d, plane halo r",
+          ES_RADIUS_3D_MAX);
+
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 7 };
+  tap_ok (es_window_pixels (&job) == 105 && es_op_info (ES_OP_ENTROPY)->plane_halo (&job) == 1
+          && es_op_info (ES_OP_ENTROPY)->halo (&job) == 2 && es_definition_is_3d (&job.definition),
+          "box 3x5x7: 105 cells, plane halo 1, row halo 2");
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_DISK, .radius = 4 };
+  tap_ok (es_op_info (ES_OP_ENTROPY)->plane_halo (&job) == 0 && !es_definition_is_3d (&job.definition),
+          "2-D windows read no other plane");
+}
+
+static void
+check_text_and_limits (void)
+{
+  EsEntropyDefinition d = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsImage image;
+  EsError error = { 0 };
+  char text[128];
+  bool parsed;
+
+  parsed = es_definition_parse_box ("3x5x7", &d) && d.shape == ES_SHAPE_BOX && d.planes == 3 && d.height == 5
+           && d.width == 7 && es_definition_parse_box ("1×1×63", &d) && d.width == 63;
+  tap_ok (parsed, "es_definition_parse_box reads DxHxW and D×H×W");
+  tap_ok (!es_definition_parse_box ("2x5x5", &d) && !es_definition_parse_box ("3x5", &d)
+          && !es_definition_parse_box ("3x5x65", &d) && !es_definition_parse_box ("3x5x5x5", &d)
+          && !es_definition_parse_box ("", &d) && d.width == 63,
+          "es_definition_parse_box refuses even, missing, extra and too large sides, leaving d as it was");
+
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 5 };
+  es_job_describe_definition (&job, "bits", text, sizeof text);
+  tap_ok (strncmp (text, "box 3x5x5 · clip", strlen ("box 3x5x5 · clip")) == 0, "described as \"%s\"", text);
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 3 };
+  es_job_describe_definition (&job, "bits", text, sizeof text);
+  tap_ok (strncmp (text, "ball r=3 · ", strlen ("ball r=3 · ")) == 0 && strcmp (es_shape_name (ES_SHAPE_BALL), "ball") == 0
+          && strcmp (es_shape_name (ES_SHAPE_BOX), "box") == 0,
+          "described as \"%s\"; shapes named box and ball", text);
+
+  job.definition.radius = ES_RADIUS_3D_MAX + 1;
+  tap_ok (!es_job_validate (&job, &error) && strstr (error.message, "0..31") != NULL, "ball radius 32: %s",
+          error.message);
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 65, .height = 1, .width = 1 };
+  error = (EsError) { 0 };
+  tap_ok (!es_job_validate (&job, &error) && strstr (error.message, "box depth 65") != NULL, "box 65x1x1: %s",
+          error.message);
+  job.definition.planes = 4;
+  error = (EsError) { 0 };
+  tap_ok (!es_job_validate (&job, &error), "box 4x1x1: %s", error.message);
+
+  es_image_set_max_pixels (1000);
+  error = (EsError) { 0 };
+  tap_ok (!es_image_alloc_volume (&image, 10, 10, 11, ES_FORMAT_U8, 8, &error) && image.pixels == NULL
+          && strstr (error.message, "10×10×11") != NULL && strstr (error.message, "1100") != NULL
+          && strstr (error.message, "1000") != NULL,
+          "a volume over the pixel budget is refused with its numbers: %s", error.message);
+  tap_ok (es_image_alloc_volume (&image, 10, 10, 10, ES_FORMAT_U16, 16, &error) && image.planes == 10
+          && image.plane_stride == 200 && es_image_planes (&image) == 10,
+          "a volume at the budget is allocated, planes packed");
+  es_image_clear (&image);
+  es_image_set_max_pixels (0);
+  error = (EsError) { 0 };
+  tap_ok (!es_image_alloc_volume (&image, 1, 1, ES_MAX_SIDE + 1, ES_FORMAT_U8, 8, &error),
+          "a volume of more planes than ES_MAX_SIDE is refused: %s", error.message);
+  tap_ok (es_image_alloc (&image, 3, 2, ES_FORMAT_U8, 8, NULL) && image.planes == 0 && es_image_planes (&image) == 1,
+          "es_image_alloc makes a 2-D image of one plane");
+  es_image_clear (&image);
+}
+
+/* A 3-D mask must have the volume's planes. */
+static void
+check_mask_size (EsEngine *engine)
+{
+  EsImage volume, mask, out = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsError error = { 0 };
+
+  if (!make_volume (&volume, 5, 4, 3, ES_FORMAT_U8, 8, 0) || !make_mask (&mask, 5, 4, 2))
+    {
+      tap_ok (false, "mask planes: no memory");
+      return;
+    }
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 1, .mask = &mask };
+  tap_ok (!es_run (engine, &job, &volume, &out, NULL, &error) && strstr (error.message, "5×4×2") != NULL,
+          "a mask of 2 planes on a volume of 3 is refused: %s", error.message);
+  es_image_clear (&out);
+  es_image_clear (&mask);
+  es_image_clear (&volume);
+}
+
+int
+main (void)
+{
+  EsError error = { 0 };
+  EsEngine *engine;
+
+  rng = tap_seed ();
+  engine = es_engine_new (ES_BACKEND_CPU, &error);
+  if (engine == NULL)
+    {
+      tap_ok (false, "CPU engine: %s", error.message);
+      return tap_done ();
+    }
+  check_shapes ();
+  check_text_and_limits ();
+  check_against_reference (engine);
+  check_planes (engine);
+  check_equalize (engine);
+  check_one_plane (engine);
+  check_mask_size (engine);
+  es_engine_free (engine);
+  return tap_done ();
+}
