@@ -9,6 +9,12 @@ exact definitions of entroscope-cli (DESIGN.md section 1).
     >>> entroscope.entropy(image, window=5).dtype
     dtype('float32')
 
+As in scikit-image, a 2-D array is an image (rows, columns) and a 3-D array
+a volume (planes, rows, columns); colour needs ``channel_axis=-1`` (it is
+then reduced to gray with BT.709 weights, as the CLI reduces a colour PNG).
+An (H, W, 3) or (H, W, 4) array without channel_axis is refused: it could
+be either, so the call must say which (``channel_axis=None`` for a volume).
+
 The module-level functions share one engine per backend, created on first
 use and safe to call from several threads (one job at a time per engine,
 with the GIL released while it computes). `Engine` makes a private one, for
@@ -32,6 +38,7 @@ from ._entroscope import (
     cuda_compiled,
     equalize_lut,
     extent,
+    extent_3d,
     get_max_pixels,
     gray,
     halo,
@@ -56,6 +63,7 @@ __all__ = [
     "equalize",
     "equalize_lut",
     "extent",
+    "extent_3d",
     "get_max_pixels",
     "gray",
     "halo",
@@ -144,51 +152,79 @@ if hasattr(os, "register_at_fork"):
 # ---- the operations -----------------------------------------------------------
 
 
+class _NotGiven:
+    """channel_axis's default: a 2-D array is an image, a 3-D array a
+    volume, and an (H, W, 3|4) array is refused as ambiguous."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def _channels(channel_axis):
+    """channel_axis as a keyword for the engine: absent when not given,
+    which is not the same as None (no channels: a volume)."""
+    return {} if channel_axis is _NOT_GIVEN else {"channel_axis": channel_axis}
+
+
 def entropy(image, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None, out=None,
-            return_timing=False, **definition):
+            return_timing=False, channel_axis=_NOT_GIVEN, **definition):
     """Local entropy of the bins in a window centred on each pixel: float32,
     in nats (units='bits' for bits, 'normalized' for H / ln(min(B, n));
     None: nats, or bits with a like= preset).
 
     By default a window × window square clipped to the image, on the levels
     floor(v · levels / 2^depth). The definition's keywords (DESIGN.md §1):
-    rect=(h, w), disk=r or footprint=array (nonzero = in) for the window;
-    border='clip'|'symmetric'|'mirror'|'replicate'|'constant:V';
+    rect=(h, w), disk=r or footprint=array (nonzero = in) for a 2-D window;
+    box=(d, h, w), ball=r or a 3-D footprint=array (planes, rows, columns)
+    for a 3-D one; border='clip'|'symmetric'|'mirror'|'replicate'|'constant:V';
     binning='depth'|'range:LO:HI'|'minmax'|'exact'|'byte'; mask=array
-    (nonzero = counted; NaN where a pixel is masked or its window counts
-    nothing); like='matlab'|'skimage'|'fiji' for a peer's definition.
-    ``entropy(img, like='skimage', footprint=fp)`` equals
-    ``skimage.filters.rank.entropy(img, fp)`` inside the mask. window and
-    levels default to 5 and 16, or to the preset's."""
+    (nonzero = counted, of the image's shape: 3-D for a volume; NaN where a
+    pixel is masked or its window counts nothing); like='matlab'|'skimage'|
+    'fiji' for a peer's definition. On a volume (a 3-D array) a 3-D window
+    counts the neighbouring planes' cells and a 2-D window works plane by
+    plane. ``entropy(img, like='skimage', footprint=fp)`` equals
+    ``skimage.filters.rank.entropy(img, fp)`` inside the mask, for images
+    and volumes. window and levels default to 5 and 16, or to the preset's.
+    channel_axis=-1 reads colour (reduced to gray with BT.709)."""
     given = {name: value for name, value in (("window", window), ("levels", levels)) if value is not None}
     return default_engine(backend).entropy(image, variant=variant, units=units, depth=depth, out=out,
-                                           return_timing=return_timing, **given, **definition)
+                                           return_timing=return_timing, **_channels(channel_axis), **given,
+                                           **definition)
 
 
-def equalize(image, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
+def equalize(image, *, backend="auto", variant=None, depth=None, out=None, return_timing=False,
+             channel_axis=_NOT_GIVEN):
     """Histogram equalization to uint8, bit-identical to ``cv2.equalizeHist``
-    (other depths are reduced to 8 bits first: round(v · 255 / maxval))."""
+    (other depths are reduced to 8 bits first: round(v · 255 / maxval)).
+    A volume is equalized with one histogram of all its planes."""
     return default_engine(backend).equalize(image, variant=variant, depth=depth, out=out,
-                                            return_timing=return_timing)
+                                            return_timing=return_timing, **_channels(channel_axis))
 
 
-def sharpen(image, amount=1.0, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
+def sharpen(image, amount=1.0, *, backend="auto", variant=None, depth=None, out=None, return_timing=False,
+            channel_axis=_NOT_GIVEN):
     """``c + amount · (4c − N − S − E − W)`` to uint8 with replicated borders;
     at amount 1 bit-identical to ``cv2.filter2D(image, -1, [[0,-1,0],[-1,5,-1],[0,-1,0]],
-    borderType=cv2.BORDER_REPLICATE)``."""
+    borderType=cv2.BORDER_REPLICATE)``. A volume is sharpened plane by plane."""
     return default_engine(backend).sharpen(image, amount, variant=variant, depth=depth, out=out,
-                                           return_timing=return_timing)
+                                           return_timing=return_timing, **_channels(channel_axis))
 
 
-def quantize(image, levels=16, *, backend="auto", variant=None, depth=None, out=None, return_timing=False):
-    """The quantization levels ``floor(v · levels / 2^depth)`` as uint8."""
+def quantize(image, levels=16, *, backend="auto", variant=None, depth=None, out=None, return_timing=False,
+             channel_axis=_NOT_GIVEN):
+    """The quantization levels ``floor(v · levels / 2^depth)`` as uint8
+    (of every sample of a volume, plane by plane)."""
     return default_engine(backend).quantize(image, levels, variant=variant, depth=depth, out=out,
-                                            return_timing=return_timing)
+                                            return_timing=return_timing, **_channels(channel_axis))
 
 
 def run(op, image, *args, backend="auto", **kwargs):
     """Any operation of the operation table by name (see `ops()`), with its
-    own arguments: ``run("entropy", image, window=9)``."""
+    own arguments: ``run("entropy", image, window=9)``, on an image or a
+    volume (``run("entropy", volume, ball=3)``)."""
     return default_engine(backend).run(op, image, *args, **kwargs)
 
 

@@ -19,6 +19,7 @@ from ._entroscope import (
     cuda_compiled as cuda_compiled,
     equalize_lut as equalize_lut,
     extent as extent,
+    extent_3d as extent_3d,
     gray as gray,
     get_max_pixels as get_max_pixels,
     halo as halo,
@@ -41,41 +42,43 @@ def entropy(image: ImageLike, window: int | None = None, levels: int | None = No
             variant: str | None = None, units: EntropyUnits | None = None, depth: int | None = None,
             out: npt.NDArray[np.float32] | None = None,
             rect: tuple[int, int] | None = None, disk: int | None = None,
+            box: tuple[int, int, int] | None = None, ball: int | None = None,
             footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
             mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
-            return_timing: Literal[False] = False) -> npt.NDArray[np.float32]: ...
+            channel_axis: int | None = ..., return_timing: Literal[False] = False) -> npt.NDArray[np.float32]: ...
 @overload
 def entropy(image: ImageLike, window: int | None = None, levels: int | None = None, *, backend: Backend = "auto",
             variant: str | None = None, units: EntropyUnits | None = None, depth: int | None = None,
             out: npt.NDArray[np.float32] | None = None,
             rect: tuple[int, int] | None = None, disk: int | None = None,
+            box: tuple[int, int, int] | None = None, ball: int | None = None,
             footprint: npt.ArrayLike | None = None, border: str = "clip", binning: str = "depth",
             mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None,
-            return_timing: Literal[True]) -> tuple[npt.NDArray[np.float32], Timing]: ...
+            channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.float32], Timing]: ...
 @overload
 def equalize(image: ImageLike, *, backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
              out: npt.NDArray[np.uint8] | None = None,
-             return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+             channel_axis: int | None = ..., return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
 @overload
 def equalize(image: ImageLike, *, backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
              out: npt.NDArray[np.uint8] | None = None,
-             return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+             channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
 @overload
 def sharpen(image: ImageLike, amount: float = 1.0, *, backend: Backend = "auto", variant: str | None = None,
             depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
-            return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+            channel_axis: int | None = ..., return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
 @overload
 def sharpen(image: ImageLike, amount: float = 1.0, *, backend: Backend = "auto", variant: str | None = None,
             depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
-            return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+            channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
 @overload
 def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", variant: str | None = None,
              depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
-             return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
+             channel_axis: int | None = ..., return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...
 @overload
 def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", variant: str | None = None,
              depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
-             return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
+             channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
 def run(op: OpName, image: ImageLike, *args: Any, backend: Backend = "auto", **kwargs: Any) -> Any: ...
 def load(path: StrPath, *, levels: int = 16) -> Image: ...
 def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,

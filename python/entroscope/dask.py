@@ -3,21 +3,27 @@
 memory, chunk by chunk, on a dask.distributed cluster or any dask scheduler.
 
     import dask.array as da, entroscope.dask
-    image = da.from_zarr("slide.zarr")                  # (H, W) uint8/uint16, or (H, W, 3|4)
+    image = da.from_zarr("slide.zarr")                  # (H, W) uint8/uint16
     h = entroscope.dask.entropy(image, window=9)        # lazy float32, same chunks
     h.to_zarr("slide-entropy.zarr")
+    volume = da.from_zarr("ct.zarr")                    # (planes, H, W)
+    entroscope.dask.entropy(volume, ball=3).to_zarr("ct-entropy.zarr")
 
+Arrays follow entroscope's convention (scikit-image's): 2-D is an image,
+3-D a volume, and colour needs ``channel_axis`` (reduced to gray first).
 Each chunk is computed with its halo from the neighbouring chunks
 (``dask.array.map_overlap``): the depth is how far the job's window reaches
-(``entroscope.extent``: a rectangle's or footprint's half height and half
-width, a disk's radius), and the boundary is ``'none'``, because at the
-image's own edges the kernels apply the job's border rule themselves
-(entropy's clip, symmetric, mirror, replicate or constant border; sharpen
-replicates the edge), so the result is identical to one in-memory call on
-the whole image. A mask is cut into the same chunks with the same overlap.
-Equalization needs the histogram of the whole image: it runs as a reduction
-(one histogram per chunk, summed, then ``entroscope.equalize_lut``), then a
-map over the chunks.
+(``entroscope.extent_3d``: a 3-D window's half depth in z, and a rectangle's,
+footprint's or box's half height and half width, a disk's or ball's radius),
+and the boundary is ``'none'``, because at the image's own edges the kernels
+apply the job's border rule themselves (entropy's clip, symmetric, mirror,
+replicate or constant border; sharpen replicates the edge), so the result is
+identical to one in-memory call on the whole image or volume. A 2-D window
+on a volume works plane by plane and needs no halo in z. A mask is cut into
+the same chunks with the same overlap. Equalization needs the histogram of
+the whole image (of every plane of a volume): it runs as a reduction (one
+histogram per chunk, summed, then ``entroscope.equalize_lut``), then a map
+over the chunks.
 
 A worker computes with its own engine, made on its first chunk and kept for
 the next ones (one per process, shared by its threads). On a host with several
@@ -95,17 +101,18 @@ def _gpu_count():
 
 def _run_chunk(block, *mask, op, backend, params, depth, sample_range=None):
     if block.size == 0:  # dask's meta inference may call with an empty block
-        return np.empty(block.shape[:2], entroscope.ops()[op]["dtype"])
+        return np.empty(block.shape, entroscope.ops()[op]["dtype"])
     if sample_range is not None:
         # minmax binning: the whole image's min and max, the same for every chunk.
         params = {**params, "binning": f"range:{int(sample_range[0])}:{int(sample_range[1])}"}
     if mask:
         params = {**params, "mask": mask[0]}
-    return _engine(backend).run(op, block, depth=depth, **params)
+    # The array is gray by now (_check): a 3-D block is a volume, whatever its last side.
+    return _engine(backend).run(op, block, depth=depth, channel_axis=None, **params)
 
 
-def _gray_chunk(block, depth):
-    return _entroscope.gray(block, depth=depth)
+def _gray_chunk(block, depth, channel_axis):
+    return _entroscope.gray(block, depth=depth, channel_axis=channel_axis)
 
 
 def _view(block, depth):
@@ -119,40 +126,50 @@ def _view(block, depth):
 
 def _histogram_chunk(block, backend, depth):
     u8 = _view(block, depth)
-    return np.bincount(u8.ravel(), minlength=256).astype(np.uint64).reshape(1, 1, 256)
+    return np.bincount(u8.ravel(), minlength=256).astype(np.uint64).reshape((1,) * block.ndim + (256,))
 
 
 def _equalize_chunk(block, lut, backend, depth):
     return lut[_view(block, depth)]
 
 
-def _check(array):
+def _check(array, channel_axis=entroscope._NOT_GIVEN):
+    """The gray image or volume that the operations read."""
     if not isinstance(array, da.Array):
         array = da.asarray(array)
     if array.dtype not in (np.uint8, np.uint16):
         raise TypeError(f"{array.dtype} input cannot be processed; gray uint8 or uint16 is needed")
-    if array.ndim == 3 and array.shape[2] in (3, 4):
-        return gray(array)
-    if array.ndim != 2:
-        raise ValueError("expected a 2-D gray image or an (H, W, 3) or (H, W, 4) colour image, not an array of "
-                         f"shape {array.shape}")
+    array = gray(array, channel_axis=channel_axis)
+    if array.ndim not in (2, 3):
+        raise ValueError("expected a 2-D image (rows, columns) or a 3-D volume (planes, rows, columns), with "
+                         f"channel_axis for colour, not an array of shape {array.shape}")
     return array
 
 
-def gray(array, *, depth=None):
-    """Colour (H, W, 3|4) reduced to gray as the CLI does it (BT.709 on the
-    stored values), chunk by chunk; a 2-D array is returned as it is."""
+def gray(array, *, depth=None, channel_axis=entroscope._NOT_GIVEN):
+    """Colour along `channel_axis` (3 or 4 channels) reduced to gray as the
+    CLI does it (BT.709 on the stored values), chunk by chunk; without
+    channel_axis (or with None) a 2-D image or 3-D volume is returned as it
+    is, and an (H, W, 3|4) array is refused as `entroscope.gray` refuses it:
+    it could be a colour image or a volume."""
     if not isinstance(array, da.Array):
         array = da.asarray(array)
-    if array.ndim == 2:
+    if channel_axis is entroscope._NOT_GIVEN or channel_axis is None:
+        if channel_axis is entroscope._NOT_GIVEN and array.ndim == 3 and array.shape[2] in (3, 4):
+            raise ValueError(f"an array of shape {array.shape} is ambiguous: a 3-D array is a volume (planes, rows, "
+                             "columns); pass channel_axis=-1 for a colour image (reduced to gray with BT.709), or "
+                             f"channel_axis=None for a volume of {array.shape[0]} planes")
         return array
-    array = array.rechunk({2: -1})
-    return array.map_blocks(functools.partial(_gray_chunk, depth=depth), drop_axis=2, dtype=array.dtype,
-                            meta=np.empty((0, 0), array.dtype))
+    if not -array.ndim <= channel_axis < array.ndim:
+        raise ValueError(f"channel_axis={channel_axis} is out of range for an array of {array.ndim} dimensions")
+    axis = channel_axis % array.ndim
+    array = array.rechunk({axis: -1})
+    return array.map_blocks(functools.partial(_gray_chunk, depth=depth, channel_axis=axis), drop_axis=axis,
+                            dtype=array.dtype, meta=np.empty((0,) * (array.ndim - 1), array.dtype))
 
 
 # entropy()'s definition keywords (DESIGN.md §1), passed through to every chunk.
-_DEFINITION = ("rect", "disk", "footprint", "border", "binning", "mask", "like")
+_DEFINITION = ("rect", "disk", "footprint", "box", "ball", "border", "binning", "mask", "like")
 
 
 def _mask_for(mask, array):
@@ -164,16 +181,16 @@ def _mask_for(mask, array):
     return mask.rechunk(array.chunks)
 
 
-def run(op, array, *, backend="auto", depth=None, **params):
+def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_GIVEN, **params):
     """Any operation of the operation table by name on a dask array, with its
-    parameters (``run("entropy", a, window=9, disk=4, border="symmetric")``):
-    a lazy dask array with the same chunks, equal to
-    ``entroscope.run(op, a.compute(), ...)``.
+    parameters (``run("entropy", a, window=9, disk=4, border="symmetric")``,
+    ``run("entropy", volume, ball=3)``): a lazy dask array with the same
+    chunks, equal to ``entroscope.run(op, a.compute(), ...)``.
 
     Each chunk reads its neighbours' cells as far as the window reaches:
-    ``entroscope.extent`` gives the rows and columns (a rectangle's or a
-    footprint's half height and half width, a disk's radius) for the same
-    keywords. The border mode applies at the image's own edges only, where a
+    ``entroscope.extent_3d`` gives the planes, rows and columns (a 3-D
+    window's half depth; a rectangle's, footprint's or box's half height and
+    half width, a disk's or ball's radius) for the same keywords. The border mode applies at the image's own edges only, where a
     chunk's edge is the image's; a mask (a dask or NumPy array of the image's
     shape) is cut into the same chunks with the same overlap; minmax binning
     takes the whole image's min and max first (one reduction)."""
@@ -190,63 +207,70 @@ def run(op, array, *, backend="auto", depth=None, **params):
     params = {k: v for k, v in params.items() if v is not None}
     mask = params.pop("mask", None)
     # The job is checked now, by the module's own parser, rather than later in a worker.
-    rows, cols = entroscope.extent(op, **{k: v for k, v in params.items() if k != "variant"})
-    array = _check(array)
+    reach = entroscope.extent_3d(op, **{k: v for k, v in params.items() if k != "variant"})
+    array = _check(array, channel_axis)
     if info["whole_image"]:
         if op != "equalize":
             raise NotImplementedError(f"{op} needs a statistic of the whole image that entroscope.dask does not know")
         return equalize(array, backend=backend, depth=depth, variant=params.get("variant"))
-    # A window that reaches past the whole image along an axis needs that axis in one chunk.
-    if rows >= array.shape[0] and array.numblocks[0] > 1:
-        array = array.rechunk({0: -1})
-    if cols >= array.shape[1] and array.numblocks[1] > 1:
-        array = array.rechunk({1: -1})
-    rows = rows if array.numblocks[0] > 1 else 0
-    cols = cols if array.numblocks[1] > 1 else 0
+    # The halo along each axis: planes (of a volume), rows, columns.
+    halo = {}
+    for axis, cells in enumerate(reach[3 - array.ndim:]):
+        # A window that reaches past the whole array along an axis needs that axis in one chunk.
+        if cells >= array.shape[axis] and array.numblocks[axis] > 1:
+            array = array.rechunk({axis: -1})
+        halo[axis] = cells if array.numblocks[axis] > 1 else 0
     arrays = [array] if mask is None else [array, _mask_for(mask, array)]
     extra = {}
     if params.get("binning") == "minmax":
         extra["sample_range"] = da.stack([array.min(), array.max()])
     dtype = np.dtype(info["dtype"])
     chunk = functools.partial(_run_chunk, op=op, backend=backend, params=params, depth=depth)
-    meta = np.empty((0, 0), dtype)
-    if rows == 0 and cols == 0:
+    meta = np.empty((0,) * array.ndim, dtype)
+    if not any(halo.values()):
         return da.map_blocks(chunk, *arrays, dtype=dtype, meta=meta, **extra)
-    return da.map_overlap(chunk, *arrays, depth={0: rows, 1: cols}, boundary="none", trim=True, dtype=dtype,
-                          meta=meta, **extra)
+    return da.map_overlap(chunk, *arrays, depth=halo, boundary="none", trim=True, dtype=dtype, meta=meta, **extra)
 
 
-def entropy(array, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None, **definition):
-    """Local entropy (float32) of a dask array, as `entroscope.entropy`, with
-    the same definition keywords (rect, disk, footprint, border, binning,
-    mask, like) and units ('nats', 'bits', 'normalized'; None: nats or the
-    preset's). window and levels default to 5 and 16, or to the preset's."""
+def entropy(array, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None,
+            channel_axis=entroscope._NOT_GIVEN, **definition):
+    """Local entropy (float32) of a dask array, an image or a volume, as
+    `entroscope.entropy`, with the same definition keywords (rect, disk,
+    footprint, box, ball, border, binning, mask, like) and units ('nats',
+    'bits', 'normalized'; None: nats or the preset's). window and levels
+    default to 5 and 16, or to the preset's."""
     return run("entropy", array, window=window, levels=levels, backend=backend, variant=variant, units=units,
-               depth=depth, **definition)
+               depth=depth, channel_axis=channel_axis, **definition)
 
 
-def sharpen(array, amount=1.0, *, backend="auto", variant=None, depth=None):
-    """Sharpening (uint8) of a dask array, as `entroscope.sharpen`; the halo is 1."""
-    return run("sharpen", array, amount=amount, backend=backend, variant=variant, depth=depth)
+def sharpen(array, amount=1.0, *, backend="auto", variant=None, depth=None, channel_axis=entroscope._NOT_GIVEN):
+    """Sharpening (uint8) of a dask array, as `entroscope.sharpen` (plane by
+    plane on a volume); the halo is 1."""
+    return run("sharpen", array, amount=amount, backend=backend, variant=variant, depth=depth,
+               channel_axis=channel_axis)
 
 
-def quantize(array, levels=16, *, backend="auto", variant=None, depth=None):
+def quantize(array, levels=16, *, backend="auto", variant=None, depth=None, channel_axis=entroscope._NOT_GIVEN):
     """Quantization levels (uint8) of a dask array, as `entroscope.quantize`."""
-    return run("quantize", array, levels=levels, backend=backend, variant=variant, depth=depth)
+    return run("quantize", array, levels=levels, backend=backend, variant=variant, depth=depth,
+               channel_axis=channel_axis)
 
 
-def equalize(array, *, backend="auto", variant=None, depth=None):
+def equalize(array, *, backend="auto", variant=None, depth=None, channel_axis=entroscope._NOT_GIVEN):
     """Histogram equalization (uint8) of a dask array, as `entroscope.equalize`
-    (bit-identical to cv2.equalizeHist on the whole image): the histogram of
-    every chunk, summed, gives the LUT (``entroscope.equalize_lut``), which a
-    second pass over the chunks applies."""
-    array = _check(array)
-    rows, cols = array.numblocks
-    hists = array.map_blocks(functools.partial(_histogram_chunk, backend=backend, depth=depth), new_axis=2,
-                             chunks=((1,) * rows, (1,) * cols, (256,)), dtype=np.uint64,
-                             meta=np.empty((0, 0, 0), np.uint64))
-    hist = hists.sum(axis=(0, 1), dtype=np.uint64)
+    (bit-identical to cv2.equalizeHist on the whole image; one histogram of
+    every plane of a volume): the histogram of every chunk, summed, gives the
+    LUT (``entroscope.equalize_lut``), which a second pass over the chunks
+    applies."""
+    array = _check(array, channel_axis)
+    axes = tuple(range(array.ndim))
+    hists = array.map_blocks(functools.partial(_histogram_chunk, backend=backend, depth=depth),
+                             new_axis=array.ndim,
+                             chunks=tuple((1,) * blocks for blocks in array.numblocks) + ((256,),),
+                             dtype=np.uint64, meta=np.empty((0,) * (array.ndim + 1), np.uint64))
+    hist = hists.sum(axis=axes, dtype=np.uint64)
     lut = hist.map_blocks(_entroscope.equalize_lut, dtype=np.uint8, meta=np.empty((0,), np.uint8))
     apply = functools.partial(_equalize_chunk, backend=backend, depth=depth)
-    return da.blockwise(apply, "ij", array, "ij", lut, "k", concatenate=True, dtype=np.uint8,
-                        meta=np.empty((0, 0), np.uint8))
+    index = "ijl"[:array.ndim]
+    return da.blockwise(apply, index, array, index, lut, "k", concatenate=True, dtype=np.uint8,
+                        meta=np.empty((0,) * array.ndim, np.uint8))

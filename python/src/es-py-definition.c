@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* The one parser of a job's keywords (entropy(), save(), halo(), extent()): parameters, units and the
- * entropy definition (DESIGN.md §1): rect, disk, footprint, border, binning, mask, like. */
+ * entropy definition (DESIGN.md §1): rect, disk, footprint, border, binning, mask, like, and the 3-D
+ * windows box and ball. */
 #include "es-py.h"
 
 #include <string.h>
 
 const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW] = {
-  "rect", "disk", "footprint", "border", "binning", "mask", "like",
+  "rect", "disk", "footprint", "border", "binning", "mask", "like", "box", "ball",
 };
 
-/* A 2-D array-like as C-contiguous booleans (nonzero = in), one byte each. */
+/* A 2-D or 3-D array-like as C-contiguous booleans (nonzero = in), one
+ * byte each: (rows, columns) or (planes, rows, columns). */
 static PyArrayObject *
 cells_of (PyObject *value, const char *what)
 {
@@ -17,9 +19,10 @@ cells_of (PyObject *value, const char *what)
 
   if (cells == NULL)
     return NULL;
-  if (PyArray_NDIM (cells) != 2)
+  if (PyArray_NDIM (cells) != 2 && PyArray_NDIM (cells) != 3)
     {
-      PyErr_Format (PyExc_ValueError, "%s must be 2-D, not %d-D", what, PyArray_NDIM (cells));
+      PyErr_Format (PyExc_ValueError, "%s must be 2-D (rows, columns) or 3-D (planes, rows, columns), not %d-D",
+                    what, PyArray_NDIM (cells));
       Py_DECREF (cells);
       return NULL;
     }
@@ -61,6 +64,50 @@ parse_rect (PyObject *value, EsEntropyDefinition *d)
   return true;
 }
 
+/* box=(depth, height, width): odd sides up to ES_SIDE_3D_MAX. */
+static bool
+parse_box (PyObject *value, EsEntropyDefinition *d)
+{
+  long sides[3];
+
+  if (!PyTuple_Check (value) || PyTuple_GET_SIZE (value) != 3)
+    {
+      PyErr_SetString (PyExc_TypeError, "box must be a tuple (depth, height, width)");
+      return false;
+    }
+  for (int i = 0; i < 3; i++)
+    sides[i] = PyLong_AsLong (PyTuple_GET_ITEM (value, i));
+  if (PyErr_Occurred ())
+    return false;
+  for (int i = 0; i < 3; i++)
+    if (sides[i] < 1 || sides[i] > ES_SIDE_3D_MAX || sides[i] % 2 == 0)
+      {
+        PyErr_Format (PyExc_ValueError, "box (%ld, %ld, %ld) is out of range: odd sides 1..%d", sides[0], sides[1],
+                      sides[2], ES_SIDE_3D_MAX);
+        return false;
+      }
+  d->shape = ES_SHAPE_BOX;
+  d->planes = (int) sides[0], d->height = (int) sides[1], d->width = (int) sides[2];
+  return true;
+}
+
+/* A radius keyword (disk=, ball=) in 0..max. */
+static bool
+parse_radius (PyObject *value, const char *what, int max, int *radius)
+{
+  long r = PyLong_AsLong (value);
+
+  if (r == -1 && PyErr_Occurred ())
+    return false;
+  if (r < 0 || r > max)
+    {
+      PyErr_Format (PyExc_ValueError, "%s radius %ld is out of range: 0..%d", what, r, max);
+      return false;
+    }
+  *radius = (int) r;
+  return true;
+}
+
 /* job->definition from the definition keywords (kw[i] NULL: not given),
  * like= first; *units (-1: not given) gets the preset's. */
 static bool
@@ -68,13 +115,19 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
 {
   EsEntropyDefinition *d = &job->definition;
   const char *text;
-  bool shape_given = kw[ES_PY_KW_RECT] || kw[ES_PY_KW_DISK] || kw[ES_PY_KW_FOOTPRINT];
+  static const int shape_keywords[] = { ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BOX,
+                                         ES_PY_KW_BALL };
+  int shapes_given = 0;
+  bool shape_given;
 
-  if ((kw[ES_PY_KW_RECT] != NULL) + (kw[ES_PY_KW_DISK] != NULL) + (kw[ES_PY_KW_FOOTPRINT] != NULL) > 1)
+  for (size_t i = 0; i < sizeof shape_keywords / sizeof shape_keywords[0]; i++)
+    shapes_given += kw[shape_keywords[i]] != NULL;
+  if (shapes_given > 1)
     {
-      PyErr_SetString (PyExc_TypeError, "give one of rect, disk and footprint");
+      PyErr_SetString (PyExc_TypeError, "give one of rect, disk, footprint, box and ball");
       return false;
     }
+  shape_given = shapes_given == 1;
   /* The preset first: the other keywords override it. */
   if (kw[ES_PY_KW_LIKE] != NULL)
     {
@@ -95,32 +148,42 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
     return false;
   if (kw[ES_PY_KW_DISK] != NULL)
     {
-      long r = PyLong_AsLong (kw[ES_PY_KW_DISK]);
-
-      if (r == -1 && PyErr_Occurred ())
+      if (!parse_radius (kw[ES_PY_KW_DISK], "disk", ES_RADIUS_MAX, &d->radius))
         return false;
-      if (r < 0 || r > ES_RADIUS_MAX)
-        {
-          PyErr_Format (PyExc_ValueError, "disk radius %ld is out of range: 0..%d", r, ES_RADIUS_MAX);
-          return false;
-        }
       d->shape = ES_SHAPE_DISK;
-      d->radius = (int) r;
+    }
+  if (kw[ES_PY_KW_BOX] != NULL && !parse_box (kw[ES_PY_KW_BOX], d))
+    return false;
+  if (kw[ES_PY_KW_BALL] != NULL)
+    {
+      if (!parse_radius (kw[ES_PY_KW_BALL], "ball", ES_RADIUS_3D_MAX, &d->radius))
+        return false;
+      d->shape = ES_SHAPE_BALL;
     }
   if (kw[ES_PY_KW_FOOTPRINT] != NULL)
     {
-      held->footprint_cells = cells_of (kw[ES_PY_KW_FOOTPRINT], "footprint");
-      if (held->footprint_cells == NULL)
+      PyArrayObject *cells = held->footprint_cells = cells_of (kw[ES_PY_KW_FOOTPRINT], "footprint");
+      int ndim;
+
+      if (cells == NULL)
         return false;
-      held->footprint = (EsFootprint) {
-        (int) PyArray_DIM (held->footprint_cells, 1), (int) PyArray_DIM (held->footprint_cells, 0),
-        PyArray_DATA (held->footprint_cells),
-      };
-      if (PyArray_DIM (held->footprint_cells, 0) > ES_SIDE_MAX || PyArray_DIM (held->footprint_cells, 1) > ES_SIDE_MAX)
+      ndim = PyArray_NDIM (cells);
+      if (ndim == 2 && (PyArray_DIM (cells, 0) > ES_SIDE_MAX || PyArray_DIM (cells, 1) > ES_SIDE_MAX))
         {
           PyErr_Format (PyExc_ValueError, "a footprint has odd sides up to %d", ES_SIDE_MAX);
           return false;
         }
+      if (ndim == 3 && (PyArray_DIM (cells, 0) > ES_SIDE_3D_MAX || PyArray_DIM (cells, 1) > ES_SIDE_3D_MAX
+                        || PyArray_DIM (cells, 2) > ES_SIDE_3D_MAX))
+        {
+          PyErr_Format (PyExc_ValueError, "a 3-D footprint has odd sides up to %d", ES_SIDE_3D_MAX);
+          return false;
+        }
+      /* A 3-D footprint of one plane is the 2-D footprint it holds. */
+      held->footprint = (EsFootprint) {
+        .width = (int) PyArray_DIM (cells, ndim - 1), .height = (int) PyArray_DIM (cells, ndim - 2),
+        .cells = PyArray_DATA (cells), .planes = ndim == 3 ? (int) PyArray_DIM (cells, 0) : 0,
+      };
       d->shape = ES_SHAPE_FOOTPRINT;
       d->footprint = &held->footprint;
     }
@@ -148,13 +211,20 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
     }
   if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
     {
-      held->mask_cells = cells_of (kw[ES_PY_KW_MASK], "mask");
-      if (held->mask_cells == NULL)
+      PyArrayObject *cells = held->mask_cells = cells_of (kw[ES_PY_KW_MASK], "mask");
+      int ndim;
+
+      if (cells == NULL)
         return false;
+      ndim = PyArray_NDIM (cells);
+      /* A 3-D mask (planes, rows, columns) goes with a volume: the engine
+       * checks that their shapes match. */
       held->mask = (EsImage) {
-        .width = (int) PyArray_DIM (held->mask_cells, 1), .height = (int) PyArray_DIM (held->mask_cells, 0),
-        .stride = (size_t) PyArray_STRIDE (held->mask_cells, 0), .format = ES_FORMAT_U8, .depth = 1,
-        .pixels = PyArray_DATA (held->mask_cells),
+        .width = (int) PyArray_DIM (cells, ndim - 1), .height = (int) PyArray_DIM (cells, ndim - 2),
+        .stride = (size_t) PyArray_STRIDE (cells, ndim - 2), .format = ES_FORMAT_U8, .depth = 1,
+        .planes = ndim == 3 ? (int) PyArray_DIM (cells, 0) : 0,
+        .plane_stride = ndim == 3 ? (size_t) PyArray_STRIDE (cells, 0) : 0,
+        .pixels = PyArray_DATA (cells),
       };
       d->mask = &held->mask;
     }

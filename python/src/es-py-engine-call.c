@@ -93,8 +93,8 @@ sigint_restore (void)
 }
 
 /* The keyword arguments every operation takes besides its parameters. */
-enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, N_KW };
-static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing" };
+enum { KW_VARIANT, KW_UNITS, KW_DEPTH, KW_OUT, KW_RETURN_TIMING, KW_CHANNEL_AXIS, N_KW };
+static const char *const kw_names[N_KW] = { "variant", "units", "depth", "out", "return_timing", "channel_axis" };
 
 /* One call's arguments, sorted: the job's (parameters, units, entropy's
  * definition) and the call's own keywords (kw[KW_UNITS] unused: units
@@ -210,17 +210,19 @@ parse_depth (PyObject *value, int *depth)
 }
 
 /* The input, and where the result goes: out= when given, else a pooled or
- * new array. Raises and returns false with nothing left open. */
+ * new array (volumes: a new one, since the page-locked pool holds 2-D
+ * results). channel_axis: the keyword, NULL when not given. Raises and
+ * returns false with nothing left open. */
 static bool
-open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *out, EsPyInput *input,
-              EsPyOutput *output)
+open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *channel_axis, PyObject *out,
+              EsPyInput *input, EsPyOutput *output)
 {
   PyObject *pooled = NULL;
   bool ok;
 
-  if (!es_py_input_open (image, depth, input))
+  if (!es_py_input_open (image, depth, channel_axis, input))
     return false;
-  if (out == NULL)
+  if (out == NULL && !input->volume)
     {
       pooled = es_py_pooled_result (self, input->width, input->height, es_op_output_format (op));
       if (pooled == NULL && PyErr_Occurred ())
@@ -254,7 +256,7 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
       *closed = true;
       return false;
     }
-  threads = (long long) input->width * input->height <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
+  threads = (long long) input->width * input->height * input->planes <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
   if (threads > 1)
     omp_set_num_threads (1);
   es_control_reset (self->control);
@@ -268,16 +270,17 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
   return ok;
 }
 
-/* units='bits': the engine's nats divided by ln 2, in place. */
+/* units='bits': the engine's nats divided by ln 2, in place, on every plane. */
 static void
 nats_to_bits (const EsImage *values)
 {
-  long long pixels = (long long) values->width * values->height;
+  long long rows = (long long) values->height * es_image_planes (values);
+  long long pixels = (long long) values->width * rows;
 
 #pragma omp parallel for schedule(static) if (pixels > 65536)
-  for (int y = 0; y < values->height; y++)
+  for (long long r = 0; r < rows; r++)
     {
-      float *row = es_image_row (values, y);
+      float *row = es_image_voxel_row (values, (int) (r / values->height), (int) (r % values->height));
       for (int x = 0; x < values->width; x++)
         row[x] = (float) (row[x] * (1.0 / M_LN2));
     }
@@ -352,11 +355,12 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
 
   if (self->engine == NULL)
     return es_py_engine_closed_error ();
-  if (!open_buffers (self, op, args[0], depth, sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input,
+  if (!open_buffers (self, op, args[0], depth, sorted.kw[KW_CHANNEL_AXIS],
+                     sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input,
                      &output))
     return NULL;
 
-  if ((long long) input.width * input.height >= SIGINT_PIXELS)
+  if ((long long) input.width * input.height * input.planes >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS

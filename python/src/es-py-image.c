@@ -86,26 +86,31 @@ shape_text (const Py_buffer *view, char *text, size_t size)
     snprintf (text + len, size - len, "%s)", view->ndim == 1 ? "," : "");
 }
 
-/* Checks a side pair against ES_MAX_SIDE and the pixel budget with the
- * messages of es_image_check_size, before any allocation. */
+/* Checks the sides against ES_MAX_SIDE and the pixel budget with the
+ * messages of es_image_check_volume_size, before any allocation; a 2-D
+ * image (volume false) is named by two sides, a volume by three. */
 static bool
-check_size (Py_ssize_t height, Py_ssize_t width, EsFormat format)
+check_size (bool volume, Py_ssize_t planes, Py_ssize_t height, Py_ssize_t width, EsFormat format)
 {
   EsError error;
+  char size[96];
 
-  if (height <= 0 || width <= 0)
+  if (volume)
+    snprintf (size, sizeof size, "volume size %zd%s%zd%s%zd", width, TIMES, height, TIMES, planes);
+  else
+    snprintf (size, sizeof size, "image size %zd%s%zd", width, TIMES, height);
+  if (height <= 0 || width <= 0 || planes <= 0)
     {
-      PyErr_Format (PyExc_ValueError, "image size %zd%s%zd is empty", width, TIMES, height);
+      PyErr_Format (PyExc_ValueError, "%s is empty", size);
       return false;
     }
-  if (height > ES_MAX_SIDE || width > ES_MAX_SIDE)
+  if (height > ES_MAX_SIDE || width > ES_MAX_SIDE || planes > ES_MAX_SIDE)
     {
-      PyErr_Format (PyExc_ValueError, "image size %zd%s%zd: a side is over the limit of %d pixels", width, TIMES,
-                    height, ES_MAX_SIDE);
+      PyErr_Format (PyExc_ValueError, "%s: a side is over the limit of %d pixels", size, ES_MAX_SIDE);
       return false;
     }
   es_error_clear (&error);
-  if (!es_image_check_size ((int) width, (int) height, format, &error))
+  if (!es_image_check_volume_size ((int) width, (int) height, (int) planes, format, &error))
     {
       es_py_raise (&error, NULL);
       return false;
@@ -131,20 +136,38 @@ buffer_extent (const Py_buffer *view, uintptr_t *lo, uintptr_t *hi)
   *hi = (uintptr_t) view->buf + (uintptr_t) high;
 }
 
-/* The row stride of a 2-D buffer the engine can read or write in place
- * (samples adjacent, rows at a positive, aligned distance), else 0. Sides
- * of 1 have no meaningful stride, so they do not decide. */
-static size_t
-direct_stride (const Py_buffer *view, size_t sample)
+/* Whether the engine can read or write a buffer of planes × height × width
+ * samples with these steps (bytes between neighbouring planes, rows and
+ * columns) in place: samples adjacent, rows and then planes at positive,
+ * aligned distances that do not overlap. Sides of 1 have no meaningful
+ * step, so they do not decide. Sets the row and plane strides. */
+static bool
+direct_strides (const void *buf, const Py_ssize_t sides[3], const Py_ssize_t steps[3], size_t sample,
+                size_t *stride, size_t *plane_stride)
 {
-  Py_ssize_t height = view->shape[0], width = view->shape[1];
-  Py_ssize_t column = width == 1 ? (Py_ssize_t) sample : view->strides[1];
-  Py_ssize_t row = height == 1 ? width * (Py_ssize_t) sample : view->strides[0];
+  Py_ssize_t s = (Py_ssize_t) sample;
+  Py_ssize_t column = sides[2] == 1 ? s : steps[2];
+  Py_ssize_t row = sides[1] == 1 ? sides[2] * s : steps[1];
+  Py_ssize_t plane = sides[0] == 1 ? sides[1] * row : steps[0];
 
-  if (column != (Py_ssize_t) sample || row < width * (Py_ssize_t) sample || row % (Py_ssize_t) sample != 0
-      || (uintptr_t) view->buf % sample != 0)
-    return 0;
-  return (size_t) row;
+  if (column != s || row < sides[2] * s || row % s != 0 || plane < sides[1] * row || plane % s != 0
+      || (uintptr_t) buf % sample != 0)
+    return false;
+  *stride = (size_t) row;
+  *plane_stride = (size_t) plane;
+  return true;
+}
+
+/* A buffer's spatial sides and steps as (planes, rows, columns): a 2-D
+ * buffer is one plane. */
+static void
+buffer_sides (const Py_buffer *view, Py_ssize_t sides[3], Py_ssize_t steps[3])
+{
+  int first = view->ndim == 2 ? 1 : 0;
+
+  sides[0] = 1, steps[0] = 0;
+  for (int i = 0; i < view->ndim; i++)
+    sides[first + i] = view->shape[i], steps[first + i] = view->strides[i];
 }
 
 /* Reads an int attribute of an entroscope.Image (None or missing: 0). */
@@ -175,14 +198,102 @@ image_attribute (PyObject *object, const char *name, int *value)
   return true;
 }
 
+/* The axis that channel_axis names in an array of ndim dimensions, or -1
+ * with a ValueError. */
+static int
+channel_axis_of (PyObject *channel_axis, int ndim)
+{
+  long axis;
+
+  if (!PyIndex_Check (channel_axis) || PyBool_Check (channel_axis))
+    {
+      PyErr_Format (PyExc_TypeError, "channel_axis must be an integer or None, not %.100s",
+                    Py_TYPE (channel_axis)->tp_name);
+      return -1;
+    }
+  axis = PyLong_AsLong (channel_axis);
+  if (axis == -1 && PyErr_Occurred ())
+    return -1;
+  if (axis < -ndim || axis >= ndim)
+    {
+      PyErr_Format (PyExc_ValueError, "channel_axis=%ld is out of range for an array of %d dimensions", axis, ndim);
+      return -1;
+    }
+  return (int) (axis < 0 ? axis + ndim : axis);
+}
+
+/* The spatial sides (planes, rows, columns) and channels of the buffer, as
+ * the convention of scikit-image reads them: a 2-D array is an image, a
+ * 3-D array a volume, and colour has its channel_axis (3 or 4 channels,
+ * reduced to gray). NULL: not given, None: no channels. */
+static bool
+input_shape (EsPyInput *input, PyObject *channel_axis)
+{
+  const Py_buffer *view = &input->view;
+  Py_ssize_t shape[3], strides[3];
+  char text[128];
+  int ndim = 0, axis = -1;
+
+  shape_text (view, text, sizeof text);
+  if (channel_axis != NULL && channel_axis != Py_None)
+    {
+      if ((axis = channel_axis_of (channel_axis, view->ndim)) < 0)
+        return false;
+      if (view->ndim != 3 && view->ndim != 4)
+        {
+          PyErr_Format (PyExc_ValueError,
+                        "with channel_axis, expected a colour image (rows, columns, channels) or a colour volume "
+                        "(planes, rows, columns, channels), not an array of shape %s", text);
+          return false;
+        }
+      if (view->shape[axis] != 3 && view->shape[axis] != 4)
+        {
+          PyErr_Format (PyExc_ValueError,
+                        "channel_axis=%d of an array of shape %s has %zd channels; 3 (RGB) or 4 (RGBA) are "
+                        "reduced to gray", axis, text, view->shape[axis]);
+          return false;
+        }
+      input->channels = (int) view->shape[axis];
+      input->channel_step = view->strides[axis];
+    }
+  else
+    {
+      input->channels = 1;
+      /* (H, W, 3) was a colour image before volumes: it is ambiguous now. */
+      if (channel_axis == NULL && view->ndim == 3 && (view->shape[2] == 3 || view->shape[2] == 4))
+        {
+          PyErr_Format (PyExc_ValueError,
+                        "an array of shape %s is ambiguous: a 3-D array is a volume (planes, rows, columns); pass "
+                        "channel_axis=-1 for a colour image (reduced to gray with BT.709), or channel_axis=None "
+                        "for a volume of %zd planes", text, view->shape[0]);
+          return false;
+        }
+    }
+  for (int i = 0; i < view->ndim; i++)
+    if (i != axis && ndim < 3)
+      shape[ndim] = view->shape[i], strides[ndim++] = view->strides[i];
+  if (view->ndim - (axis >= 0) != ndim || (ndim != 2 && ndim != 3))
+    {
+      PyErr_Format (PyExc_ValueError,
+                    "expected a 2-D image (rows, columns) or a 3-D volume (planes, rows, columns), with "
+                    "channel_axis for colour, not an array of shape %s", text);
+      return false;
+    }
+  input->volume = ndim == 3;
+  input->sides[0] = 1, input->steps[0] = 0;
+  for (int i = 0; i < ndim; i++)
+    input->sides[3 - ndim + i] = shape[i], input->steps[3 - ndim + i] = strides[i];
+  return true;
+}
+
 bool
-es_py_input_open (PyObject *object, int depth, EsPyInput *input)
+es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput *input)
 {
   Py_buffer *view = &input->view;
   EsFormat format;
-  char name[64], shape[128];
+  char name[64];
   int bits, levels = 0;
-  size_t sample, stride;
+  size_t sample, stride, plane_stride;
 
   memset (input, 0, sizeof *input);
   if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
@@ -209,22 +320,12 @@ es_py_input_open (PyObject *object, int depth, EsPyInput *input)
   sample = es_format_size (format);
   bits = (int) sample * 8;
 
-  if (view->ndim == 2)
-    input->channels = 1;
-  else if (view->ndim == 3 && (view->shape[2] == 3 || view->shape[2] == 4))
-    input->channels = (int) view->shape[2];
-  else
-    {
-      shape_text (view, shape, sizeof shape);
-      PyErr_Format (PyExc_ValueError,
-                    "expected a 2-D gray image or an (H, W, 3) or (H, W, 4) colour image, not an array of "
-                    "shape %s", shape);
-      goto fail;
-    }
-  if (!check_size (view->shape[0], view->shape[1], format))
+  if (!input_shape (input, channel_axis)
+      || !check_size (input->volume, input->sides[0], input->sides[1], input->sides[2], format))
     goto fail;
-  input->height = (int) view->shape[0];
-  input->width = (int) view->shape[1];
+  input->planes = (int) input->sides[0];
+  input->height = (int) input->sides[1];
+  input->width = (int) input->sides[2];
 
   /* An entroscope.Image says how many bits its samples use and whether
    * they already are levels (a text matrix); a plain array uses them all. */
@@ -256,6 +357,8 @@ es_py_input_open (PyObject *object, int depth, EsPyInput *input)
 
   input->image = (EsImage) {
     .width = input->width, .height = input->height, .stride = (size_t) input->width * sample,
+    .planes = input->volume ? input->planes : 0,
+    .plane_stride = (size_t) input->width * input->height * sample,
     .format = format, .depth = depth, .levels = levels, .release = no_release,
   };
   if (levels > 0)
@@ -263,11 +366,12 @@ es_py_input_open (PyObject *object, int depth, EsPyInput *input)
   else if (depth < bits)
     input->limit = 1u << depth;
 
-  stride = input->channels == 1 && !input->swap ? direct_stride (view, sample) : 0;
-  if (stride != 0)
+  if (input->channels == 1 && !input->swap
+      && direct_strides (view->buf, input->sides, input->steps, sample, &stride, &plane_stride))
     {
       input->mode = ES_PY_INPUT_WRAP;
       input->image.stride = stride;
+      input->image.plane_stride = input->volume ? plane_stride : 0;
     }
   else
     input->mode = input->channels == 1 ? ES_PY_INPUT_COPY : ES_PY_INPUT_LUMA;
@@ -289,14 +393,20 @@ luma (double r, double g, double b)
 
 #define SAMPLE_AT(type, base, offset) (*(const type *) ((const char *) (base) + (offset)))
 
+/* The caller's row y of the volume's rows (plane y / height, row y % height). */
+static const char *
+source_row (const EsPyInput *input, long long y)
+{
+  return (const char *) input->view.buf + (y / input->height) * input->steps[0] + (y % input->height) * input->steps[1];
+}
+
+/* Copies every row of every plane, tightly packed. */
 static void
 copy_rows (EsPyInput *input)
 {
-  const Py_buffer *view = &input->view;
-  const char *base = view->buf;
-  Py_ssize_t s0 = view->strides[0], s1 = view->strides[1];
-  Py_ssize_t s2 = view->ndim == 3 ? view->strides[2] : 0;
-  int width = input->width, height = input->height;
+  Py_ssize_t s1 = input->steps[2], s2 = input->channel_step;
+  int width = input->width;
+  long long height = (long long) input->height * input->planes;
   bool swap = input->swap;
   long long pixels = (long long) width * height;
 
@@ -305,9 +415,9 @@ copy_rows (EsPyInput *input)
       uint8_t *dst = input->owned;
 
 #pragma omp parallel for schedule(static) if (pixels > PARALLEL_PIXELS)
-      for (int y = 0; y < height; y++)
+      for (long long y = 0; y < height; y++)
         {
-          const char *row = base + y * s0;
+          const char *row = source_row (input, y);
           uint8_t *out = dst + (size_t) y * width;
 
           if (input->mode == ES_PY_INPUT_COPY)
@@ -327,9 +437,9 @@ copy_rows (EsPyInput *input)
       uint16_t *dst = input->owned;
 
 #pragma omp parallel for schedule(static) if (pixels > PARALLEL_PIXELS)
-      for (int y = 0; y < height; y++)
+      for (long long y = 0; y < height; y++)
         {
-          const char *row = base + y * s0;
+          const char *row = source_row (input, y);
           uint16_t *out = dst + (size_t) y * width;
 
           for (int x = 0; x < width; x++)
@@ -361,12 +471,13 @@ check_limit (const EsPyInput *input, EsError *error)
 {
   const EsImage *image = &input->image;
   unsigned limit = input->limit, max = 0;
-  long long pixels = (long long) image->width * image->height;
+  long long rows = (long long) image->height * es_image_planes (image);
+  long long pixels = (long long) image->width * rows;
 
 #pragma omp parallel for schedule(static) reduction(max : max) if (pixels > PARALLEL_PIXELS)
-  for (int y = 0; y < image->height; y++)
+  for (long long r = 0; r < rows; r++)
     {
-      const void *row = es_image_row (image, y);
+      const void *row = es_image_voxel_row (image, (int) (r / image->height), (int) (r % image->height));
       for (int x = 0; x < image->width; x++)
         {
           unsigned v = image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
@@ -375,22 +486,28 @@ check_limit (const EsPyInput *input, EsError *error)
     }
   if (max < limit)
     return true;
-  for (int y = 0; y < image->height; y++)
-    {
-      const void *row = es_image_row (image, y);
-      for (int x = 0; x < image->width; x++)
-        {
-          unsigned v = image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
-          if (v < limit)
-            continue;
-          if (image->levels > 0)
+  for (int z = 0; z < es_image_planes (image); z++)
+    for (int y = 0; y < image->height; y++)
+      {
+        const void *row = es_image_voxel_row (image, z, y);
+        char where[48] = "";
+
+        for (int x = 0; x < image->width; x++)
+          {
+            unsigned v = image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
+            if (v < limit)
+              continue;
+            if (input->volume)
+              snprintf (where, sizeof where, "plane %d, ", z);
+            if (image->levels > 0)
+              return es_error_set (error, ES_ERROR_INVALID,
+                                   "%srow %d, column %d: value %u is not below %d levels (the image holds "
+                                   "quantized levels)", where, y, x, v, image->levels);
             return es_error_set (error, ES_ERROR_INVALID,
-                                 "row %d, column %d: value %u is not below %d levels (the image holds "
-                                 "quantized levels)", y, x, v, image->levels);
-          return es_error_set (error, ES_ERROR_INVALID, "row %d, column %d: sample %u does not fit depth %d (0..%u)",
-                               y, x, v, image->depth, limit - 1);
-        }
-    }
+                                 "%srow %d, column %d: sample %u does not fit depth %d (0..%u)", where, y, x, v,
+                                 image->depth, limit - 1);
+          }
+      }
   return true;
 }
 
@@ -401,15 +518,20 @@ es_py_input_materialize (EsPyInput *input, EsError *error)
     input->image.pixels = input->view.buf;
   else
     {
-      size_t bytes = (size_t) input->width * input->height * es_format_size (input->image.format);
+      size_t stride = (size_t) input->width * es_format_size (input->image.format);
+      size_t bytes = stride * input->height * input->planes;
 
       input->owned = malloc (bytes);
+      if (input->owned == NULL && input->volume)
+        return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to copy a %d×%d×%d volume",
+                             bytes >> 20, input->width, input->height, input->planes);
       if (input->owned == NULL)
         return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to copy a %d×%d image", bytes >> 20,
                              input->width, input->height);
       copy_rows (input);
       input->image.pixels = input->owned;
-      input->image.stride = (size_t) input->width * es_format_size (input->image.format);
+      input->image.stride = stride;
+      input->image.plane_stride = input->volume ? stride * input->height : 0;
     }
   return input->limit == 0 || check_limit (input, error);
 }
@@ -443,7 +565,7 @@ numpy_name (EsFormat format)
 static bool
 check_memory (const EsPyInput *input, EsFormat format)
 {
-  uint64_t pixels = (uint64_t) input->width * (uint64_t) input->height;
+  uint64_t pixels = (uint64_t) input->width * (uint64_t) input->height * (uint64_t) input->planes;
   uint64_t needed = pixels * (es_format_size (format) + es_format_size (input->image.format));
   long pages, page_size;
 
@@ -453,9 +575,14 @@ check_memory (const EsPyInput *input, EsFormat format)
   page_size = sysconf (_SC_PAGESIZE);
   if (pages > 0 && page_size > 0 && needed > (uint64_t) pages * (uint64_t) page_size)
     {
-      PyErr_Format (PyExc_MemoryError, "a %d%s%d job needs %.1f GiB of memory; this machine has %.1f GiB",
-                    input->width, TIMES, input->height, (double) needed / (1 << 30),
-                    (double) pages * (double) page_size / (1 << 30));
+      char size[64];
+
+      if (input->volume)
+        snprintf (size, sizeof size, "%d%s%d%s%d", input->width, TIMES, input->height, TIMES, input->planes);
+      else
+        snprintf (size, sizeof size, "%d%s%d", input->width, TIMES, input->height);
+      PyErr_Format (PyExc_MemoryError, "a %s job needs %.1f GiB of memory; this machine has %.1f GiB", size,
+                    (double) needed / (1 << 30), (double) pages * (double) page_size / (1 << 30));
       return false;
     }
   return true;
@@ -470,17 +597,20 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
   memset (output, 0, sizeof *output);
   output->image = (EsImage) {
     .width = input->width, .height = input->height, .stride = (size_t) input->width * sample,
+    .planes = input->image.planes, .plane_stride = input->volume ? (size_t) input->width * input->height * sample : 0,
     .format = format, .depth = depth, .release = no_release,
   };
 
   if (out == NULL || out == Py_None)
     {
-      npy_intp dims[2] = { input->height, input->width };
+      npy_intp dims[3] = { input->planes, input->height, input->width };
 
-      if (!check_size (input->height, input->width, format) || !check_memory (input, format))
+      if (!check_size (input->volume, input->planes, input->height, input->width, format)
+          || !check_memory (input, format))
         return false;
-      output->result = PyArray_SimpleNew (2, dims, format == ES_FORMAT_F32 ? NPY_FLOAT32
-                                                   : format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
+      output->result = PyArray_SimpleNew (input->volume ? 3 : 2, input->volume ? dims : dims + 1,
+                                          format == ES_FORMAT_F32 ? NPY_FLOAT32
+                                          : format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
       if (output->result == NULL)
         return false;
       output->image.pixels = PyArray_DATA ((PyArrayObject *) output->result);
@@ -492,7 +622,9 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
     EsFormat out_format;
     bool swap;
     char name[64], shape[128];
-    size_t stride;
+    Py_ssize_t sides[3], steps[3];
+    size_t stride, plane_stride;
+    bool direct;
 
     if (PyObject_GetBuffer (out, view, PyBUF_RECORDS) != 0)
       {
@@ -512,33 +644,40 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
                       swap ? "byte-swapped " : "", name);
         goto fail;
       }
-    if (view->ndim != 2 || view->shape[0] != input->height || view->shape[1] != input->width)
+    if (view->ndim != (input->volume ? 3 : 2) || view->shape[view->ndim - 2] != input->height
+        || view->shape[view->ndim - 1] != input->width || (input->volume && view->shape[0] != input->planes))
       {
         shape_text (view, shape, sizeof shape);
-        PyErr_Format (PyExc_ValueError, "out= has shape %s; the result needs (%d, %d)", shape, input->height,
-                      input->width);
+        if (input->volume)
+          PyErr_Format (PyExc_ValueError, "out= has shape %s; the result needs (%d, %d, %d)", shape, input->planes,
+                        input->height, input->width);
+        else
+          PyErr_Format (PyExc_ValueError, "out= has shape %s; the result needs (%d, %d)", shape, input->height,
+                        input->width);
         goto fail;
       }
-    stride = direct_stride (view, sample);
+    buffer_sides (view, sides, steps);
+    direct = direct_strides (view->buf, sides, steps, sample, &stride, &plane_stride);
     /* In place over the caller's input (sharpen into its own image) would
      * read rows already written: such a result goes through a temporary. */
-    if (stride != 0 && input->mode == ES_PY_INPUT_WRAP)
+    if (direct && input->mode == ES_PY_INPUT_WRAP)
       {
         uintptr_t in_lo, in_hi, out_lo, out_hi;
 
         buffer_extent (&input->view, &in_lo, &in_hi);
         buffer_extent (view, &out_lo, &out_hi);
         if (in_lo < out_hi && out_lo < in_hi)
-          stride = 0;
+          direct = false;
       }
-    if (stride != 0)
+    if (direct)
       {
         output->image.pixels = view->buf;
         output->image.stride = stride;
+        output->image.plane_stride = input->volume ? plane_stride : 0;
       }
     else
       {
-        output->owned = PyMem_RawMalloc ((size_t) input->width * input->height * sample);
+        output->owned = PyMem_RawMalloc ((size_t) input->width * input->height * input->planes * sample);
         if (output->owned == NULL)
           {
             PyErr_NoMemory ();
@@ -563,17 +702,20 @@ es_py_output_finish (EsPyOutput *output, EsError *error)
   const Py_buffer *view = &output->view;
   const EsImage *image = &output->image;
   size_t sample = es_format_size (image->format);
+  Py_ssize_t sides[3], steps[3];
 
   (void) error;
   if (!output->copy_back)
     return true;
-  for (int y = 0; y < image->height; y++)
-    {
-      const char *src = es_image_row (image, y);
-      char *dst = (char *) view->buf + y * view->strides[0];
-      for (int x = 0; x < image->width; x++)
-        memcpy (dst + x * view->strides[1], src + x * sample, sample);
-    }
+  buffer_sides (view, sides, steps);
+  for (int z = 0; z < es_image_planes (image); z++)
+    for (int y = 0; y < image->height; y++)
+      {
+        const char *src = es_image_voxel_row (image, z, y);
+        char *dst = (char *) view->buf + z * steps[0] + y * steps[1];
+        for (int x = 0; x < image->width; x++)
+          memcpy (dst + x * steps[2], src + x * sample, sample);
+      }
   return true;
 }
 

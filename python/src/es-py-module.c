@@ -382,13 +382,16 @@ module_ops (PyObject *module, PyObject *unused)
   return result;
 }
 
-/* halo() and extent(): the job of op with its keywords (the same parser
- * as entropy()'s), and its window's half height and half width. */
+/* halo(), extent() and extent_3d(): the job of op with its keywords (the
+ * same parser as entropy()'s), and the half depth, half height and half
+ * width of what a result reads (half depth 0 for 2-D windows and for the
+ * operations that run plane by plane on a volume). */
 static bool
-job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_height, int *half_width)
+job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_depth, int *half_height,
+            int *half_width)
 {
   static char *keywords[] = { "op", "window", "levels", "amount", "units", "rect", "disk", "footprint", "border",
-                              "binning", "mask", "like", NULL };
+                              "binning", "mask", "like", "box", "ball", NULL };
   PyObject *op_name;
   EsPyJobKeywords kw = { .units = NULL };
   EsPyDefinition held = { 0 };
@@ -402,15 +405,19 @@ job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_heig
                                     &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
                                     &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER],
                                     &kw.definition[ES_PY_KW_BINNING], &kw.definition[ES_PY_KW_MASK],
-                                    &kw.definition[ES_PY_KW_LIKE])
+                                    &kw.definition[ES_PY_KW_LIKE], &kw.definition[ES_PY_KW_BOX],
+                                    &kw.definition[ES_PY_KW_BALL])
       || !es_py_parse_op (op_name, &op))
     return false;
   job = (EsJob) ES_JOB_INIT (op);
   ok = es_py_parse_job (op, &kw, &job, &units, &held);
   if (ok && op == ES_OP_ENTROPY)
-    es_window_extent (&job, half_height, half_width);
+    es_window_extent_3d (&job, half_depth, half_height, half_width);
   else if (ok)
-    *half_height = *half_width = es_op_info (op)->halo (&job);
+    {
+      *half_depth = es_op_info (op)->plane_halo (&job);
+      *half_height = *half_width = es_op_info (op)->halo (&job);
+    }
   es_py_definition_release (&held);
   return ok;
 }
@@ -420,10 +427,10 @@ job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_heig
 static PyObject *
 module_halo (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  int half_height, half_width;
+  int half_depth, half_height, half_width;
 
   (void) module;
-  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOO:halo", &half_height, &half_width))
+  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:halo", &half_depth, &half_height, &half_width))
     return NULL;
   return PyLong_FromLong (half_height);
 }
@@ -433,12 +440,26 @@ module_halo (PyObject *module, PyObject *args, PyObject *kwargs)
 static PyObject *
 module_extent (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  int half_height, half_width;
+  int half_depth, half_height, half_width;
 
   (void) module;
-  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOO:extent", &half_height, &half_width))
+  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:extent", &half_depth, &half_height, &half_width))
     return NULL;
   return Py_BuildValue ("(ii)", half_height, half_width);
+}
+
+/* (planes, rows, columns) of input beyond a block of a volume, on each
+ * side, that its result reads: a 3-D window's half depth, half height and
+ * half width; 0 planes for a 2-D window, which runs plane by plane. */
+static PyObject *
+module_extent_3d (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  int half_depth, half_height, half_width;
+
+  (void) module;
+  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:extent_3d", &half_depth, &half_height, &half_width))
+    return NULL;
+  return Py_BuildValue ("(iii)", half_depth, half_height, half_width);
 }
 
 /* The parameter table: name -> dict. */
@@ -470,21 +491,22 @@ module_params (PyObject *module, PyObject *unused)
   return result;
 }
 
-/* gray(image, depth=None) -> 2-D array: the gray samples the operations
- * read, colour reduced as the CLI reduces it (BT.709 on stored values), in
- * the image's dtype; a gray image is copied. */
+/* gray(image, *, depth=None, channel_axis=<not given>) -> array: the gray
+ * samples the operations read, colour reduced as the CLI reduces it (BT.709
+ * on stored values), in the image's dtype: (rows, columns) or (planes, rows,
+ * columns); a gray image or volume is copied. */
 static PyObject *
 module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "image", "depth", NULL };
-  PyObject *image, *depth_obj = Py_None, *result;
+  static char *keywords[] = { "image", "depth", "channel_axis", NULL };
+  PyObject *image, *depth_obj = Py_None, *channel_axis = NULL, *result;
   EsPyInput input;
   EsError error;
   int depth = 0;
   bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$O:gray", keywords, &image, &depth_obj))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OO:gray", keywords, &image, &depth_obj, &channel_axis))
     return NULL;
   if (depth_obj != Py_None)
     {
@@ -494,11 +516,12 @@ module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
       if (depth < 1 || depth > 16)
         return PyErr_Format (PyExc_ValueError, "depth %d is out of range: 1..16 bits", depth);
     }
-  if (!es_py_input_open (image, depth, &input))
+  if (!es_py_input_open (image, depth, channel_axis, &input))
     return NULL;
   {
-    npy_intp dims[2] = { input.height, input.width };
-    result = PyArray_SimpleNew (2, dims, input.image.format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
+    npy_intp dims[3] = { input.planes, input.height, input.width };
+    result = PyArray_SimpleNew (input.volume ? 3 : 2, input.volume ? dims : dims + 1,
+                                input.image.format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
   }
   if (result == NULL)
     {
@@ -511,8 +534,11 @@ module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
   if (ok)
     {
       size_t row = (size_t) input.width * es_format_size (input.image.format);
-      for (int y = 0; y < input.height; y++)
-        memcpy ((char *) PyArray_DATA ((PyArrayObject *) result) + y * row, es_image_row (&input.image, y), row);
+      char *dst = PyArray_DATA ((PyArrayObject *) result);
+
+      for (int z = 0; z < input.planes; z++)
+        for (int y = 0; y < input.height; y++, dst += row)
+          memcpy (dst, es_image_voxel_row (&input.image, z, y), row);
     }
   Py_END_ALLOW_THREADS
   es_py_input_close (&input);
@@ -618,10 +644,14 @@ static PyMethodDef module_methods[] = {
   { "params", module_params, METH_NOARGS, "params() -> dict: the parameter table (ranges and defaults)." },
   { "halo", (PyCFunction) (void (*) (void)) module_halo, METH_VARARGS | METH_KEYWORDS,
     "halo(op, *, window=None, levels=None, amount=None, units=None, rect=None, disk=None, footprint=None, "
-    "border=None, binning=None, mask=None, like=None) -> int: input rows beyond a tile that its result reads." },
+    "border=None, binning=None, mask=None, like=None, box=None, ball=None) -> int: input rows beyond a tile that "
+    "its result reads." },
   { "extent", (PyCFunction) (void (*) (void)) module_extent, METH_VARARGS | METH_KEYWORDS,
     "extent(op, *, <halo's keywords>) -> (rows, columns): input beyond a tile, on each side, that its result "
     "reads (a window's half height and half width)." },
+  { "extent_3d", (PyCFunction) (void (*) (void)) module_extent_3d, METH_VARARGS | METH_KEYWORDS,
+    "extent_3d(op, *, <halo's keywords>) -> (planes, rows, columns): input beyond a block of a volume, on each "
+    "side, that its result reads (a 3-D window's half depth, height and width; 0 planes for a 2-D window)." },
   { "load", (PyCFunction) (void (*) (void)) es_py_load, METH_VARARGS | METH_KEYWORDS,
     "load(path, *, levels=16) -> (array, depth, levels): a PNG, PGM or text matrix as gray samples." },
   { "save", (PyCFunction) (void (*) (void)) es_py_save, METH_VARARGS | METH_KEYWORDS,
@@ -630,8 +660,8 @@ static PyMethodDef module_methods[] = {
     "mask=None, like=None): writes a result as entroscope-cli does for the job these keywords describe "
     "(entropy()'s)." },
   { "gray", (PyCFunction) (void (*) (void)) module_gray, METH_VARARGS | METH_KEYWORDS,
-    "gray(image, *, depth=None) -> array: the gray samples the operations read (colour reduced with BT.709 on the "
-    "stored values, as the CLI does)." },
+    "gray(image, *, depth=None, channel_axis=None) -> array: the gray samples the operations read (colour, along "
+    "channel_axis, reduced with BT.709 on the stored values, as the CLI does); a volume stays 3-D." },
   { "equalize_lut", module_equalize_lut, METH_O,
     "equalize_lut(hist) -> uint8 array: the LUT of cv2.equalizeHist for a 256-bin histogram (DESIGN.md section 1)." },
   { "set_max_pixels", module_set_max_pixels, METH_O,

@@ -53,7 +53,14 @@ typedef struct {
   EsPyInputMode mode;
   int channels;        /* 1, 3 or 4 */
   bool swap;           /* 16-bit samples in the other byte order */
-  int height, width;
+  /* A 3-D array (planes, rows, columns): a volume, even of one plane;
+   * a 2-D array is one plane and gives 2-D results. */
+  bool volume;
+  int planes, height, width;
+  /* The caller's sides and the bytes between neighbouring planes, rows and
+   * columns (planes 1 and step 0 for a 2-D array), and between channels. */
+  Py_ssize_t sides[3], steps[3];
+  Py_ssize_t channel_step;
   EsImage image;       /* what the engine reads; pixels set by es_py_input_materialize */
   void *owned;         /* the copy, if any */
   /* > 0: every sample must be below this (a depth below the dtype's bits,
@@ -65,8 +72,12 @@ typedef struct {
 /* With the GIL: the buffer, its dtype, shape and size (checked against
  * ES_MAX_SIDE and the pixel budget before anything is allocated), and how it
  * will be read. depth <= 0 takes the depth of an entroscope.Image, else the
- * dtype's bits. Sets a Python exception and returns false on failure. */
-bool es_py_input_open (PyObject *object, int depth, EsPyInput *input);
+ * dtype's bits. As in scikit-image, a 2-D array is an image and a 3-D array
+ * a volume; channel_axis (an int) names the axis of colour channels (3 or
+ * 4, reduced to gray), None says there is none, and NULL (not given)
+ * refuses the (H, W, 3|4) arrays that meant colour before volumes, which
+ * are ambiguous now. Sets a Python exception and returns false on failure. */
+bool es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput *input);
 /* Without the GIL: makes input->image point at gray samples (the caller's
  * or a copy) and checks the sample limit. */
 bool es_py_input_materialize (EsPyInput *input, EsError *error);
@@ -82,8 +93,8 @@ typedef struct {
   bool copy_back;
 } EsPyOutput;
 
-/* With the GIL: out= (None for a new array) for a height × width image of
- * format, checked against the input's memory (overlap -> a temporary). */
+/* With the GIL: out= (None for a new array) for a result of the input's
+ * shape (planes, rows, columns for a volume) and format, checked against the input's memory (overlap -> a temporary). */
 bool es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyOutput *output);
 /* Without the GIL: copies a temporary into out=. */
 bool es_py_output_finish (EsPyOutput *output, EsError *error);
@@ -112,6 +123,7 @@ PyObject *es_py_save (PyObject *module, PyObject *args, PyObject *kwargs);
 
 enum {
   ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BORDER, ES_PY_KW_BINNING, ES_PY_KW_MASK, ES_PY_KW_LIKE,
+  ES_PY_KW_BOX, ES_PY_KW_BALL,
   ES_PY_N_DEFINITION_KW
 };
 extern const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW];

@@ -45,8 +45,8 @@ def test_depth_and_colour(rng):
     assert np.array_equal(edask.equalize(array, depth=12).compute(), entroscope.equalize(twelve, depth=12))
     rgb = rng.integers(0, 256, (300, 400, 4), dtype=np.uint8)
     colour = da.from_array(rgb, chunks=(100, 128, 2))
-    assert np.array_equal(edask.gray(colour).compute(), entroscope.gray(rgb))
-    assert np.array_equal(edask.sharpen(colour).compute(), entroscope.sharpen(rgb))
+    assert np.array_equal(edask.gray(colour, channel_axis=-1).compute(), entroscope.gray(rgb, channel_axis=-1))
+    assert np.array_equal(edask.sharpen(colour, channel_axis=-1).compute(), entroscope.sharpen(rgb, channel_axis=-1))
 
 
 def test_errors_come_before_computing(rng):

@@ -88,7 +88,7 @@ def test_run_and_errors(rng):
                           entroscope.run("entropy", image, disk=3, border="symmetric"))
     with pytest.raises(ValueError, match="border='wrap'"):
         edask.entropy(array, border="wrap")
-    with pytest.raises(TypeError, match="give one of rect, disk and footprint"):
+    with pytest.raises(TypeError, match="give one of rect, disk, footprint, box and ball"):
         edask.entropy(array, disk=3, rect=(3, 3))
     with pytest.raises(TypeError, match="unexpected keyword argument 'disk'"):
         edask.run("sharpen", array, disk=3)

@@ -109,7 +109,7 @@ def test_save_refuses_what_entropy_refuses(tmp_path, job_files):
     values = entroscope.entropy(job_files["image"])
     with pytest.raises(ValueError, match="border='wrap'"):
         entroscope.save(tmp_path / "x.png", values, border="wrap")
-    with pytest.raises(TypeError, match="give one of rect, disk and footprint"):
+    with pytest.raises(TypeError, match="give one of rect, disk, footprint, box and ball"):
         entroscope.save(tmp_path / "x.png", values, disk=2, rect=(3, 3))
     with pytest.raises(ValueError, match="mask size"):
         entroscope.save(tmp_path / "x.png", values, mask=np.ones((3, 4), bool))

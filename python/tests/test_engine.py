@@ -232,7 +232,7 @@ def test_no_leak_over_10000_calls(rng, tmp_path):
             elif k == 2:
                 engine.entropy(np.asfortranarray(image), out=out, units="bits")
             elif k == 3:
-                engine.sharpen(colour, 0.5)
+                engine.sharpen(colour, 0.5, channel_axis=-1)
             elif k == 4:
                 try:
                     engine.entropy(image, 4)

@@ -123,5 +123,5 @@ def test_colour_equals_opencv_gray_of_rgb_png(testdata):
     cv2 = pytest.importorskip("cv2")
     path = testdata / "images" / "astronaut.png"
     rgb = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)[..., ::-1]
-    assert np.array_equal(entroscope.quantize(rgb, 256), np.asarray(entroscope.load(path)))
-    assert np.abs(entroscope.entropy(rgb) - entroscope.entropy(entroscope.load(path))).max() == 0
+    assert np.array_equal(entroscope.quantize(rgb, 256, channel_axis=-1), np.asarray(entroscope.load(path)))
+    assert np.abs(entroscope.entropy(rgb, channel_axis=-1) - entroscope.entropy(entroscope.load(path))).max() == 0
