@@ -33,6 +33,8 @@
 /* Rows a thread slides down before it starts a new window: filling one
  * costs its cells in updates, a slide two a span. */
 #define VOL_STRIP 64
+/* Spans a block stages in shared memory (32 bytes each). */
+#define VOL_STAGED_SPANS 512
 /* Windows up to this many cells sum in uint32 at 2^19 (see above). */
 #define VOL_NARROW_CELLS ES_CUDA_MAX_COUNT
 /* Shared memory that the sliding kernel's counts may take in a block. */
@@ -120,8 +122,8 @@ vol_value (const VolTables<Sum> &t, Sum sum, unsigned voids, int cells, uint32_t
 }
 
 /* ---- counts ---------------------------------------------------------------------
- * A thread's count of bin b. In shared memory a bin is one row of the 128
- * threads' counts, laid out so that the 32 threads of a warp hit 32 banks
+ * A thread's count of bin b. In shared memory a bin is one row of the
+ * block's counts, laid out so that the 32 threads of a warp hit 32 banks
  * whatever their bins; in global memory a bin is a row of every thread's. */
 
 template <typename Count>
@@ -135,124 +137,133 @@ vol_count_lane (int t)
   return 4u * (unsigned) t;
 }
 
-template <typename Count> struct VolCounts {
-  char *base;       /* this thread's count of bin 0 */
-  size_t stride;    /* bytes from one bin to the next */
+/* Counts in shared memory, `Threads` counts a bin. The row stride is a
+ * constant and the pointer is known to be shared, so that an update is one
+ * 32-bit address, a shared load and a shared store (a generic pointer, or a
+ * stride read at run time, cost several instructions an update and kept the
+ * compiler from moving the window's loads ahead of the stores). */
+template <typename Count, int Threads> struct VolSharedCounts {
+  Count *mine;      /* this thread's count of bin 0 */
 
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const
   {
-    return *(Count *) (base + (size_t) bin * stride);
+    __builtin_assume (__isShared (mine));
+    return mine[bin * Threads];
   }
+};
+
+/* Counts in global memory, a row of every thread's a bin. */
+template <typename Count> struct VolGlobalCounts {
+  Count *mine;
+  size_t stride;    /* counts from one bin to the next */
+
+  __device__ __forceinline__ Count &operator[] (uint32_t bin) const { return mine[(size_t) bin * stride]; }
 };
 
 /* ---- the sliding kernel ---------------------------------------------------------- */
 
-template <typename Bin, typename Count, typename Sum>
+template <typename Counts, typename Sum, typename Bin>
 static __device__ __forceinline__ Sum
-vol_add (const VolCounts<Count> &counts, const Sum *delta, Bin b, Sum sum)
+vol_add (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
-  const Count c = counts[b];
-  counts[b] = (Count) (c + 1);
+  const uint32_t c = counts[b];
+  counts[b] = c + 1;
   return sum + delta[c];
 }
 
-template <typename Bin, typename Count, typename Sum>
+template <typename Counts, typename Sum, typename Bin>
 static __device__ __forceinline__ Sum
-vol_remove (const VolCounts<Count> &counts, const Sum *delta, Bin b, Sum sum)
+vol_remove (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
-  const Count c = (Count) (counts[b] - 1);
+  const uint32_t c = counts[b] - 1u;
   counts[b] = c;
   return sum - delta[c];
 }
 
+/* The bytes of shared memory that a window's spans take when staged
+ * there: up to VOL_STAGED_SPANS of them (balls to radius 11, boxes to
+ * 21×21 columns); the rest of footprints up to 63 a side read them
+ * through the cache. */
+static __host__ __device__ __forceinline__ size_t
+vol_staged_span_bytes (int n_spans)
+{
+  return n_spans <= VOL_STAGED_SPANS ? (size_t) n_spans * sizeof (VolSpan) : 0;
+}
+
+/* The window's spans as seen by a block, staged in `staged` where they
+ * fit: every thread of a warp reads the same span at once, one shared
+ * broadcast a span a row. Callers synchronize before the first use. */
+static __device__ __forceinline__ const VolSpan *
+vol_stage_spans (const VolBand &p, VolSpan *staged)
+{
+  if (vol_staged_span_bytes (p.n_spans) == 0)
+    return p.spans;
+  for (int i = threadIdx.x; i < p.n_spans; i += blockDim.x)
+    staged[i] = p.spans[i];
+  return staged;
+}
+
 /* One thread's strip: rows [y0, y1) of column x of output plane z, read
- * from `binned` (a padded block with strides plane_cells and row_cells,
- * whose cell `centre` is the window centre of (x, y0, z)), the window's
- * counts in `counts`, all zero on entry and on return. */
-template <typename Bin, typename Count, typename Sum>
+ * from `binned` (a padded block with row stride row_cells, whose cell
+ * `centre` is the window centre of (x, y0, z)), the window's counts in
+ * `counts`, all zero on entry and on return. Nothing the kernel writes
+ * aliases the bins, so their loads can run ahead of the count updates. */
+template <typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
-vol_strip (const VolBand &p, const Bin *binned, long long centre, long long row_cells, const VolSpan *spans,
-           const VolCounts<Count> &counts, const Sum *delta, const VolTables<Sum> &t, float *out,
+vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
+           const VolSpan *spans, const Counts &counts, const Sum *delta, const VolTables<Sum> &t, float *out,
            size_t out_row, int y0, int y1)
 {
   const Bin void_bin = (Bin) p.bins;
+  const Bin *__restrict__ here = binned + centre;
   Sum sum = 0;
 
   for (int i = 0; i < p.n_spans; i++)
     {
-      const long long first = centre + spans[i].first;
+      const Bin *__restrict__ first = here + spans[i].first;
       const int length = spans[i].length;
       for (int k = 0; k < length; k++)
-        sum = vol_add<Bin, Count, Sum> (counts, delta, binned[first + (long long) k * row_cells], sum);
+        sum = vol_add (counts, delta, first[(long long) k * row_cells], sum);
     }
   for (int y = y0;; y++)
     {
-      const bool masked = p.voids && binned[centre] == void_bin;
+      const bool masked = p.voids && *here == void_bin;
       out[(size_t) (y - y0) * out_row]
-        = masked ? __int_as_float (0x7fc00000) : vol_value<Sum> (t, sum, counts[p.bins], p.cells, p.bins, p.normalized);
+        = masked ? __int_as_float (0x7fc00000)
+                 : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized);
       if (y + 1 == y1)
         break;
-      centre += row_cells;
+      here += row_cells;
+#pragma unroll 4
       for (int i = 0; i < p.n_spans; i++)
         {
-          const Bin leaving = binned[centre + spans[i].leave];
-          const Bin entering = binned[centre + spans[i].enter];
-          sum = vol_remove<Bin, Count, Sum> (counts, delta, leaving, sum);
-          sum = vol_add<Bin, Count, Sum> (counts, delta, entering, sum);
+          const Bin leaving = here[spans[i].leave];
+          const Bin entering = here[spans[i].enter];
+          sum = vol_remove (counts, delta, leaving, sum);
+          sum = vol_add (counts, delta, entering, sum);
         }
     }
   /* Empty the counts by taking the last window out: as cheap as filling
    * them, whatever the number of bins. */
   for (int i = 0; i < p.n_spans; i++)
     {
-      const long long first = centre + spans[i].first;
+      const Bin *__restrict__ first = here + spans[i].first;
       for (int k = 0; k < spans[i].length; k++)
         {
-          const Bin b = binned[first + (long long) k * row_cells];
-          counts[b] = (Count) (counts[b] - 1);
+          const Bin b = first[(long long) k * row_cells];
+          counts[b] = counts[b] - 1u;
         }
     }
 }
 
-/* The fast variant: blocks of 128 neighbouring columns take tiles of
- * 128 columns × VOL_STRIP rows of one plane, grid-stride. Counts sit in
- * shared memory, or with global_counts in global memory; narrow sums keep
- * their differences in shared memory too. */
-template <typename Bin, typename Count, typename Sum>
-static __global__ void __launch_bounds__ (VOL_THREADS)
-vol_entropy_kernel (VolBand p)
+/* The fast variant's walk over the band: blocks of 128 neighbouring
+ * columns take tiles of 128 columns × VOL_STRIP rows of one plane,
+ * grid-stride. */
+template <typename Bin, typename Counts, typename Sum>
+static __device__ __forceinline__ void
+vol_band_walk (const VolBand &p, const VolSpan *spans, const Counts &counts, const Sum *delta,
+               const VolTables<Sum> &tables)
 {
-  extern __shared__ __align__ (16) unsigned char vol_shared[];
-  const int t = threadIdx.x;
-  const bool narrow = sizeof (Sum) == 4;
-  const VolTables<Sum> tables = vol_tables<Sum> (p.tables, p.cells);
-  const size_t table_bytes = narrow ? ((size_t) p.cells * sizeof (Sum) + 15) / 16 * 16 : 0;
-  Sum *shared_delta = (Sum *) vol_shared;
-  VolCounts<Count> counts;
-
-  if (narrow)
-    {
-      for (int c = t; c < p.cells; c += VOL_THREADS)
-        shared_delta[c] = tables.delta[c];
-      __syncthreads ();
-    }
-  if (p.global_counts != NULL)
-    {
-      const size_t threads = (size_t) gridDim.x * VOL_THREADS;
-      counts.base = (char *) p.global_counts + ((size_t) blockIdx.x * VOL_THREADS + (size_t) t) * sizeof (Count);
-      counts.stride = threads * sizeof (Count);
-    }
-  else
-    {
-      unsigned char *shared_counts = vol_shared + table_bytes;
-      counts.base = (char *) shared_counts + vol_count_lane<Count> (t);
-      counts.stride = (size_t) VOL_THREADS * sizeof (Count);
-      for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count) / 4; i += VOL_THREADS)
-        ((uint32_t *) shared_counts)[i] = 0;
-      __syncthreads ();
-    }
-
-  const Sum *delta = narrow ? shared_delta : tables.delta;
   const int tiles_x = (p.width + VOL_THREADS - 1) / VOL_THREADS;
   const int tiles_y = (p.height + VOL_STRIP - 1) / VOL_STRIP;
   const long long units = (long long) tiles_x * tiles_y * p.planes;
@@ -263,7 +274,7 @@ vol_entropy_kernel (VolBand p)
       const int tx = (int) (unit % tiles_x);
       const int ty = (int) (unit / tiles_x % tiles_y);
       const int z = (int) (unit / tiles_x / tiles_y);
-      const int x = tx * VOL_THREADS + t;
+      const int x = tx * VOL_THREADS + (int) threadIdx.x;
       const int y0 = ty * VOL_STRIP;
       const int y1 = min (y0 + VOL_STRIP, p.height);
 
@@ -271,9 +282,59 @@ vol_entropy_kernel (VolBand p)
         continue;
       const long long centre = (long long) (z + p.hd) * p.plane_cells + (long long) (y0 + p.hh) * p.row_cells + x + p.hw;
       float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
-      vol_strip<Bin, Count, Sum> (p, binned, centre, p.row_cells, p.spans, counts, delta, tables, out,
-                                  (size_t) p.width, y0, y1);
+      vol_strip<Bin> (p, binned, centre, p.row_cells, spans, counts, delta, tables, out, (size_t) p.width, y0, y1);
     }
+}
+
+/* The fast variant with counts in shared memory. Shared memory holds,
+ * in order, the staged spans, the differences of narrow sums, and the
+ * counts. */
+template <typename Bin, typename Count, typename Sum>
+static __global__ void __launch_bounds__ (VOL_THREADS)
+vol_entropy_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const int t = threadIdx.x;
+  const bool narrow = sizeof (Sum) == 4;
+  const VolTables<Sum> tables = vol_tables<Sum> (p.tables, p.cells);
+  const size_t span_bytes = vol_staged_span_bytes (p.n_spans);
+  const size_t table_bytes = narrow ? ((size_t) p.cells * sizeof (Sum) + 15) / 16 * 16 : 0;
+  const VolSpan *spans = vol_stage_spans (p, (VolSpan *) vol_shared);
+  Sum *shared_delta = (Sum *) (vol_shared + span_bytes);
+  unsigned char *shared_counts = vol_shared + span_bytes + table_bytes;
+  VolSharedCounts<Count, VOL_THREADS> counts;
+
+  if (narrow)
+    for (int c = t; c < p.cells; c += VOL_THREADS)
+      shared_delta[c] = tables.delta[c];
+  counts.mine = (Count *) (shared_counts + vol_count_lane<Count> (t));
+  for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count) / 4; i += VOL_THREADS)
+    ((uint32_t *) shared_counts)[i] = 0;
+  __syncthreads ();
+  vol_band_walk<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
+}
+
+/* The fast variant with counts in global memory (more bins than shared
+ * memory holds, such as exact 16-bit binning); narrow sums keep their
+ * differences in shared memory after the staged spans. */
+template <typename Bin, typename Count, typename Sum>
+static __global__ void __launch_bounds__ (VOL_THREADS)
+vol_entropy_global_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const bool narrow = sizeof (Sum) == 4;
+  const VolTables<Sum> tables = vol_tables<Sum> (p.tables, p.cells);
+  const VolSpan *spans = vol_stage_spans (p, (VolSpan *) vol_shared);
+  Sum *shared_delta = (Sum *) (vol_shared + vol_staged_span_bytes (p.n_spans));
+  VolGlobalCounts<Count> counts;
+
+  if (narrow)
+    for (int c = threadIdx.x; c < p.cells; c += VOL_THREADS)
+      shared_delta[c] = tables.delta[c];
+  counts.mine = (Count *) p.global_counts + (size_t) blockIdx.x * VOL_THREADS + threadIdx.x;
+  counts.stride = (size_t) gridDim.x * VOL_THREADS;
+  __syncthreads ();
+  vol_band_walk<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
 }
 
 /* The teaching variant: the same slide, but each block first stages its
@@ -295,14 +356,13 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
   uint16_t *tile = (uint16_t *) (vol_shared + table_bytes);
   unsigned char *count_rows = vol_shared + table_bytes + (tile_cells * 2 + 15) / 16 * 16;
   const int threads = VOL_TILE * VOL_TILE;
-  VolCounts<uint16_t> counts;
+  VolSharedCounts<uint16_t, VOL_TILE * VOL_TILE> counts;
 
   for (int c = t; c < p.cells; c += threads)
     delta[c] = tables.delta[c];
   /* 64 threads, 2-byte counts: 128 bytes a bin, threads t and t + 32 in
    * the two halves of word t mod 32. */
-  counts.base = (char *) count_rows + 4 * (t & 31) + 2 * (t >> 5);
-  counts.stride = (size_t) threads * 2;
+  counts.mine = (uint16_t *) (count_rows + 4 * (t & 31) + 2 * (t >> 5));
   for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * threads * 2 / 4; i += threads)
     ((uint32_t *) count_rows)[i] = 0;
 
@@ -336,8 +396,8 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
           const long long centre = (long long) (t / VOL_TILE + p.hd) * tile_plane + (long long) p.hh * tile_row
                                    + (t % VOL_TILE) + p.hw;
           float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
-          vol_strip<uint16_t, uint16_t, uint32_t> (p, tile, centre, tile_row, p.spans, counts, delta, tables, out,
-                                                   (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
+          vol_strip<uint16_t> (p, tile, centre, tile_row, p.spans, counts, delta, tables, out,
+                              (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
         }
     }
 }
@@ -533,9 +593,11 @@ template <typename Bin, typename Count, typename Sum>
 static bool
 vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsError *error)
 {
-  const void *kernel = (const void *) vol_entropy_kernel<Bin, Count, Sum>;
+  const void *kernel = global_counts == 0 ? (const void *) vol_entropy_kernel<Bin, Count, Sum>
+                                          : (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
   const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
-  const size_t smem = table_bytes + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
+  const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
+                      + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
   VolBand p = band;
@@ -544,19 +606,21 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
   blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
-  if (global_counts != 0)
+  if (global_counts == 0)
     {
-      const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
-      const size_t most = global_counts / per_block;
-      blocks = most < blocks ? (unsigned) most : blocks;
-      if (!es_cuda_device_reserve (cuda, &cuda->general_counts, (size_t) blocks * per_block, "3-D entropy counts",
-                                   error))
-        return false;
-      ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->general_counts.ptr, 0, (size_t) blocks * per_block, cuda->stream),
-                   "3-D entropy counts", error);
-      p.global_counts = (unsigned long long *) cuda->general_counts.ptr;
+      vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
+      ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
+      return true;
     }
-  vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
+  const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
+  const size_t most = global_counts / per_block;
+  blocks = most < blocks ? (unsigned) most : blocks;
+  if (!es_cuda_device_reserve (cuda, &cuda->general_counts, (size_t) blocks * per_block, "3-D entropy counts", error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->general_counts.ptr, 0, (size_t) blocks * per_block, cuda->stream),
+               "3-D entropy counts", error);
+  p.global_counts = (unsigned long long *) cuda->general_counts.ptr;
+  vol_entropy_global_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
   ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
   return true;
 }
