@@ -645,9 +645,10 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
         double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (es_monotonic_ms () - engine->open_start_ms) : 0;
         EsAutoCase c = {
           .job = job,
-          .pixels = (uint64_t) in->width * (uint64_t) in->height,
-          .in_bytes = in->stride * (size_t) in->height,
-          .out_bytes = (size_t) in->width * (size_t) in->height * es_format_size (es_op_output_format (job->op)),
+          .pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in),
+          .in_bytes = in->stride * (size_t) in->height * (size_t) es_image_planes (in),
+          .out_bytes = (size_t) in->width * (size_t) in->height * (size_t) es_image_planes (in)
+                       * es_format_size (es_op_output_format (job->op)),
           .cpu_threads = es_cpu_thread_count (),
           .cuda_open_left_ms = open_left > 0 ? open_left : 0,
           .cuda_warm = engine->cuda_warm,

@@ -60,6 +60,8 @@ typedef struct {
   const char *source;   /* where the lesson comes from */
   bool is_default;
   EsTransfer transfer;
+  /* NULL for the variants of 3-D windows: they move a volume's planes
+   * themselves (EsCudaOp.run_volume). */
   EsCudaLaunch launch;
   /* Why the variant cannot compute `job` (one static sentence), or NULL when
    * it can; a NULL hook: every job of its operation. */

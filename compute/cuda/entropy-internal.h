@@ -27,6 +27,14 @@ bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
 bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
 
+/* entropy-3d.cu: 3-D windows on a volume (or a 2-D image, a volume of one
+ * plane) in bands of planes over every device, EsCudaOp.run_volume of
+ * the "volume" and "volume-tile" variants; why each cannot compute a job. */
+bool es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in,
+                             EsImage *out, float times[3], EsControl *control, EsError *error);
+const char *es_cuda_entropy_volume_unsupported (const EsJob *job);
+const char *es_cuda_entropy_volume_tile_unsupported (const EsJob *job);
+
 /* A job on a frame that the general kernel's first pass binned, padded by
  * the window's half extents, with one more row (a row's words may be read
  * past its last cell): 8-bit bins where they and the void mark fit a byte,

@@ -44,6 +44,14 @@ square_depth_any_border (const EsJob *job)
                                     "in nats, without a mask (any border mode)";
 }
 
+/* The 2-D kernels: a 3-D window goes to the volume variants. */
+static const char *
+two_d_windows (const EsJob *job)
+{
+  return es_definition_is_3d (&job->definition) ? "computes 2-D windows only (a 3-D window runs on \"volume\")"
+                                                : NULL;
+}
+
 /* EsCudaOp.frame_pad: the fast kernels, one shot, with a border mode other
  * than clip run on the image padded by half the window. */
 static int
@@ -149,7 +157,23 @@ static const EsVariant entropy_variants[] = {
     "bins are sorted in registers instead, and the rest count in shared or global memory with Σ c ln c "
     "exact in 64-bit fixed point. It runs every definition, and the jobs that the other variants cannot.",
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, NULL },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, two_d_windows },
+  { "volume", "Volume: 3-D windows, a histogram slid down each column",
+    "For box, ball and 3-D footprint windows: each thread slides one output column's histogram down a "
+    "strip of rows of a plane, one cell out and one in for each (dz, dx) column of the window, so a voxel "
+    "costs two updates a column of the window, not its volume; a warp's 32 neighbouring columns read "
+    "32 neighbouring bins, which the L1 cache serves, and Σ c ln c moves exactly in fixed point. Volumes "
+    "larger than a GPU run in bands of planes, over every GPU.",
+    "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
+    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported },
+  { "volume-tile", "Volume, shared-memory tile with halo",
+    "As volume, but each block of 8×8 columns first stages its 8³ cube of outputs with the window's halo "
+    "in shared memory: the halo grows as (T+2r)³/T³, 5.4× the outputs' cells for a ball of radius 3, "
+    "so the staging loads, the shared memory they take from the counts, and the barriers cost more "
+    "than the L1 and L2 caches, which already serve the sliding window's re-reads.",
+    "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); Micikevicius, 3D finite difference "
+    "computation on GPUs using CUDA (2009)",
+    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_tile_unsupported },
 };
 
 const EsCudaOp es_cuda_entropy = {
@@ -163,4 +187,6 @@ const EsCudaOp es_cuda_entropy = {
   .apply_band = NULL,
   .frame_pad = entropy_frame_pad,
   .slow_path = entropy_slow_path,
+  .volumes = true,
+  .run_volume = es_cuda_entropy_volume,
 };

@@ -63,6 +63,12 @@ struct EsCudaOp {
    * the engine computes those on the CPU and says why; 2-D jobs on a
    * volume run here plane by plane either way. */
   bool volumes;
+  /* With volumes: runs a volumetric job (a 3-D window on a volume or on a
+   * one-plane image) with `variant`, one of those whose launch is NULL,
+   * moving the planes itself; times as es_cuda_run's upload, kernels,
+   * download. */
+  bool (*run_volume) (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+                      float times[3], EsControl *control, EsError *error);
 };
 
 extern const EsCudaOp es_cuda_quantize;

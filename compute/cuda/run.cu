@@ -416,6 +416,27 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
 
+  /* A 3-D window: the op's volume path moves the planes in bands itself. */
+  if (cuda_op->run_volume != NULL && es_job_is_volumetric (job))
+    {
+      float volume_times[3] = { 0, 0, 0 };
+
+      assert (variant->launch == NULL && es_image_planes (out) == es_image_planes (in));
+      es_control_begin (control, 1);
+      if (!cuda_op->run_volume (cuda, job, variant, in, out, volume_times, control, error))
+        return false;
+      es_control_advance (control, 1);
+      if (timing != NULL)
+        {
+          timing->upload_ms = volume_times[0];
+          timing->kernel_ms = volume_times[1];
+          timing->download_ms = volume_times[2];
+          timing->backend = ES_BACKEND_CUDA;
+          timing->variant = variant->id;
+        }
+      return true;
+    }
+
   /* A border mode that the variant computes as clip on a padded frame. */
   const int pad = cuda_op->frame_pad != NULL ? cuda_op->frame_pad (job, variant) : 0;
   EsCudaFrame frame = frame_for (job, in, info->output_format, pad);

@@ -1,0 +1,916 @@
+/* SPDX-License-Identifier: MIT */
+/* Local entropy over 3-D windows (box, ball, 3-D footprint) on the GPU: bands of planes, a histogram slid down y. */
+#include "entropy-internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Why this method: a window is a list of spans along y, one per (dz, dx)
+ * column of it. Each thread owns one output column x of one plane and slides
+ * its window's histogram down a strip of rows: one cell leaves and one enters
+ * each span, so a voxel costs two updates a span, growing with the window's
+ * cross-section (D·W for a box, about π r² for a ball), not its volume. The
+ * threads of a warp hold neighbouring columns, so every update is one
+ * coalesced load of 32 neighbouring bins that the L1 cache mostly serves
+ * (the window's re-reads are a few rows apart in time).
+ *
+ * Σ c·ln c moves with each update by one entry of a table of differences,
+ * in integer fixed point: exact, so the order of updates and the band or
+ * device that computes a voxel never change its bits. Windows up to 961
+ * cells sum in uint32 scaled by 2^19 (the 2-D kernels' scale); larger ones
+ * in int64 scaled by 2^32 (the CPU path's).
+ *
+ * A first kernel bins the band's planes into a padded block: the window's
+ * half extents of border on every side, filled as the border mode says, and
+ * the bin VOID (= B) for a cell that counts nowhere (outside with clip, or
+ * masked). The sliding kernel then has no border or mask test; VOID's count
+ * is the window's void cells, left out of n and of the sum. */
+
+/* Threads a block of the sliding kernel: 128 neighbouring columns. */
+#define VOL_THREADS 128
+/* Rows a thread slides down before it starts a new window: filling one
+ * costs its cells in updates, a slide two a span. */
+#define VOL_STRIP 64
+/* Spans a block stages in shared memory (32 bytes each). */
+#define VOL_STAGED_SPANS 512
+/* Windows up to this many cells sum in uint32 at 2^19 (see above). */
+#define VOL_NARROW_CELLS ES_CUDA_MAX_COUNT
+/* Shared memory that the sliding kernel's counts may take in a block. */
+#define VOL_SHARED_COUNTS_MAX ((size_t) 160 << 10)
+/* Device memory for counts held in global memory (more bins than shared
+ * memory holds, such as exact 16-bit binning): at most this much. */
+#define VOL_GLOBAL_COUNTS_MAX ((size_t) 1 << 30)
+
+/* The teaching kernel's cube of outputs, T a side. */
+#define VOL_TILE 8
+/* Shared memory that its tile with halo and counts may take. */
+#define VOL_TILE_SHARED_MAX ((size_t) 96 << 10)
+
+/* One (dz, dx) column run of the window, dy from y0 to y0 + length − 1, as
+ * offsets in cells of a padded block from the window's centre: `first` its
+ * first cell, `leave` the cell that leaves and `enter` the one that enters
+ * when the centre moves down one row. */
+typedef struct {
+  long long first, leave, enter;
+  int length;
+} VolSpan;
+
+/* The fixed-point tables of a window of `cells` cells, one after the other
+ * in one device buffer: the differences c_ln_c[c + 1] − c_ln_c[c] and
+ * c_ln_c (as Sum), then ln n, the scale over n and the threshold below which
+ * an entropy of n cells is 0 (doubles), each for c, n = 0..cells. */
+template <typename Sum> struct VolTables {
+  const Sum *delta, *c_ln_c;
+  const double *ln_n, *inv_n, *zero_below;
+};
+
+/* What the sliding kernels read of a band. */
+typedef struct {
+  const void *binned;          /* (planes + 2·hd) × (height + 2·hh) × (width + 2·hw) bins */
+  long long plane_cells, row_cells;
+  int width, height, planes;   /* of the band's output */
+  int hd, hh, hw;
+  const VolSpan *spans;        /* in the padded block's strides */
+  int n_spans;
+  int cells;
+  uint32_t bins;               /* B; the bin VOID is B */
+  /* Cells can be void (a mask, or clip): without, VOID never occurs and
+   * 256 bins still fit bytes, in which VOID would read as bin 0. */
+  bool voids;
+  bool normalized;
+  float *out;                  /* planes × height × width, dense */
+  const void *tables;
+  unsigned long long *global_counts;  /* counts in global memory, or NULL */
+} VolBand;
+
+/* ---- the value of a window ---------------------------------------------------- */
+
+template <typename Sum>
+static __device__ __forceinline__ VolTables<Sum>
+vol_tables (const void *buffer, int cells)
+{
+  VolTables<Sum> t;
+  const size_t n = (size_t) cells + 1;
+
+  t.delta = (const Sum *) buffer;
+  t.c_ln_c = t.delta + n;
+  t.ln_n = (const double *) (t.c_ln_c + n);
+  t.inv_n = t.ln_n + n;
+  t.zero_below = t.inv_n + n;
+  return t;
+}
+
+/* es_entropy_value of a window whose fixed-point sum over every bin,
+ * VOID's included, is `sum`, with `voids` cells in VOID. */
+template <typename Sum>
+static __device__ __forceinline__ float
+vol_value (const VolTables<Sum> &t, Sum sum, unsigned voids, int cells, uint32_t bins, bool normalized)
+{
+  const int n = cells - (int) voids;
+
+  if (n <= 0)
+    return __int_as_float (0x7fc00000);
+  const double h = __ldg (&t.ln_n[n]) - (double) (Sum) (sum - __ldg (&t.c_ln_c[voids])) * __ldg (&t.inv_n[n]);
+  if (h < __ldg (&t.zero_below[n]))
+    return 0.0f;
+  if (!normalized)
+    return (float) h;
+  const uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
+  return most <= 1 ? 0.0f : (float) (h / __ldg (&t.ln_n[most]));
+}
+
+/* ---- counts ---------------------------------------------------------------------
+ * A thread's count of bin b. In shared memory a bin is one row of the
+ * block's counts, laid out so that the 32 threads of a warp hit 32 banks
+ * whatever their bins; in global memory a bin is a row of every thread's. */
+
+template <typename Count>
+static __device__ __forceinline__ unsigned
+vol_count_lane (int t)
+{
+  if (sizeof (Count) == 1)
+    return 4u * (unsigned) (t & 31) + (unsigned) (t >> 5);
+  if (sizeof (Count) == 2)
+    return es_cuda_count_lane (t);
+  return 4u * (unsigned) t;
+}
+
+/* Counts in shared memory, `Threads` counts a bin. The row stride is a
+ * constant and the pointer is known to be shared, so that an update is one
+ * 32-bit address, a shared load and a shared store (a generic pointer, or a
+ * stride read at run time, cost several instructions an update and kept the
+ * compiler from moving the window's loads ahead of the stores). */
+template <typename Count, int Threads> struct VolSharedCounts {
+  Count *mine;      /* this thread's count of bin 0 */
+
+  __device__ __forceinline__ Count &operator[] (uint32_t bin) const
+  {
+    __builtin_assume (__isShared (mine));
+    return mine[bin * Threads];
+  }
+};
+
+/* Counts in global memory, a row of every thread's a bin. */
+template <typename Count> struct VolGlobalCounts {
+  Count *mine;
+  size_t stride;    /* counts from one bin to the next */
+
+  __device__ __forceinline__ Count &operator[] (uint32_t bin) const { return mine[(size_t) bin * stride]; }
+};
+
+/* ---- the sliding kernel ---------------------------------------------------------- */
+
+template <typename Counts, typename Sum, typename Bin>
+static __device__ __forceinline__ Sum
+vol_add (const Counts &counts, const Sum *delta, Bin b, Sum sum)
+{
+  const uint32_t c = counts[b];
+  counts[b] = c + 1;
+  return sum + delta[c];
+}
+
+template <typename Counts, typename Sum, typename Bin>
+static __device__ __forceinline__ Sum
+vol_remove (const Counts &counts, const Sum *delta, Bin b, Sum sum)
+{
+  const uint32_t c = counts[b] - 1u;
+  counts[b] = c;
+  return sum - delta[c];
+}
+
+/* The bytes of shared memory that a window's spans take when staged
+ * there: up to VOL_STAGED_SPANS of them (balls to radius 11, boxes to
+ * 21×21 columns); the rest of footprints up to 63 a side read them
+ * through the cache. */
+static __host__ __device__ __forceinline__ size_t
+vol_staged_span_bytes (int n_spans)
+{
+  return n_spans <= VOL_STAGED_SPANS ? (size_t) n_spans * sizeof (VolSpan) : 0;
+}
+
+/* The window's spans as seen by a block, staged in `staged` where they
+ * fit: every thread of a warp reads the same span at once, one shared
+ * broadcast a span a row. Callers synchronize before the first use. */
+static __device__ __forceinline__ const VolSpan *
+vol_stage_spans (const VolBand &p, VolSpan *staged)
+{
+  if (vol_staged_span_bytes (p.n_spans) == 0)
+    return p.spans;
+  for (int i = threadIdx.x; i < p.n_spans; i += blockDim.x)
+    staged[i] = p.spans[i];
+  return staged;
+}
+
+/* One thread's strip: rows [y0, y1) of column x of output plane z, read
+ * from `binned` (a padded block with row stride row_cells, whose cell
+ * `centre` is the window centre of (x, y0, z)), the window's counts in
+ * `counts`, all zero on entry and on return. Nothing the kernel writes
+ * aliases the bins, so their loads can run ahead of the count updates. */
+template <typename Bin, typename Counts, typename Sum>
+static __device__ __forceinline__ void
+vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
+           const VolSpan *spans, const Counts &counts, const Sum *delta, const VolTables<Sum> &t, float *out,
+           size_t out_row, int y0, int y1)
+{
+  const Bin void_bin = (Bin) p.bins;
+  const Bin *__restrict__ here = binned + centre;
+  Sum sum = 0;
+
+  for (int i = 0; i < p.n_spans; i++)
+    {
+      const Bin *__restrict__ first = here + spans[i].first;
+      const int length = spans[i].length;
+      for (int k = 0; k < length; k++)
+        sum = vol_add (counts, delta, first[(long long) k * row_cells], sum);
+    }
+  for (int y = y0;; y++)
+    {
+      const bool masked = p.voids && *here == void_bin;
+      out[(size_t) (y - y0) * out_row]
+        = masked ? __int_as_float (0x7fc00000)
+                 : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized);
+      if (y + 1 == y1)
+        break;
+      here += row_cells;
+#pragma unroll 4
+      for (int i = 0; i < p.n_spans; i++)
+        {
+          const Bin leaving = here[spans[i].leave];
+          const Bin entering = here[spans[i].enter];
+          sum = vol_remove (counts, delta, leaving, sum);
+          sum = vol_add (counts, delta, entering, sum);
+        }
+    }
+  /* Empty the counts by taking the last window out: as cheap as filling
+   * them, whatever the number of bins. */
+  for (int i = 0; i < p.n_spans; i++)
+    {
+      const Bin *__restrict__ first = here + spans[i].first;
+      for (int k = 0; k < spans[i].length; k++)
+        {
+          const Bin b = first[(long long) k * row_cells];
+          counts[b] = counts[b] - 1u;
+        }
+    }
+}
+
+/* The fast variant's walk over the band: blocks of 128 neighbouring
+ * columns take tiles of 128 columns × VOL_STRIP rows of one plane,
+ * grid-stride. */
+template <typename Bin, typename Counts, typename Sum>
+static __device__ __forceinline__ void
+vol_band_walk (const VolBand &p, const VolSpan *spans, const Counts &counts, const Sum *delta,
+               const VolTables<Sum> &tables)
+{
+  const int tiles_x = (p.width + VOL_THREADS - 1) / VOL_THREADS;
+  const int tiles_y = (p.height + VOL_STRIP - 1) / VOL_STRIP;
+  const long long units = (long long) tiles_x * tiles_y * p.planes;
+  const Bin *binned = (const Bin *) p.binned;
+
+  for (long long unit = blockIdx.x; unit < units; unit += gridDim.x)
+    {
+      const int tx = (int) (unit % tiles_x);
+      const int ty = (int) (unit / tiles_x % tiles_y);
+      const int z = (int) (unit / tiles_x / tiles_y);
+      const int x = tx * VOL_THREADS + (int) threadIdx.x;
+      const int y0 = ty * VOL_STRIP;
+      const int y1 = min (y0 + VOL_STRIP, p.height);
+
+      if (x >= p.width)
+        continue;
+      const long long centre = (long long) (z + p.hd) * p.plane_cells + (long long) (y0 + p.hh) * p.row_cells + x + p.hw;
+      float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
+      vol_strip<Bin> (p, binned, centre, p.row_cells, spans, counts, delta, tables, out, (size_t) p.width, y0, y1);
+    }
+}
+
+/* The fast variant with counts in shared memory. Shared memory holds,
+ * in order, the staged spans, the differences of narrow sums, and the
+ * counts. */
+template <typename Bin, typename Count, typename Sum>
+static __global__ void __launch_bounds__ (VOL_THREADS)
+vol_entropy_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const int t = threadIdx.x;
+  const bool narrow = sizeof (Sum) == 4;
+  const VolTables<Sum> tables = vol_tables<Sum> (p.tables, p.cells);
+  const size_t span_bytes = vol_staged_span_bytes (p.n_spans);
+  const size_t table_bytes = narrow ? ((size_t) p.cells * sizeof (Sum) + 15) / 16 * 16 : 0;
+  const VolSpan *spans = vol_stage_spans (p, (VolSpan *) vol_shared);
+  Sum *shared_delta = (Sum *) (vol_shared + span_bytes);
+  unsigned char *shared_counts = vol_shared + span_bytes + table_bytes;
+  VolSharedCounts<Count, VOL_THREADS> counts;
+
+  if (narrow)
+    for (int c = t; c < p.cells; c += VOL_THREADS)
+      shared_delta[c] = tables.delta[c];
+  counts.mine = (Count *) (shared_counts + vol_count_lane<Count> (t));
+  for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count) / 4; i += VOL_THREADS)
+    ((uint32_t *) shared_counts)[i] = 0;
+  __syncthreads ();
+  vol_band_walk<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
+}
+
+/* The fast variant with counts in global memory (more bins than shared
+ * memory holds, such as exact 16-bit binning); narrow sums keep their
+ * differences in shared memory after the staged spans. */
+template <typename Bin, typename Count, typename Sum>
+static __global__ void __launch_bounds__ (VOL_THREADS)
+vol_entropy_global_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const bool narrow = sizeof (Sum) == 4;
+  const VolTables<Sum> tables = vol_tables<Sum> (p.tables, p.cells);
+  const VolSpan *spans = vol_stage_spans (p, (VolSpan *) vol_shared);
+  Sum *shared_delta = (Sum *) (vol_shared + vol_staged_span_bytes (p.n_spans));
+  VolGlobalCounts<Count> counts;
+
+  if (narrow)
+    for (int c = threadIdx.x; c < p.cells; c += VOL_THREADS)
+      shared_delta[c] = tables.delta[c];
+  counts.mine = (Count *) p.global_counts + (size_t) blockIdx.x * VOL_THREADS + threadIdx.x;
+  counts.stride = (size_t) gridDim.x * VOL_THREADS;
+  __syncthreads ();
+  vol_band_walk<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
+}
+
+/* The teaching variant: the same slide, but each block first stages its
+ * cube of T³ outputs with the window's halo, (T + 2hw)(T + 2hh)(T + 2hd)
+ * bins, in shared memory, and the 64 threads (T columns × T planes) slide
+ * down T rows of it. Spans are in the tile's strides. Narrow sums, 16-bit
+ * counts, 16-bit staged bins. */
+template <typename Bin>
+static __global__ void __launch_bounds__ (VOL_TILE * VOL_TILE)
+vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const int t = threadIdx.x;
+  const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
+  const int tw = VOL_TILE + 2 * p.hw, th = VOL_TILE + 2 * p.hh, td = VOL_TILE + 2 * p.hd;
+  const size_t tile_cells = (size_t) tw * th * td;
+  uint32_t *delta = (uint32_t *) vol_shared;
+  const size_t table_bytes = ((size_t) p.cells * 4 + 15) / 16 * 16;
+  uint16_t *tile = (uint16_t *) (vol_shared + table_bytes);
+  unsigned char *count_rows = vol_shared + table_bytes + (tile_cells * 2 + 15) / 16 * 16;
+  const int threads = VOL_TILE * VOL_TILE;
+  VolSharedCounts<uint16_t, VOL_TILE * VOL_TILE> counts;
+
+  for (int c = t; c < p.cells; c += threads)
+    delta[c] = tables.delta[c];
+  /* 64 threads, 2-byte counts: 128 bytes a bin, threads t and t + 32 in
+   * the two halves of word t mod 32. */
+  counts.mine = (uint16_t *) (count_rows + 4 * (t & 31) + 2 * (t >> 5));
+  for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * threads * 2 / 4; i += threads)
+    ((uint32_t *) count_rows)[i] = 0;
+
+  const Bin *binned = (const Bin *) p.binned;
+  const int tiles_x = (p.width + VOL_TILE - 1) / VOL_TILE;
+  const int tiles_y = (p.height + VOL_TILE - 1) / VOL_TILE;
+  const int tiles_z = (p.planes + VOL_TILE - 1) / VOL_TILE;
+  const long long units = (long long) tiles_x * tiles_y * tiles_z;
+
+  for (long long unit = blockIdx.x; unit < units; unit += gridDim.x)
+    {
+      const int x0 = (int) (unit % tiles_x) * VOL_TILE;
+      const int y0 = (int) (unit / tiles_x % tiles_y) * VOL_TILE;
+      const int z0 = (int) (unit / tiles_x / tiles_y) * VOL_TILE;
+
+      /* The previous tile's slides are done before its cells are replaced. */
+      __syncthreads ();
+      for (size_t i = (size_t) t; i < tile_cells; i += threads)
+        {
+          const int lx = (int) (i % tw), ly = (int) (i / tw % th), lz = (int) (i / tw / th);
+          const int px = min (x0 + lx, p.width + 2 * p.hw - 1);
+          const int py = min (y0 + ly, p.height + 2 * p.hh - 1);
+          const int pz = min (z0 + lz, p.planes + 2 * p.hd - 1);
+          tile[i] = (uint16_t) binned[(long long) pz * p.plane_cells + (long long) py * p.row_cells + px];
+        }
+      __syncthreads ();
+
+      const int x = x0 + (t % VOL_TILE), z = z0 + (t / VOL_TILE);
+      if (x < p.width && z < p.planes)
+        {
+          const long long centre = (long long) (t / VOL_TILE + p.hd) * tile_plane + (long long) p.hh * tile_row
+                                   + (t % VOL_TILE) + p.hw;
+          float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
+          vol_strip<uint16_t> (p, tile, centre, tile_row, p.spans, counts, delta, tables, out,
+                              (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
+        }
+    }
+}
+
+/* ---- binning a band ------------------------------------------------------------ */
+
+/* What the binning kernel reads: the band's source planes [s0, s1] of the
+ * input (and mask), dense, and how every padded cell maps to them. */
+typedef struct {
+  const void *raw;
+  const uint8_t *mask;        /* or NULL */
+  int sample_bytes;
+  int width, height, volume_planes;
+  int z_first;                /* the volume plane of the block's padded plane 0: z0 − hd */
+  int s0;
+  int padded_w, padded_h, padded_planes;
+  int hd, hh, hw;
+  EsBorder border;
+  const uint32_t *bin_of;     /* the bin of every sample value */
+  uint32_t table_size;
+  uint32_t void_bin, outside_bin;
+} VolBinning;
+
+template <typename Bin>
+static __global__ void
+vol_bin_kernel (VolBinning b, Bin *binned)
+{
+  const size_t total = (size_t) b.padded_w * b.padded_h * b.padded_planes;
+
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t) gridDim.x * blockDim.x)
+    {
+      const int px = (int) (i % b.padded_w), py = (int) (i / b.padded_w % b.padded_h);
+      const int pz = (int) (i / b.padded_w / b.padded_h);
+      const int xs = es_border_index (px - b.hw, b.width, b.border);
+      const int ys = es_border_index (py - b.hh, b.height, b.border);
+      const int zs = es_border_index (b.z_first + pz, b.volume_planes, b.border);
+      uint32_t bin;
+
+      if (xs < 0 || ys < 0 || zs < 0)
+        bin = b.outside_bin;
+      else
+        {
+          const size_t cell = ((size_t) (zs - b.s0) * b.height + ys) * b.width + xs;
+          if (b.mask != NULL && b.mask[cell] == 0)
+            bin = b.void_bin;
+          else
+            {
+              uint32_t v = b.sample_bytes == 1 ? ((const uint8_t *) b.raw)[cell] : ((const uint16_t *) b.raw)[cell];
+              bin = b.bin_of[min (v, b.table_size - 1)];
+            }
+        }
+      binned[i] = (Bin) bin;
+    }
+}
+
+/* ---- the host side ----------------------------------------------------------------- */
+
+/* The window as column runs along y: a (dz, dx) column of the window can
+ * hold several runs (a footprint with holes). */
+static int
+vol_column_runs (const EsJob *job, int hd, int hh, int hw, int **out)
+{
+  const int n3 = es_window_spans_3d (job, NULL, 0);
+  const int dd = 2 * hd + 1, hh2 = 2 * hh + 1, ww = 2 * hw + 1;
+  EsSpan3 *spans = (EsSpan3 *) malloc ((size_t) n3 * sizeof *spans);
+  uint8_t *cells = (uint8_t *) calloc ((size_t) dd * hh2 * ww, 1);
+  int *runs = (int *) malloc ((size_t) dd * ww * ((size_t) hh2 / 2 + 1) * 4 * sizeof *runs);
+  int n = 0;
+
+  if (spans == NULL || cells == NULL || runs == NULL)
+    {
+      free (spans);
+      free (cells);
+      free (runs);
+      return -1;
+    }
+  es_window_spans_3d (job, spans, n3);
+  for (int i = 0; i < n3; i++)
+    for (int dx = spans[i].x0; dx <= spans[i].x1; dx++)
+      cells[((size_t) (spans[i].dz + hd) * hh2 + (size_t) (spans[i].dy + hh)) * ww + (size_t) (dx + hw)] = 1;
+  for (int dz = -hd; dz <= hd; dz++)
+    for (int dx = -hw; dx <= hw; dx++)
+      for (int dy = -hh; dy <= hh; dy++)
+        {
+          if (!cells[((size_t) (dz + hd) * hh2 + (size_t) (dy + hh)) * ww + (size_t) (dx + hw)])
+            continue;
+          int end = dy;
+          while (end + 1 <= hh && cells[((size_t) (dz + hd) * hh2 + (size_t) (end + 1 + hh)) * ww + (size_t) (dx + hw)])
+            end++;
+          runs[4 * n] = dz, runs[4 * n + 1] = dx, runs[4 * n + 2] = dy, runs[4 * n + 3] = end;
+          n++;
+          dy = end;
+        }
+  free (spans);
+  free (cells);
+  *out = runs;
+  return n;
+}
+
+static void
+vol_spans_in (const int *runs, int n, long long plane, long long row, VolSpan *spans)
+{
+  for (int i = 0; i < n; i++)
+    {
+      const long long dz = runs[4 * i], dx = runs[4 * i + 1], y0 = runs[4 * i + 2], y1 = runs[4 * i + 3];
+      spans[i].first = dz * plane + y0 * row + dx;
+      spans[i].leave = dz * plane + (y0 - 1) * row + dx;
+      spans[i].enter = dz * plane + y1 * row + dx;
+      spans[i].length = (int) (y1 - y0 + 1);
+    }
+}
+
+/* The tables of a window of `cells` cells, in the layout of VolTables. */
+template <typename Sum>
+static void *
+vol_tables_host (int cells, double scale, size_t *bytes)
+{
+  const size_t n = (size_t) cells + 1;
+  *bytes = 2 * n * sizeof (Sum) + 3 * n * sizeof (double);
+  char *buffer = (char *) malloc (*bytes);
+  if (buffer == NULL)
+    return NULL;
+  Sum *delta = (Sum *) buffer, *c_ln_c = delta + n;
+  double *ln_n = (double *) (c_ln_c + n), *inv_n = ln_n + n, *zero_below = inv_n + n;
+
+  for (size_t c = 0; c < n; c++)
+    {
+      c_ln_c[c] = c == 0 ? 0 : (Sum) llround ((double) c * log ((double) c) * scale);
+      ln_n[c] = c == 0 ? 0.0 : log ((double) c);
+      inv_n[c] = c == 0 ? 0.0 : 1.0 / (scale * (double) c);
+      zero_below[c] = es_entropy_zero_below ((int) c);
+    }
+  for (size_t c = 0; c + 1 < n; c++)
+    delta[c] = c_ln_c[c + 1] - c_ln_c[c];
+  delta[n - 1] = 0;
+  return buffer;
+}
+
+/* One device's share of a volume job. */
+typedef struct {
+  const EsJob *job;
+  const EsImage *in;
+  EsImage *out;
+  bool tiled;                 /* the teaching variant */
+  int band_planes;            /* output planes a band computes */
+  int z_begin, z_end;         /* the device's planes */
+  int hd, hh, hw;
+  const int *runs;
+  int n_runs;
+  const void *tables;         /* host tables, table_bytes */
+  size_t table_bytes;
+  const uint32_t *bin_of;     /* host */
+  uint32_t table_size;
+  EsBinner binner;
+  uint32_t void_bin, outside_bin;
+  bool voids;                 /* a cell can be void: a mask, or clip */
+  int bin_bytes, count_bytes;
+  bool narrow;
+  size_t global_count_bytes;  /* 0: counts in shared memory */
+  float times[3];
+} VolWork;
+
+/* The bytes of one band of `planes` output planes on a device. */
+static size_t
+vol_band_bytes (const VolWork *w, int planes)
+{
+  const EsImage *in = w->in;
+  const size_t plane = (size_t) in->width * in->height;
+  const size_t source = (size_t) planes + 2 * (size_t) w->hd;
+  const size_t padded = (size_t) (in->width + 2 * w->hw) * (size_t) (in->height + 2 * w->hh);
+
+  return source * plane * (es_format_size (in->format) + (w->job->definition.mask != NULL ? 1 : 0))
+         + (source * padded + 64) * (size_t) w->bin_bytes + (size_t) planes * plane * sizeof (float);
+}
+
+/* The source planes [*s0, *s1] that planes [z0 − hd, z1 + hd) map to. */
+static void
+vol_source_planes (int z0, int z1, int hd, int planes, EsBorder border, int *s0, int *s1)
+{
+  *s0 = planes, *s1 = -1;
+  for (int z = z0 - hd; z < z1 + hd; z++)
+    {
+      const int m = es_border_index (z, planes, border);
+      if (m >= 0)
+        {
+          *s0 = m < *s0 ? m : *s0;
+          *s1 = m > *s1 ? m : *s1;
+        }
+    }
+}
+
+template <typename Bin, typename Count, typename Sum>
+static bool
+vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsError *error)
+{
+  const void *kernel = global_counts == 0 ? (const void *) vol_entropy_kernel<Bin, Count, Sum>
+                                          : (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
+  const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
+  const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
+                      + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
+  const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
+                       * (size_t) band.planes;
+  VolBand p = band;
+  unsigned blocks;
+
+  ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
+               "3-D entropy shared memory", error);
+  blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
+  if (global_counts == 0)
+    {
+      vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
+      ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
+      return true;
+    }
+  const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
+  const size_t most = global_counts / per_block;
+  blocks = most < blocks ? (unsigned) most : blocks;
+  if (!es_cuda_device_reserve (cuda, &cuda->general_counts, (size_t) blocks * per_block, "3-D entropy counts", error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->general_counts.ptr, 0, (size_t) blocks * per_block, cuda->stream),
+               "3-D entropy counts", error);
+  p.global_counts = (unsigned long long *) cuda->general_counts.ptr;
+  vol_entropy_global_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
+  ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
+  return true;
+}
+
+template <typename Bin>
+static bool
+vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
+{
+  if (w->tiled)
+    {
+      const long long tile_row = VOL_TILE + 2 * w->hw;
+      const long long tile_plane = tile_row * (VOL_TILE + 2 * w->hh);
+      const size_t tile_cells = (size_t) tile_plane * (VOL_TILE + 2 * w->hd);
+      const size_t smem = ((size_t) band.cells * 4 + 15) / 16 * 16 + (tile_cells * 2 + 15) / 16 * 16
+                          + ((size_t) band.bins + 1) * VOL_TILE * VOL_TILE * 2;
+      const void *kernel = (const void *) vol_tile_kernel<Bin>;
+      const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_TILE) * es_cuda_div_up ((size_t) band.height, VOL_TILE)
+                           * es_cuda_div_up ((size_t) band.planes, VOL_TILE);
+      VolBand p = band;
+
+      p.spans = (const VolSpan *) ((const char *) cuda->general_spans.ptr + (size_t) w->n_runs * sizeof (VolSpan));
+      ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
+                   "3-D tile shared memory", error);
+      unsigned blocks = es_cuda_resident_blocks (cuda, kernel, VOL_TILE * VOL_TILE, smem, tiles * VOL_TILE * VOL_TILE);
+      vol_tile_kernel<Bin><<<blocks, VOL_TILE * VOL_TILE, smem, cuda->stream>>> (p, tile_plane, tile_row);
+      ES_CUDA_LAUNCHED (cuda, "3-D tile kernel", error);
+      return true;
+    }
+  if (w->narrow)
+    return w->count_bytes == 1 ? vol_launch_sliding<Bin, uint8_t, uint32_t> (cuda, band, w->global_count_bytes, error)
+                               : vol_launch_sliding<Bin, uint16_t, uint32_t> (cuda, band, w->global_count_bytes, error);
+  return vol_launch_sliding<Bin, uint32_t, long long> (cuda, band, w->global_count_bytes, error);
+}
+
+template <typename Bin>
+static bool
+vol_bin (EsCuda *cuda, const VolBinning &b, void *binned, EsError *error)
+{
+  const size_t total = (size_t) b.padded_w * b.padded_h * b.padded_planes;
+
+  vol_bin_kernel<Bin><<<es_cuda_blocks (cuda, total, 256), 256, 0, cuda->stream>>> (b, (Bin *) binned);
+  ES_CUDA_LAUNCHED (cuda, "3-D binning kernel", error);
+  return true;
+}
+
+/* Uploads planes [s0, s1] of `image` densely into `device`. */
+static bool
+vol_upload_planes (EsCuda *cuda, const EsImage *image, int s0, int s1, void *device, EsError *error)
+{
+  const size_t row = (size_t) image->width * es_format_size (image->format);
+
+  for (int z = s0; z <= s1; z++)
+    ES_CUDA_TRY (cuda,
+                 cudaMemcpy2DAsync ((char *) device + (size_t) (z - s0) * row * image->height, row,
+                                    es_image_voxel_row (image, z, 0), image->stride, row, (size_t) image->height,
+                                    cudaMemcpyHostToDevice, cuda->stream),
+                 "volume upload", error);
+  return true;
+}
+
+/* The device's bands, one after the other on its stream. */
+static bool
+vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
+{
+  const EsImage *in = w->in;
+  const EsJob *job = w->job;
+  const int planes = es_image_planes (in);
+  const int pw = in->width + 2 * w->hw, ph = in->height + 2 * w->hh;
+  const size_t plane = (size_t) in->width * in->height;
+  const size_t source_planes = (size_t) w->band_planes + 2 * (size_t) w->hd;
+  const long long tile_row = VOL_TILE + 2 * w->hw, tile_plane = tile_row * (VOL_TILE + 2 * w->hh);
+  VolSpan *spans = (VolSpan *) malloc (2 * (size_t) w->n_runs * sizeof *spans);
+
+  w->times[0] = w->times[1] = w->times[2] = 0;
+  if (spans == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the spans of a 3-D window");
+  vol_spans_in (w->runs, w->n_runs, (long long) pw * ph, pw, spans);
+  vol_spans_in (w->runs, w->n_runs, tile_plane, tile_row, spans + w->n_runs);
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  bool ok = es_cuda_device_reserve (cuda, &cuda->general_spans, 2 * (size_t) w->n_runs * sizeof *spans, "3-D spans",
+                                    error)
+            && es_cuda_device_reserve (cuda, &cuda->general_clnc, w->table_bytes, "3-D tables", error)
+            && es_cuda_device_reserve (cuda, &cuda->general_bins, (size_t) w->table_size * 4, "bin table", error)
+            && es_cuda_device_reserve (cuda, &cuda->d_in, source_planes * plane * es_format_size (in->format),
+                                       "volume input", error)
+            && (job->definition.mask == NULL
+                || es_cuda_device_reserve (cuda, &cuda->general_mask, source_planes * plane, "volume mask", error))
+            && es_cuda_device_reserve (cuda, &cuda->general_binned, (source_planes * pw * ph + 64) * w->bin_bytes,
+                                       "binned volume", error)
+            && es_cuda_device_reserve (cuda, &cuda->d_out, (size_t) w->band_planes * plane * sizeof (float),
+                                       "volume output", error);
+  if (ok)
+    ok = es_cuda_check (cuda,
+                        cudaMemcpyAsync (cuda->general_spans.ptr, spans, 2 * (size_t) w->n_runs * sizeof *spans,
+                                         cudaMemcpyHostToDevice, cuda->stream), "3-D spans upload", error)
+         && es_cuda_check (cuda, cudaMemcpyAsync (cuda->general_clnc.ptr, w->tables, w->table_bytes,
+                                                  cudaMemcpyHostToDevice, cuda->stream), "3-D tables upload", error)
+         && es_cuda_check (cuda, cudaMemcpyAsync (cuda->general_bins.ptr, w->bin_of, (size_t) w->table_size * 4,
+                                                  cudaMemcpyHostToDevice, cuda->stream), "bin table upload", error)
+         /* Pageable sources: the copies above are staged before they return. */
+         && es_cuda_check (cuda, cudaStreamSynchronize (cuda->stream), "3-D tables upload", error);
+  free (spans);
+  if (!ok)
+    return false;
+
+  for (int z0 = w->z_begin; z0 < w->z_end; z0 += w->band_planes)
+    {
+      const int z1 = z0 + w->band_planes < w->z_end ? z0 + w->band_planes : w->z_end;
+      int s0, s1;
+      float ms;
+
+      if (es_control_cancelled (control))
+        return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
+      vol_source_planes (z0, z1, w->hd, planes, job->definition.border, &s0, &s1);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
+      if (s1 >= s0
+          && (!vol_upload_planes (cuda, in, s0, s1, cuda->d_in.ptr, error)
+              || (job->definition.mask != NULL
+                  && !vol_upload_planes (cuda, job->definition.mask, s0, s1, cuda->general_mask.ptr, error))))
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
+
+      VolBinning b = { cuda->d_in.ptr, job->definition.mask != NULL ? (const uint8_t *) cuda->general_mask.ptr : NULL,
+                       (int) es_format_size (in->format), in->width, in->height, planes, z0 - w->hd, s0,
+                       pw, ph, z1 - z0 + 2 * w->hd, w->hd, w->hh, w->hw, job->definition.border,
+                       (const uint32_t *) cuda->general_bins.ptr, w->table_size, w->void_bin, w->outside_bin };
+      VolBand band = { cuda->general_binned.ptr, (long long) pw * ph, pw, in->width, in->height, z1 - z0,
+                       w->hd, w->hh, w->hw, (const VolSpan *) cuda->general_spans.ptr, w->n_runs,
+                       es_window_pixels (job), w->binner.bins, w->voids, job->definition.normalized,
+                       (float *) cuda->d_out.ptr,
+                       cuda->general_clnc.ptr, NULL };
+      if (!es_cuda_inject_launch_fault (cuda, error))
+        return false;
+      ok = w->bin_bytes == 1   ? vol_bin<uint8_t> (cuda, b, cuda->general_binned.ptr, error)
+                                   && vol_launch_bin_type<uint8_t> (cuda, w, band, error)
+           : w->bin_bytes == 2 ? vol_bin<uint16_t> (cuda, b, cuda->general_binned.ptr, error)
+                                   && vol_launch_bin_type<uint16_t> (cuda, w, band, error)
+                               : vol_bin<uint32_t> (cuda, b, cuda->general_binned.ptr, error)
+                                   && vol_launch_bin_type<uint32_t> (cuda, w, band, error);
+      if (!ok)
+        return false;
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
+      for (int z = z0; z < z1; z++)
+        ES_CUDA_TRY (cuda,
+                     cudaMemcpy2DAsync (es_image_voxel_row (w->out, z, 0), w->out->stride,
+                                        (const float *) cuda->d_out.ptr + (size_t) (z - z0) * plane,
+                                        (size_t) in->width * sizeof (float), (size_t) in->width * sizeof (float),
+                                        (size_t) in->height, cudaMemcpyDeviceToHost, cuda->stream),
+                     "volume download", error);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
+      ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "3-D entropy", error);
+      ES_CUDA_TRY (cuda, cudaEventElapsedTime (&ms, cuda->ev_start, cuda->ev_uploaded), "timing", error);
+      w->times[0] += ms;
+      ES_CUDA_TRY (cuda, cudaEventElapsedTime (&ms, cuda->ev_uploaded, cuda->ev_computed), "timing", error);
+      w->times[1] += ms;
+      ES_CUDA_TRY (cuda, cudaEventElapsedTime (&ms, cuda->ev_computed, cuda->ev_done), "timing", error);
+      w->times[2] += ms;
+    }
+  return true;
+}
+
+/* Whether the teaching kernel's shared memory holds the window's table,
+ * its 8³ tile with halo and the counts of `bins` bins. */
+static bool
+vol_tile_fits (const EsJob *job, uint32_t bins)
+{
+  int hd, hh, hw;
+
+  es_window_extent_3d (job, &hd, &hh, &hw);
+  const size_t tile_cells = (size_t) (VOL_TILE + 2 * hw) * (VOL_TILE + 2 * hh) * (VOL_TILE + 2 * hd);
+  const size_t smem = (size_t) es_window_pixels (job) * 4 + tile_cells * 2 + ((size_t) bins + 1) * VOL_TILE * VOL_TILE * 2;
+  return es_window_pixels (job) <= VOL_NARROW_CELLS && bins <= 256 && smem <= VOL_TILE_SHARED_MAX;
+}
+
+const char *
+es_cuda_entropy_volume_unsupported (const EsJob *job)
+{
+  return es_definition_is_3d (&job->definition) ? NULL : "computes 3-D windows only (box, ball, 3-D footprint)";
+}
+
+/* Exact binning has 2^depth bins, more than the tile's counts hold past
+ * 8-bit samples: the job's levels bound the others. */
+const char *
+es_cuda_entropy_volume_tile_unsupported (const EsJob *job)
+{
+  if (!es_definition_is_3d (&job->definition))
+    return "computes 3-D windows only (box, ball, 3-D footprint)";
+  if (job->definition.binning == ES_BINNING_EXACT || !vol_tile_fits (job, (uint32_t) job->levels))
+    return "computes 3-D windows up to 961 cells and 256 bins (not exact binning) whose 8³ tile with halo fits in "
+           "shared memory";
+  return NULL;
+}
+
+bool
+es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+                        float times[3], EsControl *control, EsError *error)
+{
+  const EsOpInfo *info = es_op_info (job->op);
+  const int planes = es_image_planes (in);
+  const int n_devices = 1 + cuda->n_peers;
+  VolWork w;
+  bool ok = false;
+
+  memset (&w, 0, sizeof w);
+  w.job = job;
+  w.in = in;
+  w.out = out;
+  es_window_extent_3d (job, &w.hd, &w.hh, &w.hw);
+  assert (w.hd == info->plane_halo (job));
+  es_binner_init (&w.binner, job, in);
+  /* A levels image brings its own number of bins. */
+  w.tiled = strcmp (variant->id, "volume-tile") == 0 && vol_tile_fits (job, w.binner.bins);
+  w.void_bin = w.binner.bins;
+  w.outside_bin = job->definition.border == ES_BORDER_CONSTANT ? es_binner_border_bin (&w.binner, job) : w.void_bin;
+  w.voids = job->definition.mask != NULL || job->definition.border == ES_BORDER_CLIP;
+  const uint32_t largest_bin = w.voids ? w.binner.bins : w.binner.bins - 1;
+  w.bin_bytes = w.tiled ? 2 : largest_bin < 256 ? 1 : largest_bin < 65536 ? 2 : 4;
+  const int cells = es_window_pixels (job);
+  w.narrow = cells <= VOL_NARROW_CELLS;
+  w.count_bytes = !w.narrow ? 4 : cells < 256 ? 1 : 2;
+  const size_t shared_counts = ((size_t) w.binner.bins + 1) * VOL_THREADS * (size_t) w.count_bytes;
+  const size_t budget = es_cuda_memory_budget (cuda);
+  if (!w.tiled && shared_counts > VOL_SHARED_COUNTS_MAX)
+    w.global_count_bytes = budget / 4 < VOL_GLOBAL_COUNTS_MAX ? budget / 4 : VOL_GLOBAL_COUNTS_MAX;
+
+  w.n_runs = vol_column_runs (job, w.hd, w.hh, w.hw, (int **) &w.runs);
+  w.table_size = in->levels != 0 ? (uint32_t) in->levels : 1u << in->depth;
+  uint32_t *bin_of = (uint32_t *) malloc ((size_t) w.table_size * sizeof *bin_of);
+  w.tables = w.narrow ? vol_tables_host<uint32_t> (cells, (double) (1u << ES_CUDA_FIX_BITS), &w.table_bytes)
+                      : vol_tables_host<long long> (cells, 4294967296.0, &w.table_bytes);
+  if (w.n_runs < 0 || bin_of == NULL || w.tables == NULL)
+    {
+      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the tables of a %d-cell window", cells);
+      goto done;
+    }
+  for (uint32_t v = 0; v < w.table_size; v++)
+    bin_of[v] = es_bin_sample (&w.binner, v);
+  w.bin_of = bin_of;
+
+  {
+    /* Bands of planes: as many as the budget holds with their halo, less the
+     * working tables and counts; a large volume spreads over every device
+     * in equal shares. */
+    const size_t fixed = w.table_bytes + (size_t) w.table_size * 4 + 2 * (size_t) w.n_runs * sizeof (VolSpan)
+                         + w.global_count_bytes;
+    const size_t plane_bytes = vol_band_bytes (&w, 1) - vol_band_bytes (&w, 0);
+    if (budget <= fixed + vol_band_bytes (&w, 1))
+      {
+        es_error_set (error, ES_ERROR_NO_MEMORY,
+                      "CUDA %s: %zu bytes of device memory hold no band of a %d×%d volume with a %d-plane halo",
+                      info->name, budget, in->width, in->height, w.hd);
+        goto done;
+      }
+    size_t cap = (budget - fixed - vol_band_bytes (&w, 0)) / plane_bytes;
+    const bool spread = n_devices > 1 && (size_t) in->width * in->height * planes >= ES_CUDA_SPREAD_MIN_PIXELS;
+    const int devices = spread ? n_devices : 1;
+    const size_t per_device_planes = es_cuda_div_up ((size_t) planes, (size_t) devices);
+    const size_t bands_per_device = es_cuda_div_up (per_device_planes, cap);
+    w.band_planes = (int) es_cuda_div_up (per_device_planes, bands_per_device);
+
+    VolWork work[ES_CUDA_MAX_DEVICES];
+    EsError errors[ES_CUDA_MAX_DEVICES];
+    bool done_ok[ES_CUDA_MAX_DEVICES];
+
+#pragma omp parallel for num_threads(devices) schedule(static, 1) if (devices > 1)
+    for (int i = 0; i < devices; i++)
+      {
+        work[i] = w;
+        work[i].z_begin = (int) ((size_t) i * per_device_planes < (size_t) planes ? (size_t) i * per_device_planes : (size_t) planes);
+        work[i].z_end = (int) ((size_t) (i + 1) * per_device_planes < (size_t) planes ? (size_t) (i + 1) * per_device_planes
+                                                                                       : (size_t) planes);
+        errors[i] = (EsError) { ES_OK, "" };
+        done_ok[i] = vol_run_device (i == 0 ? cuda : cuda->peers[i - 1], &work[i], control, &errors[i]);
+      }
+    (void) cudaSetDevice (cuda->device);
+    ok = true;
+    for (int i = 0; i < devices && ok; i++)
+      if (!done_ok[i])
+        {
+          *error = errors[i];
+          ok = false;
+        }
+    /* Times of the first device, whose share is the largest. */
+    for (int k = 0; k < 3; k++)
+      times[k] = work[0].times[k];
+  }
+
+done:
+  free ((void *) w.runs);
+  free (bin_of);
+  free ((void *) w.tables);
+  return ok;
+}

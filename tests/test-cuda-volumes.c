@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+/* The CUDA 3-D variants ("volume", "volume-tile") against the float64 reference on awkward volumes, every border,
+ * binning, unit and mask, 16-bit exact, windows larger than the volume; bands of planes equal one pass. Skips
+ * without CUDA unless ES_TEST_REQUIRE_CUDA=1. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "es-definitions.h"
+#include "es-engine.h"
+#include "es-reference.h"
+#include "tap.h"
+
+#define ENTROPY_TOLERANCE 1e-5
+
+static unsigned long long rng;
+
+static int
+random_int (int lo, int hi)
+{
+  return tap_random_int (&rng, lo, hi);
+}
+
+static int
+random_odd (int lo, int hi)
+{
+  return 2 * random_int (lo / 2, (hi - 1) / 2) + 1;
+}
+
+/* A random volume of `spread` + 1 values at most, about one value in three
+ * repeating its left neighbour, so that windows hold runs and single bins. */
+static bool
+make_volume (EsImage *volume, int width, int height, int planes, EsFormat format, int depth)
+{
+  uint32_t max = (1u << depth) - 1;
+  uint32_t spread = random_int (0, 1) ? max : 7;
+  uint32_t base = (uint32_t) random_int (0, (int) (max - spread));
+
+  if (!es_image_alloc_volume (volume, width, height, planes, format, depth, NULL))
+    return false;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        {
+          void *row = es_image_voxel_row (volume, z, y);
+          uint32_t v = base + (uint32_t) (tap_random (&rng) % (spread + 1));
+
+          if (x > 0 && random_int (0, 2) == 0)
+            v = format == ES_FORMAT_U16 ? ((uint16_t *) row)[x - 1] : ((uint8_t *) row)[x - 1];
+          if (format == ES_FORMAT_U16)
+            ((uint16_t *) row)[x] = (uint16_t) v;
+          else
+            ((uint8_t *) row)[x] = (uint8_t) v;
+        }
+  return true;
+}
+
+static bool
+make_mask (EsImage *mask, int width, int height, int planes)
+{
+  if (!es_image_alloc_volume (mask, width, height, planes, ES_FORMAT_U8, 8, NULL))
+    return false;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < height; y++)
+      for (int x = 0; x < width; x++)
+        ((uint8_t *) es_image_voxel_row (mask, z, y))[x] = (uint8_t) (random_int (0, 3) != 0 && y % 7 != 3);
+  return true;
+}
+
+static size_t
+voxels (const EsImage *image)
+{
+  return (size_t) image->width * (size_t) image->height * (size_t) es_image_planes (image);
+}
+
+/* The largest difference from expected; NaN where exactly one is NaN. */
+static double
+max_difference (const EsImage *out, const double *expected)
+{
+  double worst = 0.0;
+  size_t i = 0;
+
+  for (int z = 0; z < es_image_planes (out); z++)
+    for (int y = 0; y < out->height; y++)
+      for (int x = 0; x < out->width; x++, i++)
+        {
+          double got = ((const float *) es_image_voxel_row (out, z, y))[x];
+
+          if (isnan (got) != isnan (expected[i]))
+            return NAN;
+          if (!isnan (got) && fabs (got - expected[i]) > worst)
+            worst = fabs (got - expected[i]);
+        }
+  return worst;
+}
+
+/* A random 3-D window, at times larger than the volume, at times past 961
+ * cells (the wide sums) or 255 (16-bit counts). */
+static void
+random_window (EsEntropyDefinition *d, EsFootprint *footprint, uint8_t *cells)
+{
+  switch (random_int (0, 3))
+    {
+    case 0:
+      d->shape = ES_SHAPE_BOX;
+      d->planes = random_odd (1, 11), d->height = random_odd (1, 9), d->width = random_odd (1, 9);
+      break;
+    case 1:
+      d->shape = ES_SHAPE_BALL;
+      d->radius = random_int (0, 6);
+      break;
+    case 2:
+      d->shape = ES_SHAPE_BOX;
+      d->planes = random_odd (9, 15), d->height = random_odd (9, 13), d->width = random_odd (11, 15);
+      break;
+    default:
+      d->shape = ES_SHAPE_FOOTPRINT;
+      footprint->planes = random_odd (3, 5), footprint->height = random_odd (1, 5);
+      footprint->width = random_odd (1, 7);
+      for (int i = 0; i < footprint->planes * footprint->height * footprint->width; i++)
+        cells[i] = random_int (0, 2) != 0;
+      cells[footprint->planes * footprint->height * footprint->width / 2] = 1;
+      footprint->cells = cells;
+      d->footprint = footprint;
+      break;
+    }
+}
+
+/* Runs `job` on CUDA with `variant`: false, with a diagnostic, if it failed
+ * or fell back to the CPU. */
+static bool
+run_on_cuda (EsEngine *engine, EsJob *job, const char *variant, const EsImage *volume, EsImage *out,
+             const char *what)
+{
+  EsTiming timing = { 0 };
+  EsError error = { 0 };
+
+  job->variant = variant;
+  if (!es_run (engine, job, volume, out, &timing, &error))
+    {
+      tap_diag ("%s %s: %s", variant, what, error.message);
+      return false;
+    }
+  if (timing.backend != ES_BACKEND_CUDA || timing.fell_back)
+    {
+      tap_diag ("%s %s: ran on the CPU (%s)", variant, what, es_engine_take_notice (engine));
+      return false;
+    }
+  return true;
+}
+
+static void
+check_variant (EsEngine *engine, const char *variant)
+{
+  static const int sizes[][3] = {
+    { 1, 1, 1 }, { 1, 9, 1 }, { 9, 1, 1 }, { 1, 1, 9 }, { 7, 5, 3 }, { 13, 6, 9 }, { 4, 11, 2 }, { 3, 3, 17 },
+    { 131, 70, 5 }, { 37, 129, 3 },
+  };
+  int failures = 0, checks = 0;
+  double worst = 0.0;
+
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (int border = 0; border < ES_N_BORDERS; border++)
+      for (int binning = 0; binning < ES_N_BINNINGS; binning++)
+        for (int trial = 0; trial < 2; trial++)
+          {
+            int w = sizes[s][0], h = sizes[s][1], planes = sizes[s][2];
+            EsImage volume, mask = { 0 }, out = { 0 };
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            EsEntropyDefinition *d = &job.definition;
+            EsFootprint footprint = { 0 };
+            uint8_t cells[5 * 5 * 7];
+            int kind = random_int (0, 3);
+            EsFormat format = kind <= 1 ? ES_FORMAT_U8 : ES_FORMAT_U16;
+            int depth = kind == 0 ? 8 : kind == 1 ? 5 : kind == 2 ? 16 : 12;
+            double *expected = NULL, diff;
+            char what[200], definition[160];
+
+            if (!make_volume (&volume, w, h, planes, format, depth))
+              {
+                failures++;
+                continue;
+              }
+            random_window (d, &footprint, cells);
+            d->border = (EsBorder) border;
+            d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
+            d->binning = (EsBinning) binning;
+            job.levels = (int[]) { 2, 16, 256, 300, 4096 }[random_int (0, 4)];
+            d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
+            d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
+            d->normalized = random_int (0, 2) == 0;
+            if (random_int (0, 2) == 0 && make_mask (&mask, w, h, planes))
+              d->mask = &mask;
+            es_job_describe_definition (&job, "nats", definition, sizeof definition);
+            snprintf (what, sizeof what, "%s %d bits %d×%d×%d %s", es_format_name (format), depth, w, h, planes,
+                      definition);
+            expected = malloc (voxels (&volume) * sizeof *expected);
+            checks++;
+            if (expected == NULL || !run_on_cuda (engine, &job, variant, &volume, &out, what))
+              failures++;
+            else
+              {
+                es_reference_entropy_volume (&volume, job.levels, job.window, d, expected);
+                diff = max_difference (&out, expected);
+                if (!(diff <= ENTROPY_TOLERANCE))
+                  {
+                    failures++;
+                    tap_diag ("%s %s: off by %g", variant, what, diff);
+                  }
+                else if (diff > worst)
+                  worst = diff;
+              }
+            free (expected);
+            es_image_clear (&out);
+            es_image_clear (&mask);
+            es_image_clear (&volume);
+          }
+  tap_ok (failures == 0, "%s: 3-D windows equal the reference on awkward volumes, every border, binning, unit "
+          "and mask: %d of %d (worst %.2g)", variant, checks - failures, checks, worst);
+}
+
+/* A budget of a few planes forces bands of planes: the result is the one
+ * pass's, bit for bit (the sums are exact integers). */
+static void
+check_bands (EsEngine *engine)
+{
+  static const struct { EsShape shape; int radius, side; EsBorder border; } cases[] = {
+    { ES_SHAPE_BALL, 3, 0, ES_BORDER_CLIP }, { ES_SHAPE_BALL, 2, 0, ES_BORDER_SYMMETRIC },
+    { ES_SHAPE_BOX, 0, 5, ES_BORDER_MIRROR }, { ES_SHAPE_BOX, 0, 3, ES_BORDER_CONSTANT },
+  };
+
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    {
+      EsImage volume, one = { 0 }, banded = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      bool ok;
+
+      if (!make_volume (&volume, 200, 150, 41, ES_FORMAT_U8, 8))
+        {
+          tap_ok (false, "bands: a test volume");
+          continue;
+        }
+      job.levels = 256;
+      job.definition.shape = cases[c].shape;
+      job.definition.radius = cases[c].radius;
+      job.definition.planes = job.definition.height = job.definition.width = cases[c].side;
+      job.definition.border = cases[c].border;
+      job.definition.border_value = 17;
+      unsetenv ("ES_GPU_MEMORY_BUDGET");
+      ok = run_on_cuda (engine, &job, "volume", &volume, &one, "one pass");
+      /* About 9 planes of input, binned input and output a band. */
+      setenv ("ES_GPU_MEMORY_BUDGET", "3000000", 1);
+      ok = ok && run_on_cuda (engine, &job, "volume", &volume, &banded, "in bands");
+      unsetenv ("ES_GPU_MEMORY_BUDGET");
+      tap_ok (ok && memcmp (one.pixels, banded.pixels, voxels (&volume) * sizeof (float)) == 0,
+              "bands of planes under a 3 MB budget equal one pass bit for bit (%s, border %s)",
+              es_shape_name (cases[c].shape), es_border_name (cases[c].border));
+      es_image_clear (&one);
+      es_image_clear (&banded);
+      es_image_clear (&volume);
+    }
+}
+
+/* 2-D jobs keep the 2-D kernels; 3-D jobs name a 3-D variant. */
+static void
+check_variant_choice (void)
+{
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  const EsVariant *v;
+
+  job.definition.shape = ES_SHAPE_BALL;
+  job.definition.radius = 3;
+  v = es_variant_for_job (&job);
+  tap_ok (v != NULL && strcmp (v->id, "volume") == 0, "a ball runs on \"volume\" (%s)", v ? v->id : "none");
+  job.definition.shape = ES_SHAPE_DISK;
+  v = es_variant_for_job (&job);
+  tap_ok (v != NULL && strcmp (v->id, "general") == 0, "a disk stays on \"general\" (%s)", v ? v->id : "none");
+  job.definition.shape = ES_SHAPE_SQUARE;
+  job.variant = "volume";
+  v = es_variant_for_job (&job);
+  tap_ok (v != NULL && es_variant_unsupported (v, &job) == NULL && strcmp (v->id, "volume") != 0,
+          "a square named on \"volume\" runs on a 2-D kernel (%s)", v ? v->id : "none");
+}
+
+int
+main (void)
+{
+  EsError error = { 0 };
+  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
+  EsEngine *engine;
+
+  rng = tap_seed ();
+  if (es_engine_cuda_compiled ())
+    check_variant_choice ();
+  engine = es_engine_new (ES_BACKEND_CUDA, &error);
+  if (engine == NULL)
+    {
+      if (require != NULL && strcmp (require, "1") == 0)
+        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
+      else
+        tap_skip (error.message, "the CUDA 3-D variants");
+      return tap_done ();
+    }
+  tap_diag ("CUDA: %s", es_engine_describe (engine));
+  check_variant (engine, "volume");
+  check_variant (engine, "volume-tile");
+  check_bands (engine);
+  es_engine_free (engine);
+  return tap_done ();
+}
