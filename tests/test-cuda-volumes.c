@@ -151,6 +151,31 @@ run_on_cuda (EsEngine *engine, EsJob *job, const char *variant, const EsImage *v
   return true;
 }
 
+/* Runs `job` on CUDA with `variant` and compares with the float64
+ * reference, raising *worst to the largest difference. */
+static bool
+matches_reference (EsEngine *engine, EsJob *job, const char *variant, const EsImage *volume, const char *what,
+                   double *worst)
+{
+  double *expected = malloc (voxels (volume) * sizeof *expected);
+  EsImage out = { 0 };
+  bool ok = false;
+
+  if (expected != NULL && run_on_cuda (engine, job, variant, volume, &out, what))
+    {
+      es_reference_entropy_volume (volume, job->levels, job->window, &job->definition, expected);
+      const double diff = max_difference (&out, expected);
+      ok = diff <= ENTROPY_TOLERANCE;
+      if (!ok)
+        tap_diag ("%s %s: off by %g", variant, what, diff);
+      else if (diff > *worst)
+        *worst = diff;
+    }
+  free (expected);
+  es_image_clear (&out);
+  return ok;
+}
+
 static void
 check_variant (EsEngine *engine, const char *variant)
 {
@@ -167,7 +192,7 @@ check_variant (EsEngine *engine, const char *variant)
         for (int trial = 0; trial < 2; trial++)
           {
             int w = sizes[s][0], h = sizes[s][1], planes = sizes[s][2];
-            EsImage volume, mask = { 0 }, out = { 0 };
+            EsImage volume, mask = { 0 };
             EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
             EsEntropyDefinition *d = &job.definition;
             EsFootprint footprint = { 0 };
@@ -175,7 +200,6 @@ check_variant (EsEngine *engine, const char *variant)
             int kind = random_int (0, 3);
             EsFormat format = kind <= 1 ? ES_FORMAT_U8 : ES_FORMAT_U16;
             int depth = kind == 0 ? 8 : kind == 1 ? 5 : kind == 2 ? 16 : 12;
-            double *expected = NULL, diff;
             char what[200], definition[160];
 
             if (!make_volume (&volume, w, h, planes, format, depth))
@@ -196,29 +220,79 @@ check_variant (EsEngine *engine, const char *variant)
             es_job_describe_definition (&job, "nats", definition, sizeof definition);
             snprintf (what, sizeof what, "%s %d bits %d×%d×%d %s", es_format_name (format), depth, w, h, planes,
                       definition);
-            expected = malloc (voxels (&volume) * sizeof *expected);
             checks++;
-            if (expected == NULL || !run_on_cuda (engine, &job, variant, &volume, &out, what))
+            if (!matches_reference (engine, &job, variant, &volume, what, &worst))
               failures++;
-            else
-              {
-                es_reference_entropy_volume (&volume, job.levels, job.window, d, expected);
-                diff = max_difference (&out, expected);
-                if (!(diff <= ENTROPY_TOLERANCE))
-                  {
-                    failures++;
-                    tap_diag ("%s %s: off by %g", variant, what, diff);
-                  }
-                else if (diff > worst)
-                  worst = diff;
-              }
-            free (expected);
-            es_image_clear (&out);
             es_image_clear (&mask);
             es_image_clear (&volume);
           }
   tap_ok (failures == 0, "%s: 3-D windows equal the reference on awkward volumes, every border, binning, unit "
           "and mask: %d of %d (worst %.2g)", variant, checks - failures, checks, worst);
+}
+
+/* The edges of the register-count kernel's domain (up to 16 bins, 255
+ * cells) on either side: 16 and 17 levels, footprints of 255 and 256
+ * cells, ball 2 and cube 3, every border, with and without a mask, 8-bit
+ * samples and 16-bit ones binned by depth, on a volume smaller than the
+ * window and one of several strips of rows. */
+static void
+check_register_edges (EsEngine *engine)
+{
+  static const int sizes[][3] = { { 5, 4, 3 }, { 70, 131, 9 } };
+  static const int levels[] = { 16, 17 };
+  /* 3×5×19 footprints: their first 255 or 256 cells (the centre, 142, among them). */
+  static const int footprint_cells[] = { 255, 256 };
+  uint8_t cells[3 * 5 * 19];
+  int failures = 0, checks = 0;
+  double worst = 0.0;
+
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
+      for (int window = 0; window < 4; window++)
+        for (int border = 0; border < ES_N_BORDERS; border++)
+          {
+            const bool wide = random_int (0, 1);
+            EsImage volume, mask = { 0 };
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            EsEntropyDefinition *d = &job.definition;
+            EsFootprint footprint = { .width = 19, .height = 5, .cells = cells, .planes = 3 };
+            char what[200], definition[160];
+
+            if (!make_volume (&volume, sizes[s][0], sizes[s][1], sizes[s][2], wide ? ES_FORMAT_U16 : ES_FORMAT_U8,
+                              wide ? 16 : 8))
+              {
+                failures++;
+                continue;
+              }
+            if (window < 2)
+              {
+                for (int i = 0; i < 3 * 5 * 19; i++)
+                  cells[i] = i < footprint_cells[window];
+                d->shape = ES_SHAPE_FOOTPRINT;
+                d->footprint = &footprint;
+              }
+            else if (window == 2)
+              d->shape = ES_SHAPE_BALL, d->radius = 2;
+            else
+              d->shape = ES_SHAPE_BOX, d->planes = d->height = d->width = 3;
+            d->border = (EsBorder) border;
+            d->border_value = (uint32_t) random_int (0, wide ? 65535 : 255);
+            d->binning = ES_BINNING_DEPTH;
+            d->normalized = random_int (0, 1);
+            job.levels = levels[l];
+            if (random_int (0, 1) && make_mask (&mask, sizes[s][0], sizes[s][1], sizes[s][2]))
+              d->mask = &mask;
+            es_job_describe_definition (&job, "nats", definition, sizeof definition);
+            snprintf (what, sizeof what, "%s %d×%d×%d %s", wide ? "u16" : "u8", sizes[s][0], sizes[s][1],
+                      sizes[s][2], definition);
+            checks++;
+            if (!matches_reference (engine, &job, "volume", &volume, what, &worst))
+              failures++;
+            es_image_clear (&mask);
+            es_image_clear (&volume);
+          }
+  tap_ok (failures == 0, "volume: 16 and 17 levels, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
+          "the reference: %d of %d (worst %.2g)", checks - failures, checks, worst);
 }
 
 /* A budget of a few planes forces bands of planes: the result is the one
@@ -306,6 +380,7 @@ main (void)
   tap_diag ("CUDA: %s", es_engine_describe (engine));
   check_variant (engine, "volume");
   check_variant (engine, "volume-tile");
+  check_register_edges (engine);
   check_bands (engine);
   es_engine_free (engine);
   return tap_done ();
