@@ -406,30 +406,39 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
 }
 
 bool
-es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
-                       EsFormat format, int depth, EsError *error)
+es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes,
+                        EsFormat format, int depth, EsError *error)
 {
 #ifdef ES_HAVE_CUDA
   engine_settle (engine);
   if (engine->active == ES_BACKEND_CUDA)
     {
+      size_t stride = (size_t) width * es_format_size (format);
       void *pixels;
 
       *image = (EsImage) { 0 };
-      if (!es_image_check_size (width, height, format, error))
+      if (!es_image_check_volume_size (width, height, planes, format, error))
         return false;
-      pixels = es_cuda_host_alloc (engine->cuda, (size_t) width * height * es_format_size (format), error);
+      pixels = es_cuda_host_alloc (engine->cuda, stride * (size_t) height * (size_t) planes, error);
       if (pixels == NULL)
         return false;
       *image = (EsImage) {
-        .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
+        .width = width, .height = height, .stride = stride,
+        .planes = planes > 1 ? planes : 0, .plane_stride = planes > 1 ? stride * (size_t) height : 0,
         .format = format, .depth = depth, .pixels = pixels, .release = es_cuda_host_free,
       };
       return true;
     }
 #endif
   (void) engine;
-  return es_image_alloc (image, width, height, format, depth, error);
+  return es_image_alloc_volume (image, width, height, planes, format, depth, error);
+}
+
+bool
+es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
+                       EsFormat format, int depth, EsError *error)
+{
+  return es_engine_volume_alloc (engine, image, width, height, 1, format, depth, error);
 }
 
 /* Host memory a job needs beyond its input: the output (the CPU path works
@@ -467,19 +476,23 @@ registered_free (void *pixels)
  * (a one-shot run paid 100 ms for 256 MB of it; see
  * docs/performance/files.md, "Batches and one-shot runs"). Only for large
  * results: below 32 MiB the OpenMP team's start and the registration cost
- * more than the cache of page-locked blocks. False, with nothing allocated,
- * when small or when CUDA refuses: the caller takes es_engine_image_alloc's
- * memory then. */
+ * more than the cache of page-locked blocks. A volume's planes follow each
+ * other tightly packed in one block, so that the 3-D path downloads every
+ * plane by DMA. False, with nothing allocated, when small or when CUDA
+ * refuses: the caller takes es_engine_volume_alloc's memory then. */
 static bool
-registered_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFormat format, int depth)
+registered_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes, EsFormat format, int depth)
 {
   enum { PAGE = 4096 };
   size_t stride = (size_t) width * es_format_size (format);
-  size_t bytes = (stride * (size_t) height + PAGE - 1) / PAGE * PAGE;
+  size_t bytes, plane_bytes;
   uint8_t *pixels;
 
-  if (bytes < ((size_t) 32 << 20) || !es_image_check_size (width, height, format, NULL)
-      || (pixels = aligned_alloc (PAGE, bytes)) == NULL)
+  if (!es_image_check_volume_size (width, height, planes, format, NULL))
+    return false;
+  plane_bytes = stride * (size_t) height;
+  bytes = (plane_bytes * (size_t) planes + PAGE - 1) / PAGE * PAGE;
+  if (bytes < ((size_t) 32 << 20) || (pixels = aligned_alloc (PAGE, bytes)) == NULL)
     return false;
 #pragma omp parallel for schedule(static)
   for (size_t page = 0; page < bytes / PAGE; page++)
@@ -490,8 +503,9 @@ registered_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFor
       return false;
     }
   *image = (EsImage) {
-    .width = width, .height = height, .stride = stride, .format = format, .depth = depth,
-    .pixels = pixels, .release = registered_free,
+    .width = width, .height = height, .stride = stride,
+    .planes = planes > 1 ? planes : 0, .plane_stride = planes > 1 ? plane_bytes : 0,
+    .format = format, .depth = depth, .pixels = pixels, .release = registered_free,
   };
   return true;
 }
@@ -513,15 +527,15 @@ prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *
       return true;
     }
   es_image_clear (out);
-  /* Volumes live in plain memory: their planes are computed on the CPU,
-   * or uploaded plane by plane, until CUDA takes volumes whole. */
-  if (on_cpu || es_image_planes (in) > 1)
+  /* The CPU writes plain memory; a CUDA job (a 2-D image, or a volume that
+   * the 3-D path moves whole) downloads by DMA into page-locked memory. */
+  if (on_cpu)
     return es_image_alloc_volume (out, in->width, in->height, es_image_planes (in), format, depth, error);
 #ifdef ES_HAVE_CUDA
-  if (registered_alloc (engine, out, in->width, in->height, format, depth))
+  if (registered_alloc (engine, out, in->width, in->height, es_image_planes (in), format, depth))
     return true;
 #endif
-  return es_engine_image_alloc (engine, out, in->width, in->height, format, depth, error);
+  return es_engine_volume_alloc (engine, out, in->width, in->height, es_image_planes (in), format, depth, error);
 }
 
 bool

@@ -130,10 +130,14 @@ bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out
 bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
                         EsTiming *timing, EsControl *control, EsError *error);
 
-/* Allocates a zeroed image in the memory the active backend moves fastest:
- * page-locked host memory on CUDA (uploads and downloads then need no
- * staging copy), plain memory on the CPU. Freed with es_image_clear(), also
- * after the engine is gone. es_run() allocates its outputs this way. */
+/* Allocates a zeroed volume of `planes` tightly packed planes (1: a 2-D
+ * image) in the memory the active backend moves fastest: page-locked host
+ * memory on CUDA (uploads and downloads then need no staging copy), plain
+ * memory (es_image_alloc_volume) on the CPU. Freed with es_image_clear(),
+ * also after the engine is gone. es_run() allocates its outputs this way. */
+bool es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes,
+                             EsFormat format, int depth, EsError *error);
+/* The one-plane case of es_engine_volume_alloc. */
 bool es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
                             EsFormat format, int depth, EsError *error);
 

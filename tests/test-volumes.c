@@ -491,6 +491,57 @@ check_mask_size (EsEngine *engine)
   es_image_clear (&volume);
 }
 
+/* A CUDA-less engine keeps volumes in plain memory: es_engine_volume_alloc
+ * and es_run's results are es_image_alloc_volume's (no release function,
+ * planes packed, zeroed), and a result is the same bytes whether es_run
+ * allocates it or the caller hands it an engine-allocated volume. */
+static void
+check_engine_memory (EsEngine *engine)
+{
+  EsImage volume, given, image, out = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsError error = { 0 };
+  bool zeroed = true;
+
+  if (!tap_ok (es_engine_volume_alloc (engine, &image, 7, 5, 4, ES_FORMAT_U16, 16, &error), "engine volume: %s",
+               error.message))
+    return;
+  for (size_t i = 0; i < image.plane_stride * 4; i++)
+    zeroed &= ((const uint8_t *) image.pixels)[i] == 0;
+  tap_ok (image.release == NULL && image.planes == 4 && image.stride == 14 && image.plane_stride == 70
+          && image.depth == 16 && zeroed,
+          "a CPU engine's volume is plain memory, planes packed and zeroed");
+  es_image_clear (&image);
+  tap_ok (es_engine_volume_alloc (engine, &image, 7, 5, 1, ES_FORMAT_U8, 8, &error) && image.planes == 0
+          && image.plane_stride == 0 && image.release == NULL,
+          "one plane is a 2-D image: %s", error.message);
+  es_image_clear (&image);
+  es_image_set_max_pixels (100);
+  error = (EsError) { 0 };
+  tap_ok (!es_engine_volume_alloc (engine, &image, 10, 10, 2, ES_FORMAT_U8, 8, &error) && image.pixels == NULL
+          && strstr (error.message, "10×10×2") != NULL,
+          "an engine volume over the pixel budget is refused: %s", error.message);
+  es_image_set_max_pixels (0);
+
+  if (!make_volume (&volume, 37, 29, 11, ES_FORMAT_U8, 8, 0)
+      || !es_engine_volume_alloc (engine, &given, 37, 29, 11, ES_FORMAT_F32, 0, &error))
+    {
+      tap_ok (false, "engine results: no memory");
+      es_image_clear (&volume);
+      return;
+    }
+  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 2 };
+  error = (EsError) { 0 };
+  if (tap_ok (es_run (engine, &job, &volume, &out, NULL, &error) && es_run (engine, &job, &volume, &given, NULL, &error),
+              "a 3-D job into es_run's result and into an engine volume: %s", error.message))
+    tap_ok (out.release == NULL && out.planes == 11 && out.plane_stride == given.plane_stride
+            && memcmp (out.pixels, given.pixels, given.plane_stride * 11) == 0,
+            "es_run's volume result is plain memory, and both results are the same bytes");
+  es_image_clear (&given);
+  es_image_clear (&out);
+  es_image_clear (&volume);
+}
+
 int
 main (void)
 {
@@ -511,6 +562,7 @@ main (void)
   check_equalize (engine);
   check_one_plane (engine);
   check_mask_size (engine);
+  check_engine_memory (engine);
   es_engine_free (engine);
   return tap_done ();
 }

@@ -312,6 +312,108 @@ run_frame_streams (EsCuda *cuda, const EsJob *job, const EsMove *m, EsCudaFrame 
   return true;
 }
 
+/* ---- volumes ----------------------------------------------------------------- */
+
+/* The op's 3-D path (run_volume) copies planes with cudaMemcpy2DAsync
+ * straight from the host images: by DMA when they are page-locked (es_run's
+ * results, es_engine_volume_alloc), through the driver's own staging, on one
+ * core, when pageable (a NumPy volume, a decoded file). A pageable side goes
+ * through the engine's pinned staging buffers instead, as a 2-D one-shot
+ * run's rows do: the input and a mask copied in on every core before the
+ * job, the result copied out after it. */
+
+/* The bytes from an image's first sample to past its last, padding included. */
+static size_t
+volume_extent (const EsImage *image)
+{
+  return (size_t) (es_image_planes (image) - 1) * image->plane_stride + (size_t) (image->height - 1) * image->stride
+         + (size_t) image->width * es_format_size (image->format);
+}
+
+/* The bytes of an image's samples, rows and planes tightly packed. */
+static size_t
+packed_bytes (const EsImage *image)
+{
+  return (size_t) image->width * es_format_size (image->format) * (size_t) image->height
+         * (size_t) es_image_planes (image);
+}
+
+/* `image`'s geometry over `pixels`, rows and planes tightly packed. */
+static EsImage
+packed_view (const EsImage *image, void *pixels)
+{
+  EsImage view = *image;
+
+  view.stride = (size_t) image->width * es_format_size (image->format);
+  view.plane_stride = es_image_planes (image) > 1 ? view.stride * (size_t) image->height : 0;
+  view.pixels = pixels;
+  view.release = NULL;
+  return view;
+}
+
+/* Every row of every plane, on every core past 1 MiB. */
+static void
+copy_volume (const EsImage *dst, const EsImage *src)
+{
+  const size_t row = (size_t) src->width * es_format_size (src->format);
+  const long long rows = (long long) src->height * es_image_planes (src);
+
+#pragma omp parallel for schedule(static) if ((size_t) rows * row > ((size_t) 1 << 20))
+  for (long long r = 0; r < rows; r++)
+    memcpy (es_image_voxel_row (dst, (int) (r / src->height), (int) (r % src->height)),
+            es_image_voxel_row (src, (int) (r / src->height), (int) (r % src->height)), row);
+}
+
+/* run_volume with its pageable sides staged; the staging copies count in
+ * the upload and download times, as a 2-D run's do. */
+static bool
+run_volume_staged (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+                   float times[3], EsControl *control, EsError *error)
+{
+  const EsImage *mask = job->definition.mask;
+  const bool stage_in = !is_page_locked (in->pixels, volume_extent (in));
+  const bool stage_mask = mask != NULL && !is_page_locked (mask->pixels, volume_extent (mask));
+  const bool stage_out = !is_page_locked (out->pixels, volume_extent (out));
+  /* The mask follows the input in one buffer, at a 256-byte boundary. */
+  const size_t in_bytes = stage_in ? es_cuda_div_up (packed_bytes (in), 256) * 256 : 0;
+  const size_t mask_bytes = stage_mask ? packed_bytes (mask) : 0;
+  EsImage in_view = *in, out_view = *out, mask_view;
+  EsJob staged = *job;
+  double t0 = es_monotonic_ms (), in_ms, out_ms = 0;
+
+  if ((stage_in || stage_mask)
+      && !es_cuda_host_reserve (cuda, &cuda->h_in, in_bytes + mask_bytes, "pinned volume staging", error))
+    return false;
+  if (stage_out && !es_cuda_host_reserve (cuda, &cuda->h_out, packed_bytes (out),
+                                          "pinned volume staging", error))
+    return false;
+  if (stage_in)
+    {
+      in_view = packed_view (in, cuda->h_in.ptr);
+      copy_volume (&in_view, in);
+    }
+  if (stage_mask)
+    {
+      mask_view = packed_view (mask, (char *) cuda->h_in.ptr + in_bytes);
+      copy_volume (&mask_view, mask);
+      staged.definition.mask = &mask_view;
+    }
+  if (stage_out)
+    out_view = packed_view (out, cuda->h_out.ptr);
+  in_ms = es_monotonic_ms () - t0;
+  if (!es_op_info (job->op)->cuda->run_volume (cuda, &staged, variant, &in_view, &out_view, times, control, error))
+    return false;
+  if (stage_out)
+    {
+      t0 = es_monotonic_ms ();
+      copy_volume (out, &out_view);
+      out_ms = es_monotonic_ms () - t0;
+    }
+  times[0] += (float) in_ms;
+  times[2] += (float) out_ms;
+  return true;
+}
+
 /* ---- one job ----------------------------------------------------------------- */
 
 /* The frame of a job on `in`, padded by `pad` pixels on every side: its
@@ -423,7 +525,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
 
       assert (variant->launch == NULL && es_image_planes (out) == es_image_planes (in));
       es_control_begin (control, 1);
-      if (!cuda_op->run_volume (cuda, job, variant, in, out, volume_times, control, error))
+      if (!run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
         return false;
       es_control_advance (control, 1);
       if (timing != NULL)

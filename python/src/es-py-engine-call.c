@@ -210,8 +210,7 @@ parse_depth (PyObject *value, int *depth)
 }
 
 /* The input, and where the result goes: out= when given, else a pooled or
- * new array (volumes: a new one, since the page-locked pool holds 2-D
- * results). channel_axis: the keyword, NULL when not given. Raises and
+ * new array. channel_axis: the keyword, NULL when not given. Raises and
  * returns false with nothing left open. */
 static bool
 open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *channel_axis, PyObject *out,
@@ -222,9 +221,10 @@ open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *c
 
   if (!es_py_input_open (image, depth, channel_axis, input))
     return false;
-  if (out == NULL && !input->volume)
+  if (out == NULL)
     {
-      pooled = es_py_pooled_result (self, input->width, input->height, es_op_output_format (op));
+      pooled = es_py_pooled_result (self, input->width, input->height, input->volume ? input->planes : 0,
+                                    es_op_output_format (op));
       if (pooled == NULL && PyErr_Occurred ())
         {
           es_py_input_close (input);

@@ -7,6 +7,12 @@ typedef struct {
   EsImage image;
 } PooledImage;
 
+static size_t
+image_bytes (const EsImage *image)
+{
+  return image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+}
+
 static void
 pool_release (ResultPool *pool)
 {
@@ -24,6 +30,7 @@ es_py_result_pool_close (ResultPool *pool)
   for (int i = 0; i < pool->n; i++)
     es_image_clear (&pool->free[i]);
   pool->n = 0;
+  pool->bytes = 0;
   pool_release (pool);
 }
 
@@ -36,8 +43,11 @@ pooled_capsule_free (PyObject *capsule)
   if (held == NULL)
     return;
   pool = held->pool;
-  if (!pool->closed && pool->n < POOL_SIZE)
-    pool->free[pool->n++] = held->image;
+  if (!pool->closed && pool->n < POOL_SIZE && pool->bytes + image_bytes (&held->image) <= POOL_MAX_BYTES)
+    {
+      pool->bytes += image_bytes (&held->image);
+      pool->free[pool->n++] = held->image;
+    }
   else
     es_image_clear (&held->image);
   pool_release (pool);
@@ -45,11 +55,15 @@ pooled_capsule_free (PyObject *capsule)
 }
 
 PyObject *
-es_py_pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
+es_py_pooled_result (EsPyEngine *self, int width, int height, int planes, EsFormat format)
 {
-  size_t bytes = (size_t) width * height * es_format_size (format);
-  npy_intp dims[2] = { height, width }, strides[2] = { (npy_intp) ((size_t) width * es_format_size (format)),
-                                                       (npy_intp) es_format_size (format) };
+  const size_t sample = es_format_size (format);
+  const int n_planes = planes > 1 ? planes : 1;
+  const size_t bytes = (size_t) width * height * sample * (size_t) n_planes;
+  npy_intp dims[3] = { planes, height, width };
+  npy_intp strides[3] = { (npy_intp) ((size_t) width * height * sample), (npy_intp) ((size_t) width * sample),
+                          (npy_intp) sample };
+  const int ndim = planes > 0 ? 3 : 2;
   PooledImage *held;
   PyObject *capsule, *array;
   EsImage image = { 0 };
@@ -60,9 +74,10 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
     return NULL;
   for (int i = 0; i < self->pool->n; i++)
     if (self->pool->free[i].width == width && self->pool->free[i].height == height
-        && self->pool->free[i].format == format)
+        && es_image_planes (&self->pool->free[i]) == n_planes && self->pool->free[i].format == format)
       {
         image = self->pool->free[i];
+        self->pool->bytes -= image_bytes (&image);
         self->pool->free[i] = self->pool->free[--self->pool->n];
         ok = true;
         break;
@@ -74,8 +89,8 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
       PyThread_acquire_lock (self->lock, WAIT_LOCK);
       cuda = self->engine != NULL && es_engine_backend (self->engine) == ES_BACKEND_CUDA;
       if (cuda)
-        ok = es_engine_image_alloc (self->engine, &image, width, height, format,
-                                    format == ES_FORMAT_U8 ? 8 : 0, &error);
+        ok = es_engine_volume_alloc (self->engine, &image, width, height, planes, format,
+                                     format == ES_FORMAT_U8 ? 8 : 0, &error);
       PyThread_release_lock (self->lock);
       Py_END_ALLOW_THREADS
       if (!ok)
@@ -99,7 +114,8 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, EsFormat format)
       PyMem_RawFree (held);
       return NULL;
     }
-  array = PyArray_New (&PyArray_Type, 2, dims, format == ES_FORMAT_F32 ? NPY_FLOAT32 : NPY_UINT8, strides,
+  array = PyArray_New (&PyArray_Type, ndim, dims + 3 - ndim, format == ES_FORMAT_F32 ? NPY_FLOAT32 : NPY_UINT8,
+                       strides + 3 - ndim,
                        image.pixels, 0, NPY_ARRAY_CARRAY, NULL);
   if (array == NULL || PyArray_SetBaseObject ((PyArrayObject *) array, capsule) != 0)
     {

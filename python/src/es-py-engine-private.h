@@ -27,13 +27,19 @@ typedef struct {
  * next call of the same size (a loop over images that drops each result
  * reuses two buffers). Only touched with the GIL held. */
 
+/* A volume's result is pooled as an image's is, but a 512³ float one is
+ * 512 MiB: the pool keeps at most POOL_MAX_BYTES of buffers waiting (two
+ * such results, or a few large images; a loop that drops each result has
+ * one waiting at a time), and frees what would go past it. */
 #define POOL_SIZE 4
 #define POOL_MIN_BYTES (1u << 20)
+#define POOL_MAX_BYTES ((size_t) 1 << 30)
 
 typedef struct ResultPool {
   long refs;       /* the engine, and every array that came from it */
   bool closed;     /* the engine is closed: buffers coming back are freed */
   int n;
+  size_t bytes;    /* of the n buffers waiting */
   EsImage free[POOL_SIZE];
 } ResultPool;
 
@@ -43,10 +49,11 @@ PyObject *es_py_engine_closed_error (void);
 /* es-py-engine-pool.c */
 /* Drops the engine's reference: buffers still in use are freed when they come back. */
 void es_py_result_pool_close (ResultPool *pool);
-/* A new result for a CUDA engine: a page-locked array from the pool (or
- * newly allocated), or NULL without an error where a plain NumPy array is
- * better (the CPU, small images). */
-PyObject *es_py_pooled_result (EsPyEngine *self, int width, int height, EsFormat format);
+/* A new result for a CUDA engine, a 2-D array (planes 0) or a volume of
+ * `planes` planes: a page-locked array from the pool (or newly allocated),
+ * or NULL without an error where a plain NumPy array is better (the CPU,
+ * small results). */
+PyObject *es_py_pooled_result (EsPyEngine *self, int width, int height, int planes, EsFormat format);
 
 /* es-py-engine-call.c */
 /* entroscope.Timing, made ready by es_py_timing_type_init. */
