@@ -269,6 +269,81 @@ test_write_compressions (void)
   es_save_set_compression (ES_COMPRESSION_DEFAULT);
 }
 
+/* Whether two files hold the same bytes. */
+static bool
+files_equal (const char *a, const char *b)
+{
+  FILE *fa = fopen (a, "rb"), *fb = fopen (b, "rb");
+  bool same = fa != NULL && fb != NULL;
+  int ca, cb;
+
+  while (same && (ca = getc (fa)) != EOF)
+    same = (cb = getc (fb)) == ca;
+  same = same && getc (fb) == EOF;
+  if (fa != NULL)
+    fclose (fa);
+  if (fb != NULL)
+    fclose (fb);
+  return same;
+}
+
+/* A volume's planes added at once (deflated several planes together, in
+ * batches of about 64 MiB) are the file that adding them one by one makes,
+ * byte for byte, deflated or stored; libtiff reads every page back. */
+static void
+test_write_planes (void)
+{
+  static const EsCompression settings[] = { ES_COMPRESSION_FAST, ES_COMPRESSION_DEFAULT };
+  /* Planes of 1 MiB (one strip each): 67 of them make two batches. */
+  const int width = 256, height = 1024, planes = 67;
+  EsImage volume = { 0 };
+  EsError error = { 0 };
+
+  if (!es_image_alloc_volume (&volume, width, height, planes, ES_FORMAT_F32, 0, &error))
+    {
+      tap_ok (false, "a %dx%dx%d volume: %s", width, height, planes, error.message);
+      return;
+    }
+  for (int z = 0; z < planes; z++)
+    {
+      EsImage plane = es_image_plane (&volume, z), smooth = smooth_image (width, height, ES_FORMAT_F32);
+
+      for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+          ((float *) es_image_row (&plane, y))[x] = ((const float *) es_image_row (&smooth, y))[x] + (float) z;
+      es_image_clear (&smooth);
+    }
+  for (size_t c = 0; c < 2; c++)
+    {
+      const char *together = temp_path ("planes-together.tif"), *one_by_one = temp_path ("planes-one-by-one.tif");
+      uint64_t bytes = es_tiff_page_bytes (&volume) * (uint64_t) planes;
+      EsTiffWriter *writer;
+      EsImage back = { 0 }, last = es_image_plane (&volume, planes - 1);
+      bool ok;
+
+      es_save_set_compression (settings[c]);
+      writer = es_tiff_writer_open (together, planes, bytes, &error);
+      ok = writer != NULL && es_tiff_writer_add_planes (writer, &volume, NULL, &error)
+           && es_tiff_writer_commit (writer, &error);
+      writer = ok ? es_tiff_writer_open (one_by_one, planes, bytes, &error) : NULL;
+      for (int z = 0; writer != NULL && ok && z < planes; z++)
+        {
+          EsImage plane = es_image_plane (&volume, z);
+          ok = es_tiff_writer_add (writer, &plane, NULL, &error);
+        }
+      ok = ok && writer != NULL && es_tiff_writer_commit (writer, &error);
+      ok = ok && files_equal (together, one_by_one) && libtiff_pages (together) == planes
+           && libtiff_read (together, planes - 1, &back, NULL, 0, NULL) && same_image (&last, &back);
+      tap_ok (ok, "--compression %s: %d planes added at once are the bytes of adding them one by one (%s)",
+              es_compression_name (settings[c]), planes, error.message[0] ? error.message : "ok");
+      es_image_clear (&back);
+      unlink (together);
+      unlink (one_by_one);
+    }
+  es_save_set_compression (ES_COMPRESSION_DEFAULT);
+  es_image_clear (&volume);
+}
+
 /* A FIFO is written into, front to back: the writer never seeks. */
 static void
 test_write_fifo (void)
@@ -331,6 +406,7 @@ main (void)
   test_write_no_partial_file ();
   test_write_fifo ();
   test_write_compressions ();
+  test_write_planes ();
 #else
   tap_skip ("built without libtiff (-Dtiff=auto found no libtiff-dev)", "reading the output back with libtiff");
 #endif

@@ -396,26 +396,33 @@ deflate_strip (Deflater *d, const Strips *strips, uint64_t s, DeflatedStrip *out
   return true;
 }
 
-/* Deflates every strip on every core, each once the gate has released its
- * rows. ES_ERROR_CANCELLED when the gate's producer failed. */
+/* Deflates every strip of n pages of the same size on every core (strip s
+ * of page p into out[p · count + s]), each once the gate has released its
+ * rows. Pages go together so that a volume of one-strip pages still keeps
+ * every core busy. ES_ERROR_CANCELLED when the gate's producer failed. */
 static bool
-deflate_strips (EsTiffWriter *writer, const Strips *strips, EsRowGate *gate, DeflatedStrip *out, EsError *error)
+deflate_strips (EsTiffWriter *writer, const Strips *pages, int n, EsRowGate *gate, DeflatedStrip *out,
+                EsError *error)
 {
   _Atomic int failure = 0;  /* 1: out of memory, 2: the image was not completed */
+  uint64_t count = pages[0].count, total = count * (uint64_t) n;
 
-#pragma omp parallel if (strips->count > 1 && !omp_in_parallel ())
+#pragma omp parallel if (total > 1 && !omp_in_parallel ())
   {
     Deflater d;
-    bool ready = deflater_init (&d, strips, writer->level);
+    bool ready = deflater_init (&d, &pages[0], writer->level);
 
 #pragma omp for schedule(dynamic, 1)
-    for (uint64_t s = 0; s < strips->count; s++)
+    for (uint64_t i = 0; i < total; i++)
       {
+        const Strips *strips = &pages[i / count];
+        uint64_t s = i % count;
+
         if (failure != 0)
           continue;
         if (!es_row_gate_wait (gate, (int) (s * strips->rows_per_strip) + strip_rows (strips, s)))
           failure = 2;
-        else if (!ready || !deflate_strip (&d, strips, s, &out[s]))
+        else if (!ready || !deflate_strip (&d, strips, s, &out[i]))
           failure = 1;
       }
     deflater_clear (&d);
@@ -566,77 +573,155 @@ free_pieces (DeflatedStrip *pieces, uint64_t count)
   free (pieces);
 }
 
+/* One page on its way into the file: its strips, where its parts go, its
+ * ImageDescription and, when the writer deflates, its deflated strips. */
+typedef struct {
+  Strips strips;
+  PageLayout layout;
+  size_t sample;
+  char description[1024];
+} Page;
+
+static bool
+page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsValueInfo *info, EsError *error)
+{
+  page->sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
+  page->strips = (Strips) { .values = values, .row_bytes = (size_t) values->width * page->sample };
+  page->layout = (PageLayout) { .stack = writer->pages > 1, .deflated = writer->level > 0 };
+  if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
+  plan_strips (&page->strips, info);
+  page->layout.predict = page->layout.deflated && values->format != ES_FORMAT_F32;
+  describe (info, page->description, sizeof page->description);
+  page->layout.description_length = strlen (page->description) + 1;
+  return true;
+}
+
+/* Writes a prepared page after the ones already added: its IFD, the IFD's
+ * values, then its samples (pieces: its deflated strips, freed by the
+ * caller; NULL when stored plain, each row read once the gate releases it). */
+static bool
+page_emit (EsTiffWriter *writer, Page *page, const DeflatedStrip *pieces, EsRowGate *gate, EsError *error)
+{
+  const Strips *strips = &page->strips;
+
+  if (writer->added >= writer->pages)
+    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "more pages than announced");
+  if (page->layout.deflated)
+    for (uint64_t s = 0; s < strips->count; s++)
+      page->layout.data_bytes += pieces[s].size;
+  else
+    page->layout.data_bytes = strips->row_bytes * (uint64_t) strips->values->height;
+  if (writer->added == 0)
+    put_header (writer);
+  plan_page (writer, strips, &page->layout);
+  if (!writer->big && page->layout.data_at + page->layout.data_bytes > UINT32_MAX)
+    return es_tiff_write_fail (writer, error, ES_ERROR_LIMIT, "larger than its TIFF was planned");
+
+  put_ifd (writer, strips, &page->layout, page->sample);
+  put (writer, page->description, page->layout.description_length);
+  pad_to (writer, page->layout.software_at);
+  put (writer, software, sizeof software);
+  pad_to (writer, page->layout.offsets_at);
+  put_strip_table (writer, strips, &page->layout, pieces);
+  pad_to (writer, page->layout.data_at);
+  if (page->layout.deflated)
+    for (uint64_t s = 0; s < strips->count; s++)
+      put (writer, pieces[s].bytes, pieces[s].size);
+  else if (!put_plain_strips (writer, strips, gate, error))
+    return false;
+  if (page->layout.next != 0)
+    pad_to (writer, page->layout.next);
+  writer->added++;
+  return true;
+}
+
+/* Deflated strips are made before their page is written: the strip table
+ * before them needs their sizes. n pages of one size at a time, which
+ * pieces receives (count strips a page). */
+static bool
+pages_write (EsTiffWriter *writer, Page *pages, int n, EsRowGate *gate, EsError *error)
+{
+  uint64_t count = pages[0].strips.count;
+  DeflatedStrip *pieces = NULL;
+  bool ok = true;
+
+  if (pages[0].layout.deflated)
+    {
+      Strips *strips = malloc ((size_t) n * sizeof *strips);
+
+      pieces = calloc ((size_t) (count * (uint64_t) n), sizeof *pieces);
+      if (strips == NULL || pieces == NULL)
+        {
+          free (strips);
+          free (pieces);
+          return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
+        }
+      for (int p = 0; p < n; p++)
+        strips[p] = pages[p].strips;
+      ok = deflate_strips (writer, strips, n, gate, pieces, error);
+      free (strips);
+    }
+  for (int p = 0; ok && p < n; p++)
+    ok = page_emit (writer, &pages[p], pieces != NULL ? pieces + (uint64_t) p * count : NULL, gate, error);
+  free_pieces (pieces, count * (uint64_t) n);
+  return ok;
+}
+
 /* es_tiff_writer_add, each row of values read once the gate has released it. */
 static bool
 writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsRowGate *gate, EsError *error)
 {
-  size_t sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
-  Strips strips = { .values = values, .row_bytes = (size_t) values->width * sample };
-  PageLayout page = { .stack = writer->pages > 1, .deflated = writer->level > 0 };
-  DeflatedStrip *pieces = NULL;
-  char description[1024];
-  bool ok = true;
+  Page page;
 
-  if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
-    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
-  if (writer->added >= writer->pages)
-    return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "more pages than announced");
-  plan_strips (&strips, info);
-  page.predict = page.deflated && values->format != ES_FORMAT_F32;
-  describe (info, description, sizeof description);
-  page.description_length = strlen (description) + 1;
-
-  /* Deflated strips are made first: the strip table before them needs
-   * their sizes. */
-  if (page.deflated)
-    {
-      pieces = calloc ((size_t) strips.count, sizeof *pieces);
-      if (pieces == NULL)
-        return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
-      ok = deflate_strips (writer, &strips, gate, pieces, error);
-      for (uint64_t s = 0; s < strips.count; s++)
-        page.data_bytes += pieces[s].size;
-    }
-  else
-    page.data_bytes = strips.row_bytes * (uint64_t) values->height;
-
-  if (ok && writer->added == 0)
-    put_header (writer);
-  plan_page (writer, &strips, &page);
-  if (ok && !writer->big && page.data_at + page.data_bytes > UINT32_MAX)
-    ok = es_tiff_write_fail (writer, error, ES_ERROR_LIMIT, "larger than its TIFF was planned");
-  if (!ok)
-    {
-      free_pieces (pieces, strips.count);
-      return false;
-    }
-
-  put_ifd (writer, &strips, &page, sample);
-  put (writer, description, page.description_length);
-  pad_to (writer, page.software_at);
-  put (writer, software, sizeof software);
-  pad_to (writer, page.offsets_at);
-  put_strip_table (writer, &strips, &page, pieces);
-  pad_to (writer, page.data_at);
-
-  if (page.deflated)
-    {
-      for (uint64_t s = 0; s < strips.count; s++)
-        put (writer, pieces[s].bytes, pieces[s].size);
-      free_pieces (pieces, strips.count);
-    }
-  else if (!put_plain_strips (writer, &strips, gate, error))
-    return false;
-  if (page.next != 0)
-    pad_to (writer, page.next);
-  writer->added++;
-  return true;
+  return page_prepare (writer, &page, values, info, error) && pages_write (writer, &page, 1, gate, error);
 }
 
 bool
 es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info, EsError *error)
 {
   return writer_add (writer, values, info, NULL, error);
+}
+
+/* Planes deflated together: enough strips to keep every core busy when a
+ * plane is one strip, without holding more than about this much of them. */
+#define PLANES_BATCH_BYTES ((uint64_t) 64 << 20)
+
+bool
+es_tiff_writer_add_planes (EsTiffWriter *writer, const EsImage *volume, const EsValueInfo *info, EsError *error)
+{
+  int planes = es_image_planes (volume);
+  EsImage *views = malloc ((size_t) planes * sizeof *views);
+  uint64_t page_bytes = es_tiff_page_bytes (volume);
+  int batch = (int) (PLANES_BATCH_BYTES / (page_bytes > 0 ? page_bytes : 1));
+  Page *pages;
+  bool ok = true;
+
+  if (batch < 1)
+    batch = 1;
+  if (batch > planes)
+    batch = planes;
+  pages = malloc ((size_t) batch * sizeof *pages);
+  if (views == NULL || pages == NULL)
+    {
+      free (views);
+      free (pages);
+      return es_tiff_write_fail (writer, error, ES_ERROR_NO_MEMORY, "out of memory");
+    }
+  for (int z = 0; ok && z < planes; z += batch)
+    {
+      int n = planes - z < batch ? planes - z : batch;
+
+      for (int p = 0; ok && p < n; p++)
+        {
+          views[z + p] = es_image_plane (volume, z + p);
+          ok = page_prepare (writer, &pages[p], &views[z + p], info, error);
+        }
+      ok = ok && pages_write (writer, pages, n, NULL, error);
+    }
+  free (pages);
+  free (views);
+  return ok;
 }
 
 bool
