@@ -138,10 +138,55 @@ window_value (const Volume *v, int64_t sum, uint32_t skipped)
   return (float) (v->job->definition.normalized ? h * v->inv_ln_most[n] : h);
 }
 
-/* One output row: plane z, row y. `hist` (bins + 1 counts) is all zero on
- * entry and on return; `first` and `last` hold a pointer a span. */
+/* Rows at least this wide are computed as two chains, their halves. */
+#define TWO_CHAINS_MIN_WIDTH 32
+
+/* One sliding histogram: its counts (bins + 1, the last SKIP's) and Σ T[c]. */
+typedef struct {
+  uint32_t *hist;
+  int64_t sum;
+} Chain;
+
+/* Adds (sign 1) or removes (sign −1) the cells of the window at x. */
+static inline void
+chain_window (Chain *c, const Volume *v, const uint32_t *const *first, const uint32_t *const *last, int x, int sign)
+{
+  for (int i = 0; i < v->n_spans; i++)
+    for (const uint32_t *p = first[i] + x; p <= last[i] + x; p++)
+      c->sum += sign > 0 ? v->delta[c->hist[*p]++] : -v->delta[--c->hist[*p]];
+}
+
+/* Moves the window from x − 1 to x. */
+static inline void
+chain_step (Chain *c, const int64_t *delta, const uint32_t *const *first, const uint32_t *const *last, int n_spans,
+            int x)
+{
+  /* Two sums, so that a late table load delays only half the chain. */
+  int64_t in = 0, out = 0;
+
+  for (int i = 0; i < n_spans; i++)
+    {
+      out += delta[--c->hist[first[i][x - 1]]];
+      in += delta[c->hist[last[i][x]]++];
+    }
+  c->sum += in - out;
+}
+
+static inline void
+chain_write (const Chain *c, const Volume *v, const uint8_t *mask_row, float *dst, int x)
+{
+  dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, c->sum, c->hist[v->skip]);
+}
+
+/* One output row: plane z, row y. `hists` holds two histograms of bins + 1
+ * counts, all zero on entry and on return; `first` and `last` hold a pointer
+ * a span. A wide row is two chains, its halves, stepped together: each step
+ * is a chain of updates through memory (the same bin entering and leaving
+ * waits for the store before it), and two independent ones keep more of the
+ * core busy. Sums are exact integers, so the halves give the bits of one
+ * chain. */
 static void
-entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *hist, const uint32_t **first,
+entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *const hists[2], const uint32_t **first,
              const uint32_t **last)
 {
   const EsImage *in = v->in;
@@ -150,8 +195,10 @@ entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *hist, co
   float *dst = es_image_voxel_row (v->out, z, y);
   const int64_t *delta = v->delta;
   const int n_spans = v->n_spans;
-  int64_t sum = 0;
-  int w = in->width;
+  const int w = in->width;
+  /* Chain a covers [0, half), chain b [half, w), one more when w is odd. */
+  const int half = w >= TWO_CHAINS_MIN_WIDTH ? w / 2 : w;
+  Chain a = { hists[0], 0 }, b = { hists[1], 0 };
 
   for (int i = 0; i < n_spans; i++)
     {
@@ -163,24 +210,50 @@ entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *hist, co
       /* Padded index of the span's first cell for x = 0 is x0 + hw. */
       first[i] = row + s->x0 + v->hw;
       last[i] = row + s->x1 + v->hw;
-      for (const uint32_t *p = first[i]; p <= last[i]; p++)
-        sum += delta[hist[*p]++];
     }
-  dst[0] = mask_row != NULL && mask_row[0] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
-  for (int x = 1; x < w; x++)
+  chain_window (&a, v, first, last, 0, 1);
+  chain_write (&a, v, mask_row, dst, 0);
+  if (half < w)
     {
-      for (int i = 0; i < n_spans; i++)
-        {
-          sum -= delta[--hist[first[i][x - 1]]];
-          sum += delta[hist[last[i][x]]++];
-        }
-      dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
+      chain_window (&b, v, first, last, half, 1);
+      chain_write (&b, v, mask_row, dst, half);
     }
-  /* Empty the histogram by taking the last window out again: as cheap as
-   * filling it, and independent of the number of bins. */
-  for (int i = 0; i < n_spans; i++)
-    for (const uint32_t *p = first[i] + (w - 1); p <= last[i] + (w - 1); p++)
-      --hist[*p];
+  for (int x = 1; x < half; x++)
+    {
+      const int xb = half + x;
+
+      if (xb < w)
+        {
+          /* Both chains, their updates interleaved. */
+          int64_t in_a = 0, out_a = 0, in_b = 0, out_b = 0;
+
+          for (int i = 0; i < n_spans; i++)
+            {
+              const uint32_t *f = first[i], *l = last[i];
+
+              out_a += delta[--a.hist[f[x - 1]]];
+              out_b += delta[--b.hist[f[xb - 1]]];
+              in_a += delta[a.hist[l[x]]++];
+              in_b += delta[b.hist[l[xb]]++];
+            }
+          a.sum += in_a - out_a;
+          b.sum += in_b - out_b;
+          chain_write (&b, v, mask_row, dst, xb);
+        }
+      else
+        chain_step (&a, delta, first, last, n_spans, x);
+      chain_write (&a, v, mask_row, dst, x);
+    }
+  if (2 * half < w)
+    {
+      chain_step (&b, delta, first, last, n_spans, w - 1);
+      chain_write (&b, v, mask_row, dst, w - 1);
+    }
+  /* Empty the histograms by taking the last windows out again: as cheap as
+   * filling them, and independent of the number of bins. */
+  chain_window (&a, v, first, last, half - 1, -1);
+  if (half < w)
+    chain_window (&b, v, first, last, w - 1, -1);
 }
 
 /* Planes and rows a band computes: as many planes as fit BAND_CELLS with
@@ -259,6 +332,14 @@ volume_clear (Volume *v)
   free (v->inv_ln_most);
 }
 
+/* Counts between one histogram and the next: bins + 1 rounded up to whole
+ * cache lines, so that no two threads write the same line. */
+static size_t
+hist_stride (const Volume *v)
+{
+  return ((size_t) v->skip + 1 + 15) / 16 * 16;
+}
+
 /* Bins the band's source rows, then computes its output rows. */
 static void
 run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_rows, EsControl *control)
@@ -266,12 +347,12 @@ run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_ro
   int source_rows = band->r1 - band->r0 + 1;
   int n_source = (band->s1 - band->s0 + 1) * source_rows;
   int rows = (band->z1 - band->z0) * (band->y1 - band->y0);
-  size_t hist_size = (size_t) v->skip + 1;
+  size_t hist_size = hist_stride (v);
 
 #pragma omp parallel
   {
     int t = omp_get_thread_num ();
-    uint32_t *hist = hists + (size_t) t * hist_size;
+    uint32_t *const pair[2] = { hists + (size_t) (2 * t) * hist_size, hists + (size_t) (2 * t + 1) * hist_size };
     const uint32_t **first = span_rows + (size_t) t * 2 * (size_t) v->n_spans;
     const uint32_t **last = first + v->n_spans;
 
@@ -286,7 +367,7 @@ run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_ro
       if (!es_control_cancelled (control))
         {
           int z = band->z0 + i / (band->y1 - band->y0), y = band->y0 + i % (band->y1 - band->y0);
-          entropy_row (v, band, z, y, hist, first, last);
+          entropy_row (v, band, z, y, pair, first, last);
           es_control_advance (control, 1);
         }
   }
@@ -310,7 +391,7 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded
                  * sizeof *rows);
   virtual_row = malloc ((size_t) v.padded * sizeof *virtual_row);
-  hists = calloc ((size_t) threads * ((size_t) v.skip + 1), sizeof *hists);
+  hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   span_rows = malloc ((size_t) threads * 2 * (size_t) v.n_spans * sizeof *span_rows);
   if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
     {
@@ -318,6 +399,7 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
                     in->width, band_rows, band_planes);
       goto done;
     }
+  memset (hists, 0, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   for (int p = 0; p < v.padded; p++)
     virtual_row[p] = v.outside;
 
