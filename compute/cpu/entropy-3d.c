@@ -41,6 +41,7 @@ typedef struct {
   const EsImage *in;
   EsImage *out;
   EsBinner binner;
+  uint32_t *lut;           /* the bin of every sample value of the format */
   uint32_t skip;           /* the bin of cells that count nowhere: binner.bins */
   uint32_t outside;        /* what clip or constant puts outside the volume */
   int hd, hh, hw;          /* half depth, height and width of the window */
@@ -90,7 +91,8 @@ band_row (const Band *band, const Volume *v, int z, int y)
                         * (size_t) v->padded;
 }
 
-/* Source row y of plane z, binned and padded in x. */
+/* Source row y of plane z, binned and padded in x. The row's own cells are
+ * a table look-up each; only the padding asks the border rule. */
 static void
 bin_row (const Volume *v, int z, int y, uint32_t *dst)
 {
@@ -98,27 +100,34 @@ bin_row (const Volume *v, int z, int y, uint32_t *dst)
   const EsImage *mask = v->job->definition.mask;
   const void *row = es_image_voxel_row (in, z, y);
   const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
+  const uint32_t *lut = v->lut;
   EsBorder border = v->job->definition.border;
   int w = in->width;
+  uint32_t *inside = dst + v->hw;
 
-  for (int p = 0; p < v->padded; p++)
-    {
-      int x = es_border_index (p - v->hw, w, border);
-      uint32_t sample;
+  /* The padding, left and right: what the border rule puts there. */
+  for (int side = 0; side < 2; side++)
+    for (int p = side == 0 ? -v->hw : w; p < (side == 0 ? 0 : w + v->hw); p++)
+      {
+        int x = es_border_index (p, w, border);
 
-      if (x < 0)
-        {
-          dst[p] = v->outside;
-          continue;
-        }
-      if (mask_row != NULL && mask_row[x] == 0)
-        {
-          dst[p] = v->skip;
-          continue;
-        }
-      sample = in->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
-      dst[p] = es_bin_sample (&v->binner, sample);
-    }
+        if (x < 0)
+          inside[p] = v->outside;
+        else if (mask_row != NULL && mask_row[x] == 0)
+          inside[p] = v->skip;
+        else
+          inside[p] = lut[in->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x]];
+      }
+  /* The row's own cells: a look-up each. */
+  if (in->format == ES_FORMAT_U8)
+    for (int x = 0; x < w; x++)
+      inside[x] = lut[((const uint8_t *) row)[x]];
+  else
+    for (int x = 0; x < w; x++)
+      inside[x] = lut[((const uint16_t *) row)[x]];
+  if (mask_row != NULL)
+    for (int x = 0; x < w; x++)
+      inside[x] = mask_row[x] != 0 ? inside[x] : v->skip;
 }
 
 /* The entropy of a window whose sum over every bin is `sum`, with `skipped`
@@ -292,16 +301,19 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   v->n_spans = es_window_spans_3d (job, NULL, 0);
   v->cells = es_window_pixels (job);
   v->spans = malloc ((size_t) v->n_spans * sizeof *v->spans);
+  v->lut = malloc (((size_t) 1 << (8 * es_format_size (in->format))) * sizeof *v->lut);
   v->c_ln_c = malloc ((size_t) (v->cells + 1) * sizeof *v->c_ln_c);
   v->delta = malloc ((size_t) (v->cells + 1) * sizeof *v->delta);
   v->ln_n = malloc ((size_t) (v->cells + 1) * sizeof *v->ln_n);
   v->inv_n = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_n);
   v->zero_below = malloc ((size_t) (v->cells + 1) * sizeof *v->zero_below);
   v->inv_ln_most = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_ln_most);
-  if (v->spans == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
+  if (v->spans == NULL || v->lut == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
       || v->zero_below == NULL || v->inv_ln_most == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the tables of a %d-cell window", v->cells);
   es_window_spans_3d (job, v->spans, v->n_spans);
+  for (uint32_t sample = 0; sample < (1u << (8 * es_format_size (in->format))); sample++)
+    v->lut[sample] = es_bin_sample (&v->binner, sample);
   v->c_ln_c[0] = 0;
   v->ln_n[0] = v->inv_n[0] = v->zero_below[0] = v->inv_ln_most[0] = 0.0;
   for (int c = 1; c <= v->cells; c++)
@@ -324,6 +336,7 @@ static void
 volume_clear (Volume *v)
 {
   free (v->spans);
+  free (v->lut);
   free (v->c_ln_c);
   free (v->delta);
   free (v->ln_n);
@@ -340,6 +353,14 @@ hist_stride (const Volume *v)
   return ((size_t) v->skip + 1 + 15) / 16 * 16;
 }
 
+/* Pointers between one thread's span rows (first and last) and the next's:
+ * whole cache lines, for the same reason. */
+static size_t
+span_rows_stride (const Volume *v)
+{
+  return (2 * (size_t) v->n_spans + 7) / 8 * 8;
+}
+
 /* Bins the band's source rows, then computes its output rows. */
 static void
 run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_rows, EsControl *control)
@@ -353,7 +374,7 @@ run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_ro
   {
     int t = omp_get_thread_num ();
     uint32_t *const pair[2] = { hists + (size_t) (2 * t) * hist_size, hists + (size_t) (2 * t + 1) * hist_size };
-    const uint32_t **first = span_rows + (size_t) t * 2 * (size_t) v->n_spans;
+    const uint32_t **first = span_rows + (size_t) t * span_rows_stride (v);
     const uint32_t **last = first + v->n_spans;
 
 #pragma omp for schedule(static)
@@ -392,7 +413,7 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
                  * sizeof *rows);
   virtual_row = malloc ((size_t) v.padded * sizeof *virtual_row);
   hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
-  span_rows = malloc ((size_t) threads * 2 * (size_t) v.n_spans * sizeof *span_rows);
+  span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof *span_rows);
   if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band",
