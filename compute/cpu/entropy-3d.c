@@ -233,20 +233,21 @@ entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *const hi
 
       if (xb < w)
         {
-          /* Both chains, their updates interleaved. */
-          int64_t in_a = 0, out_a = 0, in_b = 0, out_b = 0;
+          /* Both chains, their updates interleaved; chain b's cells lie
+           * `half` after chain a's, so one pointer a span end serves both. */
+          int64_t change_a = 0, change_b = 0;
 
           for (int i = 0; i < n_spans; i++)
             {
-              const uint32_t *f = first[i], *l = last[i];
+              const uint32_t *leave = first[i] + (x - 1), *enter = last[i] + x;
 
-              out_a += delta[--a.hist[f[x - 1]]];
-              out_b += delta[--b.hist[f[xb - 1]]];
-              in_a += delta[a.hist[l[x]]++];
-              in_b += delta[b.hist[l[xb]]++];
+              change_a -= delta[--a.hist[leave[0]]];
+              change_b -= delta[--b.hist[leave[half]]];
+              change_a += delta[a.hist[enter[0]]++];
+              change_b += delta[b.hist[enter[half]]++];
             }
-          a.sum += in_a - out_a;
-          b.sum += in_b - out_b;
+          a.sum += change_a;
+          b.sum += change_b;
           chain_write (&b, v, mask_row, dst, xb);
         }
       else
