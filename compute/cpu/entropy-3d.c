@@ -33,7 +33,7 @@
 /* Fixed-point scale of c·ln c: 2^32. c ≤ 63³ makes c·ln c < 2^22, so sums
  * stay below 2^54. */
 #define FIXED_ONE 4294967296.0
-/* Binned cells a band holds at most (4 bytes each): 64 MiB. */
+/* Binned cells a band holds at most (2 or 4 bytes each): 32 or 64 MiB. */
 #define BAND_CELLS ((size_t) 16 << 20)
 
 typedef struct {
@@ -41,6 +41,7 @@ typedef struct {
   const EsImage *in;
   EsImage *out;
   EsBinner binner;
+  bool narrow;             /* binned cells as uint16_t: SKIP < 2^16 */
   uint32_t *lut;           /* the bin of every sample value of the format */
   uint32_t skip;           /* the bin of cells that count nowhere: binner.bins */
   uint32_t outside;        /* what clip or constant puts outside the volume */
@@ -63,8 +64,8 @@ typedef struct {
 typedef struct {
   int z0, z1, y0, y1;
   int s0, s1, r0, r1;
-  uint32_t *rows;
-  const uint32_t *virtual_row;
+  void *rows;              /* uint16_t or uint32_t cells (Volume.narrow) */
+  const void *virtual_row;
 } Band;
 
 /* The source index range that indices [i0, i1) map to, or an empty one. */
@@ -82,52 +83,6 @@ mapped_range (int i0, int i1, int n, EsBorder border, int *lo, int *hi)
           *hi = m > *hi ? m : *hi;
         }
     }
-}
-
-static uint32_t *
-band_row (const Band *band, const Volume *v, int z, int y)
-{
-  return band->rows + ((size_t) (z - band->s0) * (size_t) (band->r1 - band->r0 + 1) + (size_t) (y - band->r0))
-                        * (size_t) v->padded;
-}
-
-/* Source row y of plane z, binned and padded in x. The row's own cells are
- * a table look-up each; only the padding asks the border rule. */
-static void
-bin_row (const Volume *v, int z, int y, uint32_t *dst)
-{
-  const EsImage *in = v->in;
-  const EsImage *mask = v->job->definition.mask;
-  const void *row = es_image_voxel_row (in, z, y);
-  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
-  const uint32_t *lut = v->lut;
-  EsBorder border = v->job->definition.border;
-  int w = in->width;
-  uint32_t *inside = dst + v->hw;
-
-  /* The padding, left and right: what the border rule puts there. */
-  for (int side = 0; side < 2; side++)
-    for (int p = side == 0 ? -v->hw : w; p < (side == 0 ? 0 : w + v->hw); p++)
-      {
-        int x = es_border_index (p, w, border);
-
-        if (x < 0)
-          inside[p] = v->outside;
-        else if (mask_row != NULL && mask_row[x] == 0)
-          inside[p] = v->skip;
-        else
-          inside[p] = lut[in->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x]];
-      }
-  /* The row's own cells: a look-up each. */
-  if (in->format == ES_FORMAT_U8)
-    for (int x = 0; x < w; x++)
-      inside[x] = lut[((const uint8_t *) row)[x]];
-  else
-    for (int x = 0; x < w; x++)
-      inside[x] = lut[((const uint16_t *) row)[x]];
-  if (mask_row != NULL)
-    for (int x = 0; x < w; x++)
-      inside[x] = mask_row[x] != 0 ? inside[x] : v->skip;
 }
 
 /* The entropy of a window whose sum over every bin is `sum`, with `skipped`
@@ -156,115 +111,22 @@ typedef struct {
   int64_t sum;
 } Chain;
 
-/* Adds (sign 1) or removes (sign −1) the cells of the window at x. */
-static inline void
-chain_window (Chain *c, const Volume *v, const uint32_t *const *first, const uint32_t *const *last, int x, int sign)
-{
-  for (int i = 0; i < v->n_spans; i++)
-    for (const uint32_t *p = first[i] + x; p <= last[i] + x; p++)
-      c->sum += sign > 0 ? v->delta[c->hist[*p]++] : -v->delta[--c->hist[*p]];
-}
-
-/* Moves the window from x − 1 to x. */
-static inline void
-chain_step (Chain *c, const int64_t *delta, const uint32_t *const *first, const uint32_t *const *last, int n_spans,
-            int x)
-{
-  /* Two sums, so that a late table load delays only half the chain. */
-  int64_t in = 0, out = 0;
-
-  for (int i = 0; i < n_spans; i++)
-    {
-      out += delta[--c->hist[first[i][x - 1]]];
-      in += delta[c->hist[last[i][x]]++];
-    }
-  c->sum += in - out;
-}
-
 static inline void
 chain_write (const Chain *c, const Volume *v, const uint8_t *mask_row, float *dst, int x)
 {
   dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, c->sum, c->hist[v->skip]);
 }
 
-/* One output row: plane z, row y. `hists` holds two histograms of bins + 1
- * counts, all zero on entry and on return; `first` and `last` hold a pointer
- * a span. A wide row is two chains, its halves, stepped together: each step
- * is a chain of updates through memory (the same bin entering and leaving
- * waits for the store before it), and two independent ones keep more of the
- * core busy. Sums are exact integers, so the halves give the bits of one
- * chain. */
-static void
-entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *const hists[2], const uint32_t **first,
-             const uint32_t **last)
-{
-  const EsImage *in = v->in;
-  const EsImage *mask = v->job->definition.mask;
-  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
-  float *dst = es_image_voxel_row (v->out, z, y);
-  const int64_t *delta = v->delta;
-  const int n_spans = v->n_spans;
-  const int w = in->width;
-  /* Chain a covers [0, half), chain b [half, w), one more when w is odd. */
-  const int half = w >= TWO_CHAINS_MIN_WIDTH ? w / 2 : w;
-  Chain a = { hists[0], 0 }, b = { hists[1], 0 };
-
-  for (int i = 0; i < n_spans; i++)
-    {
-      const EsSpan3 *s = &v->spans[i];
-      int zs = es_border_index (z + s->dz, es_image_planes (in), v->job->definition.border);
-      int ys = es_border_index (y + s->dy, in->height, v->job->definition.border);
-      const uint32_t *row = zs < 0 || ys < 0 ? band->virtual_row : band_row (band, v, zs, ys);
-
-      /* Padded index of the span's first cell for x = 0 is x0 + hw. */
-      first[i] = row + s->x0 + v->hw;
-      last[i] = row + s->x1 + v->hw;
-    }
-  chain_window (&a, v, first, last, 0, 1);
-  chain_write (&a, v, mask_row, dst, 0);
-  if (half < w)
-    {
-      chain_window (&b, v, first, last, half, 1);
-      chain_write (&b, v, mask_row, dst, half);
-    }
-  for (int x = 1; x < half; x++)
-    {
-      const int xb = half + x;
-
-      if (xb < w)
-        {
-          /* Both chains, their updates interleaved; chain b's cells lie
-           * `half` after chain a's, so one pointer a span end serves both. */
-          int64_t change_a = 0, change_b = 0;
-
-          for (int i = 0; i < n_spans; i++)
-            {
-              const uint32_t *leave = first[i] + (x - 1), *enter = last[i] + x;
-
-              change_a -= delta[--a.hist[leave[0]]];
-              change_b -= delta[--b.hist[leave[half]]];
-              change_a += delta[a.hist[enter[0]]++];
-              change_b += delta[b.hist[enter[half]]++];
-            }
-          a.sum += change_a;
-          b.sum += change_b;
-          chain_write (&b, v, mask_row, dst, xb);
-        }
-      else
-        chain_step (&a, delta, first, last, n_spans, x);
-      chain_write (&a, v, mask_row, dst, x);
-    }
-  if (2 * half < w)
-    {
-      chain_step (&b, delta, first, last, n_spans, w - 1);
-      chain_write (&b, v, mask_row, dst, w - 1);
-    }
-  /* Empty the histograms by taking the last windows out again: as cheap as
-   * filling them, and independent of the number of bins. */
-  chain_window (&a, v, first, last, half - 1, -1);
-  if (half < w)
-    chain_window (&b, v, first, last, w - 1, -1);
-}
+#define CELL uint16_t
+#define CELLS(name) name##_narrow
+#include "entropy-3d-cells.h"
+#undef CELL
+#undef CELLS
+#define CELL uint32_t
+#define CELLS(name) name##_wide
+#include "entropy-3d-cells.h"
+#undef CELL
+#undef CELLS
 
 /* Planes and rows a band computes: as many planes as fit BAND_CELLS with
  * their halo, and of a plane too large for that, as many rows. */
@@ -296,6 +158,7 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   *v = (Volume) { .job = job, .in = in, .out = out };
   es_binner_init (&v->binner, job, in);
   v->skip = v->binner.bins;
+  v->narrow = v->skip <= UINT16_MAX;
   v->outside = job->definition.border == ES_BORDER_CONSTANT ? es_binner_border_bin (&v->binner, job) : v->skip;
   es_window_extent_3d (job, &v->hd, &v->hh, &v->hw);
   v->padded = in->width + 2 * v->hw;
@@ -364,7 +227,7 @@ span_rows_stride (const Volume *v)
 
 /* Bins the band's source rows, then computes its output rows. */
 static void
-run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_rows, EsControl *control)
+run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsControl *control)
 {
   int source_rows = band->r1 - band->r0 + 1;
   int n_source = (band->s1 - band->s0 + 1) * source_rows;
@@ -375,21 +238,29 @@ run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_ro
   {
     int t = omp_get_thread_num ();
     uint32_t *const pair[2] = { hists + (size_t) (2 * t) * hist_size, hists + (size_t) (2 * t + 1) * hist_size };
-    const uint32_t **first = span_rows + (size_t) t * span_rows_stride (v);
-    const uint32_t **last = first + v->n_spans;
+    /* This thread's span pointers, first then last, to cells of the band's width. */
+    void *own_rows = (char *) span_rows + (size_t) t * span_rows_stride (v) * sizeof (void *);
+    const uint16_t **first_narrow = own_rows, **last_narrow = first_narrow + v->n_spans;
+    const uint32_t **first_wide = own_rows, **last_wide = first_wide + v->n_spans;
 
 #pragma omp for schedule(static)
     for (int i = 0; i < n_source; i++)
       {
         int z = band->s0 + i / source_rows, y = band->r0 + i % source_rows;
-        bin_row (v, z, y, band_row (band, v, z, y));
+        if (v->narrow)
+          bin_row_narrow (v, z, y, band_row_narrow (band, v, z, y));
+        else
+          bin_row_wide (v, z, y, band_row_wide (band, v, z, y));
       }
 #pragma omp for schedule(dynamic, 4)
     for (int i = 0; i < rows; i++)
       if (!es_control_cancelled (control))
         {
           int z = band->z0 + i / (band->y1 - band->y0), y = band->y0 + i % (band->y1 - band->y0);
-          entropy_row (v, band, z, y, pair, first, last);
+          if (v->narrow)
+            entropy_row_narrow (v, band, z, y, pair, first_narrow, last_narrow);
+          else
+            entropy_row_wide (v, band, z, y, pair, first_wide, last_wide);
           es_control_advance (control, 1);
         }
   }
@@ -401,8 +272,9 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   Volume v;
   int planes = es_image_planes (in), band_planes, band_rows, threads = omp_get_max_threads ();
   EsBorder border = job->definition.border;
-  uint32_t *rows = NULL, *virtual_row = NULL, *hists = NULL;
-  const uint32_t **span_rows = NULL;
+  void *rows = NULL, *virtual_row = NULL, *span_rows = NULL;
+  uint32_t *hists = NULL;
+  size_t cell_size;
   bool ok = false;
 
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height
@@ -410,11 +282,12 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   if (!volume_init (&v, job, in, out, error))
     goto done;
   band_shape (&v, &band_planes, &band_rows);
+  cell_size = v.narrow ? sizeof (uint16_t) : sizeof (uint32_t);
   rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded
-                 * sizeof *rows);
-  virtual_row = malloc ((size_t) v.padded * sizeof *virtual_row);
+                 * cell_size);
+  virtual_row = malloc ((size_t) v.padded * cell_size);
   hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
-  span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof *span_rows);
+  span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof (void *));
   if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band",
@@ -423,7 +296,10 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
     }
   memset (hists, 0, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   for (int p = 0; p < v.padded; p++)
-    virtual_row[p] = v.outside;
+    if (v.narrow)
+      ((uint16_t *) virtual_row)[p] = (uint16_t) v.outside;
+    else
+      ((uint32_t *) virtual_row)[p] = v.outside;
 
   es_control_begin (control, (long long) planes * in->height);
   for (int z0 = 0; z0 < planes && !es_control_cancelled (control); z0 += band_planes)
