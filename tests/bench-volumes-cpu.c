@@ -3,9 +3,10 @@
  *   bench-volumes-cpu [RUNS] [WxHxD...]
  * scikit-image's definition (like="skimage": clip, exact bins of uint8, bits) at cube 3 and ball 3 on
  * uniformly random uint8 volumes, 64×128×128 and 256³ unless sizes are given. Prints the best and the
- * median of RUNS (default 7) in ms and Mvox/s, the least CPU time of the process (all threads; what
- * a shared machine's load does not inflate), and a hash of the output's bytes (a change of method must
- * keep it); OMP_NUM_THREADS sets the threads. */
+ * median of RUNS (default 7) in ms and Mvox/s, the least CPU time of the process (all threads: less
+ * inflated than wall time by other processes on a shared machine), and a hash of the output's bytes (a change of method must
+ * keep it); OMP_NUM_THREADS sets the threads. scikit-image's times for the same volumes and footprints:
+ * tests/bench-volumes-skimage.py. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
