@@ -33,7 +33,7 @@
 /* Fixed-point scale of c·ln c: 2^32. c ≤ 63³ makes c·ln c < 2^22, so sums
  * stay below 2^54. */
 #define FIXED_ONE 4294967296.0
-/* Binned cells a band holds at most (4 bytes each): 64 MiB. */
+/* Binned cells a band holds at most (2 or 4 bytes each): 32 or 64 MiB. */
 #define BAND_CELLS ((size_t) 16 << 20)
 
 typedef struct {
@@ -41,6 +41,8 @@ typedef struct {
   const EsImage *in;
   EsImage *out;
   EsBinner binner;
+  bool narrow;             /* binned cells as uint16_t: SKIP < 2^16 */
+  uint32_t *lut;           /* the bin of every sample value of the format */
   uint32_t skip;           /* the bin of cells that count nowhere: binner.bins */
   uint32_t outside;        /* what clip or constant puts outside the volume */
   int hd, hh, hw;          /* half depth, height and width of the window */
@@ -62,8 +64,8 @@ typedef struct {
 typedef struct {
   int z0, z1, y0, y1;
   int s0, s1, r0, r1;
-  uint32_t *rows;
-  const uint32_t *virtual_row;
+  void *rows;              /* uint16_t or uint32_t cells (Volume.narrow) */
+  const void *virtual_row;
 } Band;
 
 /* The source index range that indices [i0, i1) map to, or an empty one. */
@@ -80,44 +82,6 @@ mapped_range (int i0, int i1, int n, EsBorder border, int *lo, int *hi)
           *lo = m < *lo ? m : *lo;
           *hi = m > *hi ? m : *hi;
         }
-    }
-}
-
-static uint32_t *
-band_row (const Band *band, const Volume *v, int z, int y)
-{
-  return band->rows + ((size_t) (z - band->s0) * (size_t) (band->r1 - band->r0 + 1) + (size_t) (y - band->r0))
-                        * (size_t) v->padded;
-}
-
-/* Source row y of plane z, binned and padded in x. */
-static void
-bin_row (const Volume *v, int z, int y, uint32_t *dst)
-{
-  const EsImage *in = v->in;
-  const EsImage *mask = v->job->definition.mask;
-  const void *row = es_image_voxel_row (in, z, y);
-  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
-  EsBorder border = v->job->definition.border;
-  int w = in->width;
-
-  for (int p = 0; p < v->padded; p++)
-    {
-      int x = es_border_index (p - v->hw, w, border);
-      uint32_t sample;
-
-      if (x < 0)
-        {
-          dst[p] = v->outside;
-          continue;
-        }
-      if (mask_row != NULL && mask_row[x] == 0)
-        {
-          dst[p] = v->skip;
-          continue;
-        }
-      sample = in->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
-      dst[p] = es_bin_sample (&v->binner, sample);
     }
 }
 
@@ -138,50 +102,31 @@ window_value (const Volume *v, int64_t sum, uint32_t skipped)
   return (float) (v->job->definition.normalized ? h * v->inv_ln_most[n] : h);
 }
 
-/* One output row: plane z, row y. `hist` (bins + 1 counts) is all zero on
- * entry and on return; `first` and `last` hold a pointer a span. */
-static void
-entropy_row (const Volume *v, const Band *band, int z, int y, uint32_t *hist, const uint32_t **first,
-             const uint32_t **last)
+/* Rows at least this wide are computed as two chains, their halves. */
+#define TWO_CHAINS_MIN_WIDTH 32
+
+/* One sliding histogram: its counts (bins + 1, the last SKIP's) and Σ T[c]. */
+typedef struct {
+  uint32_t *hist;
+  int64_t sum;
+} Chain;
+
+static inline void
+chain_write (const Chain *c, const Volume *v, const uint8_t *mask_row, float *dst, int x)
 {
-  const EsImage *in = v->in;
-  const EsImage *mask = v->job->definition.mask;
-  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
-  float *dst = es_image_voxel_row (v->out, z, y);
-  const int64_t *delta = v->delta;
-  const int n_spans = v->n_spans;
-  int64_t sum = 0;
-  int w = in->width;
-
-  for (int i = 0; i < n_spans; i++)
-    {
-      const EsSpan3 *s = &v->spans[i];
-      int zs = es_border_index (z + s->dz, es_image_planes (in), v->job->definition.border);
-      int ys = es_border_index (y + s->dy, in->height, v->job->definition.border);
-      const uint32_t *row = zs < 0 || ys < 0 ? band->virtual_row : band_row (band, v, zs, ys);
-
-      /* Padded index of the span's first cell for x = 0 is x0 + hw. */
-      first[i] = row + s->x0 + v->hw;
-      last[i] = row + s->x1 + v->hw;
-      for (const uint32_t *p = first[i]; p <= last[i]; p++)
-        sum += delta[hist[*p]++];
-    }
-  dst[0] = mask_row != NULL && mask_row[0] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
-  for (int x = 1; x < w; x++)
-    {
-      for (int i = 0; i < n_spans; i++)
-        {
-          sum -= delta[--hist[first[i][x - 1]]];
-          sum += delta[hist[last[i][x]]++];
-        }
-      dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, sum, hist[v->skip]);
-    }
-  /* Empty the histogram by taking the last window out again: as cheap as
-   * filling it, and independent of the number of bins. */
-  for (int i = 0; i < n_spans; i++)
-    for (const uint32_t *p = first[i] + (w - 1); p <= last[i] + (w - 1); p++)
-      --hist[*p];
+  dst[x] = mask_row != NULL && mask_row[x] == 0 ? NAN : window_value (v, c->sum, c->hist[v->skip]);
 }
+
+#define CELL uint16_t
+#define CELLS(name) name##_narrow
+#include "entropy-3d-cells.h"
+#undef CELL
+#undef CELLS
+#define CELL uint32_t
+#define CELLS(name) name##_wide
+#include "entropy-3d-cells.h"
+#undef CELL
+#undef CELLS
 
 /* Planes and rows a band computes: as many planes as fit BAND_CELLS with
  * their halo, and of a plane too large for that, as many rows. */
@@ -213,22 +158,26 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   *v = (Volume) { .job = job, .in = in, .out = out };
   es_binner_init (&v->binner, job, in);
   v->skip = v->binner.bins;
+  v->narrow = v->skip <= UINT16_MAX;
   v->outside = job->definition.border == ES_BORDER_CONSTANT ? es_binner_border_bin (&v->binner, job) : v->skip;
   es_window_extent_3d (job, &v->hd, &v->hh, &v->hw);
   v->padded = in->width + 2 * v->hw;
   v->n_spans = es_window_spans_3d (job, NULL, 0);
   v->cells = es_window_pixels (job);
   v->spans = malloc ((size_t) v->n_spans * sizeof *v->spans);
+  v->lut = malloc (((size_t) 1 << (8 * es_format_size (in->format))) * sizeof *v->lut);
   v->c_ln_c = malloc ((size_t) (v->cells + 1) * sizeof *v->c_ln_c);
   v->delta = malloc ((size_t) (v->cells + 1) * sizeof *v->delta);
   v->ln_n = malloc ((size_t) (v->cells + 1) * sizeof *v->ln_n);
   v->inv_n = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_n);
   v->zero_below = malloc ((size_t) (v->cells + 1) * sizeof *v->zero_below);
   v->inv_ln_most = malloc ((size_t) (v->cells + 1) * sizeof *v->inv_ln_most);
-  if (v->spans == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
+  if (v->spans == NULL || v->lut == NULL || v->c_ln_c == NULL || v->delta == NULL || v->ln_n == NULL || v->inv_n == NULL
       || v->zero_below == NULL || v->inv_ln_most == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the tables of a %d-cell window", v->cells);
   es_window_spans_3d (job, v->spans, v->n_spans);
+  for (uint32_t sample = 0; sample < (1u << (8 * es_format_size (in->format))); sample++)
+    v->lut[sample] = es_bin_sample (&v->binner, sample);
   v->c_ln_c[0] = 0;
   v->ln_n[0] = v->inv_n[0] = v->zero_below[0] = v->inv_ln_most[0] = 0.0;
   for (int c = 1; c <= v->cells; c++)
@@ -251,6 +200,7 @@ static void
 volume_clear (Volume *v)
 {
   free (v->spans);
+  free (v->lut);
   free (v->c_ln_c);
   free (v->delta);
   free (v->ln_n);
@@ -259,34 +209,58 @@ volume_clear (Volume *v)
   free (v->inv_ln_most);
 }
 
+/* Counts between one histogram and the next: bins + 1 rounded up to whole
+ * cache lines, so that no two threads write the same line. */
+static size_t
+hist_stride (const Volume *v)
+{
+  return ((size_t) v->skip + 1 + 15) / 16 * 16;
+}
+
+/* Pointers between one thread's span rows (first and last) and the next's:
+ * whole cache lines, for the same reason. */
+static size_t
+span_rows_stride (const Volume *v)
+{
+  return (2 * (size_t) v->n_spans + 7) / 8 * 8;
+}
+
 /* Bins the band's source rows, then computes its output rows. */
 static void
-run_band (const Volume *v, Band *band, uint32_t *hists, const uint32_t **span_rows, EsControl *control)
+run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsControl *control)
 {
   int source_rows = band->r1 - band->r0 + 1;
   int n_source = (band->s1 - band->s0 + 1) * source_rows;
   int rows = (band->z1 - band->z0) * (band->y1 - band->y0);
-  size_t hist_size = (size_t) v->skip + 1;
+  size_t hist_size = hist_stride (v);
 
 #pragma omp parallel
   {
     int t = omp_get_thread_num ();
-    uint32_t *hist = hists + (size_t) t * hist_size;
-    const uint32_t **first = span_rows + (size_t) t * 2 * (size_t) v->n_spans;
-    const uint32_t **last = first + v->n_spans;
+    uint32_t *const pair[2] = { hists + (size_t) (2 * t) * hist_size, hists + (size_t) (2 * t + 1) * hist_size };
+    /* This thread's span pointers, first then last, to cells of the band's width. */
+    void *own_rows = (char *) span_rows + (size_t) t * span_rows_stride (v) * sizeof (void *);
+    const uint16_t **first_narrow = own_rows, **last_narrow = first_narrow + v->n_spans;
+    const uint32_t **first_wide = own_rows, **last_wide = first_wide + v->n_spans;
 
 #pragma omp for schedule(static)
     for (int i = 0; i < n_source; i++)
       {
         int z = band->s0 + i / source_rows, y = band->r0 + i % source_rows;
-        bin_row (v, z, y, band_row (band, v, z, y));
+        if (v->narrow)
+          bin_row_narrow (v, z, y, band_row_narrow (band, v, z, y));
+        else
+          bin_row_wide (v, z, y, band_row_wide (band, v, z, y));
       }
 #pragma omp for schedule(dynamic, 4)
     for (int i = 0; i < rows; i++)
       if (!es_control_cancelled (control))
         {
           int z = band->z0 + i / (band->y1 - band->y0), y = band->y0 + i % (band->y1 - band->y0);
-          entropy_row (v, band, z, y, hist, first, last);
+          if (v->narrow)
+            entropy_row_narrow (v, band, z, y, pair, first_narrow, last_narrow);
+          else
+            entropy_row_wide (v, band, z, y, pair, first_wide, last_wide);
           es_control_advance (control, 1);
         }
   }
@@ -298,8 +272,9 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   Volume v;
   int planes = es_image_planes (in), band_planes, band_rows, threads = omp_get_max_threads ();
   EsBorder border = job->definition.border;
-  uint32_t *rows = NULL, *virtual_row = NULL, *hists = NULL;
-  const uint32_t **span_rows = NULL;
+  void *rows = NULL, *virtual_row = NULL, *span_rows = NULL;
+  uint32_t *hists = NULL;
+  size_t cell_size;
   bool ok = false;
 
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height
@@ -307,19 +282,24 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   if (!volume_init (&v, job, in, out, error))
     goto done;
   band_shape (&v, &band_planes, &band_rows);
+  cell_size = v.narrow ? sizeof (uint16_t) : sizeof (uint32_t);
   rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded
-                 * sizeof *rows);
-  virtual_row = malloc ((size_t) v.padded * sizeof *virtual_row);
-  hists = calloc ((size_t) threads * ((size_t) v.skip + 1), sizeof *hists);
-  span_rows = malloc ((size_t) threads * 2 * (size_t) v.n_spans * sizeof *span_rows);
+                 * cell_size);
+  virtual_row = malloc ((size_t) v.padded * cell_size);
+  hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
+  span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof (void *));
   if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band",
                     in->width, band_rows, band_planes);
       goto done;
     }
+  memset (hists, 0, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   for (int p = 0; p < v.padded; p++)
-    virtual_row[p] = v.outside;
+    if (v.narrow)
+      ((uint16_t *) virtual_row)[p] = (uint16_t) v.outside;
+    else
+      ((uint32_t *) virtual_row)[p] = v.outside;
 
   es_control_begin (control, (long long) planes * in->height);
   for (int z0 = 0; z0 < planes && !es_control_cancelled (control); z0 += band_planes)
