@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* UI tests of the window's basics (GTest, under Xvfb): the layout at 640×420 and at 1360×860 through
  * widget allocations, no arrow, wheel or Ctrl+C traps, the empty state, windows with their own
- * parameters, shortcuts. (test-ui-files.c: exports, errors, undo, files.) */
+ * parameters, shortcuts, volumes and their 3-D windows. (test-ui-files.c: exports, errors, undo, files.) */
 #include "test-ui-common.h"
 
 #include <tiffio.h>
 
 #include "es-sidebar.h"
+#include "es-sidebar-definition.h"
 
 /* Allocations */
 
@@ -674,6 +675,117 @@ test_volume (void)
   }
 }
 
+static gboolean
+definition_row_visible (const char *name)
+{
+  EsSidebarDefinition *definition = es_sidebar_get_definition (window->sidebar);
+
+  return gtk_widget_get_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (definition),
+                                                                            ES_TYPE_SIDEBAR_DEFINITION, name)));
+}
+
+/* A volume's 3-D window from the Definition section: the choice shows for
+ * volumes only; Ball 2 runs one job whose values are es_run's 3-D ones;
+ * changing the plane then computes nothing; the whole volume exports as
+ * the multi-page TIFF that entroscope-cli writes, byte for byte. */
+static void
+test_volume_window_3d (void)
+{
+  const int width = 21, height = 13, planes = 6;
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *path = write_volume (width, height, planes);
+  g_autofree char *exported = g_build_filename (tmpdir, "window-volume.tif", NULL);
+  g_autofree char *by_cli = g_build_filename (tmpdir, "cli-volume.tif", NULL);
+  g_autoptr (GFile) file = g_file_new_for_path (exported);
+  const char *cli = g_getenv ("ES_CLI");
+  EsError error = { 0 };
+  EsEngine *engine;
+  EsImage expected = { 0 };
+  EsLayer *entropy;
+  gboolean done = FALSE;
+  int started, status = -1;
+
+  set_view ("entropy");
+  g_settings_reset (settings, "volume-window");
+  open_path (camera);
+  wait_idle ();
+  g_assert_false (definition_row_visible ("volume_window_row"));
+  g_assert_false (definition_row_visible ("shape_3d_row"));
+  g_assert_true (definition_row_visible ("shape_row"));
+
+  open_path (path);
+  wait_idle ();
+  g_assert_true (definition_row_visible ("volume_window_row"));
+  g_assert_true (definition_row_visible ("shape_3d_row"));
+  g_assert_false (definition_row_visible ("shape_row"));
+  g_settings_set_string (settings, "volume-window", "per-plane");
+  wait_idle ();
+  g_assert_false (definition_row_visible ("shape_3d_row"));
+  g_assert_true (definition_row_visible ("shape_row"));
+  g_settings_set_string (settings, "volume-window", "3d");
+  wait_idle ();
+
+  /* Ball 2: one job, over the whole volume. */
+  started = gate_get (&gate.started);
+  g_settings_set_int (settings, "ball-radius", 2);
+  g_settings_set_string (settings, "shape-3d", "ball");
+  wait_idle ();
+  g_assert_true (definition_row_visible ("ball_radius_row"));
+  g_assert_false (definition_row_visible ("box_planes_row"));
+  g_assert_cmpint (gate_get (&gate.started), ==, started + 1);
+  entropy = es_window_get_layer (window, ES_VIEW_ENTROPY)->volume;
+  g_assert_cmpint (entropy->job.definition.shape, ==, ES_SHAPE_BALL);
+  g_assert_cmpint (entropy->job.definition.radius, ==, 2);
+  g_assert_cmpint (es_image_planes (&entropy->result.values), ==, planes);
+  engine = es_engine_new (ES_BACKEND_CPU, &error);
+  g_assert_nonnull (engine);
+  g_assert_true (es_run (engine, &entropy->job, &es_window_get_source (window)->image, &expected, NULL, &error));
+  g_assert_cmpint (es_image_planes (&expected), ==, planes);
+  for (int i = 0; i < 5; i++)
+    {
+      int x = (i * 7) % width, y = (i * 5) % height, z = (i * 3 + 1) % planes;
+
+      g_assert_cmpfloat (((const float *) es_image_voxel_row (&entropy->result.values, z, y))[x], ==,
+                         ((const float *) es_image_voxel_row (&expected, z, y))[x]);
+    }
+  es_image_clear (&expected);
+  es_engine_free (engine);
+
+  /* Another plane only redraws. */
+  es_window_set_plane (window, 0);
+  es_window_set_plane (window, planes - 1);
+  wait_idle ();
+  g_assert_cmpint (gate_get (&gate.started), ==, started + 1);
+  g_assert_true (es_window_get_layer (window, ES_VIEW_ENTROPY)->volume == entropy);
+
+  /* Every plane, as entroscope-cli entropy --ball 2 writes it. */
+  es_window_export_volume_async (window, file, NULL, on_exported, &done);
+  wait_for (&done);
+  wait_idle ();
+  if (cli == NULL)
+    {
+      g_test_skip ("ES_CLI is not set");
+      return;
+    }
+  {
+    const char *argv[] = { cli, "entropy", "--ball", "2", path, "-o", by_cli, NULL };
+
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+                                 &status, NULL));
+    g_assert_true (g_spawn_check_wait_status (status, NULL));
+  }
+  assert_same_files (exported, by_cli);
+  {
+    TIFF *tiff = TIFFOpen (exported, "r");
+
+    g_assert_nonnull (tiff);
+    g_assert_cmpint (TIFFNumberOfDirectories (tiff), ==, planes);
+    TIFFClose (tiff);
+  }
+  g_settings_reset (settings, "shape-3d");
+  g_settings_reset (settings, "ball-radius");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -692,6 +804,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-window/shortcuts", test_shortcuts);
   g_test_add_func ("/ui-window/colour-rows", test_colour_rows);
   g_test_add_func ("/ui-window/volume", test_volume);
+  g_test_add_func ("/ui-window/volume-window-3d", test_volume_window_3d);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

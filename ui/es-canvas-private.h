@@ -24,6 +24,7 @@ struct _EsCanvas {
   Pane panes[ES_CANVAS_MAX_PANES];
   int n_panes;
   int active_pane;
+  int label_top;             /* y of the top row's pane labels (es_canvas_set_label_top) */
   int image_width, image_height;
 
   double zoom;

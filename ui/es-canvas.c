@@ -330,6 +330,17 @@ es_canvas_get_active_pane (EsCanvas *self)
 }
 
 void
+es_canvas_set_label_top (EsCanvas *self, int top)
+{
+  g_return_if_fail (ES_IS_CANVAS (self));
+
+  if (self->label_top == top)
+    return;
+  self->label_top = top;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
 es_canvas_set_active_pane (EsCanvas *self, int pane)
 {
   g_return_if_fail (ES_IS_CANVAS (self));
@@ -435,7 +446,7 @@ pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph
 }
 
 static void
-draw_label (EsCanvas *self, GtkSnapshot *snapshot, const char *text, gboolean active)
+draw_label (EsCanvas *self, GtkSnapshot *snapshot, double top, const char *text, gboolean active)
 {
   PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
   PangoRectangle extent;
@@ -444,13 +455,13 @@ draw_label (EsCanvas *self, GtkSnapshot *snapshot, const char *text, gboolean ac
   GdkRGBA accent = { 0.21, 0.52, 0.89, 0.92 };
 
   pango_layout_get_pixel_extents (layout, NULL, &extent);
-  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, 8, extent.width + 16,
+  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, top, extent.width + 16,
                                                               extent.height + 8), 6);
   gtk_snapshot_push_rounded_clip (snapshot, &box);
   gtk_snapshot_append_color (snapshot, active ? &accent : &bg, &box.bounds);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (16, 12));
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (16, top + 4));
   gtk_snapshot_append_layout (snapshot, layout, &fg);
   gtk_snapshot_restore (snapshot);
   g_object_unref (layout);
@@ -525,8 +536,8 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       if (pane->cross_x >= 0)
         draw_crosshair (snapshot, pane, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph);
       if (self->n_panes > 1)
-        draw_label (self, snapshot, pane->label ? pane->label : es_view_title (pane->layer->view),
-                    i == self->active_pane);
+        draw_label (self, snapshot, py == 0 ? self->label_top : 8,
+                    pane->label ? pane->label : es_view_title (pane->layer->view), i == self->active_pane);
 
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
@@ -718,6 +729,7 @@ es_canvas_init (EsCanvas *self)
 {
   self->zoom = 1.0;
   self->fit = TRUE;
+  self->label_top = 8;
   self->hover_pane = -1;
   self->hover_x = self->hover_y = -1;
   set_adjustment (self, &self->hadjustment, NULL);

@@ -29,6 +29,9 @@ typedef struct {
  * and columns line up with the first's. A new size fits the image to the
  * view; the same size keeps zoom and pan. */
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
+/* Where the top row's pane labels start (8 px by default): below a caption
+ * that the window lays over the canvas's top left corner. */
+void es_canvas_set_label_top (EsCanvas *self, int top);
 /* The pane that export, copy and the colorbar follow (chosen by a click). */
 int es_canvas_get_active_pane (EsCanvas *self);
 void es_canvas_set_active_pane (EsCanvas *self, int pane);

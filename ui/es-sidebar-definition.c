@@ -18,6 +18,16 @@ struct _EsSidebarDefinition {
   AdwPreferencesGroup parent_instance;
 
   AdwComboRow *preset_row;
+  AdwComboRow *volume_window_row;
+  AdwComboRow *shape_3d_row;
+  GtkWidget *box_planes_row;
+  GtkWidget *box_height_row;
+  GtkWidget *box_width_row;
+  GtkSpinButton *box_planes_spin;
+  GtkSpinButton *box_height_spin;
+  GtkSpinButton *box_width_spin;
+  GtkWidget *ball_radius_row;
+  GtkSpinButton *ball_radius_spin;
   AdwComboRow *shape_row;
   GtkWidget *rect_height_row;
   GtkWidget *rect_width_row;
@@ -45,7 +55,7 @@ struct _EsSidebarDefinition {
   char *mask_loading;          /* the name of the mask being read, or NULL */
   guint mask_generation;       /* of the last mask asked for: older reads are dropped */
   CellsFile *footprint;        /* of "footprint-file"; NULL when none could be read */
-  int image_width, image_height;
+  int image_width, image_height, image_planes;
   gboolean normalized;         /* units were "normalized" at the last change */
   gboolean applying;           /* a preset is setting the keys */
   GtkNativeDialog *chooser;
@@ -53,7 +63,7 @@ struct _EsSidebarDefinition {
 
 G_DEFINE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ADW_TYPE_PREFERENCES_GROUP)
 
-enum { SIGNAL_CHANGED, SIGNAL_MESSAGE, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_MESSAGE, SIGNAL_ROWS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 #define PRESET_DEFAULT "entroscope"
@@ -61,6 +71,10 @@ static guint signals[N_SIGNALS];
 
 /* The combo rows' nicks, in the order of their items and of the schema's enums. */
 static const char *const shape_nicks[] = { "square", "rect", "disk", "footprint", NULL };
+static const char *const volume_window_nicks[] = { "3d", "per-plane", NULL };
+static const char *const shape_3d_nicks[] = { "box", "ball", NULL };
+/* "shape-3d"'s values as shapes. */
+static const EsShape shapes_3d[] = { ES_SHAPE_BOX, ES_SHAPE_BALL };
 static const char *const border_nicks[] = { "clip", "symmetric", "mirror", "replicate", "constant", NULL };
 static const char *const binning_nicks[] = { "depth", "range", "minmax", "exact", "byte", NULL };
 /* "entroscope", every es_presets name, "custom": filled in class_init. */
@@ -83,10 +97,13 @@ static const char *const binning_subtitles[] = {
 };
 
 /* The keys of the definition beyond the parameters; a change of any of them
- * (or of the window, levels or units) leaves a preset for "custom". */
+ * (or of the window, levels or units) leaves a preset for "custom", except
+ * a volume's window: a preset's shape is 2-D, and with a 3-D window it sets
+ * the border and binning only, as entroscope-cli --like with --box/--ball. */
 static const char *const definition_keys[] = {
   "shape", "rect-height", "rect-width", "radius", "footprint-file", "border", "border-value",
-  "binning", "range-lo", "range-hi", NULL,
+  "binning", "range-lo", "range-hi", "volume-window", "shape-3d", "box-planes", "box-height", "box-width",
+  "ball-radius", NULL,
 };
 
 static void
@@ -141,7 +158,15 @@ static gboolean
 mask_fits (EsSidebarDefinition *self, const CellsFile *mask)
 {
   return self->image_width == 0
-         || (mask->cells.width == self->image_width && mask->cells.height == self->image_height);
+         || (mask->cells.width == self->image_width && mask->cells.height == self->image_height
+             && es_image_planes (&mask->cells) == MAX (self->image_planes, 1));
+}
+
+/* Whether the window counts across planes: a volume with "volume-window" 3-D. */
+static gboolean
+window_is_3d (EsSidebarDefinition *self, int planes)
+{
+  return planes > 1 && g_settings_get_enum (self->settings, "volume-window") == 0;
 }
 
 /* Rows that the choices do not use are hidden; subtitles say what a choice means. */
@@ -149,14 +174,28 @@ static void
 update_rows (EsSidebarDefinition *self)
 {
   int shape = g_settings_get_enum (self->settings, "shape");
+  gboolean volume = self->image_planes > 1;
+  gboolean in_3d = window_is_3d (self, self->image_planes);
+  EsShape shape_3d = shapes_3d[g_settings_get_enum (self->settings, "shape-3d")];
   int border = g_settings_get_enum (self->settings, "border");
   int binning = g_settings_get_enum (self->settings, "binning");
   g_autofree char *mask_text = NULL, *footprint_text = NULL;
 
-  gtk_widget_set_visible (self->rect_height_row, shape == ES_SHAPE_RECT);
-  gtk_widget_set_visible (self->rect_width_row, shape == ES_SHAPE_RECT);
-  gtk_widget_set_visible (self->radius_row, shape == ES_SHAPE_DISK);
-  gtk_widget_set_visible (GTK_WIDGET (self->footprint_row), shape == ES_SHAPE_FOOTPRINT);
+  /* A 2-D image keeps the 2-D rows alone; a volume chooses 3-D or per plane first. */
+  gtk_widget_set_visible (GTK_WIDGET (self->volume_window_row), volume);
+  gtk_widget_set_visible (GTK_WIDGET (self->shape_3d_row), in_3d);
+  gtk_widget_set_visible (self->box_planes_row, in_3d && shape_3d == ES_SHAPE_BOX);
+  gtk_widget_set_visible (self->box_height_row, in_3d && shape_3d == ES_SHAPE_BOX);
+  gtk_widget_set_visible (self->box_width_row, in_3d && shape_3d == ES_SHAPE_BOX);
+  gtk_widget_set_visible (self->ball_radius_row, in_3d && shape_3d == ES_SHAPE_BALL);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->volume_window_row),
+                               in_3d ? "Counted across neighbouring planes"
+                                     : "The 2-D shape, on each plane alone");
+  gtk_widget_set_visible (GTK_WIDGET (self->shape_row), !in_3d);
+  gtk_widget_set_visible (self->rect_height_row, !in_3d && shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->rect_width_row, !in_3d && shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->radius_row, !in_3d && shape == ES_SHAPE_DISK);
+  gtk_widget_set_visible (GTK_WIDGET (self->footprint_row), !in_3d && shape == ES_SHAPE_FOOTPRINT);
   gtk_widget_set_visible (self->border_value_row, border == ES_BORDER_CONSTANT);
   gtk_widget_set_visible (self->range_lo_row, binning == ES_BINNING_RANGE);
   gtk_widget_set_visible (self->range_hi_row, binning == ES_BINNING_RANGE);
@@ -175,6 +214,11 @@ update_rows (EsSidebarDefinition *self)
     mask_text = g_strdup ("None: every pixel counts");
   else if (mask_fits (self, self->mask))
     mask_text = g_strdup_printf ("%s · only its nonzero pixels count", self->mask->name);
+  else if (self->image_planes > 1)
+    mask_text = g_strdup_printf ("%s is %d × %d × %d, the volume %d × %d × %d: not used", self->mask->name,
+                                 self->mask->cells.width, self->mask->cells.height,
+                                 es_image_planes (&self->mask->cells), self->image_width, self->image_height,
+                                 self->image_planes);
   else
     mask_text = g_strdup_printf ("%s is %d × %d, the image %d × %d: not used", self->mask->name,
                                  self->mask->cells.width, self->mask->cells.height,
@@ -356,12 +400,18 @@ es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
   units = g_settings_get_string (settings, "units");
   self->normalized = g_str_equal (units, "normalized");
   es_settings_bind_choice (settings, "preset", self->preset_row, preset_nicks);
+  es_settings_bind_choice (settings, "volume-window", self->volume_window_row, volume_window_nicks);
+  es_settings_bind_choice (settings, "shape-3d", self->shape_3d_row, shape_3d_nicks);
   es_settings_bind_choice (settings, "shape", self->shape_row, shape_nicks);
   es_settings_bind_choice (settings, "border", self->border_row, border_nicks);
   es_settings_bind_choice (settings, "binning", self->binning_row, binning_nicks);
   bind_spin (settings, "rect-height", self->rect_height_spin);
   bind_spin (settings, "rect-width", self->rect_width_spin);
   bind_spin (settings, "radius", self->radius_spin);
+  bind_spin (settings, "box-planes", self->box_planes_spin);
+  bind_spin (settings, "box-height", self->box_height_spin);
+  bind_spin (settings, "box-width", self->box_width_spin);
+  bind_spin (settings, "ball-radius", self->ball_radius_spin);
   bind_spin (settings, "border-value", self->border_value_spin);
   bind_spin (settings, "range-lo", self->range_lo_spin);
   bind_spin (settings, "range-hi", self->range_hi_spin);
@@ -378,18 +428,35 @@ es_sidebar_definition_has_key (const char *key)
 }
 
 void
-es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height)
+es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height, int planes)
 {
+  gboolean was_volume;
+
   g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
 
+  was_volume = self->image_planes > 1;
   self->image_width = width;
   self->image_height = height;
-  if (self->settings)
-    update_rows (self);
+  self->image_planes = planes;
+  if (self->settings == NULL)
+    return;
+  update_rows (self);
+  /* The rows that depend on whether a volume is open (the side panel's
+   * window size with a 3-D window) follow; the image's own request runs
+   * the jobs. */
+  if (was_volume != (planes > 1))
+    g_signal_emit (self, signals[SIGNAL_ROWS_CHANGED], 0);
+}
+
+int
+es_sidebar_definition_get_image_planes (EsSidebarDefinition *self)
+{
+  g_return_val_if_fail (ES_IS_SIDEBAR_DEFINITION (self), 1);
+  return MAX (self->image_planes, 1);
 }
 
 void
-es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJob *job)
+es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int planes, EsJob *job)
 {
   EsEntropyDefinition *d = &job->definition;
   GSettings *settings = self->settings;
@@ -401,7 +468,8 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJ
     return;
   /* Only what the choices use is set, so that a value the job ignores (a
    * radius while the shape is a square) never looks like a new job. */
-  d->shape = g_settings_get_enum (settings, "shape");
+  d->shape = window_is_3d (self, planes) ? shapes_3d[g_settings_get_enum (settings, "shape-3d")]
+                                         : (EsShape) g_settings_get_enum (settings, "shape");
   switch (d->shape)
     {
     case ES_SHAPE_RECT:
@@ -410,6 +478,14 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJ
       break;
     case ES_SHAPE_DISK:
       d->radius = g_settings_get_int (settings, "radius");
+      break;
+    case ES_SHAPE_BOX:
+      d->planes = g_settings_get_int (settings, "box-planes") | 1;
+      d->height = g_settings_get_int (settings, "box-height") | 1;
+      d->width = g_settings_get_int (settings, "box-width") | 1;
+      break;
+    case ES_SHAPE_BALL:
+      d->radius = g_settings_get_int (settings, "ball-radius");
       break;
     case ES_SHAPE_FOOTPRINT:
       /* None could be read: the square the overlay then names. */
@@ -435,7 +511,8 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJ
   if (d->binning == ES_BINNING_EXACT)
     job->levels = ES_LEVELS_DEFAULT;
   d->normalized = self->normalized;
-  if (self->mask && self->mask->cells.width == width && self->mask->cells.height == height)
+  if (self->mask && self->mask->cells.width == width && self->mask->cells.height == height
+      && es_image_planes (&self->mask->cells) == MAX (planes, 1))
     d->mask = &self->mask->cells;
 }
 
@@ -649,6 +726,8 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
                                           NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   signals[SIGNAL_MESSAGE] = g_signal_new ("message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                                           NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIGNAL_ROWS_CHANGED] = g_signal_new ("rows-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                               0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 
   preset_nicks[n++] = PRESET_DEFAULT;
   for (size_t i = 0; i < n_presets && n < G_N_ELEMENTS (preset_nicks) - 2; i++)
@@ -659,6 +738,16 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/org/entroscope/Entroscope/es-sidebar-definition.ui");
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, preset_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, volume_window_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, shape_3d_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_planes_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_height_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_width_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_planes_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_height_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, box_width_spin);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, ball_radius_row);
+  gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, ball_radius_spin);
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, shape_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_height_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, rect_width_row);
@@ -699,6 +788,9 @@ es_sidebar_definition_init (EsSidebarDefinition *self)
   /* Odd sides: ticks are 1 + 2k. */
   gtk_spin_button_set_snap_to_ticks (self->rect_height_spin, TRUE);
   gtk_spin_button_set_snap_to_ticks (self->rect_width_spin, TRUE);
+  gtk_spin_button_set_snap_to_ticks (self->box_planes_spin, TRUE);
+  gtk_spin_button_set_snap_to_ticks (self->box_height_spin, TRUE);
+  gtk_spin_button_set_snap_to_ticks (self->box_width_spin, TRUE);
   g_signal_connect (self->mask_button, "clicked", G_CALLBACK (on_mask_clicked), self);
   g_signal_connect (self->mask_clear_button, "clicked", G_CALLBACK (on_mask_clear_clicked), self);
   g_signal_connect (self->footprint_button, "clicked", G_CALLBACK (on_footprint_clicked), self);

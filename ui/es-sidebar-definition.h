@@ -15,18 +15,25 @@ G_DECLARE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ES, SIDEBAR_DE
 /* Signals: "changed" (const char *what): the definition that jobs carry
  * changed (a key, the mask, the footprint, or units to or from normalized:
  * nats ↔ bits is display only and emits nothing); "message" (const char
- * *text): something the user must read (a mask of the wrong size). */
+ * *text): something the user must read (a mask of the wrong size);
+ * "rows-changed": a volume was opened after a 2-D image or the other way
+ * round, which changes the rows a job reads (a 3-D window has no side). */
 
 /* Binds the rows to their keys. */
 void es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings);
 /* Whether a settings key is one of the definition's (beyond window, levels and units). */
 gboolean es_sidebar_definition_has_key (const char *key);
-/* The size of the image on screen: a mask must have it. */
-void es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height);
-/* The definition in force for an entropy job on a width×height image
- * (job->window and job->levels come from the parameters). The mask and the
- * footprint it points at live as long as this widget. */
-void es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, EsJob *job);
+/* The size of the image on screen: a mask must have it; a volume (planes >
+ * 1) shows the choice of a 3-D or a per-plane window. */
+void es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height, int planes);
+/* Its planes (1 before any image). */
+int es_sidebar_definition_get_image_planes (EsSidebarDefinition *self);
+/* The definition in force for an entropy job on a width×height×planes
+ * image (job->window and job->levels come from the parameters): on a
+ * volume with "volume-window" 3-D, the box or ball of the 3-D keys, else
+ * the 2-D shape. The mask and the footprint it points at live as long as
+ * this widget. */
+void es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int planes, EsJob *job);
 
 /* What the mask chooser does: reads the file on a worker thread, then uses
  * it ("changed") or, when it cannot be read or has another size than the

@@ -75,7 +75,8 @@ update_param_rows (EsSidebar *self)
       for (int id = 0; id < ES_N_PARAMS; id++)
         if (es_op_uses (op, id))
           es_job_set_param (&job, id, es_settings_get_number (self->settings, es_param (id)->name));
-      es_sidebar_definition_get (self->definition, 0, 0, &job);
+      es_sidebar_definition_get (self->definition, 0, 0, es_sidebar_definition_get_image_planes (self->definition),
+                                 &job);
       read |= es_job_params_read (&job);
     }
   for (int id = 0; id < ES_N_PARAMS; id++)
@@ -118,6 +119,8 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
   g_set_object (&self->settings, settings);
   g_signal_connect_object (settings, "changed", G_CALLBACK (on_setting), self, 0);
   g_signal_connect_object (self->definition, "changed", G_CALLBACK (on_definition_changed), self, 0);
+  g_signal_connect_object (self->definition, "rows-changed", G_CALLBACK (update_param_rows), self,
+                           G_CONNECT_SWAPPED);
   update_param_rows (self);
   es_settings_bind_choice (settings, "colormap", self->colormap_row, colormap_nicks);
   es_settings_bind_choice (settings, "range", self->range_row, range_nicks);

@@ -68,7 +68,12 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
 {
   g_autofree char *job = NULL, *device = NULL, *runs = NULL, *note = NULL;
   char *reason;
-  double mpx = (double) es_layer_width (layer) * es_layer_height (layer) / 1e6;
+  /* A plane of a volume was computed with the whole volume: the rate counts
+   * every voxel the job computed, not the plane shown. */
+  const EsLayer *computed = layer->volume ? layer->volume : layer;
+  int planes = es_image_planes (&computed->result.values);
+  double mpx = (double) es_layer_width (computed) * es_layer_height (computed) * planes / 1e6;
+  const char *unit = planes > 1 ? "Mvox/s" : "Mpx/s";
   char rate[32];
 
   g_return_if_fail (ES_IS_TIMINGS (self));
@@ -108,7 +113,7 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   if (timing && timing->wall_ms > 0)
     {
       double rate_mpx = mpx / (timing->wall_ms / 1000.0);
-      g_snprintf (rate, sizeof rate, rate_mpx >= 1 ? "%.1f Mpx/s" : "%.4f Mpx/s", rate_mpx);
+      g_snprintf (rate, sizeof rate, rate_mpx >= 1 ? "%.1f %s" : "%.4f %s", rate_mpx, unit);
     }
   else
     g_strlcpy (rate, "—", sizeof rate);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "es-tiff.h"
+#include "es-volume-export.h"
 
 bool
 es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, EsError *error)
@@ -42,42 +42,6 @@ es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const EsImage *in, E
                        mask->width, mask->height, in->width, in->height);
 }
 
-static bool
-write_tiff (const char *path, const EsResult *result, EsError *error)
-{
-  int planes = es_image_planes (&result->values);
-  EsImage first = es_image_plane (&result->values, 0);
-  EsTiffWriter *writer = es_tiff_writer_open (path, planes, es_tiff_page_bytes (&first) * (uint64_t) planes, error);
-
-  if (writer == NULL)
-    return false;
-  for (int z = 0; z < planes; z++)
-    {
-      EsImage plane = es_image_plane (&result->values, z);
-
-      if (!es_tiff_writer_add (writer, &plane, &result->info, error))
-        {
-          es_tiff_writer_abort (writer);
-          return false;
-        }
-    }
-  return es_tiff_writer_commit (writer, error);
-}
-
-/* output without its ".png", then "-z%04d.png". */
-static char *
-plane_path (const char *output, int z)
-{
-  size_t n = strlen (output);
-  char *path = NULL;
-
-  if (n >= 4 && strcmp (output + n - 4, ".png") == 0)
-    n -= 4;
-  if (asprintf (&path, "%.*s-z%04d.png", (int) n, output, z) < 0)
-    return NULL;
-  return path;
-}
-
 /* Whether path is an existing file that is one of the inputs. */
 static const char *
 input_at (const char *path, char *const *inputs, int n_inputs)
@@ -98,46 +62,29 @@ write_planes (const char *output, EsExportFormat format, const EsResult *result,
 {
   int planes = es_image_planes (&result->values);
   char *first = NULL, *last = NULL;
-  bool ok = true;
 
-  for (int z = 0; z < planes && ok; z++)
+  /* Every plane's file is checked before the first is written. */
+  for (int z = 0; z < planes; z++)
     {
-      char *path = plane_path (output, z);
+      char *path = es_volume_plane_path (output, z);
       const char *input = path != NULL ? input_at (path, inputs, n_inputs) : NULL;
+      bool ok = path != NULL && input == NULL;
 
       if (path == NULL)
-        ok = es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+        es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
       else if (input != NULL)
-        ok = es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z,
-                           input);
+        es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z,
+                      input);
       free (path);
+      if (!ok)
+        return false;
     }
-  for (int z = 0; z < planes && ok; z++)
-    {
-      EsResult plane = *result;
-      char *path = plane_path (output, z);
-
-      if (path == NULL)
-        {
-          ok = es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
-          break;
-        }
-      plane.values = es_image_plane (&result->values, z);
-      plane.gate = NULL;
-      ok = es_pipeline_export (path, format, &plane, colorbar, error);
-      if (z == 0)
-        first = path;
-      else
-        {
-          free (last);
-          last = path;
-        }
-    }
-  if (ok)
-    snprintf (wrote, wrote_size, "%s … %s (%d planes)", first, last != NULL ? last : first, planes);
+  if (!es_volume_export_planes (output, format, result, colorbar, &first, &last, error))
+    return false;
+  snprintf (wrote, wrote_size, "%s … %s (%d planes)", first, last != NULL ? last : first, planes);
   free (first);
   free (last);
-  return ok;
+  return true;
 }
 
 bool
@@ -148,7 +95,7 @@ es_cli_volume_export (const char *output, EsExportFormat format, const EsResult 
 
   if (format == ES_EXPORT_TIFF)
     {
-      if (!write_tiff (strcmp (output, "-") == 0 ? "/dev/stdout" : output, result, error))
+      if (!es_volume_export_tiff (output, result, error))
         return false;
       snprintf (wrote, wrote_size, "%s (%d planes)", output, planes);
       return true;

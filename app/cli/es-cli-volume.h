@@ -13,7 +13,7 @@ bool es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int plan
  * (the engine would say only that the sizes differ). */
 bool es_cli_check_mask (const EsCliOptions *options, const EsJob *job, const EsImage *input, EsError *error);
 
-/* Writes a volume's result: a multi-page TIFF at output (a float page a
+/* Writes a volume's result (es-volume-export.h): a multi-page TIFF at output (a float page a
  * plane; BigTIFF past 4 GiB), or, for PNG formats, output's name without
  * ".png" followed by "-z0000.png", "-z0001.png"... one heatmap per plane,
  * each written atomically, all on the volume's colour scale. A plane file

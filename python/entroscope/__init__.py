@@ -249,11 +249,14 @@ def save(path, array, *, op=None, format=None, colormap=None, range="absolute", 
     without a value), a raw 16-bit PNG with tEXt metadata ('raw16'), a text
     matrix ('txt', the default for a .txt path) or a TIFF of the values as
     they are ('tif', the default for a .tif or .tiff path), atomically.
+    A 3-D array (planes, rows, columns) is a volume's result: it is written
+    as one multi-page TIFF, a page a plane (BigTIFF past 4 GiB), as
+    ``entroscope-cli`` writes a volume's.
 
     `op` says which operation made `array` (a float32 array is entropy's).
     Describe the job that made it with the keywords you gave that
     operation: window, levels, amount, and for entropy the definition's
-    rect, disk, footprint, border, binning, mask and like, parsed exactly
+    rect, disk, footprint, box, ball, border, binning, mask and like, parsed exactly
     as `entropy` parses them. They set the absolute colour range (ln(min(B,
     n)) depends on the shape and binning), the recorded metadata (the
     "Definition" line) and whether pixels may have no value, so the file is

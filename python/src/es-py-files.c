@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope.load and entroscope.save: app/'s decoders and the CLI's exports, with their limits and messages. */
 #include "es-py.h"
+#include "es-volume-export.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -105,7 +106,8 @@ static const char *const range_names[] = { "absolute", "auto", NULL };
 /* In EsCompression's order. */
 static const char *const compression_names[] = { "fast", "default", "small", NULL };
 
-/* The values to write as an EsImage: the caller's rows when they are
+/* The values to write as an EsImage: a 2-D array, or a 3-D one (planes,
+ * rows, columns) as a volume; the caller's samples when they are
  * contiguous and native, else one copy (*owned). */
 static bool
 values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
@@ -113,7 +115,8 @@ values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
   EsFormat format;
   bool swap = false;
   char name[64];
-  size_t sample, row;
+  size_t sample, row, plane_bytes;
+  Py_ssize_t planes, height, width, plane_step, row_step, column_step;
 
   *owned = NULL;
   if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
@@ -129,42 +132,59 @@ values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
                     swap ? "byte-swapped " : "", name);
       goto fail;
     }
-  if (view->ndim != 2)
+  if (view->ndim != 2 && view->ndim != 3)
     {
-      PyErr_Format (PyExc_ValueError, "a result to save is a 2-D array, not %d-D", view->ndim);
+      PyErr_Format (PyExc_ValueError, "a result to save is a 2-D array or a 3-D one (a volume), not %d-D",
+                    view->ndim);
       goto fail;
     }
-  if (view->shape[0] <= 0 || view->shape[1] <= 0 || view->shape[0] > ES_MAX_SIDE || view->shape[1] > ES_MAX_SIDE)
+  /* Axes from the last: columns, rows, then planes. */
+  planes = view->ndim == 3 ? view->shape[0] : 1;
+  height = view->shape[view->ndim - 2];
+  width = view->shape[view->ndim - 1];
+  row_step = view->strides[view->ndim - 2];
+  column_step = view->strides[view->ndim - 1];
+  plane_step = view->ndim == 3 ? view->strides[0] : 0;
+  if (planes <= 0 || height <= 0 || width <= 0 || height > ES_MAX_SIDE || width > ES_MAX_SIDE)
     {
-      PyErr_Format (PyExc_ValueError, "image size %zd%s%zd is empty or over the limit of %d pixels a side",
-                    view->shape[1], TIMES, view->shape[0], ES_MAX_SIDE);
+      if (view->ndim == 3)
+        PyErr_Format (PyExc_ValueError, "volume size %zd%s%zd%s%zd is empty or over the limit of %d pixels a side",
+                      width, TIMES, height, TIMES, planes, ES_MAX_SIDE);
+      else
+        PyErr_Format (PyExc_ValueError, "image size %zd%s%zd is empty or over the limit of %d pixels a side", width,
+                      TIMES, height, ES_MAX_SIDE);
       goto fail;
     }
   sample = es_format_size (format);
   *image = (EsImage) {
-    .width = (int) view->shape[1], .height = (int) view->shape[0], .format = format,
+    .width = (int) width, .height = (int) height, .planes = (int) planes, .format = format,
     .depth = format == ES_FORMAT_U8 ? 8 : format == ES_FORMAT_U16 ? 16 : 0,
   };
-  row = view->shape[0] == 1 ? (size_t) view->shape[1] * sample : (size_t) view->strides[0];
-  if ((view->shape[1] == 1 || view->strides[1] == (Py_ssize_t) sample) && view->strides[0] > 0
-      && row >= (size_t) view->shape[1] * sample && row % sample == 0 && (uintptr_t) view->buf % sample == 0)
+  row = height == 1 ? (size_t) width * sample : (size_t) row_step;
+  plane_bytes = planes == 1 ? row * (size_t) height : (size_t) plane_step;
+  if ((width == 1 || column_step == (Py_ssize_t) sample) && row_step > 0 && row >= (size_t) width * sample
+      && row % sample == 0 && (planes == 1 || (plane_step > 0 && plane_bytes >= row * (size_t) height))
+      && (uintptr_t) view->buf % sample == 0)
     {
       image->pixels = view->buf;
       image->stride = row;
+      image->plane_stride = plane_bytes;
       return true;
     }
-  *owned = PyMem_RawMalloc ((size_t) view->shape[0] * view->shape[1] * sample);
+  *owned = PyMem_RawMalloc ((size_t) planes * height * width * sample);
   if (*owned == NULL)
     {
       PyErr_NoMemory ();
       goto fail;
     }
-  for (Py_ssize_t y = 0; y < view->shape[0]; y++)
-    for (Py_ssize_t x = 0; x < view->shape[1]; x++)
-      memcpy ((char *) *owned + ((size_t) y * view->shape[1] + x) * sample,
-              (const char *) view->buf + y * view->strides[0] + x * view->strides[1], sample);
+  for (Py_ssize_t z = 0; z < planes; z++)
+    for (Py_ssize_t y = 0; y < height; y++)
+      for (Py_ssize_t x = 0; x < width; x++)
+        memcpy ((char *) *owned + (((size_t) z * height + y) * width + x) * sample,
+                (const char *) view->buf + z * plane_step + y * row_step + x * column_step, sample);
   image->pixels = *owned;
-  image->stride = (size_t) view->shape[1] * sample;
+  image->stride = (size_t) width * sample;
+  image->plane_stride = image->stride * (size_t) height;
   return true;
 
 fail:
@@ -212,12 +232,21 @@ op_from_format (EsFormat format, EsOp *op)
 }
 
 /* format= when given (*format_index ≥ 0), else from the path's suffix (.txt,
- * .tif, .tiff; PNG otherwise); colorbar= only on a PNG heatmap. */
+ * .tif, .tiff; PNG otherwise, but TIFF for a volume unless named .png);
+ * colorbar= only on a PNG heatmap; a volume only as a multi-page TIFF. */
 static bool
-choose_export_format (const char *path, int *format_index, bool colorbar)
+choose_export_format (const char *path, int *format_index, bool colorbar, int planes)
 {
   if (*format_index < 0)
-    *format_index = ends_with (path, ".txt") ? 2 : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3 : 0;
+    *format_index = ends_with (path, ".txt") ? 2
+                    : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3
+                    : planes > 1 && !ends_with (path, ".png") ? 3 : 0;
+  if (planes > 1 && export_formats[*format_index] != ES_EXPORT_TIFF)
+    {
+      PyErr_Format (PyExc_ValueError, "a volume of %d planes is saved as a multi-page TIFF (format='tif'), not %s",
+                    planes, export_names[*format_index]);
+      return false;
+    }
   if (colorbar && export_formats[*format_index] != ES_EXPORT_PNG)
     {
       PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
@@ -272,10 +301,18 @@ parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJ
   if (!es_py_parse_job (op, kw, job, units, held))
     return false;
   if (job->definition.mask != NULL
-      && (job->definition.mask->width != values->width || job->definition.mask->height != values->height))
+      && (job->definition.mask->width != values->width || job->definition.mask->height != values->height
+          || es_image_planes (job->definition.mask) != es_image_planes (values)))
     {
-      PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d", job->definition.mask->width,
-                    TIMES, job->definition.mask->height, values->width, TIMES, values->height);
+      if (es_image_planes (values) > 1 || es_image_planes (job->definition.mask) > 1)
+        PyErr_Format (PyExc_ValueError, "mask size %d%s%d%s%d differs from the values' %d%s%d%s%d",
+                      job->definition.mask->width, TIMES, job->definition.mask->height, TIMES,
+                      es_image_planes (job->definition.mask), values->width, TIMES, values->height, TIMES,
+                      es_image_planes (values));
+      else
+        PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d",
+                      job->definition.mask->width, TIMES, job->definition.mask->height, values->width, TIMES,
+                      values->height);
       return false;
     }
   return true;
@@ -286,7 +323,7 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "window", "levels",
                               "amount", "units", "rect", "disk", "footprint", "border", "binning", "mask", "like",
-                              "compression", NULL };
+                              "compression", "box", "ball", NULL };
   PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
   PyObject *range_obj = NULL, *compression_obj = NULL;
   PyObject *path_bytes = NULL;
@@ -304,13 +341,14 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
                                     &op_obj, &format_obj, &colormap_obj, &range_obj, &colorbar,
                                     &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
                                     &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT],
                                     &kw.definition[ES_PY_KW_DISK], &kw.definition[ES_PY_KW_FOOTPRINT],
                                     &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
-                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj))
+                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj,
+                                    &kw.definition[ES_PY_KW_BOX], &kw.definition[ES_PY_KW_BALL]))
     return NULL;
   if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
     return NULL;
@@ -337,7 +375,7 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   if (!PyUnicode_FSConverter (path_obj, &path_bytes))
     goto fail;
   path = PyBytes_AS_STRING (path_bytes);
-  if (!choose_export_format (path, &format_index, colorbar))
+  if (!choose_export_format (path, &format_index, colorbar, es_image_planes (&result.values)))
     goto fail;
   if (!describe_values (op, colormap_obj, &job, units, (EsRangeMode) range, &result))
     goto fail;
@@ -346,7 +384,9 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   Py_BEGIN_ALLOW_THREADS
   /* This thread's choice only: other Python threads may be saving. */
   es_save_set_thread_compression (compression);
-  ok = es_pipeline_export (path, export_formats[format_index], &result, colorbar, &error);
+  ok = es_image_planes (&result.values) > 1 ? es_volume_export_tiff (path, &result, &error)
+                                            : es_pipeline_export (path, export_formats[format_index], &result,
+                                                                  colorbar, &error);
   es_save_set_thread_compression (-1);
   Py_END_ALLOW_THREADS
   Py_DECREF (path_bytes);

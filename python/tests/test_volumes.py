@@ -4,6 +4,7 @@ Every 3-D window (box, ball, 3-D footprint) against scikit-image's 3-D
 rank.entropy and against MATLAB's documented entropyfilt on N-D arrays; the
 other operations on volumes; masks; the colour convention (channel_axis)."""
 
+import subprocess
 import warnings
 
 import numpy as np
@@ -345,3 +346,35 @@ def test_dask_colour_needs_channel_axis(rng):
                           entroscope.entropy(rgb, ball=1, channel_axis=-1))
     with pytest.raises(ValueError, match="is ambiguous"):
         edask.entropy(da.from_array(rgb[0], chunks=(7, 7, 3)))
+
+
+# ---- save: a volume's result as the CLI writes it ----
+
+
+@pytest.mark.parametrize("keywords,options", [({"ball": 2}, ["--ball", "2"]),
+                                              ({"box": (3, 5, 3), "border": "symmetric"},
+                                               ["--box", "3x5x3", "--border", "symmetric"])])
+def test_save_of_a_volume_is_the_clis_multipage_tiff(rng, tmp_path, cli, keywords, options):
+    tifffile = pytest.importorskip("tifffile")
+    volume = volume_of(rng, (5, 12, 10), np.uint8, 255)
+    tifffile.imwrite(tmp_path / "volume.tif", volume)
+    done = subprocess.run([cli, "entropy", *options, tmp_path / "volume.tif", "-o", tmp_path / "cli.tif"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    values = entroscope.entropy(volume, **keywords)
+    entroscope.save(tmp_path / "module.tif", values, **keywords)
+    assert (tmp_path / "module.tif").read_bytes() == (tmp_path / "cli.tif").read_bytes()
+    # Any name takes the TIFF; an array of other strides writes the same bytes.
+    entroscope.save(tmp_path / "module", np.asfortranarray(values), **keywords)
+    assert (tmp_path / "module").read_bytes() == (tmp_path / "cli.tif").read_bytes()
+    assert np.array_equal(tifffile.imread(tmp_path / "module.tif"), values)
+
+
+def test_save_of_a_volume_is_a_tiff_only(rng, tmp_path):
+    values = entroscope.entropy(volume_of(rng, (3, 6, 5), np.uint8, 255), ball=1)
+    for name, format in (("v.png", None), ("v.txt", None), ("v.tif", "png")):
+        with pytest.raises(ValueError, match="a volume of 3 planes is saved as a multi-page TIFF"):
+            entroscope.save(tmp_path / name, values, format=format, ball=1)
+    with pytest.raises(ValueError, match="2-D array or a 3-D one"):
+        entroscope.save(tmp_path / "v.tif", values[None], ball=1)
+    assert list(tmp_path.iterdir()) == []

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* EsWindow: exporting what is shown (through es_pipeline_export, as the CLI) and copying it. */
+/* EsWindow: exporting what is shown (through es_pipeline_export, as the CLI) or a volume's every plane
+ * (es_volume_export_tiff, as the CLI), and copying it. */
 #include "es-window-private.h"
 #include "es-tools.h"
+#include "es-volume-export.h"
 
 #include <string.h>
 
@@ -16,6 +18,7 @@ typedef struct {
   char *path;
   EsExportFormat format;
   gboolean colorbar;
+  gboolean every_plane;   /* the volume's every plane as one multi-page TIFF */
 } ExportData;
 
 static void
@@ -34,7 +37,9 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
   ExportData *export = task_data;
   EsError error = { 0 };
 
-  if (es_pipeline_export (export->path, export->format, &export->result, export->colorbar, &error))
+  if (export->every_plane ? es_volume_export_tiff (export->path, &export->result, &error)
+                          : es_pipeline_export (export->path, export->format, &export->result, export->colorbar,
+                                                &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
@@ -59,21 +64,28 @@ _es_window_export_close (EsWindow *self)
     es_control_cancel (export_interrupt);
 }
 
-void
-es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar,
-                        GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+static void
+export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar, gboolean every_plane,
+              GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
 {
   GTask *task;
   EsLayer *layer;
   ExportData *export;
   EsDisplay display;
 
-  g_return_if_fail (ES_IS_WINDOW (self));
-  g_return_if_fail (G_IS_FILE (file));
-
   task = g_task_new (self, cancellable, callback, user_data);
   layer = es_window_get_layer (self, es_window_get_active_view (self));
+  /* The plane's layer shares the volume's values, range and job: the
+   * volume's layer is what the CLI would write. */
+  if (every_plane && layer != NULL)
+    layer = layer->volume;
   g_task_set_source_tag (task, es_window_export_async);
+  if (every_plane && layer == NULL && es_window_get_layer (self, es_window_get_active_view (self)) != NULL)
+    {
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "The image is not a volume");
+      g_object_unref (task);
+      return;
+    }
   if (layer == NULL)
     {
       g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "Nothing to export yet");
@@ -100,6 +112,7 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
     es_tools_adjust_scale (self->tools, layer->view, &export->result.scale);
   export->format = format;
   export->colorbar = colorbar;
+  export->every_plane = every_plane;
   g_task_set_task_data (task, export, export_data_free);
   /* The process has one compression setting, as the application has. */
   es_save_set_compression (g_settings_get_enum (self->settings, "export-compression"));
@@ -118,6 +131,26 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
   _es_window_track_task (self, task, FALSE);
   g_task_run_in_thread (task, export_thread);
   g_object_unref (task);
+}
+
+void
+es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar,
+                        GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (ES_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  export_async (self, file, format, colorbar, FALSE, cancellable, callback, user_data);
+}
+
+void
+es_window_export_volume_async (EsWindow *self, GFile *file, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_return_if_fail (ES_IS_WINDOW (self));
+  g_return_if_fail (G_IS_FILE (file));
+
+  export_async (self, file, ES_EXPORT_TIFF, FALSE, TRUE, cancellable, callback, user_data);
 }
 
 gboolean
@@ -163,22 +196,25 @@ _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboo
   es_window_export_async (self, file, format, colorbar, NULL, on_exported, g_object_ref (file));
 }
 
-/* By EsExportFormat, as the "export-format" setting's values. */
+/* By EsExportFormat, as the "export-format" setting's values; a volume's
+ * chooser adds EXPORT_EVERY_PLANE ("volume"), which only a volume offers
+ * (volumes come from multi-page TIFFs: a build without libtiff has none). */
+#define EXPORT_EVERY_PLANE 4
 static const char *const export_ids[] = {
   "png", "raw16", "text",
 #ifdef ES_HAVE_TIFF
-  "tiff",
+  "tiff", "volume",
 #endif
   NULL,
 };
 static const char *const export_labels[] = {
   "Colormapped PNG", "Raw 16-bit PNG", "Text matrix",
 #ifdef ES_HAVE_TIFF
-  "TIFF (the values as they are)",
+  "TIFF (the values as they are)", "Multi-page TIFF (every plane)",
 #endif
   NULL,
 };
-static const char *const export_extensions[] = { "png", "png", "txt", "tif" };
+static const char *const export_extensions[] = { "png", "png", "txt", "tif", "tif" };
 /* By EsCompression, as the "export-compression" setting's values. */
 static const char *const compression_ids[] = { "fast", "default", "small", NULL };
 static const char *const compression_labels[] = { "Fast", "Default", "Small", NULL };
@@ -242,7 +278,10 @@ on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
       /* The name follows the format chosen last: never text under a .png name. */
       fixed = _es_window_export_name (name, index);
       file = parent ? g_file_get_child (parent, fixed) : g_object_ref (chosen);
-      _es_window_export_file (self, file, index, g_strcmp0 (colorbar, "true") == 0);
+      if (index == EXPORT_EVERY_PLANE)
+        es_window_export_volume_async (self, file, NULL, on_exported, g_object_ref (file));
+      else
+        _es_window_export_file (self, file, index, g_strcmp0 (colorbar, "true") == 0);
     }
   g_clear_object (&self->chooser);
 }
@@ -278,17 +317,30 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   GtkFileChooserNative *chooser;
   int format = g_settings_get_enum (self->settings, "export-format");
   g_autofree char *stem = NULL, *name = NULL;
+  g_autofree const char **ids = NULL, **labels = NULL;
+  guint n_formats = g_strv_length ((char **) export_ids);
   char *dot;
 
   g_assert (ES_IS_WINDOW (self));
   if (self->source == NULL)
     return;
-  chooser = gtk_file_chooser_native_new ("Export What Is Shown", GTK_WINDOW (self),
+  chooser = gtk_file_chooser_native_new (es_source_planes (self->source) > 1 ? "Export the Plane or the Volume"
+                                                                              : "Export What Is Shown",
+                                         GTK_WINDOW (self),
                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+  /* Every plane is a volume's choice only; a 2-D image takes the plane's TIFF instead. */
+  if (n_formats > EXPORT_EVERY_PLANE && es_source_planes (self->source) <= 1)
+    n_formats = EXPORT_EVERY_PLANE;
+  if (format == EXPORT_EVERY_PLANE && n_formats == EXPORT_EVERY_PLANE)
+    format = ES_EXPORT_TIFF;
   /* A format this build does not write (TIFF without libtiff) falls back to PNG. */
-  if (format >= (int) g_strv_length ((char **) export_ids))
+  if (format >= (int) n_formats)
     format = ES_EXPORT_PNG;
-  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", "Format", export_ids, export_labels, format);
+  ids = g_new0 (const char *, n_formats + 1);
+  labels = g_new0 (const char *, n_formats + 1);
+  memcpy (ids, export_ids, n_formats * sizeof *ids);
+  memcpy (labels, export_labels, n_formats * sizeof *labels);
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", "Format", ids, labels, format);
   add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", "Compression", compression_ids,
                        compression_labels, g_settings_get_enum (self->settings, "export-compression"));
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", "With colorbar", NULL, NULL);

@@ -15,9 +15,12 @@ static const char *const app_wide_keys[] = {
 };
 
 /* What Undo steps back through: the parameters (by name, from the table),
- * then how results are coloured. */
-static const char *const display_keys[] = { "colormap", "reversed", "range", "units" };
-#define N_UNDOABLE (ES_N_PARAMS + G_N_ELEMENTS (display_keys))
+ * then how results are coloured and a volume's window. */
+static const char *const other_undoable_keys[] = {
+  "colormap", "reversed", "range", "units",
+  "volume-window", "shape-3d", "box-planes", "box-height", "box-width", "ball-radius",
+};
+#define N_UNDOABLE (ES_N_PARAMS + G_N_ELEMENTS (other_undoable_keys))
 
 /* Changes of one key closer together than this are one step. */
 #define UNDO_MERGE_US (800 * G_TIME_SPAN_MILLISECOND)
@@ -32,7 +35,7 @@ typedef struct {
 static const char *
 undoable_key (int i)
 {
-  return i < ES_N_PARAMS ? es_param (i)->name : display_keys[i - ES_N_PARAMS];
+  return i < ES_N_PARAMS ? es_param (i)->name : other_undoable_keys[i - ES_N_PARAMS];
 }
 
 static int

@@ -278,6 +278,20 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
       definition = gtk_label_get_label (self->definition_label);
     }
   gtk_widget_set_visible (GTK_WIDGET (self->definition_label), definition != NULL);
+  /* The caption lies over the top left corner, where the grid's and the
+   * orthogonal views' panes have their labels ("XY · z 12"): those go
+   * below it. */
+  if (definition != NULL && (n > 1 || _es_window_get_orthogonal (self, NULL)))
+    {
+      int height = 0;
+
+      gtk_widget_measure (GTK_WIDGET (self->definition_label), GTK_ORIENTATION_VERTICAL, -1, NULL, &height,
+                          NULL, NULL);
+      es_canvas_set_label_top (self->canvas, gtk_widget_get_margin_top (GTK_WIDGET (self->definition_label))
+                                             + height + 4);
+    }
+  else
+    es_canvas_set_label_top (self->canvas, 8);
 }
 
 static gboolean

@@ -126,7 +126,7 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
 
       es_sidebar_definition_get (es_sidebar_get_definition (self->sidebar),
                                  source ? source->image.width : 0, source ? source->image.height : 0,
-                                 job);
+                                 source ? es_source_planes (source) : 1, job);
     }
 }
 
@@ -342,7 +342,7 @@ _es_window_show_source (EsWindow *self, EsSource *source)
   _es_window_apply_max_pixels (self);
   _es_window_update_actions (self);
   es_sidebar_definition_set_image_size (es_sidebar_get_definition (self->sidebar),
-                                        source->image.width, source->image.height);
+                                        source->image.width, source->image.height, es_source_planes (source));
   adw_window_title_set_title (self->window_title, source->name);
   title = g_strdup_printf ("%s — Entroscope", source->name);
   gtk_window_set_title (GTK_WINDOW (self), title);

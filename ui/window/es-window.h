@@ -34,6 +34,11 @@ const char *es_window_get_engine_description (EsWindow *self);
 void es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar,
                              GCancellable *cancellable, GAsyncReadyCallback callback,
                              gpointer user_data);
+/* Writes every plane of the active view of a volume as one multi-page TIFF
+ * (es_volume_export_tiff, as entroscope-cli does), in a thread; fails when
+ * the image is not a volume. Finished by es_window_export_finish. */
+void es_window_export_volume_async (EsWindow *self, GFile *file, GCancellable *cancellable,
+                                    GAsyncReadyCallback callback, gpointer user_data);
 gboolean es_window_export_finish (EsWindow *self, GAsyncResult *result, GError **error);
 
 /* Opens the Compare Variants view (win.compare) as soon as an image is open. */
