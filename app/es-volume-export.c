@@ -20,15 +20,10 @@ es_volume_export_tiff (const char *path, const EsResult *result, EsError *error)
   writer = es_tiff_writer_open (path, planes, es_tiff_page_bytes (&first) * (uint64_t) planes, error);
   if (writer == NULL)
     return false;
-  for (int z = 0; z < planes; z++)
+  if (!es_tiff_writer_add_planes (writer, &result->values, &result->info, error))
     {
-      EsImage plane = es_image_plane (&result->values, z);
-
-      if (!es_tiff_writer_add (writer, &plane, &result->info, error))
-        {
-          es_tiff_writer_abort (writer);
-          return false;
-        }
+      es_tiff_writer_abort (writer);
+      return false;
     }
   return es_tiff_writer_commit (writer, error);
 }
