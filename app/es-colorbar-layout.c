@@ -119,8 +119,8 @@ format_label (char *buf, size_t size, double v, int decimals)
 }
 
 void
-es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_height,
-                  const EsColorScale *scale, const EsValueInfo *info)
+es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_height, const EsColorScale *scale,
+                         const EsValueInfo *info)
 {
   double unit_scale = info && info->unit_scale != 0 ? info->unit_scale : 1.0;
   int s, label_width = 0, decimals;
@@ -162,8 +162,7 @@ es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_heigh
   bar->label_x = bar->bar_x + 12 * s + 1 + 3 * s + 2 * s;
   bar->units_x = bar->label_x + label_width + 6 * s;
   bar->units_bottom = bar->bar_top + (bar->bar_height + text_width (bar->units, s)) / 2;
-  bar->width = (bar->units[0] ? bar->units_x + GLYPH_H * s : bar->label_x + label_width)
-               + bar->margin;
+  bar->width = (bar->units[0] ? bar->units_x + GLYPH_H * s : bar->label_x + label_width) + bar->margin;
   bar->height = bar->bar_height + 2 * bar->margin;
 }
 

@@ -16,7 +16,7 @@ typedef enum {
   ES_N_COLORMAPS
 } EsColormap;
 
-const char *es_colormap_name (EsColormap map);           /* "viridis" */
+const char *es_colormap_name (EsColormap map); /* "viridis" */
 /* Accepts "viridis" and the reversed form "viridis_r". */
 bool es_colormap_from_name (const char *name, EsColormap *map, bool *reversed);
 /* 256 RGB entries, index 0 = low. */
@@ -34,8 +34,7 @@ typedef struct {
 /* The colour of a pixel with no value (NaN: masked out, DESIGN.md §1). */
 extern const uint8_t es_no_data_rgb[3];
 
-void es_render_heatmap (const EsImage *values, const EsColorScale *scale,
-                        uint8_t *rgb, size_t rgb_stride);
+void es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rgb, size_t rgb_stride);
 /* Whether the heatmap is gray whatever the pixels (the gray map, and no
  * NaN that would be no-data magenta): one 8-bit sample a pixel then says
  * it all, a third of the bytes for an export to filter and compress. */

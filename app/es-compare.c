@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 static const char cpu_label[] = "CPU (OpenMP)";
-static const char cpu_lesson[] =
-  "The CPU backend has a single implementation of each operation; the variants are CUDA kernels.";
+static const char cpu_lesson[] = "The CPU backend has a single implementation of each operation; the variants are CUDA "
+                                 "kernels.";
 
 EsEngine *
 es_compare_engine_new (EsBackendChoice choice, EsError *error)
@@ -50,15 +50,13 @@ median (double *values, int n)
 }
 
 static bool
-run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out,
-          EsTiming *timing, EsError *error)
+run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out, EsTiming *timing, EsError *error)
 {
   const char *notice;
 
   if (!es_run (engine, job, image, out, timing, error))
     return false;
-  if (timing->fell_back
-      || (es_engine_backend (engine) == ES_BACKEND_CUDA && timing->backend != ES_BACKEND_CUDA))
+  if (timing->fell_back || (es_engine_backend (engine) == ES_BACKEND_CUDA && timing->backend != ES_BACKEND_CUDA))
     {
       notice = es_engine_take_notice (engine);
       return es_error_set (error, ES_ERROR_COMPUTE, "%s: %s", job->variant ? job->variant : "default",
@@ -68,8 +66,8 @@ run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out
 }
 
 bool
-es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats,
-                    EsImage *out, double *kernel_ms, double *wall_ms, EsError *error)
+es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
+                    double *kernel_ms, double *wall_ms, EsError *error)
 {
   double *kernel = calloc (2 * (size_t) repeats, sizeof *kernel);
   double *wall = kernel + repeats;
@@ -95,9 +93,8 @@ es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, in
 }
 
 bool
-es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats,
-                     EsCompareProgress progress, void *user_data,
-                     EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error)
+es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats, EsCompareProgress progress,
+                     void *user_data, EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error)
 {
   bool cuda = es_engine_backend (engine) == ES_BACKEND_CUDA;
   size_t n_variants = 0, in_bytes, out_bytes, n, step = 0, total;
@@ -131,8 +128,7 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
     {
       if (progress && !progress (step, total, "Copy floor", user_data))
         goto out;
-      es_compare_op_bytes (job->op, (size_t) image->width * (size_t) image->height, &in_bytes,
-                           &out_bytes);
+      es_compare_op_bytes (job->op, (size_t) image->width * (size_t) image->height, &in_bytes, &out_bytes);
       if (!es_engine_floor (engine, ES_FLOOR_COPY, in_bytes, out_bytes, repeats, &floor, error))
         goto out;
       step++;
@@ -168,8 +164,7 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
           row->kernel_ms = row->wall_ms = row->floor_multiple = NAN;
           continue;
         }
-      if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &row->kernel_ms,
-                               &row->wall_ms, error))
+      if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &row->kernel_ms, &row->wall_ms, error))
         goto out;
       row->repeats = repeats;
       row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;

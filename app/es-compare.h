@@ -12,16 +12,16 @@
 #define ES_COMPARE_DEFAULT_REPEATS 10
 
 typedef struct {
-  const char *id;         /* the variant's id; "openmp" for the CPU's implementation */
-  const char *label;      /* "Shared-memory tile"; static storage like the strings below */
+  const char *id;    /* the variant's id; "openmp" for the CPU's implementation */
+  const char *label; /* "Shared-memory tile"; static storage like the strings below */
   const char *lesson;
   const char *source;
   bool is_default;
-  EsBackendChoice backend;  /* the backend that ran it */
+  EsBackendChoice backend; /* the backend that ran it */
   int repeats;
-  double kernel_ms;       /* median of EsTiming.kernel_ms */
-  double wall_ms;         /* median of EsTiming.wall_ms */
-  double floor_multiple;  /* kernel_ms / the copy floor; NAN without a floor (the CPU) */
+  double kernel_ms;      /* median of EsTiming.kernel_ms */
+  double wall_ms;        /* median of EsTiming.wall_ms */
+  double floor_multiple; /* kernel_ms / the copy floor; NAN without a floor (the CPU) */
   /* Why the variant cannot compute the job (es_variant_unsupported): then
    * it is not timed (repeats 0, the figures NAN), since the engine would
    * time another variant under its name. NULL when it was timed. */
@@ -48,8 +48,8 @@ void es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_
 /* A warm-up run, then the medians of `repeats` timed runs of one job; a CUDA
  * run that falls back to the CPU is an error (it would time the CPU under a
  * CUDA label). `out` is reused between runs; the caller clears it. */
-bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats,
-                         EsImage *out, double *kernel_ms, double *wall_ms, EsError *error);
+bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
+                         double *kernel_ms, double *wall_ms, EsError *error);
 
 /* On a CUDA engine: the copy floor of the op's bytes (median of `repeats`),
  * then for each CUDA variant of job->op (job->variant is ignored) a warm-up
@@ -61,5 +61,5 @@ bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *imag
  * Cancelled by `progress` (may be NULL): false with error->code ES_OK and
  * nothing allocated. */
 bool es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, int repeats,
-                          EsCompareProgress progress, void *user_data,
-                          EsCompareRow **rows, size_t *n_rows, double *floor_ms, EsError *error);
+                          EsCompareProgress progress, void *user_data, EsCompareRow **rows, size_t *n_rows,
+                          double *floor_ms, EsError *error);

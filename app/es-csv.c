@@ -83,7 +83,7 @@ es_csv_text (EsCsv *csv, const char *field)
     {
       append (csv, p, 1);
       if (*p == '"')
-        append (csv, "\"", 1);   /* a quote inside a quoted field is doubled */
+        append (csv, "\"", 1); /* a quote inside a quoted field is doubled */
     }
   append (csv, "\"", 1);
 }

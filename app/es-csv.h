@@ -8,10 +8,10 @@
 #include "es-error.h"
 
 typedef struct {
-  char *text;        /* NUL-terminated; NULL while empty */
+  char *text; /* NUL-terminated; NULL while empty */
   size_t length, capacity;
-  bool in_row;       /* a field was added to the current record */
-  bool failed;       /* out of memory: the text is incomplete */
+  bool in_row; /* a field was added to the current record */
+  bool failed; /* out of memory: the text is incomplete */
 } EsCsv;
 
 void es_csv_init (EsCsv *csv);

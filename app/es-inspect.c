@@ -35,7 +35,7 @@ es_line_pixels (int x0, int y0, int x1, int y1, EsPixel *pixels)
   for (;;)
     {
       if (pixels)
-        pixels[n] = (EsPixel) { x0, y0 };
+        pixels[n] = (EsPixel){ x0, y0 };
       n++;
       if (x0 == x1 && y0 == y1)
         return n;
@@ -60,8 +60,8 @@ inside (const EsImage *image, int x, int y)
 }
 
 bool
-es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels,
-                   int x0, int y0, int x1, int y1, EsError *error)
+es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels, int x0, int y0, int x1, int y1,
+                   EsError *error)
 {
   size_t n;
 
@@ -69,8 +69,7 @@ es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels
   if (n_channels < 1)
     return es_error_set (error, ES_ERROR_INVALID, "a profile needs a channel");
   for (int c = 0; c < n_channels; c++)
-    if (channels[c].image->width != channels[0].image->width
-        || channels[c].image->height != channels[0].image->height)
+    if (channels[c].image->width != channels[0].image->width || channels[c].image->height != channels[0].image->height)
       return es_error_set (error, ES_ERROR_INVALID, "the channels differ in size");
   if (!inside (channels[0].image, x0, y0) || !inside (channels[0].image, x1, y1))
     return es_error_set (error, ES_ERROR_INVALID, "the line leaves the image");
@@ -134,7 +133,7 @@ es_rect_from_corners (int x0, int y0, int x1, int y1)
 {
   int left = x0 < x1 ? x0 : x1, top = y0 < y1 ? y0 : y1;
 
-  return (EsRect) { left, top, abs (x1 - x0) + 1, abs (y1 - y0) + 1 };
+  return (EsRect){ left, top, abs (x1 - x0) + 1, abs (y1 - y0) + 1 };
 }
 
 bool
@@ -147,10 +146,10 @@ es_rect_clip (EsRect *rect, int width, int height)
   y1 = y1 < height ? y1 : height;
   if (x1 <= x0 || y1 <= y0)
     {
-      *rect = (EsRect) { 0, 0, 0, 0 };
+      *rect = (EsRect){ 0, 0, 0, 0 };
       return false;
     }
-  *rect = (EsRect) { (int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0) };
+  *rect = (EsRect){ (int) x0, (int) y0, (int) (x1 - x0), (int) (y1 - y0) };
   return true;
 }
 
@@ -197,8 +196,7 @@ es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats)
 }
 
 void
-es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, uint64_t *bins,
-                  int n_bins)
+es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, uint64_t *bins, int n_bins)
 {
   double width = hi > lo ? (hi - lo) / n_bins : 0;
 
@@ -219,11 +217,9 @@ es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, u
 }
 
 void
-es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect,
-            EsCsv *csv)
+es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect, EsCsv *csv)
 {
-  static const char *const columns[] = { "channel", "x", "y", "width", "height",
-                                          "n", "mean", "stddev", "min", "max" };
+  static const char *const columns[] = { "channel", "x", "y", "width", "height", "n", "mean", "stddev", "min", "max" };
 
   for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
     es_csv_text (csv, columns[i]);
@@ -264,7 +260,7 @@ bin_sample_range (const EsBinner *binner, uint32_t top, uint32_t b, uint32_t *lo
       *lo = *hi = b;
       return;
     }
-  while (a < z)   /* the first v with bin(v) ≥ b */
+  while (a < z) /* the first v with bin(v) ≥ b */
     {
       uint32_t mid = a + (z - a) / 2;
 
@@ -275,7 +271,7 @@ bin_sample_range (const EsBinner *binner, uint32_t top, uint32_t b, uint32_t *lo
     }
   *lo = a;
   z = top;
-  while (a < z)   /* the last v with bin(v) ≤ b */
+  while (a < z) /* the last v with bin(v) ≤ b */
     {
       uint32_t mid = a + (z - a + 1) / 2;
 
@@ -298,8 +294,9 @@ check_window_job (const EsJob *job, const EsImage *image, int x, int y, int z, E
     return false;
   if (image->format != ES_FORMAT_U8 && image->format != ES_FORMAT_U16)
     return es_error_set (error, ES_ERROR_INVALID, "the window counts need an 8- or 16-bit image");
-  if (mask && (mask->width != image->width || mask->height != image->height
-               || es_image_planes (mask) != es_image_planes (image) || mask->format != ES_FORMAT_U8))
+  if (mask
+      && (mask->width != image->width || mask->height != image->height
+          || es_image_planes (mask) != es_image_planes (image) || mask->format != ES_FORMAT_U8))
     return es_error_set (error, ES_ERROR_INVALID, "the mask is not an 8-bit image of the input's size");
   if (!inside (image, x, y) || z < 0 || z >= es_image_planes (image))
     return es_error_set (error, ES_ERROR_INVALID, "voxel (%d, %d, %d) is outside the image", x, y, z);
@@ -310,20 +307,20 @@ check_window_job (const EsJob *job, const EsImage *image, int x, int y, int z, E
  * may lie outside it: a 2-D window reads plane iz only, as es_run computes
  * it plane by plane; a 3-D window maps z by the border mode as x and y. */
 static EsWindowCell
-window_cell (const EsEntropyDefinition *d, const EsBinner *binner, uint32_t constant_bin,
-             const EsImage *image, int ix, int iy, int iz)
+window_cell (const EsEntropyDefinition *d, const EsBinner *binner, uint32_t constant_bin, const EsImage *image, int ix,
+             int iy, int iz)
 {
   int mx = es_border_index (ix, image->width, d->border);
   int my = es_border_index (iy, image->height, d->border);
   int mz = es_border_index (iz, es_image_planes (image), d->border);
 
-  if (mx < 0 || my < 0 || mz < 0)   /* outside, clip or constant */
-    return d->border == ES_BORDER_CONSTANT ? (EsWindowCell) { constant_bin, ES_CELL_BORDER }
-                                           : (EsWindowCell) { 0, ES_CELL_OUTSIDE };
-  return (EsWindowCell) { es_bin_sample (binner, (uint32_t) es_image_voxel_sample (image, mx, my, mz)),
-                          !counted_in_mask (d->mask, mx, my, mz)                     ? ES_CELL_MASKED
-                          : inside (image, ix, iy) && iz >= 0 && iz < es_image_planes (image) ? ES_CELL_COUNTED
-                                                                                     : ES_CELL_BORDER };
+  if (mx < 0 || my < 0 || mz < 0) /* outside, clip or constant */
+    return d->border == ES_BORDER_CONSTANT ? (EsWindowCell){ constant_bin, ES_CELL_BORDER }
+                                           : (EsWindowCell){ 0, ES_CELL_OUTSIDE };
+  return (EsWindowCell){ es_bin_sample (binner, (uint32_t) es_image_voxel_sample (image, mx, my, mz)),
+                         !counted_in_mask (d->mask, mx, my, mz)                              ? ES_CELL_MASKED
+                         : inside (image, ix, iy) && iz >= 0 && iz < es_image_planes (image) ? ES_CELL_COUNTED
+                                                                                             : ES_CELL_BORDER };
 }
 
 bool
@@ -398,14 +395,14 @@ es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, in
         EsBinCount *used = &counts->used[i++];
         double p = (double) tally[b] / counts->n;
 
-        *used = (EsBinCount) { .bin = b, .count = tally[b] };
+        *used = (EsBinCount){ .bin = b, .count = tally[b] };
         bin_sample_range (&binner, top, b, &used->lo, &used->hi);
         counts->entropy -= p * log (p);
       }
   free (tally);
 
-  counts->value = counts->masked ? NAN : es_entropy_value (counts->entropy, (int) counts->n, binner.bins,
-                                                           d->normalized);
+  counts->value = counts->masked ? NAN
+                                 : es_entropy_value (counts->entropy, (int) counts->n, binner.bins, d->normalized);
   counts->divisor = 1.0;
   if (d->normalized)
     {
@@ -417,8 +414,7 @@ es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, in
 }
 
 bool
-es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
-                  EsError *error)
+es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts, EsError *error)
 {
   return es_window_counts_voxel (job, image, x, y, 0, counts, error);
 }
@@ -444,9 +440,9 @@ es_window_counts_cell_3d (const EsWindowCounts *counts, int dx, int dy, int dz)
 
   if (counts->cells == NULL || abs (dx) > counts->half_width || abs (dy) > counts->half_height
       || abs (dz) > counts->half_depth)
-    return (EsWindowCell) { 0, ES_CELL_NONE };
+    return (EsWindowCell){ 0, ES_CELL_NONE };
   return counts->cells[((size_t) (dz + counts->half_depth) * rows + (size_t) (dy + counts->half_height))
-                           * (size_t) (2 * counts->half_width + 1)
+                         * (size_t) (2 * counts->half_width + 1)
                        + (size_t) (dx + counts->half_width)];
 }
 

@@ -15,7 +15,7 @@
  * their quantization levels (DESIGN.md §1; a text matrix's samples already
  * are levels), multiplied by scale (1/ln 2 shows nats as bits; 0 means 1). */
 typedef struct {
-  const char *name;       /* the CSV column or row: "gray", "level", "entropy (nats)" */
+  const char *name; /* the CSV column or row: "gray", "level", "entropy (nats)" */
   const EsImage *image;
   int levels;
   double scale;
@@ -36,14 +36,14 @@ size_t es_line_pixels (int x0, int y0, int x1, int y1, EsPixel *pixels);
 typedef struct {
   size_t n;
   EsPixel *pixels;
-  double *distance;       /* from the first pixel, in pixels */
+  double *distance; /* from the first pixel, in pixels */
   int n_channels;
-  double *values;         /* channel c at pixel i: values[c * n + i] */
+  double *values; /* channel c at pixel i: values[c * n + i] */
 } EsProfile;
 
 /* The channels must share one size and both ends lie in it. */
-bool es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels,
-                        int x0, int y0, int x1, int y1, EsError *error);
+bool es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels, int x0, int y0, int x1, int y1,
+                        EsError *error);
 void es_profile_clear (EsProfile *profile);
 /* "index,x,y,distance,<channel names…>" then one record per pixel. */
 void es_profile_csv (const EsProfile *profile, const EsChannel *channels, EsCsv *csv);
@@ -60,7 +60,7 @@ bool es_rect_clip (EsRect *rect, int width, int height);
 typedef struct {
   uint64_t n;
   double mean;
-  double stddev;          /* sample standard deviation (n − 1, as Fiji's); 0 for n < 2 */
+  double stddev; /* sample standard deviation (n − 1, as Fiji's); 0 for n < 2 */
   double min, max;
 } EsStats;
 
@@ -69,11 +69,9 @@ typedef struct {
 void es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats);
 /* n_bins equal bins over lo..hi (hi in the last bin; values outside go to
  * the end bins), counted over the clipped rectangle. */
-void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi,
-                       uint64_t *bins, int n_bins);
+void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, uint64_t *bins, int n_bins);
 /* "channel,x,y,width,height,n,mean,stddev,min,max", one record per channel. */
-void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect,
-                 EsCsv *csv);
+void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect, EsCsv *csv);
 
 /* ---- The entropy window of one pixel ------------------------------------------
  * What the entropy kernel counts at a pixel under a job's full definition
@@ -82,53 +80,52 @@ void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels
  * give exactly the value es_run writes there. */
 
 typedef enum {
-  ES_CELL_NONE,      /* not in the window's shape */
-  ES_CELL_COUNTED,   /* an in-image pixel, counted */
-  ES_CELL_BORDER,    /* outside the image, counted as the border mode says: a mapped pixel or the constant */
-  ES_CELL_OUTSIDE,   /* outside the image with clip: not counted */
-  ES_CELL_MASKED,    /* masked out (for a mapped cell, the mapped pixel's mask): not counted */
+  ES_CELL_NONE,    /* not in the window's shape */
+  ES_CELL_COUNTED, /* an in-image pixel, counted */
+  ES_CELL_BORDER,  /* outside the image, counted as the border mode says: a mapped pixel or the constant */
+  ES_CELL_OUTSIDE, /* outside the image with clip: not counted */
+  ES_CELL_MASKED,  /* masked out (for a mapped cell, the mapped pixel's mask): not counted */
 } EsCellState;
 
 typedef struct {
-  uint32_t bin;      /* COUNTED, BORDER and MASKED cells */
+  uint32_t bin; /* COUNTED, BORDER and MASKED cells */
   EsCellState state;
 } EsWindowCell;
 
 typedef struct {
   uint32_t bin, count;
-  uint32_t lo, hi;   /* the sample values that fall in the bin */
+  uint32_t lo, hi; /* the sample values that fall in the bin */
 } EsBinCount;
 
 typedef struct {
-  int x, y, z;                /* the pixel, and its plane in a volume */
+  int x, y, z; /* the pixel, and its plane in a volume */
   int half_width, half_height;
-  int half_depth;             /* 0 for a 2-D window; a 3-D window's planes above and below */
+  int half_depth; /* 0 for a 2-D window; a 3-D window's planes above and below */
   /* (2·half_depth + 1) planes of (2·half_width + 1) × (2·half_height + 1)
    * cells, row-major, the pixel at the centre */
   EsWindowCell *cells;
-  uint32_t n;                 /* cells counted */
-  uint32_t bins;              /* B: the number of possible bins */
+  uint32_t n;    /* cells counted */
+  uint32_t bins; /* B: the number of possible bins */
   size_t n_used;
-  EsBinCount *used;           /* the non-empty bins, by bin */
-  bool masked;                /* the pixel itself is masked out: no value */
+  EsBinCount *used; /* the non-empty bins, by bin */
+  bool masked;      /* the pixel itself is masked out: no value */
   bool normalized;
-  double entropy;             /* H = −Σ (c/n) ln (c/n), nats, in double */
-  double divisor;             /* normalized: ln(min(B, n)); 0 when that minimum is 1; else 1 */
-  double value;               /* what es_run writes there: nats or normalized; NaN: no data */
+  double entropy; /* H = −Σ (c/n) ln (c/n), nats, in double */
+  double divisor; /* normalized: ln(min(B, n)); 0 when that minimum is 1; else 1 */
+  double value;   /* what es_run writes there: nats or normalized; NaN: no data */
 } EsWindowCounts;
 
 /* Counts the window of (x, y) under an entropy job on a U8/U16 image (a
  * minmax job reads the whole image for its range). false, and an error, for
  * an invalid job, a mask of another size or a pixel outside. Clear with
  * es_window_counts_clear, also after a failure. */
-bool es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts,
-                       EsError *error);
+bool es_window_counts (const EsJob *job, const EsImage *image, int x, int y, EsWindowCounts *counts, EsError *error);
 /* The same at voxel (x, y, z) of a volume (or plane 0 of a 2-D image): a
  * 3-D window counts the cells of its planes, those beyond the volume's
  * first or last plane as the border mode says, as es_run does; a 2-D
  * window counts plane z alone. A 3-D mask must have the volume's planes. */
-bool es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, int z,
-                             EsWindowCounts *counts, EsError *error);
+bool es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, int z, EsWindowCounts *counts,
+                             EsError *error);
 void es_window_counts_clear (EsWindowCounts *counts);
 /* Cell (dx, dy) of the window, relative to the pixel; ES_CELL_NONE beyond it. */
 EsWindowCell es_window_counts_cell (const EsWindowCounts *counts, int dx, int dy);

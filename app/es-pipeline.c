@@ -9,7 +9,7 @@
 void
 es_view_params_init (EsViewParams *params, EsOp op)
 {
-  *params = (EsViewParams) {
+  *params = (EsViewParams){
     .job = ES_JOB_INIT (op),
     .colormap = ES_COLORMAP_GRAY,
     .reversed = false,
@@ -37,7 +37,9 @@ es_value_info_for (const EsJob *job, EsUnits units)
     .window = es_op_uses (job->op, ES_PARAM_WINDOW) ? job->window : 0,
     .levels = es_op_uses (job->op, ES_PARAM_LEVELS) ? job->levels : 0,
     .amount = es_op_uses (job->op, ES_PARAM_AMOUNT) ? job->amount : 0.0f,
-    .units = normalized ? "normalized" : bits ? "bits" : op->units,
+    .units = normalized ? "normalized"
+             : bits     ? "bits"
+                        : op->units,
     .unit_scale = bits ? 1.0 / M_LN2 : 1.0,
   };
 
@@ -71,15 +73,14 @@ es_pipeline_auto_range (const EsImage *values, double *lo, double *hi)
 }
 
 bool
-es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
-                 EsResult *result, EsError *error)
+es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result, EsError *error)
 {
   return es_pipeline_run_controlled (engine, source, params, result, NULL, error);
 }
 
 bool
-es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params,
-                            EsResult *result, EsControl *control, EsError *error)
+es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,
+                            EsControl *control, EsError *error)
 {
   if (!es_run_controlled (engine, &params->job, source, &result->values, &result->timing, control, error))
     return false;
@@ -123,25 +124,22 @@ void
 es_result_clear (EsResult *result)
 {
   es_image_clear (&result->values);
-  *result = (EsResult) { 0 };
+  *result = (EsResult){ 0 };
 }
 
 bool
-es_pipeline_export (const char *path, EsExportFormat format, const EsResult *result,
-                    bool colorbar, EsError *error)
+es_pipeline_export (const char *path, EsExportFormat format, const EsResult *result, bool colorbar, EsError *error)
 {
   switch (format)
     {
     case ES_EXPORT_PNG:
-      return es_save_heatmap_png_gated (path, &result->values, &result->scale, colorbar, &result->info,
-                                        result->gate, error);
+      return es_save_heatmap_png_gated (path, &result->values, &result->scale, colorbar, &result->info, result->gate,
+                                        error);
     case ES_EXPORT_RAW16:
-      return es_save_raw16_png_gated (path, &result->values, result->scale.lo, result->scale.hi,
-                                      &result->info, result->gate, error);
-    case ES_EXPORT_TIFF:
-      return es_save_tiff_gated (path, &result->values, &result->info, result->gate, error);
-    case ES_EXPORT_TEXT:
-      return es_save_text_matrix (path, &result->values, &result->info, error);
+      return es_save_raw16_png_gated (path, &result->values, result->scale.lo, result->scale.hi, &result->info,
+                                      result->gate, error);
+    case ES_EXPORT_TIFF: return es_save_tiff_gated (path, &result->values, &result->info, result->gate, error);
+    case ES_EXPORT_TEXT: return es_save_text_matrix (path, &result->values, &result->info, error);
     }
   return es_error_set (error, ES_ERROR_INVALID, "unknown export format %d", (int) format);
 }

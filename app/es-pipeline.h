@@ -24,10 +24,10 @@ typedef enum {
 } EsUnits;
 
 typedef enum {
-  ES_EXPORT_PNG,    /* colormapped 8-bit RGB */
-  ES_EXPORT_RAW16,  /* 16-bit gray with tEXt metadata */
-  ES_EXPORT_TEXT,   /* text matrix */
-  ES_EXPORT_TIFF,   /* the values as they are: 32-bit float, or 8/16-bit gray */
+  ES_EXPORT_PNG,   /* colormapped 8-bit RGB */
+  ES_EXPORT_RAW16, /* 16-bit gray with tEXt metadata */
+  ES_EXPORT_TEXT,  /* text matrix */
+  ES_EXPORT_TIFF,  /* the values as they are: 32-bit float, or 8/16-bit gray */
 } EsExportFormat;
 
 typedef struct {
@@ -52,9 +52,9 @@ EsValueInfo es_value_info_for (const EsJob *job, EsUnits units);
 struct EsRowGate;
 
 typedef struct {
-  EsImage values;      /* what es_run produced */
-  EsColorScale scale;  /* lo/hi in the values' own units (nats for entropy) */
-  EsValueInfo info;    /* metadata for exports and the colorbar */
+  EsImage values;     /* what es_run produced */
+  EsColorScale scale; /* lo/hi in the values' own units (nats for entropy) */
+  EsValueInfo info;   /* metadata for exports and the colorbar */
   EsTiming timing;
   /* NULL, or the gate through which rows of values arrive while they are
    * still being computed (es-row-gate.h): exports wait for each row. */
@@ -75,13 +75,13 @@ bool es_pipeline_streams (const EsViewParams *params, EsExportFormat format);
 void es_pipeline_describe (const EsViewParams *params, EsResult *result);
 
 /* Runs params->job on source and fills result (reusing its buffers). */
-bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params,
-                      EsResult *result, EsError *error);
+bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,
+                      EsError *error);
 /* The same, cancellable and reporting progress (es_run_controlled). */
-bool es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params,
-                                 EsResult *result, EsControl *control, EsError *error);
+bool es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,
+                                 EsControl *control, EsError *error);
 void es_result_clear (EsResult *result);
 
 /* Writes a result as the CLI and the window's export do. */
-bool es_pipeline_export (const char *path, EsExportFormat format, const EsResult *result,
-                         bool colorbar, EsError *error);
+bool es_pipeline_export (const char *path, EsExportFormat format, const EsResult *result, bool colorbar,
+                         EsError *error);

@@ -14,14 +14,14 @@
 #define ES_STREAM_BAND_PIXELS (2u << 20)
 
 struct EsStream {
-  EsRowWatch watch;           /* first: the decoder's callback finds the stream from it */
+  EsRowWatch watch; /* first: the decoder's callback finds the stream from it */
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  bool started;               /* the decoder told of rows: input and decoded are set */
+  bool started; /* the decoder told of rows: input and decoded are set */
   bool decode_over;
-  EsImage input;              /* the decoder's image: its pixels, not ours */
-  EsRowGate decoded;          /* input rows decoded */
-  EsRowGate computed;         /* result rows computed, for the encoder */
+  EsImage input;      /* the decoder's image: its pixels, not ours */
+  EsRowGate decoded;  /* input rows decoded */
+  EsRowGate computed; /* result rows computed, for the encoder */
 };
 
 static void
@@ -134,8 +134,8 @@ rows_view (const EsImage *image, int first, int count)
 }
 
 bool
-es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, EsResult *result,
-               EsControl *control, bool *decode_failed, EsError *error)
+es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, EsResult *result, EsControl *control,
+               bool *decode_failed, EsError *error)
 {
   const EsImage *input = &stream->input;
   int height = input->height;
@@ -153,7 +153,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   /* Tests make small images go in many bands. */
   if (test_rows > 0)
     band = test_rows;
-  result->timing = (EsTiming) { 0 };
+  result->timing = (EsTiming){ 0 };
   for (int y0 = 0; y0 < height && ok; y0 += band)
     {
       int y1 = y0 + band < height ? y0 + band : height;

@@ -42,8 +42,8 @@ es_volume_plane_path (const char *output, int z)
 }
 
 bool
-es_volume_export_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
-                         char **first, char **last, EsError *error)
+es_volume_export_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar, char **first,
+                         char **last, EsError *error)
 {
   int planes = es_image_planes (&result->values);
   char *first_path = NULL, *last_path = NULL;

@@ -63,9 +63,12 @@ es_auto_cuda_can_win (const EsJob *job, size_t in_bytes_per_pixel, int cpu_threa
   /* A large image makes the fixed costs vanish: compare a pixel's share. */
   enum { PIXELS = 1 << 30 };
   EsAutoCase c = {
-    .job = job, .pixels = PIXELS, .in_bytes = (size_t) PIXELS * in_bytes_per_pixel,
+    .job = job,
+    .pixels = PIXELS,
+    .in_bytes = (size_t) PIXELS * in_bytes_per_pixel,
     .out_bytes = (size_t) PIXELS * es_format_size (es_op_output_format (job->op)),
-    .cpu_threads = cpu_threads, .cuda_warm = true,
+    .cpu_threads = cpu_threads,
+    .cuda_warm = true,
   };
 
   return !es_auto_prefers_cpu (&c);

@@ -16,10 +16,10 @@ extern "C" {
 typedef struct {
   const EsJob *job;
   uint64_t pixels;
-  size_t in_bytes, out_bytes;  /* what CUDA would upload and download */
+  size_t in_bytes, out_bytes; /* what CUDA would upload and download */
   int cpu_threads;
-  double cuda_open_left_ms;    /* until the device is open: 0 once it is */
-  bool cuda_warm;              /* a job already ran on it (its kernels are loaded) */
+  double cuda_open_left_ms; /* until the device is open: 0 once it is */
+  bool cuda_warm;           /* a job already ran on it (its kernels are loaded) */
 } EsAutoCase;
 
 /* Estimated milliseconds from input in host memory to result in host memory. */

@@ -5,8 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-struct EsControl
-{
+struct EsControl {
   /* Lock-free, so that a signal handler may set it. */
   atomic_bool cancelled;
   atomic_llong done;

@@ -44,8 +44,10 @@ es_binner_init (EsBinner *binner, const EsJob *job, const EsImage *in)
   /* MINMAX is RANGE over the image's own samples (es_run resolves it at
    * its gate already; other callers get the same rule here). */
   es_job_resolve_minmax (&resolved, in);
-  *binner = (EsBinner) {
-    .mode = d->binning, .levels = (uint32_t) job->levels, .depth = (uint32_t) in->depth,
+  *binner = (EsBinner){
+    .mode = d->binning,
+    .levels = (uint32_t) job->levels,
+    .depth = (uint32_t) in->depth,
     .maxval = es_image_maxval (in),
   };
   if (in->levels != 0)
@@ -74,24 +76,12 @@ es_window_extent (const EsJob *job, int *half_height, int *half_width)
 
   switch (d->shape)
     {
-    case ES_SHAPE_RECT:
-      *half_height = d->height / 2, *half_width = d->width / 2;
-      break;
-    case ES_SHAPE_DISK:
-      *half_height = *half_width = d->radius;
-      break;
-    case ES_SHAPE_FOOTPRINT:
-      *half_height = d->footprint->height / 2, *half_width = d->footprint->width / 2;
-      break;
-    case ES_SHAPE_BOX:
-      *half_height = d->height / 2, *half_width = d->width / 2;
-      break;
-    case ES_SHAPE_BALL:
-      *half_height = *half_width = d->radius;
-      break;
-    default:
-      *half_height = *half_width = job->window / 2;
-      break;
+    case ES_SHAPE_RECT: *half_height = d->height / 2, *half_width = d->width / 2; break;
+    case ES_SHAPE_DISK: *half_height = *half_width = d->radius; break;
+    case ES_SHAPE_FOOTPRINT: *half_height = d->footprint->height / 2, *half_width = d->footprint->width / 2; break;
+    case ES_SHAPE_BOX: *half_height = d->height / 2, *half_width = d->width / 2; break;
+    case ES_SHAPE_BALL: *half_height = *half_width = d->radius; break;
+    default: *half_height = *half_width = job->window / 2; break;
     }
 }
 
@@ -129,9 +119,9 @@ static int
 add_span (EsSpan *spans, EsSpan3 *spans_3d, int capacity, int count, int dz, int dy, int x0, int x1)
 {
   if (count < capacity && spans != NULL)
-    spans[count] = (EsSpan) { dy, x0, x1 };
+    spans[count] = (EsSpan){ dy, x0, x1 };
   if (count < capacity && spans_3d != NULL)
-    spans_3d[count] = (EsSpan3) { dz, dy, x0, x1 };
+    spans_3d[count] = (EsSpan3){ dz, dy, x0, x1 };
   return count + 1;
 }
 
@@ -164,21 +154,18 @@ window_spans (const EsJob *job, EsSpan *spans, EsSpan3 *spans_3d, int capacity)
     for (int dy = -hh; dy <= hh; dy++)
       switch (d->shape)
         {
-        case ES_SHAPE_DISK:
-          {
+          case ES_SHAPE_DISK: {
             int half = isqrt (d->radius * d->radius - dy * dy);
             count = add_span (spans, spans_3d, capacity, count, dz, dy, -half, half);
             break;
           }
-        case ES_SHAPE_BALL:
-          {
+          case ES_SHAPE_BALL: {
             int q = d->radius * d->radius - dz * dz - dy * dy;
             if (q >= 0)
               count = add_span (spans, spans_3d, capacity, count, dz, dy, -isqrt (q), isqrt (q));
             break;
           }
-        case ES_SHAPE_FOOTPRINT:
-          {
+          case ES_SHAPE_FOOTPRINT: {
             const EsFootprint *f = d->footprint;
             size_t row = (size_t) (dz + hd) * (size_t) f->height + (size_t) (dy + hh);
 
@@ -186,9 +173,7 @@ window_spans (const EsJob *job, EsSpan *spans, EsSpan3 *spans_3d, int capacity)
                                        f->width);
             break;
           }
-        default:
-          count = add_span (spans, spans_3d, capacity, count, dz, dy, -hw, hw);
-          break;
+        default: count = add_span (spans, spans_3d, capacity, count, dz, dy, -hw, hw); break;
         }
   return count;
 }
@@ -213,27 +198,24 @@ es_window_pixels (const EsJob *job)
 
   switch (d->shape)
     {
-    case ES_SHAPE_RECT:
-      return d->height * d->width;
+    case ES_SHAPE_RECT: return d->height * d->width;
     case ES_SHAPE_DISK:
       for (int dy = -d->radius; dy <= d->radius; dy++)
         pixels += 2 * isqrt (d->radius * d->radius - dy * dy) + 1;
       return pixels;
     case ES_SHAPE_FOOTPRINT:
       for (size_t i = 0; i < (size_t) d->footprint->width * (size_t) d->footprint->height
-                                 * (size_t) (d->footprint->planes > 1 ? d->footprint->planes : 1);
+                               * (size_t) (d->footprint->planes > 1 ? d->footprint->planes : 1);
            i++)
         pixels += d->footprint->cells[i] != 0;
       return pixels;
-    case ES_SHAPE_BOX:
-      return d->planes * d->height * d->width;
+    case ES_SHAPE_BOX: return d->planes * d->height * d->width;
     case ES_SHAPE_BALL:
       for (int dz = -d->radius; dz <= d->radius; dz++)
         for (int dy = -d->radius; dy <= d->radius; dy++)
           if (dz * dz + dy * dy <= d->radius * d->radius)
             pixels += 2 * isqrt (d->radius * d->radius - dz * dz - dy * dy) + 1;
       return pixels;
-    default:
-      return job->window * job->window;
+    default: return job->window * job->window;
     }
 }

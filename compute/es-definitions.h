@@ -30,13 +30,13 @@ es_quantize_sample (uint32_t v, int levels, int depth)
  * es_binner_init. A levels image (EsImage.levels != 0) is already binned:
  * bin = v, B = its levels, whatever the mode. */
 typedef struct {
-  EsBinning mode;        /* never ES_BINNING_MINMAX after es_binner_init */
-  uint32_t levels;       /* L */
-  uint32_t depth;        /* bits of a sample */
-  uint32_t maxval;       /* es_image_maxval, for byte binning */
-  uint32_t lo, span;     /* range: LO and HI − LO + 1 */
-  uint32_t bins;         /* B: the number of possible bins, bins < B */
-  bool identity;         /* a levels image: bin = v */
+  EsBinning mode;    /* never ES_BINNING_MINMAX after es_binner_init */
+  uint32_t levels;   /* L */
+  uint32_t depth;    /* bits of a sample */
+  uint32_t maxval;   /* es_image_maxval, for byte binning */
+  uint32_t lo, span; /* range: LO and HI − LO + 1 */
+  uint32_t bins;     /* B: the number of possible bins, bins < B */
+  bool identity;     /* a levels image: bin = v */
 } EsBinner;
 
 /* The bin of sample v (0..2^depth − 1); always < binner->bins. */
@@ -49,12 +49,9 @@ es_bin_sample (const EsBinner *binner, uint32_t v)
     return v;
   switch (binner->mode)
     {
-    case ES_BINNING_DEPTH:
-      return es_quantize_sample (v, (int) binner->levels, (int) binner->depth);
-    case ES_BINNING_EXACT:
-      return v;
-    case ES_BINNING_BYTE:
-      return ((uint32_t) es_sample_to_u8_max (v, binner->maxval) * binner->levels) >> 8;
+    case ES_BINNING_DEPTH: return es_quantize_sample (v, (int) binner->levels, (int) binner->depth);
+    case ES_BINNING_EXACT: return v;
+    case ES_BINNING_BYTE: return ((uint32_t) es_sample_to_u8_max (v, binner->maxval) * binner->levels) >> 8;
     default: /* ES_BINNING_RANGE */
       if (v <= binner->lo)
         return 0;
@@ -99,10 +96,8 @@ es_border_index (int i, int n, EsBorder border)
       if (i < 0)
         i += period;
       return i < n ? i : period - i;
-    case ES_BORDER_REPLICATE:
-      return i < 0 ? 0 : n - 1;
-    default: /* clip, constant */
-      return -1;
+    case ES_BORDER_REPLICATE: return i < 0 ? 0 : n - 1;
+    default: /* clip, constant */ return -1;
     }
 }
 
@@ -153,7 +148,7 @@ es_entropy_zero_below (int n)
   double m = (double) n;
 
   if (n <= 1)
-    return 1.0;   /* one pixel: H is 0 */
+    return 1.0; /* one pixel: H is 0 */
   return 0.5 * ((m - 1.0) * log (m / (m - 1.0)) + log (m)) / m;
 }
 
@@ -196,7 +191,7 @@ es_sharpen_sample (int c, int laplacian, float amount)
 {
   float product = amount * (float) laplacian;
   float value = (float) c + product;
-  float r = rintf (value);   /* round half to even in the default FP mode */
+  float r = rintf (value); /* round half to even in the default FP mode */
   return (uint8_t) (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
 }
 

@@ -18,13 +18,12 @@
 #include "es-test-hooks.h"
 #endif
 
-struct EsEngine
-{
-  EsBackendChoice active;     /* ES_BACKEND_CPU or ES_BACKEND_CUDA */
-  EsBackendChoice choice;     /* what the caller asked for: AUTO picks per job */
-  char cuda_reason[256];      /* why CUDA is not in use; "" while it is */
+struct EsEngine {
+  EsBackendChoice active; /* ES_BACKEND_CPU or ES_BACKEND_CUDA */
+  EsBackendChoice choice; /* what the caller asked for: AUTO picks per job */
+  char cuda_reason[256];  /* why CUDA is not in use; "" while it is */
   char description[512];
-  char notice[640];           /* the last fallback, until taken */
+  char notice[640]; /* the last fallback, until taken */
   bool has_notice;
 #ifdef ES_HAVE_CUDA
   EsCuda *cuda;
@@ -33,14 +32,14 @@ struct EsEngine
    * small jobs need not wait for it. */
   pthread_mutex_t open_lock;
   pthread_t opener;
-  bool opening;               /* the opener was started and not joined yet */
-  atomic_bool opened;         /* the opener has finished */
+  bool opening;       /* the opener was started and not joined yet */
+  atomic_bool opened; /* the opener has finished */
   int *open_devices;
   int n_open_devices;
   EsCuda *open_result;
   char open_reason[256];
-  double open_start_ms;       /* when the opener started */
-  bool cuda_warm;             /* a job ran on the device: its kernels are loaded */
+  double open_start_ms; /* when the opener started */
+  bool cuda_warm;       /* a job ran on the device: its kernels are loaded */
 #endif
 };
 
@@ -105,13 +104,12 @@ engine_update_description (EsEngine *engine)
 #ifdef ES_HAVE_CUDA
   if (engine->active == ES_BACKEND_CUDA)
     {
-      snprintf (engine->description, sizeof engine->description, "CUDA: %s",
-                es_cuda_device_name (engine->cuda));
+      snprintf (engine->description, sizeof engine->description, "CUDA: %s", es_cuda_device_name (engine->cuda));
       return;
     }
 #endif
-  snprintf (engine->description, sizeof engine->description, "CPU: OpenMP, %d thread%s (%s)",
-            es_cpu_thread_count (), es_cpu_thread_count () == 1 ? "" : "s", engine->cuda_reason);
+  snprintf (engine->description, sizeof engine->description, "CPU: OpenMP, %d thread%s (%s)", es_cpu_thread_count (),
+            es_cpu_thread_count () == 1 ? "" : "s", engine->cuda_reason);
 }
 
 #ifdef ES_HAVE_CUDA
@@ -364,8 +362,8 @@ validate_definition_input (const EsEntropyDefinition *d, const EsImage *in, EsEr
                          d->mask->width, d->mask->height, es_image_planes (d->mask), in->width, in->height,
                          es_image_planes (in));
   if (d->mask != NULL && (d->mask->width != in->width || d->mask->height != in->height))
-    return es_error_set (error, ES_ERROR_INVALID, "the mask is %d×%d, the image %d×%d: they must match",
-                         d->mask->width, d->mask->height, in->width, in->height);
+    return es_error_set (error, ES_ERROR_INVALID, "the mask is %d×%d, the image %d×%d: they must match", d->mask->width,
+                         d->mask->height, in->width, in->height);
   if (d->border == ES_BORDER_CONSTANT && d->border_value > largest)
     return es_error_set (error, ES_ERROR_INVALID, "border value %u is not a sample of this image (0..%u)",
                          d->border_value, largest);
@@ -378,8 +376,8 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
   if (in == NULL || in->pixels == NULL || in->width <= 0 || in->height <= 0)
     return es_error_set (error, ES_ERROR_INVALID, "no input image");
   if (in->width > ES_MAX_SIDE || in->height > ES_MAX_SIDE)
-    return es_error_set (error, ES_ERROR_LIMIT, "a %d×%d image is larger than %d pixels a side",
-                         in->width, in->height, ES_MAX_SIDE);
+    return es_error_set (error, ES_ERROR_LIMIT, "a %d×%d image is larger than %d pixels a side", in->width, in->height,
+                         ES_MAX_SIDE);
   if (in->format != ES_FORMAT_U8 && in->format != ES_FORMAT_U16)
     return es_error_set (error, ES_ERROR_INVALID, "%s input cannot be processed; gray U8 or U16 is needed",
                          es_format_name (in->format));
@@ -393,21 +391,22 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
     return es_error_set (error, ES_ERROR_INVALID, "the input's planes (%zu bytes) are shorter than its rows",
                          in->plane_stride);
   if (in->levels < 0 || in->levels > ES_LEVELS_MAX)
-    return es_error_set (error, ES_ERROR_INVALID, "the input holds %d levels; %d is the most",
-                         in->levels, ES_LEVELS_MAX);
+    return es_error_set (error, ES_ERROR_INVALID, "the input holds %d levels; %d is the most", in->levels,
+                         ES_LEVELS_MAX);
   if (in->depth < 1 || in->depth > (in->format == ES_FORMAT_U8 ? 8 : 16))
-    return es_error_set (error, ES_ERROR_INVALID, "sample depth %d does not fit %s samples",
-                         in->depth, es_format_name (in->format));
+    return es_error_set (error, ES_ERROR_INVALID, "sample depth %d does not fit %s samples", in->depth,
+                         es_format_name (in->format));
   if (in->levels != 0 && es_op_uses (job->op, ES_PARAM_LEVELS) && in->levels != job->levels)
     return es_error_set (error, ES_ERROR_INVALID,
                          "the image holds quantized levels for %d levels, but the job asks for %d; "
-                         "load it again with %d levels", in->levels, job->levels, job->levels);
+                         "load it again with %d levels",
+                         in->levels, job->levels, job->levels);
   return job->op != ES_OP_ENTROPY || validate_definition_input (&job->definition, in, error);
 }
 
 bool
-es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes,
-                        EsFormat format, int depth, EsError *error)
+es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes, EsFormat format, int depth,
+                        EsError *error)
 {
 #ifdef ES_HAVE_CUDA
   engine_settle (engine);
@@ -416,16 +415,22 @@ es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height,
       size_t stride = (size_t) width * es_format_size (format);
       void *pixels;
 
-      *image = (EsImage) { 0 };
+      *image = (EsImage){ 0 };
       if (!es_image_check_volume_size (width, height, planes, format, error))
         return false;
       pixels = es_cuda_host_alloc (engine->cuda, stride * (size_t) height * (size_t) planes, error);
       if (pixels == NULL)
         return false;
-      *image = (EsImage) {
-        .width = width, .height = height, .stride = stride,
-        .planes = planes > 1 ? planes : 0, .plane_stride = planes > 1 ? stride * (size_t) height : 0,
-        .format = format, .depth = depth, .pixels = pixels, .release = es_cuda_host_free,
+      *image = (EsImage){
+        .width = width,
+        .height = height,
+        .stride = stride,
+        .planes = planes > 1 ? planes : 0,
+        .plane_stride = planes > 1 ? stride * (size_t) height : 0,
+        .format = format,
+        .depth = depth,
+        .pixels = pixels,
+        .release = es_cuda_host_free,
       };
       return true;
     }
@@ -435,8 +440,8 @@ es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height,
 }
 
 bool
-es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
-                       EsFormat format, int depth, EsError *error)
+es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFormat format, int depth,
+                       EsError *error)
 {
   return es_engine_volume_alloc (engine, image, width, height, 1, format, depth, error);
 }
@@ -456,9 +461,8 @@ check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
 
   if (physical != 0 && needed + pixels * es_format_size (in->format) > physical)
     return es_error_set (error, ES_ERROR_NO_MEMORY,
-                         "a %d×%d %s job needs %.1f GiB of memory; this machine has %.1f GiB",
-                         in->width, in->height, es_op_name (job->op),
-                         (double) (needed + pixels * es_format_size (in->format)) / (1 << 30),
+                         "a %d×%d %s job needs %.1f GiB of memory; this machine has %.1f GiB", in->width, in->height,
+                         es_op_name (job->op), (double) (needed + pixels * es_format_size (in->format)) / (1 << 30),
                          (double) physical / (1 << 30));
   return true;
 }
@@ -502,10 +506,16 @@ registered_alloc (EsEngine *engine, EsImage *image, int width, int height, int p
       free (pixels);
       return false;
     }
-  *image = (EsImage) {
-    .width = width, .height = height, .stride = stride,
-    .planes = planes > 1 ? planes : 0, .plane_stride = planes > 1 ? plane_bytes : 0,
-    .format = format, .depth = depth, .pixels = pixels, .release = registered_free,
+  *image = (EsImage){
+    .width = width,
+    .height = height,
+    .stride = stride,
+    .planes = planes > 1 ? planes : 0,
+    .plane_stride = planes > 1 ? plane_bytes : 0,
+    .format = format,
+    .depth = depth,
+    .pixels = pixels,
+    .release = registered_free,
   };
   return true;
 }
@@ -513,8 +523,7 @@ registered_alloc (EsEngine *engine, EsImage *image, int width, int height, int p
 
 /* Makes `out` the right size and format, reusing its buffer when it already is. */
 static bool
-prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *in, EsImage *out,
-                EsError *error)
+prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
   EsFormat format = es_op_output_format (job->op);
   int depth = format == ES_FORMAT_U8 ? 8 : 0;
@@ -539,8 +548,7 @@ prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *
 }
 
 bool
-es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
-        EsTiming *timing, EsError *error)
+es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing, EsError *error)
 {
   return es_run_controlled (engine, job, in, out, timing, NULL, error);
 }
@@ -561,8 +569,8 @@ static bool run_validated (EsEngine *engine, const EsJob *job, const EsImage *in
  * a volume: today's 2-D path on each plane, on any backend, so that every
  * plane's result and speed are those of the same 2-D image. */
 static bool
-run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
-            EsControl *control, double start, EsError *error)
+run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing, EsControl *control,
+            double start, EsError *error)
 {
   if (!check_host_memory (job, in, error) || !prepare_output (engine, true, job, in, out, error))
     return false;
@@ -577,8 +585,7 @@ run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
           mask_plane = es_image_plane (job->definition.mask, z);
           plane_job.definition.mask = &mask_plane;
         }
-      if (!run_validated (engine, &plane_job, &in_plane, &out_plane, &plane_timing, control, es_monotonic_ms (),
-                          error))
+      if (!run_validated (engine, &plane_job, &in_plane, &out_plane, &plane_timing, control, es_monotonic_ms (), error))
         return false;
       timing->upload_ms += plane_timing.upload_ms;
       timing->kernel_ms += plane_timing.kernel_ms;
@@ -592,8 +599,8 @@ run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
 }
 
 bool
-es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
-                   EsTiming *timing, EsControl *control, EsError *error)
+es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+                   EsControl *control, EsError *error)
 {
   EsTiming local_timing;
   double start = es_monotonic_ms ();
@@ -601,7 +608,7 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
 
   if (timing == NULL)
     timing = &local_timing;
-  *timing = (EsTiming) { 0 };
+  *timing = (EsTiming){ 0 };
 
   /* The one gate: past it the job, the input and the variant are valid, and
    * the backends only assert. */
@@ -613,9 +620,8 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
   es_job_resolve_minmax (&resolved, in);
   job = &resolved;
   if (job->variant != NULL && es_variant_find (job->op, job->variant) == NULL)
-    return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s",
-                         es_op_name (job->op), job->variant,
-                         es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
+    return es_error_set (error, ES_ERROR_INVALID, "%s has no kernel variant \"%s\"%s", es_op_name (job->op),
+                         job->variant, es_engine_cuda_compiled () ? "" : " (this build has no CUDA backend)");
   if (es_image_planes (in) > 1 && !needs_volume_kernel (job, in))
     return run_planes (engine, job, in, out, timing, control, start, error);
   return run_validated (engine, job, in, out, timing, control, start, error);
@@ -629,7 +635,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   double cpu_start;
   bool on_cpu = true;
 
-  *timing = (EsTiming) { 0 };
+  *timing = (EsTiming){ 0 };
 #ifdef ES_HAVE_CUDA
   /* A variant that cannot compute this definition gives way to one that can. */
   const EsVariant *variant = es_variant_for_job (job);
@@ -647,32 +653,33 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
         }
     }
   else
-  {
-    /* An AUTO engine runs a job where it is expected to be done first,
+    {
+      /* An AUTO engine runs a job where it is expected to be done first,
      * counting what CUDA has still to open and load (es-auto.c). A named
      * variant is a CUDA kernel, and injected faults must reach the device. */
-    bool opening = es_engine_opening (engine);
-    bool prefer_cpu = false;
+      bool opening = es_engine_opening (engine);
+      bool prefer_cpu = false;
 
-    if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL && es_test_hook_cuda_fault () == ES_TEST_CUDA_FAULT_NONE)
-      {
-        double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (es_monotonic_ms () - engine->open_start_ms) : 0;
-        EsAutoCase c = {
-          .job = job,
-          .pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in),
-          .in_bytes = in->stride * (size_t) in->height * (size_t) es_image_planes (in),
-          .out_bytes = (size_t) in->width * (size_t) in->height * (size_t) es_image_planes (in)
-                       * es_format_size (es_op_output_format (job->op)),
-          .cpu_threads = es_cpu_thread_count (),
-          .cuda_open_left_ms = open_left > 0 ? open_left : 0,
-          .cuda_warm = engine->cuda_warm,
-        };
-        prefer_cpu = es_auto_prefers_cpu (&c);
-      }
-    if (!prefer_cpu)
-      engine_settle (engine);
-    on_cpu = prefer_cpu || engine->active != ES_BACKEND_CUDA;
-  }
+      if (engine->choice == ES_BACKEND_AUTO && job->variant == NULL
+          && es_test_hook_cuda_fault () == ES_TEST_CUDA_FAULT_NONE)
+        {
+          double open_left = opening ? ES_AUTO_CUDA_OPEN_MS - (es_monotonic_ms () - engine->open_start_ms) : 0;
+          EsAutoCase c = {
+            .job = job,
+            .pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in),
+            .in_bytes = in->stride * (size_t) in->height * (size_t) es_image_planes (in),
+            .out_bytes = (size_t) in->width * (size_t) in->height * (size_t) es_image_planes (in)
+                         * es_format_size (es_op_output_format (job->op)),
+            .cpu_threads = es_cpu_thread_count (),
+            .cuda_open_left_ms = open_left > 0 ? open_left : 0,
+            .cuda_warm = engine->cuda_warm,
+          };
+          prefer_cpu = es_auto_prefers_cpu (&c);
+        }
+      if (!prefer_cpu)
+        engine_settle (engine);
+      on_cpu = prefer_cpu || engine->active != ES_BACKEND_CUDA;
+    }
 #endif
   if (!check_host_memory (job, in, error) || !prepare_output (engine, on_cpu, job, in, out, error))
     return false;
@@ -711,10 +718,10 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
                     cuda_error.message);
         }
       else
-        snprintf (engine->notice, sizeof engine->notice,
-                  "CUDA failed (%.400s); the result was computed on the CPU", cuda_error.message);
+        snprintf (engine->notice, sizeof engine->notice, "CUDA failed (%.400s); the result was computed on the CPU",
+                  cuda_error.message);
       engine->has_notice = true;
-      *timing = (EsTiming) { 0 };
+      *timing = (EsTiming){ 0 };
       timing->fell_back = true;
     }
 #endif
@@ -730,8 +737,8 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
 }
 
 bool
-es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
-                 double *median_ms, EsError *error)
+es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+                 EsError *error)
 {
 #ifdef ES_HAVE_CUDA
   engine_settle (engine);

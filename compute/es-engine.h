@@ -23,13 +23,13 @@ const char *es_backend_name (EsBackendChoice backend); /* "auto", "cpu", "cuda" 
 bool es_backend_from_name (const char *name, EsBackendChoice *backend);
 
 typedef struct {
-  double upload_ms;    /* host -> device (CUDA events); 0 on the CPU */
-  double kernel_ms;    /* the kernels alone (CUDA events, or wall on the CPU) */
-  double download_ms;  /* device -> host (CUDA events); 0 on the CPU */
-  double wall_ms;      /* the whole es_run, as the caller sees it */
-  EsBackendChoice backend;  /* the backend that produced the result */
-  const char *variant;      /* id of the variant that ran ("cpu" on the CPU) */
-  bool fell_back;           /* CUDA failed during the job and the CPU finished it */
+  double upload_ms;        /* host -> device (CUDA events); 0 on the CPU */
+  double kernel_ms;        /* the kernels alone (CUDA events, or wall on the CPU) */
+  double download_ms;      /* device -> host (CUDA events); 0 on the CPU */
+  double wall_ms;          /* the whole es_run, as the caller sees it */
+  EsBackendChoice backend; /* the backend that produced the result */
+  const char *variant;     /* id of the variant that ran ("cpu" on the CPU) */
+  bool fell_back;          /* CUDA failed during the job and the CPU finished it */
 } EsTiming;
 
 /* Milliseconds of the monotonic clock: every wall time the program reports
@@ -39,25 +39,24 @@ double es_monotonic_ms (void);
 /* How a CUDA variant moves an image between host and device: the transfer
  * lessons differ from the default only in this. */
 typedef enum {
-  ES_TRANSFER_DEFAULT,   /* page-locked images by DMA, others through pinned staging */
-  ES_TRANSFER_PAGEABLE,  /* cudaMemcpy straight from and to the image, whatever its memory */
-  ES_TRANSFER_PER_CALL,  /* device buffers allocated and freed by every run */
-  ES_TRANSFER_STREAMS,   /* bands of rows: upload, kernels and download overlap */
+  ES_TRANSFER_DEFAULT,  /* page-locked images by DMA, others through pinned staging */
+  ES_TRANSFER_PAGEABLE, /* cudaMemcpy straight from and to the image, whatever its memory */
+  ES_TRANSFER_PER_CALL, /* device buffers allocated and freed by every run */
+  ES_TRANSFER_STREAMS,  /* bands of rows: upload, kernels and download overlap */
 } EsTransfer;
 
 /* Launches one variant's kernels on a frame (compute/cuda only). */
 struct EsCuda;
 struct EsCudaFrame;
-typedef bool (*EsCudaLaunch) (struct EsCuda *cuda, const struct EsCudaFrame *frame, const EsJob *job,
-                              EsError *error);
+typedef bool (*EsCudaLaunch) (struct EsCuda *cuda, const struct EsCudaFrame *frame, const EsJob *job, EsError *error);
 
 /* One kernel variant: one lesson about GPU memory, one row of its
  * operation's variant table. Static storage. */
 typedef struct {
-  const char *id;       /* "shared-tile" */
-  const char *label;    /* "Shared-memory tile" */
-  const char *lesson;   /* one sentence, shown as a tooltip */
-  const char *source;   /* where the lesson comes from */
+  const char *id;     /* "shared-tile" */
+  const char *label;  /* "Shared-memory tile" */
+  const char *lesson; /* one sentence, shown as a tooltip */
+  const char *source; /* where the lesson comes from */
   bool is_default;
   EsTransfer transfer;
   /* NULL for the variants of 3-D windows: they move a volume's planes
@@ -98,8 +97,7 @@ EsEngine *es_engine_new (EsBackendChoice choice, EsError *error);
  * image whose device buffers exceed a GPU's free memory (or the budget in
  * bytes that ES_GPU_MEMORY_BUDGET sets) runs in bands too. Results are the
  * same either way. */
-EsEngine *es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_devices,
-                                      EsError *error);
+EsEngine *es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_devices, EsError *error);
 void es_engine_free (EsEngine *engine);
 /* An AUTO engine opens CUDA on a thread of its own from es_engine_new on,
  * and runs jobs under 8192² pixels on the CPU until CUDA is open; the
@@ -122,24 +120,23 @@ bool es_engine_cuda_compiled (void);
  * format; pass a zeroed EsImage the first time and reuse it afterwards.
  * A CUDA failure during the job finishes it on the CPU (timing->fell_back,
  * and es_engine_take_notice() returns the reason once). */
-bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
-             EsTiming *timing, EsError *error);
+bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing, EsError *error);
 /* The same, cancellable and reporting progress through `control` (may be
  * NULL): once it is cancelled, the run stops within a band or a row and
  * fails with ES_ERROR_CANCELLED; `out` then holds nothing meaningful. */
-bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
-                        EsTiming *timing, EsControl *control, EsError *error);
+bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+                        EsControl *control, EsError *error);
 
 /* Allocates a zeroed volume of `planes` tightly packed planes (1: a 2-D
  * image) in the memory the active backend moves fastest: page-locked host
  * memory on CUDA (uploads and downloads then need no staging copy), plain
  * memory (es_image_alloc_volume) on the CPU. Freed with es_image_clear(),
  * also after the engine is gone. es_run() allocates its outputs this way. */
-bool es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes,
-                             EsFormat format, int depth, EsError *error);
+bool es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes, EsFormat format,
+                             int depth, EsError *error);
 /* The one-plane case of es_engine_volume_alloc. */
-bool es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height,
-                            EsFormat format, int depth, EsError *error);
+bool es_engine_image_alloc (EsEngine *engine, EsImage *image, int width, int height, EsFormat format, int depth,
+                            EsError *error);
 
 /* A message for the user about the last fallback, returned once, else NULL. */
 const char *es_engine_take_notice (EsEngine *engine);

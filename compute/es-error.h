@@ -30,12 +30,10 @@ typedef struct {
 void es_error_clear (EsError *error);
 /* Sets code and message unless an error is already set (the first cause wins).
  * Always returns false so that callers can write `return es_error_set (...)`. */
-bool es_error_set (EsError *error, EsErrorCode code, const char *format, ...)
-  __attribute__ ((format (printf, 3, 4)));
+bool es_error_set (EsError *error, EsErrorCode code, const char *format, ...) __attribute__ ((format (printf, 3, 4)));
 bool es_error_setv (EsError *error, EsErrorCode code, const char *format, va_list args);
 /* Prepends context such as a file name: "photo.png: <message>". */
-void es_error_prefix (EsError *error, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
+void es_error_prefix (EsError *error, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
 const char *es_error_code_name (EsErrorCode code);
 
 #ifdef __cplusplus

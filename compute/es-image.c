@@ -76,15 +76,14 @@ es_image_check_volume_size (int width, int height, int planes, EsFormat format, 
     {
       if (planes > 1)
         return es_error_set (error, ES_ERROR_LIMIT, "volume size %s (%llu pixels) is over the limit of %llu pixels",
-                             size, (unsigned long long) (pixels * (uint64_t) planes),
-                             (unsigned long long) max_pixels);
+                             size, (unsigned long long) (pixels * (uint64_t) planes), (unsigned long long) max_pixels);
       return es_error_set (error, ES_ERROR_LIMIT, "image size %s is over the limit of %llu pixels", size,
                            (unsigned long long) max_pixels);
     }
   pixels *= (uint64_t) planes;
   if (pixels > SIZE_MAX / 4 / es_format_size (format))
-    return es_error_set (error, ES_ERROR_LIMIT, "%s size %s does not fit in memory",
-                         planes > 1 ? "volume" : "image", size);
+    return es_error_set (error, ES_ERROR_LIMIT, "%s size %s does not fit in memory", planes > 1 ? "volume" : "image",
+                         size);
   return true;
 }
 
@@ -112,12 +111,11 @@ es_image_alloc (EsImage *image, int width, int height, EsFormat format, int dept
 }
 
 bool
-es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsFormat format, int depth,
-                       EsError *error)
+es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsFormat format, int depth, EsError *error)
 {
   size_t stride, plane_stride;
 
-  *image = (EsImage) { 0 };
+  *image = (EsImage){ 0 };
   if (!es_image_check_volume_size (width, height, planes, format, error))
     return false;
   stride = (size_t) width * es_format_size (format);
@@ -128,8 +126,8 @@ es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsForm
       if (planes > 1)
         return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d×%d volume",
                              ((size_t) planes * plane_stride) >> 20, width, height, planes);
-      return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image",
-                           plane_stride >> 20, width, height);
+      return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image", plane_stride >> 20,
+                           width, height);
     }
   es_memory_prefer_huge_pages (image->pixels, (size_t) planes * plane_stride);
   image->width = width;
@@ -151,7 +149,7 @@ es_image_clear (EsImage *image)
     image->release (image->pixels);
   else
     free (image->pixels);
-  *image = (EsImage) { 0 };
+  *image = (EsImage){ 0 };
 }
 
 void
@@ -231,7 +229,7 @@ es_image_summarize (const EsImage *image, uint64_t histogram[256], uint32_t *lo,
       free (counts);
       return;
     }
-  if (counts == NULL)  /* no memory for every thread's table: one table, one thread */
+  if (counts == NULL) /* no memory for every thread's table: one table, one thread */
     {
       counts = calloc (table, sizeof *counts);
       if (counts == NULL)

@@ -26,11 +26,11 @@ typedef enum {
 typedef struct {
   int width;
   int height;
-  size_t stride;     /* bytes from one row to the next */
+  size_t stride; /* bytes from one row to the next */
   /* A volume's planes (its depth in z); 0 or 1: a 2-D image, so that a
    * zeroed struct stays 2-D. es_image_planes() reads it. */
   int planes;
-  size_t plane_stride;  /* bytes from one plane to the next (volumes only) */
+  size_t plane_stride; /* bytes from one plane to the next (volumes only) */
   EsFormat format;
   /* For U8/U16: significant bits of a sample (1..16); a sample v lies in
    * 0..2^depth-1. Quantization uses it: level = (v * L) >> depth. */
@@ -96,12 +96,9 @@ es_image_voxel_sample (const EsImage *image, int x, int y, int z)
 
   switch (image->format)
     {
-    case ES_FORMAT_U8:
-      return ((const uint8_t *) row)[x];
-    case ES_FORMAT_U16:
-      return ((const uint16_t *) row)[x];
-    default:
-      return ((const float *) row)[x];
+    case ES_FORMAT_U8: return ((const uint8_t *) row)[x];
+    case ES_FORMAT_U16: return ((const uint16_t *) row)[x];
+    default: return ((const float *) row)[x];
     }
 }
 

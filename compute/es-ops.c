@@ -18,18 +18,14 @@
 #endif
 
 static const EsParam params[ES_N_PARAMS] = {
-  [ES_PARAM_WINDOW] = {
-    ES_PARAM_WINDOW, "window", "Window size",
-    "side of the square window around each pixel, in pixels", "K",
-    ES_WINDOW_MIN, ES_WINDOW_MAX, ES_WINDOW_DEFAULT, 2, 0, true },
-  [ES_PARAM_LEVELS] = {
-    ES_PARAM_LEVELS, "levels", "Levels",
-    "levels: bins of the depth, range, minmax and byte binnings; quantize's floor(v · L / 2^depth)", "L",
-    ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
-  [ES_PARAM_AMOUNT] = {
-    ES_PARAM_AMOUNT, "amount", "Amount",
-    "sharpen amount a: c + a · (4c − N − S − E − W)", "A",
-    ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
+  [ES_PARAM_WINDOW] = { ES_PARAM_WINDOW, "window", "Window size",
+                        "side of the square window around each pixel, in pixels", "K", ES_WINDOW_MIN, ES_WINDOW_MAX,
+                        ES_WINDOW_DEFAULT, 2, 0, true },
+  [ES_PARAM_LEVELS] = { ES_PARAM_LEVELS, "levels", "Levels",
+                        "levels: bins of the depth, range, minmax and byte binnings; quantize's floor(v · L / 2^depth)",
+                        "L", ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
+  [ES_PARAM_AMOUNT] = { ES_PARAM_AMOUNT, "amount", "Amount", "sharpen amount a: c + a · (4c − N − S − E − W)", "A",
+                        ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
 };
 
 const EsParam *
@@ -63,8 +59,7 @@ es_param_check (const EsParam *param, double value, EsError *error)
   char range[64];
 
   /* The negated comparison also rejects NaN. */
-  if (!(value >= param->min && value <= param->max)
-      || (param->digits == 0 && value != floor (value))
+  if (!(value >= param->min && value <= param->max) || (param->digits == 0 && value != floor (value))
       || (param->odd && fmod (value, 2.0) == 0.0))
     {
       es_param_describe_range (param, range, sizeof range);
@@ -220,8 +215,8 @@ es_definition_parse_rect (const char *text, EsEntropyDefinition *d)
   memcpy (height, text, (size_t) (x - text));
   height[x - text] = '\0';
   skip = *x == 'x' ? 1 : strlen ("×");
-  if (!es_definition_parse_uint (height, 1, ES_SIDE_MAX, &h) || !es_definition_parse_uint (x + skip, 1, ES_SIDE_MAX, &w) || h % 2 == 0
-      || w % 2 == 0)
+  if (!es_definition_parse_uint (height, 1, ES_SIDE_MAX, &h) || !es_definition_parse_uint (x + skip, 1, ES_SIDE_MAX, &w)
+      || h % 2 == 0 || w % 2 == 0)
     return false;
   d->shape = ES_SHAPE_RECT;
   d->height = (int) h, d->width = (int) w;
@@ -286,7 +281,8 @@ es_definition_parse_binning (const char *text, EsEntropyDefinition *d)
       if (second == NULL || (size_t) (second - text - 6) >= sizeof los)
         return false;
       snprintf (los, sizeof los, "%.*s", (int) (second - text - 6), text + 6);
-      if (!es_definition_parse_uint (los, 0, 65535, &lo) || !es_definition_parse_uint (second + 1, 0, 65535, &hi) || lo > hi)
+      if (!es_definition_parse_uint (los, 0, 65535, &lo) || !es_definition_parse_uint (second + 1, 0, 65535, &hi)
+          || lo > hi)
         return false;
       d->binning = ES_BINNING_RANGE;
       d->range_lo = (uint32_t) lo, d->range_hi = (uint32_t) hi;
@@ -326,8 +322,7 @@ definition_validate (const EsJob *job, EsError *error)
 
   switch (d->shape)
     {
-    case ES_SHAPE_SQUARE:
-      break;
+    case ES_SHAPE_SQUARE: break;
     case ES_SHAPE_RECT:
       if (!check_side ("window height", d->height, error) || !check_side ("window width", d->width, error))
         return false;
@@ -362,8 +357,7 @@ definition_validate (const EsJob *job, EsError *error)
         return es_error_set (error, ES_ERROR_INVALID, "ball radius %d is out of range: 0..%d", d->radius,
                              ES_RADIUS_3D_MAX);
       break;
-    default:
-      return es_error_set (error, ES_ERROR_INVALID, "unknown window shape %d", (int) d->shape);
+    default: return es_error_set (error, ES_ERROR_INVALID, "unknown window shape %d", (int) d->shape);
     }
   if ((unsigned) d->border >= ES_N_BORDERS)
     return es_error_set (error, ES_ERROR_INVALID, "unknown border mode %d", (int) d->border);
@@ -555,7 +549,10 @@ sharpen_pixel_ns (const EsJob *job)
 }
 
 /* Entropy at 16 levels by window side. */
-static const struct { int side; double ns; } entropy_ns[] = {
+static const struct {
+  int side;
+  double ns;
+} entropy_ns[] = {
   { 1, 1.5 }, { 3, 2.4 }, { 5, 3.1 }, { 9, 6.7 }, { 15, 13.8 }, { 31, 104.0 },
 };
 /* Entropy with a definition of its own (shape, border, binning, mask) goes
@@ -570,17 +567,14 @@ window_side (const EsJob *job)
 
   switch (d->shape)
     {
-    case ES_SHAPE_RECT:
-      return d->height > d->width ? d->height : d->width;
-    case ES_SHAPE_DISK:
-      return 2 * d->radius + 1;
+    case ES_SHAPE_RECT: return d->height > d->width ? d->height : d->width;
+    case ES_SHAPE_DISK: return 2 * d->radius + 1;
     case ES_SHAPE_FOOTPRINT:
       if (!d->footprint)
         return job->window;
       return d->footprint->height > d->footprint->width ? d->footprint->height : d->footprint->width;
     case ES_SHAPE_SQUARE:
-    default:
-      return job->window;
+    default: return job->window;
     }
 }
 
@@ -720,7 +714,7 @@ es_job_validate (const EsJob *job, EsError *error)
       return false;
   cap = &ops[job->op].cap;
   if (cap->why != NULL && es_job_get_param (job, cap->id) > cap->max)
-    return es_error_set (error, ES_ERROR_INVALID, "%s: %s %g is out of range: %g..%g", cap->why,
-                         params[cap->id].name, es_job_get_param (job, cap->id), params[cap->id].min, cap->max);
+    return es_error_set (error, ES_ERROR_INVALID, "%s: %s %g is out of range: %g..%g", cap->why, params[cap->id].name,
+                         es_job_get_param (job, cap->id), params[cap->id].min, cap->max);
   return job->op != ES_OP_ENTROPY || definition_validate (job, error);
 }

@@ -14,10 +14,10 @@ extern "C" {
 #endif
 
 typedef enum {
-  ES_OP_QUANTIZE,  /* U8/U16 in -> U8 levels out */
-  ES_OP_ENTROPY,   /* U8/U16 (or levels) in -> F32 nats out */
-  ES_OP_EQUALIZE,  /* U8/U16 in -> U8 out, bit-identical to cv::equalizeHist */
-  ES_OP_SHARPEN,   /* U8/U16 in -> U8 out */
+  ES_OP_QUANTIZE, /* U8/U16 in -> U8 levels out */
+  ES_OP_ENTROPY,  /* U8/U16 (or levels) in -> F32 nats out */
+  ES_OP_EQUALIZE, /* U8/U16 in -> U8 out, bit-identical to cv::equalizeHist */
+  ES_OP_SHARPEN,  /* U8/U16 in -> U8 out */
   ES_N_OPS
 } EsOp;
 
@@ -52,25 +52,20 @@ typedef enum {
 #define ES_AMOUNT_MAX 10.0
 #define ES_AMOUNT_DEFAULT 1.0
 
-typedef enum {
-  ES_PARAM_WINDOW,
-  ES_PARAM_LEVELS,
-  ES_PARAM_AMOUNT,
-  ES_N_PARAMS
-} EsParamId;
+typedef enum { ES_PARAM_WINDOW, ES_PARAM_LEVELS, ES_PARAM_AMOUNT, ES_N_PARAMS } EsParamId;
 
 #define ES_PARAM_BIT(id) (1u << (id))
 
 typedef struct {
   EsParamId id;
-  const char *name;         /* "window": CLI option, settings key, export metadata */
-  const char *title;        /* "Window size" */
-  const char *description;  /* one line, for --help and tooltips */
-  const char *metavar;      /* "K", for --help */
+  const char *name;        /* "window": CLI option, settings key, export metadata */
+  const char *title;       /* "Window size" */
+  const char *description; /* one line, for --help and tooltips */
+  const char *metavar;     /* "K", for --help */
   double min, max, default_value;
-  double step;              /* the window's increment (2 for odd integers) */
-  int digits;               /* decimals a value is shown with; 0: an integer */
-  bool odd;                 /* odd integers only */
+  double step; /* the window's increment (2 for odd integers) */
+  int digits;  /* decimals a value is shown with; 0: an integer */
+  bool odd;    /* odd integers only */
 } EsParam;
 
 const EsParam *es_param (EsParamId id);
@@ -89,8 +84,12 @@ void es_param_describe_range (const EsParam *param, char *text, size_t size);
 
 /* The 2-D windows, then the 3-D ones (es_definition_is_3d). */
 typedef enum {
-  ES_SHAPE_SQUARE, ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT,
-  ES_SHAPE_BOX, ES_SHAPE_BALL,
+  ES_SHAPE_SQUARE,
+  ES_SHAPE_RECT,
+  ES_SHAPE_DISK,
+  ES_SHAPE_FOOTPRINT,
+  ES_SHAPE_BOX,
+  ES_SHAPE_BALL,
   ES_N_SHAPES
 } EsShape;
 /* The 2-D shapes are those before the first 3-D one. */
@@ -99,7 +98,11 @@ typedef enum {
  * `d c b a | a b c d | d c b a`; mirror `d c b | a b c d | c b a`;
  * replicate `a a | a b c d | d d`; constant `v v | a b c d | v v`. */
 typedef enum {
-  ES_BORDER_CLIP, ES_BORDER_SYMMETRIC, ES_BORDER_MIRROR, ES_BORDER_REPLICATE, ES_BORDER_CONSTANT,
+  ES_BORDER_CLIP,
+  ES_BORDER_SYMMETRIC,
+  ES_BORDER_MIRROR,
+  ES_BORDER_REPLICATE,
+  ES_BORDER_CONSTANT,
   ES_N_BORDERS
 } EsBorder;
 /* Planes map in z exactly as rows and columns do (DESIGN.md §1).
@@ -108,7 +111,11 @@ typedef enum {
  * byte: floor(u·L / 256) of the 8-bit view u = round(v·255 / maxval)
  * (es_sample_to_u8; MATLAB's im2uint8), for the matlab and fiji presets. */
 typedef enum {
-  ES_BINNING_DEPTH, ES_BINNING_RANGE, ES_BINNING_MINMAX, ES_BINNING_EXACT, ES_BINNING_BYTE,
+  ES_BINNING_DEPTH,
+  ES_BINNING_RANGE,
+  ES_BINNING_MINMAX,
+  ES_BINNING_EXACT,
+  ES_BINNING_BYTE,
   ES_N_BINNINGS
 } EsBinning;
 
@@ -118,23 +125,23 @@ typedef enum {
 typedef struct {
   int width, height;
   const uint8_t *cells;
-  int planes;          /* 0 or 1: a 2-D footprint */
+  int planes; /* 0 or 1: a 2-D footprint */
 } EsFootprint;
 
 typedef struct {
   EsShape shape;
-  int height, width;              /* ES_SHAPE_RECT: odd, 1..ES_SIDE_MAX; ES_SHAPE_BOX: odd, 1..ES_SIDE_3D_MAX */
-  int planes;                     /* ES_SHAPE_BOX: its depth D, odd, 1..ES_SIDE_3D_MAX */
-  int radius;                     /* ES_SHAPE_DISK: x² + y² ≤ r², 0..ES_RADIUS_MAX;
+  int height, width;            /* ES_SHAPE_RECT: odd, 1..ES_SIDE_MAX; ES_SHAPE_BOX: odd, 1..ES_SIDE_3D_MAX */
+  int planes;                   /* ES_SHAPE_BOX: its depth D, odd, 1..ES_SIDE_3D_MAX */
+  int radius;                   /* ES_SHAPE_DISK: x² + y² ≤ r², 0..ES_RADIUS_MAX;
                                    * ES_SHAPE_BALL: z² + y² + x² ≤ r², 0..ES_RADIUS_3D_MAX */
-  const EsFootprint *footprint;   /* ES_SHAPE_FOOTPRINT (borrowed) */
+  const EsFootprint *footprint; /* ES_SHAPE_FOOTPRINT (borrowed) */
   EsBorder border;
-  uint32_t border_value;          /* ES_BORDER_CONSTANT: a sample value, binned like any sample */
+  uint32_t border_value; /* ES_BORDER_CONSTANT: a sample value, binned like any sample */
   EsBinning binning;
-  uint32_t range_lo, range_hi;    /* ES_BINNING_RANGE; for MINMAX the engine's gate fills them
+  uint32_t range_lo, range_hi; /* ES_BINNING_RANGE; for MINMAX the engine's gate fills them
                                    * from the image and hands the backends ES_BINNING_RANGE */
-  bool normalized;                /* H / ln(min(B, n)); nats otherwise (bits: a display conversion) */
-  const EsImage *mask;            /* U8, the input's size (and planes), nonzero = counted; NULL = every pixel */
+  bool normalized;             /* H / ln(min(B, n)); nats otherwise (bits: a display conversion) */
+  const EsImage *mask;         /* U8, the input's size (and planes), nonzero = counted; NULL = every pixel */
 } EsEntropyDefinition;
 
 /* Whether the window is 3-D: a box, a ball or a footprint of several
@@ -156,14 +163,20 @@ bool es_binning_from_name (const char *name, EsBinning *binning);
 
 typedef struct {
   EsOp op;
-  int window;          /* ES_PARAM_WINDOW */
-  int levels;          /* ES_PARAM_LEVELS */
-  float amount;        /* ES_PARAM_AMOUNT */
-  const char *variant; /* CUDA kernel variant id; NULL = the default */
+  int window;                     /* ES_PARAM_WINDOW */
+  int levels;                     /* ES_PARAM_LEVELS */
+  float amount;                   /* ES_PARAM_AMOUNT */
+  const char *variant;            /* CUDA kernel variant id; NULL = the default */
   EsEntropyDefinition definition; /* ES_OP_ENTROPY only; zero = the default definition */
 } EsJob;
 
-#define ES_JOB_INIT(operation) { (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL, { 0 } }
+#define ES_JOB_INIT(operation)                                                                                         \
+  {                                                                                                                    \
+    (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL,                                \
+    {                                                                                                                  \
+      0                                                                                                                \
+    }                                                                                                                  \
+  }
 
 double es_job_get_param (const EsJob *job, EsParamId id);
 void es_job_set_param (EsJob *job, EsParamId id, double value);
@@ -209,13 +222,13 @@ bool es_definition_parse_binning (const char *text, EsEntropyDefinition *d);
  * `--like NAME` and the window's preset menu set. The window is the preset's
  * default shape; units is the display unit it implies ("bits"). */
 typedef struct {
-  const char *name;         /* "matlab" */
-  const char *title;        /* "MATLAB entropyfilt" */
-  EsShape shape;            /* ES_SHAPE_SQUARE (window) or ES_SHAPE_DISK (radius) */
-  int window, radius;       /* 0: keep the job's own */
+  const char *name;   /* "matlab" */
+  const char *title;  /* "MATLAB entropyfilt" */
+  EsShape shape;      /* ES_SHAPE_SQUARE (window) or ES_SHAPE_DISK (radius) */
+  int window, radius; /* 0: keep the job's own */
   EsBorder border;
   EsBinning binning;
-  int levels;               /* 0: not used by the binning */
+  int levels; /* 0: not used by the binning */
   const char *units;
 } EsPreset;
 
@@ -231,8 +244,7 @@ void es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape);
  * with the op's output format and the input's size, and the job is valid.
  * It polls `control` (may be NULL) between bands and reports progress; once
  * cancelled it returns false with ES_ERROR_CANCELLED. */
-typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control,
-                             EsError *error);
+typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 
 /* The CUDA entry of an operation: its variant table and launchers
  * (compute/cuda/es-cuda.h); NULL in a build without CUDA. */
@@ -243,26 +255,26 @@ typedef struct EsCudaOp EsCudaOp;
 typedef struct {
   EsParamId id;
   double max;
-  const char *why;           /* NULL: the operation has no cap */
+  const char *why; /* NULL: the operation has no cap */
 } EsParamCap;
 
 typedef struct {
   EsOp op;
-  const char *name;          /* "entropy": CLI command, file suffix, metadata */
-  const char *title;         /* "Entropy" */
-  const char *result_title;  /* "Entropy", "Quantized", "Equalized": its result as a view */
-  const char *summary;       /* one line for --help */
+  const char *name;         /* "entropy": CLI command, file suffix, metadata */
+  const char *title;        /* "Entropy" */
+  const char *result_title; /* "Entropy", "Quantized", "Equalized": its result as a view */
+  const char *summary;      /* one line for --help */
   EsFormat output_format;
   /* Times an ideal kernel reads each input byte (equalize: twice, for the
    * histogram and then the LUT). The copy floor moves these bytes. */
   int input_reads;
-  unsigned params;           /* ES_PARAM_BIT() of every parameter it reads */
+  unsigned params; /* ES_PARAM_BIT() of every parameter it reads */
   /* The parameters of `params` that a given job reads (entropy's window
    * only for the square; its levels not with exact binning); NULL: all of
    * them. The side panel shows a parameter's row while some operation
    * reads it. */
   unsigned (*params_read) (const EsJob *job);
-  EsParamCap cap;            /* checked by es_job_validate; the window clamps to it */
+  EsParamCap cap; /* checked by es_job_validate; the window clamps to it */
   /* Input rows above and below an output row that the row depends on: a
    * band of rows is computed from the band plus this halo. */
   int (*halo) (const EsJob *job);
@@ -274,12 +286,12 @@ typedef struct {
    * histogram; of the whole volume for a volume), so banded runs take two
    * passes. */
   bool whole_image;
-  const char *units;         /* of the values: "nats", "level", "gray" */
+  const char *units; /* of the values: "nats", "level", "gray" */
   /* Every result of a job lies in [0, range_max (job)]: the absolute colour
    * range; range_text says it for --help ("0..ln(min(L, K²))"). */
   double (*range_max) (const EsJob *job);
   const char *range_text;
-  const char *colormap;      /* the default colormap's name: "viridis", "gray" */
+  const char *colormap; /* the default colormap's name: "viridis", "gray" */
   /* The largest absolute difference between two backends' results for one
    * job (the CPU, each CUDA variant, banded runs): 0 is bit for bit. The
    * benchmark holds every variant to it. */
@@ -302,7 +314,7 @@ unsigned es_job_params_read (const EsJob *job);
 /* The largest value of a parameter the operation takes: its cap if it has
  * one on the parameter, else the parameter table's max. */
 double es_op_param_max (EsOp op, EsParamId id);
-const char *es_op_name (EsOp op);                 /* "entropy" */
+const char *es_op_name (EsOp op); /* "entropy" */
 bool es_op_from_name (const char *name, EsOp *op);
 EsFormat es_op_output_format (EsOp op);
 /* Whether a backend computes `job` on a volume as a whole (a 3-D window;

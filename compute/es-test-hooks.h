@@ -10,11 +10,11 @@ extern "C" {
 
 /* ES_CUDA_FAULT: the CUDA fault a test injects. */
 typedef enum {
-  ES_TEST_CUDA_FAULT_NONE,     /* unset */
-  ES_TEST_CUDA_FAULT_OTHER,    /* set to a value that names no fault: nothing fires, jobs still go to CUDA */
-  ES_TEST_CUDA_FAULT_ALLOC,    /* the next device allocation fails */
-  ES_TEST_CUDA_FAULT_LAUNCH,   /* the first kernel launch of a run fails cleanly */
-  ES_TEST_CUDA_FAULT_STICKY,   /* the first kernel launch of a run breaks the context */
+  ES_TEST_CUDA_FAULT_NONE,   /* unset */
+  ES_TEST_CUDA_FAULT_OTHER,  /* set to a value that names no fault: nothing fires, jobs still go to CUDA */
+  ES_TEST_CUDA_FAULT_ALLOC,  /* the next device allocation fails */
+  ES_TEST_CUDA_FAULT_LAUNCH, /* the first kernel launch of a run fails cleanly */
+  ES_TEST_CUDA_FAULT_STICKY, /* the first kernel launch of a run breaks the context */
 } EsTestCudaFault;
 
 EsTestCudaFault es_test_hook_cuda_fault (void);

@@ -142,7 +142,8 @@ predict (const uint8_t *in, size_t size, uint8_t *out, size_t total, double seri
       t = now ();
       es_inflate_chunk_decode (&chunks[k], data, deflate);
       decode[k] = now () - t;
-      if (!chunks[k].ok || chunks[k].start_bit == SIZE_MAX || (k + 1 < CUTS && chunks[k].end_bit != chunks[k + 1].start_bit))
+      if (!chunks[k].ok || chunks[k].start_bit == SIZE_MAX
+          || (k + 1 < CUTS && chunks[k].end_bit != chunks[k + 1].start_bit))
         {
           printf ("prediction: chunk %zu does not join its neighbour (no start found, or a false one)\n", k);
           return;
@@ -178,7 +179,8 @@ predict (const uint8_t *in, size_t size, uint8_t *out, size_t total, double seri
     {
       double p = makespan (find, CUTS, threads) + makespan (decode, CUTS, threads) + makespan (join, CUTS, threads)
                  + t / threads;
-      printf ("predicted, %2d threads, 64 chunks: %.1f ms (%.1fx the reference's speed)\n", threads, p * 1e3, serial / p);
+      printf ("predicted, %2d threads, 64 chunks: %.1f ms (%.1fx the reference's speed)\n", threads, p * 1e3,
+              serial / p);
     }
 }
 

@@ -66,7 +66,8 @@ main (int argc, char **argv)
       int w, h, d;
       EsImage volume, out = { 0 };
 
-      if (sscanf (sizes[s], "%dx%dx%d", &w, &h, &d) != 3 || !es_image_alloc_volume (&volume, w, h, d, ES_FORMAT_U8, 8, &error))
+      if (sscanf (sizes[s], "%dx%dx%d", &w, &h, &d) != 3
+          || !es_image_alloc_volume (&volume, w, h, d, ES_FORMAT_U8, 8, &error))
         {
           fprintf (stderr, "bench-volumes-cpu: %s: expected WxHxD that fits memory\n", sizes[s]);
           return 1;
@@ -81,13 +82,15 @@ main (int argc, char **argv)
       for (int shape = 0; shape < 2; shape++)
         {
           EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
-          double *t = malloc ((size_t) runs * sizeof *t), *cpu = malloc ((size_t) runs * sizeof *cpu), mvox = (double) w * h * d * 1e-6;
+          double *t = malloc ((size_t) runs * sizeof *t), *cpu = malloc ((size_t) runs * sizeof *cpu),
+                 mvox = (double) w * h * d * 1e-6;
 
           job.levels = 256;
           job.definition.border = ES_BORDER_CLIP;
           job.definition.binning = ES_BINNING_EXACT;
           if (shape == 0)
-            job.definition.shape = ES_SHAPE_BOX, job.definition.planes = job.definition.height = job.definition.width = 3;
+            job.definition.shape = ES_SHAPE_BOX,
+            job.definition.planes = job.definition.height = job.definition.width = 3;
           else
             job.definition.shape = ES_SHAPE_BALL, job.definition.radius = 3;
           for (int r = 0; r < runs; r++)
@@ -104,7 +107,8 @@ main (int argc, char **argv)
             }
           qsort (t, (size_t) runs, sizeof *t, compare);
           qsort (cpu, (size_t) runs, sizeof *cpu, compare);
-          printf ("%dx%dx%d %s: best %.1f ms (%.1f Mvox/s), median %.1f ms (%.1f Mvox/s), CPU time best %.1f ms, output %016llx\n",
+          printf ("%dx%dx%d %s: best %.1f ms (%.1f Mvox/s), median %.1f ms (%.1f Mvox/s), CPU time best %.1f ms, "
+                  "output %016llx\n",
                   w, h, d, shape == 0 ? "cube 3" : "ball 3", t[0], mvox / t[0] * 1e3, t[runs / 2],
                   mvox / t[runs / 2] * 1e3, cpu[0], output_hash (&out));
           fflush (stdout);

@@ -168,8 +168,7 @@ in_window (const EsEntropyDefinition *d, int window, int dx, int dy)
     {
     case ES_SHAPE_RECT: return abs (dx) <= d->width / 2 && abs (dy) <= d->height / 2;
     case ES_SHAPE_DISK: return dx * dx + dy * dy <= d->radius * d->radius;
-    case ES_SHAPE_FOOTPRINT:
-      {
+      case ES_SHAPE_FOOTPRINT: {
         int hw = d->footprint->width / 2, hh = d->footprint->height / 2;
         if (abs (dx) > hw || abs (dy) > hh)
           return false;
@@ -209,8 +208,7 @@ bin_of (const EsImage *image, uint32_t v, int levels, const EsEntropyDefinition 
     case ES_BINNING_EXACT: return v;
     case ES_BINNING_BYTE: return es_reference_view (v, full_scale (image)) * (uint32_t) levels / 256;
     case ES_BINNING_RANGE:
-    case ES_BINNING_MINMAX:
-      {
+      case ES_BINNING_MINMAX: {
         double level = floor (((double) v - lo) * levels / ((double) hi - lo + 1));
         return level < 0 ? 0 : level > levels - 1 ? (uint32_t) levels - 1 : (uint32_t) level;
       }
@@ -219,13 +217,13 @@ bin_of (const EsImage *image, uint32_t v, int levels, const EsEntropyDefinition 
 }
 
 void
-es_reference_entropy_defined (const EsImage *image, int levels, int window, const EsEntropyDefinition *d,
-                              double *out)
+es_reference_entropy_defined (const EsImage *image, int levels, int window, const EsEntropyDefinition *d, double *out)
 {
   int w = image->width, h = image->height, reach = 0;
   uint32_t lo = d->range_lo, hi = d->range_hi;
-  uint32_t bins = image->levels ? (uint32_t) image->levels
-                  : d->binning == ES_BINNING_EXACT ? 1u << image->depth : (uint32_t) levels;
+  uint32_t bins = image->levels                    ? (uint32_t) image->levels
+                  : d->binning == ES_BINNING_EXACT ? 1u << image->depth
+                                                   : (uint32_t) levels;
   int *count = calloc (bins, sizeof *count);
   uint32_t *touched = malloc (sizeof *touched * (size_t) 256 * 256);
 
@@ -240,11 +238,11 @@ es_reference_entropy_defined (const EsImage *image, int levels, int window, cons
             hi = v > hi ? v : hi;
           }
     }
-  reach = d->shape == ES_SHAPE_RECT ? (d->width > d->height ? d->width : d->height) / 2
+  reach = d->shape == ES_SHAPE_RECT   ? (d->width > d->height ? d->width : d->height) / 2
           : d->shape == ES_SHAPE_DISK ? d->radius
-          : d->shape == ES_SHAPE_FOOTPRINT ? (d->footprint->width > d->footprint->height ? d->footprint->width
-                                                                                       : d->footprint->height) / 2
-          : window / 2;
+          : d->shape == ES_SHAPE_FOOTPRINT
+            ? (d->footprint->width > d->footprint->height ? d->footprint->width : d->footprint->height) / 2
+            : window / 2;
   for (int y = 0; y < h; y++)
     for (int x = 0; x < w; x++)
       {
@@ -316,8 +314,10 @@ in_window_3d (const EsEntropyDefinition *d, int window, int dx, int dy, int dz)
           int hd = d->footprint->planes / 2, hh = d->footprint->height / 2, hw = d->footprint->width / 2;
           if (abs (dz) > hd || abs (dy) > hh || abs (dx) > hw)
             return false;
-          return d->footprint->cells[((size_t) (dz + hd) * d->footprint->height + (size_t) (dy + hh))
-                                         * d->footprint->width + (size_t) (dx + hw)] != 0;
+          return d->footprint
+                   ->cells[((size_t) (dz + hd) * d->footprint->height + (size_t) (dy + hh)) * d->footprint->width
+                           + (size_t) (dx + hw)]
+                 != 0;
         }
       return dz == 0 && in_window (d, window, dx, dy);
     default: return dz == 0 && in_window (d, window, dx, dy);
@@ -339,14 +339,14 @@ mask_in (const EsImage *mask, int x, int y, int z)
 }
 
 void
-es_reference_entropy_volume (const EsImage *volume, int levels, int window, const EsEntropyDefinition *d,
-                             double *out)
+es_reference_entropy_volume (const EsImage *volume, int levels, int window, const EsEntropyDefinition *d, double *out)
 {
   int w = volume->width, h = volume->height, planes = es_image_planes (volume);
   int reach;
   uint32_t lo = d->range_lo, hi = d->range_hi;
-  uint32_t bins = volume->levels ? (uint32_t) volume->levels
-                  : d->binning == ES_BINNING_EXACT ? 1u << volume->depth : (uint32_t) levels;
+  uint32_t bins = volume->levels                   ? (uint32_t) volume->levels
+                  : d->binning == ES_BINNING_EXACT ? 1u << volume->depth
+                                                   : (uint32_t) levels;
   int *count = calloc (bins, sizeof *count);
 
   if (d->binning == ES_BINNING_MINMAX)

@@ -13,9 +13,14 @@ entropy_case (const EsJob *job, int side, int threads, double open_left_ms, bool
 {
   uint64_t pixels = (uint64_t) side * (uint64_t) side;
 
-  return (EsAutoCase) {
-    .job = job, .pixels = pixels, .in_bytes = pixels, .out_bytes = 4 * pixels,
-    .cpu_threads = threads, .cuda_open_left_ms = open_left_ms, .cuda_warm = warm,
+  return (EsAutoCase){
+    .job = job,
+    .pixels = pixels,
+    .in_bytes = pixels,
+    .out_bytes = 4 * pixels,
+    .cpu_threads = threads,
+    .cuda_open_left_ms = open_left_ms,
+    .cuda_warm = warm,
   };
 }
 
@@ -93,13 +98,16 @@ main (void)
   {
     EsJob fifteen = entropy_job (15, 16);
     EsAutoCase d = entropy_case (&disk, 2048, 4, 0, false), s = entropy_case (&fifteen, 2048, 4, 0, false);
-    tap_ok (es_auto_cpu_ms (&d) > es_auto_cpu_ms (&s), "a disk of radius 7 costs the CPU more than a 15×15 square "
-            "(%.1f > %.1f ms)", es_auto_cpu_ms (&d), es_auto_cpu_ms (&s));
+    tap_ok (es_auto_cpu_ms (&d) > es_auto_cpu_ms (&s),
+            "a disk of radius 7 costs the CPU more than a 15×15 square "
+            "(%.1f > %.1f ms)",
+            es_auto_cpu_ms (&d), es_auto_cpu_ms (&s));
   }
   /* Whether opening the device can pay off at any size. */
   tap_ok (!es_auto_cuda_can_win (&small, 1, 16) && !es_auto_cuda_can_win (&equalize, 1, 16),
           "on 16 threads CUDA can never win entropy 5×5, 16 levels, or equalize: its copies cost more a pixel");
-  tap_ok (es_auto_cuda_can_win (&small, 1, 2) && es_auto_cuda_can_win (&tall, 1, 16) && es_auto_cuda_can_win (&wide, 2, 64),
+  tap_ok (es_auto_cuda_can_win (&small, 1, 2) && es_auto_cuda_can_win (&tall, 1, 16)
+            && es_auto_cuda_can_win (&wide, 2, 64),
           "it can on 2 threads, and at 31×31 on 16 or 64");
   return tap_done ();
 }

@@ -40,8 +40,14 @@ make_image (EsImage *image, int width, int height, EsFormat format, int depth, i
         else
           ((uint16_t *) (pixels + (size_t) y * stride))[x] = (uint16_t) v;
       }
-  *image = (EsImage) { .width = width, .height = height, .stride = stride, .format = format, .depth = depth,
-                       .levels = levels, .pixels = pixels, .release = free };
+  *image = (EsImage){ .width = width,
+                      .height = height,
+                      .stride = stride,
+                      .format = format,
+                      .depth = depth,
+                      .levels = levels,
+                      .pixels = pixels,
+                      .release = free };
   return true;
 }
 
@@ -55,7 +61,8 @@ same_bits (const EsImage *a, const EsImage *b)
     return false;
   for (int y = 0; y < a->height; y++)
     if (memcmp ((const uint8_t *) a->pixels + (size_t) y * a->stride,
-                (const uint8_t *) b->pixels + (size_t) y * b->stride, row) != 0)
+                (const uint8_t *) b->pixels + (size_t) y * b->stride, row)
+        != 0)
       return false;
   return true;
 }
@@ -119,11 +126,9 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
   if (!tap_ok (ok, "%s: one shot on CUDA%s%s", what, error.message[0] ? ": " : "", error.message))
     goto out;
   set_budget (budget);
-  ok = es_run (cuda, job, in, &banded, &timing, &error) && !timing.fell_back
-       && timing.backend == ES_BACKEND_CUDA;
+  ok = es_run (cuda, job, in, &banded, &timing, &error) && !timing.fell_back && timing.backend == ES_BACKEND_CUDA;
   set_budget (0);
-  if (!tap_ok (ok, "%s: in bands under %zu bytes%s%s", what, budget, error.message[0] ? ": " : "",
-               error.message))
+  if (!tap_ok (ok, "%s: in bands under %zu bytes%s%s", what, budget, error.message[0] ? ": " : "", error.message))
     goto out;
   /* In bands the transfers overlap the kernels and are not timed apart. */
   tap_ok (timing.upload_ms == 0 && timing.download_ms == 0 && timing.kernel_ms > 0,
@@ -266,8 +271,7 @@ test_devices (EsEngine *cuda)
       for (const char *p = devices; *p; p++)
         n += *p == ',';
       snprintf (expected, sizeof expected, "CUDA: %d × ", n);
-      tap_ok (strstr (es_engine_describe (cuda), expected) != NULL
-              || strstr (es_engine_describe (cuda), " + ") != NULL,
+      tap_ok (strstr (es_engine_describe (cuda), expected) != NULL || strstr (es_engine_describe (cuda), " + ") != NULL,
               "ES_DEVICES=%s: the description lists %d devices", devices, n);
     }
   engine = es_engine_new_with_devices (ES_BACKEND_CUDA, missing, 1, &error);

@@ -41,17 +41,14 @@ typedef enum {
 typedef struct {
   EsFormat format;
   int depth;
-  bool levels;  /* a text matrix: the samples are levels already */
+  bool levels; /* a text matrix: the samples are levels already */
   const char *name;
 } Kind;
 
 static const Kind kinds[] = {
-  { ES_FORMAT_U8, 8, false, "u8 depth 8" },
-  { ES_FORMAT_U8, 4, false, "u8 depth 4" },
-  { ES_FORMAT_U16, 16, false, "u16 depth 16" },
-  { ES_FORMAT_U16, 10, false, "u16 depth 10" },
-  { ES_FORMAT_U8, 8, true, "u8 levels" },
-  { ES_FORMAT_U16, 16, true, "u16 levels" },
+  { ES_FORMAT_U8, 8, false, "u8 depth 8" },     { ES_FORMAT_U8, 4, false, "u8 depth 4" },
+  { ES_FORMAT_U16, 16, false, "u16 depth 16" }, { ES_FORMAT_U16, 10, false, "u16 depth 10" },
+  { ES_FORMAT_U8, 8, true, "u8 levels" },       { ES_FORMAT_U16, 16, true, "u16 levels" },
 };
 
 /* A random image whose rows have a few spare bytes at their end, so that a
@@ -67,7 +64,7 @@ make_image (EsImage *image, int width, int height, const Kind *kind, int levels,
   int block = random_int (2, 9);
   unsigned long long salt = tap_random (&rng) | 1;
 
-  *image = (EsImage) { 0 };
+  *image = (EsImage){ 0 };
   image->width = width;
   image->height = height;
   image->format = kind->format;
@@ -85,8 +82,7 @@ make_image (EsImage *image, int width, int height, const Kind *kind, int levels,
         uint32_t v;
         switch (pattern)
           {
-          case PATTERN_BLOCKS:
-            {
+            case PATTERN_BLOCKS: {
               unsigned long long cell = (unsigned long long) (y / block) * 7919u + (unsigned long long) (x / block) + 1;
               unsigned long long state = cell * salt;
               bool noisy = tap_random (&state) % 3 == 0;
@@ -97,14 +93,10 @@ make_image (EsImage *image, int width, int height, const Kind *kind, int levels,
             v = base + (uint32_t) random_int (0, (int) span);
             v = v > max ? max : v;
             break;
-          case PATTERN_CONSTANT:
-            v = base;
-            break;
+          case PATTERN_CONSTANT: v = base; break;
           case PATTERN_RANDOM:
           case N_PATTERNS:
-          default:
-            v = (uint32_t) random_int (0, (int) max);
-            break;
+          default: v = (uint32_t) random_int (0, (int) max); break;
           }
         if (kind->format == ES_FORMAT_U16)
           ((uint16_t *) es_image_row (image, y))[x] = (uint16_t) v;
@@ -118,13 +110,13 @@ typedef struct {
   EsEngine *engine;
   EsBackendChoice backend;
   const char *name;
-  EsImage out;  /* reused across jobs, as the window does */
+  EsImage out; /* reused across jobs, as the window does */
 } Backend;
 
 /* Compares one result with the reference; `detail` says what went wrong. */
 static bool
-compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_t *ref_u8,
-         char *detail, size_t detail_size)
+compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_t *ref_u8, char *detail,
+         size_t detail_size)
 {
   int w = out->width, h = out->height;
   double worst = 0.0;
@@ -167,9 +159,8 @@ compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_
       return worst <= ENTROPY_TOLERANCE;
     }
   if (mismatches)
-    snprintf (detail, detail_size, "%ld samples differ, first at (%d,%d): %u, expected %u",
-              mismatches, wx, wy, ((const uint8_t *) es_image_row (out, wy))[wx],
-              ref_u8[(size_t) wy * w + wx]);
+    snprintf (detail, detail_size, "%ld samples differ, first at (%d,%d): %u, expected %u", mismatches, wx, wy,
+              ((const uint8_t *) es_image_row (out, wy))[wx], ref_u8[(size_t) wy * w + wx]);
   return mismatches == 0;
 }
 
@@ -250,7 +241,7 @@ check (Backend *backends, int n_backends, const EsJob *job, const EsImage *in, c
   free (ref_u8);
 }
 
-static const int level_choices[] = { 2, 16, 17, 256, 0 };   /* 0: random */
+static const int level_choices[] = { 2, 16, 17, 256, 0 };                 /* 0: random */
 static const float amount_choices[] = { 0.0f, 1.0f, 0.37f, 2.5f, -1.0f }; /* −1: random */
 
 static inline int

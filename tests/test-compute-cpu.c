@@ -10,9 +10,8 @@ static void
 test_cpu_entropy_methods (Backend *cpu)
 {
   /* Shuffle twice: with AVX-512 where the CPU has it, and with AVX2 only. */
-  static const EsCpuEntropyMethod methods[] = { ES_CPU_ENTROPY_SLIDING, ES_CPU_ENTROPY_COLUMNS,
-                                                ES_CPU_ENTROPY_SHUFFLE, ES_CPU_ENTROPY_SHUFFLE,
-                                                ES_CPU_ENTROPY_SORT };
+  static const EsCpuEntropyMethod methods[] = { ES_CPU_ENTROPY_SLIDING, ES_CPU_ENTROPY_COLUMNS, ES_CPU_ENTROPY_SHUFFLE,
+                                                ES_CPU_ENTROPY_SHUFFLE, ES_CPU_ENTROPY_SORT };
 
   for (size_t m = 0; m < sizeof methods / sizeof methods[0]; m++)
     {
@@ -44,9 +43,11 @@ test_cpu_entropy_methods (Backend *cpu)
             }
           snprintf (what, sizeof what, "CPU entropy forced %s%s (ran %s): %d×%d %s window=%d L=%d",
                     es_cpu_entropy_method_name (methods[m]),
-                    methods[m] != ES_CPU_ENTROPY_SHUFFLE ? "" : es_cpu_entropy_avx512 () ? " AVX-512" : " AVX2",
-                    es_cpu_entropy_method_name (es_cpu_entropy_method (w, job.window, job.levels)), w, h,
-                    kind->name, job.window, job.levels);
+                    methods[m] != ES_CPU_ENTROPY_SHUFFLE ? ""
+                    : es_cpu_entropy_avx512 ()           ? " AVX-512"
+                                                         : " AVX2",
+                    es_cpu_entropy_method_name (es_cpu_entropy_method (w, job.window, job.levels)), w, h, kind->name,
+                    job.window, job.levels);
           check (cpu, 1, &job, &in, what);
           es_image_clear (&in);
         }

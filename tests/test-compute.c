@@ -8,7 +8,7 @@
 
 static const char *const pattern_names[N_PATTERNS] = { "random", "blocks", "low-contrast", "constant" };
 
-static const int window_choices[] = { 3, 5, 31, 0 };        /* 0: random */
+static const int window_choices[] = { 3, 5, 31, 0 }; /* 0: random */
 
 /* Large windows on large images only slow the reference down; the small
  * sizes cover windows wider than the image. */
@@ -27,8 +27,8 @@ static void
 test_operations (Backend *backends, int n_backends)
 {
   int sizes[][2] = {
-    { 1, 1 }, { 1, 0 }, { 0, 1 }, { 2, 2 }, { 7, 13 }, { 31, 97 }, { 127, 129 },
-    { 33, 17 }, { 257, 65 }, { 513, 3 }, { 601, 401 }, { 0, 0 },
+    { 1, 1 },     { 1, 0 },   { 0, 1 },    { 2, 2 },   { 7, 13 },    { 31, 97 },
+    { 127, 129 }, { 33, 17 }, { 257, 65 }, { 513, 3 }, { 601, 401 }, { 0, 0 },
   };
   int n_sizes = (int) (sizeof sizes / sizeof sizes[0]);
   int counter = random_int (0, 59);
@@ -60,8 +60,7 @@ test_operations (Backend *backends, int n_backends)
           {
             EsJob job = ES_JOB_INIT (ES_OP_QUANTIZE);
             job.levels = kind->levels ? image_levels : pick_levels (counter + 1);
-            snprintf (what, sizeof what, "quantize %d×%d %s %s L=%d", w, h, kind->name,
-                      pattern_names[p], job.levels);
+            snprintf (what, sizeof what, "quantize %d×%d %s %s L=%d", w, h, kind->name, pattern_names[p], job.levels);
             check (backends, n_backends, &job, &in, what);
           }
 
@@ -76,8 +75,8 @@ test_operations (Backend *backends, int n_backends)
                 }
               if (kind->levels)
                 job.levels = image_levels;
-              snprintf (what, sizeof what, "entropy %d×%d %s %s window=%d L=%d", w, h, kind->name,
-                        pattern_names[p], job.window, job.levels);
+              snprintf (what, sizeof what, "entropy %d×%d %s %s window=%d L=%d", w, h, kind->name, pattern_names[p],
+                        job.window, job.levels);
               check (backends, n_backends, &job, &in, what);
             }
 
@@ -91,8 +90,8 @@ test_operations (Backend *backends, int n_backends)
             {
               EsJob job = ES_JOB_INIT (ES_OP_SHARPEN);
               job.amount = pick_amount (counter + 3 * a);
-              snprintf (what, sizeof what, "sharpen %d×%d %s %s amount=%g", w, h, kind->name,
-                        pattern_names[p], job.amount);
+              snprintf (what, sizeof what, "sharpen %d×%d %s %s amount=%g", w, h, kind->name, pattern_names[p],
+                        job.amount);
               check (backends, n_backends, &job, &in, what);
             }
 
@@ -122,8 +121,8 @@ test_validation (void)
         EsJob job = ES_JOB_INIT (op);
         EsError error = { 0 };
         job.levels = bad_levels[i];
-        tap_ok (!es_job_validate (&job, &error) && error.code == ES_ERROR_INVALID,
-                "validate rejects %s levels %d (%s)", es_op_name (op), bad_levels[i], error.message);
+        tap_ok (!es_job_validate (&job, &error) && error.code == ES_ERROR_INVALID, "validate rejects %s levels %d (%s)",
+                es_op_name (op), bad_levels[i], error.message);
       }
   for (size_t i = 0; i < sizeof bad_amounts / sizeof bad_amounts[0]; i++)
     {
@@ -148,8 +147,8 @@ test_validation (void)
         EsError error = { 0 };
         job.window = edges[i][0];
         job.levels = edges[i][1];
-        tap_ok (es_job_validate (&job, &error), "validate accepts entropy window %d, levels %d (%s)",
-                job.window, job.levels, error.message);
+        tap_ok (es_job_validate (&job, &error), "validate accepts entropy window %d, levels %d (%s)", job.window,
+                job.levels, error.message);
       }
   }
   {
@@ -186,15 +185,15 @@ test_tables (void)
       EsError error = { 0 };
 
       tap_ok (param != NULL && param->id == (EsParamId) i && param->name && param->title && param->description
-              && param->metavar && param->min < param->max && param->step > 0,
+                && param->metavar && param->min < param->max && param->step > 0,
               "parameter %d has a complete row", i);
       tap_ok (es_param_from_name (param->name, &found) && found == (EsParamId) i, "parameter %s is found by name",
               param->name);
-      tap_ok (es_param_check (param, param->default_value, &error)
-              && es_param_check (param, param->min, &error) && es_param_check (param, param->max, &error),
+      tap_ok (es_param_check (param, param->default_value, &error) && es_param_check (param, param->min, &error)
+                && es_param_check (param, param->max, &error),
               "%s: the default and both limits are allowed (%s)", param->name, error.message);
       tap_ok (!es_param_check (param, param->min - param->step, &error)
-              && !es_param_check (param, param->max + param->step, &error),
+                && !es_param_check (param, param->max + param->step, &error),
               "%s: one step beyond either limit is refused (%s)", param->name, error.message);
       tap_ok (es_job_get_param (&defaults, (EsParamId) i) == (double) (float) param->default_value,
               "%s: ES_JOB_INIT holds the table's default %g", param->name, param->default_value);
@@ -212,13 +211,12 @@ test_tables (void)
       const EsVariant *variants = es_variants ((EsOp) op, &n);
       int defaults_found = 0;
 
-      tap_ok (info != NULL && info->op == (EsOp) op && info->name && info->title && info->result_title
-              && info->summary && info->units && info->colormap && info->halo && info->range_max && info->range_text && info->cpu
-              && info->cpu_pixel_ns && info->tolerance >= 0
-              && info->input_reads >= 1 && (info->params & ~((1u << ES_N_PARAMS) - 1)) == 0,
+      tap_ok (info != NULL && info->op == (EsOp) op && info->name && info->title && info->result_title && info->summary
+                && info->units && info->colormap && info->halo && info->range_max && info->range_text && info->cpu
+                && info->cpu_pixel_ns && info->tolerance >= 0 && info->input_reads >= 1
+                && (info->params & ~((1u << ES_N_PARAMS) - 1)) == 0,
               "operation %d has a complete row", op);
-      tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name",
-              info->name);
+      tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name", info->name);
       tap_ok ((info->cuda != NULL) == es_engine_cuda_compiled (), "%s: a CUDA entry exactly in a CUDA build",
               info->name);
       tap_ok (info->halo (&job) >= 0 && info->range_max (&job) > 0, "%s: halo %d, range 0..%g at the defaults",
@@ -233,8 +231,8 @@ test_tables (void)
 
           es_job_set_param (&job, info->cap.id, info->cap.max + 1);
           tap_ok (es_op_uses ((EsOp) op, info->cap.id) && info->cap.max > capped->min && info->cap.max < capped->max
-                  && es_op_param_max ((EsOp) op, info->cap.id) == info->cap.max
-                  && !es_job_validate (&job, &error) && strstr (error.message, info->cap.why),
+                    && es_op_param_max ((EsOp) op, info->cap.id) == info->cap.max && !es_job_validate (&job, &error)
+                    && strstr (error.message, info->cap.why),
                   "%s: %s capped at %g (%s)", info->name, capped->name, info->cap.max, error.message);
           es_error_clear (&error);
           job = (EsJob) ES_JOB_INIT ((EsOp) op);
@@ -243,25 +241,25 @@ test_tables (void)
         {
           defaults_found += variants[v].is_default;
           tap_ok (variants[v].id && variants[v].label && variants[v].lesson && variants[v].source
-                  && (variants[v].launch != NULL
-                      || (variants[v].unsupported != NULL && variants[v].unsupported (&job) != NULL)),
-                  "%s/%s: a complete variant row (without launch: a volume variant that declines 2-D jobs)",
-                  info->name, variants[v].id);
+                    && (variants[v].launch != NULL
+                        || (variants[v].unsupported != NULL && variants[v].unsupported (&job) != NULL)),
+                  "%s/%s: a complete variant row (without launch: a volume variant that declines 2-D jobs)", info->name,
+                  variants[v].id);
           for (size_t w = 0; w < v; w++)
             if (strcmp (variants[v].id, variants[w].id) == 0)
               tap_ok (false, "%s: variant id %s is unique", info->name, variants[v].id);
         }
       if (n > 0)
         tap_ok (defaults_found == 1 && es_variant_find ((EsOp) op, NULL) != NULL
-                && es_variant_find ((EsOp) op, NULL)->is_default,
+                  && es_variant_find ((EsOp) op, NULL)->is_default,
                 "%s: exactly one default variant among %zu", info->name, n);
     }
 }
 
 typedef struct {
   EsControl *control;
-  double cancel_at;  /* cancels once this fraction is reported; > 1: never */
-  double last;       /* the largest fraction reported */
+  double cancel_at; /* cancels once this fraction is reported; > 1: never */
+  double last;      /* the largest fraction reported */
   int reports;
 } ProgressProbe;
 
@@ -270,7 +268,7 @@ probe_progress (double done, void *user_data)
 {
   ProgressProbe *probe = user_data;
 
-#pragma omp critical (probe)
+#pragma omp critical(probe)
   {
     probe->reports++;
     if (done > probe->last)
@@ -297,8 +295,8 @@ test_cancellation (EsEngine *cpu)
       bool ok;
 
       probe.control = es_control_new (probe_progress, &probe);
-      if (probe.control == NULL || !make_image (&in, random_int (200, 300), random_int (300, 400), kind, 0,
-                                                PATTERN_RANDOM))
+      if (probe.control == NULL
+          || !make_image (&in, random_int (200, 300), random_int (300, 400), kind, 0, PATTERN_RANDOM))
         {
           tap_ok (false, "cancellation test setup");
           es_control_free (probe.control);
@@ -309,7 +307,7 @@ test_cancellation (EsEngine *cpu)
               es_op_name (job.op), probe.reports, error.message);
 
       es_control_reset (probe.control);
-      probe = (ProgressProbe) { probe.control, 0.3, 0.0, 0 };
+      probe = (ProgressProbe){ probe.control, 0.3, 0.0, 0 };
       ok = es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error);
       tap_ok (!ok && error.code == ES_ERROR_CANCELLED && probe.last < 1.0,
               "%s: cancelled at 30%% stops with ES_ERROR_CANCELLED at %.0f%% (%s)", es_op_name (job.op),
@@ -320,8 +318,8 @@ test_cancellation (EsEngine *cpu)
       es_control_cancel (probe.control);
       probe.cancel_at = 2.0;
       tap_ok (!es_run_controlled (cpu, &job, &in, &out, NULL, probe.control, &error)
-              && error.code == ES_ERROR_CANCELLED, "%s: cancelled before it starts, it does not run",
-              es_op_name (job.op));
+                && error.code == ES_ERROR_CANCELLED,
+              "%s: cancelled before it starts, it does not run", es_op_name (job.op));
 
       es_control_reset (probe.control);
       es_error_clear (&error);
@@ -375,10 +373,11 @@ test_halo (EsEngine *cpu)
                 ((uint8_t *) es_image_row (&in, y))[x] = (uint8_t) random_int (0, 255);
           if (es_run (cpu, &job, &in, &after, NULL, &error))
             same = memcmp (es_image_row (&before, row), es_image_row (&after, row),
-                           (size_t) width * es_format_size (before.format)) == 0;
+                           (size_t) width * es_format_size (before.format))
+                   == 0;
           tap_ok (same && error.code == ES_OK,
-                  "%s: output row %d of %d×%d depends only on input rows within the halo %d (window %d)",
-                  info->name, row, width, height, halo, job.window);
+                  "%s: output row %d of %d×%d depends only on input rows within the halo %d (window %d)", info->name,
+                  row, width, height, halo, job.window);
           es_image_clear (&in);
           es_image_clear (&before);
           es_image_clear (&after);
@@ -407,16 +406,15 @@ test_engine (EsEngine *cpu)
   job.levels = 8;
   tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
           "entropy of a 16-level text matrix with 8 levels fails (%s)", error.message);
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   job.op = ES_OP_QUANTIZE;
   tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
           "quantize of a 16-level text matrix with 8 levels fails (%s)", error.message);
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   job.levels = 16;
-  tap_ok (es_run (cpu, &job, &in, &out, NULL, &error), "quantize of it with 16 levels works (%s)",
-          error.message);
+  tap_ok (es_run (cpu, &job, &in, &out, NULL, &error), "quantize of it with 16 levels works (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
   job.window = 4;
   tap_ok (!es_run (cpu, &job, &in, &out, NULL, &error) && error.code == ES_ERROR_INVALID,
@@ -428,13 +426,16 @@ test_engine (EsEngine *cpu)
    * allocated or a single input pixel is read (the pointer is never used). */
   {
     static uint8_t never_read;
-    EsImage huge = { .width = ES_MAX_SIDE, .height = ES_MAX_SIDE, .stride = ES_MAX_SIDE,
-                     .format = ES_FORMAT_U8, .depth = 8, .pixels = &never_read };
+    EsImage huge = { .width = ES_MAX_SIDE,
+                     .height = ES_MAX_SIDE,
+                     .stride = ES_MAX_SIDE,
+                     .format = ES_FORMAT_U8,
+                     .depth = 8,
+                     .pixels = &never_read };
 
-    error = (EsError) { 0 };
+    error = (EsError){ 0 };
     job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-    tap_ok (!es_run (cpu, &job, &huge, &out, NULL, &error) && error.code == ES_ERROR_NO_MEMORY
-            && out.pixels == NULL,
+    tap_ok (!es_run (cpu, &job, &huge, &out, NULL, &error) && error.code == ES_ERROR_NO_MEMORY && out.pixels == NULL,
             "a job larger than the machine's memory is refused up front (%s)", error.message);
   }
 }
@@ -482,8 +483,10 @@ test_summarize (void)
           es_image_clear (&image);
         }
   omp_set_num_threads (omp_get_num_procs ());
-  tap_ok (failures == 0 && checks > 0, "es_image_summarize: the 8-bit view's histogram and the sample range "
-          "equal a pixel-by-pixel count (%d checks)", checks);
+  tap_ok (failures == 0 && checks > 0,
+          "es_image_summarize: the 8-bit view's histogram and the sample range "
+          "equal a pixel-by-pixel count (%d checks)",
+          checks);
 }
 
 int
@@ -499,18 +502,17 @@ main (void)
   rng = tap_seed ();
 
   backends[0].engine = es_engine_new (ES_BACKEND_CPU, &error);
-  if (!tap_ok (backends[0].engine != NULL, "CPU engine starts%s%s", error.message[0] ? ": " : "",
-               error.message))
+  if (!tap_ok (backends[0].engine != NULL, "CPU engine starts%s%s", error.message[0] ? ": " : "", error.message))
     return tap_done ();
   backends[0].backend = ES_BACKEND_CPU;
   backends[0].name = "cpu";
   n_backends = 1;
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   cuda = es_engine_new (ES_BACKEND_CUDA, &error);
   if (cuda != NULL)
     {
-      backends[n_backends++] = (Backend) { cuda, ES_BACKEND_CUDA, "cuda", { 0 } };
+      backends[n_backends++] = (Backend){ cuda, ES_BACKEND_CUDA, "cuda", { 0 } };
       tap_diag ("CUDA: %s", es_engine_describe (cuda));
     }
   else

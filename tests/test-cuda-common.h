@@ -31,7 +31,7 @@ typedef struct {
   const char *name;
   EsFormat format;
   int depth;
-  bool levels;  /* a levels image: its samples are bins already */
+  bool levels; /* a levels image: its samples are bins already */
 } Kind;
 
 /* Samples below `top` in patches of patch_w × patch_h: a quarter of them
@@ -43,7 +43,7 @@ make_image (EsImage *image, int width, int height, const Kind *kind, uint32_t to
   const size_t sample = kind->format == ES_FORMAT_U16 ? 2 : 1;
   const uint32_t flat = (uint32_t) random_int (0, (int) top - 1);
 
-  *image = (EsImage) { 0 };
+  *image = (EsImage){ 0 };
   image->width = width;
   image->height = height;
   image->format = kind->format;

@@ -43,8 +43,8 @@ random_footprint (EsFootprint *footprint, uint8_t *cells, int max_side)
 
 /* A random definition whose window stays small enough for the reference. */
 static void
-random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsImage *mask, uint32_t top,
-                   char *what, size_t size)
+random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsImage *mask, uint32_t top, char *what,
+                   size_t size)
 {
   static const char *const shapes[] = { "square", "rect", "disk", "footprint" };
   static const char *const borders[] = { "clip", "symmetric", "mirror", "replicate", "constant" };
@@ -52,7 +52,7 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
   static const int level_choices[] = { 2, 5, 16, 17, 256, 300, 4096, 65536 };
   EsEntropyDefinition *d = &job->definition;
 
-  *d = (EsEntropyDefinition) { 0 };
+  *d = (EsEntropyDefinition){ 0 };
   d->shape = (EsShape) random_int (0, ES_N_SHAPES_2D - 1);
   d->border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
   d->binning = (EsBinning) random_int (0, ES_N_BINNINGS - 1);
@@ -64,15 +64,12 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
       d->height = random_odd (1, 21);
       d->width = random_odd (1, 33);
       break;
-    case ES_SHAPE_DISK:
-      d->radius = random_int (0, 12);
-      break;
+    case ES_SHAPE_DISK: d->radius = random_int (0, 12); break;
     case ES_SHAPE_FOOTPRINT:
       random_footprint (footprint, cells, 15);
       d->footprint = footprint;
       break;
-    default:
-      break;
+    default: break;
     }
   d->border_value = (uint32_t) random_int (0, (int) top - 1);
   if (d->binning == ES_BINNING_RANGE)
@@ -82,9 +79,9 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
     }
   d->normalized = random_int (0, 2) == 0;
   d->mask = random_int (0, 2) == 0 ? mask : NULL;
-  snprintf (what, size, "%s k=%d %dx%d r=%d, %s, %s %d levels%s%s", shapes[d->shape], job->window, d->height,
-            d->width, d->radius, borders[d->border], binnings[d->binning], job->levels,
-            d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
+  snprintf (what, size, "%s k=%d %dx%d r=%d, %s, %s %d levels%s%s", shapes[d->shape], job->window, d->height, d->width,
+            d->radius, borders[d->border], binnings[d->binning], job->levels, d->normalized ? ", normalized" : "",
+            d->mask ? ", masked" : "");
 }
 
 /* A window of at most 32 cells (the sort kernel's) on 16-bit data with
@@ -108,15 +105,12 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
       d->height = random_odd (1, 7);
       d->width = random_odd (1, 32 / d->height);
       break;
-    case ES_SHAPE_DISK:
-      d->radius = random_int (0, 3);
-      break;
+    case ES_SHAPE_DISK: d->radius = random_int (0, 3); break;
     case ES_SHAPE_FOOTPRINT:
       random_footprint (footprint, cells, 5);
       d->footprint = footprint;
       break;
-    default:
-      break;
+    default: break;
     }
   d->border_value = random_int (0, 1) ? 0xffffu : (uint32_t) random_int (0, 7);
   d->mask = random_int (0, 2) == 0 ? mask : NULL;
@@ -132,8 +126,7 @@ small_window_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, con
  * binning, border, unit, with and without a mask. The bins follow the
  * image's kind; 16-bit exact bins (65536) are left to the other cases. */
 static void
-span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const Kind *kind, char *what,
-                        size_t size)
+span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const Kind *kind, char *what, size_t size)
 {
   static const char *const shapes[] = { "square", "rect", "disk", "footprint" };
   static const int level_choices[] = { 2, 9, 16, 17, 64, 200, 255, 256 };
@@ -152,18 +145,15 @@ span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, cons
       d->height = random_odd (1, 31);
       d->width = random_odd (1, 31);
       break;
-    case ES_SHAPE_DISK:
-      d->radius = random_int (1, 15);
-      break;
+    case ES_SHAPE_DISK: d->radius = random_int (1, 15); break;
     case ES_SHAPE_FOOTPRINT:
       random_footprint (footprint, cells, FOOTPRINT_SIDE);
       d->footprint = footprint;
       break;
-    default:
-      break;
+    default: break;
     }
-  snprintf (what, size, "spans %s k=%d %dx%d r=%d, border %d, binning %d, %d levels%s%s", shapes[d->shape],
-            job->window, d->height, d->width, d->radius, (int) d->border, (int) d->binning, job->levels,
+  snprintf (what, size, "spans %s k=%d %dx%d r=%d, border %d, binning %d, %d levels%s%s", shapes[d->shape], job->window,
+            d->height, d->width, d->radius, (int) d->border, (int) d->binning, job->levels,
             d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
 }
 
@@ -175,8 +165,8 @@ static void
 run_case (EsEngine *engine, int index, Family family)
 {
   static const int sizes[][2] = { { 1, 1 }, { 2, 3 }, { 17, 5 }, { 33, 17 }, { 70, 41 }, { 131, 67 }, { 257, 19 } };
-  static const int span_sizes[][2] = { { 1, 1 }, { 3, 2 }, { 5, 40 }, { 29, 7 }, { 129, 3 }, { 131, 67 },
-                                       { 1001, 37 }, { 257, 19 } };
+  static const int span_sizes[][2] = { { 1, 1 },   { 3, 2 },    { 5, 40 },    { 29, 7 },
+                                       { 129, 3 }, { 131, 67 }, { 1001, 37 }, { 257, 19 } };
   const bool small = family == FAMILY_SMALL;
   const int *size = family == FAMILY_SPANS ? span_sizes[random_int (0, 7)] : sizes[random_int (0, 6)];
   const Kind *kind = small ? &kinds[1] : &kinds[random_int (0, 4)];
@@ -215,7 +205,7 @@ run_case (EsEngine *engine, int index, Family family)
           }
     }
   if (kind->levels)
-    job.levels = (int) top;  /* a levels image is binned already: the job must say its levels */
+    job.levels = (int) top; /* a levels image is binned already: the job must say its levels */
   ref = malloc (sizeof *ref * (size_t) size[0] * (size_t) size[1]);
   if (ref == NULL || mask.pixels == NULL)
     {
@@ -229,8 +219,7 @@ run_case (EsEngine *engine, int index, Family family)
   const size_t padded = (size_t) (size[0] + 15) / 16 * 16;
   const size_t row_bytes = padded * (es_format_size (in.format) + 1 + 4);
   char budget[32];
-  snprintf (budget, sizeof budget, "%zu",
-            2 * row_bytes * (size_t) (2 * es_op_info (ES_OP_ENTROPY)->halo (&job) + 3));
+  snprintf (budget, sizeof budget, "%zu", 2 * row_bytes * (size_t) (2 * es_op_info (ES_OP_ENTROPY)->halo (&job) + 3));
 
   /* As the engine picks (a variant that can), then "general" by name, each
    * once in one shot and once in bands of a few rows. */
@@ -248,8 +237,8 @@ run_case (EsEngine *engine, int index, Family family)
       bool ok = es_run (engine, &job, &in, &out, &timing, &error);
       if (!ok)
         {
-          tap_ok (false, "case %d, %dx%d %s%s: %s: %s", index, size[0], size[1], what,
-                  pass >= 2 ? " in bands" : "", job.variant ? job.variant : "default", error.message);
+          tap_ok (false, "case %d, %dx%d %s%s: %s: %s", index, size[0], size[1], what, pass >= 2 ? " in bands" : "",
+                  job.variant ? job.variant : "default", error.message);
           continue;
         }
       ok = timing.backend == ES_BACKEND_CUDA && !timing.fell_back && expected != NULL
@@ -285,12 +274,12 @@ test_span_frames (EsEngine *engine)
     bool masked;
     int levels;
     EsBinning binning;
-    int kind;  /* in kinds[] */
+    int kind; /* in kinds[] */
   } frames[] = {
-    { ES_BORDER_CLIP, true, 200, ES_BINNING_DEPTH, 0 },      { ES_BORDER_SYMMETRIC, true, 255, ES_BINNING_MINMAX, 1 },
-    { ES_BORDER_CLIP, true, 256, ES_BINNING_DEPTH, 1 },      { ES_BORDER_REPLICATE, true, 256, ES_BINNING_EXACT, 0 },
-    { ES_BORDER_CLIP, false, 256, ES_BINNING_EXACT, 0 },     { ES_BORDER_CLIP, false, 256, ES_BINNING_DEPTH, 1 },
-    { ES_BORDER_CLIP, false, 17, ES_BINNING_RANGE, 2 },      { ES_BORDER_MIRROR, false, 256, ES_BINNING_DEPTH, 0 },
+    { ES_BORDER_CLIP, true, 200, ES_BINNING_DEPTH, 0 },     { ES_BORDER_SYMMETRIC, true, 255, ES_BINNING_MINMAX, 1 },
+    { ES_BORDER_CLIP, true, 256, ES_BINNING_DEPTH, 1 },     { ES_BORDER_REPLICATE, true, 256, ES_BINNING_EXACT, 0 },
+    { ES_BORDER_CLIP, false, 256, ES_BINNING_EXACT, 0 },    { ES_BORDER_CLIP, false, 256, ES_BINNING_DEPTH, 1 },
+    { ES_BORDER_CLIP, false, 17, ES_BINNING_RANGE, 2 },     { ES_BORDER_MIRROR, false, 256, ES_BINNING_DEPTH, 0 },
     { ES_BORDER_CONSTANT, false, 64, ES_BINNING_DEPTH, 1 },
   };
   static const EsShape shapes[] = { ES_SHAPE_RECT, ES_SHAPE_DISK, ES_SHAPE_FOOTPRINT };
@@ -376,10 +365,12 @@ test_variant_choice (void)
 static void
 test_variant_slow_path (void)
 {
-  static const struct { int window, levels; bool slow; } cases[] = {
-    { 5, 16, false }, { 3, 2, false }, { 7, 16, false }, { 9, 16, false }, { 9, 2, false }, { 11, 2, true },
-    { 31, 16, true }, { 5, 17, true },
-    { 3, 256, true },
+  static const struct {
+    int window, levels;
+    bool slow;
+  } cases[] = {
+    { 5, 16, false }, { 3, 2, false },  { 7, 16, false }, { 9, 16, false }, { 9, 2, false },
+    { 11, 2, true },  { 31, 16, true }, { 5, 17, true },  { 3, 256, true },
   };
   const EsVariant *fast = es_variant_find (ES_OP_ENTROPY, "fast");
   const EsVariant *general = es_variant_find (ES_OP_ENTROPY, "general");
@@ -391,8 +382,8 @@ test_variant_slow_path (void)
 
       job.window = cases[i].window;
       job.levels = cases[i].levels;
-      tap_ok (fast != NULL && (es_variant_slow_path (fast, &job) != NULL) == cases[i].slow,
-              "fast at k=%d, L=%d: %s", job.window, job.levels,
+      tap_ok (fast != NULL && (es_variant_slow_path (fast, &job) != NULL) == cases[i].slow, "fast at k=%d, L=%d: %s",
+              job.window, job.levels,
               fast && es_variant_slow_path (fast, &job) ? es_variant_slow_path (fast, &job) : "no slow path");
       tap_ok (general != NULL && naive != NULL && es_variant_slow_path (general, &job) == NULL
                 && es_variant_slow_path (naive, &job) == NULL,

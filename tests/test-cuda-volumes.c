@@ -131,8 +131,7 @@ random_window (EsEntropyDefinition *d, EsFootprint *footprint, uint8_t *cells)
 /* Runs `job` on CUDA with `variant`: false, with a diagnostic, if it failed
  * or fell back to the CPU. */
 static bool
-run_on_cuda (EsEngine *engine, EsJob *job, const char *variant, const EsImage *volume, EsImage *out,
-             const char *what)
+run_on_cuda (EsEngine *engine, EsJob *job, const char *variant, const EsImage *volume, EsImage *out, const char *what)
 {
   EsTiming timing = { 0 };
   EsError error = { 0 };
@@ -180,8 +179,8 @@ static void
 check_variant (EsEngine *engine, const char *variant)
 {
   static const int sizes[][3] = {
-    { 1, 1, 1 }, { 1, 9, 1 }, { 9, 1, 1 }, { 1, 1, 9 }, { 7, 5, 3 }, { 13, 6, 9 }, { 4, 11, 2 }, { 3, 3, 17 },
-    { 131, 70, 5 }, { 37, 129, 3 },
+    { 1, 1, 1 },  { 1, 9, 1 },  { 9, 1, 1 },  { 1, 1, 9 },    { 7, 5, 3 },
+    { 13, 6, 9 }, { 4, 11, 2 }, { 3, 3, 17 }, { 131, 70, 5 }, { 37, 129, 3 },
   };
   int failures = 0, checks = 0;
   double worst = 0.0;
@@ -211,7 +210,7 @@ check_variant (EsEngine *engine, const char *variant)
             d->border = (EsBorder) border;
             d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
             d->binning = (EsBinning) binning;
-            job.levels = (int[]) { 2, 16, 256, 300, 4096 }[random_int (0, 4)];
+            job.levels = (int[]){ 2, 16, 256, 300, 4096 }[random_int (0, 4)];
             d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
             d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
             d->normalized = random_int (0, 2) == 0;
@@ -226,8 +225,10 @@ check_variant (EsEngine *engine, const char *variant)
             es_image_clear (&mask);
             es_image_clear (&volume);
           }
-  tap_ok (failures == 0, "%s: 3-D windows equal the reference on awkward volumes, every border, binning, unit "
-          "and mask: %d of %d (worst %.2g)", variant, checks - failures, checks, worst);
+  tap_ok (failures == 0,
+          "%s: 3-D windows equal the reference on awkward volumes, every border, binning, unit "
+          "and mask: %d of %d (worst %.2g)",
+          variant, checks - failures, checks, worst);
 }
 
 /* The edges of the register-count kernel's domain (up to 16 bins, 255
@@ -283,16 +284,18 @@ check_register_edges (EsEngine *engine)
             if (random_int (0, 1) && make_mask (&mask, sizes[s][0], sizes[s][1], sizes[s][2]))
               d->mask = &mask;
             es_job_describe_definition (&job, "nats", definition, sizeof definition);
-            snprintf (what, sizeof what, "%s %d×%d×%d %s", wide ? "u16" : "u8", sizes[s][0], sizes[s][1],
-                      sizes[s][2], definition);
+            snprintf (what, sizeof what, "%s %d×%d×%d %s", wide ? "u16" : "u8", sizes[s][0], sizes[s][1], sizes[s][2],
+                      definition);
             checks++;
             if (!matches_reference (engine, &job, "volume", &volume, what, &worst))
               failures++;
             es_image_clear (&mask);
             es_image_clear (&volume);
           }
-  tap_ok (failures == 0, "volume: 16 and 17 levels, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
-          "the reference: %d of %d (worst %.2g)", checks - failures, checks, worst);
+  tap_ok (failures == 0,
+          "volume: 16 and 17 levels, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
+          "the reference: %d of %d (worst %.2g)",
+          checks - failures, checks, worst);
 }
 
 /* A budget of a few planes forces bands of planes: the result is the one
@@ -300,9 +303,15 @@ check_register_edges (EsEngine *engine)
 static void
 check_bands (EsEngine *engine)
 {
-  static const struct { EsShape shape; int radius, side; EsBorder border; } cases[] = {
-    { ES_SHAPE_BALL, 3, 0, ES_BORDER_CLIP }, { ES_SHAPE_BALL, 2, 0, ES_BORDER_SYMMETRIC },
-    { ES_SHAPE_BOX, 0, 5, ES_BORDER_MIRROR }, { ES_SHAPE_BOX, 0, 3, ES_BORDER_CONSTANT },
+  static const struct {
+    EsShape shape;
+    int radius, side;
+    EsBorder border;
+  } cases[] = {
+    { ES_SHAPE_BALL, 3, 0, ES_BORDER_CLIP },
+    { ES_SHAPE_BALL, 2, 0, ES_BORDER_SYMMETRIC },
+    { ES_SHAPE_BOX, 0, 5, ES_BORDER_MIRROR },
+    { ES_SHAPE_BOX, 0, 3, ES_BORDER_CONSTANT },
   };
 
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)

@@ -35,7 +35,7 @@ make_image (EsImage *image, int width, int height, EsFormat format, int depth, i
   uint32_t spread = random_int (0, 1) ? max : (max < 7 ? max : 7);
   uint32_t base = (uint32_t) random_int (0, (int) (max - spread));
 
-  *image = (EsImage) { .width = width, .height = height, .format = format, .depth = depth, .levels = levels };
+  *image = (EsImage){ .width = width, .height = height, .format = format, .depth = depth, .levels = levels };
   image->stride = (size_t) width * sample + sample * (size_t) random_int (0, 3);
   image->pixels = calloc (image->stride, (size_t) height);
   if (image->pixels == NULL)
@@ -63,7 +63,9 @@ make_mask (EsImage *mask, int width, int height)
    * count nothing. */
   for (int y = 0; y < height; y++)
     for (int x = 0; x < width; x++)
-      ((uint8_t *) es_image_row (mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 && y % 11 != 5 ? 1 + random_int (0, 254) : 0);
+      ((uint8_t *) es_image_row (mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 && y % 11 != 5
+                                                             ? 1 + random_int (0, 254)
+                                                             : 0);
   return true;
 }
 
@@ -74,7 +76,7 @@ make_mask (EsImage *mask, int width, int height)
 
 typedef struct {
   EsEngine *engine;
-  const char *variant;   /* NULL: the default */
+  const char *variant; /* NULL: the default */
   char name[64];
 } Runner;
 
@@ -262,7 +264,7 @@ check_large (const Runner *runners, int n_runners)
     EsBinning binning;
     int levels;
     EsBorder border;
-    int width;   /* 0: about 128; ≥ 256 makes the CPU slide two halves of each row */
+    int width; /* 0: about 128; ≥ 256 makes the CPU slide two halves of each row */
   } cases[] = {
     { ES_SHAPE_SQUARE, 255, ES_BINNING_DEPTH, 16, ES_BORDER_CLIP, 0 },
     { ES_SHAPE_SQUARE, 45, ES_BINNING_EXACT, 0, ES_BORDER_SYMMETRIC, 0 },
@@ -318,7 +320,8 @@ static void
 check_helpers (void)
 {
   static const char *const patterns[] = {
-    [ES_BORDER_SYMMETRIC] = "dcba|abcd|dcba", [ES_BORDER_MIRROR] = "dcb|abcd|cba",
+    [ES_BORDER_SYMMETRIC] = "dcba|abcd|dcba",
+    [ES_BORDER_MIRROR] = "dcb|abcd|cba",
     [ES_BORDER_REPLICATE] = "aa|abcd|dd",
   };
   bool ok = true;
@@ -341,7 +344,7 @@ check_helpers (void)
       tap_ok (strcmp (got, pattern) == 0, "%s border on a b c d: %s", es_border_name ((EsBorder) border), got);
     }
   tap_ok (es_border_index (-1, 4, ES_BORDER_CLIP) == -1 && es_border_index (4, 4, ES_BORDER_CONSTANT) == -1
-          && es_border_index (-3, 1, ES_BORDER_MIRROR) == 0 && es_border_index (9, 2, ES_BORDER_SYMMETRIC) == 1,
+            && es_border_index (-3, 1, ES_BORDER_MIRROR) == 0 && es_border_index (9, 2, ES_BORDER_SYMMETRIC) == 1,
           "clip and constant leave outside cells to the caller; tiny images fold");
 
   /* Disks: scikit-image's morphology.disk(r) counts. */
@@ -369,7 +372,7 @@ check_helpers (void)
 
   /* Normalized: 0 when min(B, n) is 1; NaN where nothing counts. */
   tap_ok (es_entropy_value (0.5, 4, 1, true) == 0.0 && isnan (es_entropy_value (0.0, 0, 16, false))
-          && fabs (es_entropy_value (log (2.0), 2, 16, true) - 1.0) < 1e-12,
+            && fabs (es_entropy_value (log (2.0), 2, 16, true) - 1.0) < 1e-12,
           "normalized by ln(min(B, n)), 0 for one possible bin, NaN for n = 0");
 }
 
@@ -393,7 +396,7 @@ check_view (void)
       ok &= tap_ok (same, "8-bit view of maxval %u: round(v · 255 / maxval), full scale → 255", maxval);
     }
   tap_ok (es_sample_to_u8 (1, 1) == 255 && es_sample_to_u8 (15, 4) == 255 && es_sample_to_u8 (200, 8) == 200
-          && es_sample_to_u8 (65535, 16) == 255 && es_sample_to_u8 (128, 16) == 0 && es_sample_to_u8 (129, 16) == 1,
+            && es_sample_to_u8 (65535, 16) == 255 && es_sample_to_u8 (128, 16) == 0 && es_sample_to_u8 (129, 16) == 1,
           "1-bit white, 4-bit 15 and 16-bit 65535 are 255; 8-bit unchanged; 16-bit 128 → 0, 129 → 1");
 
   /* The CPU's row mapping (no division) against the definition, every sample. */
@@ -441,8 +444,8 @@ check_view_in_ops (const Runner *runner)
   ((uint8_t *) in.pixels)[2] = 1;
   job.amount = 0.0f;
   ok = es_run (runner->engine, &job, &in, &out, NULL, &error);
-  tap_ok (ok && memcmp (out.pixels, "\0\377\377\0", 4) == 0, "%s: sharpen at amount 0 of a 1-bit 0 1 1 0 is 0 255 255 0",
-          runner->name);
+  tap_ok (ok && memcmp (out.pixels, "\0\377\377\0", 4) == 0,
+          "%s: sharpen at amount 0 of a 1-bit 0 1 1 0 is 0 255 255 0", runner->name);
   es_image_clear (&out);
   es_image_clear (&in);
 }

@@ -57,8 +57,8 @@ random_image (unsigned long long *state, EsImage *image)
 static bool
 same_pixels (const EsImage *a, const EsImage *b)
 {
-  return a->width == b->width && a->height == b->height && a->format == b->format
-         && a->stride == b->stride && memcmp (a->pixels, b->pixels, a->stride * a->height) == 0;
+  return a->width == b->width && a->height == b->height && a->format == b->format && a->stride == b->stride
+         && memcmp (a->pixels, b->pixels, a->stride * a->height) == 0;
 }
 
 /* Entropy is only promised within 1e-5 between backends (DESIGN.md §1). */
@@ -69,8 +69,8 @@ max_difference (const EsImage *a, const EsImage *b)
 
   for (int y = 0; y < a->height; y++)
     for (int x = 0; x < a->width; x++)
-      worst = fmaxf (worst, fabsf (((const float *) es_image_row (a, y))[x]
-                                   - ((const float *) es_image_row (b, y))[x]));
+      worst = fmaxf (worst,
+                     fabsf (((const float *) es_image_row (a, y))[x] - ((const float *) es_image_row (b, y))[x]));
   return worst;
 }
 
@@ -112,8 +112,8 @@ run_mode (const char *mode, bool expect_cuda)
   cpu = es_engine_new (ES_BACKEND_CPU, &error);
   if (!tap_ok (cpu != NULL, "CPU engine%s", why (&error)) || !random_image (&state, &in))
     return tap_done ();
-  tap_diag ("%s fault, entropy %dx%d %s, window %d, %d levels", mode, in.width, in.height,
-            es_format_name (in.format), job.window, job.levels);
+  tap_diag ("%s fault, entropy %dx%d %s, window %d, %d levels", mode, in.width, in.height, es_format_name (in.format),
+            job.window, job.levels);
   if (!tap_ok (es_run (cpu, &job, &in, &expected, NULL, &error), "CPU reference%s", why (&error)))
     return tap_done ();
 
@@ -135,7 +135,7 @@ run_mode (const char *mode, bool expect_cuda)
   tap_diag ("%s", es_engine_describe (engine));
 
   /* The faulty job: CUDA fails, the CPU finishes it, the user hears once. */
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   tap_ok (es_run (engine, &job, &in, &out, &timing, &error), "the faulty job succeeds%s", why (&error));
   tap_ok (timing.fell_back, "it fell back to the CPU");
   tap_ok (timing.backend == ES_BACKEND_CPU, "the CPU produced the result");
@@ -155,31 +155,29 @@ run_mode (const char *mode, bool expect_cuda)
       tap_ok (es_engine_backend (engine) == ES_BACKEND_CPU, "after a sticky error the engine is on the CPU");
       tap_ok (reason[0] != '\0' && message[0] != '\0' && strstr (reason, message) != NULL,
               "the CUDA reason names the error: \"%s\" in \"%s\"", message, reason);
-      tap_ok (strstr (es_engine_describe (engine), reason) != NULL,
-              "the description shows it: %s", es_engine_describe (engine));
+      tap_ok (strstr (es_engine_describe (engine), reason) != NULL, "the description shows it: %s",
+              es_engine_describe (engine));
 
-      error = (EsError) { 0 };
+      error = (EsError){ 0 };
       again = es_engine_new (ES_BACKEND_AUTO, &error);
-      tap_ok (again != NULL && es_engine_backend (again) == ES_BACKEND_CPU
-              && es_engine_cuda_reason (again)[0] != '\0',
+      tap_ok (again != NULL && es_engine_backend (again) == ES_BACKEND_CPU && es_engine_cuda_reason (again)[0] != '\0',
               "a new auto engine stays on the CPU for the process: %s",
               again ? es_engine_cuda_reason (again) : error.message);
       es_engine_free (again);
-      error = (EsError) { 0 };
+      error = (EsError){ 0 };
       again = es_engine_new (ES_BACKEND_CUDA, &error);
-      tap_ok (again == NULL && error.code == ES_ERROR_UNAVAILABLE, "a new CUDA engine is refused: %s",
-              error.message);
+      tap_ok (again == NULL && error.code == ES_ERROR_UNAVAILABLE, "a new CUDA engine is refused: %s", error.message);
       es_engine_free (again);
 
-      error = (EsError) { 0 };
-      tap_ok (es_run (engine, &job, &in, &out, &timing, &error) && !timing.fell_back
-              && timing.backend == ES_BACKEND_CPU && same_pixels (&out, &expected),
+      error = (EsError){ 0 };
+      tap_ok (es_run (engine, &job, &in, &out, &timing, &error) && !timing.fell_back && timing.backend == ES_BACKEND_CPU
+                && same_pixels (&out, &expected),
               "the next job runs on the CPU, no fallback, same result%s", why (&error));
     }
   else
     {
       tap_ok (es_engine_backend (engine) == ES_BACKEND_CUDA, "after a one-off %s error the engine keeps CUDA", mode);
-      error = (EsError) { 0 };
+      error = (EsError){ 0 };
       tap_ok (es_run (engine, &job, &in, &out, &timing, &error), "the next job succeeds%s", why (&error));
       tap_ok (!timing.fell_back && timing.backend == ES_BACKEND_CUDA, "it runs on CUDA (fell_back %d, backend %s)",
               timing.fell_back, es_backend_name (timing.backend));
@@ -308,12 +306,12 @@ check_without_cuda (unsigned long long *state)
   es_engine_free (cuda);
 
   /* The auto engine computes what the CPU engine computes, with no fallback. */
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   cpu = es_engine_new (ES_BACKEND_CPU, &error);
   if (tap_ok (cpu != NULL, "a CPU engine%s", why (&error)) && random_image (state, &in))
     {
-      tap_ok (es_run (cpu, &job, &in, &expected, NULL, &error)
-              && es_run (engine, &job, &in, &out, &timing, &error), "entropy runs%s", why (&error));
+      tap_ok (es_run (cpu, &job, &in, &expected, NULL, &error) && es_run (engine, &job, &in, &out, &timing, &error),
+              "entropy runs%s", why (&error));
       tap_ok (!timing.fell_back && timing.backend == ES_BACKEND_CPU && same_pixels (&out, &expected),
               "on the CPU, no fallback, the CPU engine's result");
       tap_ok (es_engine_take_notice (engine) == NULL, "no notice");

@@ -54,8 +54,8 @@ random_bytes (size_t size)
 static Buffer
 text_like (size_t size)
 {
-  static const char *const words[] = { "entropy", "window", "the", "of", "a", "histogram", "levels",
-                                       "pixel", "and", "local", "image", "band", "\n", "CUDA", "is" };
+  static const char *const words[] = { "entropy", "window", "the",   "of",   "a",  "histogram", "levels", "pixel",
+                                       "and",     "local",  "image", "band", "\n", "CUDA",      "is" };
   Buffer b = { 0 };
   while (b.size < size)
     {
@@ -201,8 +201,9 @@ test_zlib_streams (void)
   static const struct {
     const char *name;
     int strategy;
-  } strategies[] = { { "filtered", Z_FILTERED }, { "Huffman only", Z_HUFFMAN_ONLY }, { "RLE", Z_RLE },
-                     { "fixed", Z_FIXED } };
+  } strategies[] = {
+    { "filtered", Z_FILTERED }, { "Huffman only", Z_HUFFMAN_ONLY }, { "RLE", Z_RLE }, { "fixed", Z_FIXED }
+  };
   Buffer data[5] = { random_bytes (150000), text_like (200000), photo_rows (613, 331), runs (180000), { 0 } };
   const char *names[5] = { "random", "text", "photo rows", "runs", "text and random (stored blocks between)" };
 
@@ -443,7 +444,8 @@ test_chunks (const HandStream *h)
 
   for (int block = 1; block < HAND_BLOCKS - 4; block += 3)
     {
-      EsInflateChunk c = { .start_bit = h->block_bit[block], .stop_bit = h->block_bit[block + 4],
+      EsInflateChunk c = { .start_bit = h->block_bit[block],
+                           .stop_bit = h->block_bit[block + 4],
                            .max_out = h->expect.size };
       size_t offset = h->block_out[block], length;
       bool ok = es_inflate_chunk_decode (&c, data, size) && !c.final && c.end_bit == h->block_bit[block + 4]
@@ -462,15 +464,16 @@ test_chunks (const HandStream *h)
       found &= at <= h->block_bit[block + 1];
     }
   tap_ok (decoded && markers && switched,
-          "chunks from true block starts, markers resolved, are the stream's bytes (markers %d, bytes %d)",
-          markers, switched);
+          "chunks from true block starts, markers resolved, are the stream's bytes (markers %d, bytes %d)", markers,
+          switched);
   tap_ok (found, "the block finder never passes a true block start");
 
   /* The chunks' shared memory budget: too small, the decode fails; all of
    * it comes back when the chunk is cleared. */
   size_t budget = 100000;
-  EsInflateChunk c = { .start_bit = h->block_bit[1], .stop_bit = SIZE_MAX, .max_out = h->expect.size,
-                       .budget = &budget };
+  EsInflateChunk c = {
+    .start_bit = h->block_bit[1], .stop_bit = SIZE_MAX, .max_out = h->expect.size, .budget = &budget
+  };
   bool refused = !es_inflate_chunk_decode (&c, data, size);
   es_inflate_chunk_clear (&c);
   tap_ok (refused && budget == 100000, "a chunk that needs more than the memory budget fails and gives it back");
@@ -554,7 +557,7 @@ test_damaged (void)
             "a preset dictionary is refused");
     deflateEnd (&s);
 
-    s = (z_stream) { 0 };
+    s = (z_stream){ 0 };
     deflateInit (&s, 6);
     s.next_in = data.data;
     s.avail_in = 1000;

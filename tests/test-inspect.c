@@ -18,7 +18,7 @@
 static unsigned long long rng;
 
 static int
-random_int (int lo, int hi)   /* lo..hi inclusive */
+random_int (int lo, int hi) /* lo..hi inclusive */
 {
   return tap_random_int (&rng, lo, hi);
 }
@@ -55,12 +55,9 @@ raw_sample (const EsImage *image, int x, int y)
 
   switch (image->format)
     {
-    case ES_FORMAT_U8:
-      return ((const uint8_t *) row)[x];
-    case ES_FORMAT_U16:
-      return ((const uint16_t *) row)[x];
-    default:
-      return ((const float *) row)[x];
+    case ES_FORMAT_U8: return ((const uint8_t *) row)[x];
+    case ES_FORMAT_U16: return ((const uint16_t *) row)[x];
+    default: return ((const float *) row)[x];
     }
 }
 
@@ -124,8 +121,8 @@ test_profile (void)
   params.job.window = 2 * random_int (1, 5) + 1;
   params.job.levels = random_int (2, 64);
   ran = engine && es_pipeline_run (engine, &gray, &params, &result, &error);
-  if (!tap_ok (ran, "entropy of a %d×%d image for the profile%s%s", width, height,
-               ran ? "" : ": ", ran ? "" : error.message))
+  if (!tap_ok (ran, "entropy of a %d×%d image for the profile%s%s", width, height, ran ? "" : ": ",
+               ran ? "" : error.message))
     return;
 
   EsChannel channels[] = {
@@ -154,15 +151,16 @@ test_profile (void)
           values_ok &= profile.values[i] == g;
           values_ok &= profile.values[n + i] == floor (g * params.job.levels / 256);
           values_ok &= profile.values[2 * n + i] == raw_sample (&result.values, x, y) * channels[2].scale;
-          distance_ok &= fabs (profile.distance[i] - sqrt ((double) (x - x0) * (x - x0)
-                                                           + (double) (y - y0) * (y - y0))) < 1e-12;
+          distance_ok &= fabs (profile.distance[i] - sqrt ((double) (x - x0) * (x - x0) + (double) (y - y0) * (y - y0)))
+                         < 1e-12;
         }
       es_profile_clear (&profile);
     }
   tap_ok (values_ok, "profile: gray, level and entropy at each pixel equal the buffers");
   tap_ok (distance_ok, "profile: distances from the first pixel");
   tap_ok (!es_profile_sample (&profile, channels, 3, 0, 0, width, 0, &error)
-          && strstr (error.message, "leaves the image"), "a line that leaves the image is refused");
+            && strstr (error.message, "leaves the image"),
+          "a line that leaves the image is refused");
   es_result_clear (&result);
   es_image_clear (&gray);
   es_engine_free (engine);
@@ -172,8 +170,8 @@ test_profile (void)
 
 /* Statistics the slow way, in long double. */
 static void
-reference_stats (const EsImage *image, EsRect rect, double scale, long double *mean,
-                 long double *stddev, double *min, double *max, long long *n)
+reference_stats (const EsImage *image, EsRect rect, double scale, long double *mean, long double *stddev, double *min,
+                 double *max, long long *n)
 {
   long double sum = 0, squares = 0;
   int x0 = rect.x < 0 ? 0 : rect.x, y0 = rect.y < 0 ? 0 : rect.y;
@@ -234,14 +232,13 @@ test_roi_stats (void)
         reference_stats (&image, rect, scale, &mean, &stddev, &min, &max, &n);
         stats_ok &= (long long) stats.n == n;
         if (n > 0)
-          stats_ok &= close_to (stats.mean, mean, 1e-12) && close_to (stats.stddev, stddev, 1e-9)
-                      && stats.min == min && stats.max == max;
+          stats_ok &= close_to (stats.mean, mean, 1e-12) && close_to (stats.stddev, stddev, 1e-9) && stats.min == min
+                      && stats.max == max;
         if (!stats_ok)
           {
             tap_diag ("%s %d×%d rect %d,%d %d×%d: n %llu/%lld mean %.17g/%.17Lg sd %.17g/%.17Lg",
-                      es_format_name (formats[f]), width, height, rect.x, rect.y, rect.width,
-                      rect.height, (unsigned long long) stats.n, n, stats.mean, mean,
-                      stats.stddev, stddev);
+                      es_format_name (formats[f]), width, height, rect.x, rect.y, rect.width, rect.height,
+                      (unsigned long long) stats.n, n, stats.mean, mean, stats.stddev, stddev);
             es_image_clear (&image);
             break;
           }
@@ -260,8 +257,8 @@ test_roi_stats (void)
                 direct[bin > 36 ? 36 : bin < 0 ? 0 : bin]++;
               }
         histogram_ok &= total == (uint64_t) n && memcmp (bins, direct, sizeof bins) == 0;
-        clipped_ok &= n == 0 || (rect.x >= 0 && rect.y >= 0 && rect.x + rect.width <= width
-                                 && rect.y + rect.height <= height);
+        clipped_ok &= n == 0
+                      || (rect.x >= 0 && rect.y >= 0 && rect.x + rect.width <= width && rect.y + rect.height <= height);
         es_image_clear (&image);
       }
   tap_ok (stats_ok, "ROI n, mean, stddev (n − 1), min, max agree with a long double reference");
@@ -273,10 +270,10 @@ test_roi_stats (void)
   EsStats stats;
 
   random_image (&one, 3, 3, ES_FORMAT_U8, 8);
-  es_roi_stats (&channel, (EsRect) { 1, 1, 1, 1 }, &stats);
+  es_roi_stats (&channel, (EsRect){ 1, 1, 1, 1 }, &stats);
   tap_ok (stats.n == 1 && stats.stddev == 0 && stats.mean == raw_sample (&one, 1, 1),
           "a single pixel: its value, standard deviation 0");
-  es_roi_stats (&channel, (EsRect) { 5, 5, 3, 3 }, &stats);
+  es_roi_stats (&channel, (EsRect){ 5, 5, 3, 3 }, &stats);
   tap_ok (stats.n == 0, "a rectangle outside the image holds nothing");
   es_image_clear (&one);
 }
@@ -286,8 +283,8 @@ test_roi_stats (void)
 /* A random entropy definition of every part: shape, border, binning, levels,
  * units and mask. The footprint's cells and the mask are the caller's. */
 static void
-random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uint8_t *footprint_cells,
-                   EsImage *mask, int t)
+random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uint8_t *footprint_cells, EsImage *mask,
+                   int t)
 {
   EsEntropyDefinition *d = &job->definition;
   uint32_t maxval = es_image_maxval (image);
@@ -321,8 +318,7 @@ random_definition (EsJob *job, const EsImage *image, EsFootprint *footprint, uin
     {
       for (int y = 0; y < mask->height; y++)
         for (int x = 0; x < mask->width; x++)
-          ((uint8_t *) es_image_row (mask, y))[x]
-            = (uint8_t) (random_int (0, 3) != 0 ? random_int (1, 255) : 0);
+          ((uint8_t *) es_image_row (mask, y))[x] = (uint8_t) (random_int (0, 3) != 0 ? random_int (1, 255) : 0);
       d->mask = mask;
     }
 }
@@ -338,8 +334,7 @@ counts_consistent (const EsWindowCounts *counts, const EsJob *job, const EsImage
 
   es_binner_init (&binner, job, image);
   /* The readout's bin is the centre cell's. */
-  if (!es_pixel_bin (job, image, counts->x, counts->y, &bin)
-      || bin != es_window_counts_cell (counts, 0, 0).bin)
+  if (!es_pixel_bin (job, image, counts->x, counts->y, &bin) || bin != es_window_counts_cell (counts, 0, 0).bin)
     return false;
   for (int dy = -counts->half_height; dy <= counts->half_height; dy++)
     for (int dx = -counts->half_width; dx <= counts->half_width; dx++)
@@ -390,10 +385,26 @@ test_window_counts (void)
       else
         {
           /* Corners, edge middles and the interior. */
-          int xs[] = { 0, width - 1, 0, width - 1, width / 2, width / 2, 0, width - 1,
-                       random_int (0, width - 1), random_int (0, width - 1) };
-          int ys[] = { 0, 0, height - 1, height - 1, 0, height - 1, height / 2, height / 2,
-                       random_int (0, height - 1), random_int (0, height - 1) };
+          int xs[] = { 0,
+                       width - 1,
+                       0,
+                       width - 1,
+                       width / 2,
+                       width / 2,
+                       0,
+                       width - 1,
+                       random_int (0, width - 1),
+                       random_int (0, width - 1) };
+          int ys[] = { 0,
+                       0,
+                       height - 1,
+                       height - 1,
+                       0,
+                       height - 1,
+                       height / 2,
+                       height / 2,
+                       random_int (0, height - 1),
+                       random_int (0, height - 1) };
 
           for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
             {
@@ -407,16 +418,14 @@ test_window_counts (void)
                 }
               checked++;
               no_data += isnan (kernel);
-              if (isnan (kernel) != isnan (counts.value)
-                  || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
+              if (isnan (kernel) != isnan (counts.value) || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
                 {
                   if (failed++ < 5)
-                    tap_diag ("(%d, %d) of %d×%d, %s %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i],
-                              width, height, es_shape_name (job.definition.shape),
-                              es_border_name (job.definition.border),
-                              es_binning_name (job.definition.binning),
-                              job.levels, job.definition.normalized ? " normalized" : "",
-                              job.definition.mask ? " masked" : "", kernel, counts.value);
+                    tap_diag ("(%d, %d) of %d×%d, %s %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i], width,
+                              height, es_shape_name (job.definition.shape), es_border_name (job.definition.border),
+                              es_binning_name (job.definition.binning), job.levels,
+                              job.definition.normalized ? " normalized" : "", job.definition.mask ? " masked" : "",
+                              kernel, counts.value);
                 }
               consistent_failed += !counts_consistent (&counts, &job, &image);
               es_window_counts_clear (&counts);
@@ -428,7 +437,8 @@ test_window_counts (void)
     }
   tap_ok (engine && failed == 0 && checked > 1000 && no_data > 0,
           "the window counts give es_run's value under random definitions (%d pixels, %d without data, "
-          "%d differ)", checked, no_data, failed);
+          "%d differ)",
+          checked, no_data, failed);
   tap_ok (engine && consistent_failed == 0,
           "cells, the bin table, the readout's bin and each bin's sample range agree with the binner "
           "(%d not)",
@@ -502,7 +512,7 @@ test_window_counts_3d (void)
           job.definition.radius = random_int (0, 3);
           break;
         default:
-          job.window = 2 * random_int (1, 2) + 1;   /* a square: plane by plane */
+          job.window = 2 * random_int (1, 2) + 1; /* a square: plane by plane */
           break;
         }
       if (t % 5 == 2)
@@ -533,11 +543,10 @@ test_window_counts_3d (void)
                     continue;
                   }
                 checked++;
-                if (isnan (kernel) != isnan (counts.value)
-                    || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
+                if (isnan (kernel) != isnan (counts.value) || (!isnan (kernel) && fabs (kernel - counts.value) > 1e-5))
                   if (failed++ < 5)
-                    tap_diag ("(%d, %d, %d) of %d×%d×%d, %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i],
-                              z, width, height, planes, es_shape_name (job.definition.shape),
+                    tap_diag ("(%d, %d, %d) of %d×%d×%d, %s %s L=%d%s%s: kernel %.6f, counts %.6f", xs[i], ys[i], z,
+                              width, height, planes, es_shape_name (job.definition.shape),
                               es_border_name (job.definition.border), job.levels,
                               job.definition.normalized ? " normalized" : "", job.definition.mask ? " masked" : "",
                               kernel, counts.value);
@@ -560,10 +569,8 @@ test_window_counts_3d (void)
       es_image_clear (&volume);
     }
   tap_ok (engine && failed == 0 && checked > 500,
-          "3-D window counts give es_run's value at voxels of random volumes (%d voxels, %d differ)", checked,
-          failed);
-  tap_ok (engine && cells_failed == 0, "the cells of every plane of a 3-D window add up to n (%d not)",
-          cells_failed);
+          "3-D window counts give es_run's value at voxels of random volumes (%d voxels, %d differ)", checked, failed);
+  tap_ok (engine && cells_failed == 0, "the cells of every plane of a 3-D window add up to n (%d not)", cells_failed);
 
   EsImage small = { 0 };
   EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
@@ -702,8 +709,8 @@ test_csv_tables (const char *dir)
   es_csv_init (&csv);
   es_profile_csv (&profile, channels, &csv);
   records = parse_csv (es_csv_get_text (&csv), fields, 260, n_fields);
-  profile_ok = records == (int) profile.n + 1 && n_fields[0] == 7
-               && strcmp (fields[0][6], "entropy (nats)") == 0 && strcmp (fields[0][3], "distance") == 0;
+  profile_ok = records == (int) profile.n + 1 && n_fields[0] == 7 && strcmp (fields[0][6], "entropy (nats)") == 0
+               && strcmp (fields[0][3], "distance") == 0;
   for (size_t i = 0; profile_ok && i < profile.n; i++)
     {
       char **row = fields[i + 1];
@@ -727,7 +734,8 @@ test_csv_tables (const char *dir)
   snprintf (missing, sizeof missing, "%s/no-such-folder/profile.csv", dir);
   error.code = ES_OK;
   tap_ok (!es_csv_write (&csv, missing, &error) && error.code == ES_ERROR_IO
-          && strstr (error.message, "no-such-folder"), "a CSV into a missing folder fails with a message");
+            && strstr (error.message, "no-such-folder"),
+          "a CSV into a missing folder fails with a message");
   es_csv_clear (&csv);
   es_profile_clear (&profile);
 

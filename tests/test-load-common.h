@@ -9,8 +9,8 @@
 #include "es-error.h"
 #include "es-image.h"
 
-extern const char *testdata;          /* ES_TESTDATA, or tests/data */
-extern unsigned long long rng;        /* seeded by load_tests_init */
+extern const char *testdata;   /* ES_TESTDATA, or tests/data */
+extern unsigned long long rng; /* seeded by load_tests_init */
 
 /* Reads ES_TESTDATA and seeds rng (printing the seed). */
 void load_tests_init (void);

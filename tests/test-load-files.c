@@ -81,14 +81,17 @@ static void
 test_recognition (void)
 {
   static const uint8_t bmp[] = "BM\x46\0\0\0\0\0\0\0\x36\0\0\0\x28\0\0\0\x01\0\0\0\x01\0\0\0\x01\0\x18\0";
-  static const struct { const char *what, *data; size_t size; const char *says; } cases[] = {
+  static const struct {
+    const char *what, *data;
+    size_t size;
+    const char *says;
+  } cases[] = {
     { "an empty file", "", 0, "empty file" },
     { "a JPEG", "\xff\xd8\xff\xe0\0\x10JFIF\0\x01\x01\0\0\x01\0\x01\0\0", 20,
       "JPEG is not supported (" FORMATS " are)" },
     { "a little-endian TIFF", "II*\0\x08\0\0\0\x0e\0\0\x01\x03\0\x01\0\0\0", 18, TIFF_SAYS },
     { "a big-endian TIFF", "MM\0*\0\0\0\x08\0\x0e\x01\0\0\x03\0\0\0\x01", 18, TIFF_SAYS },
-    { "a PPM (P6)", "P6\n2 2\n255\n\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c", 23,
-      "PPM (P6) is not supported" },
+    { "a PPM (P6)", "P6\n2 2\n255\n\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c", 23, "PPM (P6) is not supported" },
     { "a PPM (P3)", "P3 1 1 255 1 2 3\n", 0, "PPM (P3) is not supported" },
     { "a PBM (P1)", "P1\n2 2\n0 1\n1 0\n", 0, "PBM (P1) is not supported" },
     { "a PBM (P4)", "P4\n8 1\n\x55", 0, "PBM (P4) is not supported" },
@@ -123,7 +126,7 @@ test_recognition (void)
     memset (blank, ' ', size);
     memcpy (blank + size - 8, "1 1\n0\n", 6);
     tap_ok (blank && load_both (blank, size - 2, "blank.txt", &error)
-            && strstr (error.message, "not an image this program reads"),
+              && strstr (error.message, "not an image this program reads"),
             "64 KiB of blanks before anything is no text matrix: %s", error.message);
     memset (blank, '\n', 100);
     memcpy (blank + 100, "1 1\n0\n", 6);
@@ -235,7 +238,12 @@ test_bounded_reading (void)
 
   /* Sparse files: a 3 GiB hole, a text matrix in front of one, a PGM header
    * in front of one that makes the file larger than 4 GiB. */
-  static const struct { const char *what, *head; long long size; const char *says; EsErrorCode code; } holes[] = {
+  static const struct {
+    const char *what, *head;
+    long long size;
+    const char *says;
+    EsErrorCode code;
+  } holes[] = {
     { "3 GiB of zeros", "", 3ll << 30, "not an image this program reads", ES_ERROR_FORMAT },
     { "a text matrix, then a 3 GiB hole", "2 2\n0 1\n", 3ll << 30,
       "text matrix: line 3, column 1: expected a value, found '?'", ES_ERROR_FORMAT },
@@ -270,7 +278,13 @@ test_bounded_reading (void)
    * and never more than the limit plus one byte (plus what the pipe and the
    * writer's last chunk hold). */
   {
-    static const struct { const char *what, *prefix; size_t size; char filler; bool ok; const char *says; } pipes[] = {
+    static const struct {
+      const char *what, *prefix;
+      size_t size;
+      char filler;
+      bool ok;
+      const char *says;
+    } pipes[] = {
       { "zeros", "", 0, '\0', false, "not an image this program reads" },
       { "a P2 PGM, then blanks", "P2 1 1 255\n7", 0, ' ', false, "PGM: file is larger than 1 MiB" },
       { "a P2 PGM, then a comment", "P2 1 1 255\n7 #", 0, 'c', false, "PGM: file is larger than 1 MiB" },
@@ -293,9 +307,8 @@ test_bounded_reading (void)
         tap_diag ("%s: %s; the writer wrote %llu bytes in %.3f s", pipes[i].what, ok ? "loaded" : error.message,
                   written, seconds);
         tap_ok (ok == pipes[i].ok && (ok || strstr (error.message, pipes[i].says)) && written != ~0ull
-                && written <= (small ? slack : limit + 1 + slack),
-                "an endless pipe of %s %s after %llu bytes", pipes[i].what,
-                ok ? "loads" : "is refused", written);
+                  && written <= (small ? slack : limit + 1 + slack),
+                "an endless pipe of %s %s after %llu bytes", pipes[i].what, ok ? "loads" : "is refused", written);
         es_image_clear (&image);
       }
 
@@ -382,7 +395,8 @@ test_streamed (void)
           if (ok_a != ok_b || strcmp (ea.message, eb.message) != 0
               || (ok_a && (a.width != b.width || a.height != b.height || image_hash (&a) != image_hash (&b))))
             {
-              tap_diag ("%s: memory %s, streamed %s", entry->d_name, ok_a ? "ok" : ea.message, ok_b ? "ok" : eb.message);
+              tap_diag ("%s: memory %s, streamed %s", entry->d_name, ok_a ? "ok" : ea.message,
+                        ok_b ? "ok" : eb.message);
               differ++;
             }
           es_image_clear (&a);
@@ -392,8 +406,8 @@ test_streamed (void)
       if (dir != NULL)
         closedir (dir);
     }
-  tap_ok (compared > 150 && differ == 0, "%zu files streamed in pieces of 1..7 bytes decode as from memory (%zu differ)",
-          compared, differ);
+  tap_ok (compared > 150 && differ == 0,
+          "%zu files streamed in pieces of 1..7 bytes decode as from memory (%zu differ)", compared, differ);
 }
 
 static void

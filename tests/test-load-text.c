@@ -45,9 +45,9 @@ make_pgm (Buffer *b, bool plain, int width, int height, uint32_t maxval, const u
           pgm_separator (b, true);
         }
       else if (maxval < 256)
-        buffer_append (b, &(uint8_t) { (uint8_t) values[i] }, 1);
+        buffer_append (b, &(uint8_t){ (uint8_t) values[i] }, 1);
       else
-        buffer_append (b, (uint8_t[2]) { (uint8_t) (values[i] >> 8), (uint8_t) values[i] }, 2);
+        buffer_append (b, (uint8_t[2]){ (uint8_t) (values[i] >> 8), (uint8_t) values[i] }, 2);
     }
 }
 
@@ -96,9 +96,8 @@ test_pgm_round_trips (void)
           tap_diag ("%s", error.message);
         same = ok && image.width == width && image.height == height && same_samples (&image, values);
         tap_ok (ok && same && image.width == width && image.height == height && image.depth == depth
-                && image.format == (maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16) && image.levels == 0,
-                "P%c %d×%d maxval %" PRIu32 " round-trips (depth %d)", plain ? '2' : '5', width, height, maxval,
-                depth);
+                  && image.format == (maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16) && image.levels == 0,
+                "P%c %d×%d maxval %" PRIu32 " round-trips (depth %d)", plain ? '2' : '5', width, height, maxval, depth);
         es_image_clear (&image);
         free (values);
         free (b.data);
@@ -108,7 +107,12 @@ test_pgm_round_trips (void)
 static void
 test_pgm_malformed (void)
 {
-  static const struct { const char *what, *data; size_t size; const char *where; EsErrorCode code; } cases[] = {
+  static const struct {
+    const char *what, *data;
+    size_t size;
+    const char *where;
+    EsErrorCode code;
+  } cases[] = {
     { "bad magic", "P7 2 2 255\n", 0, "byte 0", ES_ERROR_FORMAT },
     { "no space after the magic", "P52 2 255\n", 0, "byte 2", ES_ERROR_FORMAT },
     { "missing maxval (P5)", "P5 2 2\n", 0, "byte 7", ES_ERROR_FORMAT },
@@ -141,8 +145,8 @@ test_pgm_malformed (void)
       size_t size = cases[i].size ? cases[i].size : strlen (cases[i].data);
       bool ok = es_pgm_decode (cases[i].data, size, &image, &error);
 
-      tap_ok (!ok && error.code == cases[i].code && strstr (error.message, cases[i].where) != NULL
-              && one_line (&error) && image.pixels == NULL,
+      tap_ok (!ok && error.code == cases[i].code && strstr (error.message, cases[i].where) != NULL && one_line (&error)
+                && image.pixels == NULL,
               "PGM %s is rejected at %s: %s", cases[i].what, cases[i].where, error.message);
     }
 }
@@ -185,7 +189,7 @@ test_text_round_trips (void)
         tap_diag ("%s", error.message);
       same = ok && image.width == width && image.height == height && same_samples (&image, values);
       tap_ok (ok && same && image.width == width && image.height == height && image.levels == levels
-              && image.format == (levels <= 256 ? ES_FORMAT_U8 : ES_FORMAT_U16),
+                && image.format == (levels <= 256 ? ES_FORMAT_U8 : ES_FORMAT_U16),
               "text matrix %d×%d with %d levels round-trips%s", height, width, levels, crlf ? " (CRLF)" : "");
       es_image_clear (&image);
       free (values);
@@ -196,7 +200,10 @@ test_text_round_trips (void)
 static void
 test_text_malformed (void)
 {
-  static const struct { const char *what, *data, *where; EsErrorCode code; } cases[] = {
+  static const struct {
+    const char *what, *data, *where;
+    EsErrorCode code;
+  } cases[] = {
     { "an empty file", "", "line 1", ES_ERROR_FORMAT },
     { "a missing width", "5\n", "line 1, column 2", ES_ERROR_FORMAT },
     { "junk after the size", "2 2 2\n0 0\n0 0\n", "line 1, column 5", ES_ERROR_FORMAT },
@@ -222,8 +229,8 @@ test_text_malformed (void)
       EsError error = { 0 };
       bool ok = es_text_matrix_decode (cases[i].data, strlen (cases[i].data), 16, &image, &error);
 
-      tap_ok (!ok && error.code == cases[i].code && strstr (error.message, cases[i].where) != NULL
-              && one_line (&error) && image.pixels == NULL,
+      tap_ok (!ok && error.code == cases[i].code && strstr (error.message, cases[i].where) != NULL && one_line (&error)
+                && image.pixels == NULL,
               "text matrix with %s is rejected at %s: %s", cases[i].what, cases[i].where, error.message);
     }
 }
@@ -232,13 +239,13 @@ test_text_malformed (void)
 
 /* The ways a row is broken; each one makes the row an error. */
 typedef enum {
-  BREAK_JUNK,      /* a letter glued to a value */
-  BREAK_NEGATIVE,  /* a minus sign */
-  BREAK_TOO_BIG,   /* a value of `levels` or more */
-  BREAK_OVERFLOW,  /* more digits than an int holds */
-  BREAK_MISSING,   /* one value too few */
-  BREAK_EXTRA,     /* one value too many */
-  BREAK_CONTROL,   /* a control byte (NUL included) among the values */
+  BREAK_JUNK,     /* a letter glued to a value */
+  BREAK_NEGATIVE, /* a minus sign */
+  BREAK_TOO_BIG,  /* a value of `levels` or more */
+  BREAK_OVERFLOW, /* more digits than an int holds */
+  BREAK_MISSING,  /* one value too few */
+  BREAK_EXTRA,    /* one value too many */
+  BREAK_CONTROL,  /* a control byte (NUL included) among the values */
   N_BREAKS
 } Break;
 
@@ -265,7 +272,7 @@ text_row (Buffer *b, int width, int levels, bool crlf, Break how)
           case BREAK_NEGATIVE: buffer_printf (b, "-%" PRIu32, v); break;
           case BREAK_TOO_BIG: buffer_printf (b, "%" PRIu32, (uint32_t) levels + random_below (1000)); break;
           case BREAK_OVERFLOW: buffer_printf (b, "%" PRIu32 "99999999999", v); break;
-          case BREAK_CONTROL: buffer_append (b, (char[]) { (char) random_below (8) }, 1); break;
+          case BREAK_CONTROL: buffer_append (b, (char[]){ (char) random_below (8) }, 1); break;
           case BREAK_MISSING:
           case BREAK_EXTRA:
           case N_BREAKS:
@@ -281,8 +288,7 @@ static bool
 text_splits_agree (const Buffer *b, int levels, char *why, size_t why_size, EsError *serial_error)
 {
   EsImage serial = { 0 };
-  bool serial_ok = es_text_matrix_decode_split (b->data, b->size, levels, ES_TEXT_SPLIT_SERIAL, &serial,
-                                                serial_error);
+  bool serial_ok = es_text_matrix_decode_split (b->data, b->size, levels, ES_TEXT_SPLIT_SERIAL, &serial, serial_error);
 
   why[0] = '\0';
   for (int split = 0; split < 2 && why[0] == '\0'; split++)
@@ -300,9 +306,9 @@ text_splits_agree (const Buffer *b, int levels, char *why, size_t why_size, EsEr
         snprintf (why, why_size, "%s says \"%.120s\", serial \"%.120s\"", name, error.message, serial_error->message);
       else if (!ok && image.pixels != NULL)
         snprintf (why, why_size, "%s leaves an image behind after an error", name);
-      else if (ok && (image.width != serial.width || image.height != serial.height
-                      || image.format != serial.format || image.levels != serial.levels
-                      || image_hash (&image) != image_hash (&serial)))
+      else if (ok
+               && (image.width != serial.width || image.height != serial.height || image.format != serial.format
+                   || image.levels != serial.levels || image_hash (&image) != image_hash (&serial)))
         snprintf (why, why_size, "%s decodes other pixels than serial", name);
       es_image_clear (&image);
     }
@@ -318,7 +324,10 @@ static void
 test_text_parallel_errors (void)
 {
   static const char *const cases[] = {
-    "broken rows", "too few rows (a third also broken)", "too many rows (a third also broken)", "no errors",
+    "broken rows",
+    "too few rows (a third also broken)",
+    "too many rows (a third also broken)",
+    "no errors",
   };
 
   for (int c = 0; c < 4; c++)
@@ -332,8 +341,9 @@ test_text_parallel_errors (void)
           int width = 1 + (int) random_below (t % 2 ? 8 : 60);
           int levels = random_below (2) ? 16 : 2 + (int) random_below (300);
           bool crlf = random_below (4) == 0;
-          int written = c == 1 ? (int) random_below ((uint32_t) height)
-                        : c == 2 ? height + 1 + (int) random_below (3) : height;
+          int written = c == 1   ? (int) random_below ((uint32_t) height)
+                        : c == 2 ? height + 1 + (int) random_below (3)
+                                 : height;
           int n_broken = c == 0 ? 1 + (int) random_below (4) : c < 3 && random_below (3) == 0;
           int broken[4];
           long line = 1, first_line = 0;
@@ -393,9 +403,10 @@ test_text_parallel_errors (void)
             }
           free (b.data);
         }
-      tap_ok (failures == 0, "text matrices with %s: parallel and serial parsers agree in %d trials "
-              "(%d name the first broken row)%s%s", cases[c], trials, named,
-              failures ? ": " : "", first_failure);
+      tap_ok (failures == 0,
+              "text matrices with %s: parallel and serial parsers agree in %d trials "
+              "(%d name the first broken row)%s%s",
+              cases[c], trials, named, failures ? ": " : "", first_failure);
     }
 }
 
@@ -444,8 +455,10 @@ test_text_parallel_large (void)
                   b.size / 1e6, bad_row, error.message, agree ? "" : ": ", why);
         }
       else
-        tap_ok (agree && ok && same, "a %d×%d text matrix of %.1f MB with %d levels decodes in parallel as written "
-                "and as the serial parser does%s%s", height, width, b.size / 1e6, levels, agree ? "" : ": ", why);
+        tap_ok (agree && ok && same,
+                "a %d×%d text matrix of %.1f MB with %d levels decodes in parallel as written "
+                "and as the serial parser does%s%s",
+                height, width, b.size / 1e6, levels, agree ? "" : ": ", why);
       es_image_clear (&image);
       free (values);
       free (b.data);

@@ -109,7 +109,7 @@ make_case (Case *c, int pattern, unsigned long long *rng)
   for (size_t i = 0; i < samples; i++)
     {
       unsigned v = i >= (size_t) c->channels ? c->samples[(i - (size_t) c->channels) * bytes] : 0;
-      v = (v + (unsigned) (tap_random (rng) % 9) + 252u) & 255u;  /* the left neighbour ± 4 */
+      v = (v + (unsigned) (tap_random (rng) % 9) + 252u) & 255u; /* the left neighbour ± 4 */
       c->samples[i * bytes] = (uint8_t) v;
       if (bytes == 2)
         c->samples[i * bytes + 1] = (uint8_t) tap_random (rng);
@@ -118,7 +118,9 @@ make_case (Case *c, int pattern, unsigned long long *rng)
     {
       /* 0: any type; 1: Paeth; 2: runs of a type, None and Sub rows between dependent ones. */
       uint8_t random_type = (uint8_t) (tap_random (rng) % 5);
-      c->filters[y] = pattern == 0 ? random_type : pattern == 1 ? 4 : (uint8_t) ((y / 3) % 2 == 0 ? (y % 2) : 2 + y % 3);
+      c->filters[y] = pattern == 0   ? random_type
+                      : pattern == 1 ? 4
+                                     : (uint8_t) ((y / 3) % 2 == 0 ? (y % 2) : 2 + y % 3);
     }
   for (size_t p = 0; p < (size_t) c->width * (size_t) c->height; p++)
     {
@@ -157,7 +159,7 @@ typedef struct {
   EsRowWatch watch;
   const Case *c;
   int told;
-  bool in_order, final;  /* every call told more rows; the rows told were the right ones */
+  bool in_order, final; /* every call told more rows; the rows told were the right ones */
 } Watch;
 
 static void
@@ -246,7 +248,7 @@ check_parallel_inflate (unsigned long long *rng)
   es_png_decode (png, size, &image, &one);
   es_image_clear (&image);
   omp_set_num_threads (4);
-  four = (EsError) { 0 };
+  four = (EsError){ 0 };
   ok = es_png_decode (png, size, &image, &four);
   es_image_clear (&image);
   tap_ok (!ok && one.message[0] != '\0' && strcmp (one.message, four.message) == 0,
@@ -259,7 +261,9 @@ check_parallel_inflate (unsigned long long *rng)
 int
 main (void)
 {
-  static const int layouts[][2] = { { 1, 8 }, { 2, 8 }, { 3, 8 }, { 4, 8 }, { 1, 16 }, { 2, 16 }, { 3, 16 }, { 4, 16 } };
+  static const int layouts[][2] = {
+    { 1, 8 }, { 2, 8 }, { 3, 8 }, { 4, 8 }, { 1, 16 }, { 2, 16 }, { 3, 16 }, { 4, 16 }
+  };
   static const int sizes[][2] = { { 1, 9 }, { 37, 40 }, { 300, 64 } };
   static const char *patterns[] = { "mixed", "Paeth", "runs of" };
   static const int thread_counts[] = { 1, 2, 3, 8 };

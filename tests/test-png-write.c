@@ -32,14 +32,10 @@ pattern_sample (const Pattern *p, int x, int y, int c)
 
   switch ((y / 3 + c) % 4)
     {
-    case 0:
-      return (uint16_t) ((x * 7 + y * 3 + c * 50) % (max + 1));
-    case 1:
-      return (uint16_t) (x < p->width / 2 ? max / 3 : max);
-    case 2:
-      return (uint16_t) (tap_random (&h) % (max + 1u));
-    default:
-      return (uint16_t) ((x * x + y) % (max + 1));
+    case 0: return (uint16_t) ((x * 7 + y * 3 + c * 50) % (max + 1));
+    case 1: return (uint16_t) (x < p->width / 2 ? max / 3 : max);
+    case 2: return (uint16_t) (tap_random (&h) % (max + 1u));
+    default: return (uint16_t) ((x * x + y) % (max + 1));
     }
 }
 
@@ -82,8 +78,8 @@ read_file (const char *path, size_t *size)
 
   if (!f)
     return NULL;
-  if (fseek (f, 0, SEEK_END) == 0 && (n = ftell (f)) > 0 && fseek (f, 0, SEEK_SET) == 0
-      && (data = malloc ((size_t) n)) && fread (data, 1, (size_t) n, f) == (size_t) n)
+  if (fseek (f, 0, SEEK_END) == 0 && (n = ftell (f)) > 0 && fseek (f, 0, SEEK_SET) == 0 && (data = malloc ((size_t) n))
+      && fread (data, 1, (size_t) n, f) == (size_t) n)
     *size = (size_t) n;
   else
     {
@@ -112,8 +108,7 @@ join_idat (const uint8_t *png, size_t size, size_t *joined_size)
   while (at + 12 <= size)
     {
       uint32_t length = be32 (png + at);
-      if (at + 12 + (size_t) length > size
-          || crc32 (0, png + at + 4, length + 4) != be32 (png + at + 8 + length))
+      if (at + 12 + (size_t) length > size || crc32 (0, png + at + 4, length + 4) != be32 (png + at + 8 + length))
         {
           free (joined);
           return NULL;
@@ -268,10 +263,15 @@ libpng_write (const char *path, const EsPngPicture *p, int level)
 static EsPngPicture
 pattern_picture (const Pattern *p, EsCompression compression, int band_rows)
 {
-  return (EsPngPicture) {
-    .width = p->width, .height = p->height, .bit_depth = p->bit_depth, .channels = p->channels,
-    .compression = compression, .band_rows = band_rows,
-    .fill_rows = pattern_fill_rows, .data = (void *) p,
+  return (EsPngPicture){
+    .width = p->width,
+    .height = p->height,
+    .bit_depth = p->bit_depth,
+    .channels = p->channels,
+    .compression = compression,
+    .band_rows = band_rows,
+    .fill_rows = pattern_fill_rows,
+    .data = (void *) p,
   };
 }
 
@@ -291,9 +291,11 @@ test_round_trips (unsigned long long seed)
 {
   /* Awkward sizes: one pixel, one row, one column, odd sides, a band of one
    * row, one band for the whole picture, bands that do not divide it. */
-  static const struct { int width, height, band_rows; } sizes[] = {
-    { 1, 1, 0 }, { 1, 1, 1 }, { 1, 37, 1 }, { 1, 37, 0 }, { 37, 1, 0 }, { 1000, 1, 0 },
-    { 5, 7, 1 }, { 5, 7, 2 }, { 5, 7, 7 }, { 5, 7, 100 }, { 129, 67, 0 }, { 129, 67, 1 },
+  static const struct {
+    int width, height, band_rows;
+  } sizes[] = {
+    { 1, 1, 0 },     { 1, 1, 1 },     { 1, 37, 1 },    { 1, 37, 0 },    { 37, 1, 0 },   { 1000, 1, 0 },
+    { 5, 7, 1 },     { 5, 7, 2 },     { 5, 7, 7 },     { 5, 7, 100 },   { 129, 67, 0 }, { 129, 67, 1 },
     { 129, 67, 13 }, { 129, 67, 67 }, { 700, 900, 0 }, { 700, 900, 7 }, { 3001, 5, 2 },
   };
   static const EsPngText text[] = { { "Software", "Entroscope" }, { "Operation", "entropy" } };
@@ -328,10 +330,11 @@ test_round_trips (unsigned long long seed)
           tried++;
           passed += ok;
           if (!ok)
-            tap_ok (false, "%d×%d, %d-bit, %d channel(s), band rows %d, %s: %s", p.width, p.height,
-                    p.bit_depth, p.channels, sizes[i].band_rows, es_compression_name ((EsCompression) c), why);
+            tap_ok (false, "%d×%d, %d-bit, %d channel(s), band rows %d, %s: %s", p.width, p.height, p.bit_depth,
+                    p.channels, sizes[i].band_rows, es_compression_name ((EsCompression) c), why);
         }
-  tap_ok (passed == tried, "libpng reads %d of %d pictures back bit for bit, each one zlib stream with "
+  tap_ok (passed == tried,
+          "libpng reads %d of %d pictures back bit for bit, each one zlib stream with "
           "a valid Adler-32 (sizes 1×1 to 3001×5, 8/16-bit, gray/RGB, 1 band to one a row, every compression)",
           passed, tried);
 }
@@ -367,8 +370,8 @@ test_filters_match_libpng (unsigned long long seed)
           for (int y = 0; y < p->height; y++)
             differ += memcmp (rows_ours + (size_t) y * n, rows_libpng + (size_t) y * n, n) != 0;
         }
-      tap_ok (differ == 0, "%d×%d %d-bit %s: every row filtered as libpng filters it (%d rows differ)",
-              p->width, p->height, p->bit_depth, p->channels == 3 ? "RGB" : "gray", differ);
+      tap_ok (differ == 0, "%d×%d %d-bit %s: every row filtered as libpng filters it (%d rows differ)", p->width,
+              p->height, p->bit_depth, p->channels == 3 ? "RGB" : "gray", differ);
       free (rows_ours);
       free (rows_libpng);
     }
@@ -403,8 +406,12 @@ test_sizes (void)
       es_image_clear (&image);
       return;
     }
-  picture = (EsPngPicture) { .width = image.width, .height = image.height, .bit_depth = 8, .channels = 1,
-                             .fill_rows = image_fill_rows, .data = &image };
+  picture = (EsPngPicture){ .width = image.width,
+                            .height = image.height,
+                            .bit_depth = 8,
+                            .channels = 1,
+                            .fill_rows = image_fill_rows,
+                            .data = &image };
   snprintf (theirs, sizeof theirs, "%s/size-libpng.png", dir);
   ok = libpng_write (theirs, &picture, 6);
   libpng = file_size (theirs);
@@ -416,12 +423,11 @@ test_sizes (void)
       sizes[c] = file_size (ours[c]);
     }
   tap_ok (ok && sizes[ES_COMPRESSION_DEFAULT] <= 1.15 * (double) libpng,
-          "%s: default %ld bytes ≤ 1.15 × libpng level 6 (%ld bytes)", sample,
-          sizes[ES_COMPRESSION_DEFAULT], libpng);
+          "%s: default %ld bytes ≤ 1.15 × libpng level 6 (%ld bytes)", sample, sizes[ES_COMPRESSION_DEFAULT], libpng);
   tap_ok (ok && sizes[ES_COMPRESSION_SMALL] <= sizes[ES_COMPRESSION_DEFAULT]
-          && sizes[ES_COMPRESSION_DEFAULT] <= sizes[ES_COMPRESSION_FAST],
-          "small %ld ≤ default %ld ≤ fast %ld bytes", sizes[ES_COMPRESSION_SMALL],
-          sizes[ES_COMPRESSION_DEFAULT], sizes[ES_COMPRESSION_FAST]);
+            && sizes[ES_COMPRESSION_DEFAULT] <= sizes[ES_COMPRESSION_FAST],
+          "small %ld ≤ default %ld ≤ fast %ld bytes", sizes[ES_COMPRESSION_SMALL], sizes[ES_COMPRESSION_DEFAULT],
+          sizes[ES_COMPRESSION_FAST]);
   es_image_clear (&image);
 }
 
@@ -448,9 +454,11 @@ test_compression_names (void)
 static int
 write_samples (const char *out)
 {
-  static const struct { int width, height, bit_depth, channels, band_rows; } samples[] = {
-    { 1, 1, 8, 1, 0 }, { 1, 1, 16, 3, 0 }, { 1, 50, 8, 3, 1 }, { 50, 1, 16, 1, 0 },
-    { 333, 211, 8, 1, 0 }, { 333, 211, 8, 3, 5 }, { 333, 211, 16, 1, 1 }, { 333, 211, 16, 3, 211 },
+  static const struct {
+    int width, height, bit_depth, channels, band_rows;
+  } samples[] = {
+    { 1, 1, 8, 1, 0 },      { 1, 1, 16, 3, 0 },       { 1, 50, 8, 3, 1 },     { 50, 1, 16, 1, 0 },
+    { 333, 211, 8, 1, 0 },  { 333, 211, 8, 3, 5 },    { 333, 211, 16, 1, 1 }, { 333, 211, 16, 3, 211 },
     { 1024, 700, 8, 3, 0 }, { 2048, 1500, 16, 1, 0 },
   };
   char path[PATH_MAX];
@@ -563,8 +571,7 @@ test_gray_heatmap (unsigned long long seed)
             read.format = PNG_FORMAT_RGB;
             got = ok ? malloc (PNG_IMAGE_SIZE (read)) : NULL;
             ok = ok && got && png_image_finish_read (&read, NULL, got, 0, NULL)
-                 && memcmp (got, expected, 3 * (size_t) width * height) == 0
-                 && gray == (formats[f] != ES_FORMAT_F32);
+                 && memcmp (got, expected, 3 * (size_t) width * height) == 0 && gray == (formats[f] != ES_FORMAT_F32);
           }
         tap_ok (ok, "%s heatmap in the gray map%s: %s, the same pixels as the RGB rendering%s",
                 es_format_name (formats[f]), reversed ? " (reversed)" : "",

@@ -66,9 +66,9 @@ double
 value_at (const EsImage *image, int x, int y)
 {
   const void *row = es_image_row (image, y);
-  return image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x]
-       : image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x]
-       : ((const float *) row)[x];
+  return image->format == ES_FORMAT_U8    ? ((const uint8_t *) row)[x]
+         : image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x]
+                                          : ((const float *) row)[x];
 }
 
 bool

@@ -9,10 +9,10 @@
 #include "es-image.h"
 
 extern unsigned long long rng;
-extern char tmpdir[];  /* made by the test's main with mkdtemp */
+extern char tmpdir[]; /* made by the test's main with mkdtemp */
 
-int rand_int (int n);                 /* 0..n−1 */
-double rand_unit (void);              /* [0, 1) */
+int rand_int (int n);    /* 0..n−1 */
+double rand_unit (void); /* [0, 1) */
 /* tmpdir/name, in one of 8 rotating static buffers. */
 char *tmp_path (const char *name);
 /* A random image with a padded stride, so that row addressing is exercised. */

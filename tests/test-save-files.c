@@ -25,7 +25,7 @@
 
 /* ---- Atomic files ------------------------------------------------------ */
 
-static EsImage noise;  /* big enough that its PNG takes several buffer flushes */
+static EsImage noise; /* big enough that its PNG takes several buffer flushes */
 
 static bool
 save_noise (const char *path, EsError *error)
@@ -51,8 +51,7 @@ test_atomic (void)
   /* The environment variable is read once at first use; main sets it. */
   ok = save_noise (target, &error);
   tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, target)
-          && strstr (error.message, strerror (ENOSPC)) && access (target, F_OK) != 0
-          && count_strays (NULL) == 0,
+            && strstr (error.message, strerror (ENOSPC)) && access (target, F_OK) != 0 && count_strays (NULL) == 0,
           "ES_INJECT_WRITE_FAILURE=1 fails the first export: %s", error.message);
 
   f = fopen (target, "w");
@@ -72,7 +71,7 @@ test_atomic (void)
       else
         ok = save_noise (target, &error);
       tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, target)
-              && strstr (error.message, strerror (ENOSPC)),
+                && strstr (error.message, strerror (ENOSPC)),
               "%s with write %d failing reports it: %s", what, nth, error.message);
       tap_ok (file_equals (target, old_bytes, strlen (old_bytes)) && count_strays ("target.png") == 0,
               "%s with write %d failing: the old target is untouched, no temporary file is left", what, nth);
@@ -82,15 +81,14 @@ test_atomic (void)
   /* A successful write replaces the target and keeps its mode. */
   chmod (target, 0600);
   ok = save_noise (target, &error) && stat (target, &st) == 0;
-  tap_ok (ok && (st.st_mode & 07777) == 0600 && st.st_size > 100000
-          && count_strays ("target.png") == 0,
+  tap_ok (ok && (st.st_mode & 07777) == 0600 && st.st_size > 100000 && count_strays ("target.png") == 0,
           "a successful export replaces the target and keeps its mode (%o)", st.st_mode & 07777);
   {
     mode_t old = umask (027);
     char *fresh = tmp_path ("fresh.png");
     ok = save_noise (fresh, &error) && stat (fresh, &st) == 0;
-    tap_ok (ok && (st.st_mode & 07777) == 0640,
-            "a new file gets 0644 less the umask (umask 027: %o)", st.st_mode & 07777);
+    tap_ok (ok && (st.st_mode & 07777) == 0640, "a new file gets 0644 less the umask (umask 027: %o)",
+            st.st_mode & 07777);
     umask (old);
     unlink (fresh);
   }
@@ -108,7 +106,7 @@ test_atomic (void)
     char *missing = tmp_path ("no-such-folder/out.png");
     ok = save_noise (missing, &error);
     tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, missing)
-            && strstr (error.message, strerror (ENOENT)),
+              && strstr (error.message, strerror (ENOENT)),
             "a missing folder: %s", error.message);
   }
 
@@ -116,8 +114,7 @@ test_atomic (void)
     char *folder = tmp_path ("a-folder");
     mkdir (folder, 0755);
     ok = save_noise (folder, &error);
-    tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, folder)
-            && count_strays ("target.png") == 1,
+    tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, folder) && count_strays ("target.png") == 1,
             "a folder as target: %s", error.message);
     rmdir (folder);
   }
@@ -132,7 +129,7 @@ test_atomic (void)
       snprintf (path, sizeof path, "%s/out.png", folder);
       ok = save_noise (path, &error);
       tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, path)
-              && strstr (error.message, strerror (EACCES)),
+                && strstr (error.message, strerror (EACCES)),
               "a read-only folder: %s", error.message);
       rmdir (folder);
     }
@@ -242,7 +239,7 @@ test_special_targets (void)
         es_error_clear (&error);
         ok = es_save_text_matrix (full_path, &values, NULL, &error);
         tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, strerror (ENOSPC))
-                && is_char_device (full_path),
+                  && is_char_device (full_path),
                 "a full device reports ENOSPC and stays a device: %s", error.message);
         if (geteuid () == 0)
           {
@@ -285,8 +282,8 @@ test_special_targets (void)
     ok = ok && es_save_text_matrix (link, &values, NULL, &error);
     if (fd >= 0)
       close (fd);
-    ok = ok && read_file (log, &got, &got_size) && got_size == expected_size + 5
-         && memcmp (got, "head\n", 5) == 0 && memcmp (got + 5, expected, expected_size) == 0;
+    ok = ok && read_file (log, &got, &got_size) && got_size == expected_size + 5 && memcmp (got, "head\n", 5) == 0
+         && memcmp (got + 5, expected, expected_size) == 0;
     tap_ok (ok && is_link_to (link, fd_path),
             "a link to /proc/self/fd/N appends to that descriptor and stays a link: %s", error.message);
     free (got);
@@ -354,13 +351,13 @@ test_special_targets (void)
     es_error_clear (&error);
     ok = es_save_text_matrix (link, &values, NULL, &error);
     tap_ok (ok && is_link_to (link, "real.txt") && file_equals (real, expected, expected_size)
-            && count_strays (NULL) == 3,
+              && count_strays (NULL) == 3,
             "a link to a file stays a link and its target is replaced: %s", error.message);
     unlink (real);
     es_error_clear (&error);
     ok = es_save_text_matrix (link, &values, NULL, &error);
     tap_ok (!ok && error.code == ES_ERROR_IO && is_link_to (link, "real.txt") && access (real, F_OK) != 0
-            && count_strays (NULL) == 2,
+              && count_strays (NULL) == 2,
             "a dangling link is refused and left alone: %s", error.message);
     unlink (link);
   }
@@ -384,7 +381,7 @@ test_special_targets (void)
     es_error_clear (&error);
     ok = es_save_text_matrix (path, &values, NULL, &error);
     tap_ok (!ok && error.code == ES_ERROR_IO && strstr (error.message, strerror (ENAMETOOLONG))
-            && count_strays (NULL) == 1,
+              && count_strays (NULL) == 1,
             "a 256-byte name says it is too long: %.60s...", error.message);
   }
   {
@@ -397,13 +394,12 @@ test_special_targets (void)
     es_error_clear (&error);
     ok = es_save_text_matrix (path, &values, NULL, &error);
     tap_ok (!ok && strstr (error.message, strerror (ENOENT)) && strstr (error.message, "out.txt")
-            && strstr (error.message, "...") && strlen (error.message) < 300,
+              && strstr (error.message, "...") && strlen (error.message) < 300,
             "a 3000-byte path is shortened in the middle, the reason kept: %s", error.message);
     es_error_clear (&error);
-    ok = es_save_heatmap_png (path, &values, &(EsColorScale) { ES_COLORMAP_GRAY, false, 0, 3 }, false, NULL,
-                              &error);
-    tap_ok (!ok && strstr (error.message, strerror (ENOENT)) && strlen (error.message) < 300,
-            "the same for a PNG: %s", error.message);
+    ok = es_save_heatmap_png (path, &values, &(EsColorScale){ ES_COLORMAP_GRAY, false, 0, 3 }, false, NULL, &error);
+    tap_ok (!ok && strstr (error.message, strerror (ENOENT)) && strlen (error.message) < 300, "the same for a PNG: %s",
+            error.message);
     free (path);
   }
 
@@ -435,8 +431,7 @@ test_special_targets (void)
     alarm (1);
     clock_gettime (CLOCK_MONOTONIC, &start);
     es_error_clear (&error);
-    ok = es_save_heatmap_png (fifo, &big, &(EsColorScale) { ES_COLORMAP_GRAY, false, 0, 255 }, false, NULL,
-                              &error);
+    ok = es_save_heatmap_png (fifo, &big, &(EsColorScale){ ES_COLORMAP_GRAY, false, 0, 255 }, false, NULL, &error);
     clock_gettime (CLOCK_MONOTONIC, &end);
     alarm (0);
     sigaction (SIGALRM, &old_action, NULL);

@@ -29,13 +29,25 @@
  * (cm(np.linspace(0, 1, 256))[:, :3] * 255).round(). */
 static const struct {
   const char *name;
-  uint8_t entry[6][3];  /* at 0, 1, 64, 128, 192, 255 */
-  long sum, weighted;   /* sum of all; sum of (i + 1) * (r + 3g + 7b) */
+  uint8_t entry[6][3]; /* at 0, 1, 64, 128, 192, 255 */
+  long sum, weighted;  /* sum of all; sum of (i + 1) * (r + 3g + 7b) */
 } reference_maps[] = {
-  { "viridis", { { 68, 1, 84 }, { 68, 2, 86 }, { 59, 82, 139 }, { 33, 145, 140 }, { 94, 201, 98 }, { 253, 231, 37 } }, 84586, 42919533 },
-  { "magma", { { 0, 0, 4 }, { 1, 0, 5 }, { 81, 18, 124 }, { 183, 55, 121 }, { 252, 137, 97 }, { 252, 253, 191 } }, 90119, 47273006 },
-  { "inferno", { { 0, 0, 4 }, { 1, 0, 5 }, { 87, 16, 110 }, { 188, 55, 84 }, { 249, 142, 9 }, { 252, 255, 164 } }, 80870, 35066770 },
-  { "cividis", { { 0, 34, 78 }, { 0, 35, 79 }, { 67, 78, 108 }, { 125, 124, 120 }, { 188, 174, 108 }, { 254, 232, 56 } }, 91097, 44374239 },
+  { "viridis",
+    { { 68, 1, 84 }, { 68, 2, 86 }, { 59, 82, 139 }, { 33, 145, 140 }, { 94, 201, 98 }, { 253, 231, 37 } },
+    84586,
+    42919533 },
+  { "magma",
+    { { 0, 0, 4 }, { 1, 0, 5 }, { 81, 18, 124 }, { 183, 55, 121 }, { 252, 137, 97 }, { 252, 253, 191 } },
+    90119,
+    47273006 },
+  { "inferno",
+    { { 0, 0, 4 }, { 1, 0, 5 }, { 87, 16, 110 }, { 188, 55, 84 }, { 249, 142, 9 }, { 252, 255, 164 } },
+    80870,
+    35066770 },
+  { "cividis",
+    { { 0, 34, 78 }, { 0, 35, 79 }, { 67, 78, 108 }, { 125, 124, 120 }, { 188, 174, 108 }, { 254, 232, 56 } },
+    91097,
+    44374239 },
 };
 
 static void
@@ -52,11 +64,11 @@ test_colormaps (void)
       char name[32];
 
       ok = es_colormap_from_name (reference_maps[m].name, &map, &reversed);
-      tap_ok (ok && !reversed && strcmp (es_colormap_name (map), reference_maps[m].name) == 0,
-              "%s: name round trip", reference_maps[m].name);
+      tap_ok (ok && !reversed && strcmp (es_colormap_name (map), reference_maps[m].name) == 0, "%s: name round trip",
+              reference_maps[m].name);
       snprintf (name, sizeof name, "%s_r", reference_maps[m].name);
       tap_ok (es_colormap_from_name (name, &map, &reversed) && reversed
-              && strcmp (es_colormap_name (map), reference_maps[m].name) == 0,
+                && strcmp (es_colormap_name (map), reference_maps[m].name) == 0,
               "%s: reversed name", name);
       table = es_colormap_table (map);
       ok = true;
@@ -144,8 +156,8 @@ test_render (void)
               ref_lo = v < ref_lo ? v : ref_lo;
               ref_hi = v > ref_hi ? v : ref_hi;
             }
-        tap_ok (lo == ref_lo && hi == ref_hi, "min_max %s %dx%d: %g..%g",
-                es_format_name (formats[f]), image.width, image.height, lo, hi);
+        tap_ok (lo == ref_lo && hi == ref_hi, "min_max %s %dx%d: %g..%g", es_format_name (formats[f]), image.width,
+                image.height, lo, hi);
 
         scale.map = (EsColormap) rand_int (ES_N_COLORMAPS);
         scale.reversed = rand_int (2);
@@ -161,9 +173,7 @@ test_render (void)
             scale.lo = lo;
             scale.hi = hi;
             break;
-          default:
-            scale.lo = scale.hi = lo + (hi - lo) * rand_unit ();
-            break;
+          default: scale.lo = scale.hi = lo + (hi - lo) * rand_unit (); break;
           }
         stride = 3 * (size_t) image.width + (size_t) rand_int (7);
         rgb = malloc (stride * (size_t) image.height);
@@ -171,9 +181,9 @@ test_render (void)
         for (int y = 0; y < image.height; y++)
           for (int x = 0; x < image.width; x++)
             bad += !reference_pixel_ok (value_at (&image, x, y), &scale, rgb + (size_t) y * stride + 3 * (size_t) x);
-        tap_ok (bad == 0, "render %s %dx%d %s%s %g..%g matches the reference (%ld bad)",
-                es_format_name (formats[f]), image.width, image.height, es_colormap_name (scale.map),
-                scale.reversed ? "_r" : "", scale.lo, scale.hi, bad);
+        tap_ok (bad == 0, "render %s %dx%d %s%s %g..%g matches the reference (%ld bad)", es_format_name (formats[f]),
+                image.width, image.height, es_colormap_name (scale.map), scale.reversed ? "_r" : "", scale.lo, scale.hi,
+                bad);
         free (rgb);
         free (image.pixels);
       }
@@ -278,7 +288,9 @@ test_heatmap_png (void)
 {
   EsImage image;
   EsColorScale scale = { .map = ES_COLORMAP_VIRIDIS, .reversed = false, .lo = 0, .hi = 0 };
-  EsValueInfo info = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2 };
+  EsValueInfo info = {
+    .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2
+  };
   EsError error;
   char *path = tmp_path ("heat.png"), *path_bar = tmp_path ("heat-bar.png"), *path2 = tmp_path ("heat2.png");
   uint8_t *expected, *got, *bytes1 = NULL, *bytes2 = NULL;
@@ -306,16 +318,16 @@ test_heatmap_png (void)
   read_png_texts (path, &texts);
   snprintf (range, sizeof range, "%.9g..%.9g", scale.lo / M_LN2, scale.hi / M_LN2);
   tap_ok (texts.bit_depth == 8 && texts.color_type == PNG_COLOR_TYPE_PALETTE
-          && text_is (&texts, "Software", "Entroscope") && text_is (&texts, "Operation", "entropy")
-          && text_is (&texts, "Window", "5") && text_is (&texts, "Levels", "16")
-          && text_is (&texts, "Units", "bits") && text_is (&texts, "Range", range),
+            && text_is (&texts, "Software", "Entroscope") && text_is (&texts, "Operation", "entropy")
+            && text_is (&texts, "Window", "5") && text_is (&texts, "Levels", "16") && text_is (&texts, "Units", "bits")
+            && text_is (&texts, "Range", range),
           "heatmap PNG: 8-bit palette (the map's 256 colours) with Software, Operation, Window, Levels, "
-          "Units, Range (%s)", range);
+          "Units, Range (%s)",
+          range);
 
-  ok = es_save_heatmap_png (path2, &image, &scale, false, &info, &error)
-       && read_file (path, &bytes1, &n1) && read_file (path2, &bytes2, &n2);
-  tap_ok (ok && n1 == n2 && memcmp (bytes1, bytes2, n1) == 0,
-          "heatmap PNG output is deterministic (%zu bytes)", n1);
+  ok = es_save_heatmap_png (path2, &image, &scale, false, &info, &error) && read_file (path, &bytes1, &n1)
+       && read_file (path2, &bytes2, &n2);
+  tap_ok (ok && n1 == n2 && memcmp (bytes1, bytes2, n1) == 0, "heatmap PNG output is deterministic (%zu bytes)", n1);
   free (bytes1);
   free (bytes2);
 
@@ -353,16 +365,21 @@ test_heatmap_png (void)
       tap_ok (w == bar.width && h == bar.height && w > 97 + 40 && h >= 61,
               "colorbar canvas %dx%d is wider than the image", w, h);
       for (int y = 0; y < 61; y++)
-        bad += memcmp (got + ((size_t) (y + bar.margin) * w + bar.margin) * 3, expected + (size_t) y * 97 * 3, 97 * 3) != 0;
+        bad += memcmp (got + ((size_t) (y + bar.margin) * w + bar.margin) * 3, expected + (size_t) y * 97 * 3, 97 * 3)
+               != 0;
       tap_ok (bad == 0, "the heatmap inside the colorbar export is pixel-identical");
       mid_x = bar.bar_x + 6;
       tap_ok (memcmp (got + ((size_t) bar.bar_top * w + mid_x) * 3, table[255 ^ (scale.reversed ? 255 : 0)], 3) == 0
-              && memcmp (got + ((size_t) (bar.bar_top + bar.bar_height - 1) * w + mid_x) * 3, table[scale.reversed ? 255 : 0], 3) == 0,
+                && memcmp (got + ((size_t) (bar.bar_top + bar.bar_height - 1) * w + mid_x) * 3,
+                           table[scale.reversed ? 255 : 0], 3)
+                     == 0,
               "the bar runs from the last colour at the top to the first at the bottom");
-      tap_ok (label_near (bar.labels[0], scale.lo / M_LN2) && label_near (bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1], scale.hi / M_LN2),
-              "the labels run from lo to hi in bits: '%s' .. '%s'", bar.labels[0], bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1]);
-      tap_ok (memcmp (got, (uint8_t[]) { 250, 250, 250 }, 3) == 0
-              && memcmp (got + ((size_t) h * w - 1) * 3, (uint8_t[]) { 250, 250, 250 }, 3) == 0,
+      tap_ok (label_near (bar.labels[0], scale.lo / M_LN2)
+                && label_near (bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1], scale.hi / M_LN2),
+              "the labels run from lo to hi in bits: '%s' .. '%s'", bar.labels[0],
+              bar.labels[ES_COLORBAR_LAYOUT_TICKS - 1]);
+      tap_ok (memcmp (got, (uint8_t[]){ 250, 250, 250 }, 3) == 0
+                && memcmp (got + ((size_t) h * w - 1) * 3, (uint8_t[]){ 250, 250, 250 }, 3) == 0,
               "the canvas corners are background");
     }
   else
@@ -373,17 +390,19 @@ test_heatmap_png (void)
   {
     EsColorbarLayout bar;
     EsColorScale s = { ES_COLORMAP_MAGMA, false, 0, log (16) };
-    EsValueInfo nats = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "nats", .unit_scale = 1 };
+    EsValueInfo nats = {
+      .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = "nats", .unit_scale = 1
+    };
     es_colorbar_layout_init (&bar, 10, 10, &s, &nats);
     tap_ok (strcmp (bar.labels[0], "0.00") == 0 && strcmp (bar.labels[1], "0.69") == 0
-            && strcmp (bar.labels[2], "1.39") == 0 && strcmp (bar.labels[4], "2.77") == 0
-            && strcmp (bar.units, "nats") == 0 && bar.height >= 64,
-            "entropy labels: %s %s %s %s %s %s", bar.labels[0], bar.labels[1], bar.labels[2],
-            bar.labels[3], bar.labels[4], bar.units);
-    s = (EsColorScale) { ES_COLORMAP_GRAY, false, 0, 255 };
+              && strcmp (bar.labels[2], "1.39") == 0 && strcmp (bar.labels[4], "2.77") == 0
+              && strcmp (bar.units, "nats") == 0 && bar.height >= 64,
+            "entropy labels: %s %s %s %s %s %s", bar.labels[0], bar.labels[1], bar.labels[2], bar.labels[3],
+            bar.labels[4], bar.units);
+    s = (EsColorScale){ ES_COLORMAP_GRAY, false, 0, 255 };
     es_colorbar_layout_init (&bar, 10, 10, &s, NULL);
-    tap_ok (strcmp (bar.labels[0], "0") == 0 && strcmp (bar.labels[2], "128") == 0
-            && strcmp (bar.labels[4], "255") == 0 && bar.units[0] == 0,
+    tap_ok (strcmp (bar.labels[0], "0") == 0 && strcmp (bar.labels[2], "128") == 0 && strcmp (bar.labels[4], "255") == 0
+              && bar.units[0] == 0,
             "8-bit labels: %s %s %s", bar.labels[0], bar.labels[2], bar.labels[4]);
   }
 
@@ -399,7 +418,9 @@ test_raw16_png (void)
   for (int f = 0; f < 3; f++)
     {
       EsImage image;
-      EsValueInfo info = { .operation = "entropy", .window = 7, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2 };
+      EsValueInfo info = {
+        .operation = "entropy", .window = 7, .levels = 16, .amount = 0, .units = "bits", .unit_scale = 1 / M_LN2
+      };
       EsError error;
       char *path = tmp_path ("raw16.png");
       double lo, hi, offset, step, worst = 0;
@@ -419,7 +440,9 @@ test_raw16_png (void)
         }
       if (formats[f] != ES_FORMAT_F32)
         {
-          info = (EsValueInfo) { .operation = "sharpen", .window = 0, .levels = 0, .amount = 1.5f, .units = "gray", .unit_scale = 1 };
+          info = (EsValueInfo){
+            .operation = "sharpen", .window = 0, .levels = 0, .amount = 1.5f, .units = "gray", .unit_scale = 1
+          };
         }
       es_error_clear (&error);
       ok = es_save_raw16_png (path, &image, lo, hi, &info, &error);
@@ -429,8 +452,8 @@ test_raw16_png (void)
       ok = got && w == image.width && h == image.height && texts.bit_depth == 16
            && texts.color_type == PNG_COLOR_TYPE_GRAY && text_value (&texts, "ValueOffset")
            && text_value (&texts, "ValueScale");
-      tap_ok (ok, "raw16 %s PNG is 16-bit gray %dx%d with ValueOffset and ValueScale",
-              es_format_name (formats[f]), w, h);
+      tap_ok (ok, "raw16 %s PNG is 16-bit gray %dx%d with ValueOffset and ValueScale", es_format_name (formats[f]), w,
+              h);
       if (!ok)
         {
           free (got);
@@ -439,12 +462,12 @@ test_raw16_png (void)
         }
       if (formats[f] == ES_FORMAT_F32)
         tap_ok (text_is (&texts, "Software", "Entroscope") && text_is (&texts, "Operation", "entropy")
-                && text_is (&texts, "Window", "7") && text_is (&texts, "Levels", "16")
-                && text_is (&texts, "Units", "bits") && !text_value (&texts, "Amount"),
+                  && text_is (&texts, "Window", "7") && text_is (&texts, "Levels", "16")
+                  && text_is (&texts, "Units", "bits") && !text_value (&texts, "Amount"),
                 "raw16 entropy metadata");
       else
         tap_ok (text_is (&texts, "Operation", "sharpen") && text_is (&texts, "Amount", "1.5")
-                && text_is (&texts, "Units", "gray") && !text_value (&texts, "Window"),
+                  && text_is (&texts, "Units", "gray") && !text_value (&texts, "Window"),
                 "raw16 sharpen metadata (Amount)");
 
       /* value_in_units = ValueOffset + sample * ValueScale, within half a
@@ -464,8 +487,8 @@ test_raw16_png (void)
       /* ValueScale is printed with 9 significant digits, so sample * step
        * can be off by ~65535 * 1e-9 steps beyond the half step of rounding. */
       tap_ok (ok && worst <= step * (0.5 + 1e-4) + 1e-9 * fabs (offset),
-              "raw16 %s values reconstruct within half a step (worst %.3g, step %.3g)",
-              es_format_name (formats[f]), worst, step);
+              "raw16 %s values reconstruct within half a step (worst %.3g, step %.3g)", es_format_name (formats[f]),
+              worst, step);
       free (got);
       free (image.pixels);
     }
@@ -513,10 +536,8 @@ test_raw16_no_data (void)
           }
       }
   tap_ok (ok && holes > 0 && marked == holes && others_below == w * h - holes
-            && worst <= step * (0.5 + 1e-4) + 1e-9 * fabs (offset)
-            && fabs (step - (hi - lo) / 65534) <= 1e-8 * step,
-          "raw16 with no-data pixels: NoData 65535 marks all %d, the rest span 0..65534 within half a step",
-          holes);
+            && worst <= step * (0.5 + 1e-4) + 1e-9 * fabs (offset) && fabs (step - (hi - lo) / 65534) <= 1e-8 * step,
+          "raw16 with no-data pixels: NoData 65535 marks all %d, the rest span 0..65534 within half a step", holes);
   free (got);
   free (image.pixels);
 }
@@ -563,7 +584,12 @@ test_text_matrix (void)
   for (int t = 0; t < 5; t++)
     {
       EsImage image;
-      EsValueInfo info = { .operation = "entropy", .window = 5, .levels = 16, .amount = 0, .units = t == 1 ? "bits" : "nats", .unit_scale = t == 1 ? 1 / M_LN2 : 0 };
+      EsValueInfo info = { .operation = "entropy",
+                           .window = 5,
+                           .levels = 16,
+                           .amount = 0,
+                           .units = t == 1 ? "bits" : "nats",
+                           .unit_scale = t == 1 ? 1 / M_LN2 : 0 };
       double unit_scale = info.unit_scale != 0 ? info.unit_scale : 1;
       char *path = tmp_path ("matrix.txt");
       char *ref_path = tmp_path ("matrix-ref.txt");
@@ -587,27 +613,13 @@ test_text_matrix (void)
                * values just below a carry, large and random magnitudes. */
               switch (rand_int (8))
                 {
-                case 0:
-                  *p = (float) (rand_int (1 << 16) - (1 << 15)) / 64.0f;
-                  break;
-                case 1:
-                  *p = -(float) rand_unit () * 1e-5f;
-                  break;
-                case 2:
-                  *p = (float) rand_int (1000) + 0.999995f;
-                  break;
-                case 3:
-                  *p = (float) ((rand_unit () - 0.5) * pow (10, rand_int (24) - 8));
-                  break;
-                case 4:
-                  *p = rand_int (2) ? -0.0f : 0.0f;
-                  break;
-                case 5:
-                  *p = (float) ((rand_unit () - 0.5) * 1e12);
-                  break;
-                default:
-                  *p = (float) (rand_unit () * log (16));
-                  break;
+                case 0: *p = (float) (rand_int (1 << 16) - (1 << 15)) / 64.0f; break;
+                case 1: *p = -(float) rand_unit () * 1e-5f; break;
+                case 2: *p = (float) rand_int (1000) + 0.999995f; break;
+                case 3: *p = (float) ((rand_unit () - 0.5) * pow (10, rand_int (24) - 8)); break;
+                case 4: *p = rand_int (2) ? -0.0f : 0.0f; break;
+                case 5: *p = (float) ((rand_unit () - 0.5) * 1e12); break;
+                default: *p = (float) (rand_unit () * log (16)); break;
                 }
             }
 
@@ -633,8 +645,8 @@ test_text_matrix (void)
       read_file (ref_path, &ref, &ref_size);
       tap_ok (ok && file_equals (path, ref, ref_size),
               "text matrix %s %dx%d (unit scale %g) equals fprintf's output (%zu bytes)%s%s",
-              es_format_name (formats[t]), width, height, info.unit_scale, ref_size,
-              ok ? "" : ": ", ok ? "" : error.message);
+              es_format_name (formats[t]), width, height, info.unit_scale, ref_size, ok ? "" : ": ",
+              ok ? "" : error.message);
       free (ref);
       free (image.pixels);
     }
@@ -663,8 +675,8 @@ test_auto_range (void)
   tap_ok (lo == 0.0 && hi == lo, "rounding noise of 1.7e-7 gets a flat range (%g..%g)", lo, hi);
 
   result.values = values;
-  result.scale = (EsColorScale) { ES_COLORMAP_GRAY, false, lo, hi };
-  result.info = (EsValueInfo) { .operation = "entropy", .window = 5, .levels = 16, .units = "nats", .unit_scale = 1 };
+  result.scale = (EsColorScale){ ES_COLORMAP_GRAY, false, lo, hi };
+  result.info = (EsValueInfo){ .operation = "entropy", .window = 5, .levels = 16, .units = "nats", .unit_scale = 1 };
   rgb = malloc (3 * (size_t) values.width * (size_t) values.height);
   es_render_heatmap (&values, &result.scale, rgb, 3 * (size_t) values.width);
   for (size_t i = 3; i < 3 * (size_t) values.width * (size_t) values.height; i++)
@@ -673,7 +685,7 @@ test_auto_range (void)
   es_colorbar_layout_init (&bar, values.width, values.height, &result.scale, &result.info);
   tap_ok (bar.n_ticks == 1, "its colorbar has one label (%d: \"%s\")", bar.n_ticks, bar.labels[0]);
   tap_ok (es_pipeline_export (raw, ES_EXPORT_RAW16, &result, false, &error) && read_png_texts (raw, &texts)
-          && text_is (&texts, "ValueScale", "0") && text_is (&texts, "ValueOffset", "0"),
+            && text_is (&texts, "ValueScale", "0") && text_is (&texts, "ValueOffset", "0"),
           "raw16 records ValueScale 0, not the noise's span: %s (%s)", text_value (&texts, "ValueScale"),
           error.message);
   unlink (raw);

@@ -39,8 +39,7 @@ test_writer_without_reader (void)
 
 /* Page `page` of a TIFF read by libtiff into an image of the stored type. */
 static bool
-libtiff_read (const char *path, int page, EsImage *image, char *description, size_t description_size,
-              bool *big)
+libtiff_read (const char *path, int page, EsImage *image, char *description, size_t description_size, bool *big)
 {
   TIFF *tif = TIFFOpen (path, "r");
   uint32_t w = 0, h = 0;
@@ -56,13 +55,14 @@ libtiff_read (const char *path, int page, EsImage *image, char *description, siz
       TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &format);
       TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
       if (description != NULL)
-        snprintf (description, description_size, "%s",
-                  TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text) ? text : "");
+        snprintf (description, description_size, "%s", TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text) ? text : "");
       if (big != NULL)
         *big = TIFFIsBigTIFF (tif);
       ok = spp == 1
            && es_image_alloc (image, (int) w, (int) h,
-                              format == SAMPLEFORMAT_IEEEFP ? ES_FORMAT_F32 : bits == 8 ? ES_FORMAT_U8 : ES_FORMAT_U16,
+                              format == SAMPLEFORMAT_IEEEFP ? ES_FORMAT_F32
+                              : bits == 8                   ? ES_FORMAT_U8
+                                                            : ES_FORMAT_U16,
                               bits == 8 ? 8 : 16, NULL);
       for (uint32_t y = 0; ok && y < h; y++)
         ok = TIFFReadScanline (tif, es_image_row (image, (int) y), y, 0) >= 0;
@@ -103,11 +103,13 @@ test_write_exact (void)
                   && libtiff_read (path, 0, &back, description, sizeof description, &big);
 
         tap_ok (ok && same_image (&values, &back) && !big && libtiff_pages (path) == 1,
-                "%s %d×%d: libtiff reads back every value bit for bit (%s)", es_format_name (formats[f]),
-                sizes[s][0], sizes[s][1], ok ? "classic TIFF" : error.message);
+                "%s %d×%d: libtiff reads back every value bit for bit (%s)", es_format_name (formats[f]), sizes[s][0],
+                sizes[s][1], ok ? "classic TIFF" : error.message);
         if (f == 0 && s == 1)
           {
-            bool same = strcmp (description, "Software=Entroscope\nOperation=entropy\nWindow=5\nLevels=16\nUnits=nats\n") == 0;
+            bool same = strcmp (description,
+                                "Software=Entroscope\nOperation=entropy\nWindow=5\nLevels=16\nUnits=nats\n")
+                        == 0;
             for (char *c = description; *c; c++)
               *c = *c == '\n' ? ';' : *c;
             tap_ok (same, "ImageDescription holds the job as PNG's tEXt does: %s", description);
@@ -130,7 +132,8 @@ test_write_units (void)
 
   for (int y = 0; same && y < values.height; y++)
     for (int x = 0; x < values.width; x++)
-      same &= ((float *) es_image_row (&back, y))[x] == (float) (((float *) es_image_row (&values, y))[x] * (1.0 / M_LN2));
+      same &= ((float *) es_image_row (&back, y))[x]
+              == (float) (((float *) es_image_row (&values, y))[x] * (1.0 / M_LN2));
   tap_ok (same && strstr (description, "Units=bits\n") != NULL,
           "--units bits: each float is the nats value times 1/ln 2, rounded once to float32");
   es_image_clear (&values);
@@ -161,8 +164,9 @@ test_write_stack_and_bigtiff (void)
                   && is_big == (big != 0);
           es_image_clear (&back);
         }
-      tap_ok (ok && same && libtiff_pages (path) == 3, "a %s stack of 3 pages of different sizes reads back page by page (%s)",
-              big ? "BigTIFF" : "classic", ok ? "ok" : error.message);
+      tap_ok (ok && same && libtiff_pages (path) == 3,
+              "a %s stack of 3 pages of different sizes reads back page by page (%s)", big ? "BigTIFF" : "classic",
+              ok ? "ok" : error.message);
     }
   for (int i = 0; i < 3; i++)
     es_image_clear (&pages[i]);

@@ -18,7 +18,7 @@ main (void)
   EsError error = { 0 };
 
   tap_ok (!es_load_memory ("II*\0\x08\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0", 32, 16, &image, &error)
-          && strcmp (error.message, "TIFF is not supported (PNG, PGM, text matrix are)") == 0,
+            && strcmp (error.message, "TIFF is not supported (PNG, PGM, text matrix are)") == 0,
           "without libtiff a TIFF is refused by name (%s)", error.message);
   tap_skip ("built without libtiff (-Dtiff=auto found no libtiff-dev)", "reading TIFF");
   return tap_done ();
@@ -32,14 +32,17 @@ main (void)
 typedef struct {
   const char *name;
   uint16_t bits, sample_format, spp, photometric, planar, compression, predictor;
-  uint32_t tile;         /* 0: strips */
+  uint32_t tile; /* 0: strips */
   uint32_t rows_per_strip;
-  const char *mode;      /* "w", "w8" (BigTIFF), "wb" (big-endian) */
+  const char *mode; /* "w", "w8" (BigTIFF), "wb" (big-endian) */
   bool lossy;
 } Layout;
 
 /* Unnamed fields are 0 (the defaults). */
-#define L(...) { __VA_ARGS__ }
+#define L(...)                                                                                                         \
+  {                                                                                                                    \
+    __VA_ARGS__                                                                                                        \
+  }
 
 /* Sample c of pixel (x, y), as stored: integers within `bits`, or floats. */
 static double
@@ -50,7 +53,7 @@ stored_sample (const Layout *l, int x, int y, int c, unsigned seed)
   h ^= h >> 15;
   if (l->sample_format == SAMPLEFORMAT_IEEEFP)
     return (double) (float) ((double) (h % 100000) / 997.0 - 40.0);
-  if (l->lossy)  /* smooth, so that JPEG stays close */
+  if (l->lossy) /* smooth, so that JPEG stays close */
     return (double) (x * 2 + y * 3 + c * 20 + 8);
   return (double) (h & ((1u << (l->bits < 32 ? l->bits : 16)) - 1));
 }
@@ -60,27 +63,19 @@ pack (const Layout *l, uint8_t *row, size_t index, double v)
 {
   switch (l->bits)
     {
-    case 8:
-      row[index] = l->sample_format == SAMPLEFORMAT_INT ? (uint8_t) (int8_t) ((int) v - 128) : (uint8_t) v;
-      break;
-    case 16:
-      {
+    case 8: row[index] = l->sample_format == SAMPLEFORMAT_INT ? (uint8_t) (int8_t) ((int) v - 128) : (uint8_t) v; break;
+      case 16: {
         uint16_t u = l->sample_format == SAMPLEFORMAT_INT ? (uint16_t) (int16_t) ((int) v - 32768) : (uint16_t) v;
         memcpy (row + 2 * index, &u, 2);
         break;
       }
-    case 32:
-      {
+      case 32: {
         float f = (float) v;
         memcpy (row + 4 * index, &f, 4);
         break;
       }
-    case 64:
-      memcpy (row + 8 * index, &v, 8);
-      break;
-    default:
-      row[index * l->bits / 8] |= (uint8_t) ((unsigned) v << (8 - l->bits - index * l->bits % 8));
-      break;
+    case 64: memcpy (row + 8 * index, &v, 8); break;
+    default: row[index * l->bits / 8] |= (uint8_t) ((unsigned) v << (8 - l->bits - index * l->bits % 8)); break;
     }
 }
 
@@ -219,33 +214,53 @@ test_read_layouts (void)
     L (.name = "gray 2-bit", .bits = 2, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
     L (.name = "gray 4-bit", .bits = 4, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
     L (.name = "MinIsWhite 8-bit", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISWHITE),
-    L (.name = "MinIsWhite 1-bit, CCITT G4", .bits = 1, .spp = 1, .photometric = PHOTOMETRIC_MINISWHITE, .compression = COMPRESSION_CCITTFAX4),
-    L (.name = "signed 8-bit", .bits = 8, .sample_format = SAMPLEFORMAT_INT, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
-    L (.name = "signed 16-bit", .bits = 16, .sample_format = SAMPLEFORMAT_INT, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
-    L (.name = "float32", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
-    L (.name = "float64", .bits = 64, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK),
-    L (.name = "float32 big-endian, tiles", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .tile = 16, .mode = "wb"),
-    L (.name = "float32 MinIsWhite", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1, .photometric = PHOTOMETRIC_MINISWHITE),
+    L (.name = "MinIsWhite 1-bit, CCITT G4", .bits = 1, .spp = 1, .photometric = PHOTOMETRIC_MINISWHITE,
+       .compression = COMPRESSION_CCITTFAX4),
+    L (.name = "signed 8-bit", .bits = 8, .sample_format = SAMPLEFORMAT_INT, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK),
+    L (.name = "signed 16-bit", .bits = 16, .sample_format = SAMPLEFORMAT_INT, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK),
+    L (.name = "float32", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK),
+    L (.name = "float64", .bits = 64, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK),
+    L (.name = "float32 big-endian, tiles", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK, .tile = 16, .mode = "wb"),
+    L (.name = "float32 MinIsWhite", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISWHITE),
     L (.name = "gray+alpha 8-bit", .bits = 8, .spp = 2, .photometric = PHOTOMETRIC_MINISBLACK),
     L (.name = "RGB 8-bit", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB),
     L (.name = "RGBA 8-bit", .bits = 8, .spp = 4, .photometric = PHOTOMETRIC_RGB),
     L (.name = "RGB 16-bit", .bits = 16, .spp = 3, .photometric = PHOTOMETRIC_RGB),
-    L (.name = "RGB float32", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 3, .photometric = PHOTOMETRIC_RGB),
-    L (.name = "RGB 8-bit, separate planes", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .planar = PLANARCONFIG_SEPARATE),
-    L (.name = "RGB 16-bit, separate planes, tiles", .bits = 16, .spp = 3, .photometric = PHOTOMETRIC_RGB, .planar = PLANARCONFIG_SEPARATE, .tile = 32),
+    L (.name = "RGB float32", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 3,
+       .photometric = PHOTOMETRIC_RGB),
+    L (.name = "RGB 8-bit, separate planes", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB,
+       .planar = PLANARCONFIG_SEPARATE),
+    L (.name = "RGB 16-bit, separate planes, tiles", .bits = 16, .spp = 3, .photometric = PHOTOMETRIC_RGB,
+       .planar = PLANARCONFIG_SEPARATE, .tile = 32),
     L (.name = "gray 8-bit, tiles", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .tile = 16),
-    L (.name = "gray 16-bit, strips of 3 rows", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .rows_per_strip = 3),
-    L (.name = "gray 8-bit, LZW", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_LZW),
-    L (.name = "gray 16-bit, Deflate + horizontal predictor", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_ADOBE_DEFLATE, .predictor = 2),
-    L (.name = "float32, Deflate + float predictor, tiles", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_ADOBE_DEFLATE, .predictor = 3, .tile = 16),
-    L (.name = "gray 8-bit, PackBits", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_PACKBITS),
+    L (.name = "gray 16-bit, strips of 3 rows", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+       .rows_per_strip = 3),
+    L (.name = "gray 8-bit, LZW", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+       .compression = COMPRESSION_LZW),
+    L (.name = "gray 16-bit, Deflate + horizontal predictor", .bits = 16, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_ADOBE_DEFLATE, .predictor = 2),
+    L (.name = "float32, Deflate + float predictor, tiles", .bits = 32, .sample_format = SAMPLEFORMAT_IEEEFP, .spp = 1,
+       .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_ADOBE_DEFLATE, .predictor = 3, .tile = 16),
+    L (.name = "gray 8-bit, PackBits", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+       .compression = COMPRESSION_PACKBITS),
     L (.name = "RGB 8-bit, LZMA", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .compression = COMPRESSION_LZMA),
-    L (.name = "gray 16-bit, ZSTD", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_ZSTD),
-    L (.name = "RGB 8-bit, WebP lossless", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .compression = COMPRESSION_WEBP),
-    L (.name = "gray 8-bit, JPEG", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .compression = COMPRESSION_JPEG, .rows_per_strip = 16, .lossy = true),
-    L (.name = "RGB 8-bit, JPEG", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .compression = COMPRESSION_JPEG, .rows_per_strip = 16, .lossy = true),
+    L (.name = "gray 16-bit, ZSTD", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+       .compression = COMPRESSION_ZSTD),
+    L (.name = "RGB 8-bit, WebP lossless", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB,
+       .compression = COMPRESSION_WEBP),
+    L (.name = "gray 8-bit, JPEG", .bits = 8, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK,
+       .compression = COMPRESSION_JPEG, .rows_per_strip = 16, .lossy = true),
+    L (.name = "RGB 8-bit, JPEG", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .compression = COMPRESSION_JPEG,
+       .rows_per_strip = 16, .lossy = true),
     L (.name = "gray 16-bit, BigTIFF", .bits = 16, .spp = 1, .photometric = PHOTOMETRIC_MINISBLACK, .mode = "w8"),
-    L (.name = "RGB 8-bit, BigTIFF big-endian, tiles, Deflate", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB, .compression = COMPRESSION_ADOBE_DEFLATE, .tile = 16, .mode = "w8b"),
+    L (.name = "RGB 8-bit, BigTIFF big-endian, tiles, Deflate", .bits = 8, .spp = 3, .photometric = PHOTOMETRIC_RGB,
+       .compression = COMPRESSION_ADOBE_DEFLATE, .tile = 16, .mode = "w8b"),
   };
   const int width = 45, height = 37;
 
@@ -268,9 +283,8 @@ test_read_layouts (void)
         continue;
       ok = es_load_file (path, 16, &image, &error);
       ok = ok && check_page (l, &image, width, height, 0, &worst);
-      if (!tap_ok (ok,
-                   "%s: read as DESIGN.md §1 says (largest difference %g%s%s)", l->name, worst,
-                   ok ? "" : ": ", ok ? "" : error.message))
+      if (!tap_ok (ok, "%s: read as DESIGN.md §1 says (largest difference %g%s%s)", l->name, worst, ok ? "" : ": ",
+                   ok ? "" : error.message))
         tap_diag ("got %d×%d %s depth %d", image.width, image.height, es_format_name (image.format), image.depth);
       es_image_clear (&image);
     }
@@ -311,8 +325,11 @@ test_float_definition (void)
     const char *notice;
   } cases[] = {
     { "0, 1 and the halves between", { 0.f, 1.f, 0.5f, 0.25f, 0.75f }, { 0, 65535, 32768, 16384, 49151 }, 5, NULL },
-    { "NaN and infinities left out of the range", { -2.f, NAN, 2.f, INFINITY, -INFINITY, 0.f },
-      { 0, 0, 65535, 65535, 0, 32768 }, 6, "3 NaN or infinite samples left out of the float range" },
+    { "NaN and infinities left out of the range",
+      { -2.f, NAN, 2.f, INFINITY, -INFINITY, 0.f },
+      { 0, 0, 65535, 65535, 0, 32768 },
+      6,
+      "3 NaN or infinite samples left out of the float range" },
     { "a constant image is all 0", { 7.5f, 7.5f, 7.5f }, { 0, 0, 0 }, 3, NULL },
     { "only NaN is all 0", { NAN, NAN }, { 0, 0 }, 2, "2 NaN or infinite samples" },
     { "negative and tiny values", { -1e-30f, 1e-30f, 0.f }, { 0, 65535, 32768 }, 3, NULL },
@@ -333,13 +350,18 @@ test_float_definition (void)
           ok = es_pages_load (pages, 0, &image, &error);
           if (es_pages_notice (pages) != NULL)
             notice = strncpy (notice_text, es_pages_notice (pages), sizeof notice_text - 1);
-          ok = ok && (cases[i].notice == NULL ? notice == NULL : notice != NULL && strstr (notice, cases[i].notice) == notice);
+          ok = ok
+               && (cases[i].notice == NULL ? notice == NULL
+                                           : notice != NULL && strstr (notice, cases[i].notice) == notice);
           es_pages_close (pages);
         }
       ok = ok && image.format == ES_FORMAT_U16 && image.depth == 16 && image.width == cases[i].n;
       for (int x = 0; ok && x < cases[i].n; x++)
         ok = ((uint16_t *) image.pixels)[x] == cases[i].out[x];
-      tap_ok (ok, "float input: %s (%s)", cases[i].what, notice ? notice : error.message[0] ? error.message : "no notice");
+      tap_ok (ok, "float input: %s (%s)", cases[i].what,
+              notice             ? notice
+              : error.message[0] ? error.message
+                                 : "no notice");
       es_image_clear (&image);
     }
 }
@@ -373,7 +395,7 @@ test_read_stack (void)
               "a page past the last is an error (%s)", error.message);
       es_pages_close (pages);
     }
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   ok = es_load_file (path, 16, &first, &error);
   {
     double worst;
@@ -450,11 +472,10 @@ test_read_descriptors (void)
 
 /* A classic little-endian TIFF of one 8-bit strip with these fields. */
 static size_t
-hostile_tiff (uint8_t *out, uint32_t width, uint32_t height, uint32_t strip_offset, uint32_t strip_bytes,
-              uint32_t tile)
+hostile_tiff (uint8_t *out, uint32_t width, uint32_t height, uint32_t strip_offset, uint32_t strip_bytes, uint32_t tile)
 {
-  uint16_t tags[12][2] = { { 256, 4 }, { 257, 4 }, { 258, 3 }, { 259, 3 }, { 262, 3 }, { 273, 4 }, { 277, 3 },
-                           { 278, 4 }, { 279, 4 } };
+  uint16_t tags[12][2] = { { 256, 4 }, { 257, 4 }, { 258, 3 }, { 259, 3 }, { 262, 3 },
+                           { 273, 4 }, { 277, 3 }, { 278, 4 }, { 279, 4 } };
   uint32_t values[12] = { width, height, 8, 1, 1, strip_offset, 1, height, strip_bytes };
   uint16_t n = 9;
   size_t at = 10;
@@ -510,40 +531,40 @@ test_hostile (void)
   tap_ok (!ok && error.code == ES_ERROR_LIMIT && strstr (error.message, "over the limit"),
           "a huge claimed size is refused before anything is allocated (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   es_image_set_max_pixels (1000);
   n = hostile_tiff (file, 100, 11, 200, 1100, 0);
   ok = es_load_memory (file, sizeof file, 16, &image, &error);
   es_image_set_max_pixels (0);
   tap_ok (!ok && error.code == ES_ERROR_LIMIT, "the pixel budget applies to TIFF (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   n = hostile_tiff (file, 16, 16, 0x7ffffff0u, 256, 0);
   ok = es_load_memory (file, sizeof file, 16, &image, &error);
   tap_ok (!ok && error.code == ES_ERROR_FORMAT && strncmp (error.message, "TIFF: ", 6) == 0,
           "a strip offset past the end is an error (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   n = hostile_tiff (file, 16, 16, 300, 256, 0);
   ok = es_load_memory (file, 400, 16, &image, &error);
   tap_ok (!ok && error.code == ES_ERROR_FORMAT, "a truncated strip is an error (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   n = hostile_tiff (file, 16, 16, 300, 256, 1u << 16);
   ok = es_load_memory (file, sizeof file, 16, &image, &error);
   tap_ok (!ok && error.code == ES_ERROR_LIMIT && strstr (error.message, "tiles"),
           "a 65536×65536 tile on a 16×16 image is refused before it is allocated (%s)", error.message);
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   n = hostile_tiff (file, 4, 4, 200, 16, 0);
-  memcpy (file + n - 4, "\x08\0\0\0", 4);  /* the IFD's next is itself */
+  memcpy (file + n - 4, "\x08\0\0\0", 4); /* the IFD's next is itself */
   {
     EsPages *pages = es_pages_open_memory (file, sizeof file, 16, &error);
     tap_ok (pages != NULL && es_pages_count (pages) == 1, "an IFD that links to itself is one page, not a loop");
     es_pages_close (pages);
   }
 
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   ok = es_load_memory ("II*\0\xff\xff\xff\x7f", 8, 16, &image, &error);
   tap_ok (!ok && error.code == ES_ERROR_FORMAT && strchr (error.message, '\n') == NULL,
           "a first IFD past the end is an error on one line (%s)", error.message);

@@ -73,8 +73,7 @@ wait_for (gboolean *flag)
 
   timed_out = FALSE;
   id = g_timeout_add_seconds (120, on_timeout, NULL);
-  while (!timed_out
-         && (flag ? !*flag : g_main_context_pending (NULL) || es_window_get_busy (window)))
+  while (!timed_out && (flag ? !*flag : g_main_context_pending (NULL) || es_window_get_busy (window)))
     g_main_context_iteration (NULL, TRUE);
   g_assert_false (timed_out);
   g_source_remove (id);
@@ -85,7 +84,6 @@ wait_idle (void)
 {
   wait_for (NULL);
 }
-
 
 /* Runs the main loop until predicate holds; check (if given) runs after
  * every iteration, so that nothing shown for a moment escapes it. */
@@ -217,8 +215,8 @@ assert_job_label (const char *format, ...)
  * backend that computed the shown layer (as the CLI on the same machine
  * would: CUDA's entropy may differ from the CPU's in the last float bits). */
 char *
-expected_export_as (const char *image_path, EsView view, EsExportFormat format, gboolean colorbar,
-                    EsRangeMode range, EsUnits units, EsColormap colormap, gboolean reversed)
+expected_export_as (const char *image_path, EsView view, EsExportFormat format, gboolean colorbar, EsRangeMode range,
+                    EsUnits units, EsColormap colormap, gboolean reversed)
 {
   char *path = g_build_filename (tmpdir, "expected.out", NULL);
   EsLayer *shown = es_window_get_layer (window, view);
@@ -259,8 +257,7 @@ expected_export_as (const char *image_path, EsView view, EsExportFormat format, 
 char *
 expected_export (const char *image_path, EsView view, EsExportFormat format, gboolean colorbar)
 {
-  return expected_export_as (image_path, view, format, colorbar, ES_RANGE_AUTO, ES_UNITS_BITS,
-                             ES_COLORMAP_MAGMA, TRUE);
+  return expected_export_as (image_path, view, format, colorbar, ES_RANGE_AUTO, ES_UNITS_BITS, ES_COLORMAP_MAGMA, TRUE);
 }
 
 void
@@ -348,8 +345,8 @@ ui_test_teardown (void)
   gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&settings);
   g_clear_object (&app_settings);
-  for (const char *const *name = (const char *const[]) { "shown.out", "expected.out", "pane.png",
-                                                         "original.png", "medium.pgm", NULL };
+  for (const char *const *name = (const char *const[]){ "shown.out", "expected.out", "pane.png", "original.png",
+                                                        "medium.pgm", NULL };
        *name; name++)
     {
       g_autofree char *path = g_build_filename (tmpdir, *name, NULL);

@@ -40,11 +40,11 @@ typedef struct {
   GCond cond;
   gboolean shut;
   gboolean deaf;
-  double report;        /* progress reported while held (es_control_advance); <0: none */
-  int started;          /* jobs that reached the gate */
-  int held;             /* jobs waiting at it now */
-  int cancelled;        /* jobs whose control was cancelled when they left it */
-  EsWorkItem last;      /* the last job that reached it */
+  double report;   /* progress reported while held (es_control_advance); <0: none */
+  int started;     /* jobs that reached the gate */
+  int held;        /* jobs waiting at it now */
+  int cancelled;   /* jobs whose control was cancelled when they left it */
+  EsWorkItem last; /* the last job that reached it */
 } TestGate;
 extern TestGate gate;
 

@@ -97,12 +97,11 @@ assert_layer_is_job (const EsJob *expected)
       g_assert_nonnull (d->footprint);
       g_assert_cmpint (d->footprint->width, ==, e->footprint->width);
       g_assert_cmpint (d->footprint->height, ==, e->footprint->height);
-      g_assert_cmpmem (d->footprint->cells, e->footprint->width * e->footprint->height,
-                       e->footprint->cells, e->footprint->width * e->footprint->height);
+      g_assert_cmpmem (d->footprint->cells, e->footprint->width * e->footprint->height, e->footprint->cells,
+                       e->footprint->width * e->footprint->height);
     }
 
-  g_assert_true (es_run (engine, &layer->job, &es_window_get_source (window)->image, &values, &timing,
-                         &error));
+  g_assert_true (es_run (engine, &layer->job, &es_window_get_source (window)->image, &values, &timing, &error));
   g_assert_cmpint (values.width, ==, shown->width);
   g_assert_cmpint (values.height, ==, shown->height);
   g_assert_cmpint (values.format, ==, shown->format);
@@ -155,8 +154,7 @@ test_controls (void)
 {
   g_autofree char *cross = write_pgm ("cross.pgm", 5, 5, cross_cell);
   g_autoptr (GFile) cross_file = g_file_new_for_path (cross);
-  static const guint8 cross_cells[25] = { 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0,
-                                          0, 1, 0, 1, 0, 1, 0, 0, 0, 1 };
+  static const guint8 cross_cells[25] = { 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 1 };
   static const EsFootprint cross_footprint = { .width = 5, .height = 5, .cells = cross_cells };
   EsJob job;
 
@@ -166,8 +164,8 @@ test_controls (void)
   job = base_job ();
   assert_layer_is_job (&job);
 
-  change ("shape", g_variant_new_string ("rect"), "rect-height", g_variant_new_int32 (3),
-          "rect-width", g_variant_new_int32 (7), NULL);
+  change ("shape", g_variant_new_string ("rect"), "rect-height", g_variant_new_int32 (3), "rect-width",
+          g_variant_new_int32 (7), NULL);
   job = base_job ();
   job.window = ES_WINDOW_DEFAULT;
   job.definition.shape = ES_SHAPE_RECT;
@@ -176,7 +174,7 @@ test_controls (void)
   assert_layer_is_job (&job);
 
   change ("shape", g_variant_new_string ("disk"), "radius", g_variant_new_int32 (4), NULL);
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_DISK, .radius = 4 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_DISK, .radius = 4 };
   assert_layer_is_job (&job);
 
   {
@@ -186,7 +184,7 @@ test_controls (void)
     wait_idle ();
     g_assert_cmpint (gate_get (&gate.started), >, started);
   }
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_FOOTPRINT, .footprint = &cross_footprint };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_FOOTPRINT, .footprint = &cross_footprint };
   assert_layer_is_job (&job);
 
   /* Square windows past the fast kernels' 31, and every border mode. */
@@ -196,26 +194,27 @@ test_controls (void)
   assert_layer_is_job (&job);
   for (EsBorder border = ES_BORDER_SYMMETRIC; border < ES_N_BORDERS; border++)
     {
-      change ("border", g_variant_new_string (es_border_name (border)), "border-value",
-              g_variant_new_int32 (200), NULL);
-      job.definition = (EsEntropyDefinition) {
-        .border = border, .border_value = border == ES_BORDER_CONSTANT ? 200 : 0,
+      change ("border", g_variant_new_string (es_border_name (border)), "border-value", g_variant_new_int32 (200),
+              NULL);
+      job.definition = (EsEntropyDefinition){
+        .border = border,
+        .border_value = border == ES_BORDER_CONSTANT ? 200 : 0,
       };
       assert_layer_is_job (&job);
     }
 
   /* Every binning, with levels beyond 256. */
-  change ("border", g_variant_new_string ("clip"), "window", g_variant_new_int32 (test_window),
-          "levels", g_variant_new_int32 (1000), "binning", g_variant_new_string ("range"),
-          "range-lo", g_variant_new_int32 (50), "range-hi", g_variant_new_int32 (180), NULL);
+  change ("border", g_variant_new_string ("clip"), "window", g_variant_new_int32 (test_window), "levels",
+          g_variant_new_int32 (1000), "binning", g_variant_new_string ("range"), "range-lo", g_variant_new_int32 (50),
+          "range-hi", g_variant_new_int32 (180), NULL);
   job = base_job ();
   job.levels = 1000;
-  job.definition = (EsEntropyDefinition) { .binning = ES_BINNING_RANGE, .range_lo = 50, .range_hi = 180 };
+  job.definition = (EsEntropyDefinition){ .binning = ES_BINNING_RANGE, .range_lo = 50, .range_hi = 180 };
   assert_layer_is_job (&job);
   for (EsBinning binning = ES_BINNING_MINMAX; binning < ES_N_BINNINGS; binning++)
     {
       change ("binning", g_variant_new_string (es_binning_name (binning)), NULL);
-      job.definition = (EsEntropyDefinition) { .binning = binning };
+      job.definition = (EsEntropyDefinition){ .binning = binning };
       /* Exact binning uses no levels: the job keeps the default. */
       job.levels = binning == ES_BINNING_EXACT ? ES_LEVELS_DEFAULT : 1000;
       assert_layer_is_job (&job);
@@ -314,8 +313,8 @@ test_presets (void)
   set_view ("entropy");
   reset_definition ();
   /* Away from every preset first: each key the preset sets must move. */
-  change ("shape", g_variant_new_string ("rect"), "border", g_variant_new_string ("replicate"),
-          "binning", g_variant_new_string ("minmax"), "window", g_variant_new_int32 (7), NULL);
+  change ("shape", g_variant_new_string ("rect"), "border", g_variant_new_string ("replicate"), "binning",
+          g_variant_new_string ("minmax"), "window", g_variant_new_int32 (7), NULL);
   assert_keys ("custom", "rect", 7, 0, "replicate", "minmax", 0, "nats");
 
   /* As the preset row sets it. */
@@ -324,8 +323,7 @@ test_presets (void)
   job = base_job ();
   es_preset_apply (es_preset_find ("matlab"), &job, FALSE);
   assert_layer_is_job (&job);
-  g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==,
-                   "9×9 · symmetric · 256 bins of 8 bits · bits");
+  g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==, "9×9 · symmetric · 256 bins of 8 bits · bits");
 
   change ("preset", g_variant_new_string ("fiji"), NULL);
   assert_keys ("fiji", "disk", 0, 3, "clip", "byte", 256, "bits");
@@ -348,8 +346,8 @@ test_presets (void)
   assert_layer_is_job (&job);
 
   /* Reset Settings to Defaults puts the definition back too. */
-  change ("shape", g_variant_new_string ("disk"), "border", g_variant_new_string ("constant"),
-          "binning", g_variant_new_string ("exact"), NULL);
+  change ("shape", g_variant_new_string ("disk"), "border", g_variant_new_string ("constant"), "binning",
+          g_variant_new_string ("exact"), NULL);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.reset", NULL));
   wait_idle ();
   assert_keys ("entroscope", "square", ES_WINDOW_DEFAULT, 0, "clip", "depth", ES_LEVELS_DEFAULT, "nats");
@@ -397,7 +395,7 @@ test_mask (void)
   g_assert_false (message_starts ("The mask is 100 × 80"));
   g_assert_cmpint (gate_get (&gate.started), >, started);
   job = base_job ();
-  job.definition.mask = &source->image;   /* only its presence is compared */
+  job.definition.mask = &source->image; /* only its presence is compared */
   assert_layer_is_job (&job);
   g_assert_true (isnan (es_layer_value (entropy_layer (), 10, 10)));
   g_assert_false (isnan (es_layer_value (entropy_layer (), 400, 10)));
@@ -474,8 +472,7 @@ test_export (void)
   wait_idle ();
   job = base_job ();
   job.window = ES_WINDOW_DEFAULT;
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_DISK, .radius = 2,
-                                           .border = ES_BORDER_SYMMETRIC };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_DISK, .radius = 2, .border = ES_BORDER_SYMMETRIC };
   es_job_describe_definition (&job, "bits", expected, sizeof expected);
   g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==, expected);
   g_assert_true (g_str_has_suffix (gtk_label_get_label (window->info_label), expected));
@@ -483,7 +480,7 @@ test_export (void)
   /* A text matrix is "H W" and the values: it has no place for metadata. */
   for (guint i = 0; i < 3; i++)
     {
-      EsExportFormat format = (EsExportFormat[]) { ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TIFF }[i];
+      EsExportFormat format = (EsExportFormat[]){ ES_EXPORT_PNG, ES_EXPORT_RAW16, ES_EXPORT_TIFF }[i];
 
       export_shown (path, format, FALSE);
       g_assert_true (g_file_get_contents (path, &contents, &length, NULL));

@@ -94,8 +94,8 @@ test_export_dialog_remembers (void)
       g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "compression"), ==,
                        compressions[i]);
       /* The files shown are the format's. */
-      g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (window->chooser))),
-                       ==, filters[i]);
+      g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (window->chooser))), ==,
+                       filters[i]);
       gtk_native_dialog_destroy (window->chooser);
       g_clear_object (&window->chooser);
     }
@@ -239,8 +239,7 @@ test_undo (void)
   /* Reset: the defaults, each a step Undo can take back. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.reset", NULL));
   for (int id = 0; id < ES_N_PARAMS; id++)
-    g_assert_cmpfloat (es_settings_get_number (settings, es_param (id)->name), ==,
-                       es_param (id)->default_value);
+    g_assert_cmpfloat (es_settings_get_number (settings, es_param (id)->name), ==, es_param (id)->default_value);
   for (int steps = 0; steps < 10 && g_settings_get_double (settings, "amount") != 2.5; steps++)
     g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo", NULL));
   g_assert_cmpfloat (g_settings_get_double (settings, "amount"), ==, 2.5);
@@ -265,8 +264,7 @@ test_files (void)
   recent = g_settings_get_strv (settings, "recent-files");
   g_assert_cmpstr (recent[0], ==, camera_uri);
   g_assert_cmpstr (recent[1], ==, brick_uri);
-  g_assert_cmpint (g_menu_model_get_n_items (G_MENU_MODEL (window->recent_menu)), ==,
-                   g_strv_length (recent));
+  g_assert_cmpint (g_menu_model_get_n_items (G_MENU_MODEL (window->recent_menu)), ==, g_strv_length (recent));
 
   /* The image's facts, the file size from the file system. */
   g_assert_cmpint (g_stat (camera, &stat_buf), ==, 0);
@@ -318,8 +316,9 @@ test_size_limit_message (void)
   open_path (camera);
   message = es_window_get_last_message (window);
   g_test_message ("%s", message);
-  g_assert_cmpstr (message, ==, "Could not open “camera.png”: the image is 512 × 512, 0.26 megapixels: "
-                                "over the Maximum Image Size of 0.20 megapixels (side panel)");
+  g_assert_cmpstr (message, ==,
+                   "Could not open “camera.png”: the image is 512 × 512, 0.26 megapixels: "
+                   "over the Maximum Image Size of 0.20 megapixels (side panel)");
   g_settings_reset (settings, "max-pixels");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
 }
@@ -330,8 +329,7 @@ shows_image (gpointer data)
   GList *windows = gtk_application_get_windows (GTK_APPLICATION (data));
   EsWindow *shown = windows ? ES_WINDOW (windows->data) : NULL;
 
-  return shown && es_window_get_source (shown) && !es_window_get_busy (shown)
-         && !g_main_context_pending (NULL);
+  return shown && es_window_get_source (shown) && !es_window_get_busy (shown) && !g_main_context_pending (NULL);
 }
 
 /* "Reopen the Last Image at Start": an application started with nothing
@@ -417,8 +415,8 @@ test_open_time (void)
   es_window_open (other, camera_file);
   wait_until (shows_open_time, other, NULL, NULL);
   g_assert_true (es_timings_get_open (other->timings, &name, &open));
-  g_test_message ("%s: %.1f ms to the first heatmap, read and decode %.1f ms, compute %.1f ms", name,
-                  open.total_ms, open.decode_ms, open.compute_ms);
+  g_test_message ("%s: %.1f ms to the first heatmap, read and decode %.1f ms, compute %.1f ms", name, open.total_ms,
+                  open.decode_ms, open.compute_ms);
   g_assert_cmpstr (name, ==, "camera.png");
   g_assert_true (es_window_get_source (other) != NULL);
   g_assert_cmpstr (es_window_get_source (other)->name, ==, "camera.png");

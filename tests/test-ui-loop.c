@@ -102,9 +102,9 @@ test_supersede (void)
   forbidden[1] = 0;
   gate_set (TRUE, FALSE, -1);
   request_window (first);
-  wait_until (gate_holds_job, &(GateCount) { started, 1 }, check_never_shown, forbidden);
+  wait_until (gate_holds_job, &(GateCount){ started, 1 }, check_never_shown, forbidden);
   request_window (taken[0]);
-  wait_until (gate_holds_job, &(GateCount) { started, 2 }, check_never_shown, forbidden);
+  wait_until (gate_holds_job, &(GateCount){ started, 2 }, check_never_shown, forbidden);
   g_assert_cmpint (gate_get (&gate.cancelled) - cancelled, ==, 1);
   g_assert_cmpint (shown_window (), ==, last);
   gate_set (FALSE, FALSE, -1);
@@ -154,8 +154,7 @@ press_escape (void)
           g_autoptr (GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (controller), j);
 
           if (gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (shortcut), escape)
-              && gtk_shortcut_action_activate (gtk_shortcut_get_action (shortcut), 0,
-                                               GTK_WIDGET (window),
+              && gtk_shortcut_action_activate (gtk_shortcut_get_action (shortcut), 0, GTK_WIDGET (window),
                                                gtk_shortcut_get_arguments (shortcut)))
             return;
         }
@@ -226,8 +225,7 @@ test_escape (void)
   g_assert_cmpint (g_settings_get_int (settings, "window"), ==, target);
   g_assert_cmpstr (gtk_label_get_label (window->notice_label), ==, "Cancelled");
   g_free (expected);
-  expected = g_strdup_printf ("Cancelled: Entropy · window %d · levels %d",
-                              target, test_levels);
+  expected = g_strdup_printf ("Cancelled: Entropy · window %d · levels %d", target, test_levels);
   g_assert_cmpstr (es_window_get_last_message (window), ==, expected);
   g_assert_false (gtk_revealer_get_reveal_child (window->progress_revealer));
   g_assert_false (cancel_enabled ());
@@ -262,8 +260,7 @@ test_display_only (void)
   g_settings_set_string (settings, "range", "absolute");
   wait_idle ();
   assert_pane_range (0, 0, layer->result.scale.hi);
-  g_assert_cmpfloat_with_epsilon (layer->result.scale.hi,
-                                  log (MIN (test_levels, test_window * test_window)), 1e-9);
+  g_assert_cmpfloat_with_epsilon (layer->result.scale.hi, log (MIN (test_levels, test_window * test_window)), 1e-9);
   g_settings_set_string (settings, "colormap", "cividis");
   g_settings_set_boolean (settings, "reversed", FALSE);
   wait_idle ();
@@ -274,9 +271,8 @@ test_display_only (void)
   /* The export follows what is shown: nats, the absolute range, cividis. */
   export_shown (path, ES_EXPORT_RAW16, FALSE);
   {
-    g_autofree char *expected = expected_export_as (image, ES_VIEW_ENTROPY, ES_EXPORT_RAW16, FALSE,
-                                                    ES_RANGE_ABSOLUTE, ES_UNITS_NATS,
-                                                    ES_COLORMAP_CIVIDIS, FALSE);
+    g_autofree char *expected = expected_export_as (image, ES_VIEW_ENTROPY, ES_EXPORT_RAW16, FALSE, ES_RANGE_ABSOLUTE,
+                                                    ES_UNITS_NATS, ES_COLORMAP_CIVIDIS, FALSE);
     assert_same_files (path, expected);
   }
 
@@ -332,18 +328,16 @@ check_one_image (gpointer data, gpointer unused)
 static gboolean
 overlay_shown (gpointer data)
 {
-  return gtk_revealer_get_reveal_child (window->progress_revealer)
-         && gtk_widget_get_mapped (data) && gtk_widget_is_sensitive (data);
+  return gtk_revealer_get_reveal_child (window->progress_revealer) && gtk_widget_get_mapped (data)
+         && gtk_widget_is_sensitive (data);
 }
 
 static GtkWidget *
 find_button (GtkWidget *widget, const char *action)
 {
-  if (GTK_IS_BUTTON (widget)
-      && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), action) == 0)
+  if (GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_actionable_get_action_name (GTK_ACTIONABLE (widget)), action) == 0)
     return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     {
       GtkWidget *found = find_button (child, action);
       if (found)
@@ -409,8 +403,7 @@ find_label (GtkWidget *widget, const char *prefix)
 {
   if (is_runs_label (widget, prefix))
     return gtk_label_get_label (GTK_LABEL (widget));
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     {
       const char *found = find_label (child, prefix);
       if (found)
@@ -437,17 +430,14 @@ test_timing_runs (void)
       g_settings_set_int (settings, "window", b);
       wait_idle ();
     }
-  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==,
-                   "median of 3 runs of this job");
+  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==, "median of 3 runs of this job");
   g_settings_set_int (settings, "window", a);
   wait_idle ();
-  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==,
-                   "median of 4 runs of this job");
+  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==, "median of 4 runs of this job");
   /* Display changes add no run. */
   g_settings_set_string (settings, "units", "nats");
   wait_idle ();
-  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==,
-                   "median of 4 runs of this job");
+  g_assert_cmpstr (find_label (GTK_WIDGET (window->timings), "median of"), ==, "median of 4 runs of this job");
   g_settings_set_string (settings, "units", "bits");
   g_settings_set_int (settings, "window", test_window);
   wait_idle ();

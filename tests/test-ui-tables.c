@@ -24,8 +24,7 @@ find_widget (GtkWidget *widget, GType type)
 {
   if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
     return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     {
       GtkWidget *found = find_widget (child, type);
       if (found)
@@ -64,8 +63,7 @@ find_row (GtkWidget *widget, const char *title)
   if (ADW_IS_PREFERENCES_ROW (widget)
       && g_strcmp0 (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (widget)), title) == 0)
     return widget;
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     {
       GtkWidget *row = find_row (child, title);
       if (row)
@@ -144,8 +142,7 @@ test_schema (void)
       g_assert_true (g_settings_schema_has_key (schema, param->name));
       key = g_settings_schema_get_key (schema, param->name);
       g_assert_true (g_variant_type_equal (g_settings_schema_key_get_value_type (key),
-                                           param->digits ? G_VARIANT_TYPE_DOUBLE
-                                                         : G_VARIANT_TYPE_INT32));
+                                           param->digits ? G_VARIANT_TYPE_DOUBLE : G_VARIANT_TYPE_INT32));
       range = g_settings_schema_key_get_range (key);
       g_variant_get (range, "(&sv)", &kind, &limits);
       g_assert_cmpstr (kind, ==, "range");
@@ -231,8 +228,7 @@ test_view_table (void)
 static void
 test_help_overlay (void)
 {
-  g_autoptr (GtkBuilder) builder =
-    gtk_builder_new_from_resource ("/org/entroscope/Entroscope/gtk/help-overlay.ui");
+  g_autoptr (GtkBuilder) builder = gtk_builder_new_from_resource ("/org/entroscope/Entroscope/gtk/help-overlay.ui");
   g_autoptr (GSList) objects = gtk_builder_get_objects (builder);
   const char *const *nicks = es_window_get_view_nicks ();
   guint found = 0;
@@ -283,8 +279,7 @@ test_side_panel (void)
       g_assert_cmpfloat (gtk_adjustment_get_lower (adjustment), ==, param->min);
       g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), ==, param->max);
       g_assert_cmpfloat (gtk_adjustment_get_step_increment (adjustment), ==, param->step);
-      g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==,
-                         es_settings_get_number (settings, param->name));
+      g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, es_settings_get_number (settings, param->name));
       if (GTK_IS_SPIN_BUTTON (control))
         g_assert_cmpuint (gtk_spin_button_get_digits (GTK_SPIN_BUTTON (control)), ==, param->digits);
       else
@@ -328,14 +323,12 @@ test_side_panel (void)
 static void
 test_compare_ops (void)
 {
-  EsCompareWindow *compare = es_compare_window_new (GTK_WINDOW (window), ES_COMPARER (window),
-                                                    ES_OP_ENTROPY);
+  EsCompareWindow *compare = es_compare_window_new (GTK_WINDOW (window), ES_COMPARER (window), ES_OP_ENTROPY);
   const char *titles[ES_N_OPS];
 
   for (int op = 0; op < ES_N_OPS; op++)
     titles[op] = es_op_info (op)->title;
-  assert_dropdown_titles (GTK_DROP_DOWN (find_widget (GTK_WIDGET (compare), GTK_TYPE_DROP_DOWN)),
-                          titles, ES_N_OPS);
+  assert_dropdown_titles (GTK_DROP_DOWN (find_widget (GTK_WIDGET (compare), GTK_TYPE_DROP_DOWN)), titles, ES_N_OPS);
   for (int op = 0; op < ES_N_OPS; op++)
     {
       es_compare_window_set_op (compare, op);

@@ -134,8 +134,7 @@ test_profile (void)
       g_assert_cmpfloat (tools->profile.values[i], ==, gray);
       g_assert_cmpfloat (tools->profile.values[n + i], ==, level_of (gray));
       for (int c = 0; c < 3; c++)
-        g_assert_cmpfloat_with_epsilon (tools->profile.values[(2 + c) * n + i],
-                                        shown_value (grid_ops[c], x, y), 1e-12);
+        g_assert_cmpfloat_with_epsilon (tools->profile.values[(2 + c) * n + i], shown_value (grid_ops[c], x, y), 1e-12);
     }
 
   /* The exported file, parsed back, against the layers themselves. */
@@ -160,8 +159,7 @@ test_profile (void)
       g_assert_cmpfloat_with_epsilon (g_ascii_strtod (row[3], NULL), hypot (x - 37, y - 401), 1e-6);
       g_assert_cmpfloat (g_ascii_strtod (row[4], NULL), ==, es_source_sample (source, x, y));
       g_assert_cmpfloat (g_ascii_strtod (row[5], NULL), ==, level_of (es_source_sample (source, x, y)));
-      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (row[6], NULL), shown_value (ES_VIEW_ENTROPY, x, y),
-                                      1e-8);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (row[6], NULL), shown_value (ES_VIEW_ENTROPY, x, y), 1e-8);
       g_assert_cmpfloat (g_ascii_strtod (row[7], NULL), ==, shown_value (ES_VIEW_EQUALIZED, x, y));
       g_assert_cmpfloat (g_ascii_strtod (row[8], NULL), ==, shown_value (ES_VIEW_SHARPENED, x, y));
     }
@@ -231,12 +229,10 @@ test_roi (void)
       g_assert_cmpstr (es_tools_get_roi_cell (tools, c + 1, 0), ==, tools->channels.names[c]);
       g_snprintf (expected, sizeof expected, "%lld", n);
       g_assert_cmpstr (es_tools_get_roi_cell (tools, c + 1, 1), ==, expected);
-      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 2), NULL),
-                                      (double) mean, 5.1e-5);
-      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 3), NULL),
-                                      stddev, 5.1e-5);
-      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 5), NULL),
-                                      max, 5.1e-5);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 2), NULL), (double) mean,
+                                      5.1e-5);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 3), NULL), stddev, 5.1e-5);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, c + 1, 5), NULL), max, 5.1e-5);
 
       /* What is copied and exported. */
       g_assert_cmpstr (rows[c + 1][0], ==, tools->channels.names[c]);
@@ -262,8 +258,7 @@ test_roi (void)
 static guint drawn_panes;
 
 static void
-record_pane (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
-             gpointer data)
+record_pane (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry, gpointer data)
 {
   drawn_panes |= 1u << geometry->pane;
 }
@@ -333,7 +328,7 @@ test_inspector (void)
   g_assert_cmpint (entropy->job.definition.shape, ==, ES_SHAPE_DISK);
   g_assert_cmpint (entropy->job.definition.border, ==, ES_BORDER_SYMMETRIC);
   es_tools_set_tool (tools, ES_TOOL_INSPECT);
-  drag (x, y, x, y);   /* a click pins the pixel */
+  drag (x, y, x, y); /* a click pins the pixel */
   g_assert_true (tools->inspect_pinned);
   g_assert_true (es_tools_get_window_counts (tools, &counts));
 

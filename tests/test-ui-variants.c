@@ -174,7 +174,7 @@ test_timings_note (void)
 
   job.window = 5;
   g_assert_null (es_timings_variant_note (&job, &timing));
-  timing = (EsTiming) { .backend = ES_BACKEND_CPU, .variant = "cpu" };
+  timing = (EsTiming){ .backend = ES_BACKEND_CPU, .variant = "cpu" };
   job.definition.shape = ES_SHAPE_DISK;
   g_assert_null (es_timings_variant_note (&job, &timing));
 }

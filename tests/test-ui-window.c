@@ -19,8 +19,7 @@ window_has_size (gpointer data)
 {
   const int *size = data;
 
-  return gtk_widget_get_width (GTK_WIDGET (window)) == size[0]
-         && gtk_widget_get_height (GTK_WIDGET (window)) == size[1]
+  return gtk_widget_get_width (GTK_WIDGET (window)) == size[0] && gtk_widget_get_height (GTK_WIDGET (window)) == size[1]
          && !g_main_context_pending (NULL);
 }
 
@@ -64,11 +63,9 @@ assert_apart (const char *name_a, GtkWidget *a, const char *name_b, GtkWidget *b
 
   if (!bounds (a, &ra) || !bounds (b, &rb))
     return;
-  if (graphene_rect_intersection (&ra, &rb, &overlap) && overlap.size.width > 0.5
-      && overlap.size.height > 0.5)
-    g_error ("%s (%g,%g %g×%g) overlaps %s (%g,%g %g×%g)", name_a, ra.origin.x, ra.origin.y,
-             ra.size.width, ra.size.height, name_b, rb.origin.x, rb.origin.y, rb.size.width,
-             rb.size.height);
+  if (graphene_rect_intersection (&ra, &rb, &overlap) && overlap.size.width > 0.5 && overlap.size.height > 0.5)
+    g_error ("%s (%g,%g %g×%g) overlaps %s (%g,%g %g×%g)", name_a, ra.origin.x, ra.origin.y, ra.size.width,
+             ra.size.height, name_b, rb.origin.x, rb.origin.y, rb.size.width, rb.size.height);
 }
 
 /* Within the window, give or take the pixel of a border or a separator. */
@@ -82,15 +79,14 @@ assert_inside_window (const char *name, GtkWidget *widget)
   if (rect.origin.x < -1.5 || rect.origin.y < -1.5
       || rect.origin.x + rect.size.width > gtk_widget_get_width (GTK_WIDGET (window)) + 1.5
       || rect.origin.y + rect.size.height > gtk_widget_get_height (GTK_WIDGET (window)) + 1.5)
-    g_error ("%s (%g,%g %g×%g) is cut by the window's edge", name, rect.origin.x, rect.origin.y,
-             rect.size.width, rect.size.height);
+    g_error ("%s (%g,%g %g×%g) is cut by the window's edge", name, rect.origin.x, rect.origin.y, rect.size.width,
+             rect.size.height);
 }
 
 static GtkWidget *
 canvas_viewport (void)
 {
-  return gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)),
-                                  GTK_TYPE_SCROLLED_WINDOW);
+  return gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)), GTK_TYPE_SCROLLED_WINDOW);
 }
 
 /* The readout of a pixel near the middle, as the pointer would give it. */
@@ -121,8 +117,7 @@ assert_readable (void)
     { "timings", GTK_WIDGET (window->timings) },
     { "error banner", GTK_WIDGET (window->error_revealer) },
   };
-  GtkWidget *header = gtk_widget_get_ancestor (GTK_WIDGET (window->view_dropdown),
-                                               ADW_TYPE_HEADER_BAR);
+  GtkWidget *header = gtk_widget_get_ancestor (GTK_WIDGET (window->view_dropdown), ADW_TYPE_HEADER_BAR);
 
   for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
     {
@@ -238,14 +233,13 @@ static void
 test_arrow_keys (void)
 {
   EsCanvas *canvas = es_window_get_canvas (window);
-  GtkEventController *keys = find_controller (GTK_WIDGET (canvas), GTK_TYPE_EVENT_CONTROLLER_KEY,
-                                              GTK_PHASE_BUBBLE);
+  GtkEventController *keys = find_controller (GTK_WIDGET (canvas), GTK_TYPE_EVENT_CONTROLLER_KEY, GTK_PHASE_BUBBLE);
   GtkAdjustment *h = gtk_scrollable_get_hadjustment (GTK_SCROLLABLE (canvas));
   GtkAdjustment *v = gtk_scrollable_get_vadjustment (GTK_SCROLLABLE (canvas));
   const guint presses[] = { GDK_KEY_Right, GDK_KEY_Right, GDK_KEY_Right, GDK_KEY_Right,
-                            GDK_KEY_Right, GDK_KEY_Down, GDK_KEY_Down, GDK_KEY_Down };
+                            GDK_KEY_Right, GDK_KEY_Down,  GDK_KEY_Down,  GDK_KEY_Down };
   const GtkDirectionType moves[] = { GTK_DIR_RIGHT, GTK_DIR_RIGHT, GTK_DIR_RIGHT, GTK_DIR_RIGHT,
-                                     GTK_DIR_RIGHT, GTK_DIR_DOWN, GTK_DIR_DOWN, GTK_DIR_DOWN };
+                                     GTK_DIR_RIGHT, GTK_DIR_DOWN,  GTK_DIR_DOWN,  GTK_DIR_DOWN };
   int window_size = g_settings_get_int (settings, "window");
   guint64 generation;
   double h0, v0;
@@ -437,8 +431,7 @@ test_two_windows (void)
 
   /* Ctrl+W closes a window: the built-in window.close. */
   {
-    g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (application),
-                                                                   "window.close");
+    g_auto (GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (application), "window.close");
     GtkWindow *weak = NULL;
 
     g_assert_true (g_strv_contains ((const char *const *) accels, "<Control>w"));
@@ -454,7 +447,9 @@ test_shortcuts (void)
 {
   GtkApplication *app = GTK_APPLICATION (application);
   const char *const expected[][2] = {
-    { "win.fullscreen", "F11" }, { "win.undo", "<Control>z" }, { "win.redo", "<Shift><Control>z" },
+    { "win.fullscreen", "F11" },
+    { "win.undo", "<Control>z" },
+    { "win.redo", "<Shift><Control>z" },
     { "win.new-window", "<Control>n" },
   };
   GMenuModel *zoom_menu = gtk_menu_button_get_menu_model (window->zoom_button);
@@ -607,8 +602,7 @@ test_volume (void)
   g_assert_nonnull (entropy->volume);
   g_assert_cmpint (es_layer_width (entropy), ==, width);
   g_assert_cmpint (es_layer_height (entropy), ==, height);
-  g_assert_true (entropy->result.values.pixels
-                 == es_image_voxel_row (&entropy->volume->result.values, planes / 2, 0));
+  g_assert_true (entropy->result.values.pixels == es_image_voxel_row (&entropy->volume->result.values, planes / 2, 0));
 
   started = gate_get (&gate.started);
   generation = window->generation;
@@ -622,8 +616,7 @@ test_volume (void)
   _es_window_update_position (window);
   g_assert_nonnull (strstr (gtk_label_get_label (window->position_label), "z     4"));
   plane = es_window_get_layer (window, ES_VIEW_ENTROPY);
-  g_assert_true (plane->result.values.pixels
-                 == es_image_voxel_row (&plane->volume->result.values, planes / 2 + 1, 0));
+  g_assert_true (plane->result.values.pixels == es_image_voxel_row (&plane->volume->result.values, planes / 2 + 1, 0));
   g_assert_true (press_window_key ("Page_Up"));
   g_assert_true (press_window_key ("Page_Up"));
   wait_idle ();
@@ -648,9 +641,10 @@ test_volume (void)
   /* The YZ slice's column z is plane z's column cross_x. */
   for (int z = 0; z < planes; z++)
     for (int y = 0; y < height; y++)
-      g_assert_cmpfloat (es_layer_value (canvas->panes[1].layer, z, y), ==,
-                         ((const float *) es_image_voxel_row (&canvas->panes[0].layer->volume->result.values, z, y))[window->cross_x]);
-  _es_canvas_emit_clicked (canvas, 2, 5, 1);   /* on XZ: column 5, plane 1 */
+      g_assert_cmpfloat (
+        es_layer_value (canvas->panes[1].layer, z, y), ==,
+        ((const float *) es_image_voxel_row (&canvas->panes[0].layer->volume->result.values, z, y))[window->cross_x]);
+  _es_canvas_emit_clicked (canvas, 2, 5, 1); /* on XZ: column 5, plane 1 */
   wait_idle ();
   g_assert_cmpint (window->cross_x, ==, 5);
   g_assert_cmpint (window->z, ==, 1);
@@ -680,8 +674,8 @@ definition_row_visible (const char *name)
 {
   EsSidebarDefinition *definition = es_sidebar_get_definition (window->sidebar);
 
-  return gtk_widget_get_visible (GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (definition),
-                                                                            ES_TYPE_SIDEBAR_DEFINITION, name)));
+  return gtk_widget_get_visible (
+    GTK_WIDGET (gtk_widget_get_template_child (GTK_WIDGET (definition), ES_TYPE_SIDEBAR_DEFINITION, name)));
 }
 
 /* A volume's 3-D window from the Definition section: the choice shows for
@@ -770,8 +764,8 @@ test_volume_window_3d (void)
   {
     const char *argv[] = { cli, "entropy", "--ball", "2", path, "-o", by_cli, NULL };
 
-    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL,
-                                 &status, NULL));
+    g_assert_true (
+      g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &status, NULL));
     g_assert_true (g_spawn_check_wait_status (status, NULL));
   }
   assert_same_files (exported, by_cli);

@@ -49,11 +49,8 @@ test_views (void)
     const char *name;
     EsView view;
   } views[] = {
-    { "original", ES_VIEW_ORIGINAL },
-    { "quantized", ES_VIEW_QUANTIZED },
-    { "equalized", ES_VIEW_EQUALIZED },
-    { "sharpened", ES_VIEW_SHARPENED },
-    { "entropy", ES_VIEW_ENTROPY },
+    { "original", ES_VIEW_ORIGINAL },   { "quantized", ES_VIEW_QUANTIZED }, { "equalized", ES_VIEW_EQUALIZED },
+    { "sharpened", ES_VIEW_SHARPENED }, { "entropy", ES_VIEW_ENTROPY },
   };
   EsCanvas *canvas = es_window_get_canvas (window);
 
@@ -219,8 +216,7 @@ test_drop (void)
 {
   g_autofree char *path = test_image ("images", "brick.png");
   g_autoptr (GFile) file = g_file_new_for_path (path);
-  GtkWidget *stack = gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)),
-                                              GTK_TYPE_STACK);
+  GtkWidget *stack = gtk_widget_get_ancestor (GTK_WIDGET (es_window_get_canvas (window)), GTK_TYPE_STACK);
   g_autoptr (GListModel) controllers = gtk_widget_observe_controllers (stack);
   GtkDropTarget *target = NULL;
   GValue value = G_VALUE_INIT;
@@ -258,8 +254,7 @@ test_copy (void)
 
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.copy", NULL));
   wait_idle ();
-  g_assert_true (gdk_content_formats_contain_gtype (gdk_clipboard_get_formats (clipboard),
-                                                    GDK_TYPE_TEXTURE));
+  g_assert_true (gdk_content_formats_contain_gtype (gdk_clipboard_get_formats (clipboard), GDK_TYPE_TEXTURE));
   g_assert_cmpstr (es_window_get_last_message (window), ==, "Copied the view to the clipboard");
 }
 
@@ -302,8 +297,7 @@ count_drawn_bars (GtkWidget *widget)
 {
   int n = ES_IS_BAR (widget) && gtk_widget_is_drawable (widget);
 
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     n += count_drawn_bars (child);
   return n;
 }
@@ -325,16 +319,15 @@ check_comparison (EsCompareWindow *compare, EsOp op)
       {
         double value = es_settings_get_number (settings, es_param (id)->name);
 
-        g_assert_cmpfloat (es_job_get_param (&comparison->job, id), ==,
-                           es_param (id)->digits ? (float) value : value);
+        g_assert_cmpfloat (es_job_get_param (&comparison->job, id), ==, es_param (id)->digits ? (float) value : value);
       }
 
   for (size_t i = 0; i < comparison->n_rows; i++)
     {
       const EsCompareRow *row = &comparison->rows[i];
 
-      g_test_message ("%s %s: kernel %.3f ms, wall %.3f ms, %.2f× floor", es_op_name (op), row->id,
-                      row->kernel_ms, row->wall_ms, row->floor_multiple);
+      g_test_message ("%s %s: kernel %.3f ms, wall %.3f ms, %.2f× floor", es_op_name (op), row->id, row->kernel_ms,
+                      row->wall_ms, row->floor_multiple);
       g_assert_cmpint (row->repeats, ==, ES_COMPARE_DEFAULT_REPEATS);
       g_assert_cmpfloat (row->kernel_ms, >, 0);
       /* Each run's kernel time is part of its wall time, so the medians keep that order. */
@@ -414,8 +407,7 @@ assert_refused (EsSource *before, const char *path, const char *name, guint64 li
 {
   g_autofree char *prefix = g_strdup_printf ("Could not open “%s”: ", name);
   /* In the setting's unit: limits here are under 0.1 megapixels, given to two digits. */
-  g_autofree char *reason = g_strdup_printf ("over the Maximum Image Size of %.2g megapixels",
-                                             limit / 1e6);
+  g_autofree char *reason = g_strdup_printf ("over the Maximum Image Size of %.2g megapixels", limit / 1e6);
 
   open_path (path);
   g_test_message ("%s", es_window_get_last_message (window));
@@ -444,9 +436,9 @@ assert_computes (int entropy_window)
 static void
 test_max_pixels (void)
 {
-  g_autofree char *small = test_image ("pngsuite", "basn0g08.png");     /* 32×32 */
-  g_autofree char *text = test_image ("images", "text.png");            /* 448×172 */
-  g_autofree char *camera = test_image ("images", "camera.png");        /* 512×512 */
+  g_autofree char *small = test_image ("pngsuite", "basn0g08.png"); /* 32×32 */
+  g_autofree char *text = test_image ("images", "text.png");        /* 448×172 */
+  g_autofree char *camera = test_image ("images", "camera.png");    /* 512×512 */
   g_autofree char *medium = g_build_filename (tmpdir, "medium.pgm", NULL);
   const guint64 limit = g_test_rand_int_range (1100, 40000);
   g_autofree guint8 *pgm = g_malloc (64 + 200 * 200);
@@ -511,7 +503,7 @@ test_crisp_pixels (void)
   for (int y = 0; y < size; y++)
     for (int x = 0; x < size; x++)
       {
-        const guint8 *p = pixels + (y * size + x) * 4;      /* B G R A in memory (cairo order) */
+        const guint8 *p = pixels + (y * size + x) * 4; /* B G R A in memory (cairo order) */
         const guint8 *e = expected + ((y / zoom) * (size / zoom) + x / zoom) * 3;
 
         g_assert_cmpuint (p[2], ==, e[0]);
@@ -546,8 +538,7 @@ test_zoom (void)
 static void
 test_layer_range (void)
 {
-  static const int sizes[][2] = { { 1, 1 }, { 1, 37 }, { 37, 1 }, { 17, 17 }, { 33, 18 },
-                                  { 258, 129 }, { 301, 300 } };
+  static const int sizes[][2] = { { 1, 1 }, { 1, 37 }, { 37, 1 }, { 17, 17 }, { 33, 18 }, { 258, 129 }, { 301, 300 } };
   EsImage gray = { 0 };
   EsSource *source;
 
@@ -567,8 +558,7 @@ test_layer_range (void)
           for (int y = 0; y < h; y++)
             for (int x = 0; x < w; x++)
               {
-                double v = kind == 1 ? 1.0 + g_test_rand_double_range (0, 1e-6)
-                                     : g_test_rand_double_range (0, 200);
+                double v = kind == 1 ? 1.0 + g_test_rand_double_range (0, 1e-6) : g_test_rand_double_range (0, 200);
                 void *row = es_image_row (&result.values, y);
 
                 if (format == ES_FORMAT_U8)

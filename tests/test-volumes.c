@@ -131,10 +131,19 @@ static void
 check_against_reference (EsEngine *engine)
 {
   static const int sizes[][3] = {
-    { 1, 1, 1 }, { 1, 9, 1 }, { 9, 1, 1 }, { 1, 1, 9 }, { 7, 5, 3 }, { 13, 6, 9 }, { 4, 11, 2 }, { 3, 3, 17 },
+    { 1, 1, 1 },
+    { 1, 9, 1 },
+    { 9, 1, 1 },
+    { 1, 1, 9 },
+    { 7, 5, 3 },
+    { 13, 6, 9 },
+    { 4, 11, 2 },
+    { 3, 3, 17 },
     /* Rows of 32 voxels and more are computed as two halves: even, odd, and
      * halves narrower than the window. */
-    { 32, 3, 4 }, { 33, 5, 3 }, { 70, 2, 5 },
+    { 32, 3, 4 },
+    { 33, 5, 3 },
+    { 70, 2, 5 },
   };
   int failures = 0, checks = 0;
   double worst = 0.0;
@@ -166,7 +175,7 @@ check_against_reference (EsEngine *engine)
             d->border = (EsBorder) border;
             d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
             d->binning = (EsBinning) binning;
-            job.levels = (int[]) { 2, 16, 256, 300, 4096 }[random_int (0, 4)];
+            job.levels = (int[]){ 2, 16, 256, 300, 4096 }[random_int (0, 4)];
             d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
             d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
             d->normalized = random_int (0, 2) == 0;
@@ -187,8 +196,8 @@ check_against_reference (EsEngine *engine)
                 if (!(diff <= ENTROPY_TOLERANCE))
                   {
                     failures++;
-                    tap_diag ("%s %d bits %d×%d×%d %s: off by %g", es_format_name (format), depth, w, h, planes,
-                              what, diff);
+                    tap_diag ("%s %d bits %d×%d×%d %s: off by %g", es_format_name (format), depth, w, h, planes, what,
+                              diff);
                   }
                 else if (diff > worst)
                   worst = diff;
@@ -198,8 +207,10 @@ check_against_reference (EsEngine *engine)
             es_image_clear (&mask);
             es_image_clear (&volume);
           }
-  tap_ok (failures == 0, "3-D windows (box, ball, footprint) equal the reference on awkward volumes, every border, "
-          "binning, unit and mask: %d of %d (worst %.2g)", checks - failures, checks, worst);
+  tap_ok (failures == 0,
+          "3-D windows (box, ball, footprint) equal the reference on awkward volumes, every border, "
+          "binning, unit and mask: %d of %d (worst %.2g)",
+          checks - failures, checks, worst);
 }
 
 /* Binned cells are 16 bits wide where every bin and the one past them (a
@@ -227,8 +238,11 @@ check_cell_widths (EsEngine *engine)
             continue;
           }
         job.levels = levels[l];
-        job.definition = (EsEntropyDefinition) {
-          .shape = ES_SHAPE_BALL, .radius = 2, .border = ES_BORDER_CLIP, .binning = ES_BINNING_DEPTH,
+        job.definition = (EsEntropyDefinition){
+          .shape = ES_SHAPE_BALL,
+          .radius = 2,
+          .border = ES_BORDER_CLIP,
+          .binning = ES_BINNING_DEPTH,
         };
         if (masked && make_mask (&mask, 40, 6, 5))
           job.definition.mask = &mask;
@@ -250,8 +264,10 @@ check_cell_widths (EsEngine *engine)
         es_image_clear (&mask);
         es_image_clear (&volume);
       }
-  tap_ok (failures == 0, "65535 bins (16-bit cells) and 65536 (32-bit) equal the reference, with and without a "
-          "mask (worst %.2g)", worst);
+  tap_ok (failures == 0,
+          "65535 bins (16-bit cells) and 65536 (32-bit) equal the reference, with and without a "
+          "mask (worst %.2g)",
+          worst);
 }
 
 /* A 2-D window over a volume is the 2-D result of each plane, bit for bit,
@@ -321,7 +337,7 @@ check_planes (EsEngine *engine)
         es_image_clear (&volume);
       }
   tap_ok (failures == 0, "entropy with 2-D windows, sharpen and quantize on a volume equal their 2-D results "
-          "plane by plane");
+                         "plane by plane");
 }
 
 /* Equalize builds one histogram of the whole volume: its result is that of
@@ -387,10 +403,16 @@ check_one_plane (EsEngine *engine)
             failures++;
             continue;
           }
-        box.definition = (EsEntropyDefinition) {
-          .shape = ES_SHAPE_BOX, .planes = 1, .height = random_odd (1, 9), .width = random_odd (1, 9),
-          .border = (EsBorder) border, .border_value = 7, .binning = (EsBinning) binning,
-          .range_lo = 20, .range_hi = 200,
+        box.definition = (EsEntropyDefinition){
+          .shape = ES_SHAPE_BOX,
+          .planes = 1,
+          .height = random_odd (1, 9),
+          .width = random_odd (1, 9),
+          .border = (EsBorder) border,
+          .border_value = 7,
+          .binning = (EsBinning) binning,
+          .range_lo = 20,
+          .range_hi = 200,
         };
         box.levels = 64;
         rect = box;
@@ -459,11 +481,11 @@ check_shapes (void)
   tap_ok (spans_ok, "ball spans hold exactly the cells with z² + y² + x² ≤ r², r = 0..%d, plane halo r",
           ES_RADIUS_3D_MAX);
 
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 7 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 7 };
   tap_ok (es_window_pixels (&job) == 105 && es_op_info (ES_OP_ENTROPY)->plane_halo (&job) == 1
-          && es_op_info (ES_OP_ENTROPY)->halo (&job) == 2 && es_definition_is_3d (&job.definition),
+            && es_op_info (ES_OP_ENTROPY)->halo (&job) == 2 && es_definition_is_3d (&job.definition),
           "box 3x5x7: 105 cells, plane halo 1, row halo 2");
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_DISK, .radius = 4 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_DISK, .radius = 4 };
   tap_ok (es_op_info (ES_OP_ENTROPY)->plane_halo (&job) == 0 && !es_definition_is_3d (&job.definition),
           "2-D windows read no other plane");
 }
@@ -482,42 +504,42 @@ check_text_and_limits (void)
            && d.width == 7 && es_definition_parse_box ("1×1×63", &d) && d.width == 63;
   tap_ok (parsed, "es_definition_parse_box reads DxHxW and D×H×W");
   tap_ok (!es_definition_parse_box ("2x5x5", &d) && !es_definition_parse_box ("3x5", &d)
-          && !es_definition_parse_box ("3x5x65", &d) && !es_definition_parse_box ("3x5x5x5", &d)
-          && !es_definition_parse_box ("", &d) && d.width == 63,
+            && !es_definition_parse_box ("3x5x65", &d) && !es_definition_parse_box ("3x5x5x5", &d)
+            && !es_definition_parse_box ("", &d) && d.width == 63,
           "es_definition_parse_box refuses even, missing, extra and too large sides, leaving d as it was");
 
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 5 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 5 };
   es_job_describe_definition (&job, "bits", text, sizeof text);
   tap_ok (strncmp (text, "box 3x5x5 · clip", strlen ("box 3x5x5 · clip")) == 0, "described as \"%s\"", text);
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 3 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BALL, .radius = 3 };
   es_job_describe_definition (&job, "bits", text, sizeof text);
-  tap_ok (strncmp (text, "ball r=3 · ", strlen ("ball r=3 · ")) == 0 && strcmp (es_shape_name (ES_SHAPE_BALL), "ball") == 0
-          && strcmp (es_shape_name (ES_SHAPE_BOX), "box") == 0,
+  tap_ok (strncmp (text, "ball r=3 · ", strlen ("ball r=3 · ")) == 0
+            && strcmp (es_shape_name (ES_SHAPE_BALL), "ball") == 0 && strcmp (es_shape_name (ES_SHAPE_BOX), "box") == 0,
           "described as \"%s\"; shapes named box and ball", text);
 
   job.definition.radius = ES_RADIUS_3D_MAX + 1;
   tap_ok (!es_job_validate (&job, &error) && strstr (error.message, "0..31") != NULL, "ball radius 32: %s",
           error.message);
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BOX, .planes = 65, .height = 1, .width = 1 };
-  error = (EsError) { 0 };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BOX, .planes = 65, .height = 1, .width = 1 };
+  error = (EsError){ 0 };
   tap_ok (!es_job_validate (&job, &error) && strstr (error.message, "box depth 65") != NULL, "box 65x1x1: %s",
           error.message);
   job.definition.planes = 4;
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   tap_ok (!es_job_validate (&job, &error), "box 4x1x1: %s", error.message);
 
   es_image_set_max_pixels (1000);
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   tap_ok (!es_image_alloc_volume (&image, 10, 10, 11, ES_FORMAT_U8, 8, &error) && image.pixels == NULL
-          && strstr (error.message, "10×10×11") != NULL && strstr (error.message, "1100") != NULL
-          && strstr (error.message, "1000") != NULL,
+            && strstr (error.message, "10×10×11") != NULL && strstr (error.message, "1100") != NULL
+            && strstr (error.message, "1000") != NULL,
           "a volume over the pixel budget is refused with its numbers: %s", error.message);
   tap_ok (es_image_alloc_volume (&image, 10, 10, 10, ES_FORMAT_U16, 16, &error) && image.planes == 10
-          && image.plane_stride == 200 && es_image_planes (&image) == 10,
+            && image.plane_stride == 200 && es_image_planes (&image) == 10,
           "a volume at the budget is allocated, planes packed");
   es_image_clear (&image);
   es_image_set_max_pixels (0);
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   tap_ok (!es_image_alloc_volume (&image, 1, 1, ES_MAX_SIDE + 1, ES_FORMAT_U8, 8, &error),
           "a volume of more planes than ES_MAX_SIDE is refused: %s", error.message);
   tap_ok (es_image_alloc (&image, 3, 2, ES_FORMAT_U8, 8, NULL) && image.planes == 0 && es_image_planes (&image) == 1,
@@ -538,7 +560,7 @@ check_mask_size (EsEngine *engine)
       tap_ok (false, "mask planes: no memory");
       return;
     }
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 1, .mask = &mask };
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BALL, .radius = 1, .mask = &mask };
   tap_ok (!es_run (engine, &job, &volume, &out, NULL, &error) && strstr (error.message, "5×4×2") != NULL,
           "a mask of 2 planes on a volume of 3 is refused: %s", error.message);
   es_image_clear (&out);
@@ -564,17 +586,17 @@ check_engine_memory (EsEngine *engine)
   for (size_t i = 0; i < image.plane_stride * 4; i++)
     zeroed &= ((const uint8_t *) image.pixels)[i] == 0;
   tap_ok (image.release == NULL && image.planes == 4 && image.stride == 14 && image.plane_stride == 70
-          && image.depth == 16 && zeroed,
+            && image.depth == 16 && zeroed,
           "a CPU engine's volume is plain memory, planes packed and zeroed");
   es_image_clear (&image);
   tap_ok (es_engine_volume_alloc (engine, &image, 7, 5, 1, ES_FORMAT_U8, 8, &error) && image.planes == 0
-          && image.plane_stride == 0 && image.release == NULL,
+            && image.plane_stride == 0 && image.release == NULL,
           "one plane is a 2-D image: %s", error.message);
   es_image_clear (&image);
   es_image_set_max_pixels (100);
-  error = (EsError) { 0 };
+  error = (EsError){ 0 };
   tap_ok (!es_engine_volume_alloc (engine, &image, 10, 10, 2, ES_FORMAT_U8, 8, &error) && image.pixels == NULL
-          && strstr (error.message, "10×10×2") != NULL,
+            && strstr (error.message, "10×10×2") != NULL,
           "an engine volume over the pixel budget is refused: %s", error.message);
   es_image_set_max_pixels (0);
 
@@ -585,12 +607,13 @@ check_engine_memory (EsEngine *engine)
       es_image_clear (&volume);
       return;
     }
-  job.definition = (EsEntropyDefinition) { .shape = ES_SHAPE_BALL, .radius = 2 };
-  error = (EsError) { 0 };
-  if (tap_ok (es_run (engine, &job, &volume, &out, NULL, &error) && es_run (engine, &job, &volume, &given, NULL, &error),
+  job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BALL, .radius = 2 };
+  error = (EsError){ 0 };
+  if (tap_ok (es_run (engine, &job, &volume, &out, NULL, &error)
+                && es_run (engine, &job, &volume, &given, NULL, &error),
               "a 3-D job into es_run's result and into an engine volume: %s", error.message))
     tap_ok (out.release == NULL && out.planes == 11 && out.plane_stride == given.plane_stride
-            && memcmp (out.pixels, given.pixels, given.plane_stride * 11) == 0,
+              && memcmp (out.pixels, given.pixels, given.plane_stride * 11) == 0,
             "es_run's volume result is plain memory, and both results are the same bytes");
   es_image_clear (&given);
   es_image_clear (&out);

@@ -11,7 +11,7 @@ struct _EsApplication {
   AdwApplication parent_instance;
 
   GSettings *settings;
-  gboolean compare_at_start;   /* --compare */
+  gboolean compare_at_start; /* --compare */
 };
 
 G_DEFINE_FINAL_TYPE (EsApplication, es_application, ADW_TYPE_APPLICATION)
@@ -27,8 +27,7 @@ es_application_create_settings (GError **error)
     schema = g_settings_schema_source_lookup (source, ES_APPLICATION_ID, TRUE);
   if (schema == NULL && g_file_test (ES_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
     {
-      build_source = g_settings_schema_source_new_from_directory (ES_BUILD_SCHEMA_DIR, source,
-                                                                  FALSE, error);
+      build_source = g_settings_schema_source_new_from_directory (ES_BUILD_SCHEMA_DIR, source, FALSE, error);
       if (build_source == NULL)
         return NULL;
       schema = g_settings_schema_source_lookup (build_source, ES_APPLICATION_ID, TRUE);
@@ -36,8 +35,8 @@ es_application_create_settings (GError **error)
   if (schema == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "The settings schema %s is not installed (nor compiled in %s)",
-                   ES_APPLICATION_ID, ES_BUILD_SCHEMA_DIR);
+                   "The settings schema %s is not installed (nor compiled in %s)", ES_APPLICATION_ID,
+                   ES_BUILD_SCHEMA_DIR);
       return NULL;
     }
   return g_settings_new_full (schema, NULL, NULL);
@@ -46,15 +45,12 @@ es_application_create_settings (GError **error)
 EsApplication *
 es_application_new (GSettings *settings, GApplicationFlags flags)
 {
-  EsApplication *self = g_object_new (ES_TYPE_APPLICATION,
-                                      "application-id", ES_APPLICATION_ID,
-                                      "flags", flags | G_APPLICATION_HANDLES_OPEN,
-                                      "resource-base-path", "/org/entroscope/Entroscope",
-                                      NULL);
+  EsApplication *self = g_object_new (ES_TYPE_APPLICATION, "application-id", ES_APPLICATION_ID, "flags",
+                                      flags | G_APPLICATION_HANDLES_OPEN, "resource-base-path",
+                                      "/org/entroscope/Entroscope", NULL);
   self->settings = g_object_ref (settings);
   g_application_set_option_context_parameter_string (G_APPLICATION (self), "[FILE…]");
-  g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE,
-                                 G_OPTION_ARG_NONE,
+  g_application_add_main_option (G_APPLICATION (self), "compare", 0, G_OPTION_FLAG_NONE, G_OPTION_ARG_NONE,
                                  "Open the Compare Variants view once the image is open", NULL);
   return self;
 }
@@ -152,22 +148,17 @@ about_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 
   debug_info = g_strdup_printf ("Engine: %s\nCUDA backend compiled: %s\nGTK %u.%u.%u, libadwaita %u.%u.%u\n",
                                 parent && ES_IS_WINDOW (parent) && es_window_get_engine_description (ES_WINDOW (parent))
-                                  ? es_window_get_engine_description (ES_WINDOW (parent)) : "not started",
-                                es_engine_cuda_compiled () ? "yes" : "no",
-                                gtk_get_major_version (), gtk_get_minor_version (), gtk_get_micro_version (),
-                                adw_get_major_version (), adw_get_minor_version (), adw_get_micro_version ());
-  about = g_object_new (ADW_TYPE_ABOUT_WINDOW,
-                        "transient-for", parent,
-                        "application-name", "Entroscope",
-                        "application-icon", ES_APPLICATION_ID,
-                        "developer-name", "The Entroscope developers",
-                        "developers", developers,
-                        "version", ES_VERSION,
-                        "comments", "Inspect grayscale images through local entropy, histogram "
-                                    "equalization and sharpening, on a CUDA GPU or every CPU core.",
-                        "license-type", GTK_LICENSE_MIT_X11,
-                        "debug-info", debug_info,
-                        NULL);
+                                  ? es_window_get_engine_description (ES_WINDOW (parent))
+                                  : "not started",
+                                es_engine_cuda_compiled () ? "yes" : "no", gtk_get_major_version (),
+                                gtk_get_minor_version (), gtk_get_micro_version (), adw_get_major_version (),
+                                adw_get_minor_version (), adw_get_micro_version ());
+  about = g_object_new (ADW_TYPE_ABOUT_WINDOW, "transient-for", parent, "application-name", "Entroscope",
+                        "application-icon", ES_APPLICATION_ID, "developer-name", "The Entroscope developers",
+                        "developers", developers, "version", ES_VERSION, "comments",
+                        "Inspect grayscale images through local entropy, histogram "
+                        "equalization and sharpening, on a CUDA GPU or every CPU core.",
+                        "license-type", GTK_LICENSE_MIT_X11, "debug-info", debug_info, NULL);
   gtk_window_present (GTK_WINDOW (about));
 }
 
@@ -190,7 +181,9 @@ static void
 apply_style (GSettings *settings, const char *key, EsApplication *self)
 {
   static const AdwColorScheme schemes[] = {
-    ADW_COLOR_SCHEME_PREFER_DARK, ADW_COLOR_SCHEME_FORCE_LIGHT, ADW_COLOR_SCHEME_FORCE_DARK,
+    ADW_COLOR_SCHEME_PREFER_DARK,
+    ADW_COLOR_SCHEME_FORCE_LIGHT,
+    ADW_COLOR_SCHEME_FORCE_DARK,
   };
   guint style = g_settings_get_enum (settings, "style");
 
@@ -232,11 +225,9 @@ es_application_startup (GApplication *application)
 
   G_APPLICATION_CLASS (es_application_parent_class)->startup (application);
 
-  g_action_map_add_action_entries (G_ACTION_MAP (application), actions, G_N_ELEMENTS (actions),
-                                   application);
+  g_action_map_add_action_entries (G_ACTION_MAP (application), actions, G_N_ELEMENTS (actions), application);
   for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
-    gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action,
-                                           accels[i].accels);
+    gtk_application_set_accels_for_action (GTK_APPLICATION (application), accels[i].action, accels[i].accels);
   /* Alt+1… choose the views in the order of the view switcher. */
   for (const char *const *nicks = es_window_get_view_nicks (), *const *nick = nicks; *nick; nick++)
     {
@@ -284,5 +275,4 @@ es_application_class_init (EsApplicationClass *klass)
 
 static void
 es_application_init (EsApplication *self)
-{
-}
+{}

@@ -68,11 +68,11 @@ es_bar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   switch (self->kind)
     {
     case ES_BAR_DEFAULT:
-      cairo_set_source_rgb (cr, 0.21, 0.52, 0.89);   /* GNOME blue 3 */
+      cairo_set_source_rgb (cr, 0.21, 0.52, 0.89); /* GNOME blue 3 */
       cairo_fill (cr);
       break;
     case ES_BAR_CPU:
-      cairo_set_source_rgb (cr, 0.90, 0.38, 0.0);    /* GNOME orange 5 */
+      cairo_set_source_rgb (cr, 0.90, 0.38, 0.0); /* GNOME orange 5 */
       cairo_fill (cr);
       break;
     case ES_BAR_FLOOR:
@@ -93,7 +93,7 @@ es_bar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       break;
     case ES_BAR_VARIANT:
     default:
-      cairo_set_source_rgb (cr, 0.38, 0.63, 0.92);   /* GNOME blue 2, a step lighter */
+      cairo_set_source_rgb (cr, 0.38, 0.63, 0.92); /* GNOME blue 2, a step lighter */
       cairo_fill_preserve (cr);
       cairo_set_source_rgba (cr, 0.1, 0.1, 0.12, 0.35);
       cairo_fill (cr);
@@ -116,8 +116,8 @@ es_bar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 }
 
 static void
-es_bar_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum,
-                int *natural, int *minimum_baseline, int *natural_baseline)
+es_bar_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,
+                int *minimum_baseline, int *natural_baseline)
 {
   *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 120 : 18;
   *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 360 : 18;

@@ -11,10 +11,10 @@ G_DECLARE_FINAL_TYPE (EsBar, es_bar, ES, BAR, GtkWidget)
 
 /* What a bar stands for; it picks the fill. */
 typedef enum {
-  ES_BAR_VARIANT,   /* a kernel variant */
-  ES_BAR_DEFAULT,   /* the default (fastest known) variant */
-  ES_BAR_FLOOR,     /* the copy floor itself */
-  ES_BAR_CPU,       /* the CPU's single implementation */
+  ES_BAR_VARIANT, /* a kernel variant */
+  ES_BAR_DEFAULT, /* the default (fastest known) variant */
+  ES_BAR_FLOOR,   /* the copy floor itself */
+  ES_BAR_CPU,     /* the CPU's single implementation */
 } EsBarKind;
 
 GtkWidget *es_bar_new (EsBarKind kind);

@@ -48,8 +48,8 @@ on_scroll (GtkEventControllerScroll *controller, double dx, double dy, EsCanvas 
           int direction = self->scroll_accumulator > 0 ? -1 : 1;
 
           self->scroll_accumulator += direction;
-          _es_canvas_zoom_at (self, _es_canvas_next_zoom (self->zoom, direction),
-                              self->pointer_x, self->pointer_y, FALSE);
+          _es_canvas_zoom_at (self, _es_canvas_next_zoom (self->zoom, direction), self->pointer_x, self->pointer_y,
+                              FALSE);
         }
       return TRUE;
     }

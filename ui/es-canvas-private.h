@@ -24,7 +24,7 @@ struct _EsCanvas {
   Pane panes[ES_CANVAS_MAX_PANES];
   int n_panes;
   int active_pane;
-  int label_top;             /* y of the top row's pane labels (es_canvas_set_label_top) */
+  int label_top; /* y of the top row's pane labels (es_canvas_set_label_top) */
   int image_width, image_height;
 
   double zoom;
@@ -50,8 +50,7 @@ struct _EsCanvas {
 };
 
 /* Image coordinates under a point of the widget, and the pane it is in. */
-gboolean _es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
-                                     double *iy);
+gboolean _es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy);
 /* Emits "step" and "clicked" (es-canvas-input.c). */
 void _es_canvas_emit_step (EsCanvas *self, int direction);
 void _es_canvas_emit_clicked (EsCanvas *self, int pane, int x, int y);

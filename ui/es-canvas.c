@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#define GAP 4              /* logical pixels between grid panes */
+#define GAP 4 /* logical pixels between grid panes */
 #define MAX_ZOOM 64.0
 
 enum {
@@ -20,23 +20,17 @@ enum {
   PROP_VSCROLL_POLICY,
 };
 
-enum {
-  SIGNAL_HOVER,
-  SIGNAL_STEP,
-  SIGNAL_CLICKED,
-  N_SIGNALS
-};
+enum { SIGNAL_HOVER, SIGNAL_STEP, SIGNAL_CLICKED, N_SIGNALS };
 
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-G_DEFINE_FINAL_TYPE_WITH_CODE (EsCanvas, es_canvas, GTK_TYPE_WIDGET,
-                               G_IMPLEMENT_INTERFACE (GTK_TYPE_SCROLLABLE, NULL))
+G_DEFINE_FINAL_TYPE_WITH_CODE (EsCanvas, es_canvas, GTK_TYPE_WIDGET, G_IMPLEMENT_INTERFACE (GTK_TYPE_SCROLLABLE, NULL))
 
 /* Zoom steps for keys and wheel clicks: integer zooms keep pixel blocks even. */
 static const double zoom_steps[] = {
-  1.0 / 32, 1.0 / 24, 1.0 / 16, 1.0 / 12, 1.0 / 8, 1.0 / 6, 1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3,
-  1, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64,
+  1.0 / 32, 1.0 / 24, 1.0 / 16, 1.0 / 12, 1.0 / 8, 1.0 / 6, 1.0 / 4, 1.0 / 3, 1.0 / 2, 2.0 / 3, 1,  1.5,
+  2,        3,        4,        6,        8,       12,      16,      24,      32,      48,      64,
 };
 
 /* Geometry */
@@ -117,11 +111,11 @@ configure_adjustments (EsCanvas *self, double hvalue, double vvalue)
 
   pane_size (self, &pw, &ph);
   if (self->hadjustment)
-    gtk_adjustment_configure (self->hadjustment, CLAMP (hvalue, 0, MAX (cw - pw, 0)), 0,
-                              MAX (cw, pw), pw * 0.1, pw * 0.9, pw);
+    gtk_adjustment_configure (self->hadjustment, CLAMP (hvalue, 0, MAX (cw - pw, 0)), 0, MAX (cw, pw), pw * 0.1,
+                              pw * 0.9, pw);
   if (self->vadjustment)
-    gtk_adjustment_configure (self->vadjustment, CLAMP (vvalue, 0, MAX (ch - ph, 0)), 0,
-                              MAX (ch, ph), ph * 0.1, ph * 0.9, ph);
+    gtk_adjustment_configure (self->vadjustment, CLAMP (vvalue, 0, MAX (ch - ph, 0)), 0, MAX (ch, ph), ph * 0.1,
+                              ph * 0.9, ph);
 }
 
 gboolean
@@ -151,8 +145,7 @@ _es_canvas_update_hover (EsCanvas *self)
   int pane = -1, x = -1, y = -1;
   double ix, iy;
 
-  if (self->pointer_inside
-      && _es_canvas_widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
+  if (self->pointer_inside && _es_canvas_widget_to_image (self, self->pointer_x, self->pointer_y, &pane, &ix, &iy)
       && ix >= 0 && iy >= 0 && ix < es_layer_width (self->panes[pane].layer)
       && iy < es_layer_height (self->panes[pane].layer))
     {
@@ -425,15 +418,13 @@ pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph
     return NULL;
   *tx = x0;
   *ty = y0;
-  if (pane->texture && pane->texture_zoom == zoom
-      && pane->tx == x0 && pane->ty == y0 && pane->tw == x1 - x0 && pane->th == y1 - y0
-      && pane->torigin_x == ox && pane->torigin_y == oy
+  if (pane->texture && pane->texture_zoom == zoom && pane->tx == x0 && pane->ty == y0 && pane->tw == x1 - x0
+      && pane->th == y1 - y0 && pane->torigin_x == ox && pane->torigin_y == oy
       && memcmp (&pane->texture_scale, &pane->scale, sizeof pane->scale) == 0)
     return pane->texture;
 
   g_clear_object (&pane->texture);
-  pane->texture = es_layer_render (pane->layer, &pane->scale, zoom, ox - x0, oy - y0,
-                                   x1 - x0, y1 - y0);
+  pane->texture = es_layer_render (pane->layer, &pane->scale, zoom, ox - x0, oy - y0, x1 - x0, y1 - y0);
   pane->texture_scale = pane->scale;
   pane->texture_zoom = zoom;
   pane->tx = x0;
@@ -455,8 +446,7 @@ draw_label (EsCanvas *self, GtkSnapshot *snapshot, double top, const char *text,
   GdkRGBA accent = { 0.21, 0.52, 0.89, 0.92 };
 
   pango_layout_get_pixel_extents (layout, NULL, &extent);
-  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, top, extent.width + 16,
-                                                              extent.height + 8), 6);
+  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, top, extent.width + 16, extent.height + 8), 6);
   gtk_snapshot_push_rounded_clip (snapshot, &box);
   gtk_snapshot_append_color (snapshot, active ? &accent : &bg, &box.bounds);
   gtk_snapshot_pop (snapshot);
@@ -499,8 +489,7 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     {
       gtk_snapshot_append_color (snapshot, &separator,
                                  &GRAPHENE_RECT_INIT (pw, 0, GAP, gtk_widget_get_height (widget)));
-      gtk_snapshot_append_color (snapshot, &separator,
-                                 &GRAPHENE_RECT_INIT (0, ph, gtk_widget_get_width (widget), GAP));
+      gtk_snapshot_append_color (snapshot, &separator, &GRAPHENE_RECT_INIT (0, ph, gtk_widget_get_width (widget), GAP));
     }
 
   for (int i = 0; i < self->n_panes; i++)
@@ -520,16 +509,14 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
         {
           gtk_snapshot_save (snapshot);
           gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (snapshot, texture,
-                                       &GRAPHENE_RECT_INIT (tx, ty,
-                                                            gdk_texture_get_width (texture),
-                                                            gdk_texture_get_height (texture)));
+          gtk_snapshot_append_texture (
+            snapshot, texture,
+            &GRAPHENE_RECT_INIT (tx, ty, gdk_texture_get_width (texture), gdk_texture_get_height (texture)));
           gtk_snapshot_restore (snapshot);
         }
       if (self->draw_func)
         {
-          EsCanvasPaneGeometry geometry = { i, (double) ox / sf, (double) oy / sf, self->zoom,
-                                            pw, ph, sf, ox, oy };
+          EsCanvasPaneGeometry geometry = { i, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph, sf, ox, oy };
 
           self->draw_func (self, snapshot, &geometry, self->draw_data);
         }
@@ -556,14 +543,13 @@ es_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
       self->zoom = fit_zoom (self);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
     }
-  configure_adjustments (self,
-                         self->hadjustment ? gtk_adjustment_get_value (self->hadjustment) : 0,
+  configure_adjustments (self, self->hadjustment ? gtk_adjustment_get_value (self->hadjustment) : 0,
                          self->vadjustment ? gtk_adjustment_get_value (self->vadjustment) : 0);
 }
 
 static void
-es_canvas_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
-                   int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+es_canvas_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,
+                   int *minimum_baseline, int *natural_baseline)
 {
   *minimum = 64;
   *natural = 480;
@@ -601,29 +587,14 @@ es_canvas_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
 
   switch (prop_id)
     {
-    case PROP_ZOOM:
-      g_value_set_double (value, self->zoom);
-      break;
-    case PROP_FIT:
-      g_value_set_boolean (value, self->fit);
-      break;
-    case PROP_ACTIVE_PANE:
-      g_value_set_int (value, self->active_pane);
-      break;
-    case PROP_HADJUSTMENT:
-      g_value_set_object (value, self->hadjustment);
-      break;
-    case PROP_VADJUSTMENT:
-      g_value_set_object (value, self->vadjustment);
-      break;
-    case PROP_HSCROLL_POLICY:
-      g_value_set_enum (value, self->hscroll_policy);
-      break;
-    case PROP_VSCROLL_POLICY:
-      g_value_set_enum (value, self->vscroll_policy);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    case PROP_ZOOM: g_value_set_double (value, self->zoom); break;
+    case PROP_FIT: g_value_set_boolean (value, self->fit); break;
+    case PROP_ACTIVE_PANE: g_value_set_int (value, self->active_pane); break;
+    case PROP_HADJUSTMENT: g_value_set_object (value, self->hadjustment); break;
+    case PROP_VADJUSTMENT: g_value_set_object (value, self->vadjustment); break;
+    case PROP_HSCROLL_POLICY: g_value_set_enum (value, self->hscroll_policy); break;
+    case PROP_VSCROLL_POLICY: g_value_set_enum (value, self->vscroll_policy); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -634,30 +605,17 @@ es_canvas_set_property (GObject *object, guint prop_id, const GValue *value, GPa
 
   switch (prop_id)
     {
-    case PROP_ZOOM:
-      es_canvas_set_zoom (self, g_value_get_double (value));
-      break;
+    case PROP_ZOOM: es_canvas_set_zoom (self, g_value_get_double (value)); break;
     case PROP_FIT:
       if (g_value_get_boolean (value))
         es_canvas_zoom_fit (self);
       break;
-    case PROP_ACTIVE_PANE:
-      es_canvas_set_active_pane (self, g_value_get_int (value));
-      break;
-    case PROP_HADJUSTMENT:
-      set_adjustment (self, &self->hadjustment, g_value_get_object (value));
-      break;
-    case PROP_VADJUSTMENT:
-      set_adjustment (self, &self->vadjustment, g_value_get_object (value));
-      break;
-    case PROP_HSCROLL_POLICY:
-      self->hscroll_policy = g_value_get_enum (value);
-      break;
-    case PROP_VSCROLL_POLICY:
-      self->vscroll_policy = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    case PROP_ACTIVE_PANE: es_canvas_set_active_pane (self, g_value_get_int (value)); break;
+    case PROP_HADJUSTMENT: set_adjustment (self, &self->hadjustment, g_value_get_object (value)); break;
+    case PROP_VADJUSTMENT: set_adjustment (self, &self->vadjustment, g_value_get_object (value)); break;
+    case PROP_HSCROLL_POLICY: self->hscroll_policy = g_value_get_enum (value); break;
+    case PROP_VSCROLL_POLICY: self->vscroll_policy = g_value_get_enum (value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -691,15 +649,13 @@ es_canvas_class_init (EsCanvasClass *klass)
   widget_class->size_allocate = es_canvas_size_allocate;
   widget_class->measure = es_canvas_measure;
 
-  properties[PROP_ZOOM] =
-    g_param_spec_double ("zoom", NULL, NULL, zoom_steps[0], 1e4, 1.0,
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_FIT] =
-    g_param_spec_boolean ("fit", NULL, NULL, TRUE,
-                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_ACTIVE_PANE] =
-    g_param_spec_int ("active-pane", NULL, NULL, 0, ES_CANVAS_MAX_PANES - 1, 0,
-                      G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ZOOM] = g_param_spec_double ("zoom", NULL, NULL, zoom_steps[0], 1e4, 1.0,
+                                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_FIT] = g_param_spec_boolean ("fit", NULL, NULL, TRUE,
+                                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_ACTIVE_PANE] = g_param_spec_int ("active-pane", NULL, NULL, 0, ES_CANVAS_MAX_PANES - 1, 0,
+                                                   G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY
+                                                     | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
   g_object_class_override_property (object_class, PROP_HADJUSTMENT, "hadjustment");
   g_object_class_override_property (object_class, PROP_VADJUSTMENT, "vadjustment");
@@ -708,17 +664,14 @@ es_canvas_class_init (EsCanvasClass *klass)
 
   /* Emitted with the pane and image pixel under the pointer; pane is -1
    * when the pointer is not over the image. */
-  signals[SIGNAL_HOVER] =
-    g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+  signals[SIGNAL_HOVER] = g_signal_new ("hover", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                        G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
   /* es_canvas_set_stepping: Ctrl and the wheel, +1 or −1. */
-  signals[SIGNAL_STEP] =
-    g_signal_new ("step", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 1, G_TYPE_INT);
+  signals[SIGNAL_STEP] = g_signal_new ("step", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                       G_TYPE_NONE, 1, G_TYPE_INT);
   /* A click without a drag on a pane's image: the pane and the image pixel. */
-  signals[SIGNAL_CLICKED] =
-    g_signal_new ("clicked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
-                  G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
+  signals[SIGNAL_CLICKED] = g_signal_new ("clicked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 3, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
   gtk_widget_class_set_css_name (widget_class, "escanvas");
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_IMG);

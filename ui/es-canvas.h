@@ -14,8 +14,8 @@ G_DECLARE_FINAL_TYPE (EsCanvas, es_canvas, ES, CANVAS, GtkWidget)
 #define ES_CANVAS_MAX_PANES 4
 
 typedef struct {
-  EsLayer *layer;          /* borrowed for the call; the canvas keeps a ref */
-  EsColorScale scale;      /* the colours to draw it with */
+  EsLayer *layer;     /* borrowed for the call; the canvas keeps a ref */
+  EsColorScale scale; /* the colours to draw it with */
   /* The grid's label over the pane (copied); NULL: the view's title. */
   const char *label;
   /* A crosshair through image point (cross_x, cross_y) of the pane: the
@@ -57,13 +57,12 @@ typedef struct {
 
 /* Draws over each pane after its image (the inspection tools' shapes,
  * es-tools.c), clipped to the pane, in the pane's coordinates. */
-typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot,
-                                  const EsCanvasPaneGeometry *geometry, gpointer user_data);
+typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
+                                  gpointer user_data);
 void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data);
 /* The pane under a point of the widget and the image point there (it may
  * lie outside the image); FALSE outside every pane. */
-gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix,
-                                    double *iy);
+gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy);
 /* With stepping on, a mouse wheel turned with Ctrl held emits "step" (+1
  * away from the user, −1 towards) instead of zooming: a volume's planes.
  * "clicked" (pane, x, y) follows a click without a drag on an image. */

@@ -23,8 +23,7 @@ struct _EsColorbar {
 G_DEFINE_FINAL_TYPE (EsColorbar, es_colorbar, GTK_TYPE_WIDGET)
 
 int
-es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral, double *ticks,
-                   int *decimals)
+es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral, double *ticks, int *decimals)
 {
   static const double nice[] = { 1, 2, 2.5, 5, 10 };
   double span = hi - lo, raw, magnitude, step = 1;
@@ -56,8 +55,8 @@ es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral, doubl
 }
 
 void
-es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale,
-                       const char *units, gboolean integral)
+es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale, const char *units,
+                       gboolean integral)
 {
   g_return_if_fail (ES_IS_COLORBAR (self));
 
@@ -72,16 +71,15 @@ es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_
 }
 
 static void
-append_text (EsColorbar *self, GtkSnapshot *snapshot, const char *text, double x, double y,
-             double xalign, const GdkRGBA *color)
+append_text (EsColorbar *self, GtkSnapshot *snapshot, const char *text, double x, double y, double xalign,
+             const GdkRGBA *color)
 {
   PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
   int width, height;
 
   pango_layout_get_pixel_size (layout, &width, &height);
   gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (round (x - xalign * width),
-                                                          round (y - height / 2.0)));
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (round (x - xalign * width), round (y - height / 2.0)));
   gtk_snapshot_append_layout (snapshot, layout, color);
   gtk_snapshot_restore (snapshot);
   g_object_unref (layout);
@@ -112,37 +110,34 @@ es_colorbar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     {
       int k = self->scale.reversed ? i : 255 - i;
       stops[i].offset = i / 255.0f;
-      stops[i].color = (GdkRGBA) { table[k][0] / 255.0f, table[k][1] / 255.0f,
-                                   table[k][2] / 255.0f, 1.0f };
+      stops[i].color = (GdkRGBA){ table[k][0] / 255.0f, table[k][1] / 255.0f, table[k][2] / 255.0f, 1.0f };
     }
-  gtk_snapshot_append_linear_gradient (snapshot,
-                                       &GRAPHENE_RECT_INIT (bar_x, top, BAR_WIDTH, bottom - top),
-                                       &GRAPHENE_POINT_INIT (bar_x, top),
-                                       &GRAPHENE_POINT_INIT (bar_x, bottom), stops, 256);
+  gtk_snapshot_append_linear_gradient (snapshot, &GRAPHENE_RECT_INIT (bar_x, top, BAR_WIDTH, bottom - top),
+                                       &GRAPHENE_POINT_INIT (bar_x, top), &GRAPHENE_POINT_INIT (bar_x, bottom), stops,
+                                       256);
 
   if (self->units)
     append_text (self, snapshot, self->units, bar_x, MARGIN_TOP / 2.0, 0, &color);
 
   lo = self->scale.lo * self->unit_scale;
   hi = self->scale.hi * self->unit_scale;
-  n_ticks = es_colorbar_ticks (lo, hi, MIN (MAX_TICKS, (int) ((bottom - top) / 28) + 1),
-                               self->integral, ticks, &decimals);
+  n_ticks = es_colorbar_ticks (lo, hi, MIN (MAX_TICKS, (int) ((bottom - top) / 28) + 1), self->integral, ticks,
+                               &decimals);
   for (int i = 0; i < n_ticks; i++)
     {
       double y = hi > lo ? bottom - (ticks[i] - lo) / (hi - lo) * (bottom - top) : bottom;
       char text[32];
 
       y = round (y) + 0.5;
-      gtk_snapshot_append_color (snapshot, &tick_color,
-                                 &GRAPHENE_RECT_INIT (bar_x + BAR_WIDTH, y - 0.5, 5, 1));
+      gtk_snapshot_append_color (snapshot, &tick_color, &GRAPHENE_RECT_INIT (bar_x + BAR_WIDTH, y - 0.5, 5, 1));
       g_snprintf (text, sizeof text, "%.*f", decimals, ticks[i]);
       append_text (self, snapshot, text, bar_x + BAR_WIDTH + 8, y, 0, &color);
     }
 }
 
 static void
-es_colorbar_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
-                     int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+es_colorbar_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,
+                     int *minimum_baseline, int *natural_baseline)
 {
   *minimum = *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 76 : 120;
 }

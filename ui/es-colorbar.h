@@ -13,7 +13,7 @@ G_DECLARE_FINAL_TYPE (EsColorbar, es_colorbar, ES, COLORBAR, GtkWidget)
 
 /* scale->lo/hi are in the values' own units; ticks show value·unit_scale,
  * labelled with units. integral: the values are whole numbers (levels, gray). */
-void es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale,
-                            const char *units, gboolean integral);
+void es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale, const char *units,
+                            gboolean integral);
 
 G_END_DECLS

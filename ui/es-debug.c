@@ -42,8 +42,7 @@ es_debug_log (const char *format, ...)
   va_start (args, format);
   message = g_strdup_vprintf (format, args);
   va_end (args);
-  fprintf (stderr, "entroscope[timing] %9.1f ms  %s\n",
-           (g_get_monotonic_time () - start_time) / 1000.0, message);
+  fprintf (stderr, "entroscope[timing] %9.1f ms  %s\n", (g_get_monotonic_time () - start_time) / 1000.0, message);
 }
 
 static gboolean
@@ -78,6 +77,5 @@ es_debug_unwatch_main_loop (void)
   if (!watchdog_id)
     return;
   g_clear_handle_id (&watchdog_id, g_source_remove);
-  es_debug_log ("main loop: %u stalls over %d ms, longest %.1f ms", n_stalls, STALL_MS,
-                longest_stall);
+  es_debug_log ("main loop: %u stalls over %d ms, longest %.1f ms", n_stalls, STALL_MS, longest_stall);
 }

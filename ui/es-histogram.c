@@ -14,8 +14,7 @@ struct _EsHistogram {
 G_DEFINE_FINAL_TYPE (EsHistogram, es_histogram, GTK_TYPE_WIDGET)
 
 void
-es_histogram_set_counts (EsHistogram *self, const guint64 *counts, guint n_bins, EsColormap map,
-                         gboolean reversed)
+es_histogram_set_counts (EsHistogram *self, const guint64 *counts, guint n_bins, EsColormap map, gboolean reversed)
 {
   g_return_if_fail (ES_IS_HISTOGRAM (self));
 
@@ -89,8 +88,8 @@ es_histogram_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 }
 
 static void
-es_histogram_measure (GtkWidget *widget, GtkOrientation orientation, int for_size,
-                      int *minimum, int *natural, int *minimum_baseline, int *natural_baseline)
+es_histogram_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,
+                      int *minimum_baseline, int *natural_baseline)
 {
   *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 128 : 72;
   *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 256 : 88;

@@ -13,7 +13,7 @@ G_DECLARE_FINAL_TYPE (EsHistogram, es_histogram, ES, HISTOGRAM, GtkWidget)
 
 /* Copies the counts; NULL clears. With a colormap (map < ES_N_COLORMAPS),
  * bin i takes the colour of value i of 0..n_bins-1, else the accent colour. */
-void es_histogram_set_counts (EsHistogram *self, const guint64 *counts, guint n_bins,
-                              EsColormap map, gboolean reversed);
+void es_histogram_set_counts (EsHistogram *self, const guint64 *counts, guint n_bins, EsColormap map,
+                              gboolean reversed);
 
 G_END_DECLS

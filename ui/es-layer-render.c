@@ -14,8 +14,7 @@ pack_rgb (const guint8 *p)
 
 /* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
 static guint8 *
-render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1,
-             size_t *rgb_stride)
+render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1, size_t *rgb_stride)
 {
   EsImage crop = *level;
   guint8 *rgb;
@@ -47,8 +46,8 @@ clampi (int v, int lo, int hi)
 
 /* Each device pixel takes the image pixel under its centre: crisp blocks. */
 static void
-render_nearest (const EsImage *level, const EsColorScale *scale, double zoom,
-                double origin_x, double origin_y, int width, int height, guint32 *out)
+render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                int width, int height, guint32 *out)
 {
   g_autofree int *xmap = g_new (int, width);
   g_autofree guint8 *rgb = NULL;
@@ -83,8 +82,8 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom,
 }
 
 typedef struct {
-  int a, b;      /* neighbouring sample indices (already relative to the crop) */
-  guint32 wb;    /* weight of b in 1/256 */
+  int a, b;   /* neighbouring sample indices (already relative to the crop) */
+  guint32 wb; /* weight of b in 1/256 */
 } Tap;
 
 static Tap *
@@ -126,8 +125,7 @@ blend (guint32 a, guint32 b, guint32 wb)
 
 /* One crop row, packed and filtered horizontally to the output width. */
 static void
-filter_row (const guint8 *rgb, const Tap *xs, int width, guint32 *packed, int crop_width,
-            guint32 *out)
+filter_row (const guint8 *rgb, const Tap *xs, int width, guint32 *packed, int crop_width, guint32 *out)
 {
   for (int i = 0; i < crop_width; i++)
     packed[i] = pack_rgb (rgb + 3 * i);
@@ -142,8 +140,8 @@ typedef struct {
 } RowCache;
 
 static const guint32 *
-cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_stride,
-            const Tap *xs, int width, guint32 *packed, int crop_width)
+cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_stride, const Tap *xs, int width,
+            guint32 *packed, int crop_width)
 {
   int slot;
 
@@ -158,8 +156,8 @@ cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_st
 /* Zoomed out: a mip level between 1× and 2× the display size, sampled
  * bilinearly at each device pixel's centre. */
 static void
-render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom,
-                 double origin_x, double origin_y, int width, int height, guint32 *out)
+render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                 int width, int height, guint32 *out)
 {
   int x0, x1, y0, y1;
   g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
@@ -172,10 +170,8 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom,
 
   for (int j = 0; j < height; j++)
     {
-      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width,
-                                      packed, x1 - x0 + 1);
-      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width,
-                                      packed, x1 - x0 + 1);
+      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
+      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
       guint32 *dst = out + (size_t) j * width;
 
       for (int i = 0; i < width; i++)
@@ -184,8 +180,8 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom,
 }
 
 GdkTexture *
-es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom,
-                 double origin_x, double origin_y, int width, int height)
+es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                 int width, int height)
 {
   g_autoptr (GBytes) bytes = NULL;
   guint32 *pixels;

@@ -8,12 +8,12 @@
 /* The view table: one row per view. Titles of operation views come from the
  * operation table (result_title), so that a new operation needs only a row. */
 typedef struct {
-  const char *name;    /* GSettings nick of "view", export file names */
-  int op;              /* the EsOp behind it; -1 for the original */
-  const char *title;   /* only for a view without an operation */
-  gboolean heatmap;    /* takes the user's colormap */
-  gboolean grid;       /* one of the grid's panes, in table order */
-  gboolean histogram;  /* charted in the side panel */
+  const char *name;   /* GSettings nick of "view", export file names */
+  int op;             /* the EsOp behind it; -1 for the original */
+  const char *title;  /* only for a view without an operation */
+  gboolean heatmap;   /* takes the user's colormap */
+  gboolean grid;      /* one of the grid's panes, in table order */
+  gboolean histogram; /* charted in the side panel */
 } EsViewRow;
 
 static const EsViewRow view_rows[ES_N_VIEWS] = {
@@ -35,8 +35,7 @@ const char *
 es_view_title (EsView view)
 {
   g_return_val_if_fail (view < ES_N_VIEWS, NULL);
-  return view_rows[view].op < 0 ? view_rows[view].title
-                                : es_op_info (view_rows[view].op)->result_title;
+  return view_rows[view].op < 0 ? view_rows[view].title : es_op_info (view_rows[view].op)->result_title;
 }
 
 gboolean
@@ -107,8 +106,7 @@ es_job_describe_params (const EsJob *job, const char *separator)
 
         if (text->len)
           g_string_append (text, separator);
-        g_string_append_printf (text, "%s %.*f", param->name, param->digits,
-                                es_job_get_param (job, id));
+        g_string_append_printf (text, "%s %.*f", param->name, param->digits, es_job_get_param (job, id));
       }
   return g_string_free (text, FALSE);
 }
@@ -166,7 +164,7 @@ es_source_free (gpointer data)
 {
   EsSource *source = data;
 
-  if (source->volume.source)   /* a plane: the pixels are the volume's */
+  if (source->volume.source) /* a plane: the pixels are the volume's */
     es_source_unref (source->volume.source);
   else
     es_image_clear (&source->image);
@@ -193,11 +191,11 @@ es_source_sample (const EsSource *source, int x, int y)
  * the time it takes to build the mips. The buffers of a layer that is gone
  * are kept for the next one of the same size, up to SPARE_LIMIT bytes. */
 
-#define SPARE_MIN ((size_t) 4 << 20)      /* smaller ones are cheap to map */
+#define SPARE_MIN ((size_t) 4 << 20) /* smaller ones are cheap to map */
 #define SPARE_LIMIT ((size_t) 768 << 20)
 
 static GMutex spare_lock;
-static GQueue spares;                      /* Spare*, newest first */
+static GQueue spares; /* Spare*, newest first */
 static size_t spare_bytes;
 
 typedef struct {
@@ -268,9 +266,13 @@ alloc_image (EsImage *image, int width, int height, EsFormat format, int depth)
 
   if (pixels == NULL)
     return es_image_alloc (image, width, height, format, depth, NULL);
-  *image = (EsImage) {
-    .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
-    .format = format, .depth = depth, .pixels = pixels,
+  *image = (EsImage){
+    .width = width,
+    .height = height,
+    .stride = (size_t) width * es_format_size (format),
+    .format = format,
+    .depth = depth,
+    .pixels = pixels,
   };
   return TRUE;
 }
@@ -283,9 +285,13 @@ es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format
 
   if (pixels == NULL)
     return FALSE;
-  *values = (EsImage) {
-    .width = width, .height = height, .stride = (size_t) width * es_format_size (format),
-    .format = format, .depth = format == ES_FORMAT_U8 ? 8 : 0, .pixels = pixels,
+  *values = (EsImage){
+    .width = width,
+    .height = height,
+    .stride = (size_t) width * es_format_size (format),
+    .format = format,
+    .depth = format == ES_FORMAT_U8 ? 8 : 0,
+    .pixels = pixels,
   };
   return TRUE;
 }
@@ -313,9 +319,7 @@ row_to_float (const EsImage *image, int y, float *out)
       for (int x = 0; x < image->width; x++)
         out[x] = ((const guint16 *) row)[x];
       break;
-    case ES_FORMAT_F32:
-      memcpy (out, row, image->width * sizeof (float));
-      break;
+    case ES_FORMAT_F32: memcpy (out, row, image->width * sizeof (float)); break;
     }
 }
 
@@ -335,8 +339,7 @@ float_row (const EsImage *image, int y, float *buffer)
  * minimum and maximum of both rows, skipping NaN as es_image_min_max does:
  * one pass over the values for both, vectorized. */
 static void
-halve_row (const float *a, const float *b, int w, float *dst, int out_width, float *lo,
-           float *hi)
+halve_row (const float *a, const float *b, int w, float *dst, int out_width, float *lo, float *hi)
 {
   int pairs = w / 2;
 
@@ -344,7 +347,7 @@ halve_row (const float *a, const float *b, int w, float *dst, int out_width, flo
     {
       float l = *lo, h = *hi;
 
-#pragma omp simd reduction(min:l) reduction(max:h)
+#pragma omp simd reduction(min : l) reduction(max : h)
       for (int x = 0; x < pairs; x++)
         {
           float a0 = a[2 * x], a1 = a[2 * x + 1], b0 = b[2 * x], b1 = b[2 * x + 1];
@@ -416,8 +419,7 @@ build_mips (EsLayer *layer, double *range)
             const float *ra = float_row (in, 2 * y, a);
             const float *rb = 2 * y + 1 < in->height ? float_row (in, 2 * y + 1, b) : ra;
 
-            halve_row (ra, rb, in->width, es_image_row (&out, y), out.width, find ? &lo : NULL,
-                       find ? &hi : NULL);
+            halve_row (ra, rb, in->width, es_image_row (&out, y), out.width, find ? &lo : NULL, find ? &hi : NULL);
           }
         if (find)
 #pragma omp critical
@@ -446,7 +448,7 @@ auto_range (const EsImage *values, const double *range, double *lo, double *hi)
   guint8 pixels[2 * sizeof (float)];
   EsImage two = *values;
 
-  if (!(range[0] <= range[1]))   /* no values, or only NaN */
+  if (!(range[0] <= range[1])) /* no values, or only NaN */
     {
       *lo = *hi = 0;
       return;
@@ -481,7 +483,7 @@ volume_range (const EsImage *values, double *range)
   int planes = es_image_planes (values);
   double lo = INFINITY, hi = -INFINITY;
 
-#pragma omp parallel for schedule(static) reduction(min:lo) reduction(max:hi)
+#pragma omp parallel for schedule(static) reduction(min : lo) reduction(max : hi)
   for (int z = 0; z < planes; z++)
     {
       EsImage plane = es_image_plane (values, z);
@@ -561,8 +563,7 @@ es_layer_job_params (const EsJob *job, EsViewParams *params)
 }
 
 EsLayer *
-es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice backend,
-              EsResult *result)
+es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice backend, EsResult *result)
 {
   EsLayer *layer = g_atomic_rc_box_new0 (EsLayer);
   double range[2];
@@ -636,15 +637,15 @@ es_layer_new_slice (EsLayer *volume, EsSource *plane_source, EsSliceAxis axis, i
   if (axis == ES_SLICE_XY)
     return es_layer_new_plane (volume, plane_source, at);
   g_return_val_if_fail (at >= 0 && at < (axis == ES_SLICE_XZ ? from->height : from->width), NULL);
-  if (!alloc_image (&slice, axis == ES_SLICE_XZ ? from->width : planes,
-                    axis == ES_SLICE_XZ ? planes : from->height, from->format, from->depth))
+  if (!alloc_image (&slice, axis == ES_SLICE_XZ ? from->width : planes, axis == ES_SLICE_XZ ? planes : from->height,
+                    from->format, from->depth))
     return NULL;
   slice.levels = from->levels;
   slice.maxval = from->maxval;
-  if (axis == ES_SLICE_XZ)   /* row z of the slice: row `at` of plane z */
+  if (axis == ES_SLICE_XZ) /* row z of the slice: row `at` of plane z */
     for (int z = 0; z < planes; z++)
       memcpy (es_image_row (&slice, z), es_image_voxel_row (from, z, at), (size_t) from->width * sample);
-  else                       /* row y of the slice: column `at` of row y, plane after plane */
+  else /* row y of the slice: column `at` of row y, plane after plane */
     for (int y = 0; y < from->height; y++)
       {
         guint8 *row = es_image_row (&slice, y);
@@ -773,8 +774,7 @@ es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueIn
 {
   /* Bits are a display conversion of nats: the values stay, unit_scale and
    * the words (the definition line too) follow the display's units. */
-  *info = layer->view == ES_VIEW_ORIGINAL ? layer->result.info
-                                          : es_value_info_for (&layer->job, display->units);
+  *info = layer->view == ES_VIEW_ORIGINAL ? layer->result.info : es_value_info_for (&layer->job, display->units);
 }
 
 void

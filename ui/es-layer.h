@@ -20,7 +20,7 @@ typedef enum {
   ES_N_VIEWS
 } EsView;
 
-const char *es_view_name (EsView view);    /* "entropy" (also the GSettings nick) */
+const char *es_view_name (EsView view); /* "entropy" (also the GSettings nick) */
 /* "Original", else the operation's result_title: "Entropy", "Equalized" */
 const char *es_view_title (EsView view);
 gboolean es_view_from_name (const char *name, EsView *view);
@@ -43,14 +43,14 @@ char *es_job_describe_params (const EsJob *job, const char *separator);
 typedef struct {
   EsImage image;
   GFile *file;
-  char *name;                /* for titles and messages */
-  guint64 serial;            /* unique in the process: tells sources apart after they are freed */
-  guint64 histogram[256];    /* of the 8-bit view of the samples */
-  guint32 sample_lo, sample_hi;  /* the samples' range: what minmax binning bins over */
+  char *name;                   /* for titles and messages */
+  guint64 serial;               /* unique in the process: tells sources apart after they are freed */
+  guint64 histogram[256];       /* of the 8-bit view of the samples */
+  guint32 sample_lo, sample_hi; /* the samples' range: what minmax binning bins over */
   /* A plane of a volume (es_source_new_plane): the volume, held, and the
    * plane's z; image then shares the volume's pixels. NULL otherwise. */
   struct _EsSourceVolume {
-    gpointer source;           /* EsSource */
+    gpointer source; /* EsSource */
     int z;
   } volume;
 } EsSource;
@@ -73,10 +73,10 @@ guint32 es_source_sample (const EsSource *source, int x, int y);
  * The colour scale, the range and the units are derived from a layer's
  * values when it is drawn or exported, so changing them runs nothing. */
 typedef struct {
-  EsColormap colormap;       /* heatmap views; the others keep their own */
+  EsColormap colormap; /* heatmap views; the others keep their own */
   gboolean reversed;
-  EsRangeMode range;         /* views of an operation; the original is always absolute */
-  EsUnits units;             /* views whose values are in nats */
+  EsRangeMode range; /* views of an operation; the original is always absolute */
+  EsUnits units;     /* views whose values are in nats */
 } EsDisplay;
 
 #define ES_LAYER_MAX_MIPS 14
@@ -85,24 +85,24 @@ typedef struct {
 typedef struct _EsLayer {
   EsView view;
   EsSource *source;
-  EsJob job;                 /* what produced it; job.variant NULL where the CPU ran it */
-  EsBackendChoice backend;   /* the backend that was asked for */
+  EsJob job;               /* what produced it; job.variant NULL where the CPU ran it */
+  EsBackendChoice backend; /* the backend that was asked for */
   /* Values, metadata and timing; the scale and info are those of the
    * absolute range in the table's units, the operation's own colormap:
    * es_layer_display_scale and es_layer_display_info adapt them. */
   EsResult result;
-  double min, max;           /* the automatic range (es_pipeline_auto_range) */
+  double min, max; /* the automatic range (es_pipeline_auto_range) */
   /* mips[0] is result.values (not owned); mips[k] halves mips[k-1] by 2×2
    * averaging, in F32, so that zoomed-out views do not alias. */
   EsImage mips[ES_LAYER_MAX_MIPS];
   int n_mips;
-  guint64 *histogram;        /* es_view_has_histogram: range_max + 1 bins; else NULL */
+  guint64 *histogram; /* es_view_has_histogram: range_max + 1 bins; else NULL */
   guint n_bins;
   /* A plane or a slice of a volume's layer (es_layer_new_plane, _slice):
    * that layer, held; its values, job, range and histogram are the
    * volume's. NULL for a layer of its own. */
   struct _EsLayer *volume;
-  gboolean owns_values;      /* a slice's gathered values (a plane's are the volume's) */
+  gboolean owns_values; /* a slice's gathered values (a plane's are the volume's) */
 } EsLayer;
 
 /* Which slice of a volume: a plane (XY), or across the planes through a
@@ -118,8 +118,7 @@ typedef enum {
 EsLayer *es_layer_new_original (EsSource *source);
 /* Makes a layer around a finished pipeline result (taken over, *result
  * zeroed) of job, run with es_layer_job_params. */
-EsLayer *es_layer_new (EsView view, EsSource *source, const EsJob *job,
-                       EsBackendChoice backend, EsResult *result);
+EsLayer *es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice backend, EsResult *result);
 /* Plane z of a volume's layer, shown and inspected as a 2-D layer of
  * plane_source (es_source_new_plane of the layer's source): its values
  * share the volume's, its colour range is the volume's, so that stepping
@@ -162,8 +161,8 @@ void es_layer_export_result (const EsLayer *layer, const EsDisplay *display, EsR
  * (origin_x, origin_y) in the texture. Zoomed in, each image pixel becomes a
  * crisp block; zoomed out, a mip level is sampled bilinearly. Only the
  * visible pixels are touched, so this stays cheap for huge images. */
-GdkTexture *es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom,
-                             double origin_x, double origin_y, int width, int height);
+GdkTexture *es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x,
+                             double origin_y, int width, int height);
 /* The whole layer at full resolution as packed RGB8 (for the clipboard). */
 GBytes *es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride);
 

@@ -29,11 +29,10 @@ index_to_nick (const GValue *value, const GVariantType *type, gpointer user_data
 }
 
 void
-es_settings_bind_choice (GSettings *settings, const char *key, gpointer object,
-                         const char *const *nicks)
+es_settings_bind_choice (GSettings *settings, const char *key, gpointer object, const char *const *nicks)
 {
-  g_settings_bind_with_mapping (settings, key, object, "selected", G_SETTINGS_BIND_DEFAULT,
-                                nick_to_index, index_to_nick, (gpointer) nicks, NULL);
+  g_settings_bind_with_mapping (settings, key, object, "selected", G_SETTINGS_BIND_DEFAULT, nick_to_index,
+                                index_to_nick, (gpointer) nicks, NULL);
 }
 
 double

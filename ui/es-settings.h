@@ -10,8 +10,7 @@ G_BEGIN_DECLS
 
 /* Binds a string key holding one of `nicks` (NULL-terminated, static) to a
  * guint "selected" property (AdwComboRow, GtkDropDown): index i <-> nicks[i]. */
-void es_settings_bind_choice (GSettings *settings, const char *key, gpointer object,
-                              const char *const *nicks);
+void es_settings_bind_choice (GSettings *settings, const char *key, gpointer object, const char *const *nicks);
 
 /* A numeric key ("i" or "d", such as a parameter's) as a double. */
 double es_settings_get_number (GSettings *settings, const char *key);

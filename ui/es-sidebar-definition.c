@@ -50,14 +50,14 @@ struct _EsSidebarDefinition {
   GtkWidget *mask_clear_button;
 
   GSettings *settings;
-  GPtrArray *files;            /* CellsFile, every one loaded */
-  CellsFile *mask;             /* NULL: every pixel counts */
-  char *mask_loading;          /* the name of the mask being read, or NULL */
-  guint mask_generation;       /* of the last mask asked for: older reads are dropped */
-  CellsFile *footprint;        /* of "footprint-file"; NULL when none could be read */
+  GPtrArray *files;      /* CellsFile, every one loaded */
+  CellsFile *mask;       /* NULL: every pixel counts */
+  char *mask_loading;    /* the name of the mask being read, or NULL */
+  guint mask_generation; /* of the last mask asked for: older reads are dropped */
+  CellsFile *footprint;  /* of "footprint-file"; NULL when none could be read */
   int image_width, image_height, image_planes;
-  gboolean normalized;         /* units were "normalized" at the last change */
-  gboolean applying;           /* a preset is setting the keys */
+  gboolean normalized; /* units were "normalized" at the last change */
+  gboolean applying;   /* a preset is setting the keys */
   GtkNativeDialog *chooser;
 };
 
@@ -82,11 +82,8 @@ static const char *preset_nicks[8];
 
 /* What each border mode and binning does, on a row a b c d. */
 static const char *const border_subtitles[] = {
-  "Only in-image pixels count",
-  "d c b a | a b c d | d c b a",
-  "d c b | a b c d | c b a",
-  "a a | a b c d | d d",
-  "v v | a b c d | v v",
+  "Only in-image pixels count", "d c b a | a b c d | d c b a", "d c b | a b c d | c b a",
+  "a a | a b c d | d d",        "v v | a b c d | v v",
 };
 static const char *const binning_subtitles[] = {
   "⌊v·L / 2^depth⌋",
@@ -101,9 +98,9 @@ static const char *const binning_subtitles[] = {
  * a volume's window: a preset's shape is 2-D, and with a 3-D window it sets
  * the border and binning only, as entroscope-cli --like with --box/--ball. */
 static const char *const definition_keys[] = {
-  "shape", "rect-height", "rect-width", "radius", "footprint-file", "border", "border-value",
-  "binning", "range-lo", "range-hi", "volume-window", "shape-3d", "box-planes", "box-height", "box-width",
-  "ball-radius", NULL,
+  "shape",     "rect-height", "rect-width", "radius",        "footprint-file", "border",     "border-value",
+  "binning",   "range-lo",    "range-hi",   "volume-window", "shape-3d",       "box-planes", "box-height",
+  "box-width", "ball-radius", NULL,
 };
 
 static void
@@ -134,13 +131,14 @@ load_cells (GFile *file, EsError *error)
       g_free (cells);
       return NULL;
     }
-  cells->footprint = (EsFootprint) { .width = cells->cells.width, .height = cells->cells.height, .cells = cells->cells.pixels };
+  cells->footprint = (EsFootprint){ .width = cells->cells.width,
+                                    .height = cells->cells.height,
+                                    .cells = cells->cells.pixels };
   cells->name = g_file_get_basename (file);
   return cells;
 }
 
-static void
-message (EsSidebarDefinition *self, const char *format, ...) G_GNUC_PRINTF (2, 3);
+static void message (EsSidebarDefinition *self, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
 static void
 message (EsSidebarDefinition *self, const char *format, ...)
@@ -189,8 +187,7 @@ update_rows (EsSidebarDefinition *self)
   gtk_widget_set_visible (self->box_width_row, in_3d && shape_3d == ES_SHAPE_BOX);
   gtk_widget_set_visible (self->ball_radius_row, in_3d && shape_3d == ES_SHAPE_BALL);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->volume_window_row),
-                               in_3d ? "Counted across neighbouring planes"
-                                     : "The 2-D shape, on each plane alone");
+                               in_3d ? "Counted across neighbouring planes" : "The 2-D shape, on each plane alone");
   gtk_widget_set_visible (GTK_WIDGET (self->shape_row), !in_3d);
   gtk_widget_set_visible (self->rect_height_row, !in_3d && shape == ES_SHAPE_RECT);
   gtk_widget_set_visible (self->rect_width_row, !in_3d && shape == ES_SHAPE_RECT);
@@ -203,8 +200,8 @@ update_rows (EsSidebarDefinition *self)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->binning_row), binning_subtitles[binning]);
 
   if (self->footprint)
-    footprint_text = g_strdup_printf ("%s · %d × %d", self->footprint->name,
-                                      self->footprint->cells.width, self->footprint->cells.height);
+    footprint_text = g_strdup_printf ("%s · %d × %d", self->footprint->name, self->footprint->cells.width,
+                                      self->footprint->cells.height);
   adw_action_row_set_subtitle (self->footprint_row,
                                footprint_text ? footprint_text : "None chosen: the square is used");
 
@@ -221,8 +218,8 @@ update_rows (EsSidebarDefinition *self)
                                  self->image_planes);
   else
     mask_text = g_strdup_printf ("%s is %d × %d, the image %d × %d: not used", self->mask->name,
-                                 self->mask->cells.width, self->mask->cells.height,
-                                 self->image_width, self->image_height);
+                                 self->mask->cells.width, self->mask->cells.height, self->image_width,
+                                 self->image_height);
   adw_action_row_set_subtitle (self->mask_row, mask_text);
   gtk_widget_set_sensitive (self->mask_clear_button, self->mask != NULL);
 }
@@ -261,18 +258,15 @@ keys_match_preset (EsSidebarDefinition *self, const char *name)
   if (preset == NULL)
     {
       wanted = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-      return g_str_equal (name, PRESET_DEFAULT) && g_str_equal (units, "nats")
-             && now.window == wanted.window && now.levels == wanted.levels
-             && now.definition.shape == ES_SHAPE_SQUARE && now.definition.border == ES_BORDER_CLIP
-             && now.definition.binning == ES_BINNING_DEPTH;
+      return g_str_equal (name, PRESET_DEFAULT) && g_str_equal (units, "nats") && now.window == wanted.window
+             && now.levels == wanted.levels && now.definition.shape == ES_SHAPE_SQUARE
+             && now.definition.border == ES_BORDER_CLIP && now.definition.binning == ES_BINNING_DEPTH;
     }
   wanted = now;
   es_preset_apply (preset, &wanted, FALSE);
-  return g_str_equal (units, preset->units) && now.window == wanted.window
-         && now.levels == wanted.levels && now.definition.shape == wanted.definition.shape
-         && now.definition.radius == wanted.definition.radius
-         && now.definition.border == wanted.definition.border
-         && now.definition.binning == wanted.definition.binning;
+  return g_str_equal (units, preset->units) && now.window == wanted.window && now.levels == wanted.levels
+         && now.definition.shape == wanted.definition.shape && now.definition.radius == wanted.definition.radius
+         && now.definition.border == wanted.definition.border && now.definition.binning == wanted.definition.binning;
 }
 
 void
@@ -323,8 +317,9 @@ load_footprint (EsSidebarDefinition *self)
       message (self, "The footprint %s could not be read: %s", path, error.message);
       es_error_clear (&error);
     }
-  else if (footprint && (footprint->cells.width % 2 == 0 || footprint->cells.height % 2 == 0
-                         || footprint->cells.width > ES_SIDE_MAX || footprint->cells.height > ES_SIDE_MAX))
+  else if (footprint
+           && (footprint->cells.width % 2 == 0 || footprint->cells.height % 2 == 0
+               || footprint->cells.width > ES_SIDE_MAX || footprint->cells.height > ES_SIDE_MAX))
     {
       message (self, "A footprint needs odd sides up to %d; %s is %d × %d", ES_SIDE_MAX, footprint->name,
                footprint->cells.width, footprint->cells.height);
@@ -350,8 +345,7 @@ on_setting (GSettings *settings, const char *key, EsSidebarDefinition *self)
         es_sidebar_definition_apply_preset (self, preset);
       return;
     }
-  if (!definition && !g_str_equal (key, "units") && !g_str_equal (key, "window")
-      && !g_str_equal (key, "levels"))
+  if (!definition && !g_str_equal (key, "units") && !g_str_equal (key, "window") && !g_str_equal (key, "levels"))
     return;
 
   /* A change by hand leaves the preset (a preset's own keys never do). */
@@ -384,8 +378,7 @@ on_setting (GSettings *settings, const char *key, EsSidebarDefinition *self)
 static void
 bind_spin (GSettings *settings, const char *key, GtkSpinButton *spin)
 {
-  g_settings_bind (settings, key, gtk_spin_button_get_adjustment (spin), "value",
-                   G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind (settings, key, gtk_spin_button_get_adjustment (spin), "value", G_SETTINGS_BIND_DEFAULT);
 }
 
 void
@@ -463,7 +456,7 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int
 
   g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
 
-  *d = (EsEntropyDefinition) { 0 };
+  *d = (EsEntropyDefinition){ 0 };
   if (settings == NULL)
     return;
   /* Only what the choices use is set, so that a value the job ignores (a
@@ -476,17 +469,13 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int
       d->height = g_settings_get_int (settings, "rect-height") | 1;
       d->width = g_settings_get_int (settings, "rect-width") | 1;
       break;
-    case ES_SHAPE_DISK:
-      d->radius = g_settings_get_int (settings, "radius");
-      break;
+    case ES_SHAPE_DISK: d->radius = g_settings_get_int (settings, "radius"); break;
     case ES_SHAPE_BOX:
       d->planes = g_settings_get_int (settings, "box-planes") | 1;
       d->height = g_settings_get_int (settings, "box-height") | 1;
       d->width = g_settings_get_int (settings, "box-width") | 1;
       break;
-    case ES_SHAPE_BALL:
-      d->radius = g_settings_get_int (settings, "ball-radius");
-      break;
+    case ES_SHAPE_BALL: d->radius = g_settings_get_int (settings, "ball-radius"); break;
     case ES_SHAPE_FOOTPRINT:
       /* None could be read: the square the overlay then names. */
       if (self->footprint)
@@ -494,8 +483,7 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int
       else
         d->shape = ES_SHAPE_SQUARE;
       break;
-    default:
-      break;
+    default: break;
     }
   if (d->shape != ES_SHAPE_SQUARE)
     job->window = ES_WINDOW_DEFAULT;
@@ -560,8 +548,8 @@ on_mask_read (GObject *source, GAsyncResult *result, gpointer generation)
   if (!mask_fits (self, mask))
     {
       update_rows (self);
-      message (self, "The mask is %d × %d, the image %d × %d: a mask must have the image’s size",
-               mask->cells.width, mask->cells.height, self->image_width, self->image_height);
+      message (self, "The mask is %d × %d, the image %d × %d: a mask must have the image’s size", mask->cells.width,
+               mask->cells.height, self->image_width, self->image_height);
       cells_file_free (mask);
       return;
     }
@@ -651,8 +639,8 @@ choose_file (EsSidebarDefinition *self, gboolean for_mask)
   if (self->chooser)
     return;
   chooser = gtk_file_chooser_native_new (for_mask ? "Choose a Mask" : "Choose a Footprint",
-                                         GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
-                                         GTK_FILE_CHOOSER_ACTION_OPEN, "_Choose", "_Cancel");
+                                         GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, GTK_FILE_CHOOSER_ACTION_OPEN,
+                                         "_Choose", "_Cancel");
   gtk_file_filter_set_name (filter, "Images");
   gtk_file_filter_add_mime_type (filter, "image/*");
   gtk_file_filter_add_pattern (filter, "*.txt");
@@ -722,12 +710,12 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
   object_class->dispose = es_sidebar_definition_dispose;
   object_class->finalize = es_sidebar_definition_finalize;
 
-  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
-                                          NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
-  signals[SIGNAL_MESSAGE] = g_signal_new ("message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
-                                          NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
-  signals[SIGNAL_ROWS_CHANGED] = g_signal_new ("rows-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                               0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+  signals[SIGNAL_CHANGED] = g_signal_new ("changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIGNAL_MESSAGE] = g_signal_new ("message", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                          G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIGNAL_ROWS_CHANGED] = g_signal_new ("rows-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                               NULL, NULL, G_TYPE_NONE, 0);
 
   preset_nicks[n++] = PRESET_DEFAULT;
   for (size_t i = 0; i < n_presets && n < G_N_ELEMENTS (preset_nicks) - 2; i++)
@@ -735,8 +723,7 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
   preset_nicks[n++] = PRESET_CUSTOM;
   preset_nicks[n] = NULL;
 
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/org/entroscope/Entroscope/es-sidebar-definition.ui");
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-sidebar-definition.ui");
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, preset_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, volume_window_row);
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, shape_3d_row);

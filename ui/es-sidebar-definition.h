@@ -9,8 +9,7 @@
 G_BEGIN_DECLS
 
 #define ES_TYPE_SIDEBAR_DEFINITION (es_sidebar_definition_get_type ())
-G_DECLARE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ES, SIDEBAR_DEFINITION,
-                      AdwPreferencesGroup)
+G_DECLARE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ES, SIDEBAR_DEFINITION, AdwPreferencesGroup)
 
 /* Signals: "changed" (const char *what): the definition that jobs carry
  * changed (a key, the mask, the footprint, or units to or from normalized:

@@ -14,8 +14,8 @@
 struct _EsSidebar {
   GtkWidget parent_instance;
 
-  GtkAdjustment *param_adjustments[ES_N_PARAMS];   /* "NAME_adjustment" of the template */
-  GtkWidget *param_rows[ES_N_PARAMS];              /* "NAME_row" */
+  GtkAdjustment *param_adjustments[ES_N_PARAMS]; /* "NAME_adjustment" of the template */
+  GtkWidget *param_rows[ES_N_PARAMS];            /* "NAME_row" */
   GSettings *settings;
   GtkAdjustment *max_pixels_adjustment;
   AdwComboRow *units_row;
@@ -34,10 +34,10 @@ struct _EsSidebar {
   EsHistogram *after_histogram;
 
   GPtrArray *variant_rows;
-  int variant_op;          /* the op the rows were built for; -1 none */
+  int variant_op; /* the op the rows were built for; -1 none */
   gboolean variant_cuda;
 
-  GtkWidget *focus_before_press;   /* weak: the focus before a click on a spin button's +/- */
+  GtkWidget *focus_before_press; /* weak: the focus before a click on a spin button's +/- */
 };
 
 G_DEFINE_FINAL_TYPE (EsSidebar, es_sidebar, GTK_TYPE_WIDGET)
@@ -108,19 +108,16 @@ es_sidebar_bind (EsSidebar *self, GSettings *settings)
   /* Each parameter's key has the parameter's name. */
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (self->param_adjustments[id])
-      g_settings_bind (settings, es_param (id)->name, self->param_adjustments[id], "value",
-                       G_SETTINGS_BIND_DEFAULT);
-  g_settings_bind_with_mapping (settings, "max-pixels", self->max_pixels_adjustment, "value",
-                                G_SETTINGS_BIND_DEFAULT, pixels_to_megapixels, megapixels_to_pixels,
-                                NULL, NULL);
+      g_settings_bind (settings, es_param (id)->name, self->param_adjustments[id], "value", G_SETTINGS_BIND_DEFAULT);
+  g_settings_bind_with_mapping (settings, "max-pixels", self->max_pixels_adjustment, "value", G_SETTINGS_BIND_DEFAULT,
+                                pixels_to_megapixels, megapixels_to_pixels, NULL, NULL);
   g_settings_bind (settings, "reversed", self->reversed_switch, "active", G_SETTINGS_BIND_DEFAULT);
   es_settings_bind_choice (settings, "units", self->units_row, units_nicks);
   es_sidebar_definition_bind (self->definition, settings);
   g_set_object (&self->settings, settings);
   g_signal_connect_object (settings, "changed", G_CALLBACK (on_setting), self, 0);
   g_signal_connect_object (self->definition, "changed", G_CALLBACK (on_definition_changed), self, 0);
-  g_signal_connect_object (self->definition, "rows-changed", G_CALLBACK (update_param_rows), self,
-                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->definition, "rows-changed", G_CALLBACK (update_param_rows), self, G_CONNECT_SWAPPED);
   update_param_rows (self);
   es_settings_bind_choice (settings, "colormap", self->colormap_row, colormap_nicks);
   es_settings_bind_choice (settings, "range", self->range_row, range_nicks);
@@ -172,10 +169,10 @@ add_compare_row (EsSidebar *self, gboolean have_variants)
   GtkWidget *arrow = gtk_image_new_from_icon_name ("go-next-symbolic");
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Compare Variants…");
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (row),
-                               have_variants ? "Time each one on this image, beside the copy floor"
-                                             : "Time this image on the CPU, and see why variants "
-                                               "need CUDA");
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), have_variants
+                                                       ? "Time each one on this image, beside the copy floor"
+                                                       : "Time this image on the CPU, and see why variants "
+                                                         "need CUDA");
   gtk_widget_set_tooltip_text (row, "Ctrl+B");
   adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), arrow);
@@ -193,8 +190,7 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
 
   g_return_if_fail (ES_IS_SIDEBAR (self));
 
-  if ((has_op ? (int) op : -1) == self->variant_op && cuda_in_use == self->variant_cuda
-      && self->variant_rows->len > 0)
+  if ((has_op ? (int) op : -1) == self->variant_op && cuda_in_use == self->variant_cuda && self->variant_rows->len > 0)
     return;
   self->variant_op = has_op ? (int) op : -1;
   self->variant_cuda = cuda_in_use;
@@ -203,8 +199,7 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
   if (!has_op)
     {
       adw_preferences_group_set_title (self->variant_group, "Kernel Variant");
-      adw_preferences_group_set_description (self->variant_group,
-                                             "The original image runs no kernel");
+      adw_preferences_group_set_description (self->variant_group, "The original image runs no kernel");
       add_compare_row (self, FALSE);
       return;
     }
@@ -214,18 +209,16 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
   variants = es_variants (op, &n);
   if (n == 0)
     {
-      adw_preferences_group_set_description (self->variant_group,
-                                             "This build has no CUDA kernels; the CPU has one "
-                                             "implementation of each operation");
+      adw_preferences_group_set_description (self->variant_group, "This build has no CUDA kernels; the CPU has one "
+                                                                  "implementation of each operation");
       add_compare_row (self, FALSE);
       return;
     }
-  adw_preferences_group_set_description (self->variant_group,
-                                         cuda_in_use
-                                           ? "Each variant computes the same result and teaches "
-                                             "one lesson about GPU memory (hover for it)"
-                                           : "Variants run on CUDA only; the CPU has one "
-                                             "implementation");
+  adw_preferences_group_set_description (self->variant_group, cuda_in_use
+                                                                ? "Each variant computes the same result and teaches "
+                                                                  "one lesson about GPU memory (hover for it)"
+                                                                : "Variants run on CUDA only; the CPU has one "
+                                                                  "implementation");
   for (size_t i = 0; i < n; i++)
     {
       GtkWidget *row = adw_action_row_new ();
@@ -262,7 +255,7 @@ es_sidebar_mark_variants (EsSidebar *self, const EsJob *job)
       EsJob any_variant = *job;
       const EsVariant *runs;
 
-      if (variant == NULL)  /* the Compare Variants row */
+      if (variant == NULL) /* the Compare Variants row */
         continue;
       is_default = variant->is_default ? " · default" : "";
       any_variant.variant = NULL;
@@ -274,7 +267,7 @@ es_sidebar_mark_variants (EsSidebar *self, const EsJob *job)
                                     runs ? runs->id : "another variant");
       else
         subtitle = g_strdup_printf ("%s%s%s", variant->id, is_default, slow ? " · slow path for this job" : "");
-      tooltip = why ? g_strdup_printf ("Not for this job: %s; %s runs it.\n\n%s", why,
+      tooltip = why    ? g_strdup_printf ("Not for this job: %s; %s runs it.\n\n%s", why,
                                        runs ? runs->id : "another variant", variant->lesson)
                 : slow ? g_strdup_printf ("Runs this job on a %s.\n\n%s", slow, variant->lesson)
                        : g_strdup (variant->lesson);
@@ -288,8 +281,8 @@ es_sidebar_mark_variants (EsSidebar *self, const EsJob *job)
 }
 
 void
-es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized,
-                           const EsLayer *equalized, EsColormap map, gboolean reversed)
+es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLayer *quantized, const EsLayer *equalized,
+                           EsColormap map, gboolean reversed)
 {
   g_autofree char *title = NULL;
 
@@ -299,15 +292,12 @@ es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLaye
     {
       title = g_strdup_printf ("Quantized levels (%u)", quantized->n_bins);
       gtk_label_set_label (self->quantized_title, title);
-      es_histogram_set_counts (self->quantized_histogram, quantized->histogram,
-                               quantized->n_bins, map, reversed);
+      es_histogram_set_counts (self->quantized_histogram, quantized->histogram, quantized->n_bins, map, reversed);
     }
   else
     es_histogram_set_counts (self->quantized_histogram, NULL, 0, ES_N_COLORMAPS, FALSE);
-  es_histogram_set_counts (self->before_histogram, source ? source->histogram : NULL, 256,
-                           ES_N_COLORMAPS, FALSE);
-  es_histogram_set_counts (self->after_histogram,
-                           equalized && equalized->histogram ? equalized->histogram : NULL, 256,
+  es_histogram_set_counts (self->before_histogram, source ? source->histogram : NULL, 256, ES_N_COLORMAPS, FALSE);
+  es_histogram_set_counts (self->after_histogram, equalized && equalized->histogram ? equalized->histogram : NULL, 256,
                            ES_N_COLORMAPS, FALSE);
 }
 
@@ -339,10 +329,8 @@ es_sidebar_set_colors_sensitive (EsSidebar *self, gboolean sensitive)
 
   gtk_widget_set_sensitive (GTK_WIDGET (self->colormap_row), sensitive);
   gtk_widget_set_sensitive (self->reversed_row, sensitive);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colormap_row),
-                               sensitive ? NULL : "Only heatmaps have a colormap");
-  gtk_widget_set_tooltip_text (self->reversed_row,
-                               sensitive ? NULL : "Only heatmaps have a colormap");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colormap_row), sensitive ? NULL : "Only heatmaps have a colormap");
+  gtk_widget_set_tooltip_text (self->reversed_row, sensitive ? NULL : "Only heatmaps have a colormap");
 }
 
 /* Traps: the wheel, arrow keys and +/- clicks never change a value unasked */
@@ -390,13 +378,11 @@ on_spin_event (GtkEventControllerLegacy *controller, GdkEvent *event, EsSidebar 
       GtkWidget *focus = gtk_root_get_focus (root);
 
       g_clear_weak_pointer (&self->focus_before_press);
-      if (!gdk_event_get_position (event, &x, &y)
-          || (focus && (focus == spin || gtk_widget_is_ancestor (focus, spin))))
+      if (!gdk_event_get_position (event, &x, &y) || (focus && (focus == spin || gtk_widget_is_ancestor (focus, spin))))
         return FALSE;
       /* Event positions are on the surface, which may have a shadow around the window. */
       gtk_native_get_surface_transform (native, &origin_x, &origin_y);
-      if (!gtk_widget_translate_coordinates (GTK_WIDGET (native), spin, x - origin_x, y - origin_y,
-                                             &x, &y))
+      if (!gtk_widget_translate_coordinates (GTK_WIDGET (native), spin, x - origin_x, y - origin_y, &x, &y))
         return FALSE;
       picked = gtk_widget_pick (spin, x, y, GTK_PICK_DEFAULT);
       if (picked && (GTK_IS_BUTTON (picked) || gtk_widget_get_ancestor (picked, GTK_TYPE_BUTTON)))
@@ -421,13 +407,11 @@ on_spin_event (GtkEventControllerLegacy *controller, GdkEvent *event, EsSidebar 
 static void
 guard_controls (EsSidebar *self, GtkWidget *widget)
 {
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
     {
       if (GTK_IS_SPIN_BUTTON (child) || GTK_IS_RANGE (child))
         {
-          GtkEventController *scroll =
-            gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
+          GtkEventController *scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_BOTH_AXES);
 
           gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
           g_signal_connect (scroll, "scroll", G_CALLBACK (on_control_scroll), self);
@@ -452,8 +436,8 @@ guard_controls (EsSidebar *self, GtkWidget *widget)
 static gboolean
 es_sidebar_focus (GtkWidget *widget, GtkDirectionType direction)
 {
-  gboolean arrow = direction == GTK_DIR_UP || direction == GTK_DIR_DOWN
-                   || direction == GTK_DIR_LEFT || direction == GTK_DIR_RIGHT;
+  gboolean arrow = direction == GTK_DIR_UP || direction == GTK_DIR_DOWN || direction == GTK_DIR_LEFT
+                   || direction == GTK_DIR_RIGHT;
 
   if (arrow && !(gtk_widget_get_state_flags (widget) & GTK_STATE_FLAG_FOCUS_WITHIN))
     return FALSE;
@@ -488,10 +472,9 @@ setup_param (EsSidebar *self, const EsParam *param)
       return;
     }
   es_param_describe_range (param, range, sizeof range);
-  tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (param->description[0]),
-                             param->description + 1, range);
-  gtk_adjustment_configure (adjustment, param->default_value, param->min, param->max,
-                            param->step, gtk_adjustment_get_page_increment (adjustment), 0);
+  tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (param->description[0]), param->description + 1, range);
+  gtk_adjustment_configure (adjustment, param->default_value, param->min, param->max, param->step,
+                            gtk_adjustment_get_page_increment (adjustment), 0);
   if (GTK_IS_SPIN_BUTTON (control))
     {
       gtk_spin_button_set_digits (GTK_SPIN_BUTTON (control), param->digits);

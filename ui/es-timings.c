@@ -26,7 +26,7 @@ struct _EsTimings {
   GtkLabel *open_total_title;
   GtkLabel *open_total_label;
 
-  char *open_name;          /* NULL: no opening shown */
+  char *open_name; /* NULL: no opening shown */
   EsOpenTiming open;
 };
 
@@ -63,8 +63,8 @@ es_timings_variant_note (const EsJob *job, const EsTiming *timing)
 }
 
 void
-es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
-                   const EsTiming *timing, int n_runs)
+es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
+                   int n_runs)
 {
   g_autofree char *job = NULL, *device = NULL, *runs = NULL, *note = NULL;
   char *reason;
@@ -101,8 +101,7 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   else
     {
       job = g_strdup_printf ("%s · %s backend · variant %s", es_view_title (layer->view),
-                             es_backend_name (timing->backend),
-                             timing->variant ? timing->variant : "default");
+                             es_backend_name (timing->backend), timing->variant ? timing->variant : "default");
       gtk_label_set_label (self->job_label, job);
     }
 
@@ -129,7 +128,7 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   gtk_label_set_label (self->runs_label, runs ? runs : "");
   gtk_widget_set_visible (GTK_WIDGET (self->runs_label), runs != NULL);
 
-  note = timing == NULL ? NULL
+  note = timing == NULL      ? NULL
          : timing->fell_back ? g_strdup ("CUDA failed during this job; the CPU finished it")
                              : es_timings_variant_note (&layer->job, timing);
   gtk_label_set_label (self->note_label, note ? note : "");

@@ -18,15 +18,15 @@ G_DECLARE_FINAL_TYPE (EsTimings, es_timings, ES, TIMINGS, GtkWidget)
  * the image's histogram, the upload to the screen and painting. */
 typedef struct {
   double total_ms;
-  double decode_ms;     /* reading and decoding the file */
-  double compute_ms;    /* the worker, for the views that first showed it */
-  gboolean heatmap;     /* those views held a heatmap, not only the original */
+  double decode_ms;  /* reading and decoding the file */
+  double compute_ms; /* the worker, for the views that first showed it */
+  gboolean heatmap;  /* those views held a heatmap, not only the original */
 } EsOpenTiming;
 
 /* Shows how the layer was made: timing is the median of the last n_runs
  * runs of its job (0 for the original, which runs no job). */
-void es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer,
-                        const EsTiming *timing, int n_runs);
+void es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
+                        int n_runs);
 /* What the card says of the variant that ran `job` (the chosen one, or the
  * default): "general ran: fast computes …" when the engine ran another
  * because the chosen one cannot compute the job, or the chosen one's slow

@@ -80,14 +80,13 @@ run_compare (EsWorker *worker, CompareTask *compare)
   comparison->job = compare->job;
   comparison->repeats = compare->repeats;
   if (!es_compare_variants (per_gpu ? per_gpu : worker->engine, &compare->source->image, &compare->job,
-                            compare->repeats, on_compare_progress, compare, &comparison->rows,
-                            &comparison->n_rows, &comparison->floor_ms, &error))
+                            compare->repeats, on_compare_progress, compare, &comparison->rows, &comparison->n_rows,
+                            &comparison->floor_ms, &error))
     {
       g_clear_pointer (&per_gpu, es_engine_free);
       es_comparison_free (comparison);
       if (error.code == ES_OK)
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                 "The comparison was cancelled");
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The comparison was cancelled");
       else
         g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
       return;
@@ -123,8 +122,7 @@ wait_for_quiet_main_loop (EsWorker *worker)
   GSource *source = g_idle_source_new ();
 
   g_source_set_priority (source, G_PRIORITY_LOW);
-  g_source_set_callback (source, main_loop_quiet, g_async_queue_ref (signal),
-                         (GDestroyNotify) g_async_queue_unref);
+  g_source_set_callback (source, main_loop_quiet, g_async_queue_ref (signal), (GDestroyNotify) g_async_queue_unref);
   g_source_set_static_name (source, "[entroscope] quiet before timing");
   g_source_attach (source, worker->context);
   g_source_unref (source);
@@ -169,8 +167,7 @@ run_batch (EsWorker *worker, CompareTask *compare)
           g_thread_join (g_thread_new ("es-compare", compare_thread_main, compare));
         }
       else
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                                 "The window was closed");
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The window was closed");
       es_worker_compare_task_free (compare);
       compare = g_async_queue_try_pop (worker->compares);
     }
@@ -196,9 +193,8 @@ es_worker_compares_main (gpointer data)
 }
 
 void
-es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
-                   const EsJob *job, int repeats, EsCompareProgressFunc progress,
-                   gpointer progress_data)
+es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend, const EsJob *job,
+                   int repeats, EsCompareProgressFunc progress, gpointer progress_data)
 {
   CompareTask *compare = g_new0 (CompareTask, 1);
 

@@ -25,35 +25,35 @@ struct _EsWorker {
   GMainContext *context;
   EsWorkerCallback callback;
   gpointer user_data;
-  gint alive;                /* atomic: 0 once es_worker_free has run */
+  gint alive; /* atomic: 0 once es_worker_free has run */
 
   /* Requests and comparisons for the worker thread, and what it runs. */
   GMutex lock;
   GCond wake;
-  EsRequest *pending;        /* the newest request not started; NULL if none */
-  guint64 latest;            /* the generation of the newest request handed over */
-  guint64 running;           /* the generation being worked on; 0 if none */
+  EsRequest *pending; /* the newest request not started; NULL if none */
+  guint64 latest;     /* the generation of the newest request handed over */
+  guint64 running;    /* the generation being worked on; 0 if none */
   gboolean running_cancelled;
   gboolean quit;
-  GThread *jobs_thread;      /* NULL while comparisons run */
-  gboolean retire;           /* the jobs thread is asked to end (for comparisons) */
+  GThread *jobs_thread; /* NULL while comparisons run */
+  gboolean retire;      /* the jobs thread is asked to end (for comparisons) */
   /* The job running (job_running), for es_worker_submit to decide whether
    * the new request still needs it. */
   gboolean job_running;
   EsWorkItem job_item;
   const EsSource *job_source;
   EsBackendChoice job_backend;
-  gboolean job_on_cpu;       /* variants do not matter */
+  gboolean job_on_cpu; /* variants do not matter */
   int shown_done, shown_total;
-  gboolean job_shown;        /* the running job is one of the views on screen */
+  gboolean job_shown; /* the running job is one of the views on screen */
   EsWorkerJobHook job_hook;
   gpointer job_hook_data;
 
-  EsControl *control;        /* of the running job; cancelled under lock */
-  gint progress;             /* atomic, 0..PROGRESS_SCALE: the running job's */
+  EsControl *control; /* of the running job; cancelled under lock */
+  gint progress;      /* atomic, 0..PROGRESS_SCALE: the running job's */
 
   GThread *compare_thread;
-  GAsyncQueue *compares;     /* CompareTask*, or &es_worker_quit_marker */
+  GAsyncQueue *compares; /* CompareTask*, or &es_worker_quit_marker */
 
   /* Touched by one thread at a time: the jobs thread, or the thread of a
    * comparison while there is no jobs thread. */

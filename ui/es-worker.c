@@ -150,10 +150,9 @@ es_worker_ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice
 static gboolean
 same_definition (const EsEntropyDefinition *a, const EsEntropyDefinition *b)
 {
-  return a->shape == b->shape && a->height == b->height && a->width == b->width
-         && a->radius == b->radius && a->footprint == b->footprint && a->border == b->border
-         && a->border_value == b->border_value && a->binning == b->binning
-         && a->range_lo == b->range_lo && a->range_hi == b->range_hi
+  return a->shape == b->shape && a->height == b->height && a->width == b->width && a->radius == b->radius
+         && a->footprint == b->footprint && a->border == b->border && a->border_value == b->border_value
+         && a->binning == b->binning && a->range_lo == b->range_lo && a->range_hi == b->range_hi
          && a->normalized == b->normalized && a->mask == b->mask;
 }
 
@@ -170,8 +169,8 @@ same_job (const EsJob *a, const EsJob *b, gboolean ignore_variant)
 
 /* Whether a request has a job (view, image, backend, job) among its items. */
 static gboolean
-request_needs (const EsRequest *request, const EsWorkItem *item, const EsSource *source,
-               EsBackendChoice backend, gboolean on_cpu)
+request_needs (const EsRequest *request, const EsWorkItem *item, const EsSource *source, EsBackendChoice backend,
+               gboolean on_cpu)
 {
   if (request->source != source || request->backend != backend)
     return FALSE;
@@ -230,8 +229,8 @@ on_job_progress (double done, void *user_data)
 /* Runs one item, or takes it from the cache. *cancelled says that it
  * stopped because of es_control_cancel (the request is then dropped). */
 static EsLayer *
-compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item, gboolean shown,
-              EsResponse *response, gboolean *fresh, gboolean *cancelled)
+compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item, gboolean shown, EsResponse *response,
+              gboolean *fresh, gboolean *cancelled)
 {
   EsLayer *cached = cached_layer (worker, request, item);
   EsResult result = { 0 };
@@ -279,13 +278,13 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
       /* The CPU writes into plain memory: a gone result's buffer saves
        * mapping fresh pages (CUDA allocates page-locked memory itself). */
       if (es_engine_backend (worker->engine) == ES_BACKEND_CPU)
-        es_layer_prepare_values (&result.values, request->source->image.width,
-                                 request->source->image.height, es_op_output_format (job.op));
+        es_layer_prepare_values (&result.values, request->source->image.width, request->source->image.height,
+                                 es_op_output_format (job.op));
       started = g_get_monotonic_time ();
       if (worker->job_hook)
         worker->job_hook (&worker->job_item, worker->control, worker->job_hook_data);
-      ok = es_pipeline_run_controlled (worker->engine, &request->source->image, &params, &result,
-                                       worker->control, &error);
+      ok = es_pipeline_run_controlled (worker->engine, &request->source->image, &params, &result, worker->control,
+                                       &error);
 
       g_mutex_lock (&worker->lock);
       worker->job_running = FALSE;
@@ -307,8 +306,7 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
       if (!ok)
         {
           if (response->error == NULL)
-            response->error = g_strdup_printf ("%s failed: %s", es_view_title (item->view),
-                                               error.message);
+            response->error = g_strdup_printf ("%s failed: %s", es_view_title (item->view), error.message);
           es_result_clear (&result);
           return NULL;
         }
@@ -423,8 +421,8 @@ process (EsWorker *worker, EsRequest *request)
       int k = part->n_layers;
       gboolean job_cancelled;
 
-      part->layers[k] = compute_item (worker, request, &request->items[i], i < request->n_shown,
-                                      part, &part->fresh[k], &job_cancelled);
+      part->layers[k] = compute_item (worker, request, &request->items[i], i < request->n_shown, part, &part->fresh[k],
+                                      &job_cancelled);
       part->n_layers++;
       if (part->layers[k] && part->fresh[k])
         part->jobs_ms += part->layers[k]->result.timing.wall_ms;
@@ -532,8 +530,7 @@ es_worker_submit (EsWorker *worker, EsRequest *request)
   /* The running job goes on only if the new request needs it: its result
    * then comes from the cache. */
   if (worker->job_running
-      && !request_needs (request, &worker->job_item, worker->job_source, worker->job_backend,
-                         worker->job_on_cpu))
+      && !request_needs (request, &worker->job_item, worker->job_source, worker->job_backend, worker->job_on_cpu))
     es_control_cancel (worker->control);
   g_cond_signal (&worker->wake);
   g_mutex_unlock (&worker->lock);
@@ -619,8 +616,7 @@ es_worker_free (EsWorker *worker)
   g_clear_pointer (&worker->pending, es_request_free);
   while ((compare = g_async_queue_try_pop (worker->compares)))
     {
-      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-                               "The window was closed");
+      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The window was closed");
       es_worker_compare_task_free (compare);
     }
   for (int i = 0; i < ES_N_VIEWS; i++)

@@ -13,12 +13,12 @@ G_BEGIN_DECLS
  * how the result is shown (EsDisplay) never reaches the worker. */
 typedef struct {
   EsView view;
-  EsJob job;              /* job.variant must be static (es_variant_find) */
+  EsJob job; /* job.variant must be static (es_variant_find) */
 } EsWorkItem;
 
 typedef struct {
-  guint64 generation;     /* increases with every request */
-  EsSource *source;       /* owned by the request; NULL: only set up the engine */
+  guint64 generation; /* increases with every request */
+  EsSource *source;   /* owned by the request; NULL: only set up the engine */
   EsBackendChoice backend;
   int n_items;
   /* The first n_shown items are on screen: they are answered first, in a
@@ -29,25 +29,25 @@ typedef struct {
 
 /* What the engine is and what it can do, sent with every response. */
 typedef struct {
-  char *description;        /* es_engine_describe */
-  EsBackendChoice backend;  /* the backend in use */
-  gboolean cuda_usable;     /* a CUDA engine could be made in this process */
-  char *cuda_reason;        /* why not, when not */
+  char *description;       /* es_engine_describe */
+  EsBackendChoice backend; /* the backend in use */
+  gboolean cuda_usable;    /* a CUDA engine could be made in this process */
+  char *cuda_reason;       /* why not, when not */
 } EsEngineInfo;
 
 typedef struct {
   guint64 generation;
-  gboolean complete;            /* the last response to its request */
-  gboolean cancelled;           /* es_worker_cancel stopped it: no layers */
+  gboolean complete;  /* the last response to its request */
+  gboolean cancelled; /* es_worker_cancel stopped it: no layers */
   EsSource *source;
   int n_layers;
-  EsLayer *layers[ES_N_VIEWS];  /* in request order; NULL where a job failed */
-  gboolean fresh[ES_N_VIEWS];   /* computed for this request, not from the cache */
-  char *error;                  /* the first failure, for the user */
-  char *notice;                 /* a CUDA fallback notice, for the user */
+  EsLayer *layers[ES_N_VIEWS]; /* in request order; NULL where a job failed */
+  gboolean fresh[ES_N_VIEWS];  /* computed for this request, not from the cache */
+  char *error;                 /* the first failure, for the user */
+  char *notice;                /* a CUDA fallback notice, for the user */
   EsEngineInfo engine;
-  double worker_ms;             /* from picking the request up to posting this */
-  double jobs_ms;               /* es_run time of the layers computed for this */
+  double worker_ms; /* from picking the request up to posting this */
+  double jobs_ms;   /* es_run time of the layers computed for this */
 } EsResponse;
 
 void es_request_free (EsRequest *request);
@@ -75,12 +75,12 @@ double es_worker_get_progress (EsWorker *worker, guint64 generation);
 /* What es_worker_compare gives back. */
 typedef struct {
   EsSource *source;
-  EsJob job;                /* what was compared (job.variant unused) */
-  EsEngineInfo engine;      /* the engine that ran the rows */
+  EsJob job;           /* what was compared (job.variant unused) */
+  EsEngineInfo engine; /* the engine that ran the rows */
   int repeats;
-  EsCompareRow *rows;       /* one per CUDA variant, or the CPU's one row */
+  EsCompareRow *rows; /* one per CUDA variant, or the CPU's one row */
   size_t n_rows;
-  double floor_ms;          /* the copy floor; NAN without CUDA */
+  double floor_ms; /* the copy floor; NAN without CUDA */
 } EsComparison;
 
 void es_comparison_free (EsComparison *comparison);
@@ -99,9 +99,8 @@ typedef void (*EsCompareProgressFunc) (double fraction, const char *step, gpoint
  * (es_comparison_free) or a GError; its cancellable stops the runs between
  * two of them (G_IO_ERROR_CANCELLED). progress_data must live as long as
  * the task (e.g. be its source object or be held by its callback). */
-void es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend,
-                        const EsJob *job, int repeats, EsCompareProgressFunc progress,
-                        gpointer progress_data);
+void es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendChoice backend, const EsJob *job,
+                        int repeats, EsCompareProgressFunc progress, gpointer progress_data);
 /* Stops the thread after cancelling its current job; no callback runs
  * afterwards; comparisons still queued or running return
  * G_IO_ERROR_CANCELLED. */

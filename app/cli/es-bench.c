@@ -17,38 +17,38 @@
 typedef struct {
   EsBackendChoice choice;
   EsEngine *engine;
-  EsImage out;           /* reused between runs, as the window does (page-locked on CUDA) */
-  EsImage out_pageable;  /* plain malloc'd output for the pageable-transfers lesson */
+  EsImage out;          /* reused between runs, as the window does (page-locked on CUDA) */
+  EsImage out_pageable; /* plain malloc'd output for the pageable-transfers lesson */
   int repeats;
-  bool usable;     /* false after CUDA failed once: later rows would time the CPU */
+  bool usable; /* false after CUDA failed once: later rows would time the CPU */
 } BenchBackend;
 
 /* One input image: the bench's own (page-locked where CUDA runs) and a
  * pageable copy of it, and the CPU's result to check every variant against. */
 typedef struct {
-  const char *name;         /* "random", "16-level" */
+  const char *name; /* "random", "16-level" */
   const EsImage *in;
   const EsImage *pageable;
-  const EsImage *expected;  /* NULL when the CPU did not run */
+  const EsImage *expected; /* NULL when the CPU did not run */
 } BenchInput;
 
 typedef struct {
-  double kernel_ms;  /* medians */
+  double kernel_ms; /* medians */
   double wall_ms;
 } Measure;
 
 typedef struct {
   EsOp op;
-  const EsJob *job;  /* its parameters */
+  const EsJob *job; /* its parameters */
   int size;
   const char *image;
   const BenchBackend *backend;
   const char *variant;
   Measure m;
-  double floor_ms;   /* NAN where not measured (CPU) */
-  double xfer_ms;    /* page-locked upload + download of the image and result; NAN on the CPU */
-  double naive_ms;   /* NAN where not measured */
-  size_t bytes;      /* read + written by the operation */
+  double floor_ms; /* NAN where not measured (CPU) */
+  double xfer_ms;  /* page-locked upload + download of the image and result; NAN on the CPU */
+  double naive_ms; /* NAN where not measured */
+  size_t bytes;    /* read + written by the operation */
 } BenchRow;
 
 /* Never time on zeros: uniform samples in base..base+span-1 (xorshift64*):
@@ -188,8 +188,7 @@ describe_low_contrast (const EsBenchOptions *options, char *text, size_t size)
   text[0] = '\0';
   for (int i = 0; i < options->n_ops && len < size; i++)
     if (low_contrast_too (options->ops[i]))
-      len += (size_t) snprintf (text + len, size - len, "%s%s", len ? ", " : "; ",
-                                es_op_name (options->ops[i]));
+      len += (size_t) snprintf (text + len, size - len, "%s%s", len ? ", " : "; ", es_op_name (options->ops[i]));
   if (len > 0 && len < size)
     snprintf (text + len, size - len, " also on 16 neighbouring grays");
 }
@@ -286,18 +285,17 @@ print_row (const BenchRow *row, FILE *csv)
   format_number (speedup_text, sizeof speedup_text, "%.2fx", speedup);
   format_number (xfer_text, sizeof xfer_text, "%.3f", cuda ? row->xfer_ms : NAN);
   format_number (e2e_text, sizeof e2e_text, "%.2fx", e2e);
-  printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s",
-          es_op_name (row->op), row->size, row->image, es_backend_name (row->backend->choice), row->variant,
-          row->backend->repeats, row->m.kernel_ms, row->m.wall_ms, mpx, floor_text,
-          multiple_text, gbs_text, speedup_text, xfer_text, e2e_text);
+  printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s", es_op_name (row->op), row->size,
+          row->image, es_backend_name (row->backend->choice), row->variant, row->backend->repeats, row->m.kernel_ms,
+          row->m.wall_ms, mpx, floor_text, multiple_text, gbs_text, speedup_text, xfer_text, e2e_text);
   print_params (row->job, stdout, NULL);
   putchar ('\n');
   fflush (stdout);
 
   if (csv)
     {
-      fprintf (csv, "%s,%d,%s,%s,%d", es_op_name (row->op), row->size,
-               es_backend_name (row->backend->choice), row->variant, row->backend->repeats);
+      fprintf (csv, "%s,%d,%s,%s,%d", es_op_name (row->op), row->size, es_backend_name (row->backend->choice),
+               row->variant, row->backend->repeats);
       csv_number (csv, "%.4f", row->m.kernel_ms);
       csv_number (csv, "%.4f", row->m.wall_ms);
       csv_number (csv, "%.2f", mpx);
@@ -388,16 +386,14 @@ measure_variant (BenchBackend *b, const EsJob *job, const BenchInput *input, Mea
 /* The CUDA rows of one operation, size and image: the copy and transfer
  * floors, the naive baseline, then each variant asked for. */
 static int
-bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const BenchInput *input,
-            FILE *csv)
+bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const BenchInput *input, FILE *csv)
 {
   const EsImage *in = input->in;
   size_t n_variants, in_bytes, out_bytes, up_bytes, down_bytes;
   const EsVariant *variants = es_variants (job->op, &n_variants);
   const EsVariant *naive = naive_variant (variants, n_variants);
   const char *op = es_op_name (job->op);
-  BenchRow row = { .op = job->op, .job = job, .size = in->width, .image = input->name, .backend = b,
-                   .naive_ms = NAN };
+  BenchRow row = { .op = job->op, .job = job, .size = in->width, .image = input->name, .backend = b, .naive_ms = NAN };
   Measure naive_m = { NAN, NAN };
   EsError error;
   int status = ES_EXIT_OK;
@@ -441,9 +437,9 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
         continue;
       row.variant = v->id;
       if (v == naive && !isfinite (row.naive_ms))
-        continue;  /* its failure is reported above */
+        continue; /* its failure is reported above */
       if (v == naive)
-        row.m = naive_m;  /* measured above for the speed-up column */
+        row.m = naive_m; /* measured above for the speed-up column */
       else
         {
           job->variant = v->id;
@@ -505,23 +501,24 @@ es_bench_run (const EsBenchOptions *options)
         }
       csv = es_atomic_file_stream (csv_file);
       fputs ("op,size,backend,variant,repeats,kernel_ms,wall_ms,mpx_per_s,floor_ms,"
-             "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image", csv);
+             "floor_multiple,gb_per_s,speedup_vs_naive,transfer_floor_ms,end_to_end_multiple,image",
+             csv);
       print_param_headings (NULL, csv);
       fputc ('\n', csv);
     }
 
   describe_low_contrast (options, low_contrast, sizeof low_contrast);
   describe_params (options, params, sizeof params);
-  printf ("# random 8-bit images (seed 0x%llx%s)%s%s; medians after a warm-up\n",
-          BENCH_SEED, low_contrast, params[0] ? ", " : "", params);
+  printf ("# random 8-bit images (seed 0x%llx%s)%s%s; medians after a warm-up\n", BENCH_SEED, low_contrast,
+          params[0] ? ", " : "", params);
   printf ("# x floor: kernel / copy kernel of the same bytes; e2e x: wall / page-locked upload + download\n");
   if (cpu.engine)
     printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
   if (options->backend != ES_BACKEND_CPU)
     printf ("# cuda: %s\n", cuda.engine ? es_engine_describe (cuda.engine) : cuda_note);
-  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image",
-          "backend", "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s",
-          "speed-up", "xfer ms", "e2e x");
+  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image", "backend",
+          "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s", "speed-up", "xfer ms",
+          "e2e x");
   print_param_headings (stdout, NULL);
   putchar ('\n');
   fflush (stdout);
@@ -562,8 +559,15 @@ es_bench_run (const EsBenchOptions *options)
                 }
               if (cpu.engine)
                 {
-                  BenchRow row = { .op = job.op, .job = &job, .size = size, .image = input.name, .backend = &cpu,
-                                   .variant = "cpu", .floor_ms = NAN, .xfer_ms = NAN, .naive_ms = NAN };
+                  BenchRow row = { .op = job.op,
+                                   .job = &job,
+                                   .size = size,
+                                   .image = input.name,
+                                   .backend = &cpu,
+                                   .variant = "cpu",
+                                   .floor_ms = NAN,
+                                   .xfer_ms = NAN,
+                                   .naive_ms = NAN };
                   if (measure (&cpu, &job, &in, &cpu.out, &row.m, &error))
                     {
                       print_row (&row, csv);
@@ -620,8 +624,8 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, F
   printf ("  %s%s\n", row->label, row->is_default ? " (default)" : "");
   if (csv)
     {
-      fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend),
-               row->id, row->repeats, row->kernel_ms, row->wall_ms);
+      fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend), row->id, row->repeats,
+               row->kernel_ms, row->wall_ms);
       if (isfinite (floor_ms))
         fprintf (csv, "%.4f", floor_ms);
       fputc (',', csv);
@@ -675,16 +679,15 @@ es_bench_image_run (const EsBenchOptions *options)
     }
 
   describe_params (options, params, sizeof params);
-  printf ("# %s: %dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n",
-          es_cli_base_name (options->image), image.width, image.height, image.depth,
-          image.levels ? " levels (text matrix)" : "", params, params[0] ? "; " : "", repeats);
+  printf ("# %s: %dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n", es_cli_base_name (options->image),
+          image.width, image.height, image.depth, image.levels ? " levels (text matrix)" : "", params,
+          params[0] ? "; " : "", repeats);
   printf ("# engine: %s\n", es_engine_describe (engine));
   if (es_engine_backend (engine) != ES_BACKEND_CUDA)
     printf ("# kernel variants and the copy floor need CUDA: %s\n",
-            es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine)
-                                              : "the CPU backend was asked for");
-  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s", "op", "backend", "variant", "repeats",
-          "kernel ms", "wall ms", "floor ms", "x floor");
+            es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine) : "the CPU backend was asked for");
+  printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s", "op", "backend", "variant", "repeats", "kernel ms", "wall ms",
+          "floor ms", "x floor");
   print_param_headings (stdout, NULL);
   printf ("  label\n");
   fflush (stdout);
@@ -698,8 +701,7 @@ es_bench_image_run (const EsBenchOptions *options)
         double floor_ms;
 
         es_error_clear (&error);
-        if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows,
-                                  &floor_ms, &error))
+        if (!es_compare_variants (engine, &image, &job, repeats, NULL, NULL, &rows, &n_rows, &floor_ms, &error))
           {
             char subject[64];
 

@@ -19,17 +19,17 @@ typedef struct {
   int n_sizes;
   EsOp ops[ES_N_OPS];
   int n_ops;
-  EsBackendChoice backend;  /* AUTO: the CPU, and CUDA when usable */
-  const char *variant;      /* NULL: every CUDA variant of each op */
-  int repeats;              /* 0: 20 on CUDA, 5 on the CPU (es_bench_image_run: 10) */
-  EsJob job;                /* the parameters of every job; op and variant are set per row */
+  EsBackendChoice backend; /* AUTO: the CPU, and CUDA when usable */
+  const char *variant;     /* NULL: every CUDA variant of each op */
+  int repeats;             /* 0: 20 on CUDA, 5 on the CPU (es_bench_image_run: 10) */
+  EsJob job;               /* the parameters of every job; op and variant are set per row */
   /* Lists of values of a parameter (--windows, --levels, --amount with
    * commas): each operation is timed at every combination of the values of
    * the parameters it uses. n_values[id] = 0: job's single value. */
   double values[ES_N_PARAMS][ES_BENCH_MAX_VALUES];
   int n_values[ES_N_PARAMS];
-  const char *csv_path;     /* NULL: no CSV */
-  const char *image;        /* es_bench_image_run's file */
+  const char *csv_path; /* NULL: no CSV */
+  const char *image;    /* es_bench_image_run's file */
 } EsBenchOptions;
 
 /* Times every operation, size, parameter combination, backend and variant

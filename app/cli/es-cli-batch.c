@@ -31,17 +31,17 @@ typedef struct {
   SlotState state;
   EsImage image;
   EsResult result;
-  bool is_stack;        /* a multi-page input: the main thread runs it whole */
-  EsPages *pages;       /* a stack's pages, kept open: a pipe can be read only once */
-  bool done;            /* already reported and written (a stack) */
-  bool failed;          /* error holds why, unless cancelled */
+  bool is_stack;  /* a multi-page input: the main thread runs it whole */
+  EsPages *pages; /* a stack's pages, kept open: a pipe can be read only once */
+  bool done;      /* already reported and written (a stack) */
+  bool failed;    /* error holds why, unless cancelled */
   bool cancelled;
-  int status;           /* of a stack */
+  int status; /* of a stack */
   EsError error;
-  char page_notice[256];  /* what the loader had to say (NaN in float pages) */
-  char notice[640];     /* the engine's fallback notice */
+  char page_notice[256]; /* what the loader had to say (NaN in float pages) */
+  char notice[640];      /* the engine's fallback notice */
   double decode_ms, compute_ms, encode_ms;
-  uint64_t bytes;       /* the input file's size, 0 for a pipe */
+  uint64_t bytes; /* the input file's size, 0 for a pipe */
 } Slot;
 
 typedef struct {
@@ -49,16 +49,16 @@ typedef struct {
   Slot slots[RING];
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  int stop_at;          /* the first input not to take: n_inputs unless interrupted */
-  int encoded;          /* inputs the encoder has finished */
+  int stop_at; /* the first input not to take: n_inputs unless interrupted */
+  int encoded; /* inputs the encoder has finished */
   bool decoder_done, encoder_done;
   pthread_t decoder, encoder;
   double start_ms;
-  double busy_ms[3];    /* decode, compute, encode */
+  double busy_ms[3]; /* decode, compute, encode */
   uint64_t bytes_done;
-  char **written;       /* outputs written so far (the encoder's) */
+  char **written; /* outputs written so far (the encoder's) */
   bool notice_shown;
-  bool streamed;        /* the one input went band by band (run_streamed) */
+  bool streamed; /* the one input went band by band (run_streamed) */
   EsCliBatchOutcome *outcome;
 } Batch;
 
@@ -166,9 +166,8 @@ compute (Batch *batch, int i, Slot *slot)
       while (batch->encoded < i)
         wait_a_little (batch);
       pthread_mutex_unlock (&batch->lock);
-      slot->status = es_cli_stack_process (b->engine, b->params, b->options, b->format, slot->pages,
-                                           b->inputs[i], b->outputs[i], b->to_stdout, b->interrupt,
-                                           &slot->result);
+      slot->status = es_cli_stack_process (b->engine, b->params, b->options, b->format, slot->pages, b->inputs[i],
+                                           b->outputs[i], b->to_stdout, b->interrupt, &slot->result);
       es_pages_close (slot->pages);
       slot->pages = NULL;
       slot->done = true;
@@ -176,8 +175,7 @@ compute (Batch *batch, int i, Slot *slot)
       return;
     }
   if (!es_cli_check_mask (b->options, &b->params->job, &slot->image, &slot->error)
-      || !es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt,
-                                      &slot->error))
+      || !es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt, &slot->error))
     {
       slot->failed = true;
       slot->cancelled = slot->error.code == ES_ERROR_CANCELLED;
@@ -199,9 +197,8 @@ print_timings (const char *input, const EsResult *result)
   fprintf (stderr,
            "%s: upload %.3f ms, kernel %.3f ms, download %.3f ms, wall %.3f ms, "
            "backend %s, variant %s, %.1f Mpx/s\n",
-           input, t->upload_ms, t->kernel_ms, t->download_ms, t->wall_ms,
-           es_backend_name (t->backend), t->variant ? t->variant : "-",
-           t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
+           input, t->upload_ms, t->kernel_ms, t->download_ms, t->wall_ms, es_backend_name (t->backend),
+           t->variant ? t->variant : "-", t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
 }
 
 /* Reports and writes input i; returns its exit status. With `exported`,
@@ -254,10 +251,10 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   es_error_clear (&error);
   snprintf (wrote, sizeof wrote, "%s", output);
   if (exported != NULL ? (error = *export_error, !*exported)
-      : volume ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->inputs, b->n_inputs,
-                                        wrote, sizeof wrote, &error)
-               : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format,
-                                      &slot->result, o->colorbar, &error))
+      : volume ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->inputs, b->n_inputs, wrote,
+                                        sizeof wrote, &error)
+               : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result,
+                                      o->colorbar, &error))
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);
@@ -302,7 +299,7 @@ clear_slot (Slot *slot)
   es_image_clear (&slot->image);
   if (slot->pages != NULL)
     es_pages_close (slot->pages);
-  *slot = (Slot) { .result = result };
+  *slot = (Slot){ .result = result };
 }
 
 /* "[3/10] name.png · 4.1 files/s · 96 MB/s" before input i is reported. */
@@ -516,8 +513,8 @@ run_streamed (Batch *batch)
       if (!encoding)
         es_error_set (&compute_error, ES_ERROR_NO_MEMORY, "cannot start the encoding thread");
       else
-        computed = es_stream_run (st.stream, batch->b->engine, batch->b->params, &slot->result,
-                                  batch->b->interrupt, &decode_failed, &compute_error);
+        computed = es_stream_run (st.stream, batch->b->engine, batch->b->params, &slot->result, batch->b->interrupt,
+                                  &decode_failed, &compute_error);
       slot->compute_ms = es_monotonic_ms () - start;
     }
   pthread_join (decoder, NULL);
@@ -569,7 +566,7 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
 {
   Batch batch = { .b = b, .stop_at = b->n_inputs, .outcome = outcome };
 
-  *outcome = (EsCliBatchOutcome) { 0 };
+  *outcome = (EsCliBatchOutcome){ 0 };
   batch.written = calloc ((size_t) b->n_inputs, sizeof *batch.written);
   if (!batch.written)
     {

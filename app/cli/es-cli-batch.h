@@ -12,18 +12,18 @@ typedef struct {
   const EsCliOptions *options;
   EsExportFormat format;
   char **inputs;
-  char **outputs;                           /* planned, one per input */
+  char **outputs; /* planned, one per input */
   int n_inputs;
   bool to_stdout;
-  bool show_progress;                       /* the "[3/10] name · files/s · MB/s" line */
-  EsControl *interrupt;                     /* cancelled by SIGINT, SIGTERM, SIGHUP, SIGPIPE */
-  volatile sig_atomic_t *interrupt_signal;  /* the signal that did it, re-sent to a stage blocked in I/O */
+  bool show_progress;                      /* the "[3/10] name · files/s · MB/s" line */
+  EsControl *interrupt;                    /* cancelled by SIGINT, SIGTERM, SIGHUP, SIGPIPE */
+  volatile sig_atomic_t *interrupt_signal; /* the signal that did it, re-sent to a stage blocked in I/O */
 } EsCliBatch;
 
 typedef struct {
-  int worst;          /* the highest exit status of an input, interruptions aside */
+  int worst; /* the highest exit status of an input, interruptions aside */
   int n_written;
-  const char *cut;    /* the first input an interruption stopped, or NULL */
+  const char *cut; /* the first input an interruption stopped, or NULL */
 } EsCliBatchOutcome;
 
 /* Loads, runs and writes every input; errors and "wrote" lines come out in

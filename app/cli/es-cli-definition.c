@@ -45,7 +45,8 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       if (!es_definition_parse_border (text, d))
         {
           es_cli_usage_error ("--border=%s: expected clip, symmetric, mirror, replicate or constant[:V] "
-                                   "(V a sample value, 0..65535)", text);
+                              "(V a sample value, 0..65535)",
+                              text);
           return false;
         }
       return true;
@@ -53,7 +54,8 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       if (!es_definition_parse_binning (text, d))
         {
           es_cli_usage_error ("--binning=%s: expected depth, range:LO:HI (0 ≤ LO ≤ HI ≤ 65535), minmax, "
-                                   "exact or byte", text);
+                              "exact or byte",
+                              text);
           return false;
         }
       return true;
@@ -83,9 +85,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       d->radius = (int) number;
       o->shape_given = true;
       return true;
-    case ES_CLI_VOLUME:
-      o->volume = true;
-      return true;
+    case ES_CLI_VOLUME: o->volume = true; return true;
     case ES_CLI_CHANNEL:
     case ES_CLI_TIME:
       if (!es_definition_parse_uint (text, 0, 65535, &number))
@@ -142,9 +142,8 @@ load_cell_volume (const char *path, EsImage *cells, EsError *error)
     return false;
   ok = (es_pages_count (pages) == 1
           ? es_pages_load (pages, 0, &volume, error)
-          : es_pages_load_volume (pages, &(EsVolumeChoice) { 0 }, &volume, notice, sizeof notice, error))
-       && es_image_alloc_volume (cells, volume.width, volume.height, es_image_planes (&volume), ES_FORMAT_U8, 1,
-                                 error);
+          : es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, &volume, notice, sizeof notice, error))
+       && es_image_alloc_volume (cells, volume.width, volume.height, es_image_planes (&volume), ES_FORMAT_U8, 1, error);
   es_pages_close (pages);
   for (int z = 0; ok && z < es_image_planes (&volume); z++)
     for (int y = 0; y < volume.height; y++)
@@ -183,8 +182,10 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
     {
       if (!load_cells ("footprint", o->footprint_path, &files->footprint_cells, error))
         return false;
-      files->footprint = (EsFootprint) {
-        files->footprint_cells.width, files->footprint_cells.height, files->footprint_cells.pixels,
+      files->footprint = (EsFootprint){
+        files->footprint_cells.width,
+        files->footprint_cells.height,
+        files->footprint_cells.pixels,
         es_image_planes (&files->footprint_cells),
       };
       d->footprint = &files->footprint;
@@ -251,5 +252,6 @@ es_cli_print_definition_help (FILE *out)
          "      --channel=C, --time=T\n"
          "                          the planes of channel C at time T of an OME-TIFF\n"
          "                          (default 0 and 0; SizeZ/C/T and DimensionOrder come\n"
-         "                          from the OME-XML of its first page)\n", out);
+         "                          from the OME-XML of its first page)\n",
+         out);
 }

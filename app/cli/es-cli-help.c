@@ -82,7 +82,10 @@ es_cli_op_list (unsigned ops, const char *separator, const char *last, char *tex
       {
         n++;
         len += (size_t) snprintf (text + len, size - len, "%s%s",
-                                  n == 1 ? "" : n == count ? last : separator, es_op_name ((EsOp) op));
+                                  n == 1       ? ""
+                                  : n == count ? last
+                                               : separator,
+                                  es_op_name ((EsOp) op));
       }
 }
 
@@ -145,8 +148,7 @@ print_parameters (FILE *out)
       snprintf (term, sizeof term, "      --%s=%s", param->name, param->metavar);
       es_param_describe_range (param, range, sizeof range);
       es_cli_op_list (ops_using ((EsParamId) id), ", ", " and ", ops, sizeof ops);
-      snprintf (text, sizeof text, "%s; %s. Used by %s", param->description, range,
-                ops[0] ? ops : "no operation");
+      snprintf (text, sizeof text, "%s; %s. Used by %s", param->description, range, ops[0] ? ops : "no operation");
       print_entry (out, term, OPTION_COLUMN, text);
     }
 }
@@ -165,7 +167,8 @@ print_usage (FILE *out)
            "  " ES_CLI_PROGRAM " bench --image=FILE [OPTION...]\n"
            "  " ES_CLI_PROGRAM " help | -h | --help | --version\n"
            "\n"
-           "Commands:\n", ops);
+           "Commands:\n",
+           ops);
   print_commands (out);
   fputs ("  info      version, backends compiled and in use, device, CPU threads, and\n"
          "            the kernel variants of each operation (or of OPERATION) with\n"
@@ -174,7 +177,8 @@ print_usage (FILE *out)
          "            run it on a slow path\n"
          "  bench     times each operation, size, backend and kernel variant; with\n"
          "            --image, every variant on that image, as the window's Compare\n"
-         "            Variants view does\n", out);
+         "            Variants view does\n",
+         out);
 }
 
 static void
@@ -190,7 +194,8 @@ print_inputs (FILE *out)
          "being the full scale (2^depth - 1, or a PGM's maxval). The format\n"
          "comes from the content: an empty file or another format (JPEG, PPM...) is\n"
          "refused at once; inputs\n"
-         "may be pipes; a file over 4 GiB is refused.\n", out);
+         "may be pipes; a file over 4 GiB is refused.\n",
+         out);
 }
 
 /* --colormap, --range and --units: their defaults and ranges come from the
@@ -205,13 +210,15 @@ print_view_options (FILE *out)
   describe_default_colormaps (ops, sizeof ops);
   snprintf (text, sizeof text,
             "viridis, magma, inferno, cividis or gray; NAME_r reverses it. Default: %s (with "
-            "the absolute range 0..255 a gray PNG holds exactly the result's pixels)", ops);
+            "the absolute range 0..255 a gray PNG holds exactly the result's pixels)",
+            ops);
   print_entry (out, "      --colormap=NAME", OPTION_COLUMN, text);
   len = 0;
   text[0] = '\0';
   for (int op = 0; op < ES_N_OPS; op++)
-    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s", op ? ", " : "absolute (default): ",
-                              es_op_name ((EsOp) op), es_op_info ((EsOp) op)->range_text);
+    len += (size_t) snprintf (text + len, sizeof text - len, "%s%s %s",
+                              op ? ", " : "absolute (default): ", es_op_name ((EsOp) op),
+                              es_op_info ((EsOp) op)->range_text);
   snprintf (text + len, sizeof text - len,
             "; auto: the result's own minimum..maximum (a span under 1e-5 is drawn flat)");
   print_entry (out, "      --range=absolute|auto", OPTION_COLUMN, text);
@@ -219,8 +226,10 @@ print_view_options (FILE *out)
     if (es_units_convertible ((EsOp) op))
       nats |= 1u << op;
   es_cli_op_list (nats, ", ", " and ", ops, sizeof ops);
-  snprintf (text, sizeof text, "units of %s in txt, raw16 and the colorbar (default nats); normalized: "
-            "entropy divided by ln(min(B, n)), 0..1, computed per pixel", ops);
+  snprintf (text, sizeof text,
+            "units of %s in txt, raw16 and the colorbar (default nats); normalized: "
+            "entropy divided by ln(min(B, n)), 0..1, computed per pixel",
+            ops);
   print_entry (out, "      --units=nats|bits|normalized", OPTION_COLUMN, text);
 }
 
@@ -261,17 +270,20 @@ print_output_options (FILE *out)
          "                          how hard PNGs and TIFFs are compressed, on every core;\n"
          "                          a default PNG stays within 1.15x the size of libpng's\n"
          "                          level 6; a fast TIFF is uncompressed, default and\n"
-         "                          small deflate its strips\n", out);
+         "                          small deflate its strips\n",
+         out);
   print_view_options (out);
   fputs ("      --colorbar          draws a labelled colorbar right of the PNG\n"
-         "  -q, --quiet             prints neither \"wrote PATH\" nor the progress line\n", out);
+         "  -q, --quiet             prints neither \"wrote PATH\" nor the progress line\n",
+         out);
 }
 
 static void
 print_computation_options (FILE *out)
 {
   fputs ("\n"
-         "Computation options:\n", out);
+         "Computation options:\n",
+         out);
   print_parameters (out);
   es_cli_print_definition_help (out);
   fputs ("      --backend=auto|cpu|cuda\n"
@@ -284,7 +296,8 @@ print_computation_options (FILE *out)
          "      --timings           prints upload, kernel, download and wall ms, the\n"
          "                          backend, the variant and Mpx/s per image on stderr\n"
          "      --max-pixels=N      refuses images of more than N pixels (default 2^30)\n"
-         "\n", out);
+         "\n",
+         out);
 }
 
 static void
@@ -319,7 +332,8 @@ print_bench_options (FILE *out)
          "  The table gives the median kernel and end-to-end (wall) ms, Mpx/s from the\n"
          "  kernel time and, on CUDA, the copy floor (a plain copy of the operation's\n"
          "  bytes), the kernel's multiple of it, effective GB/s, and the speed-up over\n"
-         "  the operation's naive variant.\n", out);
+         "  the operation's naive variant.\n",
+         out);
 }
 
 static void
@@ -353,7 +367,8 @@ print_exit_status_and_examples (FILE *out)
          "  " ES_CLI_PROGRAM " bench --sizes=1024,4096 --csv=bench.csv\n"
          "  " ES_CLI_PROGRAM " bench --backend=cpu --ops=entropy --sizes=4096 \\\n"
          "      --windows=3,5,9,17,31 --levels=16,256\n"
-         "  " ES_CLI_PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n", out);
+         "  " ES_CLI_PROGRAM " bench --image=photo.png --ops=entropy --repeats=20\n",
+         out);
 }
 
 void

@@ -13,7 +13,7 @@
 /* ---- the option table ---- */
 
 enum {
-  OPT_PARAM = 256,  /* OPT_PARAM + EsParamId: --window, --levels, --amount */
+  OPT_PARAM = 256, /* OPT_PARAM + EsParamId: --window, --levels, --amount */
   OPT_COLORMAP = OPT_PARAM + ES_N_PARAMS,
   OPT_RAW16,
   OPT_FORMAT,
@@ -33,7 +33,7 @@ enum {
   OPT_CSV,
   OPT_IMAGE,
   OPT_VERSION,
-  OPT_DEFINITION,   /* OPT_DEFINITION + EsCliDefinitionOption: --rect ... --like */
+  OPT_DEFINITION, /* OPT_DEFINITION + EsCliDefinitionOption: --rect ... --like */
 };
 
 static const struct option fixed_options[] = {
@@ -83,10 +83,9 @@ long_options_init (void)
 {
   memcpy (long_options, fixed_options, sizeof fixed_options);
   for (int id = 0; id < ES_N_PARAMS; id++)
-    long_options[N_FIXED_OPTIONS + id] = (struct option) {
-      es_param ((EsParamId) id)->name, required_argument, NULL, OPT_PARAM + id
-    };
-  long_options[N_FIXED_OPTIONS + ES_N_PARAMS] = (struct option) { NULL, 0, NULL, 0 };
+    long_options[N_FIXED_OPTIONS + id] = (struct option){ es_param ((EsParamId) id)->name, required_argument, NULL,
+                                                          OPT_PARAM + id };
+  long_options[N_FIXED_OPTIONS + ES_N_PARAMS] = (struct option){ NULL, 0, NULL, 0 };
 }
 
 static const char *
@@ -112,25 +111,19 @@ option_commands (int opt)
     return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
   switch (opt)
     {
-    case OPT_UNITS:
-      return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
+    case OPT_UNITS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
     case 'h':
-    case OPT_VERSION:
-      return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
-    case OPT_BACKEND:
-      return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
+    case OPT_VERSION: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
+    case OPT_BACKEND: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
     case OPT_VARIANT:
-    case OPT_MAX_PIXELS:
-      return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
+    case OPT_MAX_PIXELS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
     case OPT_SIZES:
     case OPT_WINDOWS:
     case OPT_OPS:
     case OPT_REPEATS:
     case OPT_CSV:
-    case OPT_IMAGE:
-      return ES_CLI_COMMAND_BENCH;
-    default:
-      return ES_CLI_COMMAND_OP;
+    case OPT_IMAGE: return ES_CLI_COMMAND_BENCH;
+    default: return ES_CLI_COMMAND_OP;
     }
 }
 
@@ -145,8 +138,7 @@ parse_long (const char *option, const char *text, long min, long max, long *valu
 
   errno = 0;
   v = strtol (text, &end, 10);
-  if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE
-      || v < min || v > max)
+  if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE || v < min || v > max)
     {
       es_cli_usage_error ("--%s=%s: expected an integer in %ld..%ld", option, text, min, max);
       return false;
@@ -179,9 +171,11 @@ typedef struct {
   int value;
 } Choice;
 
-static const Choice formats[] = {
-  { "png", ES_EXPORT_PNG }, { "txt", ES_EXPORT_TEXT }, { "tif", ES_EXPORT_TIFF }, { "tiff", ES_EXPORT_TIFF }, { NULL, 0 }
-};
+static const Choice formats[] = { { "png", ES_EXPORT_PNG },
+                                  { "txt", ES_EXPORT_TEXT },
+                                  { "tif", ES_EXPORT_TIFF },
+                                  { "tiff", ES_EXPORT_TIFF },
+                                  { NULL, 0 } };
 static const Choice ranges[] = { { "absolute", ES_RANGE_ABSOLUTE }, { "auto", ES_RANGE_AUTO }, { NULL, 0 } };
 /* normalized is part of the entropy's definition, not a display unit. */
 #define UNITS_NORMALIZED (-1)
@@ -205,7 +199,10 @@ parse_choice (const char *option, const char *text, const Choice *choices, int *
       }
   for (int i = 0; i < n && len < sizeof names; i++)
     len += (size_t) snprintf (names + len, sizeof names - len, "%s%s",
-                              i == 0 ? "" : i == n - 1 ? " or " : ", ", choices[i].name);
+                              i == 0       ? ""
+                              : i == n - 1 ? " or "
+                                           : ", ",
+                              choices[i].name);
   es_cli_usage_error ("--%s=%s: expected %s", option, text, names);
   return false;
 }
@@ -236,12 +233,12 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
 
   errno = 0;
   v = strtod (text, &end);
-  if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE
-      || !isfinite (v) || (param->digits == 0 && !is_integer_text (text)))
+  if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE || !isfinite (v)
+      || (param->digits == 0 && !is_integer_text (text)))
     {
       es_param_describe_range (param, range, sizeof range);
-      es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text,
-                          param->digits == 0 ? "an integer" : "a number", range);
+      es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text, param->digits == 0 ? "an integer" : "a number",
+                          range);
       return false;
     }
   es_error_clear (&error);
@@ -260,8 +257,7 @@ typedef bool (*ListItemFunc) (const char *list, const char *item, void *data);
 /* --sizes=N,N,..., --ops=OP,OP,... and bench's parameter lists
  * (--windows=K,K,...): every item non-empty and short. */
 static bool
-parse_list (const char *option, const char *text, const char *items, ListItemFunc parse_item,
-            void *data)
+parse_list (const char *option, const char *text, const char *items, ListItemFunc parse_item, void *data)
 {
   const char *p = text;
 
@@ -329,7 +325,7 @@ parse_op (const char *list, const char *item, void *data)
 /* One value of a parameter's list: checked by the parameter table as a
  * single value would be, and kept in the bench's list. */
 typedef struct {
-  const char *option;  /* as given: "windows" or "window" */
+  const char *option; /* as given: "windows" or "window" */
   const EsParam *param;
   EsCliOptions *options;
 } ParamList;
@@ -394,7 +390,7 @@ parse_ops (const char *text, EsBenchOptions *bench)
 void
 es_cli_options_init (EsCliOptions *options)
 {
-  *options = (EsCliOptions) {
+  *options = (EsCliOptions){
     .format = ES_EXPORT_PNG,
     .compression = ES_COMPRESSION_DEFAULT,
     .range = ES_RANGE_ABSOLUTE,
@@ -470,16 +466,12 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
       if (!es_backend_from_name (optarg, &o->backend))
         return es_cli_usage_error ("--backend=%s: expected auto, cpu or cuda", optarg);
       break;
-    case OPT_VARIANT:
-      o->variant = optarg;
-      break;
+    case OPT_VARIANT: o->variant = optarg; break;
     case OPT_DEVICES:
       /* The engine reads the list (and says what is wrong with it). */
       setenv ("ES_DEVICES", optarg, 1);
       break;
-    case OPT_TIMINGS:
-      o->timings = true;
-      break;
+    case OPT_TIMINGS: o->timings = true; break;
     case OPT_MAX_PIXELS:
       if (!parse_max_pixels (optarg, &o->max_pixels))
         return ES_EXIT_USAGE;
@@ -512,8 +504,7 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
         return es_cli_usage_error ("--image: the file name is empty");
       o->bench.image = optarg;
       break;
-    default:
-      return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
+    default: return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
     }
   return OPTION_TAKEN;
 }
@@ -527,33 +518,25 @@ apply_option (int opt, char **argv, EsCliOptions *o)
 
   switch (opt)
     {
-    case 'h':
-      es_cli_print_help (stdout);
-      return ES_EXIT_OK;
-    case OPT_VERSION:
-      es_cli_print_version (stdout);
-      return ES_EXIT_OK;
+    case 'h': es_cli_print_help (stdout); return ES_EXIT_OK;
+    case OPT_VERSION: es_cli_print_version (stdout); return ES_EXIT_OK;
     case 'o':
       if (optarg[0] == '\0')
         return es_cli_usage_error ("-o: the output name is empty");
       o->output = optarg;
       break;
-    case 'q':
-      o->quiet = true;
-      break;
-    case OPT_COLORMAP:
-      {
+    case 'q': o->quiet = true; break;
+      case OPT_COLORMAP: {
         EsColormap map;
         bool reversed;
         if (!es_colormap_from_name (optarg, &map, &reversed))
           return es_cli_usage_error ("--colormap=%s: unknown colormap (viridis, magma, inferno, "
-                                     "cividis, gray, or one of them with _r)", optarg);
+                                     "cividis, gray, or one of them with _r)",
+                                     optarg);
         o->colormap = optarg;
       }
       break;
-    case OPT_RAW16:
-      o->raw16 = true;
-      break;
+    case OPT_RAW16: o->raw16 = true; break;
     case OPT_FORMAT:
       if (!parse_choice ("format", optarg, formats, &value))
         return ES_EXIT_USAGE;
@@ -576,11 +559,8 @@ apply_option (int opt, char **argv, EsCliOptions *o)
       o->units_given = true;
       o->units = value == UNITS_NORMALIZED ? ES_UNITS_NATS : (EsUnits) value;
       break;
-    case OPT_COLORBAR:
-      o->colorbar = true;
-      break;
-    default:
-      return apply_run_option (opt, argv, o);
+    case OPT_COLORBAR: o->colorbar = true; break;
+    default: return apply_run_option (opt, argv, o);
     }
   return OPTION_TAKEN;
 }
@@ -591,7 +571,7 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
   int opt, status;
 
   long_options_init ();
-  opterr = 0;  /* our own one-line messages */
+  opterr = 0; /* our own one-line messages */
   optind = 1;
   while ((opt = getopt_long (argc, argv, ":o:qh", long_options, NULL)) != -1)
     {

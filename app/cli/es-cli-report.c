@@ -67,8 +67,8 @@ es_cli_report (const char *subject, const char *format, ...)
    * never cut: the line is "SUBJECT: message" within ES_CLI_LINE_MAX. */
   if (subject)
     {
-      room = strlen (message) + 2 < ES_CLI_LINE_MAX - ES_CLI_SUBJECT_MIN
-             ? ES_CLI_LINE_MAX - strlen (message) - 2 : ES_CLI_SUBJECT_MIN;
+      room = strlen (message) + 2 < ES_CLI_LINE_MAX - ES_CLI_SUBJECT_MIN ? ES_CLI_LINE_MAX - strlen (message) - 2
+                                                                         : ES_CLI_SUBJECT_MIN;
       snprintf (line, sizeof line, "%s: %s", es_path_shorten (subject, room, shown, sizeof shown), message);
     }
   else
@@ -85,19 +85,15 @@ es_cli_exit_status (EsErrorCode code)
 {
   switch (code)
     {
-    case ES_OK:
-      return ES_EXIT_OK;
-    case ES_ERROR_INVALID:
-      return ES_EXIT_USAGE;
+    case ES_OK: return ES_EXIT_OK;
+    case ES_ERROR_INVALID: return ES_EXIT_USAGE;
     case ES_ERROR_IO:
     case ES_ERROR_FORMAT:
-    case ES_ERROR_LIMIT:
-      return ES_EXIT_DATA;
+    case ES_ERROR_LIMIT: return ES_EXIT_DATA;
     case ES_ERROR_NO_MEMORY:
     case ES_ERROR_COMPUTE:
     case ES_ERROR_UNAVAILABLE:
-    default:
-      return ES_EXIT_COMPUTE;
+    default: return ES_EXIT_COMPUTE;
     }
 }
 

@@ -12,8 +12,8 @@
 enum {
   ES_EXIT_OK = 0,
   ES_EXIT_USAGE = 1,
-  ES_EXIT_DATA = 2,     /* input or output (stdout too): ES_ERROR_IO, _FORMAT, _LIMIT */
-  ES_EXIT_COMPUTE = 3,  /* ES_ERROR_COMPUTE, _NO_MEMORY, _UNAVAILABLE */
+  ES_EXIT_DATA = 2,    /* input or output (stdout too): ES_ERROR_IO, _FORMAT, _LIMIT */
+  ES_EXIT_COMPUTE = 3, /* ES_ERROR_COMPUTE, _NO_MEMORY, _UNAVAILABLE */
   /* Stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE: 128 + the signal, as
    * shells report it. */
   ES_EXIT_SIGNAL_BASE = 128,
@@ -21,8 +21,7 @@ enum {
 
 /* One line on stderr: "entroscope-cli: SUBJECT: message" (SUBJECT may be
  * NULL). Clears a progress line first so that the two never mix. */
-void es_cli_report (const char *subject, const char *format, ...)
-  __attribute__ ((format (printf, 2, 3)));
+void es_cli_report (const char *subject, const char *format, ...) __attribute__ ((format (printf, 2, 3)));
 /* Reports an EsError about SUBJECT without repeating SUBJECT when the
  * message already starts with it, and returns the matching exit status. */
 int es_cli_report_error (const char *subject, const EsError *error);

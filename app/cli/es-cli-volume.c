@@ -17,11 +17,13 @@ es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, E
   if (format == ES_EXPORT_TEXT)
     return es_error_set (error, ES_ERROR_INVALID,
                          "a volume of %d planes is not written as a text matrix: write a multi-page TIFF "
-                         "(-o NAME.tif) or a PNG heatmap per plane (-o DIR/)", planes);
+                         "(-o NAME.tif) or a PNG heatmap per plane (-o DIR/)",
+                         planes);
   if (to_stdout && format != ES_EXPORT_TIFF)
     return es_error_set (error, ES_ERROR_INVALID,
                          "a volume of %d planes is written as one PNG per plane, into files, not to stdout "
-                         "(--format tif writes one multi-page TIFF there)", planes);
+                         "(--format tif writes one multi-page TIFF there)",
+                         planes);
   return true;
 }
 
@@ -57,8 +59,8 @@ input_at (const char *path, char *const *inputs, int n_inputs)
 }
 
 static bool
-write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
-              char *const *inputs, int n_inputs, char *wrote, size_t wrote_size, EsError *error)
+write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar, char *const *inputs,
+              int n_inputs, char *wrote, size_t wrote_size, EsError *error)
 {
   int planes = es_image_planes (&result->values);
   char *first = NULL, *last = NULL;
@@ -73,8 +75,7 @@ write_planes (const char *output, EsExportFormat format, const EsResult *result,
       if (path == NULL)
         es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
       else if (input != NULL)
-        es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z,
-                      input);
+        es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z, input);
       free (path);
       if (!ok)
         return false;

@@ -138,7 +138,7 @@ file_key (const char *path, FileKey *key)
   struct stat st;
   char *copy = strdup (path), *copy2 = strdup (path);
 
-  *key = (FileKey) { 0 };
+  *key = (FileKey){ 0 };
   if (stat (path, &st) == 0)
     {
       key->exists = true;
@@ -163,9 +163,9 @@ stdout_key (FileKey *key)
 {
   struct stat st;
 
-  *key = (FileKey) { 0 };
+  *key = (FileKey){ 0 };
   if (fstat (STDOUT_FILENO, &st) == 0)
-    *key = (FileKey) { .exists = true, .regular = S_ISREG (st.st_mode), .dev = st.st_dev, .ino = st.st_ino };
+    *key = (FileKey){ .exists = true, .regular = S_ISREG (st.st_mode), .dev = st.st_dev, .ino = st.st_ino };
 }
 
 /* Whether writing `output` would change `input`: the same regular file (a
@@ -209,8 +209,7 @@ output_path_for (const char *dir, const char *input, EsOp op, const char *ext)
   const char *sep = dir && dir[0] && !ends_with (dir, "/") ? "/" : "";
   char *path = NULL;
 
-  if (asprintf (&path, "%s%s%.*s-%s.%s", dir ? dir : "", sep, stem_len, name,
-                es_op_name (op), ext) < 0)
+  if (asprintf (&path, "%s%s%.*s-%s.%s", dir ? dir : "", sep, stem_len, name, es_op_name (op), ext) < 0)
     return NULL;
   return path;
 }
@@ -229,8 +228,8 @@ free_outputs (char **outputs, int n)
  * must not overwrite an input, nor read an output of its own as an input.
  * *to_stdout: the outputs go to stdout (-o -, or a name of it). */
 static int
-plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir, char **inputs,
-              int n_inputs, char ***outputs_out, bool *to_stdout)
+plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir, char **inputs, int n_inputs,
+              char ***outputs_out, bool *to_stdout)
 {
   const char *ext = format == ES_EXPORT_TEXT ? "txt" : format == ES_EXPORT_TIFF ? "tif" : "png";
   char **outputs = calloc ((size_t) n_inputs, sizeof *outputs);
@@ -308,13 +307,11 @@ check_output_target (const EsCliOptions *o, int n_inputs, bool *to_dir)
   if (o->output && !is_stdout_name (o->output))
     *to_dir = ends_with (o->output, "/") || (stat (o->output, &st) == 0 && S_ISDIR (st.st_mode));
   if (n_inputs > 1 && o->output && !*to_dir)
-    return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs,
-                               o->output);
+    return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs, o->output);
   /* One line for a missing folder rather than one per input. */
   if (*to_dir && stat (o->output, &st) != 0)
     {
-      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? "no such folder"
-                                                                           : strerror (errno));
+      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? "no such folder" : strerror (errno));
       return ES_EXIT_DATA;
     }
   return ES_EXIT_OK;
@@ -342,8 +339,9 @@ choose_export_format (const EsCliOptions *o, bool to_dir, EsExportFormat *format
     }
   if (o->colorbar && *format != ES_EXPORT_PNG)
     return es_cli_usage_error ("--colorbar applies to PNG heatmaps only, not to %s",
-                               *format == ES_EXPORT_TEXT ? "text matrices"
-                               : *format == ES_EXPORT_TIFF ? "TIFF" : "--raw16");
+                               *format == ES_EXPORT_TEXT   ? "text matrices"
+                               : *format == ES_EXPORT_TIFF ? "TIFF"
+                                                           : "--raw16");
   return ES_EXIT_OK;
 }
 
@@ -382,9 +380,9 @@ report_interrupted (const EsCliBatchOutcome *outcome, int n_inputs)
   int sig = interrupt_signal ? interrupt_signal : SIGINT;
 
   if (sig != SIGPIPE)
-    es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig),
-                   outcome->n_written, n_inputs, n_inputs == 1 ? "" : "s", outcome->cut ? "; " : "",
-                   outcome->cut ? outcome->cut : "", outcome->cut ? " was not written" : "");
+    es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig), outcome->n_written,
+                   n_inputs, n_inputs == 1 ? "" : "s", outcome->cut ? "; " : "", outcome->cut ? outcome->cut : "",
+                   outcome->cut ? " was not written" : "");
   return ES_EXIT_SIGNAL_BASE + sig;
 }
 
@@ -431,8 +429,8 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     {
       es_cli_definition_clear (&definition_files);
       return es_cli_usage_error ("--%s chooses the planes of a volume: give a 3-D window (--box, --ball, a "
-                                 "multi-page --footprint) or --volume", o->volume_choice.channel_given ? "channel"
-                                                                                                       : "time");
+                                 "multi-page --footprint) or --volume",
+                                 o->volume_choice.channel_given ? "channel" : "time");
     }
   if (o->max_pixels)
     es_image_set_max_pixels (o->max_pixels);
@@ -452,12 +450,21 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       es_cli_definition_clear (&definition_files);
       return status;
     }
-  es_cli_batch_run (&(EsCliBatch) {
-    .engine = engine, .params = &params, .options = o, .format = format,
-    .inputs = inputs, .outputs = outputs, .n_inputs = n_inputs, .to_stdout = to_stdout,
-    .show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO),
-    .interrupt = interrupt, .interrupt_signal = &interrupt_signal,
-  }, &outcome);
+  es_cli_batch_run (
+    &(EsCliBatch){
+      .engine = engine,
+      .params = &params,
+      .options = o,
+      .format = format,
+      .inputs = inputs,
+      .outputs = outputs,
+      .n_inputs = n_inputs,
+      .to_stdout = to_stdout,
+      .show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO),
+      .interrupt = interrupt,
+      .interrupt_signal = &interrupt_signal,
+    },
+    &outcome);
   worst = es_control_cancelled (interrupt) ? report_interrupted (&outcome, n_inputs) : outcome.worst;
 
   free_outputs (outputs, n_inputs);
@@ -483,8 +490,8 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
   char definition[160];
 
   es_job_describe_definition (job, units == ES_UNITS_BITS ? "bits" : "nats", definition, sizeof definition);
-  printf ("    This job%s%s%s runs on %s by default.\n",
-          definition[0] ? " (" : "", definition, definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
+  printf ("    This job%s%s%s runs on %s by default.\n", definition[0] ? " (" : "", definition,
+          definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
   if (job->op == ES_OP_ENTROPY && es_definition_is_3d (&job->definition))
     printf ("    Its window is 3-D (%d cells): a multi-page TIFF is read as one volume, not a stack of planes.\n",
             es_window_pixels (job));
@@ -493,8 +500,8 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
       const char *why = es_variant_unsupported (&variants[i], job);
       const char *slow = why == NULL ? es_variant_slow_path (&variants[i], job) : NULL;
 
-      printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ',
-              variants[i].id, variants[i].label, variants[i].lesson);
+      printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ', variants[i].id,
+              variants[i].label, variants[i].lesson);
       if (why != NULL)
         printf ("                         Not for this job: %s; %s runs it.\n", why,
                 runs != NULL ? runs->id : "the CPU");
@@ -530,13 +537,14 @@ run_info (EsCliOptions *o, EsOp only)
   printf ("Backends compiled: cpu (OpenMP)%s\n", es_engine_cuda_compiled () ? ", cuda" : "");
   reason = es_engine_cuda_reason (engine);
   if (es_engine_backend (engine) == ES_BACKEND_CUDA)
-    printf ("Backend in use:    cuda (%s)\n", o->backend == ES_BACKEND_CUDA
-            ? "requested with --backend=cuda" : "a usable CUDA device was found");
+    printf ("Backend in use:    cuda (%s)\n",
+            o->backend == ES_BACKEND_CUDA ? "requested with --backend=cuda" : "a usable CUDA device was found");
   else if (o->backend == ES_BACKEND_CPU)
     printf ("Backend in use:    cpu (requested with --backend=cpu)\n");
   else
-    printf ("Backend in use:    cpu (%s)\n", reason[0] ? reason
-            : es_engine_cuda_compiled () ? "CUDA is not usable" : "this build has no CUDA backend");
+    printf ("Backend in use:    cpu (%s)\n", reason[0]                    ? reason
+                                             : es_engine_cuda_compiled () ? "CUDA is not usable"
+                                                                          : "this build has no CUDA backend");
   printf ("Device:            %s\n", es_engine_describe (engine));
   printf ("CPU threads:       %d\n", es_cpu_thread_count ());
 
@@ -578,8 +586,7 @@ run_bench (EsCliOptions *o, int n_operands)
       if (o->sizes_given)
         return es_cli_usage_error ("--image and --sizes exclude each other: the image sets the size");
       if (o->variant && strcmp (o->variant, "all") != 0)
-        return es_cli_usage_error ("--image compares every variant; --variant=%s does not apply",
-                                   o->variant);
+        return es_cli_usage_error ("--image compares every variant; --variant=%s does not apply", o->variant);
       if (o->max_pixels)
         es_image_set_max_pixels (o->max_pixels);
       return es_bench_image_run (bench);
@@ -628,7 +635,7 @@ run (int argc, char **argv)
 {
   EsCliOptions options;
   EsCliCommand command;
-  EsOp op = (EsOp) 0;  /* the operation of an ES_CLI_COMMAND_OP */
+  EsOp op = (EsOp) 0; /* the operation of an ES_CLI_COMMAND_OP */
   const char *word;
   int status;
 
@@ -672,11 +679,9 @@ run (int argc, char **argv)
       if (argc > 1 || (argc == 1 && !es_op_from_name (argv[0], &op)))
         return es_cli_usage_error ("info takes no input files, only an operation's name ('%s')", argv[0]);
       return run_info (&options, argc == 1 ? op : ES_N_OPS);
-    case ES_CLI_COMMAND_BENCH:
-      return run_bench (&options, argc);
+    case ES_CLI_COMMAND_BENCH: return run_bench (&options, argc);
     case ES_CLI_COMMAND_OP:
-    default:
-      return run_operation (op, &options, argv, argc);
+    default: return run_operation (op, &options, argv, argc);
     }
 }
 

@@ -14,7 +14,7 @@
 
 /* The kinds of command; each option names the kinds that accept it. */
 typedef enum {
-  ES_CLI_COMMAND_OP = 1 << 0,     /* entropy, equalize, ...: one per operation */
+  ES_CLI_COMMAND_OP = 1 << 0, /* entropy, equalize, ...: one per operation */
   ES_CLI_COMMAND_INFO = 1 << 1,
   ES_CLI_COMMAND_BENCH = 1 << 2,
 } EsCliCommand;
@@ -27,16 +27,16 @@ typedef struct {
   bool raw16;
   bool format_set;
   EsExportFormat format;
-  EsCompression compression;      /* of PNG outputs */
-  const char *colormap;           /* NULL: the operation's default */
+  EsCompression compression; /* of PNG outputs */
+  const char *colormap;      /* NULL: the operation's default */
   EsRangeMode range;
   EsUnits units;
-  EsJob job;                      /* --window, --levels, --amount; op and variant unset */
+  EsJob job; /* --window, --levels, --amount; op and variant unset */
   EsBackendChoice backend;
   const char *variant;
-  unsigned long long max_pixels;  /* 0: the default budget */
-  EsBenchOptions bench;           /* ops and sizes hold the defaults until given */
-  bool sizes_given;               /* --sizes, which bench --image refuses */
+  unsigned long long max_pixels; /* 0: the default budget */
+  EsBenchOptions bench;          /* ops and sizes hold the defaults until given */
+  bool sizes_given;              /* --sizes, which bench --image refuses */
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
   bool window_given, shape_given; /* an explicit shape wins over --like's */
@@ -50,18 +50,18 @@ typedef struct {
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
 typedef enum {
-  ES_CLI_RECT,       /* --rect=HxW */
-  ES_CLI_DISK,       /* --disk=R */
-  ES_CLI_FOOTPRINT,  /* --footprint=FILE */
-  ES_CLI_BORDER,     /* --border=clip|symmetric|mirror|replicate|constant[:V] */
-  ES_CLI_BINNING,    /* --binning=depth|range:LO:HI|minmax|exact|byte */
-  ES_CLI_MASK,       /* --mask=FILE */
-  ES_CLI_LIKE,       /* --like=matlab|skimage|fiji */
-  ES_CLI_BOX,        /* --box=DxHxW */
-  ES_CLI_BALL,       /* --ball=R */
-  ES_CLI_VOLUME,     /* --volume: a stack is a volume whatever the window */
-  ES_CLI_CHANNEL,    /* --channel=C of an OME-TIFF */
-  ES_CLI_TIME,       /* --time=T of an OME-TIFF */
+  ES_CLI_RECT,      /* --rect=HxW */
+  ES_CLI_DISK,      /* --disk=R */
+  ES_CLI_FOOTPRINT, /* --footprint=FILE */
+  ES_CLI_BORDER,    /* --border=clip|symmetric|mirror|replicate|constant[:V] */
+  ES_CLI_BINNING,   /* --binning=depth|range:LO:HI|minmax|exact|byte */
+  ES_CLI_MASK,      /* --mask=FILE */
+  ES_CLI_LIKE,      /* --like=matlab|skimage|fiji */
+  ES_CLI_BOX,       /* --box=DxHxW */
+  ES_CLI_BALL,      /* --ball=R */
+  ES_CLI_VOLUME,    /* --volume: a stack is a volume whatever the window */
+  ES_CLI_CHANNEL,   /* --channel=C of an OME-TIFF */
+  ES_CLI_TIME,      /* --time=T of an OME-TIFF */
 } EsCliDefinitionOption;
 
 /* The files a definition reads, owned by the command that runs it. */

@@ -25,8 +25,8 @@ es_stack_notice (const char *input, const EsPages *pages)
 /* Every page through the job, each written as soon as it is done: the
  * stack holds one page and its result at a time. */
 static int
-es_stack_process (EsEngine *engine, const EsViewParams *params, EsPages *pages, const char *input,
-                  const char *target, EsControl *interrupt, EsResult *result)
+es_stack_process (EsEngine *engine, const EsViewParams *params, EsPages *pages, const char *input, const char *target,
+                  EsControl *interrupt, EsResult *result)
 {
   size_t sample = es_format_size (es_op_output_format (params->job.op));
   int count = es_pages_count (pages);
@@ -73,9 +73,9 @@ es_stack_process (EsEngine *engine, const EsViewParams *params, EsPages *pages, 
 }
 
 int
-es_cli_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options,
-                      EsExportFormat format, EsPages *pages, const char *input, const char *output,
-                      bool to_stdout, EsControl *interrupt, EsResult *result)
+es_cli_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options, EsExportFormat format,
+                      EsPages *pages, const char *input, const char *output, bool to_stdout, EsControl *interrupt,
+                      EsResult *result)
 {
   int status;
 

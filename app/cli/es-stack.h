@@ -11,5 +11,5 @@
  * pages are not closed here: the caller opened them once, as a pipe or a
  * FIFO can be read only once. */
 int es_cli_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options,
-                          EsExportFormat format, EsPages *pages, const char *input, const char *output,
-                          bool to_stdout, EsControl *interrupt, EsResult *result);
+                          EsExportFormat format, EsPages *pages, const char *input, const char *output, bool to_stdout,
+                          EsControl *interrupt, EsResult *result);

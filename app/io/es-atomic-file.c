@@ -18,11 +18,11 @@
 #include "es-test-hooks.h"
 
 struct EsAtomicFile {
-  char *path;      /* the target as given, for messages */
-  char *tmp_path;  /* ".name.XXXXXX" in the target's folder; NULL when direct */
-  char *target;    /* what the temporary file is renamed to: path, or the file a link points to */
-  char *dir;       /* the target's folder, synced after the rename */
-  bool direct;     /* a device, a FIFO or one of our descriptors: written straight, no rename */
+  char *path;     /* the target as given, for messages */
+  char *tmp_path; /* ".name.XXXXXX" in the target's folder; NULL when direct */
+  char *target;   /* what the temporary file is renamed to: path, or the file a link points to */
+  char *dir;      /* the target's folder, synced after the rename */
+  bool direct;    /* a device, a FIFO or one of our descriptors: written straight, no rename */
   int fd;
   FILE *stream;
   int write_errno; /* the first write error, kept because stdio may lose errno */
@@ -396,8 +396,7 @@ plan_replacement (EsAtomicFile *file, const char *path, bool is_link, EsError *e
     prefix = strndup (target, (size_t) (slash - target) + 1);
   else
     prefix = strdup ("");
-  if (!file->target || !file->dir || !prefix
-      || !(file->tmp_path = temporary_name (file->dir, prefix, base)))
+  if (!file->target || !file->dir || !prefix || !(file->tmp_path = temporary_name (file->dir, prefix, base)))
     {
       free (prefix);
       fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
@@ -419,10 +418,11 @@ plan_replacement (EsAtomicFile *file, const char *path, bool is_link, EsError *e
 static EsAtomicFile *
 attach_stream (EsAtomicFile *file, const char *path, EsError *error)
 {
-  file->stream = fopencookie (file, "w", (cookie_io_functions_t) {
-    .write = cookie_write,
-    .close = cookie_close,
-  });
+  file->stream = fopencookie (file, "w",
+                              (cookie_io_functions_t){
+                                .write = cookie_write,
+                                .close = cookie_close,
+                              });
   if (!file->stream)
     {
       fail (error, ES_ERROR_NO_MEMORY, path, "%s", strerror (errno));

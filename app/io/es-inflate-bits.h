@@ -16,8 +16,8 @@
 typedef struct {
   const uint8_t *data;
   size_t size;
-  size_t next;     /* the next byte to load; past size, zeros are loaded */
-  uint64_t buf;    /* the stream's next `count` bits, then (partly) the byte at next, or zeros */
+  size_t next;  /* the next byte to load; past size, zeros are loaded */
+  uint64_t buf; /* the stream's next `count` bits, then (partly) the byte at next, or zeros */
   unsigned count;
 } Bits;
 
@@ -83,7 +83,7 @@ position (const Bits *b)
 static inline bool
 bits_start (Bits *b, const uint8_t *data, size_t size, size_t bit)
 {
-  *b = (Bits) { .data = data, .size = size, .next = bit / 8 };
+  *b = (Bits){ .data = data, .size = size, .next = bit / 8 };
   if (bit > size * 8 || !refill (b))
     return false;
   pop (b, bit % 8);
@@ -103,7 +103,7 @@ enum {
   ENTRY_SUBTABLE = 1u << 14,
   ENTRY_INVALID = 1u << 15,
 };
-#define ENTRY_DROP(e) ((e) & 63)
+#define ENTRY_DROP(e) ((e) &63)
 #define ENTRY_EXTRA(e) ((e) >> 8 & 15)
 
 /* First-level index bits, and the most entries a complete code can need

@@ -432,7 +432,7 @@ copy_stored (Decoder *d, bool as_symbols)
       memcpy (c->bytes + c->bytes_end, b->data + at, length);
       c->bytes_end += length;
     }
-  *b = (Bits) { .data = b->data, .size = b->size, .next = at + length };
+  *b = (Bits){ .data = b->data, .size = b->size, .next = at + length };
   return true;
 }
 

@@ -19,20 +19,20 @@
  * decoder writes symbols while a match can still reach before the chunk and
  * switches to plain bytes once the last 32 KiB it wrote hold no marker. */
 typedef struct {
-  size_t start_bit;     /* where to start: a block boundary, or a guess at one */
-  size_t stop_bit;      /* stop at the first block boundary at or past this */
-  size_t max_out;       /* more output than this is a failure */
-  size_t *budget;       /* NULL, or bytes that all chunks may still allocate (atomic) */
-  uint8_t *into;        /* the stream's start only: decode bytes straight into into[0..into_capacity) */
+  size_t start_bit; /* where to start: a block boundary, or a guess at one */
+  size_t stop_bit;  /* stop at the first block boundary at or past this */
+  size_t max_out;   /* more output than this is a failure */
+  size_t *budget;   /* NULL, or bytes that all chunks may still allocate (atomic) */
+  uint8_t *into;    /* the stream's start only: decode bytes straight into into[0..into_capacity) */
   size_t into_capacity;
 
   uint16_t *symbols;
   size_t symbol_count, symbol_capacity;
-  uint8_t *bytes;       /* into, or a buffer of its own whose first 32 KiB are the window */
+  uint8_t *bytes; /* into, or a buffer of its own whose first 32 KiB are the window */
   size_t bytes_begin, bytes_end, bytes_capacity;
-  size_t end_bit;       /* the block boundary where it stopped */
-  bool final;           /* it stopped after the stream's final block */
-  bool ok;              /* false: the data is not deflate from start_bit on (or no memory) */
+  size_t end_bit; /* the block boundary where it stopped */
+  bool final;     /* it stopped after the stream's final block */
+  bool ok;        /* false: the data is not deflate from start_bit on (or no memory) */
 } EsInflateChunk;
 
 /* Decodes data[0..size) (a deflate stream and whatever follows it) from

@@ -56,8 +56,7 @@ es_inflate_parallel_pays (size_t in_size, const EsInflateSplit *split)
 static bool
 zlib_header_ok (const uint8_t *in, size_t in_size)
 {
-  return in_size >= 2 && (in[0] & 15) == 8 && in[0] >> 4 <= 7 && (in[0] << 8 | in[1]) % 31 == 0
-         && (in[1] & 0x20) == 0;
+  return in_size >= 2 && (in[0] & 15) == 8 && in[0] >> 4 <= 7 && (in[0] << 8 | in[1]) % 31 == 0 && (in[1] & 0x20) == 0;
 }
 
 static uint32_t
@@ -171,7 +170,7 @@ es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out
   if (chunks == NULL || offsets == NULL)
     goto done;
 
-  /* Where each chunk starts: the first dynamic block header from its cut
+    /* Where each chunk starts: the first dynamic block header from its cut
    * on, before the next cut (else it joins the chunk before). */
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (size_t k = 1; k < cuts; k++)
@@ -232,8 +231,10 @@ es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out
   end = (chunks[used - 1].end_bit + 7) / 8;
   if (end > size || size - end < 4)
     goto done;
-  ok = adler_matches (out, total, (uint32_t) data[end] << 24 | (uint32_t) data[end + 1] << 16
-                                      | (uint32_t) data[end + 2] << 8 | data[end + 3], threads);
+  ok = adler_matches (out, total,
+                      (uint32_t) data[end] << 24 | (uint32_t) data[end + 1] << 16 | (uint32_t) data[end + 2] << 8
+                        | data[end + 3],
+                      threads);
   if (ok)
     *used_out = total;
 

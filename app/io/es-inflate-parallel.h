@@ -11,8 +11,8 @@
  * measurement (docs/performance/files.md); tests set small chunks so that a
  * few KiB of stream already goes through every path. */
 typedef struct {
-  int threads;       /* at most this many; 0: omp_get_max_threads () */
-  size_t min_chunk;  /* compressed bytes a chunk at least; 0: the default */
+  int threads;      /* at most this many; 0: omp_get_max_threads () */
+  size_t min_chunk; /* compressed bytes a chunk at least; 0: the default */
 } EsInflateSplit;
 
 /* True when es_inflate_parallel is worth calling for a stream of in_size
@@ -27,5 +27,5 @@ bool es_inflate_parallel_pays (size_t in_size, const EsInflateSplit *split);
  * place to cut, too much output, no memory): the caller then inflates
  * serially, which finds and names the error. Never reads outside in or
  * writes outside out. Bytes after the Adler-32 are ignored. */
-bool es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out_capacity,
-                          size_t *used_out, const EsInflateSplit *split);
+bool es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out_capacity, size_t *used_out,
+                          const EsInflateSplit *split);

@@ -10,10 +10,10 @@ static const uint16_t length_base[29] = { 3,  4,  5,  6,  7,  8,  9,  10, 11,  1
                                           31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
 static const uint8_t length_extra[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                           2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-static const uint16_t dist_base[30] = { 1,   2,   3,   4,   5,   7,    9,    13,   17,   25,
-                                        33,  49,  65,  97,  129, 193,  257,  385,  513,  769,
+static const uint16_t dist_base[30] = { 1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                        33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
                                         1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
-static const uint8_t dist_extra[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
+static const uint8_t dist_extra[30] = { 0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                         6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
 static const uint8_t codelen_order[19] = { 16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15 };
 
@@ -78,8 +78,8 @@ code_space_left (const uint8_t *lens, unsigned n, unsigned count[16])
  * or where lenient what zlib also takes: one code of one bit, or none (the
  * missing codewords decode as invalid). False for any other lengths. */
 static bool
-build_table (const uint8_t *lens, unsigned n, uint32_t (*payload) (unsigned), uint32_t *table,
-             unsigned table_bits, unsigned enough, bool lenient)
+build_table (const uint8_t *lens, unsigned n, uint32_t (*payload) (unsigned), uint32_t *table, unsigned table_bits,
+             unsigned enough, bool lenient)
 {
   unsigned count[16], offset[16], next_code[16], sorted[288], codes[288];
   unsigned size = 1u << table_bits, used, end = size, sub_prefix = UINT_MAX, sub_start = 0, sub_bits = 0;
@@ -278,14 +278,16 @@ dynamic_header_valid (const uint8_t *data, size_t size, size_t bit)
  * (a complete code sums to 128): the finder's second rejection, five
  * lookups instead of nineteen steps. */
 #define KRAFT_1(l) ((l) ? 128 >> (l) : 0)
-#define KRAFT_4(i) (KRAFT_1 ((i) & 7) + KRAFT_1 ((i) >> 3 & 7) + KRAFT_1 ((i) >> 6 & 7) + KRAFT_1 ((i) >> 9 & 7))
-#define KRAFT_16(i) KRAFT_4 (i), KRAFT_4 ((i) + 1), KRAFT_4 ((i) + 2), KRAFT_4 ((i) + 3), KRAFT_4 ((i) + 4), \
-  KRAFT_4 ((i) + 5), KRAFT_4 ((i) + 6), KRAFT_4 ((i) + 7), KRAFT_4 ((i) + 8), KRAFT_4 ((i) + 9), KRAFT_4 ((i) + 10), \
-  KRAFT_4 ((i) + 11), KRAFT_4 ((i) + 12), KRAFT_4 ((i) + 13), KRAFT_4 ((i) + 14), KRAFT_4 ((i) + 15)
-#define KRAFT_256(i) KRAFT_16 (i), KRAFT_16 ((i) + 16), KRAFT_16 ((i) + 32), KRAFT_16 ((i) + 48), \
-  KRAFT_16 ((i) + 64), KRAFT_16 ((i) + 80), KRAFT_16 ((i) + 96), KRAFT_16 ((i) + 112), KRAFT_16 ((i) + 128), \
-  KRAFT_16 ((i) + 144), KRAFT_16 ((i) + 160), KRAFT_16 ((i) + 176), KRAFT_16 ((i) + 192), KRAFT_16 ((i) + 208), \
-  KRAFT_16 ((i) + 224), KRAFT_16 ((i) + 240)
+#define KRAFT_4(i) (KRAFT_1 ((i) &7) + KRAFT_1 ((i) >> 3 & 7) + KRAFT_1 ((i) >> 6 & 7) + KRAFT_1 ((i) >> 9 & 7))
+#define KRAFT_16(i)                                                                                                    \
+  KRAFT_4 (i), KRAFT_4 ((i) + 1), KRAFT_4 ((i) + 2), KRAFT_4 ((i) + 3), KRAFT_4 ((i) + 4), KRAFT_4 ((i) + 5),          \
+    KRAFT_4 ((i) + 6), KRAFT_4 ((i) + 7), KRAFT_4 ((i) + 8), KRAFT_4 ((i) + 9), KRAFT_4 ((i) + 10),                    \
+    KRAFT_4 ((i) + 11), KRAFT_4 ((i) + 12), KRAFT_4 ((i) + 13), KRAFT_4 ((i) + 14), KRAFT_4 ((i) + 15)
+#define KRAFT_256(i)                                                                                                   \
+  KRAFT_16 (i), KRAFT_16 ((i) + 16), KRAFT_16 ((i) + 32), KRAFT_16 ((i) + 48), KRAFT_16 ((i) + 64),                    \
+    KRAFT_16 ((i) + 80), KRAFT_16 ((i) + 96), KRAFT_16 ((i) + 112), KRAFT_16 ((i) + 128), KRAFT_16 ((i) + 144),        \
+    KRAFT_16 ((i) + 160), KRAFT_16 ((i) + 176), KRAFT_16 ((i) + 192), KRAFT_16 ((i) + 208), KRAFT_16 ((i) + 224),      \
+    KRAFT_16 ((i) + 240)
 static const uint16_t kraft_of_4[4096] = {
   KRAFT_256 (0),    KRAFT_256 (256),  KRAFT_256 (512),  KRAFT_256 (768),  KRAFT_256 (1024), KRAFT_256 (1280),
   KRAFT_256 (1536), KRAFT_256 (1792), KRAFT_256 (2048), KRAFT_256 (2304), KRAFT_256 (2560), KRAFT_256 (2816),

@@ -35,13 +35,13 @@ bool es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, 
 bool es_pgm_decode_reader (EsReader *reader, EsImage *image, EsError *error);
 
 typedef enum {
-  ES_INPUT_NEED_MORE,    /* the bytes given do not decide yet */
+  ES_INPUT_NEED_MORE, /* the bytes given do not decide yet */
   ES_INPUT_EMPTY,
   ES_INPUT_PNG,
   ES_INPUT_PGM,
   ES_INPUT_TEXT_MATRIX,
-  ES_INPUT_TIFF,         /* classic or BigTIFF, either byte order (read when built with libtiff) */
-  ES_INPUT_UNSUPPORTED,  /* a known image format that this program does not read */
+  ES_INPUT_TIFF,        /* classic or BigTIFF, either byte order (read when built with libtiff) */
+  ES_INPUT_UNSUPPORTED, /* a known image format that this program does not read */
   ES_INPUT_UNKNOWN,
 } EsInputKind;
 

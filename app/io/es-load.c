@@ -62,7 +62,10 @@ typedef struct {
   size_t length;
 } EsMagic;
 
-#define MAGIC(name, offset, bytes) { name, offset, bytes, sizeof bytes - 1 }
+#define MAGIC(name, offset, bytes)                                                                                     \
+  {                                                                                                                    \
+    name, offset, bytes, sizeof bytes - 1                                                                              \
+  }
 
 static const EsMagic unsupported[] = {
   MAGIC ("JPEG", 0, "\xff\xd8\xff"),
@@ -221,12 +224,10 @@ es_load_refuse (EsInputKind kind, const char *name, EsError *error)
 {
   switch (kind)
     {
-    case ES_INPUT_EMPTY:
-      return es_error_set (error, ES_ERROR_FORMAT, "empty file");
+    case ES_INPUT_EMPTY: return es_error_set (error, ES_ERROR_FORMAT, "empty file");
     case ES_INPUT_UNSUPPORTED:
       return es_error_set (error, ES_ERROR_FORMAT, "%s is not supported (" ES_LOAD_FORMATS " are)", name);
-    default:
-      return es_error_set (error, ES_ERROR_FORMAT, "not an image this program reads (" ES_LOAD_FORMATS ")");
+    default: return es_error_set (error, ES_ERROR_FORMAT, "not an image this program reads (" ES_LOAD_FORMATS ")");
     }
 }
 
@@ -241,7 +242,7 @@ struct EsPages {
 #ifdef ES_HAVE_TIFF
   EsTiff *tiff;
 #endif
-  int fd;  /* opened by es_pages_open, else -1 */
+  int fd; /* opened by es_pages_open, else -1 */
   char notice[160];
 };
 
@@ -311,7 +312,8 @@ es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error)
             snprintf (where, sizeof where, "page %d: ", index + 1);
           snprintf (pages->notice, sizeof pages->notice,
                     "%s%llu NaN or infinite sample%s left out of the float range (NaN and -inf read as 0, "
-                    "+inf as 65535)", where, (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
+                    "+inf as 65535)",
+                    where, (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
         }
       return true;
     }
@@ -319,7 +321,7 @@ es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error)
   if (pages->first_taken)
     return es_error_set (error, ES_ERROR_INVALID, "the page was already loaded");
   *image = pages->first;
-  pages->first = (EsImage) { 0 };
+  pages->first = (EsImage){ 0 };
   pages->first_taken = true;
   return true;
 }
@@ -422,15 +424,9 @@ es_pages_open_memory (const void *data, size_t size, int levels, EsError *error)
         pages->count = es_tiff_page_count (pages->tiff);
       break;
 #endif
-    case ES_INPUT_PNG:
-      ok = es_png_decode (data, size, &pages->first, error);
-      break;
-    case ES_INPUT_PGM:
-      ok = es_pgm_decode (data, size, &pages->first, error);
-      break;
-    default:
-      ok = es_text_matrix_decode (data, size, levels, &pages->first, error);
-      break;
+    case ES_INPUT_PNG: ok = es_png_decode (data, size, &pages->first, error); break;
+    case ES_INPUT_PGM: ok = es_pgm_decode (data, size, &pages->first, error); break;
+    default: ok = es_text_matrix_decode (data, size, levels, &pages->first, error); break;
     }
   if (!ok)
     {
@@ -551,12 +547,8 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
 
   switch (kind)
     {
-    case ES_INPUT_PNG:
-      ok = es_png_decode_reader (&reader, &pages->first, watch, error);
-      break;
-    case ES_INPUT_PGM:
-      ok = es_pgm_decode_reader (&reader, &pages->first, error);
-      break;
+    case ES_INPUT_PNG: ok = es_png_decode_reader (&reader, &pages->first, watch, error); break;
+    case ES_INPUT_PGM: ok = es_pgm_decode_reader (&reader, &pages->first, error); break;
 #ifdef ES_HAVE_TIFF
     case ES_INPUT_TIFF:
       pages->tiff = es_load_open_tiff (&reader, fd, &st, error);
@@ -565,8 +557,7 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
         pages->count = es_tiff_page_count (pages->tiff);
       break;
 #endif
-    case ES_INPUT_TEXT_MATRIX:
-      {
+      case ES_INPUT_TEXT_MATRIX: {
         EsTextScan scan = { 0 };
         uint8_t *text;
         size_t size;
@@ -580,9 +571,7 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
           }
       }
       break;
-    default:
-      ok = es_load_refuse (kind, name, error);
-      break;
+    default: ok = es_load_refuse (kind, name, error); break;
     }
   es_reader_clear (&reader);
   if (!ok)

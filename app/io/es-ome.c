@@ -117,10 +117,9 @@ es_ome_read (const char *text, EsOmePixels *pixels, bool *is_ome, EsError *error
         return es_error_set (error, ES_ERROR_FORMAT, "OME-XML: Pixels has no valid %s", names[i]);
       *sizes[i] = (int) v;
     }
-  if (!attribute (tag, close, "DimensionOrder", pixels->order, sizeof pixels->order)
-      || strlen (pixels->order) != 5 || strncmp (pixels->order, "XY", 2) != 0
-      || strchr (pixels->order + 2, 'Z') == NULL || strchr (pixels->order + 2, 'C') == NULL
-      || strchr (pixels->order + 2, 'T') == NULL)
+  if (!attribute (tag, close, "DimensionOrder", pixels->order, sizeof pixels->order) || strlen (pixels->order) != 5
+      || strncmp (pixels->order, "XY", 2) != 0 || strchr (pixels->order + 2, 'Z') == NULL
+      || strchr (pixels->order + 2, 'C') == NULL || strchr (pixels->order + 2, 'T') == NULL)
     return es_error_set (error, ES_ERROR_FORMAT, "OME-XML: Pixels has no valid DimensionOrder (XYZCT, ...)");
   /* The content runs to the closing tag (none when the element is empty). */
   pixels->body = close + 1;
@@ -163,11 +162,11 @@ es_ome_z_pages (const EsOmePixels *pixels, int channel, int time, int page_count
   long *ifd_of;
 
   if (channel >= pixels->size_c)
-    return es_error_set (error, ES_ERROR_INVALID, "OME-TIFF: no channel %d (it has %d: 0..%d)", channel,
-                         pixels->size_c, pixels->size_c - 1);
+    return es_error_set (error, ES_ERROR_INVALID, "OME-TIFF: no channel %d (it has %d: 0..%d)", channel, pixels->size_c,
+                         pixels->size_c - 1);
   if (time >= pixels->size_t)
-    return es_error_set (error, ES_ERROR_INVALID, "OME-TIFF: no time point %d (it has %d: 0..%d)", time,
-                         pixels->size_t, pixels->size_t - 1);
+    return es_error_set (error, ES_ERROR_INVALID, "OME-TIFF: no time point %d (it has %d: 0..%d)", time, pixels->size_t,
+                         pixels->size_t - 1);
   if (planes > 4L * 65536)
     return es_error_set (error, ES_ERROR_LIMIT, "OME-TIFF: %ld planes are over the limit", planes);
   ifd_of = malloc ((size_t) planes * sizeof *ifd_of);
@@ -210,11 +209,12 @@ es_ome_z_pages (const EsOmePixels *pixels, int channel, int time, int page_count
         {
           free (ifd_of);
           if (ifd < 0)
-            return es_error_set (error, ES_ERROR_FORMAT, "OME-TIFF: no page holds plane z=%d c=%d t=%d", z,
-                                 channel, time);
+            return es_error_set (error, ES_ERROR_FORMAT, "OME-TIFF: no page holds plane z=%d c=%d t=%d", z, channel,
+                                 time);
           return es_error_set (error, ES_ERROR_FORMAT,
                                "OME-TIFF: plane z=%d c=%d t=%d is page %ld, but the file has %d (a multi-file "
-                               "OME-TIFF is not read)", z, channel, time, ifd + 1, page_count);
+                               "OME-TIFF is not read)",
+                               z, channel, time, ifd + 1, page_count);
         }
       pages[z] = (int) ifd;
     }

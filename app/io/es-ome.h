@@ -12,8 +12,8 @@
  * given to es_ome_read, which must outlive this). */
 typedef struct {
   int size_x, size_y, size_z, size_c, size_t;
-  char order[6];          /* DimensionOrder: "XYZCT", "XYCZT", ... */
-  const char *body;       /* the Pixels element's content, TiffData among it */
+  char order[6];    /* DimensionOrder: "XYZCT", "XYCZT", ... */
+  const char *body; /* the Pixels element's content, TiffData among it */
   size_t body_length;
 } EsOmePixels;
 
@@ -27,5 +27,4 @@ bool es_ome_read (const char *text, EsOmePixels *pixels, bool *is_ome, EsError *
  * PlaneCount as the OME data model defines them, or, without TiffData, the
  * planes one per page in DimensionOrder. Errors name the channel or time out
  * of range, or the plane that no page of this file holds. */
-bool es_ome_z_pages (const EsOmePixels *pixels, int channel, int time, int page_count, int *pages,
-                     EsError *error);
+bool es_ome_z_pages (const EsOmePixels *pixels, int channel, int time, int page_count, int *pages, EsError *error);

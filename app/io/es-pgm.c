@@ -10,20 +10,20 @@
  * users think in lines), binary P5 ones by byte offset from 0. */
 typedef struct {
   uint64_t offset;
-  uint64_t line;        /* from 1 */
-  uint64_t line_start;  /* offset of the line's first byte */
+  uint64_t line;       /* from 1 */
+  uint64_t line_start; /* offset of the line's first byte */
 } EsPgmMark;
 
 typedef struct {
   EsReader *in;
-  bool plain;           /* P2 */
+  bool plain; /* P2 */
   uint64_t line, line_start;
 } EsPgmReader;
 
 static EsPgmMark
 es_pgm_here (const EsPgmReader *reader)
 {
-  return (EsPgmMark) { es_reader_offset (reader->in), reader->line, reader->line_start };
+  return (EsPgmMark){ es_reader_offset (reader->in), reader->line, reader->line_start };
 }
 
 static inline int
@@ -50,8 +50,7 @@ es_pgm_fail (const EsPgmReader *reader, EsPgmMark mark, EsError *error, const ch
   char where[64];
 
   if (reader->plain)
-    snprintf (where, sizeof where, "line %" PRIu64 ", column %" PRIu64, mark.line,
-              mark.offset - mark.line_start + 1);
+    snprintf (where, sizeof where, "line %" PRIu64 ", column %" PRIu64, mark.line, mark.offset - mark.line_start + 1);
   else
     snprintf (where, sizeof where, "byte %" PRIu64, mark.offset);
   return es_error_set (error, ES_ERROR_FORMAT, "PGM: %s: %s", where, what);
@@ -128,8 +127,7 @@ es_pgm_is_digit (int c)
 /* Reads an unsigned decimal number in min..max, which must be followed by
  * whitespace, a comment or the end of the data. */
 static bool
-es_pgm_read_number (EsPgmReader *reader, const char *what, uint32_t min, uint32_t max,
-                    uint32_t *value, EsError *error)
+es_pgm_read_number (EsPgmReader *reader, const char *what, uint32_t min, uint32_t max, uint32_t *value, EsError *error)
 {
   EsPgmMark start;
   uint32_t v = 0;
@@ -319,8 +317,7 @@ es_pgm_decode_reader (EsReader *in, EsImage *image, EsError *error)
 
   for (uint32_t m = maxval; m != 0; m >>= 1)
     depth++;
-  if (!es_image_alloc (&out, (int) width, (int) height, maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16,
-                       depth, &local))
+  if (!es_image_alloc (&out, (int) width, (int) height, maxval < 256 ? ES_FORMAT_U8 : ES_FORMAT_U16, depth, &local))
     return es_error_set (error, local.code, "PGM: %s", local.message);
   /* Full scale is maxval, which the 8-bit view maps to 255 (DESIGN.md §1). */
   out.maxval = maxval == (1u << depth) - 1 ? 0 : maxval;

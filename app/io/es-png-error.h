@@ -9,8 +9,8 @@
  * survives the longjmp, not among the locals of the function that called
  * setjmp (C leaves those indeterminate after the jump unless volatile). */
 typedef struct {
-  char message[256];  /* the error that ended the read or the write */
-  char warning[256];  /* the first warning, "" if none */
+  char message[256]; /* the error that ended the read or the write */
+  char warning[256]; /* the first warning, "" if none */
 } EsPngErrors;
 
 /* Records the message and longjmps to png_jmpbuf (png). */

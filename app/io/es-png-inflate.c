@@ -85,10 +85,10 @@ typedef struct Streamed Streamed;
 typedef struct {
   EsReader *reader;
   EsError *error;
-  Streamed *stream;    /* NULL: the IDAT stream is joined in idat */
+  Streamed *stream; /* NULL: the IDAT stream is joined in idat */
   uint8_t *idat;
   size_t idat_size, idat_capacity;
-  uint64_t idat_max;   /* more cannot be image data (deflate's worst case) */
+  uint64_t idat_max; /* more cannot be image data (deflate's worst case) */
 } EsPngChunks;
 
 static bool streamed_feed (Streamed *s, const uint8_t *bytes, size_t n, EsError *error);
@@ -236,7 +236,7 @@ typedef struct {
   uint32_t width, height;
   int depth, channels;
   size_t bpp, row_bytes;
-  uint64_t raw_size;    /* the filtered rows: height × (row_bytes + 1) */
+  uint64_t raw_size; /* the filtered rows: height × (row_bytes + 1) */
   EsImage out;
 } Layout;
 
@@ -246,15 +246,15 @@ struct Streamed {
   bool z_ready;
   Layout *layout;
   const EsRowWatch *watch;
-  uint8_t *rows;        /* filtered rows as inflated: whole ones, then part of the next */
+  uint8_t *rows; /* filtered rows as inflated: whole ones, then part of the next */
   size_t capacity, filled;
-  uint8_t *prev;        /* the last unfiltered row (zeros before the first) */
-  uint64_t inflated;    /* bytes of filtered rows so far */
-  uint64_t extra;       /* bytes inflated past the image */
-  uint32_t done, told;  /* rows unfiltered; rows the watch has heard of */
-  bool ended;           /* zlib reached the stream's end (its Adler-32 checked) */
-  bool bad_data;        /* zlib refused the stream */
-  bool bad_filter;      /* a row's filter type is not 0..4 */
+  uint8_t *prev;       /* the last unfiltered row (zeros before the first) */
+  uint64_t inflated;   /* bytes of filtered rows so far */
+  uint64_t extra;      /* bytes inflated past the image */
+  uint32_t done, told; /* rows unfiltered; rows the watch has heard of */
+  bool ended;          /* zlib reached the stream's end (its Adler-32 checked) */
+  bool bad_data;       /* zlib refused the stream */
+  bool bad_filter;     /* a row's filter type is not 0..4 */
 };
 
 /* Unfilters the whole rows in s->rows into the image, then keeps the
@@ -279,8 +279,7 @@ streamed_take_rows (Streamed *s)
           continue;
         }
       es_png_unfilter_row (row + 1, prev, l->row_bytes, l->bpp, row[0]);
-      es_png_convert_row (row + 1, (int) l->width, l->channels, l->depth == 16,
-                          es_image_row (&l->out, (int) s->done));
+      es_png_convert_row (row + 1, (int) l->width, l->channels, l->depth == 16, es_image_row (&l->out, (int) s->done));
     }
   if (complete == 0)
     return;
@@ -453,8 +452,14 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
         goto done;
       }
   {
-    EsPngFiltered filtered = { .raw = raw, .zeros = zeros, .width = l->width, .height = l->height, .bpp = l->bpp,
-                               .row_bytes = l->row_bytes, .channels = l->channels, .sixteen = l->depth == 16 };
+    EsPngFiltered filtered = { .raw = raw,
+                               .zeros = zeros,
+                               .width = l->width,
+                               .height = l->height,
+                               .bpp = l->bpp,
+                               .row_bytes = l->row_bytes,
+                               .channels = l->channels,
+                               .sixteen = l->depth == 16 };
     es_png_unfilter_image (&filtered, &l->out, watch);
   }
   ok = true;
@@ -506,7 +511,7 @@ es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsEr
   if (ok)
     *image = l.out;
   else if (watch != NULL && l.out.pixels != NULL)
-    watch->kept = l.out;  /* its consumer may still be reading rows it was told of */
+    watch->kept = l.out; /* its consumer may still be reading rows it was told of */
   else
     es_image_clear (&l.out);
   return ok;

@@ -25,7 +25,7 @@
  * while objects reached through a pointer keep their last stored value. */
 typedef struct {
   EsReader *reader;
-  EsError read_error;  /* why the input ended early: a read error, the limit, an interruption */
+  EsError read_error; /* why the input ended early: a read error, the limit, an interruption */
   png_structp png;
   png_infop info;
   uint8_t *row;
@@ -53,8 +53,8 @@ es_png_read_fn (png_structp png, png_bytep out, size_t length)
  * samples, or 16-bit big-endian ones, `channels` per pixel) to gray, writing
  * pixel i to column x0 + i * dx of image row y (dx > 1 for interlace passes). */
 static void
-es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bool colour,
-                    EsImage *image, int y, int x0, int dx)
+es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bool colour, EsImage *image, int y,
+                    int x0, int dx)
 {
   if (!sixteen)
     {
@@ -77,9 +77,8 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
           dst[(size_t) i * dx] = (uint16_t) (src[0] << 8 | src[1]);
       else
         for (int i = 0; i < cols; i++, src += step)
-          dst[(size_t) i * dx] = (uint16_t) es_luma_int ((uint32_t) (src[0] << 8 | src[1]),
-                                                         (uint32_t) (src[2] << 8 | src[3]),
-                                                         (uint32_t) (src[4] << 8 | src[5]));
+          dst[(size_t) i * dx] = (uint16_t) es_luma_int (
+            (uint32_t) (src[0] << 8 | src[1]), (uint32_t) (src[2] << 8 | src[3]), (uint32_t) (src[4] << 8 | src[5]));
     }
 }
 
@@ -103,15 +102,13 @@ es_png_precheck_size (EsReader *reader, EsError *error)
   if (width == 0 || height == 0)
     return true;
   if (width > INT_MAX || height > INT_MAX)
-    return es_error_set (error, ES_ERROR_LIMIT, "image size %" PRIu32 "×%" PRIu32 " is over the limit",
-                         width, height);
+    return es_error_set (error, ES_ERROR_LIMIT, "image size %" PRIu32 "×%" PRIu32 " is over the limit", width, height);
   return es_image_check_size ((int) width, (int) height, depth > 8 ? ES_FORMAT_U16 : ES_FORMAT_U8, error);
 }
 
 /* The ancillary chunks libpng knows, each name followed by a NUL. */
-static const png_byte ignored_chunks[] =
-  "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
-  "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
+static const png_byte ignored_chunks[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
+                                         "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
 
 /* The part that runs under setjmp. Returns false with decoder->errors set
  * (libpng errors) or with error set (our own refusals). */
@@ -138,12 +135,10 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
    * is not applied to them), so a 49-byte file could ask for 2 GiB: every
    * ancillary chunk is skipped instead, its CRC still checked as it is. */
   png_set_keep_unknown_chunks (decoder->png, PNG_HANDLE_CHUNK_NEVER, NULL, 0);
-  png_set_keep_unknown_chunks (decoder->png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks,
-                               (int) (sizeof ignored_chunks / 5));
+  png_set_keep_unknown_chunks (decoder->png, PNG_HANDLE_CHUNK_NEVER, ignored_chunks, (int) (sizeof ignored_chunks / 5));
 
   png_read_info (decoder->png, decoder->info);
-  png_get_IHDR (decoder->png, decoder->info, &width, &height, &bit_depth, &colour_type,
-                &interlace, NULL, NULL);
+  png_get_IHDR (decoder->png, decoder->info, &width, &height, &bit_depth, &colour_type, &interlace, NULL, NULL);
 
   /* Palettes become 8-bit RGB(A); 1/2/4-bit gray is unpacked to one byte per
    * sample without scaling. Gamma, tRNS and background are deliberately not
@@ -161,8 +156,8 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
 
   /* es_image_alloc checks the sides and the pixel budget before it
    * allocates anything. */
-  if (!es_image_alloc (&decoder->image, (int) width, (int) height,
-                       sixteen ? ES_FORMAT_U16 : ES_FORMAT_U8, depth, error))
+  if (!es_image_alloc (&decoder->image, (int) width, (int) height, sixteen ? ES_FORMAT_U16 : ES_FORMAT_U8, depth,
+                       error))
     return false;
   decoder->row = malloc (png_get_rowbytes (decoder->png, decoder->info));
   if (decoder->row == NULL)

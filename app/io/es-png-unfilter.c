@@ -75,8 +75,8 @@ load_pixel_exact (const uint8_t *p, size_t bpp)
 ES_INLINE void
 store_pixel (uint8_t *p, __m128i v, size_t bpp)
 {
-  uint64_t out = (uint64_t) _mm_cvtsi128_si64 (_mm_packus_epi16 (_mm_and_si128 (v, _mm_set1_epi16 (0xff)),
-                                                                 _mm_setzero_si128 ()));
+  uint64_t out = (uint64_t) _mm_cvtsi128_si64 (
+    _mm_packus_epi16 (_mm_and_si128 (v, _mm_set1_epi16 (0xff)), _mm_setzero_si128 ()));
   memcpy (p, &out, bpp);
 }
 
@@ -106,9 +106,9 @@ unfilter_pixel (__m128i x, __m128i a, __m128i b, __m128i c, uint8_t type)
       smallest = _mm_min_epi16 (pc, _mm_min_epi16 (pa, pb));
       pick_a = _mm_cmpeq_epi16 (pa, smallest);
       pick_b = _mm_andnot_si128 (pick_a, _mm_cmpeq_epi16 (pb, smallest));
-      predicted = _mm_or_si128 (_mm_and_si128 (pick_a, a),
-                                _mm_or_si128 (_mm_and_si128 (pick_b, b),
-                                              _mm_andnot_si128 (_mm_or_si128 (pick_a, pick_b), c)));
+      predicted = _mm_or_si128 (
+        _mm_and_si128 (pick_a, a),
+        _mm_or_si128 (_mm_and_si128 (pick_b, b), _mm_andnot_si128 (_mm_or_si128 (pick_a, pick_b), c)));
     }
   return _mm_and_si128 (_mm_add_epi16 (x, predicted), _mm_set1_epi16 (0xff));
 }
@@ -160,7 +160,7 @@ unfilter_bytes (uint8_t *row, const uint8_t *prev, size_t start, size_t end, uin
 
   switch (type)
     {
-    case 1:
+      case 1:
 #ifdef __SSE2__
       {
         __m128i carry = _mm_set1_epi8 ((char) a);
@@ -174,8 +174,7 @@ unfilter_bytes (uint8_t *row, const uint8_t *prev, size_t start, size_t end, uin
             x = _mm_add_epi8 (x, carry);
             _mm_storeu_si128 ((__m128i *) (row + i), x);
             /* The last byte, in every lane, for the next 16. */
-            carry = _mm_shuffle_epi32 (_mm_shufflehi_epi16 (_mm_srli_epi16 (_mm_unpackhi_epi8 (x, x), 8), 0xff),
-                                       0xff);
+            carry = _mm_shuffle_epi32 (_mm_shufflehi_epi16 (_mm_srli_epi16 (_mm_unpackhi_epi8 (x, x), 8), 0xff), 0xff);
             carry = _mm_packus_epi16 (carry, carry);
           }
         if (i > start)
@@ -287,7 +286,7 @@ es_png_convert_row (const uint8_t *src, int width, int channels, bool sixteen, v
       else
         for (int x = 0; x < width; x++, src += step)
           dst[x] = (uint16_t) es_luma_int ((uint32_t) (src[0] << 8 | src[1]), (uint32_t) (src[2] << 8 | src[3]),
-                                        (uint32_t) (src[4] << 8 | src[5]));
+                                           (uint32_t) (src[4] << 8 | src[5]));
     }
 }
 
@@ -384,7 +383,7 @@ unfilter_serial (const EsPngFiltered *f, EsImage *out, EsRowWatch *watch)
  * line of its own: the thread of the group below polls it while this
  * group's thread advances it. */
 typedef struct {
-  _Alignas (64) _Atomic size_t done;
+  _Alignas(64) _Atomic size_t done;
 } GroupProgress;
 
 static inline void
@@ -393,7 +392,7 @@ cpu_relax (void)
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause ();
 #elif defined(__aarch64__)
-  __asm__ volatile ("yield");
+  __asm__ volatile("yield");
 #endif
 }
 
@@ -438,7 +437,7 @@ es_png_unfilter_image (const EsPngFiltered *f, EsImage *out, EsRowWatch *watch)
   size_t span;
 
   if (threads > 1 && groups > 1 && (uint64_t) f->height * (f->row_bytes + 1) >= parallel_min)
-    progress = aligned_alloc (_Alignof (GroupProgress), (size_t) groups * sizeof *progress);
+    progress = aligned_alloc (_Alignof(GroupProgress), (size_t) groups * sizeof *progress);
   if (progress == NULL)
     {
       unfilter_serial (f, out, watch);
@@ -455,7 +454,7 @@ es_png_unfilter_image (const EsPngFiltered *f, EsImage *out, EsRowWatch *watch)
    * that the system holds up keeps no group waiting but the one after its
    * own. The calling thread, 0, tells the watch as the groups done from the
    * top grow. */
-#pragma omp parallel num_threads (threads)
+#pragma omp parallel num_threads(threads)
   {
     bool teller = watch != NULL && omp_get_thread_num () == 0;
     uint32_t complete = 0, told = 0;

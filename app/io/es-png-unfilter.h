@@ -21,7 +21,7 @@ void es_png_convert_row (const uint8_t *src, int width, int channels, bool sixte
  * every filter byte already checked to be 0..4. */
 typedef struct {
   uint8_t *raw;
-  const uint8_t *zeros;  /* the row above the first: row_bytes zero bytes */
+  const uint8_t *zeros; /* the row above the first: row_bytes zero bytes */
   uint32_t width, height;
   size_t bpp, row_bytes;
   int channels;

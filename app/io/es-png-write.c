@@ -78,13 +78,10 @@ deflate_settings (EsCompression compression)
 {
   switch (compression)
     {
-    case ES_COMPRESSION_FAST:
-      return (DeflateSettings) { 1, Z_FILTERED };
-    case ES_COMPRESSION_SMALL:
-      return (DeflateSettings) { 9, Z_DEFAULT_STRATEGY };
+    case ES_COMPRESSION_FAST: return (DeflateSettings){ 1, Z_FILTERED };
+    case ES_COMPRESSION_SMALL: return (DeflateSettings){ 9, Z_DEFAULT_STRATEGY };
     case ES_COMPRESSION_DEFAULT:
-    default:
-      return (DeflateSettings) { 2, Z_FILTERED };
+    default: return (DeflateSettings){ 2, Z_FILTERED };
     }
 }
 
@@ -128,8 +125,8 @@ enum { FILTER_NONE, FILTER_SUB, FILTER_UP, FILTER_AVG, FILTER_PAETH, N_FILTERS }
  * the row above (zeros above the first row). try holds 4 × n bytes. The
  * candidates and their sums come from one pass over the row. */
 ROW_CLONES static void
-filter_row (const uint8_t *restrict row, const uint8_t *restrict prev, size_t n, int bpp,
-            uint8_t *restrict out, uint8_t *restrict try)
+filter_row (const uint8_t *restrict row, const uint8_t *restrict prev, size_t n, int bpp, uint8_t *restrict out,
+            uint8_t *restrict try)
 {
   uint8_t *restrict sub = try, *restrict up = try + n, *restrict avg = try + 2 * n, *restrict paeth = try + 3 * n;
   const uint8_t *candidates[N_FILTERS] = { row, sub, up, avg, paeth };
@@ -185,19 +182,19 @@ filter_row (const uint8_t *restrict row, const uint8_t *restrict prev, size_t n,
 typedef struct {
   uint8_t *bytes;
   size_t capacity;
-  size_t size;       /* of the whole chunk */
-  uLong adler;       /* of the band's filtered bytes */
-  size_t raw_size;   /* their number */
-  uLong crc;         /* of the chunk's type and data; the last band's without the Adler-32 */
-  int band;          /* the band it holds, finished; -1 while free or being encoded */
-  bool failed;       /* out of memory, or zlib refused */
+  size_t size;     /* of the whole chunk */
+  uLong adler;     /* of the band's filtered bytes */
+  size_t raw_size; /* their number */
+  uLong crc;       /* of the chunk's type and data; the last band's without the Adler-32 */
+  int band;        /* the band it holds, finished; -1 while free or being encoded */
+  bool failed;     /* out of memory, or zlib refused */
 } Piece;
 
 /* What a thread reuses from band to band. */
 typedef struct {
-  uint8_t *rows;      /* the row above the band, then the band */
-  uint8_t *filtered;  /* the band as deflate reads it */
-  uint8_t *try;       /* the four filtered candidates of one row */
+  uint8_t *rows;     /* the row above the band, then the band */
+  uint8_t *filtered; /* the band as deflate reads it */
+  uint8_t *try;      /* the four filtered candidates of one row */
   z_stream z;
   bool z_ready;
 } Scratch;
@@ -214,18 +211,18 @@ typedef struct {
   EsPngErrors errors;
   int n_scratch;
   Scratch *scratch;
-  uint8_t *zeros;     /* the row above the first one */
-  int ring;           /* bands in flight: band b lives in pieces[b % ring] */
+  uint8_t *zeros; /* the row above the first one */
+  int ring;       /* bands in flight: band b lives in pieces[b % ring] */
   Piece *pieces;
   /* The threads' shared state, under lock. */
   pthread_mutex_t lock;
-  pthread_cond_t freed;     /* a piece was written out: its slot is free */
-  pthread_cond_t finished;  /* a band was encoded (or failed) */
+  pthread_cond_t freed;    /* a piece was written out: its slot is free */
+  pthread_cond_t finished; /* a band was encoded (or failed) */
   bool lock_ready;
-  int next_band;          /* the next band a thread takes */
-  int written;            /* bands in the file so far, in order */
-  bool failed;            /* everyone stops: out of memory, zlib refused, or a write failed */
-  uLong adler;            /* of the bands written */
+  int next_band; /* the next band a thread takes */
+  int written;   /* bands in the file so far, in order */
+  bool failed;   /* everyone stops: out of memory, zlib refused, or a write failed */
+  uLong adler;   /* of the bands written */
 } Writer;
 
 static bool
@@ -250,7 +247,7 @@ scratch_clear (Scratch *s)
   free (s->try);
   if (s->z_ready)
     deflateEnd (&s->z);
-  *s = (Scratch) { 0 };
+  *s = (Scratch){ 0 };
 }
 
 static void
@@ -368,8 +365,7 @@ encode_band (Writer *w, Scratch *s, int b, Piece *piece)
         }
       /* Done once every byte is in and the flush is complete: Z_STREAM_END
        * for the last band, room left over after a sync flush otherwise. */
-      if (fed == raw_size && s->z.avail_in == 0
-          && (last ? status == Z_STREAM_END : s->z.avail_out > 0))
+      if (fed == raw_size && s->z.avail_in == 0 && (last ? status == Z_STREAM_END : s->z.avail_out > 0))
         break;
     }
   data_end = (size_t) (s->z.next_out - piece->bytes);
@@ -589,7 +585,9 @@ writer_new (const EsPngPicture *p)
                                   : auto_band_rows (w->row_bytes, p->height, threads);
   /* At most 512 MiB of samples a band, so that its chunk stays under 2^31. */
   if ((size_t) w->band_rows * (w->row_bytes + 1) > ((size_t) 512 << 20))
-    w->band_rows = (int) (((size_t) 512 << 20) / (w->row_bytes + 1)) > 0 ? (int) (((size_t) 512 << 20) / (w->row_bytes + 1)) : 1;
+    w->band_rows = (int) (((size_t) 512 << 20) / (w->row_bytes + 1)) > 0
+                     ? (int) (((size_t) 512 << 20) / (w->row_bytes + 1))
+                     : 1;
   w->n_bands = (p->height + w->band_rows - 1) / w->band_rows;
   w->n_scratch = threads < w->n_bands ? threads : w->n_bands;
   /* Two bands a thread in flight: memory stays bounded, threads stay fed. */
@@ -640,7 +638,7 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
       return write_fail (error, ES_ERROR_NO_MEMORY, path, "out of memory");
     }
   for (int i = 0; i < p->n_text; i++)
-    text[i] = (png_text) {
+    text[i] = (png_text){
       .compression = PNG_TEXT_COMPRESSION_NONE,
       .key = (png_charp) p->text[i].key,
       .text = (png_charp) p->text[i].value,
@@ -692,14 +690,16 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
    * are already checked, and a colorbar adds a little width. */
   png_set_user_limits (png, PNG_UINT_31_MAX, PNG_UINT_31_MAX);
   png_set_IHDR (png, info, (png_uint_32) p->width, (png_uint_32) p->height, p->bit_depth,
-                p->palette ? PNG_COLOR_TYPE_PALETTE : p->channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY,
+                p->palette         ? PNG_COLOR_TYPE_PALETTE
+                : p->channels == 3 ? PNG_COLOR_TYPE_RGB
+                                   : PNG_COLOR_TYPE_GRAY,
                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (p->palette)
     {
       png_color colours[256];
 
       for (int i = 0; i < 256; i++)
-        colours[i] = (png_color) { p->palette[i][0], p->palette[i][1], p->palette[i][2] };
+        colours[i] = (png_color){ p->palette[i][0], p->palette[i][1], p->palette[i][2] };
       png_set_PLTE (png, info, colours, 256);
     }
   if (p->n_text > 0)

@@ -23,12 +23,12 @@ typedef struct {
 
 typedef struct {
   int width, height;
-  int bit_depth;              /* 8 or 16 */
-  int channels;               /* 1 (gray, or palette indices) or 3 (RGB) */
-  const uint8_t (*palette)[3];  /* 256 RGB entries: rows hold 8-bit indices into them; NULL for gray or RGB */
+  int bit_depth;               /* 8 or 16 */
+  int channels;                /* 1 (gray, or palette indices) or 3 (RGB) */
+  const uint8_t (*palette)[3]; /* 256 RGB entries: rows hold 8-bit indices into them; NULL for gray or RGB */
   EsCompression compression;
-  int band_rows;              /* rows deflated as one piece; 0 picks a size that keeps every core busy */
-  const EsPngText *text;      /* tEXt chunks, before the pixels */
+  int band_rows;         /* rows deflated as one piece; 0 picks a size that keeps every core busy */
+  const EsPngText *text; /* tEXt chunks, before the pixels */
   int n_text;
   EsPngFillRows fill_rows;
   void *data;

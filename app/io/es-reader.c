@@ -26,13 +26,13 @@ es_reader_set_piece_max (size_t bytes)
 void
 es_reader_init_memory (EsReader *reader, const void *data, size_t size)
 {
-  *reader = (EsReader) { .data = data, .end = size, .fd = -1, .eof = true };
+  *reader = (EsReader){ .data = data, .end = size, .fd = -1, .eof = true };
 }
 
 bool
 es_reader_init_fd (EsReader *reader, int fd, uint64_t limit, EsError *error)
 {
-  *reader = (EsReader) { .fd = fd, .limit = limit };
+  *reader = (EsReader){ .fd = fd, .limit = limit };
   reader->buffer = malloc (ES_READER_BUFFER);
   if (reader->buffer == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate a read buffer");
@@ -44,7 +44,7 @@ void
 es_reader_clear (EsReader *reader)
 {
   free (reader->buffer);
-  *reader = (EsReader) { .fd = -1, .eof = true };
+  *reader = (EsReader){ .fd = -1, .eof = true };
 }
 
 /* One read() of at most `want` bytes into dst, never past limit + 1 bytes in
@@ -118,8 +118,7 @@ es_reader_fill (EsReader *reader, size_t n)
       reader->end = available;
     }
   while (reader->end < n && !reader->eof)
-    reader->end += es_reader_read_piece (reader, reader->buffer + reader->end,
-                                         ES_READER_BUFFER - reader->end);
+    reader->end += es_reader_read_piece (reader, reader->buffer + reader->end, ES_READER_BUFFER - reader->end);
   return reader->end - reader->pos;
 }
 
@@ -164,18 +163,13 @@ es_reader_failed (const EsReader *reader, EsError *error)
 
   switch (reader->error)
     {
-    case 0:
-      return false;
+    case 0: return false;
     case EFBIG:
       es_reader_format_size (reader->limit, size, sizeof size);
       es_error_set (error, ES_ERROR_IO, "file is larger than %s", size);
       return true;
-    case ECANCELED:
-      es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
-      return true;
-    default:
-      es_error_set (error, ES_ERROR_IO, "%s", strerror (reader->error));
-      return true;
+    case ECANCELED: es_error_set (error, ES_ERROR_CANCELLED, "interrupted"); return true;
+    default: es_error_set (error, ES_ERROR_IO, "%s", strerror (reader->error)); return true;
     }
 }
 
@@ -186,8 +180,7 @@ es_reader_failed (const EsReader *reader, EsError *error)
 #define ES_READER_REST_PIECE (16u << 20)
 
 bool
-es_reader_read_rest (EsReader *reader, EsReaderNeeded needed, void *state, uint8_t **data,
-                     size_t *size, EsError *error)
+es_reader_read_rest (EsReader *reader, EsReaderNeeded needed, void *state, uint8_t **data, size_t *size, EsError *error)
 {
   size_t length = reader->end - reader->pos;
   size_t capacity = length > ES_READER_REST_FIRST ? length : ES_READER_REST_FIRST;
@@ -219,8 +212,7 @@ es_reader_read_rest (EsReader *reader, EsReaderNeeded needed, void *state, uint8
           if (grown == NULL)
             {
               free (block);
-              return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to read the file",
-                                   bigger >> 20);
+              return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to read the file", bigger >> 20);
             }
           block = grown;
           capacity = bigger;

@@ -21,14 +21,14 @@
 typedef struct {
   const uint8_t *data;
   size_t pos, end;
-  uint64_t base;       /* input offset of data[0] */
-  int fd;              /* -1 for memory */
-  uint8_t *buffer;     /* descriptor readers: ES_READER_BUFFER bytes */
-  uint64_t limit;      /* descriptor readers: the most bytes an input may have */
-  uint64_t total;      /* bytes read from fd so far */
-  int error;           /* errno of the failure that ended the input early (EFBIG: over the limit,
+  uint64_t base;   /* input offset of data[0] */
+  int fd;          /* -1 for memory */
+  uint8_t *buffer; /* descriptor readers: ES_READER_BUFFER bytes */
+  uint64_t limit;  /* descriptor readers: the most bytes an input may have */
+  uint64_t total;  /* bytes read from fd so far */
+  int error;       /* errno of the failure that ended the input early (EFBIG: over the limit,
                         * ECANCELED: interrupted), 0 when it ended normally or has not ended */
-  bool eof;            /* nothing more will come */
+  bool eof;        /* nothing more will come */
 } EsReader;
 
 void es_reader_init_memory (EsReader *reader, const void *data, size_t size);
@@ -80,8 +80,8 @@ typedef size_t (*EsReaderNeeded) (void *state, const uint8_t *bytes, size_t n, b
 /* Reads the rest of a descriptor reader's input into one malloc'd block
  * (*data, *size; free it), in pieces and never past the limit, stopping as
  * soon as needed (state, ...) says the decoder has all it needs. */
-bool es_reader_read_rest (EsReader *reader, EsReaderNeeded needed, void *state, uint8_t **data,
-                          size_t *size, EsError *error);
+bool es_reader_read_rest (EsReader *reader, EsReaderNeeded needed, void *state, uint8_t **data, size_t *size,
+                          EsError *error);
 
 /* "4 GiB", "1 MiB", "1000 bytes": how messages give a size limit. */
 void es_reader_format_size (uint64_t bytes, char *out, size_t out_size);

@@ -12,10 +12,10 @@
 typedef struct EsRowGate {
   pthread_mutex_t lock;
   pthread_cond_t changed;
-  int total;      /* rows of the image */
-  int ready;      /* rows 0 .. ready - 1 may be read */
-  bool finished;  /* every row, and the producer succeeded */
-  bool failed;    /* the producer gave up: nothing more will come */
+  int total;     /* rows of the image */
+  int ready;     /* rows 0 .. ready - 1 may be read */
+  bool finished; /* every row, and the producer succeeded */
+  bool failed;   /* the producer gave up: nothing more will come */
 } EsRowGate;
 
 void es_row_gate_init (EsRowGate *gate, int total);

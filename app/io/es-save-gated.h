@@ -11,7 +11,7 @@
  * committed, if the gate fails. */
 bool es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColorScale *scale, bool colorbar,
                                 const EsValueInfo *info, EsRowGate *gate, EsError *error);
-bool es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, double hi,
-                              const EsValueInfo *info, EsRowGate *gate, EsError *error);
+bool es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, double hi, const EsValueInfo *info,
+                              EsRowGate *gate, EsError *error);
 bool es_save_tiff_gated (const char *path, const EsImage *values, const EsValueInfo *info, EsRowGate *gate,
                          EsError *error);

@@ -40,7 +40,7 @@ text_add (TextChunks *chunks, const char *key, const char *format, ...)
   va_start (args, format);
   vsnprintf (chunks->values[i], sizeof chunks->values[i], format, args);
   va_end (args);
-  chunks->text[i] = (EsPngText) { .key = key, .value = chunks->values[i] };
+  chunks->text[i] = (EsPngText){ .key = key, .value = chunks->values[i] };
 }
 
 /* What every export records: who wrote it and what the values are (PNG
@@ -94,10 +94,17 @@ write_png (const char *path, int width, int height, int bit_depth, int channels,
            const TextChunks *chunks, EsPngFillRows fill_rows, void *data, EsRowGate *gate, EsError *error)
 {
   EsPngPicture picture = {
-    .width = width, .height = height, .bit_depth = bit_depth, .channels = channels, .palette = palette,
+    .width = width,
+    .height = height,
+    .bit_depth = bit_depth,
+    .channels = channels,
+    .palette = palette,
     .compression = es_save_get_compression (),
-    .text = chunks->text, .n_text = chunks->n,
-    .fill_rows = fill_rows, .data = data, .gate = gate,
+    .text = chunks->text,
+    .n_text = chunks->n,
+    .fill_rows = fill_rows,
+    .data = data,
+    .gate = gate,
   };
 
   return es_png_write (path, &picture, error);
@@ -107,8 +114,7 @@ static bool
 check_values (const char *path, const EsImage *values, EsError *error)
 {
   if (!values || !values->pixels || values->width <= 0 || values->height <= 0
-      || (values->format != ES_FORMAT_U8 && values->format != ES_FORMAT_U16
-          && values->format != ES_FORMAT_F32)
+      || (values->format != ES_FORMAT_U8 && values->format != ES_FORMAT_U16 && values->format != ES_FORMAT_F32)
       || values->stride < (size_t) values->width * es_format_size (values->format))
     return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   return true;
@@ -132,7 +138,7 @@ may_have_no_data (const EsImage *values, const EsValueInfo *info, EsRowGate *gat
 typedef struct {
   const EsImage *values;
   const EsColorScale *scale;
-  const EsColorbarLayout *bar;  /* NULL: the heatmap alone */
+  const EsColorbarLayout *bar; /* NULL: the heatmap alone */
 } HeatmapRows;
 
 /* Image rows y .. y + n - 1 into rgb, one every stride bytes. */
@@ -183,8 +189,8 @@ index_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
 }
 
 bool
-es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale,
-                     bool colorbar, const EsValueInfo *info, EsError *error)
+es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale, bool colorbar,
+                     const EsValueInfo *info, EsError *error)
 {
   return es_save_heatmap_png_gated (path, values, scale, colorbar, info, NULL, error);
 }
@@ -222,8 +228,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
    * 256: a palette PNG gives every decoder the same RGB pixels from a third
    * of the bytes, so it is filtered and compressed three times faster. */
   if (!colorbar && !may_have_no_data (values, info, gate))
-    return write_png (path, width, height, 8, 1, es_colormap_table (scale->map), &chunks, index_fill_rows, &rows,
-                      gate, error);
+    return write_png (path, width, height, 8, 1, es_colormap_table (scale->map), &chunks, index_fill_rows, &rows, gate,
+                      error);
   return write_png (path, width, height, 8, 3, NULL, &chunks, heatmap_fill_rows, &rows, gate, error);
 }
 
@@ -231,8 +237,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
 
 typedef struct {
   const EsImage *values;
-  double lo, s;   /* sample = round ((v - lo) * s), s = top / (hi - lo) */
-  unsigned top;   /* 65535, or 65534 when 65535 marks a pixel with no value */
+  double lo, s; /* sample = round ((v - lo) * s), s = top / (hi - lo) */
+  unsigned top; /* 65535, or 65534 when 65535 marks a pixel with no value */
 } Raw16Rows;
 
 static void
@@ -262,15 +268,15 @@ raw16_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
 }
 
 bool
-es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi,
-                   const EsValueInfo *info, EsError *error)
+es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi, const EsValueInfo *info,
+                   EsError *error)
 {
   return es_save_raw16_png_gated (path, values, lo, hi, info, NULL, error);
 }
 
 bool
-es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, double hi,
-                         const EsValueInfo *info, EsRowGate *gate, EsError *error)
+es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, double hi, const EsValueInfo *info,
+                         EsRowGate *gate, EsError *error)
 {
   double unit_scale = unit_scale_of (info);
   bool spread = hi > lo;
@@ -309,8 +315,7 @@ rgb_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
 }
 
 bool
-es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride,
-                 EsError *error)
+es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride, EsError *error)
 {
   RgbRows rows = { .rgb = rgb, .width = width, .stride = stride };
   TextChunks chunks = { .n = 0 };
@@ -381,8 +386,7 @@ format_int (char *out, unsigned int v)
 }
 
 bool
-es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info,
-                     EsError *error)
+es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error)
 {
   /* Rows are formatted into a buffer that is written out whenever fewer
    * bytes than one value can take remain. */
@@ -421,12 +425,8 @@ es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo 
             buffer[used++] = ' ';
           switch (values->format)
             {
-            case ES_FORMAT_U8:
-              used += (size_t) format_int (buffer + used, ((const uint8_t *) row)[x]);
-              break;
-            case ES_FORMAT_U16:
-              used += (size_t) format_int (buffer + used, ((const uint16_t *) row)[x]);
-              break;
+            case ES_FORMAT_U8: used += (size_t) format_int (buffer + used, ((const uint8_t *) row)[x]); break;
+            case ES_FORMAT_U16: used += (size_t) format_int (buffer + used, ((const uint16_t *) row)[x]); break;
             case ES_FORMAT_F32:
               used += (size_t) format_fixed5 (buffer + used, ((const float *) row)[x] * unit_scale);
               break;

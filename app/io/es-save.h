@@ -35,7 +35,7 @@ typedef enum {
 } EsCompression;
 
 #define ES_N_COMPRESSIONS 3
-const char *es_compression_name (EsCompression compression);  /* "fast", "default", "small" */
+const char *es_compression_name (EsCompression compression); /* "fast", "default", "small" */
 bool es_compression_from_name (const char *name, EsCompression *compression);
 /* The compression of every PNG and TIFF written from now on, by any thread (the
  * process has one setting, as it has one interrupt). */
@@ -50,12 +50,12 @@ void es_save_set_thread_compression (int compression);
 
 /* What a raw 16-bit PNG and a text matrix record about their values. */
 typedef struct {
-  const char *operation;  /* "entropy" */
-  int window;             /* 0 when not applicable */
-  int levels;             /* 0 when not applicable */
-  float amount;           /* sharpen only */
-  const char *units;      /* "nats", "bits", "normalized", "level", "gray" */
-  double unit_scale;      /* values are multiplied by this before writing (1/ln 2 for bits) */
+  const char *operation; /* "entropy" */
+  int window;            /* 0 when not applicable */
+  int levels;            /* 0 when not applicable */
+  float amount;          /* sharpen only */
+  const char *units;     /* "nats", "bits", "normalized", "level", "gray" */
+  double unit_scale;     /* values are multiplied by this before writing (1/ln 2 for bits) */
   /* The entropy definition in force, es_job_describe_definition's line
    * ("disk r=5 · symmetric · 256 bins · bits"); empty for other ops. */
   char definition[128];
@@ -72,26 +72,24 @@ void es_value_info_each (const EsValueInfo *info, EsValueInfoItem item, void *da
 
 /* 8-bit RGB PNG of the heatmap; with colorbar, a labelled colorbar (ticks,
  * units) is drawn to the right of the image. */
-bool es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale,
-                          bool colorbar, const EsValueInfo *info, EsError *error);
+bool es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale, bool colorbar,
+                          const EsValueInfo *info, EsError *error);
 /* 16-bit gray PNG: raw values scaled linearly so that lo..hi maps to
  * 0..65535, with tEXt chunks (Software, Operation, Window, Levels, Units,
  * ValueOffset, ValueScale: value = ValueOffset + sample * ValueScale).
  * Where pixels may have no value (info->may_have_no_data, or NaN among
  * the values), lo..hi maps to 0..65534 and NoData says 65535 marks them. */
-bool es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi,
-                        const EsValueInfo *info, EsError *error);
+bool es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi, const EsValueInfo *info,
+                        EsError *error);
 /* "H W" then H lines of W values printed with %.5f (F32) or %d (U8/U16). */
-bool es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info,
-                          EsError *error);
+bool es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error);
 /* Uncompressed gray TIFF of the values as they are (es-tiff-write.c): F32
  * as 32-bit float (times info->unit_scale), U8 and U16 as 8- and 16-bit;
  * the keys of the PNG tEXt chunks as "Key=value" lines in ImageDescription;
  * BigTIFF when the file could pass 4 GiB. */
 bool es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error);
 /* An 8-bit RGB PNG of packed pixels (3 bytes each), written atomically. */
-bool es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride,
-                      EsError *error);
+bool es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride, EsError *error);
 
 /* Test hook: when set, the N-th write into an atomic file fails (ENOSPC). */
 void es_atomic_file_inject_failure (int nth_write);

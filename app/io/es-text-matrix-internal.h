@@ -5,15 +5,15 @@
 #include "es-load.h"
 
 typedef enum {
-  ES_TEXT_SPLIT_AUTO,      /* in parallel when the input is large enough to pay */
-  ES_TEXT_SPLIT_SERIAL,    /* one pass, line after line: the reference */
-  ES_TEXT_SPLIT_PARALLEL,  /* line starts found and rows parsed in parallel, whatever the size */
+  ES_TEXT_SPLIT_AUTO,     /* in parallel when the input is large enough to pay */
+  ES_TEXT_SPLIT_SERIAL,   /* one pass, line after line: the reference */
+  ES_TEXT_SPLIT_PARALLEL, /* line starts found and rows parsed in parallel, whatever the size */
 } EsTextSplit;
 
 /* es_text_matrix_decode with the split forced; every split gives the same
  * image, or the same error with the same message. */
-bool es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSplit split,
-                                  EsImage *image, EsError *error);
+bool es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSplit split, EsImage *image,
+                                  EsError *error);
 
 /* How much of a text matrix its decoder can need, found while it is read:
  * the header line, H row lines, and of what follows only the first byte of
@@ -22,11 +22,11 @@ bool es_text_matrix_decode_split (const void *data, size_t size, int levels, EsT
  * it). The decoder gives the same verdict, message and image on that
  * prefix as on the whole input, so es_load_fd reads no further. */
 typedef struct {
-  int state;            /* before the header line, in it, in the rows */
-  uint64_t height;      /* the header's first number (capped) */
-  uint64_t rows;        /* non-blank lines after the header so far */
-  bool in_height;       /* the header's first number is being read */
-  bool line_blank;      /* the current line holds no digit yet */
+  int state;       /* before the header line, in it, in the rows */
+  uint64_t height; /* the header's first number (capped) */
+  uint64_t rows;   /* non-blank lines after the header so far */
+  bool in_height;  /* the header's first number is being read */
+  bool line_blank; /* the current line holds no digit yet */
 } EsTextScan;
 
 /* Feeds the next n bytes. Returns how many of them the decoder needs and

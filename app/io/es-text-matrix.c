@@ -23,8 +23,7 @@ es_text_is_digit (char c)
   return (unsigned) (c - '0') < 10;
 }
 
-static bool
-es_text_fail (EsError *error, long line, const char *line_start, const char *p, const char *format, ...)
+static bool es_text_fail (EsError *error, long line, const char *line_start, const char *p, const char *format, ...)
   __attribute__ ((format (printf, 5, 6)));
 
 static bool
@@ -36,15 +35,15 @@ es_text_fail (EsError *error, long line, const char *line_start, const char *p, 
   va_start (args, format);
   vsnprintf (what, sizeof what, format, args);
   va_end (args);
-  return es_error_set (error, ES_ERROR_FORMAT, "text matrix: line %ld, column %ld: %s",
-                       line, (long) (p - line_start + 1), what);
+  return es_error_set (error, ES_ERROR_FORMAT, "text matrix: line %ld, column %ld: %s", line,
+                       (long) (p - line_start + 1), what);
 }
 
 /* Parses the non-negative integer at *p, which must end at a blank, a
  * newline or the end of the data, and advances *p past it. */
 static bool
-es_text_parse_number (const char **p, const char *end, long line, const char *line_start,
-                      const char *what, int *value, EsError *error)
+es_text_parse_number (const char **p, const char *end, long line, const char *line_start, const char *what, int *value,
+                      EsError *error)
 {
   const char *start = *p, *q = *p;
   int v = 0;
@@ -63,8 +62,7 @@ es_text_parse_number (const char **p, const char *end, long line, const char *li
       v = v * 10 + digit;
     }
   if (q < end && *q != '\n' && !es_text_is_blank (*q))
-    return es_text_fail (error, line, line_start, q, "junk '%c' after %s",
-                         *q >= 0x20 && *q < 0x7f ? *q : '?', what);
+    return es_text_fail (error, line, line_start, q, "junk '%c' after %s", *q >= 0x20 && *q < 0x7f ? *q : '?', what);
   *p = q;
   *value = v;
   return true;
@@ -74,8 +72,8 @@ es_text_parse_number (const char **p, const char *end, long line, const char *li
  * copies, so that the row loop's own position and value, whose addresses
  * are never taken, stay in registers. */
 static bool
-es_text_parse_value (const char **p, const char *start, const char *end, long line,
-                     const char *line_start, int *v, EsError *error)
+es_text_parse_value (const char **p, const char *start, const char *end, long line, const char *line_start, int *v,
+                     EsError *error)
 {
   const char *q = start;
   int value;
@@ -92,8 +90,8 @@ es_text_parse_value (const char **p, const char *start, const char *end, long li
  * that a caller that has found the line starts can parse them in parallel.
  * Returns the end of the line (the '\n' or end), or NULL on error. */
 static const char *
-es_text_parse_row (const char *p, const char *end, long line, int width, int levels,
-                   EsImage *image, int y, EsError *error)
+es_text_parse_row (const char *p, const char *end, long line, int width, int levels, EsImage *image, int y,
+                   EsError *error)
 {
   const char *line_start = p;
   const char *newline = memchr (p, '\n', (size_t) (end - p));
@@ -180,8 +178,7 @@ es_text_next_line (const char *p, const char *end)
 /* Parses the "height width" line after any blank lines. On success *p is at
  * the end of that line (its '\n' or the end) and *line is its number. */
 static bool
-es_text_parse_header (const char **p, const char *end, long *line, int *height, int *width,
-                      EsError *error)
+es_text_parse_header (const char **p, const char *end, long *line, int *height, int *width, EsError *error)
 {
   const char *q = *p, *line_start;
 
@@ -217,8 +214,8 @@ es_text_parse_header (const char **p, const char *end, long *line, int *height, 
 static bool
 es_text_fail_short (EsError *error, long line, int rows, int height)
 {
-  return es_error_set (error, ES_ERROR_FORMAT, "text matrix: line %ld, column 1: file ends after %d of %d rows",
-                       line, rows, height);
+  return es_error_set (error, ES_ERROR_FORMAT, "text matrix: line %ld, column 1: file ends after %d of %d rows", line,
+                       rows, height);
 }
 
 static bool
@@ -266,18 +263,17 @@ typedef struct {
 /* One slice of the body: the lines that start in it. */
 typedef struct {
   const char *from, *to;
-  long newlines;     /* '\n' bytes in the slice */
-  size_t rows;       /* non-blank lines that start in the slice */
-  long first_line;   /* number of the line holding `from` */
-  size_t first_row;  /* index of the slice's first non-blank line in the body */
+  long newlines;    /* '\n' bytes in the slice */
+  size_t rows;      /* non-blank lines that start in the slice */
+  long first_line;  /* number of the line holding `from` */
+  size_t first_row; /* index of the slice's first non-blank line in the body */
 } EsTextSlice;
 
 /* Walks the lines that start in the slice (a line starts at `body` or after
  * a '\n'). Counts them on the first pass (rows == NULL); on the second,
  * stores those of index below n_rows. */
 static void
-es_text_scan_slice (EsTextSlice *slice, const char *body, const char *end, EsTextRow *rows,
-                    size_t n_rows)
+es_text_scan_slice (EsTextSlice *slice, const char *body, const char *end, EsTextRow *rows, size_t n_rows)
 {
   const char *s = slice->from, *to = slice->to;
   long newlines = 0;
@@ -298,7 +294,7 @@ es_text_scan_slice (EsTextSlice *slice, const char *body, const char *end, EsTex
         {
           size_t index = slice->first_row + found++;
           if (rows != NULL && index < n_rows)
-            rows[index] = (EsTextRow) { s, slice->first_line + newlines };
+            rows[index] = (EsTextRow){ s, slice->first_line + newlines };
         }
       n = memchr (s, '\n', (size_t) (to - s));
       if (n == NULL)
@@ -317,8 +313,7 @@ es_text_scan_slice (EsTextSlice *slice, const char *body, const char *end, EsTex
  * is parsed again to get its message), and only then do too few or too
  * many rows count. */
 static bool
-es_text_rows_parallel (const char *header_end, const char *end, long header_line, EsImage *out,
-                       EsError *error)
+es_text_rows_parallel (const char *header_end, const char *end, long header_line, EsImage *out, EsError *error)
 {
   const char *body = header_end < end ? header_end + 1 : end;
   size_t length = (size_t) (end - body);
@@ -380,10 +375,9 @@ es_text_rows_parallel (const char *header_end, const char *end, long header_line
       bad = first_bad;
       if (y > bad)
         continue;
-      if (es_text_parse_row (rows[y].start, end, rows[y].line, out->width, out->levels, out, (int) y,
-                             &ignored) == NULL)
+      if (es_text_parse_row (rows[y].start, end, rows[y].line, out->width, out->levels, out, (int) y, &ignored) == NULL)
         {
-#pragma omp critical (es_text_first_bad)
+#pragma omp critical(es_text_first_bad)
           if (y < first_bad)
             {
 #pragma omp atomic write
@@ -393,13 +387,13 @@ es_text_rows_parallel (const char *header_end, const char *end, long header_line
     }
 
   if (first_bad < (long) n_parse)
-    es_text_parse_row (rows[first_bad].start, end, rows[first_bad].line, out->width, out->levels, out,
-                       (int) first_bad, error);
+    es_text_parse_row (rows[first_bad].start, end, rows[first_bad].line, out->width, out->levels, out, (int) first_bad,
+                       error);
   else if (total_rows < (size_t) out->height)
     /* The serial parser stops after the last line, numbered as if one more
      * line followed a last line without a '\n'. */
-    es_text_fail_short (error, header_line + 1 + newlines + (body < end && end[-1] != '\n'),
-                        (int) total_rows, out->height);
+    es_text_fail_short (error, header_line + 1 + newlines + (body < end && end[-1] != '\n'), (int) total_rows,
+                        out->height);
   else if (total_rows > (size_t) out->height)
     es_text_fail_long (error, rows[out->height].line, out->height);
   else
@@ -415,8 +409,8 @@ done:
 #define ES_TEXT_PARALLEL_MIN_SIZE (1u << 20)
 
 bool
-es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSplit split,
-                             EsImage *image, EsError *error)
+es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSplit split, EsImage *image,
+                             EsError *error)
 {
   const char *p = data, *end = p + size;
   EsImage out = { 0 };
@@ -429,14 +423,14 @@ es_text_matrix_decode_split (const void *data, size_t size, int levels, EsTextSp
     return es_error_set (error, ES_ERROR_INVALID, "text matrix: %d levels is not in 1..65536", levels);
   if (!es_text_parse_header (&p, end, &line, &height, &width, error))
     return false;
-  if (!es_image_alloc (&out, width, height, levels <= 256 ? ES_FORMAT_U8 : ES_FORMAT_U16,
-                       levels <= 256 ? 8 : 16, &local))
+  if (!es_image_alloc (&out, width, height, levels <= 256 ? ES_FORMAT_U8 : ES_FORMAT_U16, levels <= 256 ? 8 : 16,
+                       &local))
     return es_error_set (error, local.code, "text matrix: line %ld: %s", line, local.message);
   out.levels = levels;
 
   if (split == ES_TEXT_SPLIT_AUTO)
-    split = size >= ES_TEXT_PARALLEL_MIN_SIZE && omp_get_max_threads () > 1
-            ? ES_TEXT_SPLIT_PARALLEL : ES_TEXT_SPLIT_SERIAL;
+    split = size >= ES_TEXT_PARALLEL_MIN_SIZE && omp_get_max_threads () > 1 ? ES_TEXT_SPLIT_PARALLEL
+                                                                            : ES_TEXT_SPLIT_SERIAL;
   if (split == ES_TEXT_SPLIT_PARALLEL)
     ok = es_text_rows_parallel (p, end, line, &out, error);
   else

@@ -34,8 +34,8 @@ struct EsTiff {
   uint8_t *owned;
   int fd;
   uint64_t offset, size, pos;
-  char message[256];  /* libtiff's first error since the last es_tiff_reset */
-  int pages;          /* -1 until counted */
+  char message[256]; /* libtiff's first error since the last es_tiff_reset */
+  int pages;         /* -1 until counted */
 };
 
 static void
@@ -193,8 +193,7 @@ es_tiff_open (EsTiff *tiff, EsError *error)
   TIFFOpenOptionsSetWarningHandlerExtR (options, es_tiff_on_warning, tiff);
   tiff->pages = -1;
   tiff->tif = TIFFClientOpenExt (ES_TIFF_NAME, "r", tiff, es_tiff_read_proc, es_tiff_write_proc, es_tiff_seek_proc,
-                                 es_tiff_close_proc, es_tiff_size_proc, es_tiff_map_proc, es_tiff_unmap_proc,
-                                 options);
+                                 es_tiff_close_proc, es_tiff_size_proc, es_tiff_map_proc, es_tiff_unmap_proc, options);
   TIFFOpenOptionsFree (options);
   if (tiff->tif == NULL)
     {
@@ -300,11 +299,11 @@ es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *err
 typedef struct {
   uint32_t width, height;
   uint16_t spp, bits, sample_format, photometric, planar;
-  bool floats;     /* IEEE floats: planes are F32 */
-  bool colour;     /* RGB: three planes, then luma */
-  bool invert;     /* MinIsWhite */
+  bool floats; /* IEEE floats: planes are F32 */
+  bool colour; /* RGB: three planes, then luma */
+  bool invert; /* MinIsWhite */
   EsFormat plane_format;
-  int depth;       /* of integer planes */
+  int depth; /* of integer planes */
   EsImage planes[3];
 } EsTiffPage;
 
@@ -314,28 +313,23 @@ es_tiff_sample (const uint8_t *row, size_t i, const EsTiffPage *p)
 {
   switch (p->bits)
     {
-    case 8:
-      return p->sample_format == SAMPLEFORMAT_INT ? (double) ((int8_t) row[i] + 128) : (double) row[i];
-    case 16:
-      {
+    case 8: return p->sample_format == SAMPLEFORMAT_INT ? (double) ((int8_t) row[i] + 128) : (double) row[i];
+      case 16: {
         uint16_t v;
         memcpy (&v, row + 2 * i, 2);
         return p->sample_format == SAMPLEFORMAT_INT ? (double) ((int16_t) v + 32768) : (double) v;
       }
-    case 32:
-      {
+      case 32: {
         float v;
         memcpy (&v, row + 4 * i, 4);
         return v;
       }
-    case 64:
-      {
+      case 64: {
         double v;
         memcpy (&v, row + 8 * i, 8);
         return (float) v;
       }
-    default:
-      {
+      default: {
         /* 1, 2 or 4 bits, most significant first. */
         size_t bit = i * p->bits;
         return (double) (row[bit / 8] >> (8 - p->bits - bit % 8) & ((1u << p->bits) - 1));
@@ -346,8 +340,8 @@ es_tiff_sample (const uint8_t *row, size_t i, const EsTiffPage *p)
 /* Stores n samples (the first at sample index `first`, then every `step`)
  * of a row into plane `plane` at (x0, y). */
 static void
-es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_t step, uint32_t x0,
-               uint32_t y, uint32_t n)
+es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_t step, uint32_t x0, uint32_t y,
+               uint32_t n)
 {
   EsImage *image = &p->planes[plane];
   void *dst = es_image_row (image, (int) y);
@@ -563,22 +557,20 @@ es_tiff_luma (EsTiffPage *p)
     for (int x = 0; x < r->width; x++)
       switch (p->plane_format)
         {
-        case ES_FORMAT_F32:
-          {
+          case ES_FORMAT_F32: {
             float *rr = es_image_row (r, y);
             rr[x] = (float) (0.2126 * rr[x] + 0.7152 * ((float *) es_image_row (g, y))[x]
                              + 0.0722 * ((float *) es_image_row (b, y))[x]);
             break;
           }
-        case ES_FORMAT_U8:
-          {
+          case ES_FORMAT_U8: {
             uint8_t *rr = es_image_row (r, y);
-            uint32_t v = es_luma_int (rr[x], ((uint8_t *) es_image_row (g, y))[x], ((uint8_t *) es_image_row (b, y))[x]);
+            uint32_t v = es_luma_int (rr[x], ((uint8_t *) es_image_row (g, y))[x],
+                                      ((uint8_t *) es_image_row (b, y))[x]);
             rr[x] = (uint8_t) (v > top ? top : v);
             break;
           }
-        case ES_FORMAT_U16:
-          {
+          case ES_FORMAT_U16: {
             uint16_t *rr = es_image_row (r, y);
             uint32_t v = es_luma_int (rr[x], ((uint16_t *) es_image_row (g, y))[x],
                                       ((uint16_t *) es_image_row (b, y))[x]);
@@ -608,8 +600,8 @@ es_tiff_describe (EsTiff *tiff, EsTiffPage *p, bool *direct, EsError *error)
   if (p->width == 0 || p->height == 0)
     return es_error_set (error, ES_ERROR_FORMAT, "TIFF: empty image (%" PRIu32 "×%" PRIu32 ")", p->width, p->height);
   if (p->width > ES_MAX_SIDE || p->height > ES_MAX_SIDE)
-    return es_error_set (error, ES_ERROR_LIMIT, "TIFF: image size %" PRIu32 "×%" PRIu32 " is over the limit",
-                         p->width, p->height);
+    return es_error_set (error, ES_ERROR_LIMIT, "TIFF: image size %" PRIu32 "×%" PRIu32 " is over the limit", p->width,
+                         p->height);
   if (!TIFFIsCODECConfigured (compression))
     return es_error_set (error, ES_ERROR_FORMAT, "TIFF: compression %u is not available in this libtiff",
                          (unsigned) compression);
@@ -694,8 +686,7 @@ es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *error
 }
 
 static bool
-es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite,
-                     EsError *error)
+es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite, EsError *error)
 {
   EsTiffPage p = { 0 };
   EsError local = { 0 };

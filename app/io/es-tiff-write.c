@@ -48,10 +48,10 @@ struct EsTiffWriter {
   EsAtomicFile *file;
   FILE *stream;
   char *path;
-  bool big;         /* BigTIFF: 8-byte offsets */
-  int level;        /* deflate level of every strip; 0: uncompressed */
+  bool big;  /* BigTIFF: 8-byte offsets */
+  int level; /* deflate level of every strip; 0: uncompressed */
   int pages, added;
-  uint64_t offset;  /* bytes written so far */
+  uint64_t offset; /* bytes written so far */
 };
 
 /* The Software tag (ImageDescription says it too). */
@@ -75,13 +75,10 @@ tiff_deflate_level (EsCompression compression)
 {
   switch (compression)
     {
-    case ES_COMPRESSION_FAST:
-      return 0;
-    case ES_COMPRESSION_SMALL:
-      return 9;
+    case ES_COMPRESSION_FAST: return 0;
+    case ES_COMPRESSION_SMALL: return 9;
     case ES_COMPRESSION_DEFAULT:
-    default:
-      return 1;
+    default: return 1;
     }
 }
 
@@ -272,7 +269,7 @@ typedef struct {
   const EsImage *values;
   size_t row_bytes;
   uint64_t rows_per_strip, count;
-  double scale;  /* floats are written times this (units) */
+  double scale; /* floats are written times this (units) */
 } Strips;
 
 static int
@@ -331,7 +328,7 @@ typedef struct {
 
 /* What one thread reuses from strip to strip. */
 typedef struct {
-  uint8_t *samples;  /* the strip's stored rows */
+  uint8_t *samples; /* the strip's stored rows */
   int level;
 #ifdef ES_HAVE_LIBDEFLATE
   struct libdeflate_compressor *compressor;
@@ -341,7 +338,7 @@ typedef struct {
 static bool
 deflater_init (Deflater *d, const Strips *strips, int level)
 {
-  *d = (Deflater) { .samples = malloc ((size_t) strips->rows_per_strip * strips->row_bytes), .level = level };
+  *d = (Deflater){ .samples = malloc ((size_t) strips->rows_per_strip * strips->row_bytes), .level = level };
 #ifdef ES_HAVE_LIBDEFLATE
   d->compressor = libdeflate_alloc_compressor (level);
   return d->samples != NULL && d->compressor != NULL;
@@ -401,13 +398,12 @@ deflate_strip (Deflater *d, const Strips *strips, uint64_t s, DeflatedStrip *out
  * rows. Pages go together so that a volume of one-strip pages still keeps
  * every core busy. ES_ERROR_CANCELLED when the gate's producer failed. */
 static bool
-deflate_strips (EsTiffWriter *writer, const Strips *pages, int n, EsRowGate *gate, DeflatedStrip *out,
-                EsError *error)
+deflate_strips (EsTiffWriter *writer, const Strips *pages, int n, EsRowGate *gate, DeflatedStrip *out, EsError *error)
 {
-  _Atomic int failure = 0;  /* 1: out of memory, 2: the image was not completed */
+  _Atomic int failure = 0; /* 1: out of memory, 2: the image was not completed */
   uint64_t count = pages[0].count, total = count * (uint64_t) n;
 
-#pragma omp parallel if (total > 1 && !omp_in_parallel ())
+#pragma omp parallel if (total > 1 && !omp_in_parallel())
   {
     Deflater d;
     bool ready = deflater_init (&d, &pages[0], writer->level);
@@ -450,8 +446,7 @@ put_plain_strips (EsTiffWriter *writer, const Strips *strips, EsRowGate *gate, E
   for (int y = 0; y < values->height && !ferror (writer->stream); y++)
     {
       /* A strip's worth of rows at a time: a wake-up costs more than a row. */
-      if (gate != NULL && y % strips->rows_per_strip == 0
-          && !es_row_gate_wait (gate, y + (int) strips->rows_per_strip))
+      if (gate != NULL && y % strips->rows_per_strip == 0 && !es_row_gate_wait (gate, y + (int) strips->rows_per_strip))
         {
           free (row);
           return es_tiff_write_fail (writer, error, ES_ERROR_CANCELLED, "its image was not completed");
@@ -473,7 +468,7 @@ typedef struct {
   size_t description_length;
   uint64_t data_bytes;
   uint64_t description_at, software_at, offsets_at, counts_at, data_at;
-  uint64_t next;  /* the next page's IFD; 0 on the last page */
+  uint64_t next; /* the next page's IFD; 0 on the last page */
 } PageLayout;
 
 /* Strips of about ES_TIFF_STRIP_BYTES, never more rows than the image has. */
@@ -515,12 +510,12 @@ put_ifd (EsTiffWriter *writer, const Strips *strips, const PageLayout *page, siz
   else
     put16 (writer, (uint16_t) page->entries);
   if (page->stack)
-    put_entry (writer, TAG_NEW_SUBFILE_TYPE, TYPE_LONG, 1, 2);  /* a page of a multi-page image */
+    put_entry (writer, TAG_NEW_SUBFILE_TYPE, TYPE_LONG, 1, 2); /* a page of a multi-page image */
   put_entry (writer, TAG_IMAGE_WIDTH, TYPE_LONG, 1, (uint64_t) values->width);
   put_entry (writer, TAG_IMAGE_LENGTH, TYPE_LONG, 1, (uint64_t) values->height);
   put_entry (writer, TAG_BITS_PER_SAMPLE, TYPE_SHORT, 1, sample * 8);
   put_entry (writer, TAG_COMPRESSION, TYPE_SHORT, 1, page->deflated ? COMPRESSION_DEFLATE : COMPRESSION_NONE);
-  put_entry (writer, TAG_PHOTOMETRIC, TYPE_SHORT, 1, 1);  /* MinIsBlack */
+  put_entry (writer, TAG_PHOTOMETRIC, TYPE_SHORT, 1, 1); /* MinIsBlack */
   put_entry (writer, TAG_IMAGE_DESCRIPTION, TYPE_ASCII, page->description_length, page->description_at);
   put_entry (writer, TAG_STRIP_OFFSETS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips->count,
              strips->count > 1 ? page->offsets_at : page->data_at);
@@ -542,7 +537,7 @@ put_ifd (EsTiffWriter *writer, const Strips *strips, const PageLayout *page, siz
     }
   put_entry (writer, TAG_SOFTWARE, TYPE_ASCII, sizeof software, page->software_at);
   if (page->predict)
-    put_entry (writer, TAG_PREDICTOR, TYPE_SHORT, 1, 2);  /* horizontal differencing */
+    put_entry (writer, TAG_PREDICTOR, TYPE_SHORT, 1, 2); /* horizontal differencing */
   put_entry (writer, TAG_SAMPLE_FORMAT, TYPE_SHORT, 1, values->format == ES_FORMAT_F32 ? 3 : 1);
   put_word (writer, page->next);
 }
@@ -586,8 +581,8 @@ static bool
 page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsValueInfo *info, EsError *error)
 {
   page->sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
-  page->strips = (Strips) { .values = values, .row_bytes = (size_t) values->width * page->sample };
-  page->layout = (PageLayout) { .stack = writer->pages > 1, .deflated = writer->level > 0 };
+  page->strips = (Strips){ .values = values, .row_bytes = (size_t) values->width * page->sample };
+  page->layout = (PageLayout){ .stack = writer->pages > 1, .deflated = writer->level > 0 };
   if (values->pixels == NULL || values->width <= 0 || values->height <= 0)
     return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
   plan_strips (&page->strips, info);
@@ -731,8 +726,7 @@ es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, 
 }
 
 bool
-es_save_tiff_gated (const char *path, const EsImage *values, const EsValueInfo *info, EsRowGate *gate,
-                    EsError *error)
+es_save_tiff_gated (const char *path, const EsImage *values, const EsValueInfo *info, EsRowGate *gate, EsError *error)
 {
   EsTiffWriter *writer;
 

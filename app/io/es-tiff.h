@@ -64,8 +64,7 @@ bool es_tiff_writer_add (EsTiffWriter *writer, const EsImage *values, const EsVa
 /* Appends every plane of a volume as a page, as es_tiff_writer_add would
  * one by one (the same bytes), deflating the strips of several planes at
  * once so that planes of one strip each still use every core. */
-bool es_tiff_writer_add_planes (EsTiffWriter *writer, const EsImage *volume, const EsValueInfo *info,
-                                EsError *error);
+bool es_tiff_writer_add_planes (EsTiffWriter *writer, const EsImage *volume, const EsValueInfo *info, EsError *error);
 /* Writes out and renames into place (or removes everything on failure). */
 bool es_tiff_writer_commit (EsTiffWriter *writer, EsError *error);
 void es_tiff_writer_abort (EsTiffWriter *writer);

@@ -14,7 +14,7 @@
 static const char *
 format_words (EsFormat format, int depth, bool floats)
 {
-  static const char *bits[17] = { "", "1-bit", "2-bit", "3-bit", "4-bit", "5-bit", "6-bit", "7-bit", "8-bit",
+  static const char *bits[17] = { "",      "1-bit",  "2-bit",  "3-bit",  "4-bit",  "5-bit",  "6-bit",  "7-bit", "8-bit",
                                   "9-bit", "10-bit", "11-bit", "12-bit", "13-bit", "14-bit", "15-bit", "16-bit" };
 
   if (floats)
@@ -55,8 +55,10 @@ choose_pages (EsPages *pages, const EsVolumeChoice *choice, int *count, EsError 
   free (xml);
   if ((choice->channel_given && choice->channel != 0) || (choice->time_given && choice->time != 0))
     {
-      es_error_set (error, ES_ERROR_INVALID, "not an OME-TIFF: it has no %s %d to choose (its pages are the "
-                    "planes of one volume)", choice->channel_given && choice->channel != 0 ? "channel" : "time point",
+      es_error_set (error, ES_ERROR_INVALID,
+                    "not an OME-TIFF: it has no %s %d to choose (its pages are the "
+                    "planes of one volume)",
+                    choice->channel_given && choice->channel != 0 ? "channel" : "time point",
                     choice->channel_given && choice->channel != 0 ? choice->channel : choice->time);
       return NULL;
     }
@@ -95,13 +97,12 @@ check_pages (EsPages *pages, const int *chosen, int count, int *width, int *heig
         }
       if (w != *width || h != *height)
         return es_error_set (error, ES_ERROR_FORMAT,
-                             "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size",
-                             chosen[i] + 1, w, h, chosen[0] + 1, *width, *height);
+                             "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", chosen[i] + 1,
+                             w, h, chosen[0] + 1, *width, *height);
       if (f != *format || d != *depth || fl != *floats)
-        return es_error_set (error, ES_ERROR_FORMAT,
-                             "page %d holds %s samples, page %d %s: the pages of a volume must agree in format",
-                             chosen[i] + 1, format_words (f, d, fl), chosen[0] + 1,
-                             format_words (*format, *depth, *floats));
+        return es_error_set (
+          error, ES_ERROR_FORMAT, "page %d holds %s samples, page %d %s: the pages of a volume must agree in format",
+          chosen[i] + 1, format_words (f, d, fl), chosen[0] + 1, format_words (*format, *depth, *floats));
     }
   if (!es_image_check_volume_size (*width, *height, count, *format, &local))
     {
@@ -181,8 +182,8 @@ load_float_planes (EsPages *pages, const int *chosen, EsImage *volume, uint64_t 
 }
 
 bool
-es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *volume, char *notice,
-                      size_t notice_size, EsError *error)
+es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *volume, char *notice, size_t notice_size,
+                      EsError *error)
 {
   int count = 0, width = 0, height = 0, depth = 0;
   EsFormat format = ES_FORMAT_U8;
@@ -209,9 +210,11 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
       /* The header said what the decoder gives; a damaged page may yet
        * decode otherwise. */
       if (ok && (page.width != width || page.height != height || page.format != format || page.depth != depth))
-        ok = es_error_set (error, ES_ERROR_FORMAT, "page %d decodes to a %s %d×%d image, not the %s %d×%d of the "
-                           "volume's first page", chosen[z] + 1, format_words (page.format, page.depth, false),
-                           page.width, page.height, format_words (format, depth, false), width, height);
+        ok = es_error_set (error, ES_ERROR_FORMAT,
+                           "page %d decodes to a %s %d×%d image, not the %s %d×%d of the "
+                           "volume's first page",
+                           chosen[z] + 1, format_words (page.format, page.depth, false), page.width, page.height,
+                           format_words (format, depth, false), width, height);
       if (ok)
         {
           copy_plane (volume, z, &page);
@@ -227,7 +230,9 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
       return false;
     }
   if (non_finite > 0)
-    snprintf (notice, notice_size, "%llu NaN or infinite sample%s left out of the volume's float range (NaN and "
-              "-inf read as 0, +inf as 65535)", (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
+    snprintf (notice, notice_size,
+              "%llu NaN or infinite sample%s left out of the volume's float range (NaN and "
+              "-inf read as 0, +inf as 65535)",
+              (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
   return true;
 }

@@ -68,13 +68,13 @@ es_cpu_run_bands (const EsCpuBands *work, int height, EsControl *control, EsErro
     return false;
   es_control_begin (control, height);
 
-#pragma omp parallel num_threads (threads)
+#pragma omp parallel num_threads(threads)
   {
     uint8_t *scratch = memory + stride * (size_t) omp_get_thread_num ();
 
     if (work->start_thread != NULL)
       work->start_thread (work->context, scratch);
-    /* Bands go to threads as they come free (es_cpu_band_rows). */
+      /* Bands go to threads as they come free (es_cpu_band_rows). */
 #pragma omp for schedule(dynamic)
     for (int band = 0; band < bands; band++)
       if (!es_control_cancelled (control))

@@ -8,8 +8,9 @@
 static CELL *
 CELLS (band_row) (const Band *band, const Volume *v, int z, int y)
 {
-  return (CELL *) band->rows + ((size_t) (z - band->s0) * (size_t) (band->r1 - band->r0 + 1) + (size_t) (y - band->r0))
-                        * (size_t) v->padded;
+  return (CELL *) band->rows
+         + ((size_t) (z - band->s0) * (size_t) (band->r1 - band->r0 + 1) + (size_t) (y - band->r0))
+             * (size_t) v->padded;
 }
 
 /* Source row y of plane z, binned and padded in x. The row's own cells are
@@ -53,8 +54,7 @@ CELLS (bin_row) (const Volume *v, int z, int y, CELL *dst)
 
 /* Adds (sign 1) or removes (sign −1) the cells of the window at x. */
 static inline void
-CELLS (chain_window) (Chain *c, const Volume *v, const CELL *const *first, const CELL *const *last, int x,
-                      int sign)
+CELLS (chain_window) (Chain *c, const Volume *v, const CELL *const *first, const CELL *const *last, int x, int sign)
 {
   for (int i = 0; i < v->n_spans; i++)
     for (const CELL *p = first[i] + x; p <= last[i] + x; p++)
@@ -64,7 +64,7 @@ CELLS (chain_window) (Chain *c, const Volume *v, const CELL *const *first, const
 /* Moves the window from x − 1 to x. */
 static inline void
 CELLS (chain_step) (Chain *c, const int64_t *delta, const CELL *const *first, const CELL *const *last, int n_spans,
-            int x)
+                    int x)
 {
   /* Two sums, so that a late table load delays only half the chain. */
   int64_t in = 0, out = 0;

@@ -41,17 +41,17 @@ typedef struct {
   const EsImage *in;
   EsImage *out;
   EsBinner binner;
-  bool narrow;             /* binned cells as uint16_t: SKIP < 2^16 */
-  uint32_t *lut;           /* the bin of every sample value of the format */
-  uint32_t skip;           /* the bin of cells that count nowhere: binner.bins */
-  uint32_t outside;        /* what clip or constant puts outside the volume */
-  int hd, hh, hw;          /* half depth, height and width of the window */
-  int padded;              /* w + 2·hw */
+  bool narrow;      /* binned cells as uint16_t: SKIP < 2^16 */
+  uint32_t *lut;    /* the bin of every sample value of the format */
+  uint32_t skip;    /* the bin of cells that count nowhere: binner.bins */
+  uint32_t outside; /* what clip or constant puts outside the volume */
+  int hd, hh, hw;   /* half depth, height and width of the window */
+  int padded;       /* w + 2·hw */
   int n_spans;
   EsSpan3 *spans;
-  int cells;               /* cells of the window */
-  int64_t *c_ln_c;         /* round(c·ln c · 2^32), c = 0..cells */
-  int64_t *delta;          /* c_ln_c[c + 1] − c_ln_c[c] */
+  int cells;       /* cells of the window */
+  int64_t *c_ln_c; /* round(c·ln c · 2^32), c = 0..cells */
+  int64_t *delta;  /* c_ln_c[c + 1] − c_ln_c[c] */
   /* Per count n = 0..cells, so that a voxel's value takes no logarithm:
    * ln n, 1 / (n · 2^32), es_entropy_zero_below (n), and the normalizing
    * factor 1 / ln(min(B, n)) (0 where that minimum is 1). */
@@ -64,7 +64,7 @@ typedef struct {
 typedef struct {
   int z0, z1, y0, y1;
   int s0, s1, r0, r1;
-  void *rows;              /* uint16_t or uint32_t cells (Volume.narrow) */
+  void *rows; /* uint16_t or uint32_t cells (Volume.narrow) */
   const void *virtual_row;
 } Band;
 
@@ -155,7 +155,7 @@ band_shape (const Volume *v, int *band_planes, int *band_rows)
 static bool
 volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
-  *v = (Volume) { .job = job, .in = in, .out = out };
+  *v = (Volume){ .job = job, .in = in, .out = out };
   es_binner_init (&v->binner, job, in);
   v->skip = v->binner.bins;
   v->narrow = v->skip <= UINT16_MAX;
@@ -283,15 +283,14 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
     goto done;
   band_shape (&v, &band_planes, &band_rows);
   cell_size = v.narrow ? sizeof (uint16_t) : sizeof (uint32_t);
-  rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded
-                 * cell_size);
+  rows = malloc ((size_t) (band_planes + 2 * v.hd) * (size_t) (band_rows + 2 * v.hh) * (size_t) v.padded * cell_size);
   virtual_row = malloc ((size_t) v.padded * cell_size);
   hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof (void *));
   if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
     {
-      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band",
-                    in->width, band_rows, band_planes);
+      es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band", in->width,
+                    band_rows, band_planes);
       goto done;
     }
   memset (hists, 0, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);

@@ -22,10 +22,8 @@ es_finish16_avx512 (__m512i sum, __m512d ln_n, __m512d inv_n, float *dst, int x,
   __m256 lo, hi;
   __m512 out;
 
-  h0 = _mm512_sub_round_pd (ln_n, _mm512_mul_round_pd (h0, inv_n, _MM_FROUND_CUR_DIRECTION),
-                            _MM_FROUND_CUR_DIRECTION);
-  h1 = _mm512_sub_round_pd (ln_n, _mm512_mul_round_pd (h1, inv_n, _MM_FROUND_CUR_DIRECTION),
-                            _MM_FROUND_CUR_DIRECTION);
+  h0 = _mm512_sub_round_pd (ln_n, _mm512_mul_round_pd (h0, inv_n, _MM_FROUND_CUR_DIRECTION), _MM_FROUND_CUR_DIRECTION);
+  h1 = _mm512_sub_round_pd (ln_n, _mm512_mul_round_pd (h1, inv_n, _MM_FROUND_CUR_DIRECTION), _MM_FROUND_CUR_DIRECTION);
   lo = _mm512_maskz_cvtpd_ps (_mm512_cmp_pd_mask (h0, zero_below, _CMP_GE_OQ), h0);
   hi = _mm512_maskz_cvtpd_ps (_mm512_cmp_pd_mask (h1, zero_below, _CMP_GE_OQ), h1);
   out = _mm512_insertf32x8 (_mm512_castps256_ps512 (lo), hi, 1);

@@ -9,8 +9,6 @@
 
 /* ---- columns ----------------------------------------------------------------- */
 
-
-
 /* The counts kept per column: L rounded up to a power of two from 16 (the
  * window histogram then takes 1, 2, 4, 8 or 16 AVX2 registers). */
 int
@@ -43,7 +41,7 @@ es_cpu_columns_bytes (int width, int window, int levels)
  * little from one pixel to the next. */
 typedef struct {
   uint64_t *pairs;
-  int span;  /* 2k + 1 */
+  int span; /* 2k + 1 */
 } PairTable;
 
 static bool
@@ -57,8 +55,9 @@ pair_table_init (PairTable *pt, const EntropyTables *t, EsError *error)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the entropy tables");
   for (int c = 0; c <= max; c++)
     for (int d = -k; d <= k; d++)
-      pt->pairs[(size_t) c * pt->span + d + k] =
-        c + d >= 0 && c + d <= max ? t->value[c] | (uint64_t) t->value[c + d] << 32 : 0;
+      pt->pairs[(size_t) c * pt->span + d + k] = c + d >= 0 && c + d <= max
+                                                   ? t->value[c] | (uint64_t) t->value[c + d] << 32
+                                                   : 0;
   return true;
 }
 
@@ -70,8 +69,8 @@ typedef struct {
   uint16_t *cols;
   int lp;
   uint32_t *sums;
-  uint16_t *index;  /* the pair-table index of each level, per pair of pixels of a chunk */
-  EsCpuRing ring;   /* k + 1 level rows: the window and the row leaving it */
+  uint16_t *index; /* the pair-table index of each level, per pair of pixels of a chunk */
+  EsCpuRing ring;  /* k + 1 level rows: the window and the row leaving it */
 } ColumnScratch;
 
 /* Adds row `enter` to the counts of columns x0..x1−1 and removes row
@@ -97,7 +96,7 @@ columns_slide_down (uint16_t *cols, int lp, int x0, int x1, const uint8_t *enter
 /* Keeps a sum in a general register: scalar loads are what Zen 4 does
  * fastest here; left alone, GCC packs the lookups into SSE lanes with
  * pextrw and punpck, up to twice as slow (vpgatherdd is slower still). */
-#define ES_SCALAR(v) __asm__ ("" : "+r" (v))
+#define ES_SCALAR(v) __asm__("" : "+r"(v))
 
 /* The entropies of the n pixels of a chunk, two at a time, from the
  * pair-table indices of `groups` · 4 levels each (levels from L up to a
@@ -106,8 +105,8 @@ columns_slide_down (uint16_t *cols, int lp, int x0, int x1, const uint8_t *enter
  * forward; the arithmetic of the finish comes almost free beside them.
  * Inlined with constant groups, unrolled. */
 static inline __attribute__ ((always_inline)) void
-columns_lookup_inline (const uint64_t *pairs, const uint16_t *index, int lp, int n, const RowFinish *f,
-                       uint32_t *sums, float *dst, const int groups)
+columns_lookup_inline (const uint64_t *pairs, const uint16_t *index, int lp, int n, const RowFinish *f, uint32_t *sums,
+                       float *dst, const int groups)
 {
   for (int x = 0; x < n; x += 2)
     {
@@ -132,15 +131,13 @@ columns_lookup_inline (const uint64_t *pairs, const uint16_t *index, int lp, int
     }
 }
 
-typedef void (*ColumnsLookup) (const uint64_t *, const uint16_t *, int, int, const RowFinish *, uint32_t *,
-                               float *);
+typedef void (*ColumnsLookup) (const uint64_t *, const uint16_t *, int, int, const RowFinish *, uint32_t *, float *);
 
-#define ES_COLUMNS_LOOKUP(groups) \
-  static void \
-  columns_lookup_##groups (const uint64_t *pairs, const uint16_t *index, int lp, int n, const RowFinish *f, \
-                           uint32_t *sums, float *dst) \
-  { \
-    columns_lookup_inline (pairs, index, lp, n, f, sums, dst, groups); \
+#define ES_COLUMNS_LOOKUP(groups)                                                                                      \
+  static void columns_lookup_##groups (const uint64_t *pairs, const uint16_t *index, int lp, int n,                    \
+                                       const RowFinish *f, uint32_t *sums, float *dst)                                 \
+  {                                                                                                                    \
+    columns_lookup_inline (pairs, index, lp, n, f, sums, dst, groups);                                                 \
   }
 
 ES_COLUMNS_LOOKUP (1)
@@ -162,17 +159,16 @@ ES_COLUMNS_LOOKUP (16)
 
 /* Beyond 64 levels the loop over the groups costs little beside them. */
 static void
-columns_lookup_many (const uint64_t *pairs, const uint16_t *index, int lp, int n, const RowFinish *f,
-                     uint32_t *sums, float *dst)
+columns_lookup_many (const uint64_t *pairs, const uint16_t *index, int lp, int n, const RowFinish *f, uint32_t *sums,
+                     float *dst)
 {
   columns_lookup_inline (pairs, index, lp, n, f, sums, dst, lp / 4);
 }
 
 /* By the number of 4-level groups that hold the levels, up to 64 levels. */
 static const ColumnsLookup columns_lookups[16] = {
-  columns_lookup_1, columns_lookup_2, columns_lookup_3, columns_lookup_4,
-  columns_lookup_5, columns_lookup_6, columns_lookup_7, columns_lookup_8,
-  columns_lookup_9, columns_lookup_10, columns_lookup_11, columns_lookup_12,
+  columns_lookup_1,  columns_lookup_2,  columns_lookup_3,  columns_lookup_4,  columns_lookup_5,  columns_lookup_6,
+  columns_lookup_7,  columns_lookup_8,  columns_lookup_9,  columns_lookup_10, columns_lookup_11, columns_lookup_12,
   columns_lookup_13, columns_lookup_14, columns_lookup_15, columns_lookup_16,
 };
 
@@ -238,12 +234,12 @@ columns_row_inline (const EntropyTables *t, const PairTable *pt, const ColumnScr
   es_cpu_entropy_finish_edges (t, s->sums, w, rows, out);
 }
 
-#define ES_COLUMNS_ROW(chunks) \
-  ES_AVX2 static void \
-  columns_row_##chunks (const EntropyTables *t, const PairTable *pt, const ColumnScratch *s, int w, int levels, \
-                        const uint8_t *enter, const uint8_t *leave, int rows, float *out) \
-  { \
-    columns_row_inline (t, pt, s, w, levels, enter, leave, rows, out, chunks); \
+#define ES_COLUMNS_ROW(chunks)                                                                                         \
+  ES_AVX2 static void columns_row_##chunks (const EntropyTables *t, const PairTable *pt, const ColumnScratch *s,       \
+                                            int w, int levels, const uint8_t *enter, const uint8_t *leave, int rows,   \
+                                            float *out)                                                                \
+  {                                                                                                                    \
+    columns_row_inline (t, pt, s, w, levels, enter, leave, rows, out, chunks);                                         \
   }
 
 ES_COLUMNS_ROW (1)
@@ -264,9 +260,12 @@ entropy_columns_band (const EntropyTables *t, const PairTable *pt, ColumnScratch
   EsCpuRing *ring = &s->ring;
   uint16_t *cols = s->cols;
   void (*row) (const EntropyTables *, const PairTable *, const ColumnScratch *, int, int, const uint8_t *,
-               const uint8_t *, int, float *) =
-    lp == 16 ? columns_row_1 : lp == 32 ? columns_row_2 : lp == 64 ? columns_row_4 : lp == 128 ? columns_row_8
-                                                                                   : columns_row_16;
+               const uint8_t *, int, float *)
+    = lp == 16    ? columns_row_1
+      : lp == 32  ? columns_row_2
+      : lp == 64  ? columns_row_4
+      : lp == 128 ? columns_row_8
+                  : columns_row_16;
 
   memset (cols - (size_t) (r + 1) * lp, 0, (size_t) (w + 2 * r + 2) * lp * sizeof *cols);
   /* The loop below first drops row y0 − r − 1 and adds row y0 + r. */
@@ -322,14 +321,18 @@ columns_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *
 
 bool
 es_cpu_entropy_columns (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
-                 EsControl *control, EsError *error)
+                        EsControl *control, EsError *error)
 {
   int w = out->width, k = job->window;
   PairTable pt;
   /* The counts are loaded aligned: es_cpu_run_bands starts each thread's
    * scratch on 64 bytes. */
   Columns columns = {
-    .t = t, .pt = &pt, .in = in, .out = out, .levels = job->levels,
+    .t = t,
+    .pt = &pt,
+    .in = in,
+    .out = out,
+    .levels = job->levels,
     .lp = es_cpu_columns_lanes (job->levels),
     .cols_size = es_cpu_columns_bytes (w, k, job->levels),
     .sums_size = ((size_t) w * sizeof (uint32_t) + 63) / 64 * 64,

@@ -29,18 +29,18 @@ typedef struct {
   const EsImage *in, *mask;
   EsBorder border;
   uint32_t border_bin;
-  uint32_t *lut;         /* bin of each sample value */
-  uint32_t bins;         /* B */
+  uint32_t *lut; /* bin of each sample value */
+  uint32_t bins; /* B */
   bool normalized;
   EsSpan *spans;
   int n_spans, half_height, half_width;
-  int reach_left, reach_right;   /* the spans' smallest x0 and largest x1 */
-  int most;              /* cells in the window: the largest n */
-  bool parked;           /* SKIP's count lives at PARK (most < PARK / 2) */
-  uint64_t *delta;       /* T[c + 1] − T[c] for c < most; zero after, up to DELTA_PARKED when parked */
-  uint64_t *table;       /* T[c] for c ≤ most, for the packed path */
-  bool packed;           /* B ≤ 16, enough spans, AVX2: the counts in a register */
-  struct Finish *finish; /* by n, 0..most */
+  int reach_left, reach_right; /* the spans' smallest x0 and largest x1 */
+  int most;                    /* cells in the window: the largest n */
+  bool parked;                 /* SKIP's count lives at PARK (most < PARK / 2) */
+  uint64_t *delta;             /* T[c + 1] − T[c] for c < most; zero after, up to DELTA_PARKED when parked */
+  uint64_t *table;             /* T[c] for c ≤ most, for the packed path */
+  bool packed;                 /* B ≤ 16, enough spans, AVX2: the counts in a register */
+  struct Finish *finish;       /* by n, 0..most */
 } General;
 
 /* The finish's constants for a window of n counted cells, a table by n:
@@ -130,8 +130,8 @@ typedef struct {
 /* Adds (sign 1) or removes (−1) the window's cells at x; SKIP cells move
  * their count only. */
 static void
-chain_window (Chain *c, const General *g, const uint32_t *const *left, const uint32_t *const *right, int spans,
-              int x, int sign)
+chain_window (Chain *c, const General *g, const uint32_t *const *left, const uint32_t *const *right, int spans, int x,
+              int sign)
 {
   for (int s = 0; s < spans; s++)
     for (const uint32_t *p = left[s] + x; p < right[s] + x; p++)
@@ -359,8 +359,8 @@ packed_window (PackedChain *c, const uint32_t *const *left, const uint32_t *cons
 /* Moves the window from x to x + 1: two partial sums each of the leaving
  * and the entering hits, so that a step's updates are not one chain of adds. */
 ES_AVX2 static inline void
-packed_step (PackedChain *c, const uint32_t *const *left, const uint32_t *const *right, int spans, int x,
-             __m256i lanes, bool count_n, uint32_t skip)
+packed_step (PackedChain *c, const uint32_t *const *left, const uint32_t *const *right, int spans, int x, __m256i lanes,
+             bool count_n, uint32_t skip)
 {
   __m256i out0 = _mm256_setzero_si256 (), out1 = out0, in0 = out0, in1 = out0;
   int s = 0;
@@ -448,7 +448,7 @@ typedef struct {
   const General *g;
   const EsImage *out;
   int ring_rows;
-  size_t padded;        /* a mapped row with its border cells */
+  size_t padded; /* a mapped row with its border cells */
   size_t counts_bytes, ring_bytes;
 } GeneralRun;
 
@@ -456,7 +456,7 @@ static void
 general_start_thread (const void *context, uint8_t *scratch)
 {
   const GeneralRun *c = context;
-  const General *g = c->g;   /* SKIP names g */
+  const General *g = c->g; /* SKIP names g */
   uint16_t *counts[2] = { (uint16_t *) scratch, (uint16_t *) (scratch + c->counts_bytes) };
 
   memset (scratch, 0, 2 * c->counts_bytes);
@@ -473,7 +473,7 @@ general_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *
   uint16_t *counts[2] = { (uint16_t *) scratch, (uint16_t *) (scratch + c->counts_bytes) };
   uint32_t *ring = (uint32_t *) (scratch + 2 * c->counts_bytes);
   const uint32_t **rows = (const uint32_t **) (scratch + 2 * c->counts_bytes + c->ring_bytes);
-  int *row_of = (int *) (rows + ring_rows);   /* the virtual row each slot holds */
+  int *row_of = (int *) (rows + ring_rows); /* the virtual row each slot holds */
   const uint32_t **left = rows + 2 * ring_rows, **right = left + g->n_spans;
 
   for (int i = 0; i < ring_rows; i++)
@@ -518,7 +518,9 @@ general_run (const General *g, EsImage *out, EsControl *control, EsError *error)
 {
   int ring_rows = 2 * g->half_height + 1;
   GeneralRun run = {
-    .g = g, .out = out, .ring_rows = ring_rows,
+    .g = g,
+    .out = out,
+    .ring_rows = ring_rows,
     .padded = (size_t) g->in->width + 2 * (size_t) g->half_width,
     .counts_bytes = ((size_t) (g->bins + 1) * sizeof (uint16_t) + 63) / 64 * 64,
   };
@@ -559,7 +561,7 @@ square_via_levels (const EsJob *job, const General *g, EsImage *out, EsControl *
       || (pad && !es_image_alloc (&padded_out, w + 2 * pad, h + 2 * pad, ES_FORMAT_F32, 0, error)))
     goto out;
   levels.levels = (int) g->bins;
-#pragma omp parallel for schedule(static) num_threads (threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
   for (int v = -pad; v < h + pad; v++)
     {
       uint8_t *dst = es_image_row (&levels, v + pad);
@@ -601,7 +603,9 @@ es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsCon
 {
   EsBinner binner;
   General g = {
-    .in = in, .mask = job->definition.mask, .border = job->definition.border,
+    .in = in,
+    .mask = job->definition.mask,
+    .border = job->definition.border,
     .normalized = job->definition.normalized,
   };
   size_t samples = (size_t) 1 << in->depth;

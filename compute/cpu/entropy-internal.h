@@ -50,7 +50,7 @@ typedef struct {
 static inline RowFinish
 row_finish (const EntropyTables *t, int rows)
 {
-  return (RowFinish) { t->ln_n[rows * t->window], t->inv_n[rows * t->window] };
+  return (RowFinish){ t->ln_n[rows * t->window], t->inv_n[rows * t->window] };
 }
 
 /* For the scalar loops of the sliding and column methods, where the
@@ -63,7 +63,6 @@ finish_value (const RowFinish *f, uint32_t sum)
 
   return v >= ES_ENTROPY_ZERO_BELOW ? (float) v : 0.0f;
 }
-
 
 #ifdef ES_HAVE_AVX2_PATH
 /* The same value for a loop that should vectorize: the choice is a mask,
@@ -126,7 +125,6 @@ window_rows (int y, int r, int h, int *top, int *bottom)
  * The sums are uint32: a window's sum is below 2^31 (ES_ENTROPY_BITS), and
  * modular arithmetic makes every partial sum on the way harmless. */
 
-
 static inline int64_t
 entropy_scaled (int c, int bits)
 {
@@ -183,5 +181,4 @@ bool es_cpu_entropy_sort (const EsJob *job, const EntropyTables *t, const EsImag
 
 /* entropy-general.c: every definition the methods above do not take (shapes,
  * borders, binnings, more levels, masks, normalized units). */
-bool es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control,
-                             EsError *error);
+bool es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);

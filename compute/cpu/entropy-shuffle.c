@@ -13,7 +13,7 @@
 
 typedef struct {
   int levels;
-  uint8_t table[4][ES_SIMD_MAX_SLICES][16];  /* [plane][slice][count % 16] */
+  uint8_t table[4][ES_SIMD_MAX_SLICES][16]; /* [plane][slice][count % 16] */
 } ShuffleTables;
 
 static void
@@ -21,7 +21,7 @@ shuffle_tables_init (ShuffleTables *st, int window, int levels)
 {
   int max_count = window * window;
 
-  *st = (ShuffleTables) { 0 };
+  *st = (ShuffleTables){ 0 };
   st->levels = levels;
   for (int c = 0; c <= max_count; c++)
     {
@@ -33,19 +33,18 @@ shuffle_tables_init (ShuffleTables *st, int window, int levels)
 
 /* Per-thread scratch of the SIMD path. */
 typedef struct {
-  uint8_t *counts;       /* levels rows of per-column counts, r zero columns each side */
+  uint8_t *counts; /* levels rows of per-column counts, r zero columns each side */
   size_t counts_stride;
-  uint32_t *sums;        /* one row of scaled Σ T[count] */
-  EsCpuRing ring;        /* k + 1 level rows: the window and the row leaving it */
-  const uint8_t *none;   /* a row of 0xFF, which counts nothing */
+  uint32_t *sums;      /* one row of scaled Σ T[count] */
+  EsCpuRing ring;      /* k + 1 level rows: the window and the row leaving it */
+  const uint8_t *none; /* a row of 0xFF, which counts nothing */
 } SimdScratch;
 
 /* Adds row `enter` to the column counts and subtracts row `leave` (either
  * may be s->none). Rows run on to a multiple of ES_PAD bytes with 0xFF,
  * which no level of a SIMD job matches, so the loop reads whole blocks. */
 ES_AVX2 static void
-simd_slide_columns (const SimdScratch *s, int levels, int w, int r, const uint8_t *enter,
-                    const uint8_t *leave)
+simd_slide_columns (const SimdScratch *s, int levels, int w, int r, const uint8_t *enter, const uint8_t *leave)
 {
   for (int x = 0; x < w; x += 32)
     {
@@ -68,8 +67,8 @@ simd_slide_columns (const SimdScratch *s, int levels, int w, int r, const uint8_
  * with constant window, slices and planes so that the accumulators stay in
  * registers. */
 static inline __attribute__ ((always_inline)) ES_AVX2 void
-simd_window_sums_inline (const SimdScratch *s, const ShuffleTables *st, int w, const int window,
-                         const int slices, const int planes)
+simd_window_sums_inline (const SimdScratch *s, const ShuffleTables *st, int w, const int window, const int slices,
+                         const int planes)
 {
   __m256i tables[4][ES_SIMD_MAX_SLICES];
   __m256i bias = _mm256_set1_epi8 (0x70);
@@ -128,11 +127,10 @@ simd_window_sums_inline (const SimdScratch *s, const ShuffleTables *st, int w, c
     }
 }
 
-#define ES_SIMD_WINDOW_SUMS(k, slices, planes) \
-  ES_AVX2 static void \
-  simd_window_sums_##k (const SimdScratch *s, const ShuffleTables *st, int w) \
-  { \
-    simd_window_sums_inline (s, st, w, k, slices, planes); \
+#define ES_SIMD_WINDOW_SUMS(k, slices, planes)                                                                         \
+  ES_AVX2 static void simd_window_sums_##k (const SimdScratch *s, const ShuffleTables *st, int w)                      \
+  {                                                                                                                    \
+    simd_window_sums_inline (s, st, w, k, slices, planes);                                                             \
   }
 
 /* Slices cover counts 0..k²; planes hold T[k²] · 2^17. */
@@ -164,8 +162,8 @@ simd_window_sums (const SimdScratch *s, const ShuffleTables *st, int w, int wind
  * copies (never borrows the input's rows) so that its rows carry the 0xFF
  * padding. */
 static void
-entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch *s,
-                   const EsImage *in, const EsImage *out, int y0, int y1, EsControl *control)
+entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch *s, const EsImage *in,
+                   const EsImage *out, int y0, int y1, EsControl *control)
 {
   int w = out->width, h = out->height;
   int k = t->window, r = k / 2;
@@ -176,16 +174,14 @@ entropy_simd_band (const EntropyTables *t, const ShuffleTables *st, SimdScratch 
   es_cpu_ring_start (ring, y0 - r - 1 > 0 ? y0 - r - 1 : 0);
   for (int y = y0 - r - 1; y < y0 + r; y++)
     if (y >= 0 && y < h)
-      simd_slide_columns (s, st->levels, w, r, es_cpu_ring_copy (ring, in, y, ES_CPU_MAP_LEVELS, st->levels),
-                          s->none);
+      simd_slide_columns (s, st->levels, w, r, es_cpu_ring_copy (ring, in, y, ES_CPU_MAP_LEVELS, st->levels), s->none);
 
   for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
     {
       int top = y - r - 1, bottom = y + r;
       int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
       float *dst = es_image_row (out, y);
-      const uint8_t *enter = bottom < h ? es_cpu_ring_copy (ring, in, bottom, ES_CPU_MAP_LEVELS, st->levels)
-                                        : s->none;
+      const uint8_t *enter = bottom < h ? es_cpu_ring_copy (ring, in, bottom, ES_CPU_MAP_LEVELS, st->levels) : s->none;
 
       simd_slide_columns (s, st->levels, w, r, enter, top >= 0 ? es_cpu_ring_row (ring, top) : s->none);
       simd_window_sums (s, st, w, k);
@@ -199,7 +195,7 @@ typedef struct {
   const EntropyTables *t;
   const ShuffleTables *st;
   const EsImage *in, *out;
-  size_t padded;          /* a row, run on with 0xFF to a multiple of ES_PAD */
+  size_t padded; /* a row, run on with 0xFF to a multiple of ES_PAD */
   size_t counts_stride;
   size_t counts_size, sums_size;
 } Shuffle;
@@ -233,7 +229,7 @@ shuffle_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *
 
 bool
 es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
-              EsControl *control, EsError *error)
+                        EsControl *control, EsError *error)
 {
   ShuffleTables st;
   int k = job->window;
@@ -241,7 +237,12 @@ es_cpu_entropy_shuffle (const EsJob *job, const EntropyTables *t, const EsImage 
   /* Vector loads reach k − 1 + 31 bytes past the last block's start. */
   size_t counts_stride = padded + 2 * ES_PAD;
   Shuffle shuffle = {
-    .t = t, .st = &st, .in = in, .out = out, .padded = padded, .counts_stride = counts_stride,
+    .t = t,
+    .st = &st,
+    .in = in,
+    .out = out,
+    .padded = padded,
+    .counts_stride = counts_stride,
     .counts_size = (size_t) job->levels * counts_stride,
     .sums_size = padded * sizeof (uint32_t),
   };

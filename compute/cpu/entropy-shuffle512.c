@@ -25,15 +25,15 @@
 #define PAD_COLUMNS 16
 
 typedef struct {
-  uint8_t planes[4][256];   /* byte p of T[c], 0 beyond k² */
-  uint32_t patterns[64];    /* the levels 4g..4g+3 of group g as bytes; 0xFE (never a level) beyond L */
+  uint8_t planes[4][256]; /* byte p of T[c], 0 beyond k² */
+  uint32_t patterns[64];  /* the levels 4g..4g+3 of group g as bytes; 0xFE (never a level) beyond L */
   int groups;
 } Shuffle512Tables;
 
 static void
 shuffle512_tables_init (Shuffle512Tables *st, int window, int levels)
 {
-  *st = (Shuffle512Tables) { 0 };
+  *st = (Shuffle512Tables){ 0 };
   for (int c = 0; c <= window * window; c++)
     {
       uint32_t v = (uint32_t) entropy_scaled (c, ES_SIMD_BITS);
@@ -47,11 +47,11 @@ shuffle512_tables_init (Shuffle512Tables *st, int window, int levels)
 }
 
 typedef struct {
-  uint8_t *counts;          /* groups rows of per-column counts, PAD_COLUMNS zero columns each side */
+  uint8_t *counts; /* groups rows of per-column counts, PAD_COLUMNS zero columns each side */
   size_t counts_stride;
-  uint32_t *sums;           /* one row of scaled Σ T[count] */
-  EsCpuRing ring;           /* k + 1 level rows: the window and the row leaving it */
-  const uint8_t *none;      /* a row of 0xFF, which counts nothing */
+  uint32_t *sums;      /* one row of scaled Σ T[count] */
+  EsCpuRing ring;      /* k + 1 level rows: the window and the row leaving it */
+  const uint8_t *none; /* a row of 0xFF, which counts nothing */
 } Scratch512;
 
 /* Adds row `enter` to the counts of columns x0..x1−1 (multiples of 16) and
@@ -143,15 +143,13 @@ window_sums_inline (const Scratch512 *s, const Shuffle512Tables *st, int x0, int
     }
 }
 
-typedef void (*WindowSums512) (const Scratch512 *, const Shuffle512Tables *, int, int, int, const RowFinish *,
-                               float *);
+typedef void (*WindowSums512) (const Scratch512 *, const Shuffle512Tables *, int, int, int, const RowFinish *, float *);
 
-#define ES_WINDOW_SUMS_512(k, entries, planes) \
-  ES_AVX512 static void \
-  window_sums_##k (const Scratch512 *s, const Shuffle512Tables *st, int x0, int x1, int w, const RowFinish *f, \
-                   float *dst) \
-  { \
-    window_sums_inline (s, st, x0, x1, w, f, dst, k, entries, planes); \
+#define ES_WINDOW_SUMS_512(k, entries, planes)                                                                         \
+  ES_AVX512 static void window_sums_##k (const Scratch512 *s, const Shuffle512Tables *st, int x0, int x1, int w,       \
+                                         const RowFinish *f, float *dst)                                               \
+  {                                                                                                                    \
+    window_sums_inline (s, st, x0, x1, w, f, dst, k, entries, planes);                                                 \
   }
 
 /* Entries cover counts 0..k²; planes hold T[k²] · 2^17 (as in AVX2). */
@@ -166,7 +164,7 @@ ES_WINDOW_SUMS_512 (15, 256, 4)
 static WindowSums512
 window_sums_for (int window)
 {
-  static const WindowSums512 sums[] = { window_sums_3, window_sums_5, window_sums_7, window_sums_9,
+  static const WindowSums512 sums[] = { window_sums_3,  window_sums_5,  window_sums_7, window_sums_9,
                                         window_sums_11, window_sums_13, window_sums_15 };
 
   return sums[(window - 3) / 2];
@@ -201,8 +199,8 @@ row_512 (const EntropyTables *t, const Shuffle512Tables *st, const Scratch512 *s
 
 /* Rows y0..y1−1, as the AVX2 loop walks them. */
 static void
-band_512 (const EntropyTables *t, const Shuffle512Tables *st, Scratch512 *s, const EsImage *in,
-          const EsImage *out, int levels, int y0, int y1, EsControl *control)
+band_512 (const EntropyTables *t, const Shuffle512Tables *st, Scratch512 *s, const EsImage *in, const EsImage *out,
+          int levels, int y0, int y1, EsControl *control)
 {
   int w = out->width, h = out->height;
   int k = t->window, r = k / 2;
@@ -222,8 +220,7 @@ band_512 (const EntropyTables *t, const Shuffle512Tables *st, Scratch512 *s, con
       int rows = (bottom < h ? bottom : h - 1) - (top + 1 > 0 ? top + 1 : 0) + 1;
       const uint8_t *enter = bottom < h ? es_cpu_ring_copy (ring, in, bottom, ES_CPU_MAP_LEVELS, levels) : s->none;
 
-      row_512 (t, st, s, sums, w, enter, top >= 0 ? es_cpu_ring_row (ring, top) : s->none, rows,
-               es_image_row (out, y));
+      row_512 (t, st, s, sums, w, enter, top >= 0 ? es_cpu_ring_row (ring, top) : s->none, rows, es_image_row (out, y));
       es_control_advance (control, 1);
     }
 }
@@ -233,7 +230,7 @@ typedef struct {
   const Shuffle512Tables *st;
   const EsImage *in, *out;
   int levels;
-  size_t padded;          /* a row, run on with 0xFF to a multiple of 64 bytes */
+  size_t padded; /* a row, run on with 0xFF to a multiple of 64 bytes */
   size_t counts_stride;
   size_t counts_size, sums_size;
 } Shuffle512;
@@ -273,7 +270,12 @@ es_cpu_entropy_shuffle512 (const EsJob *job, const EntropyTables *t, const EsIma
   int k = job->window;
   size_t padded = ((size_t) out->width + 63) / 64 * 64;
   Shuffle512 shuffle = {
-    .t = t, .st = &st, .in = in, .out = out, .levels = job->levels, .padded = padded,
+    .t = t,
+    .st = &st,
+    .in = in,
+    .out = out,
+    .levels = job->levels,
+    .padded = padded,
     .counts_stride = 4 * (padded + 2 * PAD_COLUMNS),
     .sums_size = padded * sizeof (uint32_t),
   };

@@ -8,9 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
-
 static void
 entropy_tables_init (EntropyTables *t, int window, int bits)
 {
@@ -74,8 +71,8 @@ es_cpu_entropy_finish_row (const EntropyTables *t, const uint32_t *sums, int w, 
  * Inlined with a constant row count for the common small windows so that
  * the loop over the rows unrolls. */
 static inline __attribute__ ((always_inline)) void
-sliding_row_inline (const EntropyTables *t, const uint8_t *first, size_t stride, int rows, int w,
-                    uint32_t *sums, float *dst, const int fixed_rows)
+sliding_row_inline (const EntropyTables *t, const uint8_t *first, size_t stride, int rows, int w, uint32_t *sums,
+                    float *dst, const int fixed_rows)
 {
   int r = t->window / 2;
   int n = fixed_rows ? fixed_rows : rows;
@@ -97,7 +94,7 @@ sliding_row_inline (const EntropyTables *t, const uint8_t *first, size_t stride,
         for (int i = 0; i < n; i++)
           SLIDE_ADD (s, first[i * stride + x + r]);
       sums[x] = s;
-      dst[x] = finish_value (&f, s);  /* x = r has a full window; the edges are redone below */
+      dst[x] = finish_value (&f, s); /* x = r has a full window; the edges are redone below */
     }
   for (; x + r < w; x++)
     {
@@ -125,12 +122,11 @@ sliding_row_inline (const EntropyTables *t, const uint8_t *first, size_t stride,
   es_cpu_entropy_finish_edges (t, sums, w, n, dst);
 }
 
-#define ES_SLIDING_ROW(rows) \
-  ES_HOT static void \
-  sliding_row_##rows (const EntropyTables *t, const uint8_t *first, size_t stride, int n, int w, uint32_t *sums, \
-                      float *dst) \
-  { \
-    sliding_row_inline (t, first, stride, n, w, sums, dst, rows); \
+#define ES_SLIDING_ROW(rows)                                                                                           \
+  ES_HOT static void sliding_row_##rows (const EntropyTables *t, const uint8_t *first, size_t stride, int n, int w,    \
+                                         uint32_t *sums, float *dst)                                                   \
+  {                                                                                                                    \
+    sliding_row_inline (t, first, stride, n, w, sums, dst, rows);                                                      \
   }
 
 ES_SLIDING_ROW (0)
@@ -140,8 +136,7 @@ ES_SLIDING_ROW (7)
 
 /* One row of entropies from its window's `rows` level rows. */
 static void
-sliding_row (const EntropyTables *t, const uint8_t *first, size_t stride, int rows, int w, uint32_t *sums,
-             float *dst)
+sliding_row (const EntropyTables *t, const uint8_t *first, size_t stride, int rows, int w, uint32_t *sums, float *dst)
 {
   switch (rows)
     {
@@ -156,8 +151,8 @@ typedef struct {
   const EntropyTables *t;
   const EsImage *in, *out;
   int levels;
-  size_t stride;      /* between the ring's slots */
-  size_t sums_size;   /* the row of sums before the ring */
+  size_t stride;    /* between the ring's slots */
+  size_t sums_size; /* the row of sums before the ring */
 } Sliding;
 
 /* Each band maps its rows and its halo into a ring of 2k rows in which
@@ -176,7 +171,7 @@ sliding_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *
   size_t stride = s->stride;
   uint32_t *sums = (uint32_t *) scratch;
   uint8_t *ring = scratch + s->sums_size;
-  int next = y0 - r > 0 ? y0 - r : 0;  /* the next row to map */
+  int next = y0 - r > 0 ? y0 - r : 0; /* the next row to map */
 
   for (int y = y0; y < y1 && !es_control_cancelled (control); y++)
     {
@@ -196,12 +191,16 @@ sliding_band (const void *context, uint8_t *scratch, int y0, int y1, EsControl *
 }
 
 static bool
-entropy_sliding (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out,
-                 EsControl *control, EsError *error)
+entropy_sliding (const EsJob *job, const EntropyTables *t, const EsImage *in, const EsImage *out, EsControl *control,
+                 EsError *error)
 {
   size_t stride = ((size_t) in->width + 63) / 64 * 64 + 64;
   Sliding sliding = {
-    .t = t, .in = in, .out = out, .levels = job->levels, .stride = stride,
+    .t = t,
+    .in = in,
+    .out = out,
+    .levels = job->levels,
+    .stride = stride,
     .sums_size = ((size_t) in->width * sizeof (uint32_t) + 63) / 64 * 64,
   };
   EsCpuBands work = {
@@ -260,8 +259,7 @@ method_can_run (EsCpuEntropyMethod method, int width, int window, int levels)
 {
   switch (method)
     {
-    case ES_CPU_ENTROPY_SLIDING:
-      return true;
+    case ES_CPU_ENTROPY_SLIDING: return true;
 #ifdef ES_HAVE_AVX2_PATH
     case ES_CPU_ENTROPY_COLUMNS:
       return levels <= ES_COLUMNS_MAX_LEVELS && es_cpu_columns_bytes (width, window, levels) <= ES_COLUMNS_MAX_BYTES
@@ -270,10 +268,8 @@ method_can_run (EsCpuEntropyMethod method, int width, int window, int levels)
       /* 0xFF pads the rows, so it must not be a level. */
       return window <= ES_SIMD_MAX_WINDOW && levels < 0xFF && __builtin_cpu_supports ("avx2");
 #endif
-    case ES_CPU_ENTROPY_SORT:
-      return window == 5 && es_cpu_entropy_avx512 ();
-    default:
-      return false;
+    case ES_CPU_ENTROPY_SORT: return window == 5 && es_cpu_entropy_avx512 ();
+    default: return false;
     }
 }
 
@@ -300,13 +296,13 @@ method_cost (EsCpuEntropyMethod method, int window, int levels)
 
   switch (method)
     {
-    case ES_CPU_ENTROPY_SLIDING:
-      return 1.4 * (1.0 + window * (1.2 + 3.0 / levels));
+    case ES_CPU_ENTROPY_SLIDING: return 1.4 * (1.0 + window * (1.2 + 3.0 / levels));
     case ES_CPU_ENTROPY_COLUMNS:
 #ifdef ES_HAVE_AVX2_PATH
       /* One load per level rounded up to 4; beyond 64 levels the vector
        * work of all the lanes dominates. */
-      return 1.8 + 0.01 * window + 0.14 * (es_cpu_columns_lanes (levels) > 64 ? es_cpu_columns_lanes (levels) : (levels + 3) & ~3);
+      return 1.8 + 0.01 * window
+             + 0.14 * (es_cpu_columns_lanes (levels) > 64 ? es_cpu_columns_lanes (levels) : (levels + 3) & ~3);
 #else
       return INFINITY;
 #endif
@@ -319,8 +315,7 @@ method_cost (EsCpuEntropyMethod method, int window, int levels)
     case ES_CPU_ENTROPY_SORT:
       /* The network and the lookups of 25 cells, whatever L. */
       return window == 5 ? 1.8 : INFINITY;
-    default:
-      return INFINITY;
+    default: return INFINITY;
     }
 }
 
@@ -360,21 +355,13 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   switch (method)
     {
 #ifdef ES_HAVE_AVX2_PATH
-    case ES_CPU_ENTROPY_SHUFFLE:
-      ok = es_cpu_entropy_shuffle (job, tables, in, out, control, error);
-      break;
-    case ES_CPU_ENTROPY_COLUMNS:
-      ok = es_cpu_entropy_columns (job, tables, in, out, control, error);
-      break;
+    case ES_CPU_ENTROPY_SHUFFLE: ok = es_cpu_entropy_shuffle (job, tables, in, out, control, error); break;
+    case ES_CPU_ENTROPY_COLUMNS: ok = es_cpu_entropy_columns (job, tables, in, out, control, error); break;
 #endif
 #ifdef ES_HAVE_AVX512_PATH
-    case ES_CPU_ENTROPY_SORT:
-      ok = es_cpu_entropy_sort (job, tables, in, out, control, error);
-      break;
+    case ES_CPU_ENTROPY_SORT: ok = es_cpu_entropy_sort (job, tables, in, out, control, error); break;
 #endif
-    default:
-      ok = entropy_sliding (job, tables, in, out, control, error);
-      break;
+    default: ok = entropy_sliding (job, tables, in, out, control, error); break;
     }
 
   free (tables);

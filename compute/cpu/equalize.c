@@ -54,9 +54,8 @@ es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *c
           EsImage in_plane = es_image_plane (in, (int) (r / h));
           int y = (int) (r % h);
 
-          histogram_row (es_cpu_source_row (&in_plane, y, ES_CPU_MAP_VIEW, 0,
-                                            es_image_voxel_row (out, (int) (r / h), y)),
-                         w, sub);
+          histogram_row (
+            es_cpu_source_row (&in_plane, y, ES_CPU_MAP_VIEW, 0, es_image_voxel_row (out, (int) (r / h), y)), w, sub);
           es_control_advance (control, 1);
         }
 #pragma omp critical

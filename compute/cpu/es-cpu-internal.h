@@ -69,9 +69,9 @@ bool es_cpu_finish (EsControl *control, EsError *error);
 /* What an operation that works in bands gives es_cpu_run_bands: its
  * per-thread scratch and the work of one band. */
 typedef struct {
-  const char *what;       /* names the scratch in an out-of-memory error */
-  size_t scratch_bytes;   /* a thread's scratch, 0 when the bands need none */
-  const void *context;    /* the job's read-only state: tables, images */
+  const char *what;     /* names the scratch in an out-of-memory error */
+  size_t scratch_bytes; /* a thread's scratch, 0 when the bands need none */
+  const void *context;  /* the job's read-only state: tables, images */
   /* Once per thread before its first band, may be NULL: fills the parts of
    * the scratch that no band overwrites (padding, constant rows). */
   void (*start_thread) (const void *context, uint8_t *scratch);
@@ -100,11 +100,11 @@ bool es_cpu_run_bands (const EsCpuBands *work, int height, EsControl *control, E
  * falls back to the model's choice. Set it before running jobs, not during
  * one. */
 typedef enum {
-  ES_CPU_ENTROPY_AUTO,     /* the cost model decides */
-  ES_CPU_ENTROPY_SLIDING,  /* per-row sliding histogram: O(k) scalar updates a pixel */
-  ES_CPU_ENTROPY_COLUMNS,  /* column histograms: O(L) a pixel, whatever the window */
-  ES_CPU_ENTROPY_SHUFFLE,  /* byte shuffles over 32 pixels (AVX2) or 16 pixels × 4 levels (AVX-512): small windows */
-  ES_CPU_ENTROPY_SORT,     /* AVX-512 sorting networks, 5×5 only: the same cost for any level count */
+  ES_CPU_ENTROPY_AUTO,    /* the cost model decides */
+  ES_CPU_ENTROPY_SLIDING, /* per-row sliding histogram: O(k) scalar updates a pixel */
+  ES_CPU_ENTROPY_COLUMNS, /* column histograms: O(L) a pixel, whatever the window */
+  ES_CPU_ENTROPY_SHUFFLE, /* byte shuffles over 32 pixels (AVX2) or 16 pixels × 4 levels (AVX-512): small windows */
+  ES_CPU_ENTROPY_SORT,    /* AVX-512 sorting networks, 5×5 only: the same cost for any level count */
   ES_CPU_N_ENTROPY_METHODS
 } EsCpuEntropyMethod;
 
@@ -130,8 +130,8 @@ bool es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsCon
 /* ---- row mapping ------------------------------------------------------------ */
 
 typedef enum {
-  ES_CPU_MAP_LEVELS,  /* quantization levels (entropy, quantize) */
-  ES_CPU_MAP_VIEW,    /* the 8-bit view (equalize, sharpen) */
+  ES_CPU_MAP_LEVELS, /* quantization levels (entropy, quantize) */
+  ES_CPU_MAP_VIEW,   /* the 8-bit view (equalize, sharpen) */
 } EsCpuMap;
 
 /* Input row y as u8 in dst (width bytes): its levels (with `levels` levels)
@@ -169,7 +169,7 @@ typedef struct {
   uint8_t *buffer;
   size_t stride;
   int size;
-  int next;                             /* the next row to map */
+  int next; /* the next row to map */
   const uint8_t *rows[ES_FAST_WINDOW_MAX + 1];
 } EsCpuRing;
 
@@ -189,8 +189,7 @@ es_cpu_ring_fill (EsCpuRing *ring, const EsImage *in, EsCpuMap kind, int levels,
   for (; ring->next <= last; ring->next++)
     {
       int slot = ring->next % ring->size;
-      ring->rows[slot] = es_cpu_source_row (in, ring->next, kind, levels,
-                                            ring->buffer + (size_t) slot * ring->stride);
+      ring->rows[slot] = es_cpu_source_row (in, ring->next, kind, levels, ring->buffer + (size_t) slot * ring->stride);
     }
 }
 

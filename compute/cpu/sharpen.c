@@ -10,8 +10,7 @@
 /* One sharpened row; the nearest edge pixel stands in for a missing
  * neighbour. The interior loop has no branches and vectorizes. */
 ES_HOT static void
-sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, float amount,
-             uint8_t *out)
+sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, float amount, uint8_t *out)
 {
   if (w == 1)
     {
@@ -21,8 +20,7 @@ sharpen_row (const uint8_t *up, const uint8_t *mid, const uint8_t *down, int w, 
   out[0] = es_sharpen_sample (mid[0], 4 * mid[0] - up[0] - down[0] - mid[0] - mid[1], amount);
   for (int x = 1; x < w - 1; x++)
     out[x] = es_sharpen_sample (mid[x], 4 * mid[x] - up[x] - down[x] - mid[x - 1] - mid[x + 1], amount);
-  out[w - 1] = es_sharpen_sample (mid[w - 1],
-                                  4 * mid[w - 1] - up[w - 1] - down[w - 1] - mid[w - 2] - mid[w - 1],
+  out[w - 1] = es_sharpen_sample (mid[w - 1], 4 * mid[w - 1] - up[w - 1] - down[w - 1] - mid[w - 2] - mid[w - 1],
                                   amount);
 }
 

@@ -18,18 +18,18 @@ typedef struct {
   unsigned in_pitch;
   int width, height;
   bool u16;
-  const uint8_t *mask;  /* the frame's rows of the mask, or NULL: every pixel counts */
+  const uint8_t *mask; /* the frame's rows of the mask, or NULL: every pixel counts */
   unsigned mask_pitch;
-  const uint16_t *bin_of;  /* the bin of every sample value, or NULL: bin = sample (a levels image) */
-  const EsSpan *spans;     /* column spans: dy from x0 to x1 at column offset dx = span.dy */
+  const uint16_t *bin_of; /* the bin of every sample value, or NULL: bin = sample (a levels image) */
+  const EsSpan *spans;    /* column spans: dy from x0 to x1 at column offset dx = span.dy */
   int n_spans;
   EsBorder border;
-  uint32_t border_bin;     /* ES_BORDER_CONSTANT */
-  uint32_t bins;           /* B */
+  uint32_t border_bin; /* ES_BORDER_CONSTANT */
+  uint32_t bins;       /* B */
   bool normalized;
-  const unsigned long long *diff;  /* round(c ln c · 2^32) differences: D[c] = T[c + 1] − T[c] */
+  const unsigned long long *diff; /* round(c ln c · 2^32) differences: D[c] = T[c + 1] − T[c] */
   int n_diffs;
-  uint16_t *counts;        /* global counts: bin b of thread t at b · threads + t */
+  uint16_t *counts; /* global counts: bin b of thread t at b · threads + t */
   /* The frame's bins, padded by the window's half extents, 16-bit; all
    * ones (the void mark) where a cell counts nowhere. With 65536 bins the
    * mark is also bin 0xffff: only the sort kernel reads such a frame, and
@@ -38,15 +38,15 @@ typedef struct {
    * the span-counts kernel, 8-bit where its bins and void mark fit a byte
    * (bin_frame's `bytes`). */
   uint16_t *binned;
-  unsigned binned_pitch;   /* in bins */
-  uint16_t void_mark;      /* a void cell: GENERAL_VOID; for the span-counts kernel B (a mask) or 0 (clip) */
+  unsigned binned_pitch; /* in bins */
+  uint16_t void_mark;    /* a void cell: GENERAL_VOID; for the span-counts kernel B (a mask) or 0 (clip) */
   int half_h, half_w;
   const EsCudaTables *tables;
-  unsigned threads;        /* threads of the grid */
+  unsigned threads; /* threads of the grid */
   float *out;
   unsigned out_pitch;
-  int strip;               /* output rows a thread slides down */
-  int strips;              /* strips of the frame */
+  int strip;  /* output rows a thread slides down */
+  int strips; /* strips of the frame */
   /* Windows of at most SMALL_CELLS cells, for the sort kernel: their
    * cells relative to the centre, and as offsets in the binned frame. */
   int n_cells;

@@ -7,8 +7,7 @@
 /* entropy-teaching.cu: one EsCudaLaunch per teaching variant, and their
  * device setup (the constant table, shared-memory limits). */
 bool es_cuda_entropy_naive (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
-bool es_cuda_entropy_per_thread_histogram (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job,
-                                           EsError *error);
+bool es_cuda_entropy_per_thread_histogram (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_table_global (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_table_constant (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_table_shared (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
@@ -18,8 +17,8 @@ bool es_cuda_entropy_teaching_init (EsCuda *cuda, EsError *error);
 /* entropy-fast.cu: the fast variant on every row (its EsCudaLaunch), on
  * output rows [y_first, y_last) (EsCudaOp.launch_rows), and its setup. */
 bool es_cuda_entropy_fast (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
-bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first,
-                                  int y_last, int q_first, int q_last, EsError *error);
+bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first, int y_last,
+                                  int q_first, int q_last, EsError *error);
 bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
 
 /* entropy-general.cu: every definition (EsEntropyDefinition), and its table
@@ -30,8 +29,8 @@ bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
 /* entropy-3d.cu: 3-D windows on a volume (or a 2-D image, a volume of one
  * plane) in bands of planes over every device, EsCudaOp.run_volume of
  * the "volume" and "volume-tile" variants; why each cannot compute a job. */
-bool es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in,
-                             EsImage *out, float times[3], EsControl *control, EsError *error);
+bool es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+                             float times[3], EsControl *control, EsError *error);
 const char *es_cuda_entropy_volume_unsupported (const EsJob *job);
 const char *es_cuda_entropy_volume_tile_unsupported (const EsJob *job);
 
@@ -41,19 +40,19 @@ const char *es_cuda_entropy_volume_tile_unsupported (const EsJob *job);
  * else 16-bit. */
 typedef struct {
   const void *binned;
-  unsigned binned_pitch;       /* in bins */
-  bool bytes;                  /* 8-bit bins */
+  unsigned binned_pitch; /* in bins */
+  bool bytes;            /* 8-bit bins */
   int half_h, half_w;
   int width, height;
-  uint32_t bins;               /* B */
+  uint32_t bins; /* B */
   bool normalized;
-  bool masked;                 /* a mask: void cells (masked, or clipped) are bin B, a void centre is masked out */
-  bool clipped;                /* clip without a mask: cells outside the image are bin 0, counted out by position */
+  bool masked;  /* a mask: void cells (masked, or clipped) are bin B, a void centre is masked out */
+  bool clipped; /* clip without a mask: cells outside the image are bin 0, counted out by position */
   float *out;
   unsigned out_pitch;
-  const EsSpan *column_spans;  /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */
+  const EsSpan *column_spans; /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */
   int n_spans;
-  int cells;                   /* es_window_pixels */
+  int cells; /* es_window_pixels */
 } EsCudaBinnedJob;
 
 /* entropy-span-counts.cu: the window's column spans, the cells (dx, dy) of

@@ -31,11 +31,11 @@
 
 /* Uploaded once at open; computed on the host in double precision. */
 typedef struct {
-  uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];  /* round(c ln c · 2^19) */
-  double ln_n[ES_CUDA_MAX_COUNT + 1];        /* ln n (0 for n = 0) */
-  double inv_n_fix[ES_CUDA_MAX_COUNT + 1];   /* 2^-19 / n (0 for n = 0) */
-  float pair_f[ES_CUDA_PAIR_ENTRIES];        /* the fast kernel's pair tables, rounded once */
-  float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1];  /* { ln n, 1/n }, for the fast kernel */
+  uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];    /* round(c ln c · 2^19) */
+  double ln_n[ES_CUDA_MAX_COUNT + 1];          /* ln n (0 for n = 0) */
+  double inv_n_fix[ES_CUDA_MAX_COUNT + 1];     /* 2^-19 / n (0 for n = 0) */
+  float pair_f[ES_CUDA_PAIR_ENTRIES];          /* the fast kernel's pair tables, rounded once */
+  float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1]; /* { ln n, 1/n }, for the fast kernel */
 } EsCudaTables;
 
 typedef struct {
@@ -64,10 +64,10 @@ struct EsCuda {
    * buffers and tables, driven by a host thread of its own. */
   EsCuda *peers[ES_CUDA_MAX_DEVICES - 1];
   int n_peers;
-  char description[512];        /* every device, for es_cuda_device_name */
+  char description[512]; /* every device, for es_cuda_device_name */
   size_t total_memory;
-  cudaStream_t stream;                  /* kernels, and every copy of the plain paths */
-  cudaStream_t up_stream, down_stream;  /* the copies of the streams-overlap variant */
+  cudaStream_t stream;                 /* kernels, and every copy of the plain paths */
+  cudaStream_t up_stream, down_stream; /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
   /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
   cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
@@ -77,14 +77,14 @@ struct EsCuda {
   EsCudaBuffer h_in, h_out;
   /* The fixed-size buffers of the band path, per slot. */
   EsCudaBuffer band_in[ES_CUDA_BAND_SLOTS], band_lev[ES_CUDA_BAND_SLOTS], band_out[ES_CUDA_BAND_SLOTS];
-  EsCudaTables *tables;           /* device */
-  unsigned long long *histogram;  /* device: 256 bins, then the blocks-done counter */
+  EsCudaTables *tables;          /* device */
+  unsigned long long *histogram; /* device: 256 bins, then the blocks-done counter */
   /* The general entropy variant's buffers (entropy-general.cu, -sort.cu,
    * -slide.cu): its c ln c table, the bin of every sample value, the
    * window's spans, the mask rows of a frame, the frame's bins and the
    * threads' counts. */
   EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
-  uint8_t *lut;                   /* device: 256 entries */
+  uint8_t *lut; /* device: 256 entries */
   bool broken;
   /* ES_CUDA_FAULT, read at open; each fires once. */
   bool fault_alloc, fault_launch, fault_sticky;
@@ -94,20 +94,20 @@ struct EsCuda {
  * that es-engine.h can declare the variants' launch functions without it. */
 typedef struct EsCudaFrame {
   int width, height;
-  int vectors;            /* ES_CUDA_VECTOR-sample vectors per padded row */
-  EsFormat in_format;     /* ES_FORMAT_U8 or ES_FORMAT_U16 */
-  int depth;              /* significant bits of a sample */
-  uint32_t maxval;        /* full scale (es_image_maxval), for the 8-bit view */
-  int levels;             /* the job's levels, or the input's own for a levels image */
-  EsBinner binner;        /* entropy: how samples become bins (es_binner_init) */
-  int y_origin;           /* the image row of the frame's first row (bands) */
+  int vectors;        /* ES_CUDA_VECTOR-sample vectors per padded row */
+  EsFormat in_format; /* ES_FORMAT_U8 or ES_FORMAT_U16 */
+  int depth;          /* significant bits of a sample */
+  uint32_t maxval;    /* full scale (es_image_maxval), for the 8-bit view */
+  int levels;         /* the job's levels, or the input's own for a levels image */
+  EsBinner binner;    /* entropy: how samples become bins (es_binner_init) */
+  int y_origin;       /* the image row of the frame's first row (bands) */
   /* Border pixels on every side (EsCudaOp.frame_pad): the frame is the
    * image padded by them, and transfers move its interior only. */
   int pad;
-  bool is_levels;         /* the samples are levels already */
+  bool is_levels; /* the samples are levels already */
   const void *in;
   size_t in_pitch;
-  uint8_t *lev;           /* u8 levels (EsCudaOp.uses_levels) */
+  uint8_t *lev; /* u8 levels (EsCudaOp.uses_levels) */
   size_t lev_pitch;
   void *out;
   size_t out_pitch;
@@ -118,11 +118,13 @@ typedef struct EsCudaFrame {
  * false. */
 bool es_cuda_check (EsCuda *cuda, cudaError_t status, const char *what, EsError *error);
 
-#define ES_CUDA_TRY(cuda, call, what, error)                    \
-  do {                                                          \
-    if (!es_cuda_check ((cuda), (call), (what), (error)))       \
-      return false;                                             \
-  } while (0)
+#define ES_CUDA_TRY(cuda, call, what, error)                                                                           \
+  do                                                                                                                   \
+    {                                                                                                                  \
+      if (!es_cuda_check ((cuda), (call), (what), (error)))                                                            \
+        return false;                                                                                                  \
+    }                                                                                                                  \
+  while (0)
 
 /* After every kernel launch: a bad configuration shows up here at once. */
 #define ES_CUDA_LAUNCHED(cuda, what, error) ES_CUDA_TRY ((cuda), cudaGetLastError (), (what), (error))
@@ -172,7 +174,7 @@ bool es_cuda_inject_launch_fault (EsCuda *cuda, EsError *error);
 typedef struct EsMove {
   const EsImage *in;
   EsImage *out;
-  size_t in_row, out_row;  /* bytes per image row */
+  size_t in_row, out_row; /* bytes per image row */
   bool in_direct, out_direct;
 } EsMove;
 
@@ -181,14 +183,13 @@ typedef struct EsMove {
  * kernels read the padding (never using its values, but reading memory that
  * nothing wrote is a bug of its own). Every upload goes through this or
  * copies whole padded rows from zeroed staging. */
-bool es_cuda_upload_2d (EsCuda *cuda, void *device, size_t pitch, const void *host, size_t stride,
-                        size_t row_bytes, size_t rows, cudaStream_t stream, const char *what, EsError *error);
+bool es_cuda_upload_2d (EsCuda *cuda, void *device, size_t pitch, const void *host, size_t stride, size_t row_bytes,
+                        size_t rows, cudaStream_t stream, const char *what, EsError *error);
 
 /* Fills the frame's pad (frame->pad pixels on every side of the image in
  * its input) as `border` says, the constant with `value`, and zeroes each
  * row's padding (border.cu). */
-bool es_cuda_fill_border (EsCuda *cuda, const EsCudaFrame *frame, EsBorder border, uint32_t value,
-                          EsError *error);
+bool es_cuda_fill_border (EsCuda *cuda, const EsCudaFrame *frame, EsBorder border, uint32_t value, EsError *error);
 
 /* The variant's kernels on a frame whose input is on the device, after the
  * injected launch fault, if one is due. */
@@ -206,8 +207,7 @@ size_t es_cuda_memory_budget (EsCuda *cuda);
 /* The whole job in bands of rows over every device, within `budget`
  * bytes of device buffers each; the frame gives the geometry only. */
 bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
-                         const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control,
-                         EsError *error);
+                         const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control, EsError *error);
 
 /* ---- helpers of the operations ----------------------------------------------- */
 
@@ -216,11 +216,11 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
 /* The EsCudaOp of an operation that has a variant table and nothing else: no
  * levels buffer, no device setup, no rows in streams, no whole-image
  * statistic. */
-#define ES_CUDA_OP_VARIANTS_ONLY(table)                                                   \
-  {                                                                                       \
-    .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false,  \
-    .init = NULL, .launch_rows = NULL, .reduce_band = NULL, .combine = NULL,              \
-    .apply_band = NULL, .frame_pad = NULL, .slow_path = NULL,                             \
+#define ES_CUDA_OP_VARIANTS_ONLY(table)                                                                                \
+  {                                                                                                                    \
+    .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false, .init = NULL,                 \
+    .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .frame_pad = NULL,                  \
+    .slow_path = NULL,                                                                                                 \
   }
 
 /* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
@@ -312,8 +312,7 @@ es_dev_row_mut (void *base, size_t pitch, int y)
 template <typename T> struct EsVec16;
 
 template <> struct EsVec16<uint8_t> {
-  static __device__ __forceinline__ void
-  load (const void *row, int x0, uint32_t v[16])
+  static __device__ __forceinline__ void load (const void *row, int x0, uint32_t v[16])
   {
     uint4 q = __ldg ((const uint4 *) ((const uint8_t *) row + x0));
     uint32_t w[4] = { q.x, q.y, q.z, q.w };
@@ -324,8 +323,7 @@ template <> struct EsVec16<uint8_t> {
 };
 
 template <> struct EsVec16<uint16_t> {
-  static __device__ __forceinline__ void
-  load (const void *row, int x0, uint32_t v[16])
+  static __device__ __forceinline__ void load (const void *row, int x0, uint32_t v[16])
   {
     const uint4 *p = (const uint4 *) ((const uint16_t *) row + x0);
     uint4 a = __ldg (p), b = __ldg (p + 1);
@@ -344,8 +342,7 @@ struct EsVectorWalk {
   int dx, dy;
   int vectors;
 
-  __device__ __forceinline__ explicit
-  EsVectorWalk (int vectors_per_row)
+  __device__ __forceinline__ explicit EsVectorWalk (int vectors_per_row)
   {
     size_t first = (size_t) blockIdx.x * blockDim.x + threadIdx.x;
     int stride = (int) (gridDim.x * blockDim.x);
@@ -356,8 +353,7 @@ struct EsVectorWalk {
     dy = stride / vectors;
   }
 
-  __device__ __forceinline__ void
-  next ()
+  __device__ __forceinline__ void next ()
   {
     x += dx;
     y += dy;

@@ -28,7 +28,7 @@ const char *es_cuda_device_name (EsCuda *cuda);
 /* The CUDA entry of an operation, referenced by its row of the operation
  * table (es-ops.c); each .cu file of an operation defines one. */
 struct EsCudaOp {
-  const EsVariant *variants;  /* the variant table: exactly one is_default */
+  const EsVariant *variants; /* the variant table: exactly one is_default */
   size_t n_variants;
   /* The kernels read a u8 levels buffer that a first kernel fills. */
   bool uses_levels;
@@ -82,8 +82,8 @@ extern const EsCudaOp es_cuda_sharpen;
  * the context is unusable for the rest of the process (a sticky error).
  * The engine has validated the job and the images and resolved the variant
  * (a row of the op's table, never NULL); this only asserts them. */
-bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant,
-                  const EsImage *in, EsImage *out, EsTiming *timing, EsControl *control, EsError *error);
+bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
+                  EsTiming *timing, EsControl *control, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
 
 /* Page-locked host memory for EsImage pixels (es_engine_image_alloc), freed
@@ -97,8 +97,8 @@ bool es_cuda_host_register (EsCuda *cuda, void *pixels, size_t bytes);
 void es_cuda_host_unregister (void *pixels);
 
 /* es_engine_floor on this device. */
-bool es_cuda_floor (EsCuda *cuda, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
-                    double *median_ms, EsError *error);
+bool es_cuda_floor (EsCuda *cuda, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats, double *median_ms,
+                    EsError *error);
 
 #ifdef __cplusplus
 }

@@ -21,8 +21,8 @@ cells_of (PyObject *value, const char *what)
     return NULL;
   if (PyArray_NDIM (cells) != 2 && PyArray_NDIM (cells) != 3)
     {
-      PyErr_Format (PyExc_ValueError, "%s must be 2-D (rows, columns) or 3-D (planes, rows, columns), not %d-D",
-                    what, PyArray_NDIM (cells));
+      PyErr_Format (PyExc_ValueError, "%s must be 2-D (rows, columns) or 3-D (planes, rows, columns), not %d-D", what,
+                    PyArray_NDIM (cells));
       Py_DECREF (cells);
       return NULL;
     }
@@ -115,8 +115,7 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
 {
   EsEntropyDefinition *d = &job->definition;
   const char *text;
-  static const int shape_keywords[] = { ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BOX,
-                                         ES_PY_KW_BALL };
+  static const int shape_keywords[] = { ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BOX, ES_PY_KW_BALL };
   int shapes_given = 0;
   bool shape_given;
 
@@ -173,16 +172,19 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
           PyErr_Format (PyExc_ValueError, "a footprint has odd sides up to %d", ES_SIDE_MAX);
           return false;
         }
-      if (ndim == 3 && (PyArray_DIM (cells, 0) > ES_SIDE_3D_MAX || PyArray_DIM (cells, 1) > ES_SIDE_3D_MAX
-                        || PyArray_DIM (cells, 2) > ES_SIDE_3D_MAX))
+      if (ndim == 3
+          && (PyArray_DIM (cells, 0) > ES_SIDE_3D_MAX || PyArray_DIM (cells, 1) > ES_SIDE_3D_MAX
+              || PyArray_DIM (cells, 2) > ES_SIDE_3D_MAX))
         {
           PyErr_Format (PyExc_ValueError, "a 3-D footprint has odd sides up to %d", ES_SIDE_3D_MAX);
           return false;
         }
       /* A 3-D footprint of one plane is the 2-D footprint it holds. */
-      held->footprint = (EsFootprint) {
-        .width = (int) PyArray_DIM (cells, ndim - 1), .height = (int) PyArray_DIM (cells, ndim - 2),
-        .cells = PyArray_DATA (cells), .planes = ndim == 3 ? (int) PyArray_DIM (cells, 0) : 0,
+      held->footprint = (EsFootprint){
+        .width = (int) PyArray_DIM (cells, ndim - 1),
+        .height = (int) PyArray_DIM (cells, ndim - 2),
+        .cells = PyArray_DATA (cells),
+        .planes = ndim == 3 ? (int) PyArray_DIM (cells, 0) : 0,
       };
       d->shape = ES_SHAPE_FOOTPRINT;
       d->footprint = &held->footprint;
@@ -193,8 +195,10 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
         return false;
       if (!es_definition_parse_border (text, d))
         {
-          PyErr_Format (PyExc_ValueError, "border='%s': expected 'clip', 'symmetric', 'mirror', 'replicate' or "
-                        "'constant:V' (V a sample value)", text);
+          PyErr_Format (PyExc_ValueError,
+                        "border='%s': expected 'clip', 'symmetric', 'mirror', 'replicate' or "
+                        "'constant:V' (V a sample value)",
+                        text);
           return false;
         }
     }
@@ -204,8 +208,10 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
         return false;
       if (!es_definition_parse_binning (text, d))
         {
-          PyErr_Format (PyExc_ValueError, "binning='%s': expected 'depth', 'range:LO:HI', 'minmax', 'exact' or "
-                        "'byte'", text);
+          PyErr_Format (PyExc_ValueError,
+                        "binning='%s': expected 'depth', 'range:LO:HI', 'minmax', 'exact' or "
+                        "'byte'",
+                        text);
           return false;
         }
     }
@@ -219,9 +225,12 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
       ndim = PyArray_NDIM (cells);
       /* A 3-D mask (planes, rows, columns) goes with a volume: the engine
        * checks that their shapes match. */
-      held->mask = (EsImage) {
-        .width = (int) PyArray_DIM (cells, ndim - 1), .height = (int) PyArray_DIM (cells, ndim - 2),
-        .stride = (size_t) PyArray_STRIDE (cells, ndim - 2), .format = ES_FORMAT_U8, .depth = 1,
+      held->mask = (EsImage){
+        .width = (int) PyArray_DIM (cells, ndim - 1),
+        .height = (int) PyArray_DIM (cells, ndim - 2),
+        .stride = (size_t) PyArray_STRIDE (cells, ndim - 2),
+        .format = ES_FORMAT_U8,
+        .depth = 1,
         .planes = ndim == 3 ? (int) PyArray_DIM (cells, 0) : 0,
         .plane_stride = ndim == 3 ? (size_t) PyArray_STRIDE (cells, 0) : 0,
         .pixels = PyArray_DATA (cells),

@@ -24,7 +24,10 @@ static PyStructSequence_Field timing_fields[] = {
 };
 
 static PyStructSequence_Desc timing_desc = {
-  "entroscope.Timing", "Where the time of one call went (return_timing=True).", timing_fields, 10,
+  "entroscope.Timing",
+  "Where the time of one call went (return_timing=True).",
+  timing_fields,
+  10,
 };
 
 bool
@@ -125,8 +128,8 @@ sort_arguments (EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     }
   if (nargs > 1 + n_params)
     {
-      PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name,
-                    1 + n_params, nargs);
+      PyErr_Format (PyExc_TypeError, "%s() takes at most %d positional arguments (%zd given)", name, 1 + n_params,
+                    nargs);
       return false;
     }
   for (Py_ssize_t i = 1; i < nargs; i++)
@@ -170,8 +173,8 @@ sort_arguments (EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         {
           if (es_param_from_name (key_text, &id) || strcmp (key_text, "units") == 0)
             {
-              PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)",
-                            name, key_text, name, key_text);
+              PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s' (%s has no %s)", name,
+                            key_text, name, key_text);
               return false;
             }
           {
@@ -356,26 +359,24 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
   if (self->engine == NULL)
     return es_py_engine_closed_error ();
   if (!open_buffers (self, op, args[0], depth, sorted.kw[KW_CHANNEL_AXIS],
-                     sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input,
-                     &output))
+                     sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input, &output))
     return NULL;
 
   if ((long long) input.width * input.height * input.planes >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  ok = es_py_input_materialize (&input, &error)
-       && run_job (self, &job, &input, &output.image, &timing, notice, sizeof notice, &closed, &error);
+  Py_BEGIN_ALLOW_THREADS ok = es_py_input_materialize (&input, &error)
+                              && run_job (self, &job, &input, &output.image, &timing, notice, sizeof notice, &closed,
+                                          &error);
   if (ok && units == ES_UNITS_BITS)
     nats_to_bits (&output.image);
   if (ok)
     ok = es_py_output_finish (&output, &error);
-  Py_END_ALLOW_THREADS
-  if (sigint)
-    {
-      sigint_restore ();
-      sigint_cancelled = sigint_seen;
-    }
+  Py_END_ALLOW_THREADS if (sigint)
+  {
+    sigint_restore ();
+    sigint_cancelled = sigint_seen;
+  }
   es_py_input_close (&input);
 
   if (notice[0] != '\0' && PyErr_WarnEx (PyExc_RuntimeWarning, notice, 1) < 0)

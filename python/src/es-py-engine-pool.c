@@ -85,16 +85,14 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, int planes, EsForm
   if (!ok)
     {
       es_error_clear (&error);
-      Py_BEGIN_ALLOW_THREADS
-      PyThread_acquire_lock (self->lock, WAIT_LOCK);
+      Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
       cuda = self->engine != NULL && es_engine_backend (self->engine) == ES_BACKEND_CUDA;
       if (cuda)
         ok = es_engine_volume_alloc (self->engine, &image, width, height, planes, format,
                                      format == ES_FORMAT_U8 ? 8 : 0, &error);
       PyThread_release_lock (self->lock);
-      Py_END_ALLOW_THREADS
-      if (!ok)
-        return NULL;  /* no CUDA (any more) or no page-locked memory: a plain array will do */
+      Py_END_ALLOW_THREADS if (
+        !ok) return NULL; /* no CUDA (any more) or no page-locked memory: a plain array will do */
     }
 
   held = PyMem_RawMalloc (sizeof *held);
@@ -115,8 +113,7 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, int planes, EsForm
       return NULL;
     }
   array = PyArray_New (&PyArray_Type, ndim, dims + 3 - ndim, format == ES_FORMAT_F32 ? NPY_FLOAT32 : NPY_UINT8,
-                       strides + 3 - ndim,
-                       image.pixels, 0, NPY_ARRAY_CARRAY, NULL);
+                       strides + 3 - ndim, image.pixels, 0, NPY_ARRAY_CARRAY, NULL);
   if (array == NULL || PyArray_SetBaseObject ((PyArrayObject *) array, capsule) != 0)
     {
       Py_XDECREF (array);

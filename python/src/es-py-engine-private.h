@@ -5,17 +5,16 @@
 #include "es-py.h"
 
 typedef struct {
-  PyObject_HEAD
-  EsEngine *engine;           /* NULL once closed */
+  PyObject_HEAD EsEngine *engine; /* NULL once closed */
   /* One job at a time: EsEngine keeps device buffers, streams and a
    * notice that are not safe to share between threads. Taken with the GIL
    * released and never held while waiting for the GIL. */
   PyThread_type_lock lock;
-  EsControl *control;         /* the job in flight, for cancel() and SIGINT */
+  EsControl *control; /* the job in flight, for cancel() and SIGINT */
   EsBackendChoice requested;
-  PyObject *devices;          /* tuple of ints, or None */
+  PyObject *devices; /* tuple of ints, or None */
   PyObject *weakrefs;
-  struct ResultPool *pool;    /* page-locked results of a CUDA engine */
+  struct ResultPool *pool; /* page-locked results of a CUDA engine */
 } EsPyEngine;
 
 /* ---- page-locked results ----
@@ -36,10 +35,10 @@ typedef struct {
 #define POOL_MAX_BYTES ((size_t) 1 << 30)
 
 typedef struct ResultPool {
-  long refs;       /* the engine, and every array that came from it */
-  bool closed;     /* the engine is closed: buffers coming back are freed */
+  long refs;   /* the engine, and every array that came from it */
+  bool closed; /* the engine is closed: buffers coming back are freed */
   int n;
-  size_t bytes;    /* of the n buffers waiting */
+  size_t bytes; /* of the n buffers waiting */
   EsImage free[POOL_SIZE];
 } ResultPool;
 

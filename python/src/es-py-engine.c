@@ -90,14 +90,13 @@ engine_new (PyTypeObject *type, PyObject *args, PyObject *kwargs)
 
   /* Opening CUDA devices can take a while: other threads may run. */
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  engine = es_engine_new_with_devices ((EsBackendChoice) choice, n_devices ? devices : NULL, n_devices, &error);
-  Py_END_ALLOW_THREADS
-  if (engine == NULL)
-    {
-      Py_DECREF (self);
-      return es_py_raise (&error, NULL);
-    }
+  Py_BEGIN_ALLOW_THREADS engine = es_engine_new_with_devices ((EsBackendChoice) choice, n_devices ? devices : NULL,
+                                                              n_devices, &error);
+  Py_END_ALLOW_THREADS if (engine == NULL)
+  {
+    Py_DECREF (self);
+    return es_py_raise (&error, NULL);
+  }
   self->engine = engine;
   if (es_engine_backend (engine) == ES_BACKEND_CUDA)
     {
@@ -117,16 +116,14 @@ engine_close_locked (EsPyEngine *self)
 {
   EsEngine *engine;
 
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
   engine = self->engine;
   self->engine = NULL;
   PyThread_release_lock (self->lock);
   es_engine_free (engine);
   Py_END_ALLOW_THREADS
-  /* Arrays still alive keep their memory and free it when they go. */
-  if (self->pool != NULL)
-    es_py_result_pool_close (self->pool);
+    /* Arrays still alive keep their memory and free it when they go. */
+    if (self->pool != NULL) es_py_result_pool_close (self->pool);
   self->pool = NULL;
 }
 
@@ -154,10 +151,10 @@ es_py_engine_closed_error (void)
 
 /* ---- methods ---- */
 
-#define OP_METHOD(fn, op)                                                                     \
-  static PyObject *fn (EsPyEngine *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) \
-  {                                                                                           \
-    return es_py_engine_call (self, op, args, nargs, kwnames);                                \
+#define OP_METHOD(fn, op)                                                                                              \
+  static PyObject *fn (EsPyEngine *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)                   \
+  {                                                                                                                    \
+    return es_py_engine_call (self, op, args, nargs, kwnames);                                                         \
   }
 
 OP_METHOD (engine_quantize, ES_OP_QUANTIZE)
@@ -220,17 +217,17 @@ engine_zeros (EsPyEngine *self, PyObject *args, PyObject *kwargs)
                          TIMES, height, ES_MAX_SIDE);
 
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
   if (self->engine == NULL)
     closed = true, ok = false;
   else
     ok = es_engine_image_alloc (self->engine, &image, (int) width, (int) height, format,
-                                format == ES_FORMAT_U8 ? 8 : format == ES_FORMAT_U16 ? 16 : 0, &error);
+                                format == ES_FORMAT_U8    ? 8
+                                : format == ES_FORMAT_U16 ? 16
+                                                          : 0,
+                                &error);
   PyThread_release_lock (self->lock);
-  Py_END_ALLOW_THREADS
-  if (closed)
-    return es_py_engine_closed_error ();
+  Py_END_ALLOW_THREADS if (closed) return es_py_engine_closed_error ();
   if (!ok)
     return es_py_raise (&error, NULL);
   return es_py_array_from_image (&image);
@@ -279,8 +276,7 @@ engine_text (EsPyEngine *self, TextKind kind)
   char text[640] = "";
   bool closed = false;
 
-  Py_BEGIN_ALLOW_THREADS
-  PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
   if (self->engine == NULL)
     closed = true;
   else if (kind == TEXT_DESCRIPTION)
@@ -290,9 +286,7 @@ engine_text (EsPyEngine *self, TextKind kind)
   else
     snprintf (text, sizeof text, "%s", es_backend_name (es_engine_backend (self->engine)));
   PyThread_release_lock (self->lock);
-  Py_END_ALLOW_THREADS
-  if (closed)
-    return es_py_engine_closed_error ();
+  Py_END_ALLOW_THREADS if (closed) return es_py_engine_closed_error ();
   return PyUnicode_FromString (text);
 }
 
@@ -395,8 +389,7 @@ static PyGetSetDef engine_getset[] = {
 };
 
 PyTypeObject es_py_engine_type = {
-  PyVarObject_HEAD_INIT (NULL, 0)
-  .tp_name = "entroscope.Engine",
+  PyVarObject_HEAD_INIT (NULL, 0).tp_name = "entroscope.Engine",
   .tp_basicsize = sizeof (EsPyEngine),
   .tp_dealloc = (destructor) engine_dealloc,
   .tp_repr = (reprfunc) engine_repr,

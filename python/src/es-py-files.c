@@ -34,7 +34,7 @@ es_py_array_from_image (EsImage *image)
   if (held == NULL)
     return PyErr_NoMemory ();
   *held = *image;
-  *image = (EsImage) { 0 };
+  *image = (EsImage){ 0 };
   capsule = PyCapsule_New (held, "entroscope.EsImage", capsule_free_image);
   if (capsule == NULL)
     {
@@ -46,8 +46,7 @@ es_py_array_from_image (EsImage *image)
                        held->format == ES_FORMAT_U8    ? NPY_UINT8
                        : held->format == ES_FORMAT_U16 ? NPY_UINT16
                                                        : NPY_FLOAT32,
-                       strides,
-                       held->pixels, 0, NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE, NULL);
+                       strides, held->pixels, 0, NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE, NULL);
   if (array == NULL)
     {
       Py_DECREF (capsule);
@@ -81,10 +80,8 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
     return NULL;
 
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  ok = es_load_file (PyBytes_AS_STRING (path_bytes), job.levels, &image, &error);
-  Py_END_ALLOW_THREADS
-  Py_DECREF (path_bytes);
+  Py_BEGIN_ALLOW_THREADS ok = es_load_file (PyBytes_AS_STRING (path_bytes), job.levels, &image, &error);
+  Py_END_ALLOW_THREADS Py_DECREF (path_bytes);
   if (!ok)
     {
       es_image_clear (&image);
@@ -134,8 +131,7 @@ values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
     }
   if (view->ndim != 2 && view->ndim != 3)
     {
-      PyErr_Format (PyExc_ValueError, "a result to save is a 2-D array or a 3-D one (a volume), not %d-D",
-                    view->ndim);
+      PyErr_Format (PyExc_ValueError, "a result to save is a 2-D array or a 3-D one (a volume), not %d-D", view->ndim);
       goto fail;
     }
   /* Axes from the last: columns, rows, then planes. */
@@ -156,9 +152,14 @@ values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
       goto fail;
     }
   sample = es_format_size (format);
-  *image = (EsImage) {
-    .width = (int) width, .height = (int) height, .planes = (int) planes, .format = format,
-    .depth = format == ES_FORMAT_U8 ? 8 : format == ES_FORMAT_U16 ? 16 : 0,
+  *image = (EsImage){
+    .width = (int) width,
+    .height = (int) height,
+    .planes = (int) planes,
+    .format = format,
+    .depth = format == ES_FORMAT_U8    ? 8
+             : format == ES_FORMAT_U16 ? 16
+                                       : 0,
   };
   row = height == 1 ? (size_t) width * sample : (size_t) row_step;
   plane_bytes = planes == 1 ? row * (size_t) height : (size_t) plane_step;
@@ -238,9 +239,10 @@ static bool
 choose_export_format (const char *path, int *format_index, bool colorbar, int planes)
 {
   if (*format_index < 0)
-    *format_index = ends_with (path, ".txt") ? 2
+    *format_index = ends_with (path, ".txt")                                ? 2
                     : ends_with (path, ".tif") || ends_with (path, ".tiff") ? 3
-                    : planes > 1 && !ends_with (path, ".png") ? 3 : 0;
+                    : planes > 1 && !ends_with (path, ".png")               ? 3
+                                                                            : 0;
   if (planes > 1 && export_formats[*format_index] != ES_EXPORT_TIFF)
     {
       PyErr_Format (PyExc_ValueError, "a volume of %d planes is saved as a multi-page TIFF (format='tif'), not %s",
@@ -250,8 +252,9 @@ choose_export_format (const char *path, int *format_index, bool colorbar, int pl
   if (colorbar && export_formats[*format_index] != ES_EXPORT_PNG)
     {
       PyErr_Format (PyExc_ValueError, "colorbar applies to PNG heatmaps only, not to %s",
-                    export_formats[*format_index] == ES_EXPORT_TEXT ? "text matrices"
-                    : export_formats[*format_index] == ES_EXPORT_TIFF ? "TIFF" : "raw16");
+                    export_formats[*format_index] == ES_EXPORT_TEXT   ? "text matrices"
+                    : export_formats[*format_index] == ES_EXPORT_TIFF ? "TIFF"
+                                                                      : "raw16");
       return false;
     }
   return true;
@@ -262,8 +265,7 @@ choose_export_format (const char *path, int *format_index, bool colorbar, int pl
  * keeps nats and converts as it writes), so the range is in bits and
  * nothing is converted again. */
 static bool
-describe_values (EsOp op, PyObject *colormap_obj, const EsJob *job, EsUnits units, EsRangeMode range,
-                 EsResult *result)
+describe_values (EsOp op, PyObject *colormap_obj, const EsJob *job, EsUnits units, EsRangeMode range, EsResult *result)
 {
   EsViewParams params;
 
@@ -277,7 +279,8 @@ describe_values (EsOp op, PyObject *colormap_obj, const EsJob *job, EsUnits unit
           PyErr_Clear ();
           PyErr_Format (PyExc_ValueError,
                         "colormap=%R: unknown colormap (viridis, magma, inferno, cividis, gray, or one of them "
-                        "with _r)", colormap_obj);
+                        "with _r)",
+                        colormap_obj);
           return false;
         }
     }
@@ -310,9 +313,8 @@ parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJ
                       es_image_planes (job->definition.mask), values->width, TIMES, values->height, TIMES,
                       es_image_planes (values));
       else
-        PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d",
-                      job->definition.mask->width, TIMES, job->definition.mask->height, values->width, TIMES,
-                      values->height);
+        PyErr_Format (PyExc_ValueError, "mask size %d%s%d differs from the values' %d%s%d", job->definition.mask->width,
+                      TIMES, job->definition.mask->height, values->width, TIMES, values->height);
       return false;
     }
   return true;
@@ -321,9 +323,10 @@ parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJ
 PyObject *
 es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "window", "levels",
-                              "amount", "units", "rect", "disk", "footprint", "border", "binning", "mask", "like",
-                              "compression", "box", "ball", NULL };
+  static char *keywords[] = { "path",        "array",     "op",     "format",  "colormap", "range",
+                              "colorbar",    "window",    "levels", "amount",  "units",    "rect",
+                              "disk",        "footprint", "border", "binning", "mask",     "like",
+                              "compression", "box",       "ball",   NULL };
   PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
   PyObject *range_obj = NULL, *compression_obj = NULL;
   PyObject *path_bytes = NULL;
@@ -341,14 +344,13 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "OO|$OOOOpOOOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj,
-                                    &op_obj, &format_obj, &colormap_obj, &range_obj, &colorbar,
-                                    &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
-                                    &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT],
-                                    &kw.definition[ES_PY_KW_DISK], &kw.definition[ES_PY_KW_FOOTPRINT],
-                                    &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
-                                    &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj,
-                                    &kw.definition[ES_PY_KW_BOX], &kw.definition[ES_PY_KW_BALL]))
+  if (!PyArg_ParseTupleAndKeywords (
+        args, kwargs, "OO|$OOOOpOOOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj, &op_obj, &format_obj,
+        &colormap_obj, &range_obj, &colorbar, &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
+        &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
+        &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
+        &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj, &kw.definition[ES_PY_KW_BOX],
+        &kw.definition[ES_PY_KW_BALL]))
     return NULL;
   if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
     return NULL;
@@ -382,14 +384,13 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 
   es_error_clear (&error);
   Py_BEGIN_ALLOW_THREADS
-  /* This thread's choice only: other Python threads may be saving. */
-  es_save_set_thread_compression (compression);
-  ok = es_image_planes (&result.values) > 1 ? es_volume_export_tiff (path, &result, &error)
-                                            : es_pipeline_export (path, export_formats[format_index], &result,
-                                                                  colorbar, &error);
+    /* This thread's choice only: other Python threads may be saving. */
+    es_save_set_thread_compression (compression);
+  ok = es_image_planes (&result.values) > 1
+         ? es_volume_export_tiff (path, &result, &error)
+         : es_pipeline_export (path, export_formats[format_index], &result, colorbar, &error);
   es_save_set_thread_compression (-1);
-  Py_END_ALLOW_THREADS
-  Py_DECREF (path_bytes);
+  Py_END_ALLOW_THREADS Py_DECREF (path_bytes);
   PyMem_RawFree (owned);
   PyBuffer_Release (&view);
   es_py_definition_release (&held);

@@ -39,7 +39,12 @@ es_py_buffer_format (const Py_buffer *view, EsFormat *format, bool *swap, char *
     }
   switch (f[0])
     {
-    case 'B': case 'H': case 'I': case 'L': case 'Q': case 'N':
+    case 'B':
+    case 'H':
+    case 'I':
+    case 'L':
+    case 'Q':
+    case 'N':
       snprintf (name, size, "uint%d", bits);
       if (view->itemsize == 1 || view->itemsize == 2)
         {
@@ -48,9 +53,12 @@ es_py_buffer_format (const Py_buffer *view, EsFormat *format, bool *swap, char *
           return true;
         }
       return false;
-    case 'b': case 'h': case 'i': case 'l': case 'q': case 'n':
-      snprintf (name, size, "int%d", bits);
-      return false;
+    case 'b':
+    case 'h':
+    case 'i':
+    case 'l':
+    case 'q':
+    case 'n': snprintf (name, size, "int%d", bits); return false;
     case 'f':
       snprintf (name, size, "float%d", bits);
       if (view->itemsize != 4)
@@ -59,18 +67,11 @@ es_py_buffer_format (const Py_buffer *view, EsFormat *format, bool *swap, char *
       *format = ES_FORMAT_F32;
       *swap = little != PY_LITTLE_ENDIAN;
       return true;
-    case 'e': case 'd':
-      snprintf (name, size, "float%d", bits);
-      return false;
-    case 'g':
-      snprintf (name, size, "longdouble");
-      return false;
-    case '?':
-      snprintf (name, size, "bool");
-      return false;
-    default:
-      snprintf (name, size, "buffer format '%s'", view->format);
-      return false;
+    case 'e':
+    case 'd': snprintf (name, size, "float%d", bits); return false;
+    case 'g': snprintf (name, size, "longdouble"); return false;
+    case '?': snprintf (name, size, "bool"); return false;
+    default: snprintf (name, size, "buffer format '%s'", view->format); return false;
     }
 }
 
@@ -142,8 +143,8 @@ buffer_extent (const Py_buffer *view, uintptr_t *lo, uintptr_t *hi)
  * aligned distances that do not overlap. Sides of 1 have no meaningful
  * step, so they do not decide. Sets the row and plane strides. */
 static bool
-direct_strides (const void *buf, const Py_ssize_t sides[3], const Py_ssize_t steps[3], size_t sample,
-                size_t *stride, size_t *plane_stride)
+direct_strides (const void *buf, const Py_ssize_t sides[3], const Py_ssize_t steps[3], size_t sample, size_t *stride,
+                size_t *plane_stride)
 {
   Py_ssize_t s = (Py_ssize_t) sample;
   Py_ssize_t column = sides[2] == 1 ? s : steps[2];
@@ -243,14 +244,16 @@ input_shape (EsPyInput *input, PyObject *channel_axis)
         {
           PyErr_Format (PyExc_ValueError,
                         "with channel_axis, expected a colour image (rows, columns, channels) or a colour volume "
-                        "(planes, rows, columns, channels), not an array of shape %s", text);
+                        "(planes, rows, columns, channels), not an array of shape %s",
+                        text);
           return false;
         }
       if (view->shape[axis] != 3 && view->shape[axis] != 4)
         {
           PyErr_Format (PyExc_ValueError,
                         "channel_axis=%d of an array of shape %s has %zd channels; 3 (RGB) or 4 (RGBA) are "
-                        "reduced to gray", axis, text, view->shape[axis]);
+                        "reduced to gray",
+                        axis, text, view->shape[axis]);
           return false;
         }
       input->channels = (int) view->shape[axis];
@@ -265,7 +268,8 @@ input_shape (EsPyInput *input, PyObject *channel_axis)
           PyErr_Format (PyExc_ValueError,
                         "an array of shape %s is ambiguous: a 3-D array is a volume (planes, rows, columns); pass "
                         "channel_axis=-1 for a colour image (reduced to gray with BT.709), or channel_axis=None "
-                        "for a volume of %zd planes", text, view->shape[0]);
+                        "for a volume of %zd planes",
+                        text, view->shape[0]);
           return false;
         }
     }
@@ -276,7 +280,8 @@ input_shape (EsPyInput *input, PyObject *channel_axis)
     {
       PyErr_Format (PyExc_ValueError,
                     "expected a 2-D image (rows, columns) or a 3-D volume (planes, rows, columns), with "
-                    "channel_axis for colour, not an array of shape %s", text);
+                    "channel_axis for colour, not an array of shape %s",
+                    text);
       return false;
     }
   input->volume = ndim == 3;
@@ -301,7 +306,8 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
       PyErr_Clear ();
       PyErr_Format (PyExc_TypeError,
                     "expected an image: a uint8 or uint16 array that exposes the buffer protocol "
-                    "(a NumPy array), not %.200s", Py_TYPE (object)->tp_name);
+                    "(a NumPy array), not %.200s",
+                    Py_TYPE (object)->tp_name);
       return false;
     }
   input->have_view = true;
@@ -312,7 +318,8 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
         PyErr_Format (PyExc_TypeError,
                       "%s input cannot be processed; gray uint8 or uint16 is needed (float samples have no "
                       "definition here: scale them to integers first, e.g. "
-                      "np.round(image * 65535).astype(np.uint16) for values in 0..1)", name);
+                      "np.round(image * 65535).astype(np.uint16) for values in 0..1)",
+                      name);
       else
         PyErr_Format (PyExc_TypeError, "%s input cannot be processed; gray uint8 or uint16 is needed", name);
       goto fail;
@@ -355,11 +362,16 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
       goto fail;
     }
 
-  input->image = (EsImage) {
-    .width = input->width, .height = input->height, .stride = (size_t) input->width * sample,
+  input->image = (EsImage){
+    .width = input->width,
+    .height = input->height,
+    .stride = (size_t) input->width * sample,
     .planes = input->volume ? input->planes : 0,
     .plane_stride = (size_t) input->width * input->height * sample,
-    .format = format, .depth = depth, .levels = levels, .release = no_release,
+    .format = format,
+    .depth = depth,
+    .levels = levels,
+    .release = no_release,
   };
   if (levels > 0)
     input->limit = (unsigned) levels;
@@ -450,7 +462,7 @@ copy_rows (EsPyInput *input)
               for (int k = 0; k < (input->mode == ES_PY_INPUT_COPY ? 1 : 3); k++)
                 {
                   uint16_t v;
-                  memcpy (&v, p + k * s2, sizeof v);  /* the buffer need not be aligned */
+                  memcpy (&v, p + k * s2, sizeof v); /* the buffer need not be aligned */
                   c[k] = swap ? (uint16_t) (v >> 8 | v << 8) : v;
                 }
               if (input->mode == ES_PY_INPUT_COPY)
@@ -502,7 +514,8 @@ check_limit (const EsPyInput *input, EsError *error)
             if (image->levels > 0)
               return es_error_set (error, ES_ERROR_INVALID,
                                    "%srow %d, column %d: value %u is not below %d levels (the image holds "
-                                   "quantized levels)", where, y, x, v, image->levels);
+                                   "quantized levels)",
+                                   where, y, x, v, image->levels);
             return es_error_set (error, ES_ERROR_INVALID,
                                  "%srow %d, column %d: sample %u does not fit depth %d (0..%u)", where, y, x, v,
                                  image->depth, limit - 1);
@@ -595,10 +608,15 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
   int depth = format == ES_FORMAT_U8 ? 8 : format == ES_FORMAT_U16 ? 16 : 0;
 
   memset (output, 0, sizeof *output);
-  output->image = (EsImage) {
-    .width = input->width, .height = input->height, .stride = (size_t) input->width * sample,
-    .planes = input->image.planes, .plane_stride = input->volume ? (size_t) input->width * input->height * sample : 0,
-    .format = format, .depth = depth, .release = no_release,
+  output->image = (EsImage){
+    .width = input->width,
+    .height = input->height,
+    .stride = (size_t) input->width * sample,
+    .planes = input->image.planes,
+    .plane_stride = input->volume ? (size_t) input->width * input->height * sample : 0,
+    .format = format,
+    .depth = depth,
+    .release = no_release,
   };
 
   if (out == NULL || out == Py_None)
@@ -609,8 +627,9 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
           || !check_memory (input, format))
         return false;
       output->result = PyArray_SimpleNew (input->volume ? 3 : 2, input->volume ? dims : dims + 1,
-                                          format == ES_FORMAT_F32 ? NPY_FLOAT32
-                                          : format == ES_FORMAT_U8 ? NPY_UINT8 : NPY_UINT16);
+                                          format == ES_FORMAT_F32  ? NPY_FLOAT32
+                                          : format == ES_FORMAT_U8 ? NPY_UINT8
+                                                                   : NPY_UINT16);
       if (output->result == NULL)
         return false;
       output->image.pixels = PyArray_DATA ((PyArrayObject *) output->result);

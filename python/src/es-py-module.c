@@ -20,8 +20,8 @@ static PyTypeObject variant_type;
 static int
 errno_of_message (const char *message)
 {
-  static const int candidates[] = { ENOENT, EACCES, EPERM, EISDIR, ENOTDIR, ENOSPC, EROFS, EEXIST, ELOOP,
-                                    ENAMETOOLONG, EIO, EMFILE, EINVAL, EFBIG, EDQUOT };
+  static const int candidates[] = { ENOENT, EACCES,       EPERM, EISDIR, ENOTDIR, ENOSPC, EROFS, EEXIST,
+                                    ELOOP,  ENAMETOOLONG, EIO,   EMFILE, EINVAL,  EFBIG,  EDQUOT };
 
   size_t n = strlen (message);
 
@@ -46,8 +46,7 @@ es_py_raise (const EsError *error, PyObject *filename)
 
   switch (error->code)
     {
-    case ES_ERROR_IO:
-      {
+      case ES_ERROR_IO: {
         int code = errno_of_message (message);
         PyObject *name = filename ? PyOS_FSPath (filename) : NULL, *exc;
 
@@ -77,21 +76,13 @@ es_py_raise (const EsError *error, PyObject *filename)
       }
     case ES_ERROR_INVALID:
     case ES_ERROR_FORMAT:
-    case ES_ERROR_LIMIT:
-      type = PyExc_ValueError;
-      break;
-    case ES_ERROR_NO_MEMORY:
-      type = PyExc_MemoryError;
-      break;
-    case ES_ERROR_CANCELLED:
-      type = es_py_cancelled_error;
-      break;
+    case ES_ERROR_LIMIT: type = PyExc_ValueError; break;
+    case ES_ERROR_NO_MEMORY: type = PyExc_MemoryError; break;
+    case ES_ERROR_CANCELLED: type = es_py_cancelled_error; break;
     case ES_OK:
     case ES_ERROR_COMPUTE:
     case ES_ERROR_UNAVAILABLE:
-    default:
-      type = PyExc_RuntimeError;
-      break;
+    default: type = PyExc_RuntimeError; break;
     }
   if (filename != NULL)
     PyErr_Format (type, "%S: %s", filename, message);
@@ -125,10 +116,12 @@ es_py_parse_choice (PyObject *value, const char *what, const char *const *names,
     for (n = 0; names[n] != NULL; n++)
       ;
   for (int i = 0; i < n && len < sizeof list; i++)
-    len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", i == 0 ? "" : i == n - 1 ? " or " : ", ",
+    len += (size_t) snprintf (list + len, sizeof list - len, "%s%s",
+                              i == 0       ? ""
+                              : i == n - 1 ? " or "
+                                           : ", ",
                               names[i]);
-  PyErr_Format (PyUnicode_Check (value) ? PyExc_ValueError : PyExc_TypeError, "%s=%R: expected %s", what, value,
-                list);
+  PyErr_Format (PyUnicode_Check (value) ? PyExc_ValueError : PyExc_TypeError, "%s=%R: expected %s", what, value, list);
   return false;
 }
 
@@ -264,7 +257,10 @@ static PyStructSequence_Field variant_fields[] = {
 };
 
 static PyStructSequence_Desc variant_desc = {
-  "entroscope.Variant", "One CUDA kernel variant of an operation (a row of its variant table).", variant_fields, 6,
+  "entroscope.Variant",
+  "One CUDA kernel variant of an operation (a row of its variant table).",
+  variant_fields,
+  6,
 };
 
 static const char *
@@ -322,7 +318,6 @@ module_variants (PyObject *module, PyObject *arg)
   return list;
 }
 
-
 /* dict[key] = row, taking the reference to row (which may be NULL after a
  * failed Py_BuildValue); false with the exception set on failure. */
 static bool
@@ -366,13 +361,12 @@ module_ops (PyObject *module, PyObject *unused)
           Py_DECREF (result);
           return NULL;
         }
-      row = Py_BuildValue ("{s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d}",
-                           "name", info->name, "title", info->title, "summary", info->summary,
-                           "dtype", es_op_output_format ((EsOp) i) == ES_FORMAT_F32 ? "float32" : "uint8",
-                           "params", params, "units", info->units, "halo", info->halo (&job),
-                           "whole_image", info->whole_image ? Py_True : Py_False, "colormap", info->colormap,
-                           "range", info->range_text, "result_title", info->result_title,
-                           "range_max", info->range_max (&job));
+      row = Py_BuildValue ("{s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d}", "name", info->name, "title",
+                           info->title, "summary", info->summary, "dtype",
+                           es_op_output_format ((EsOp) i) == ES_FORMAT_F32 ? "float32" : "uint8", "params", params,
+                           "units", info->units, "halo", info->halo (&job), "whole_image",
+                           info->whole_image ? Py_True : Py_False, "colormap", info->colormap, "range",
+                           info->range_text, "result_title", info->result_title, "range_max", info->range_max (&job));
       if (!set_row (result, info->name, row))
         {
           Py_DECREF (result);
@@ -387,11 +381,10 @@ module_ops (PyObject *module, PyObject *unused)
  * width of what a result reads (half depth 0 for 2-D windows and for the
  * operations that run plane by plane on a volume). */
 static bool
-job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_depth, int *half_height,
-            int *half_width)
+job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_depth, int *half_height, int *half_width)
 {
-  static char *keywords[] = { "op", "window", "levels", "amount", "units", "rect", "disk", "footprint", "border",
-                              "binning", "mask", "like", "box", "ball", NULL };
+  static char *keywords[] = { "op",     "window",  "levels", "amount", "units", "rect", "disk", "footprint",
+                              "border", "binning", "mask",   "like",   "box",   "ball", NULL };
   PyObject *op_name;
   EsPyJobKeywords kw = { .units = NULL };
   EsPyDefinition held = { 0 };
@@ -400,13 +393,12 @@ job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_dept
   EsJob job;
   bool ok;
 
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, format, keywords, &op_name, &kw.values[ES_PARAM_WINDOW],
-                                    &kw.values[ES_PARAM_LEVELS], &kw.values[ES_PARAM_AMOUNT], &kw.units,
-                                    &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
-                                    &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER],
-                                    &kw.definition[ES_PY_KW_BINNING], &kw.definition[ES_PY_KW_MASK],
-                                    &kw.definition[ES_PY_KW_LIKE], &kw.definition[ES_PY_KW_BOX],
-                                    &kw.definition[ES_PY_KW_BALL])
+  if (!PyArg_ParseTupleAndKeywords (
+        args, kwargs, format, keywords, &op_name, &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
+        &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
+        &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
+        &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &kw.definition[ES_PY_KW_BOX],
+        &kw.definition[ES_PY_KW_BALL])
       || !es_py_parse_op (op_name, &op))
     return false;
   job = (EsJob) ES_JOB_INIT (op);
@@ -478,10 +470,9 @@ module_params (PyObject *module, PyObject *unused)
       PyObject *row;
 
       es_param_describe_range (p, range, sizeof range);
-      row = Py_BuildValue ("{s:s,s:s,s:s,s:d,s:d,s:d,s:O,s:O,s:s}", "name", p->name, "title", p->title,
-                           "description", p->description, "min", p->min, "max", p->max, "default",
-                           p->default_value, "integer", p->digits == 0 ? Py_True : Py_False, "odd",
-                           p->odd ? Py_True : Py_False, "range", range);
+      row = Py_BuildValue ("{s:s,s:s,s:s,s:d,s:d,s:d,s:O,s:O,s:s}", "name", p->name, "title", p->title, "description",
+                           p->description, "min", p->min, "max", p->max, "default", p->default_value, "integer",
+                           p->digits == 0 ? Py_True : Py_False, "odd", p->odd ? Py_True : Py_False, "range", range);
       if (!set_row (result, p->name, row))
         {
           Py_DECREF (result);
@@ -529,8 +520,7 @@ module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
       return NULL;
     }
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS
-  ok = es_py_input_materialize (&input, &error);
+  Py_BEGIN_ALLOW_THREADS ok = es_py_input_materialize (&input, &error);
   if (ok)
     {
       size_t row = (size_t) input.width * es_format_size (input.image.format);
@@ -540,8 +530,7 @@ module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
         for (int y = 0; y < input.height; y++, dst += row)
           memcpy (dst, es_image_voxel_row (&input.image, z, y), row);
     }
-  Py_END_ALLOW_THREADS
-  es_py_input_close (&input);
+  Py_END_ALLOW_THREADS es_py_input_close (&input);
   if (!ok)
     {
       Py_DECREF (result);
@@ -679,7 +668,10 @@ static struct PyModuleDef module_def = {
   "Entroscope's compute engine and file formats (use the entroscope package).",
   -1,
   module_methods,
-  NULL, NULL, NULL, NULL,
+  NULL,
+  NULL,
+  NULL,
+  NULL,
 };
 
 PyMODINIT_FUNC

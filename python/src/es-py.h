@@ -42,17 +42,17 @@ extern PyTypeObject *es_py_image_type;
 /* ---- inputs and outputs (es-py-image.c) ---- */
 
 typedef enum {
-  ES_PY_INPUT_WRAP,  /* the engine reads the caller's memory */
-  ES_PY_INPUT_COPY,  /* one copy: strided, reversed or byte-swapped rows */
-  ES_PY_INPUT_LUMA,  /* one pass: colour reduced to gray (BT.709 on stored values) */
+  ES_PY_INPUT_WRAP, /* the engine reads the caller's memory */
+  ES_PY_INPUT_COPY, /* one copy: strided, reversed or byte-swapped rows */
+  ES_PY_INPUT_LUMA, /* one pass: colour reduced to gray (BT.709 on stored values) */
 } EsPyInputMode;
 
 typedef struct {
   Py_buffer view;
   bool have_view;
   EsPyInputMode mode;
-  int channels;        /* 1, 3 or 4 */
-  bool swap;           /* 16-bit samples in the other byte order */
+  int channels; /* 1, 3 or 4 */
+  bool swap;    /* 16-bit samples in the other byte order */
   /* A 3-D array (planes, rows, columns): a volume, even of one plane;
    * a 2-D array is one plane and gives 2-D results. */
   bool volume;
@@ -61,8 +61,8 @@ typedef struct {
    * columns (planes 1 and step 0 for a 2-D array), and between channels. */
   Py_ssize_t sides[3], steps[3];
   Py_ssize_t channel_step;
-  EsImage image;       /* what the engine reads; pixels set by es_py_input_materialize */
-  void *owned;         /* the copy, if any */
+  EsImage image; /* what the engine reads; pixels set by es_py_input_materialize */
+  void *owned;   /* the copy, if any */
   /* > 0: every sample must be below this (a depth below the dtype's bits,
    * or an image that already holds levels), checked while materializing so
    * that no kernel ever indexes past its histogram. */
@@ -85,11 +85,11 @@ bool es_py_input_materialize (EsPyInput *input, EsError *error);
 void es_py_input_close (EsPyInput *input);
 
 typedef struct {
-  Py_buffer view;      /* of out= */
+  Py_buffer view; /* of out= */
   bool have_view;
-  PyObject *result;    /* new reference: out= itself or a new array */
-  EsImage image;       /* what the engine writes */
-  void *owned;         /* a temporary, copied into view afterwards */
+  PyObject *result; /* new reference: out= itself or a new array */
+  EsImage image;    /* what the engine writes */
+  void *owned;      /* a temporary, copied into view afterwards */
   bool copy_back;
 } EsPyOutput;
 
@@ -122,8 +122,15 @@ PyObject *es_py_save (PyObject *module, PyObject *args, PyObject *kwargs);
 /* ---- entropy definitions (es-py-definition.c) ---- */
 
 enum {
-  ES_PY_KW_RECT, ES_PY_KW_DISK, ES_PY_KW_FOOTPRINT, ES_PY_KW_BORDER, ES_PY_KW_BINNING, ES_PY_KW_MASK, ES_PY_KW_LIKE,
-  ES_PY_KW_BOX, ES_PY_KW_BALL,
+  ES_PY_KW_RECT,
+  ES_PY_KW_DISK,
+  ES_PY_KW_FOOTPRINT,
+  ES_PY_KW_BORDER,
+  ES_PY_KW_BINNING,
+  ES_PY_KW_MASK,
+  ES_PY_KW_LIKE,
+  ES_PY_KW_BOX,
+  ES_PY_KW_BALL,
   ES_PY_N_DEFINITION_KW
 };
 extern const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW];

@@ -22,16 +22,15 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 /* A broken contract is a finding: say which and stop, so that libFuzzer
  * saves the input and the replay driver names it. */
-#define ES_FUZZ_REQUIRE(condition)                                                   \
-  do                                                                                 \
-    {                                                                                \
-      if (!(condition))                                                              \
-        {                                                                            \
-          fprintf (stderr, "%s:%d: decoder contract broken: %s\n", __FILE__, __LINE__, \
-                   #condition);                                                      \
-          __builtin_trap ();                                                         \
-        }                                                                            \
-    }                                                                                \
+#define ES_FUZZ_REQUIRE(condition)                                                                                     \
+  do                                                                                                                   \
+    {                                                                                                                  \
+      if (!(condition))                                                                                                \
+        {                                                                                                              \
+          fprintf (stderr, "%s:%d: decoder contract broken: %s\n", __FILE__, __LINE__, #condition);                    \
+          __builtin_trap ();                                                                                           \
+        }                                                                                                              \
+    }                                                                                                                  \
   while (0)
 
 /* CRC-32 of PNG chunks (ISO 3309), bit by bit: inputs are small. */
@@ -60,8 +59,8 @@ es_fuzz_fix_png_crcs (uint8_t *data, size_t size)
 
   for (size_t pos = 8; size >= 12 && pos <= size - 12;)
     {
-      uint32_t length = (uint32_t) data[pos] << 24 | (uint32_t) data[pos + 1] << 16
-                        | (uint32_t) data[pos + 2] << 8 | data[pos + 3];
+      uint32_t length = (uint32_t) data[pos] << 24 | (uint32_t) data[pos + 1] << 16 | (uint32_t) data[pos + 2] << 8
+                        | data[pos + 3];
       if (length > size - 12 - pos)
         break;
       uint32_t crc = es_fuzz_crc32 (data + pos + 4, (size_t) length + 4);
@@ -108,8 +107,7 @@ es_fuzz_check (bool ok, EsImage *image, const EsError *error, int levels)
       const void *row = es_image_row (image, y);
       for (int x = 0; x < image->width; x++)
         {
-          uint32_t v = image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x]
-                                                     : ((const uint16_t *) row)[x];
+          uint32_t v = image->format == ES_FORMAT_U8 ? ((const uint8_t *) row)[x] : ((const uint16_t *) row)[x];
           ES_FUZZ_REQUIRE (v < limit && v < 1u << image->depth);
         }
     }
@@ -215,8 +213,8 @@ es_fuzz_require_same (bool ok_a, const EsImage *a, const EsError *error_a, bool 
   ES_FUZZ_REQUIRE (a->width == b->width && a->height == b->height);
   ES_FUZZ_REQUIRE (a->format == b->format && a->depth == b->depth && a->levels == b->levels);
   for (int y = 0; y < a->height; y++)
-    ES_FUZZ_REQUIRE (memcmp (es_image_row (a, y), es_image_row (b, y),
-                             (size_t) a->width * es_format_size (a->format)) == 0);
+    ES_FUZZ_REQUIRE (memcmp (es_image_row (a, y), es_image_row (b, y), (size_t) a->width * es_format_size (a->format))
+                     == 0);
 }
 
 /* A decoder from memory and its twin reading a descriptor in pieces. */
@@ -227,8 +225,7 @@ typedef bool (*EsFuzzReaderDecode) (EsReader *reader, EsImage *image, EsError *e
  * whose size the input picks: both must agree, and each must keep the
  * decoder contract. */
 static inline void
-es_fuzz_decode_both (const uint8_t *data, size_t size, EsFuzzMemoryDecode from_memory,
-                     EsFuzzReaderDecode from_reader)
+es_fuzz_decode_both (const uint8_t *data, size_t size, EsFuzzMemoryDecode from_memory, EsFuzzReaderDecode from_reader)
 {
   EsImage image = { 0 }, streamed = { 0 };
   EsError error = { 0 }, streamed_error = { 0 };

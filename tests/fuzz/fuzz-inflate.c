@@ -24,7 +24,7 @@ input_hash (const uint8_t *data, size_t size)
 static EsInflateSplit
 split_for (uint32_t h)
 {
-  return (EsInflateSplit) { .threads = 1 + (int) (h % 4), .min_chunk = 64 + (h >> 2) % 961 };
+  return (EsInflateSplit){ .threads = 1 + (int) (h % 4), .min_chunk = 64 + (h >> 2) % 961 };
 }
 
 static void

@@ -24,8 +24,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   es_image_set_max_pixels (ES_FUZZ_MAX_PIXELS);
   serial_ok = es_text_matrix_decode_split (data, size, levels, ES_TEXT_SPLIT_SERIAL, &serial, &serial_error);
-  parallel_ok = es_text_matrix_decode_split (data, size, levels, ES_TEXT_SPLIT_PARALLEL, &parallel,
-                                             &parallel_error);
+  parallel_ok = es_text_matrix_decode_split (data, size, levels, ES_TEXT_SPLIT_PARALLEL, &parallel, &parallel_error);
 
   ES_FUZZ_REQUIRE (serial_ok == parallel_ok);
   if (serial_ok)
@@ -34,7 +33,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       ES_FUZZ_REQUIRE (serial.format == parallel.format && serial.depth == parallel.depth);
       for (int y = 0; y < serial.height; y++)
         ES_FUZZ_REQUIRE (memcmp (es_image_row (&serial, y), es_image_row (&parallel, y),
-                                 (size_t) serial.width * es_format_size (serial.format)) == 0);
+                                 (size_t) serial.width * es_format_size (serial.format))
+                         == 0);
     }
   else
     {

@@ -53,7 +53,7 @@ compare_fd (int fd, EsPages *reference, const EsError *reference_error)
 static EsPages *
 open_memory (const uint8_t *data, size_t size, EsError *error)
 {
-  *error = (EsError) { 0 };
+  *error = (EsError){ 0 };
   return es_pages_open_memory (data, size, 0, error);
 }
 

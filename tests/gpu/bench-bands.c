@@ -94,8 +94,8 @@ main (int argc, char **argv)
               setenv ("ES_GPU_MEMORY_BUDGET", "2147483648", 1);
             double ms = median_wall (engine, &job, &in, &out, repeats);
             unsetenv ("ES_GPU_MEMORY_BUDGET");
-            printf ("  entropy %-16s %-22s %9.1f ms  %.2fx floor\n", variants[v],
-                    banded ? "budget 2 GiB" : "no budget", ms, floor_ms > 0 ? ms / floor_ms : 0);
+            printf ("  entropy %-16s %-22s %9.1f ms  %.2fx floor\n", variants[v], banded ? "budget 2 GiB" : "no budget",
+                    ms, floor_ms > 0 ? ms / floor_ms : 0);
             if (ms == 0)
               status = 1;
             else if (!have_reference)

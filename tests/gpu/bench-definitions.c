@@ -21,8 +21,8 @@ typedef struct {
   EsBorder border;
   EsBinning binning;
   bool u16;
-  const char *preset;  /* applied last: the preset's own definition */
-  int height, width;   /* ES_SHAPE_RECT */
+  const char *preset; /* applied last: the preset's own definition */
+  int height, width;  /* ES_SHAPE_RECT */
 } Case;
 
 /* A ring of outer radius 12 and inner radius 6 (ES_SHAPE_FOOTPRINT rows):

@@ -20,8 +20,14 @@ main (int argc, char **argv)
 {
   const int side = argc > 1 ? atoi (argv[1]) : 512;
   const int repeats = argc > 2 ? atoi (argv[2]) : 7;
-  static const struct { const char *name; EsShape shape; int size; } windows[] = {
-    { "cube 3", ES_SHAPE_BOX, 3 }, { "ball 2", ES_SHAPE_BALL, 2 }, { "ball 3", ES_SHAPE_BALL, 3 },
+  static const struct {
+    const char *name;
+    EsShape shape;
+    int size;
+  } windows[] = {
+    { "cube 3", ES_SHAPE_BOX, 3 },
+    { "ball 2", ES_SHAPE_BALL, 2 },
+    { "ball 3", ES_SHAPE_BALL, 3 },
     { "ball 5", ES_SHAPE_BALL, 5 },
   };
   static const char *variants[] = { "volume", "volume-tile" };
@@ -48,7 +54,8 @@ main (int argc, char **argv)
   for (size_t i = 0; i < voxels; i++)
     {
       state ^= state << 13, state ^= state >> 7, state ^= state << 17;
-      ((uint8_t *) volume.pixels)[i] = i > 0 && state % 3 == 0 ? ((uint8_t *) volume.pixels)[i - 1] : (uint8_t) (state >> 24);
+      ((uint8_t *) volume.pixels)[i] = i > 0 && state % 3 == 0 ? ((uint8_t *) volume.pixels)[i - 1]
+                                                               : (uint8_t) (state >> 24);
     }
   printf ("# %s, %d³ uint8, kernel time (binning + entropy), median of %d\n", es_engine_describe (engine), side,
           repeats);
@@ -75,8 +82,8 @@ main (int argc, char **argv)
               ms[r] = timing.kernel_ms;
             }
           qsort (ms, (size_t) repeats, sizeof *ms, compare_doubles);
-          printf ("| %s | %s | %d | %.3f | %.3f | %.1f |\n", timing.variant, windows[w].name, bins[b],
-                  ms[repeats / 2], floor_ms, ms[repeats / 2] / floor_ms);
+          printf ("| %s | %s | %d | %.3f | %.3f | %.1f |\n", timing.variant, windows[w].name, bins[b], ms[repeats / 2],
+                  floor_ms, ms[repeats / 2] / floor_ms);
         }
   es_image_clear (&out);
   es_image_clear (&volume);

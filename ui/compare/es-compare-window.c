@@ -28,9 +28,9 @@ struct _EsCompareWindow {
   GtkLabel *cpu_footnote;
   AdwStatusPage *error_page;
 
-  EsComparer *comparer;          /* weak: the window goes with its parent */
-  GCancellable *cancellable;     /* of the comparison running, else NULL */
-  EsComparison *comparison;      /* on screen */
+  EsComparer *comparer;      /* weak: the window goes with its parent */
+  GCancellable *cancellable; /* of the comparison running, else NULL */
+  EsComparison *comparison;  /* on screen */
 };
 
 G_DEFINE_FINAL_TYPE (EsCompareWindow, es_compare_window, ADW_TYPE_WINDOW)
@@ -54,8 +54,7 @@ format_ms (double ms)
 static char *
 format_bytes (size_t bytes)
 {
-  return bytes >= 10000000 ? g_strdup_printf ("%.0f MB", bytes / 1e6)
-                           : g_strdup_printf ("%.2f MB", bytes / 1e6);
+  return bytes >= 10000000 ? g_strdup_printf ("%.0f MB", bytes / 1e6) : g_strdup_printf ("%.2f MB", bytes / 1e6);
 }
 
 /* "Entropy, window 5, levels 16": the operation and the parameters it uses. */
@@ -77,8 +76,7 @@ cli_command (const EsComparison *comparison)
   GString *command = g_string_new ("entroscope-cli bench --image=");
 
   g_string_append (command, quoted);
-  g_string_append_printf (command, " --ops=%s --repeats=%d", es_op_name (job->op),
-                          comparison->repeats);
+  g_string_append_printf (command, " --ops=%s --repeats=%d", es_op_name (job->op), comparison->repeats);
   /* Without a usable GPU the CLI's automatic choice is the CPU too. */
   if (comparison->engine.backend == ES_BACKEND_CPU && comparison->engine.cuda_usable)
     g_string_append (command, " --backend=cpu");
@@ -120,7 +118,7 @@ typedef struct {
   EsBarKind kind;
   const char *title;
   const char *subtitle;
-  const char *lesson;     /* under the bar; NULL for none */
+  const char *lesson; /* under the bar; NULL for none */
   const char *tooltip;
   double value, max, floor;
   const char *value_text;
@@ -150,8 +148,7 @@ add_chart_row (GtkGrid *grid, int *row, const ChartRow *r)
   es_bar_set (ES_BAR (bar), r->value, r->max, r->floor);
   gtk_widget_set_size_request (value, 84, -1);
   gtk_widget_set_size_request (extra, 92, -1);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  r->value_text, -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL, r->value_text, -1);
   gtk_widget_set_tooltip_text (names, r->tooltip);
   gtk_widget_set_tooltip_text (bar, r->tooltip);
 
@@ -176,8 +173,8 @@ add_chart_row (GtkGrid *grid, int *row, const ChartRow *r)
 /* A variant that cannot compute the job is not timed (the engine would run
  * another under its name): its row says why, and which variant runs it. */
 static void
-add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *v, const char *subtitle,
-                 double max, double floor)
+add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *v, const char *subtitle, double max,
+                 double floor)
 {
   EsJob any_variant = *job;
   const EsVariant *runs;
@@ -187,10 +184,19 @@ add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *
   runs = es_variant_for_job (&any_variant);
   why = g_strdup_printf ("Not for this job: %s; %s runs it.", v->unsupported, runs ? runs->id : "another variant");
   tooltip = g_strdup_printf ("%s\n\n%s", why, v->lesson);
-  add_chart_row (grid, row, &(ChartRow) {
-    .kind = ES_BAR_VARIANT, .title = v->label, .subtitle = subtitle, .lesson = why, .tooltip = tooltip,
-    .value = 0, .max = max, .floor = floor, .value_text = "not timed", .extra_text = "–",
-  });
+  add_chart_row (grid, row,
+                 &(ChartRow){
+                   .kind = ES_BAR_VARIANT,
+                   .title = v->label,
+                   .subtitle = subtitle,
+                   .lesson = why,
+                   .tooltip = tooltip,
+                   .value = 0,
+                   .max = max,
+                   .floor = floor,
+                   .value_text = "not timed",
+                   .extra_text = "–",
+                 });
 }
 
 static void
@@ -212,8 +218,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   gtk_label_set_label (self->chart_heading, heading);
   gtk_label_set_label (self->chart_engine, comparison->engine.description);
 
-  es_compare_op_bytes (job->op, (size_t) comparison->source->image.width
-                                  * (size_t) comparison->source->image.height,
+  es_compare_op_bytes (job->op, (size_t) comparison->source->image.width * (size_t) comparison->source->image.height,
                        &in_bytes, &out_bytes);
   in_text = format_bytes (in_bytes);
   out_text = format_bytes (out_bytes);
@@ -221,12 +226,18 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   {
     g_autofree char *subtitle = g_strdup_printf ("%s read, %s written", in_text, out_text);
     ChartRow r = {
-      .kind = ES_BAR_FLOOR, .title = "Copy floor", .subtitle = subtitle,
+      .kind = ES_BAR_FLOOR,
+      .title = "Copy floor",
+      .subtitle = subtitle,
       .lesson = "A plain copy kernel that moves the same bytes: no kernel that reads its input "
                 "once and writes its output once can beat it.",
       .tooltip = "The copy floor: the median time of a device-to-device copy kernel of the "
                  "operation's bytes",
-      .value = floor, .max = max, .floor = NAN, .value_text = floor_text, .extra_text = "1.00× floor",
+      .value = floor,
+      .max = max,
+      .floor = NAN,
+      .value_text = floor_text,
+      .extra_text = "1.00× floor",
     };
     add_chart_row (self->chart_grid, &row, &r);
   }
@@ -242,17 +253,23 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
           continue;
         }
       g_autofree char *value = format_ms (v->kernel_ms), *wall = format_ms (v->wall_ms);
-      g_autofree char *extra = isfinite (v->floor_multiple)
-                                 ? g_strdup_printf ("%.2f× floor", v->floor_multiple)
-                                 : g_strdup ("–");
+      g_autofree char *extra = isfinite (v->floor_multiple) ? g_strdup_printf ("%.2f× floor", v->floor_multiple)
+                                                            : g_strdup ("–");
       g_autofree char *tooltip = g_strdup_printf ("%s\n\nFrom: %s\nMedian of %d runs: kernel %s, "
-                                                  "end to end %s", v->lesson,
-                                                  v->source && *v->source ? v->source : "–",
-                                                  v->repeats, value, wall);
+                                                  "end to end %s",
+                                                  v->lesson, v->source && *v->source ? v->source : "–", v->repeats,
+                                                  value, wall);
       ChartRow r = {
-        .kind = v->is_default ? ES_BAR_DEFAULT : ES_BAR_VARIANT, .title = v->label,
-        .subtitle = subtitle, .lesson = v->lesson, .tooltip = tooltip, .value = v->kernel_ms,
-        .max = max, .floor = floor, .value_text = value, .extra_text = extra,
+        .kind = v->is_default ? ES_BAR_DEFAULT : ES_BAR_VARIANT,
+        .title = v->label,
+        .subtitle = subtitle,
+        .lesson = v->lesson,
+        .tooltip = tooltip,
+        .value = v->kernel_ms,
+        .max = max,
+        .floor = floor,
+        .value_text = value,
+        .extra_text = extra,
       };
       add_chart_row (self->chart_grid, &row, &r);
     }
@@ -261,7 +278,8 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   footnote = g_markup_printf_escaped ("Kernel times come from CUDA events, after one warm-up "
                                       "run; the dashed line marks the copy floor. Hover over a "
                                       "variant for where its lesson comes from. The same numbers "
-                                      "from a shell:\n<tt>%s</tt>", command);
+                                      "from a shell:\n<tt>%s</tt>",
+                                      command);
   gtk_label_set_markup (self->chart_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "chart");
 }
@@ -287,7 +305,8 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
       description = g_strdup_printf ("Variants are CUDA kernels: each computes the same result and "
                                      "teaches one lesson about GPU memory. A GPU is available; "
                                      "switch to CUDA to time every %s variant beside the copy "
-                                     "floor.", es_op_name (job->op));
+                                     "floor.",
+                                     es_op_name (job->op));
     }
   else
     {
@@ -304,14 +323,20 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
 
   heading = g_strdup_printf ("%s, on the CPU: median of %d runs", what, comparison->repeats);
   gtk_label_set_label (self->cpu_heading, heading);
-  tooltip = g_strdup_printf ("Median of %d runs after a warm-up: kernel %s, end to end %s",
-                             cpu->repeats, value, wall);
+  tooltip = g_strdup_printf ("Median of %d runs after a warm-up: kernel %s, end to end %s", cpu->repeats, value, wall);
   clear_grid (self->cpu_grid);
   {
     ChartRow r = {
-      .kind = ES_BAR_CPU, .title = cpu->label, .subtitle = subtitle, .lesson = cpu->lesson,
-      .tooltip = tooltip, .value = cpu->kernel_ms, .max = cpu->kernel_ms, .floor = NAN,
-      .value_text = value, .extra_text = extra,
+      .kind = ES_BAR_CPU,
+      .title = cpu->label,
+      .subtitle = subtitle,
+      .lesson = cpu->lesson,
+      .tooltip = tooltip,
+      .value = cpu->kernel_ms,
+      .max = cpu->kernel_ms,
+      .floor = NAN,
+      .value_text = value,
+      .extra_text = extra,
     };
     add_chart_row (self->cpu_grid, &row, &r);
   }
@@ -336,7 +361,7 @@ on_progress (double fraction, const char *step, gpointer user_data)
   g_autofree char *text = NULL;
 
   g_assert (ES_IS_COMPARE_WINDOW (self));
-  if (self->progress_bar == NULL)   /* disposed */
+  if (self->progress_bar == NULL) /* disposed */
     return;
   text = step ? g_strdup_printf ("%s…", step) : g_strdup ("Done");
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
@@ -375,9 +400,8 @@ on_compared (GObject *object, GAsyncResult *result, gpointer user_data)
     }
   self->comparison = comparison;
   for (size_t i = 0; i < comparison->n_rows; i++)
-    es_debug_log ("compare %s %s: median of %d runs, kernel %.3f ms, wall %.3f ms",
-                  es_op_name (comparison->job.op), comparison->rows[i].id,
-                  comparison->rows[i].repeats, comparison->rows[i].kernel_ms,
+    es_debug_log ("compare %s %s: median of %d runs, kernel %.3f ms, wall %.3f ms", es_op_name (comparison->job.op),
+                  comparison->rows[i].id, comparison->rows[i].repeats, comparison->rows[i].kernel_ms,
                   comparison->rows[i].wall_ms);
   if (comparison->engine.backend == ES_BACKEND_CUDA)
     show_chart (self, comparison);
@@ -409,14 +433,12 @@ es_compare_window_run (EsCompareWindow *self)
     }
 
   op = es_compare_window_get_op (self);
-  subtitle = g_strdup_printf ("%s · %d × %d", source->name, source->image.width,
-                              source->image.height);
+  subtitle = g_strdup_printf ("%s · %d × %d", source->name, source->image.width, source->image.height);
   adw_window_title_set_subtitle (self->window_title, subtitle);
   title = g_strdup_printf ("Timing the %s Variants", es_op_info (op)->title);
   adw_status_page_set_title (self->progress_page, title);
-  adw_status_page_set_description (self->progress_page,
-                                   "Each one runs once to warm up, then several times for the "
-                                   "median");
+  adw_status_page_set_description (self->progress_page, "Each one runs once to warm up, then several times for the "
+                                                        "median");
   gtk_progress_bar_set_fraction (self->progress_bar, 0);
   gtk_progress_bar_set_text (self->progress_bar, "Waiting for the current view to finish…");
   /* At once, not with the stack's crossfade: frames drawn during the timed
@@ -427,8 +449,8 @@ es_compare_window_run (EsCompareWindow *self)
 
   self->cancellable = g_cancellable_new ();
   set_running (self, TRUE);
-  es_comparer_compare_async (self->comparer, op, ES_COMPARE_DEFAULT_REPEATS, self->cancellable,
-                             on_progress, self, on_compared, g_object_ref (self));
+  es_comparer_compare_async (self->comparer, op, ES_COMPARE_DEFAULT_REPEATS, self->cancellable, on_progress, self,
+                             on_compared, g_object_ref (self));
 }
 
 void
@@ -561,8 +583,7 @@ es_compare_window_class_init (EsCompareWindowClass *klass)
 
   G_OBJECT_CLASS (klass)->dispose = es_compare_window_dispose;
 
-  gtk_widget_class_set_template_from_resource (widget_class,
-                                               "/org/entroscope/Entroscope/es-compare-window.ui");
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-compare-window.ui");
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, op_dropdown);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, window_title);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, stack);

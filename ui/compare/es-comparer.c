@@ -6,8 +6,7 @@ G_DEFINE_INTERFACE (EsComparer, es_comparer, G_TYPE_OBJECT)
 
 static void
 es_comparer_default_init (EsComparerInterface *iface)
-{
-}
+{}
 
 EsSource *
 es_comparer_get_source (EsComparer *self)
@@ -18,12 +17,12 @@ es_comparer_get_source (EsComparer *self)
 
 void
 es_comparer_compare_async (EsComparer *self, EsOp op, int repeats, GCancellable *cancellable,
-                           EsCompareProgressFunc progress, gpointer progress_data,
-                           GAsyncReadyCallback callback, gpointer user_data)
+                           EsCompareProgressFunc progress, gpointer progress_data, GAsyncReadyCallback callback,
+                           gpointer user_data)
 {
   g_return_if_fail (ES_IS_COMPARER (self));
-  ES_COMPARER_GET_IFACE (self)->compare_async (self, op, repeats, cancellable, progress,
-                                               progress_data, callback, user_data);
+  ES_COMPARER_GET_IFACE (self)->compare_async (self, op, repeats, cancellable, progress, progress_data, callback,
+                                               user_data);
 }
 
 EsComparison *

@@ -16,8 +16,8 @@ struct _EsComparerInterface {
 
   EsSource *(*get_source) (EsComparer *self);
   void (*compare_async) (EsComparer *self, EsOp op, int repeats, GCancellable *cancellable,
-                         EsCompareProgressFunc progress, gpointer progress_data,
-                         GAsyncReadyCallback callback, gpointer user_data);
+                         EsCompareProgressFunc progress, gpointer progress_data, GAsyncReadyCallback callback,
+                         gpointer user_data);
   EsComparison *(*compare_finish) (EsComparer *self, GAsyncResult *result, GError **error);
   void (*set_backend) (EsComparer *self, EsBackendChoice backend);
 };
@@ -27,8 +27,8 @@ EsSource *es_comparer_get_source (EsComparer *self);
 /* Times every kernel variant of op on the current image with the current
  * settings and backend (see es_worker_compare). */
 void es_comparer_compare_async (EsComparer *self, EsOp op, int repeats, GCancellable *cancellable,
-                                EsCompareProgressFunc progress, gpointer progress_data,
-                                GAsyncReadyCallback callback, gpointer user_data);
+                                EsCompareProgressFunc progress, gpointer progress_data, GAsyncReadyCallback callback,
+                                gpointer user_data);
 EsComparison *es_comparer_compare_finish (EsComparer *self, GAsyncResult *result, GError **error);
 /* Chooses the backend the next comparisons (and views) run on. */
 void es_comparer_set_backend (EsComparer *self, EsBackendChoice backend);

@@ -53,14 +53,13 @@ colormap_rgb (uint32_t bin, uint32_t bins, EsColormap map, gboolean reversed, do
 }
 
 static void
-draw_centred_text (GtkWidget *widget, cairo_t *cr, const char *text, double x, double y, double width,
-                   double height)
+draw_centred_text (GtkWidget *widget, cairo_t *cr, const char *text, double x, double y, double width, double height)
 {
   PangoLayout *layout = gtk_widget_create_pango_layout (widget, text);
   int tw, th;
 
   pango_layout_get_pixel_size (layout, &tw, &th);
-  if (tw > width - 2)   /* a smaller font before giving up */
+  if (tw > width - 2) /* a smaller font before giving up */
     {
       PangoAttrList *small = pango_attr_list_new ();
 
@@ -81,8 +80,8 @@ draw_centred_text (GtkWidget *widget, cairo_t *cr, const char *text, double x, d
  * there is room; border cells (counted, from outside the image) the same,
  * dimmed; masked cells crossed out; clipped cells a faint square. */
 static void
-draw_cell (GtkWidget *area, cairo_t *cr, EsWindowCell cell, uint32_t bins, const EsDisplay *display,
-           const GdkRGBA *fg, double x, double y, double cell_size)
+draw_cell (GtkWidget *area, cairo_t *cr, EsWindowCell cell, uint32_t bins, const EsDisplay *display, const GdkRGBA *fg,
+           double x, double y, double cell_size)
 {
   double gap = cell_size > 6 ? 1 : 0, rgb[3];
   char text[12];
@@ -98,7 +97,9 @@ draw_cell (GtkWidget *area, cairo_t *cr, EsWindowCell cell, uint32_t bins, const
     }
   colormap_rgb (cell.bin, bins, display->colormap, display->reversed, rgb);
   cairo_set_source_rgba (cr, rgb[0], rgb[1], rgb[2],
-                         cell.state == ES_CELL_COUNTED ? 1.0 : cell.state == ES_CELL_BORDER ? 0.55 : 0.2);
+                         cell.state == ES_CELL_COUNTED  ? 1.0
+                         : cell.state == ES_CELL_BORDER ? 0.55
+                                                        : 0.2);
   cairo_rectangle (cr, x, y, cell_size - gap, cell_size - gap);
   cairo_fill (cr);
   if (cell.state == ES_CELL_MASKED)
@@ -136,7 +137,7 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
   int columns = 2 * counts->half_width + 1, rows = 2 * counts->half_height + 1;
   int planes = 2 * counts->half_depth + 1;
   int across = (int) ceil (sqrt ((double) planes)), down = (planes + across - 1) / across;
-  double gap = planes > 1 ? 0.5 : 0;   /* between tiles, in cells */
+  double gap = planes > 1 ? 0.5 : 0; /* between tiles, in cells */
   EsDisplay display;
   double cell;
   GdkRGBA fg;
@@ -181,8 +182,7 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
 static void
 append_table (GString *text, const EsWindowCounts *counts)
 {
-  g_string_append_printf (text, "%5s   %-13s  %6s   %7s   %s\n", "bin", "samples", "count", "p = c/n",
-                          "−p ln p");
+  g_string_append_printf (text, "%5s   %-13s  %6s   %7s   %s\n", "bin", "samples", "count", "p = c/n", "−p ln p");
   for (size_t i = 0; i < counts->n_used && i < TABLE_ROWS_MAX; i++)
     {
       const EsBinCount *used = &counts->used[i];
@@ -211,12 +211,13 @@ append_sum (GString *text, const EsWindowCounts *counts, const EsValueInfo *info
   else if (counts->n == 0)
     g_string_append (text, "No data: the window counts no pixel  ·  n = 0");
   else if (counts->normalized)
-    g_string_append_printf (text, "H = −Σ p ln p = %.4f nats;  H / ln(min(B, n)) = H / ln %u = %.4f "
-                            "normalized  ·  n = %u", counts->entropy,
-                            MIN (counts->bins, counts->n), counts->value, counts->n);
+    g_string_append_printf (text,
+                            "H = −Σ p ln p = %.4f nats;  H / ln(min(B, n)) = H / ln %u = %.4f "
+                            "normalized  ·  n = %u",
+                            counts->entropy, MIN (counts->bins, counts->n), counts->value, counts->n);
   else if (info->unit_scale > 0 && info->unit_scale != 1)
-    g_string_append_printf (text, "H = −Σ p log₂ p = %.4f %s  (%.4f nats)  ·  n = %u",
-                            counts->value * info->unit_scale, info->units, counts->value, counts->n);
+    g_string_append_printf (text, "H = −Σ p log₂ p = %.4f %s  (%.4f nats)  ·  n = %u", counts->value * info->unit_scale,
+                            info->units, counts->value, counts->n);
   else
     g_string_append_printf (text, "H = −Σ p ln p = %.4f nats  ·  n = %u", counts->value, counts->n);
 }
@@ -239,16 +240,15 @@ _es_inspector_update (EsTools *self)
   es_tools_host_get_readout_job (self->host, &job);
   /* A plane of a volume counts in the volume: a 3-D window reaches the planes around it. */
   if (source && x >= 0 && y >= 0 && x < source->image.width && y < source->image.height)
-    data->valid = source->volume.source
-                    ? es_window_counts_voxel (&job, &((EsSource *) source->volume.source)->image, x, y,
-                                              source->volume.z, &data->counts, &error)
-                    : es_window_counts (&job, &source->image, x, y, &data->counts, &error);
+    data->valid = source->volume.source ? es_window_counts_voxel (&job, &((EsSource *) source->volume.source)->image, x,
+                                                                  y, source->volume.z, &data->counts, &error)
+                                        : es_window_counts (&job, &source->image, x, y, &data->counts, &error);
   if (!data->valid)
     {
       gtk_label_set_label (GTK_LABEL (self->inspector_counts),
                            error.code != ES_OK ? error.message
-                           : "Point at the image: the entropy window there, and the count of each "
-                             "bin in it (I; a click pins the pixel)");
+                                               : "Point at the image: the entropy window there, and the count of each "
+                                                 "bin in it (I; a click pins the pixel)");
       gtk_label_set_label (GTK_LABEL (self->inspector_caption), "");
       gtk_widget_queue_draw (self->inspector_cells);
       return;
@@ -317,8 +317,7 @@ _es_inspector_page_new (EsTools *self)
   gtk_label_set_wrap (GTK_LABEL (self->inspector_counts), TRUE);
   gtk_widget_add_css_class (self->inspector_counts, "monospace");
   gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), self->inspector_counts);
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER,
-                                  GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   gtk_scrolled_window_set_min_content_height (GTK_SCROLLED_WINDOW (scroller), 48);
   gtk_widget_set_vexpand (scroller, TRUE);
   /* The sum first: it stays in sight when the table scrolls. */
@@ -342,19 +341,17 @@ _es_inspector_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeom
   if (!data->valid)
     return;
   /* The window's bounding box, unclipped: border modes count beyond the image. */
-  _es_tools_to_pane (geometry, counts->x - counts->half_width, counts->y - counts->half_height, &points[0],
-                     &points[1]);
-  _es_tools_to_pane (geometry, counts->x + counts->half_width + 1, counts->y + counts->half_height + 1,
-                     &points[4], &points[5]);
+  _es_tools_to_pane (geometry, counts->x - counts->half_width, counts->y - counts->half_height, &points[0], &points[1]);
+  _es_tools_to_pane (geometry, counts->x + counts->half_width + 1, counts->y + counts->half_height + 1, &points[4],
+                     &points[5]);
   points[2] = points[4], points[3] = points[1], points[6] = points[0], points[7] = points[5];
-  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                         points, 4, TRUE, 0);
+  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 4, TRUE, 0);
   if (geometry->zoom >= 4)
     {
       _es_tools_to_pane (geometry, counts->x, counts->y, &centre[0], &centre[1]);
       _es_tools_to_pane (geometry, counts->x + 1, counts->y + 1, &centre[4], &centre[5]);
       centre[2] = centre[4], centre[3] = centre[1], centre[6] = centre[0], centre[7] = centre[5];
-      _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                             centre, 4, TRUE, 0);
+      _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), centre, 4, TRUE,
+                             0);
     }
 }

@@ -11,7 +11,7 @@
 
 typedef struct {
   EsTools *tools;
-  int hover_index;         /* the profile sample under the pointer; -1 none */
+  int hover_index; /* the profile sample under the pointer; -1 none */
 } PlotData;
 
 static PlotData *
@@ -129,8 +129,8 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       cairo_move_to (cr, round (x) + 0.5, 0);
       cairo_line_to (cr, round (x) + 0.5, height - 18);
       cairo_stroke (cr);
-      g_snprintf (text, sizeof text, "x %d  y %d  · %.1f of %.1f px", p->x, p->y,
-                  profile->distance[plot->hover_index], total);
+      g_snprintf (text, sizeof text, "x %d  y %d  · %.1f of %.1f px", p->x, p->y, profile->distance[plot->hover_index],
+                  total);
       draw_text (cr, widget, text, right, height - 17, TRUE);
     }
 }
@@ -179,8 +179,7 @@ _es_profile_plot_new (EsTools *tools)
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), draw_plot, NULL, NULL);
   gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), 3 * STRIP_MIN_HEIGHT + 18);
   gtk_widget_set_hexpand (area, TRUE);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (area), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  "Values along the line", -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (area), GTK_ACCESSIBLE_PROPERTY_LABEL, "Values along the line", -1);
   g_signal_connect (motion, "motion", G_CALLBACK (on_plot_motion), area);
   g_signal_connect (motion, "leave", G_CALLBACK (on_plot_leave), area);
   gtk_widget_add_controller (area, motion);
@@ -209,8 +208,8 @@ _es_profile_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeomet
     return;
   _es_tools_to_pane (geometry, self->line[0] + 0.5, self->line[1] + 0.5, &points[0], &points[1]);
   _es_tools_to_pane (geometry, self->line[2] + 0.5, self->line[3] + 0.5, &points[2], &points[3]);
-  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                         points, 2, FALSE, 3.5);
+  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 2, FALSE,
+                         3.5);
   /* The plot's pointer, on the line. */
   if (plot->hover_index >= 0 && (size_t) plot->hover_index < self->profile.n)
     {
@@ -218,7 +217,6 @@ _es_profile_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeomet
       double at[2];
 
       _es_tools_to_pane (geometry, p->x + 0.5, p->y + 0.5, &at[0], &at[1]);
-      _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                             at, 1, FALSE, 5);
+      _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), at, 1, FALSE, 5);
     }
 }

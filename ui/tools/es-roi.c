@@ -72,19 +72,16 @@ _es_roi_update (EsTools *self)
 
   if (!self->has_rect || source == NULL || channels->n == 0)
     {
-      for (child = gtk_widget_get_first_child (self->roi_grid); child;
-           child = gtk_widget_get_next_sibling (child))
+      for (child = gtk_widget_get_first_child (self->roi_grid); child; child = gtk_widget_get_next_sibling (child))
         gtk_widget_set_visible (child, FALSE);
       gtk_widget_set_visible (self->roi_histogram, FALSE);
-      gtk_label_set_label (GTK_LABEL (self->roi_caption),
-                           "Drag on the image to draw a rectangle (R); Esc clears it");
+      gtk_label_set_label (GTK_LABEL (self->roi_caption), "Drag on the image to draw a rectangle (R); Esc clears it");
       return;
     }
-  self->roi = es_rect_from_corners (self->rect_corners[0], self->rect_corners[1],
-                                    self->rect_corners[2], self->rect_corners[3]);
+  self->roi = es_rect_from_corners (self->rect_corners[0], self->rect_corners[1], self->rect_corners[2],
+                                    self->rect_corners[3]);
   es_rect_clip (&self->roi, source->image.width, source->image.height);
-  for (child = gtk_widget_get_first_child (self->roi_grid); child;
-       child = gtk_widget_get_next_sibling (child))
+  for (child = gtk_widget_get_first_child (self->roi_grid); child; child = gtk_widget_get_next_sibling (child))
     gtk_widget_set_visible (child, FALSE);
   for (int column = 0; column < N_COLUMNS; column++)
     set_cell (self, column, 0, column_titles[column]);
@@ -131,17 +128,13 @@ _es_roi_update (EsTools *self)
       }
     self->roi_lo = lo;
     self->roi_hi = hi;
-    es_roi_histogram (&channels->channels[a], self->roi, lo, hi, self->roi_bins,
-                      G_N_ELEMENTS (self->roi_bins));
+    es_roi_histogram (&channels->channels[a], self->roi, lo, hi, self->roi_bins, G_N_ELEMENTS (self->roi_bins));
     es_tools_host_get_display (self->host, &display);
-    es_histogram_set_counts (ES_HISTOGRAM (self->roi_histogram), self->roi_bins,
-                             G_N_ELEMENTS (self->roi_bins),
-                             channels->heatmap[a] ? display.colormap : ES_N_COLORMAPS,
-                             display.reversed);
+    es_histogram_set_counts (ES_HISTOGRAM (self->roi_histogram), self->roi_bins, G_N_ELEMENTS (self->roi_bins),
+                             channels->heatmap[a] ? display.colormap : ES_N_COLORMAPS, display.reversed);
     gtk_widget_set_visible (self->roi_histogram, TRUE);
-    caption = g_strdup_printf ("x %d  y %d  ·  %d × %d px  ·  histogram of %s, %g … %g",
-                               self->roi.x, self->roi.y, self->roi.width, self->roi.height,
-                               channels->names[a], lo, hi);
+    caption = g_strdup_printf ("x %d  y %d  ·  %d × %d px  ·  histogram of %s, %g … %g", self->roi.x, self->roi.y,
+                               self->roi.width, self->roi.height, channels->names[a], lo, hi);
     gtk_label_set_label (GTK_LABEL (self->roi_caption), caption);
   }
 }
@@ -188,6 +181,5 @@ _es_roi_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *
   points[3] = points[1];
   points[6] = points[0];
   points[7] = points[5];
-  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                         points, 4, TRUE, 0);
+  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 4, TRUE, 0);
 }

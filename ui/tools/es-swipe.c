@@ -13,8 +13,7 @@ _es_swipe_clear (EsTools *self)
 }
 
 static void
-draw_label (GtkSnapshot *snapshot, GtkWidget *widget, const char *text, double x, double y,
-            gboolean right)
+draw_label (GtkSnapshot *snapshot, GtkWidget *widget, const char *text, double x, double y, gboolean right)
 {
   PangoLayout *layout = gtk_widget_create_pango_layout (widget, text);
   GdkRGBA bg = { 0, 0, 0, 0.62 }, fg = { 1, 1, 1, 1 };
@@ -48,8 +47,7 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
       double zoom = geometry->zoom * sf;
       int x0 = MAX (geometry->device_x, 0), y0 = MAX (geometry->device_y, 0);
       int x1 = MIN ((int) ceil (geometry->device_x + es_layer_width (layer) * zoom), (int) (split * sf));
-      int y1 = MIN ((int) ceil (geometry->device_y + es_layer_height (layer) * zoom),
-                    (int) (geometry->height * sf));
+      int y1 = MIN ((int) ceil (geometry->device_y + es_layer_height (layer) * zoom), (int) (geometry->height * sf));
       int key[6] = { x0, y0, x1, y1, geometry->device_x, geometry->device_y };
       EsColorScale scale;
       EsDisplay display;
@@ -73,22 +71,18 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
             }
           gtk_snapshot_save (snapshot);
           gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (snapshot, self->swipe_texture,
-                                       &GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0));
+          gtk_snapshot_append_texture (snapshot, self->swipe_texture, &GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0));
           gtk_snapshot_restore (snapshot);
         }
     }
-  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                         points, 2, FALSE, 0);
-  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height),
-                         handle, 1, FALSE, 6);
+  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 2, FALSE, 0);
+  _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), handle, 1, FALSE, 6);
   /* Which side is which (the grid's panes name their right side already). */
   draw_label (snapshot, GTK_WIDGET (self->canvas),
-              layer ? es_view_title (self->swipe_view) : "not computed: show it once", split - 6,
-              geometry->height - 34, TRUE);
+              layer ? es_view_title (self->swipe_view) : "not computed: show it once", split - 6, geometry->height - 34,
+              TRUE);
   if (n == 1)
-    draw_label (snapshot, GTK_WIDGET (self->canvas), es_view_title (views[0]), split + 6,
-                geometry->height - 34, FALSE);
+    draw_label (snapshot, GTK_WIDGET (self->canvas), es_view_title (views[0]), split + 6, geometry->height - 34, FALSE);
 }
 
 static void

@@ -92,8 +92,8 @@ _es_contrast_update (EsTools *self)
     {
       EsChannel channel = { "values", &layer->result.values, 0, 1.0 };
 
-      es_roi_histogram (&channel, (EsRect) { 0, 0, es_layer_width (layer), es_layer_height (layer) },
-                        abs_lo, abs_hi, self->contrast_bins, N_BINS);
+      es_roi_histogram (&channel, (EsRect){ 0, 0, es_layer_width (layer), es_layer_height (layer) }, abs_lo, abs_hi,
+                        self->contrast_bins, N_BINS);
       self->contrast_layer = layer;
     }
   current_limits (self, layer, view, &lo, &hi);
@@ -110,8 +110,7 @@ _es_contrast_update (EsTools *self)
       gtk_spin_button_set_value (spin, (i == 0 ? lo : hi) * unit);
     }
   self->contrast_updating = FALSE;
-  caption = g_strdup_printf ("%s · the histogram spans %g … %g", es_view_title (view), abs_lo * unit,
-                             abs_hi * unit);
+  caption = g_strdup_printf ("%s · the histogram spans %g … %g", es_view_title (view), abs_lo * unit, abs_hi * unit);
   gtk_label_set_label (GTK_LABEL (self->contrast_caption), caption);
   gtk_widget_queue_draw (self->contrast_range);
 }
@@ -126,8 +125,7 @@ on_spin_changed (GtkSpinButton *spin, EsTools *self)
   if (self->contrast_updating || layer == NULL)
     return;
   /* Typing a limit turns the manual limits on. */
-  es_tools_set_contrast (self, view, TRUE,
-                         gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_lo)) / unit,
+  es_tools_set_contrast (self, view, TRUE, gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_lo)) / unit,
                          gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_hi)) / unit);
 }
 
@@ -252,8 +250,7 @@ _es_contrast_button_new (EsTools *self)
   gtk_widget_add_css_class (button, "flat");
   gtk_widget_set_tooltip_text (button, "Contrast Limits (C)");
   gtk_menu_button_set_direction (GTK_MENU_BUTTON (button), GTK_ARROW_RIGHT);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  "Contrast Limits", -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Contrast Limits", -1);
 
   gtk_widget_add_css_class (title, "heading");
   gtk_widget_set_hexpand (title, TRUE);
@@ -262,8 +259,8 @@ _es_contrast_button_new (EsTools *self)
   self->contrast_switch = gtk_switch_new ();
   gtk_widget_set_tooltip_text (self->contrast_switch,
                                "On: these limits; off: the side panel's Range (absolute or automatic)");
-  gtk_accessible_update_relation (GTK_ACCESSIBLE (self->contrast_switch),
-                                  GTK_ACCESSIBLE_RELATION_LABELLED_BY, title, NULL, -1);
+  gtk_accessible_update_relation (GTK_ACCESSIBLE (self->contrast_switch), GTK_ACCESSIBLE_RELATION_LABELLED_BY, title,
+                                  NULL, -1);
   g_signal_connect (self->contrast_switch, "notify::active", G_CALLBACK (on_switch_active), self);
   gtk_box_append (GTK_BOX (header), self->contrast_switch);
   gtk_box_append (GTK_BOX (box), header);

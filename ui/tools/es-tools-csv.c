@@ -63,8 +63,8 @@ _es_tools_copy_action (GSimpleAction *action, GVariant *parameter, gpointer data
   if (text == NULL)
     return;
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self->host)), text);
-  es_tools_host_show_message (self->host, self->tool == ES_TOOL_LINE ? "Profile copied as CSV"
-                                                                     : "Statistics copied as CSV");
+  es_tools_host_show_message (self->host,
+                              self->tool == ES_TOOL_LINE ? "Profile copied as CSV" : "Statistics copied as CSV");
 }
 
 static void
@@ -101,10 +101,8 @@ _es_tools_export_action (GSimpleAction *action, GVariant *parameter, gpointer da
 
   if (source == NULL || !(self->tool == ES_TOOL_LINE ? self->has_line : self->has_rect))
     return;
-  chooser = gtk_file_chooser_native_new (self->tool == ES_TOOL_LINE ? "Export the Profile"
-                                                                    : "Export the Statistics",
-                                         GTK_WINDOW (self->host), GTK_FILE_CHOOSER_ACTION_SAVE,
-                                         "_Export", "_Cancel");
+  chooser = gtk_file_chooser_native_new (self->tool == ES_TOOL_LINE ? "Export the Profile" : "Export the Statistics",
+                                         GTK_WINDOW (self->host), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   es_tools_host_set_chooser_folder (self->host, GTK_FILE_CHOOSER (chooser));
   filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, "CSV");

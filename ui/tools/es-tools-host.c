@@ -6,8 +6,7 @@ G_DEFINE_INTERFACE (EsToolsHost, es_tools_host, GTK_TYPE_WINDOW)
 
 static void
 es_tools_host_default_init (EsToolsHostInterface *iface)
-{
-}
+{}
 
 EsSource *
 es_tools_host_get_source (EsToolsHost *self)

@@ -16,7 +16,7 @@ draw_icon (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
   cairo_set_line_join (cr, CAIRO_LINE_JOIN_ROUND);
   switch (tool)
     {
-    case ES_TOOL_POINTER:   /* an arrow */
+    case ES_TOOL_POINTER: /* an arrow */
       cairo_move_to (cr, 4, 2);
       cairo_line_to (cr, 4, 13);
       cairo_line_to (cr, 7, 10);
@@ -27,7 +27,7 @@ draw_icon (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       cairo_close_path (cr);
       cairo_fill (cr);
       break;
-    case ES_TOOL_LINE:      /* a line between two ends */
+    case ES_TOOL_LINE: /* a line between two ends */
       cairo_move_to (cr, 3.5, 12.5);
       cairo_line_to (cr, 12.5, 3.5);
       cairo_stroke (cr);
@@ -35,14 +35,14 @@ draw_icon (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       cairo_arc (cr, 12.5, 3.5, 2, 0, 2 * G_PI);
       cairo_fill (cr);
       break;
-    case ES_TOOL_RECT:      /* a rectangle with corners */
+    case ES_TOOL_RECT: /* a rectangle with corners */
       cairo_rectangle (cr, 2.75, 3.75, 10.5, 8.5);
       cairo_stroke (cr);
       cairo_rectangle (cr, 1.5, 2.5, 3, 3);
       cairo_rectangle (cr, 11.5, 10.5, 3, 3);
       cairo_fill (cr);
       break;
-    case ES_TOOL_INSPECT:   /* a 3×3 window, its centre filled */
+    case ES_TOOL_INSPECT: /* a 3×3 window, its centre filled */
       for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
           {
@@ -53,7 +53,7 @@ draw_icon (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
               cairo_stroke (cr);
           }
       break;
-    case ES_TOOL_SWIPE:     /* two halves and the split */
+    case ES_TOOL_SWIPE: /* two halves and the split */
       cairo_rectangle (cr, 1.75, 2.75, 12.5, 10.5);
       cairo_stroke (cr);
       cairo_rectangle (cr, 1.75, 2.75, 6.25, 10.5);
@@ -62,7 +62,7 @@ draw_icon (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       cairo_line_to (cr, 8, 15.5);
       cairo_stroke (cr);
       break;
-    default:                /* contrast: a half-filled circle */
+    default: /* contrast: a half-filled circle */
       cairo_arc (cr, 8, 8, 6, 0, 2 * G_PI);
       cairo_stroke (cr);
       cairo_arc (cr, 8, 8, 6, G_PI / 2, 3 * G_PI / 2);
@@ -84,12 +84,11 @@ _es_tools_icon_new (int tool)
   return area;
 }
 
-
 /* Shapes over the image: a dark line under a light one shows on any
  * colours; dots of dot_radius mark the points (0: none). */
 void
-_es_tools_stroke_path (GtkSnapshot *snapshot, const graphene_rect_t *bounds, const double *points,
-                       int n_points, gboolean closed, double dot_radius)
+_es_tools_stroke_path (GtkSnapshot *snapshot, const graphene_rect_t *bounds, const double *points, int n_points,
+                       gboolean closed, double dot_radius)
 {
   cairo_t *cr = gtk_snapshot_append_cairo (snapshot, bounds);
 

@@ -18,34 +18,34 @@ typedef struct {
   int n;
   EsChannel channels[ES_TOOLS_MAX_CHANNELS];
   char *names[ES_TOOLS_MAX_CHANNELS];
-  EsView views[ES_TOOLS_MAX_CHANNELS];   /* ES_VIEW_ORIGINAL for gray and level */
+  EsView views[ES_TOOLS_MAX_CHANNELS];     /* ES_VIEW_ORIGINAL for gray and level */
   EsLayer *layers[ES_TOOLS_MAX_CHANNELS];  /* held while the channels are used */
   gboolean heatmap[ES_TOOLS_MAX_CHANNELS]; /* its values take the colormap */
 } EsToolsChannels;
 
 typedef struct {
   gboolean enabled;
-  double lo, hi;           /* in the values' own units (nats for entropy) */
+  double lo, hi; /* in the values' own units (nats for entropy) */
 } EsContrastLimits;
 
 struct _EsTools {
   GObject parent_instance;
 
-  EsToolsHost *host;       /* owns this */
+  EsToolsHost *host; /* owns this */
   EsCanvas *canvas;
   GSimpleActionGroup *actions;
   EsTool tool;
 
-  guint64 source_serial;   /* of the image the shapes belong to */
+  guint64 source_serial; /* of the image the shapes belong to */
   /* The shapes, in image pixels. */
   gboolean has_line, has_rect, dragging;
-  int line[4];             /* x0, y0, x1, y1 */
+  int line[4]; /* x0, y0, x1, y1 */
   int rect_corners[4];
   int drag_pane;
-  int hover_x, hover_y;    /* the inspector's pixel; -1 none */
+  int hover_x, hover_y; /* the inspector's pixel; -1 none */
   gboolean inspect_pinned;
-  double swipe_split;      /* fraction of the pane's width */
-  EsView swipe_view;       /* shown left of the split */
+  double swipe_split; /* fraction of the pane's width */
+  EsView swipe_view;  /* shown left of the split */
 
   /* The results, updated when a shape or the views change. */
   EsToolsChannels channels;
@@ -61,7 +61,7 @@ struct _EsTools {
   /* Widgets. */
   GtkWidget *palette;
   GtkWidget *tool_buttons[ES_N_TOOLS];
-  GtkWidget *panel;        /* a revealer above the status bar */
+  GtkWidget *panel; /* a revealer above the status bar */
   GtkWidget *panel_stack;
   GtkWidget *panel_title;
   GtkWidget *copy_button, *export_button;
@@ -71,15 +71,15 @@ struct _EsTools {
   GtkWidget *roi_grid, *roi_histogram, *roi_caption;
   GtkWidget *inspector_cells, *inspector_counts, *inspector_caption;
   GtkWidget *swipe_dropdown;
-  GtkAdjustment *swipe_adjustment;   /* the split in percent, for the keyboard */
+  GtkAdjustment *swipe_adjustment; /* the split in percent, for the keyboard */
   guint64 contrast_bins[128];
-  EsLayer *contrast_layer;           /* the histogram's */
-  int contrast_drag;                 /* the handle dragged: 0 low, 1 high */
+  EsLayer *contrast_layer; /* the histogram's */
+  int contrast_drag;       /* the handle dragged: 0 low, 1 high */
   GtkWidget *contrast_button, *contrast_range, *contrast_switch, *contrast_lo, *contrast_hi;
   GtkWidget *contrast_caption;
   gboolean contrast_updating;
   GdkTexture *swipe_texture;
-  EsLayer *swipe_original;   /* the original as a layer, for the swipe */
+  EsLayer *swipe_original; /* the original as a layer, for the swipe */
   EsColorScale swipe_texture_scale;
   int swipe_texture_key[6];
   EsLayer *swipe_texture_layer;
@@ -91,8 +91,7 @@ void _es_tools_channels_clear (EsToolsChannels *channels);
 EsLayer *_es_tools_get_layer (EsTools *self, EsView view);
 void _es_tools_schedule_update (EsTools *self);
 /* The pane geometry's point of an image coordinate. */
-void _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, double *px,
-                        double *py);
+void _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, double *px, double *py);
 /* Tests drive the tools as the pointer does, in canvas coordinates. */
 void es_tools_set_tool (EsTools *self, EsTool tool);
 void es_tools_press (EsTools *self, double x, double y);
@@ -111,8 +110,8 @@ gboolean es_tools_export_csv (EsTools *self, const char *path, GError **error);
 /* es-tools-icons.c: a 16×16 icon of a tool; ES_N_TOOLS is the contrast one. */
 GtkWidget *_es_tools_icon_new (int tool);
 /* A path over the image that shows on any colours (dots of dot_radius at its points). */
-void _es_tools_stroke_path (GtkSnapshot *snapshot, const graphene_rect_t *bounds, const double *points,
-                            int n_points, gboolean closed, double dot_radius);
+void _es_tools_stroke_path (GtkSnapshot *snapshot, const graphene_rect_t *bounds, const double *points, int n_points,
+                            gboolean closed, double dot_radius);
 
 /* es-tools-shape.c: the shape's coordinates in spin buttons (a popover). */
 GtkWidget *_es_tools_shape_button_new (EsTools *self);

@@ -55,8 +55,7 @@ _es_tools_get_layer (EsTools *self, EsView view)
 }
 
 static void
-add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name, int levels,
-             double scale)
+add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name, int levels, double scale)
 {
   int i = channels->n++;
 
@@ -64,7 +63,7 @@ add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name,
   channels->layers[i] = es_layer_ref (layer);
   channels->views[i] = view;
   channels->heatmap[i] = view != ES_VIEW_ORIGINAL && es_view_is_heatmap (view);
-  channels->channels[i] = (EsChannel) { name, &layer->result.values, levels, scale };
+  channels->channels[i] = (EsChannel){ name, &layer->result.values, levels, scale };
 }
 
 /* Gray, level, then each operation view on screen in its display units. */
@@ -113,8 +112,8 @@ update_profile (EsTools *self)
 
   es_profile_clear (&self->profile);
   if (self->has_line && self->channels.n > 0)
-    es_profile_sample (&self->profile, self->channels.channels, self->channels.n,
-                       self->line[0], self->line[1], self->line[2], self->line[3], &error);
+    es_profile_sample (&self->profile, self->channels.channels, self->channels.n, self->line[0], self->line[1],
+                       self->line[2], self->line[3], &error);
 }
 
 void
@@ -202,9 +201,9 @@ es_tools_set_tool (EsTools *self, EsTool tool)
   self->inspect_pinned = FALSE;
   action = g_action_map_lookup_action (G_ACTION_MAP (self->actions), "tool");
   g_simple_action_set_state (G_SIMPLE_ACTION (action), g_variant_new_string (tool_rows[tool].id));
-  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->canvas),
-                                   tool == ES_TOOL_POINTER ? NULL
-                                   : tool == ES_TOOL_SWIPE ? "col-resize" : "crosshair");
+  gtk_widget_set_cursor_from_name (GTK_WIDGET (self->canvas), tool == ES_TOOL_POINTER ? NULL
+                                                              : tool == ES_TOOL_SWIPE ? "col-resize"
+                                                                                      : "crosshair");
   if (tool_rows[tool].panel_title)
     {
       gtk_label_set_label (GTK_LABEL (self->panel_title), tool_rows[tool].panel_title);
@@ -416,27 +415,17 @@ _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, d
 }
 
 static void
-draw_shapes (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
-             gpointer data)
+draw_shapes (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry, gpointer data)
 {
   EsTools *self = data;
 
   switch (self->tool)
     {
-    case ES_TOOL_LINE:
-      _es_profile_draw (self, snapshot, geometry);
-      break;
-    case ES_TOOL_RECT:
-      _es_roi_draw (self, snapshot, geometry);
-      break;
-    case ES_TOOL_INSPECT:
-      _es_inspector_draw (self, snapshot, geometry);
-      break;
-    case ES_TOOL_SWIPE:
-      _es_swipe_draw (self, snapshot, geometry);
-      break;
-    default:
-      break;
+    case ES_TOOL_LINE: _es_profile_draw (self, snapshot, geometry); break;
+    case ES_TOOL_RECT: _es_roi_draw (self, snapshot, geometry); break;
+    case ES_TOOL_INSPECT: _es_inspector_draw (self, snapshot, geometry); break;
+    case ES_TOOL_SWIPE: _es_swipe_draw (self, snapshot, geometry); break;
+    default: break;
     }
 }
 
@@ -455,14 +444,13 @@ make_palette (EsTools *self)
   for (int tool = 0; tool < ES_N_TOOLS; tool++)
     {
       GtkWidget *button = gtk_toggle_button_new ();
-      g_autofree char *tooltip = g_strdup_printf ("%s (%s)", tool_rows[tool].title,
-                                                  tool_rows[tool].key_label);
+      g_autofree char *tooltip = g_strdup_printf ("%s (%s)", tool_rows[tool].title, tool_rows[tool].key_label);
 
       gtk_button_set_child (GTK_BUTTON (button), _es_tools_icon_new (tool));
       gtk_widget_add_css_class (button, "flat");
       gtk_widget_set_tooltip_text (button, tooltip);
-      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                      tool_rows[tool].title, -1);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, tool_rows[tool].title,
+                                      -1);
       gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "tools.tool");
       gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", tool_rows[tool].id);
       gtk_box_append (GTK_BOX (box), button);
@@ -511,8 +499,8 @@ make_panel (EsTools *self)
   gtk_widget_set_tooltip_text (close, "Close the Tool (Esc)");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (close), "tools.tool");
   gtk_actionable_set_action_target (GTK_ACTIONABLE (close), "s", tool_rows[ES_TOOL_POINTER].id);
-  for (GtkWidget *const *b = (GtkWidget *const[]) { _es_tools_shape_button_new (self), self->copy_button,
-                                                    self->export_button, close, NULL };
+  for (GtkWidget *const *b = (GtkWidget *const[]){ _es_tools_shape_button_new (self), self->copy_button,
+                                                   self->export_button, close, NULL };
        *b; b++)
     {
       gtk_widget_add_css_class (*b, "flat");
@@ -529,10 +517,8 @@ make_panel (EsTools *self)
   self->profile_plot = _es_profile_plot_new (self);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), self->profile_plot, tool_rows[ES_TOOL_LINE].id);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_roi_page_new (self), tool_rows[ES_TOOL_RECT].id);
-  gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_inspector_page_new (self),
-                       tool_rows[ES_TOOL_INSPECT].id);
-  gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_swipe_page_new (self),
-                       tool_rows[ES_TOOL_SWIPE].id);
+  gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_inspector_page_new (self), tool_rows[ES_TOOL_INSPECT].id);
+  gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_swipe_page_new (self), tool_rows[ES_TOOL_SWIPE].id);
   /* Short windows scroll the panel rather than push the status bar out. */
   scroller = gtk_scrolled_window_new ();
   gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
@@ -558,12 +544,12 @@ add_shortcuts (EsTools *self)
       gtk_shortcut_set_arguments (shortcut, g_variant_new_string (tool_rows[tool].id));
       gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller), shortcut);
     }
-  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
-                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_Escape, 0),
-                                                          gtk_named_action_new ("tools.clear")));
-  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller),
-                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_c, 0),
-                                                          gtk_named_action_new ("tools.contrast")));
+  gtk_shortcut_controller_add_shortcut (
+    GTK_SHORTCUT_CONTROLLER (controller),
+    gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_Escape, 0), gtk_named_action_new ("tools.clear")));
+  gtk_shortcut_controller_add_shortcut (
+    GTK_SHORTCUT_CONTROLLER (controller),
+    gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_c, 0), gtk_named_action_new ("tools.contrast")));
   gtk_widget_add_controller (GTK_WIDGET (self->host), controller);
 }
 
@@ -590,10 +576,8 @@ EsTools *
 es_tools_new (EsToolsHost *host, EsCanvas *canvas)
 {
   static const GActionEntry entries[] = {
-    { "tool", NULL, "s", "'pointer'", NULL, { 0 } },
-    { "clear", NULL, NULL, NULL, NULL, { 0 } },
-    { "copy", NULL, NULL, NULL, NULL, { 0 } },
-    { "export", NULL, NULL, NULL, NULL, { 0 } },
+    { "tool", NULL, "s", "'pointer'", NULL, { 0 } }, { "clear", NULL, NULL, NULL, NULL, { 0 } },
+    { "copy", NULL, NULL, NULL, NULL, { 0 } },       { "export", NULL, NULL, NULL, NULL, { 0 } },
     { "contrast", NULL, NULL, NULL, NULL, { 0 } },
   };
   static const GCallback activate[] = { G_CALLBACK (tool_action), G_CALLBACK (clear_action),
@@ -611,10 +595,9 @@ es_tools_new (EsToolsHost *host, EsCanvas *canvas)
   self->actions = g_simple_action_group_new ();
   for (guint i = 0; i < G_N_ELEMENTS (entries); i++)
     {
-      GSimpleAction *action = entries[i].parameter_type
-        ? g_simple_action_new_stateful (entries[i].name, G_VARIANT_TYPE_STRING,
-                                        g_variant_new_string ("pointer"))
-        : g_simple_action_new (entries[i].name, NULL);
+      GSimpleAction *action = entries[i].parameter_type ? g_simple_action_new_stateful (
+                                entries[i].name, G_VARIANT_TYPE_STRING, g_variant_new_string ("pointer"))
+                                                        : g_simple_action_new (entries[i].name, NULL);
 
       g_signal_connect (action, "activate", activate[i], self);
       g_action_map_add_action (G_ACTION_MAP (self->actions), G_ACTION (action));

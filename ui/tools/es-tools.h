@@ -13,11 +13,11 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (EsTools, es_tools, ES, TOOLS, GObject)
 
 typedef enum {
-  ES_TOOL_POINTER,   /* pan and choose the active pane */
-  ES_TOOL_LINE,      /* line profile */
-  ES_TOOL_RECT,      /* ROI statistics */
-  ES_TOOL_INSPECT,   /* the entropy window under the pointer */
-  ES_TOOL_SWIPE,     /* another view left of a draggable split */
+  ES_TOOL_POINTER, /* pan and choose the active pane */
+  ES_TOOL_LINE,    /* line profile */
+  ES_TOOL_RECT,    /* ROI statistics */
+  ES_TOOL_INSPECT, /* the entropy window under the pointer */
+  ES_TOOL_SWIPE,   /* another view left of a draggable split */
   ES_N_TOOLS
 } EsTool;
 

@@ -13,9 +13,8 @@ es_window_comparer_get_source (EsComparer *comparer)
 }
 
 static void
-es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats,
-                                  GCancellable *cancellable, EsCompareProgressFunc progress,
-                                  gpointer progress_data, GAsyncReadyCallback callback,
+es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats, GCancellable *cancellable,
+                                  EsCompareProgressFunc progress, gpointer progress_data, GAsyncReadyCallback callback,
                                   gpointer user_data)
 {
   EsWindow *self = ES_WINDOW (comparer);
@@ -32,8 +31,8 @@ es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats,
   /* The job of the op's view: the same parameters and variant as on screen. */
   es_window_get_view_job (self, es_view_for_op (op), &job);
   _es_window_track_task (self, task, TRUE);
-  es_worker_compare (self->worker, task, self->source, _es_window_get_backend (self), &job,
-                     repeats, progress, progress_data);
+  es_worker_compare (self->worker, task, self->source, _es_window_get_backend (self), &job, repeats, progress,
+                     progress_data);
 }
 
 static EsComparison *

@@ -10,7 +10,7 @@
 /* Exports of every window stop through this once a window closes with its
  * exports still writing: es_atomic_file removes their temporary files. */
 static EsControl *export_interrupt;
-static int exports_running;   /* in every window (main thread) */
+static int exports_running; /* in every window (main thread) */
 
 typedef struct {
   EsLayer *layer;
@@ -18,7 +18,7 @@ typedef struct {
   char *path;
   EsExportFormat format;
   gboolean colorbar;
-  gboolean every_plane;   /* the volume's every plane as one multi-page TIFF */
+  gboolean every_plane; /* the volume's every plane as one multi-page TIFF */
 } ExportData;
 
 static void
@@ -37,9 +37,9 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
   ExportData *export = task_data;
   EsError error = { 0 };
 
-  if (export->every_plane ? es_volume_export_tiff (export->path, &export->result, &error)
-                          : es_pipeline_export (export->path, export->format, &export->result, export->colorbar,
-                                                &error))
+  if (export->every_plane
+        ? es_volume_export_tiff (export->path, &export->result, &error)
+        : es_pipeline_export (export->path, export->format, &export->result, export->colorbar, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
@@ -97,8 +97,7 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
   if (export->path == NULL)
     {
       g_free (export);
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                               "Exports need a local file");
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "Exports need a local file");
       g_object_unref (task);
       return;
     }
@@ -144,8 +143,8 @@ es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboo
 }
 
 void
-es_window_export_volume_async (EsWindow *self, GFile *file, GCancellable *cancellable,
-                               GAsyncReadyCallback callback, gpointer user_data)
+es_window_export_volume_async (EsWindow *self, GFile *file, GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer user_data)
 {
   g_return_if_fail (ES_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -201,16 +200,19 @@ _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboo
  * (volumes come from multi-page TIFFs: a build without libtiff has none). */
 #define EXPORT_EVERY_PLANE 4
 static const char *const export_ids[] = {
-  "png", "raw16", "text",
+  "png",  "raw16",  "text",
 #ifdef ES_HAVE_TIFF
   "tiff", "volume",
 #endif
   NULL,
 };
 static const char *const export_labels[] = {
-  "Colormapped PNG", "Raw 16-bit PNG", "Text matrix",
+  "Colormapped PNG",
+  "Raw 16-bit PNG",
+  "Text matrix",
 #ifdef ES_HAVE_TIFF
-  "TIFF (the values as they are)", "Multi-page TIFF (every plane)",
+  "TIFF (the values as they are)",
+  "Multi-page TIFF (every plane)",
 #endif
   NULL,
 };
@@ -325,9 +327,8 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   if (self->source == NULL)
     return;
   chooser = gtk_file_chooser_native_new (es_source_planes (self->source) > 1 ? "Export the Plane or the Volume"
-                                                                              : "Export What Is Shown",
-                                         GTK_WINDOW (self),
-                                         GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+                                                                             : "Export What Is Shown",
+                                         GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   /* Every plane is a volume's choice only; a 2-D image takes the plane's TIFF instead. */
   if (n_formats > EXPORT_EVERY_PLANE && es_source_planes (self->source) <= 1)
     n_formats = EXPORT_EVERY_PLANE;
@@ -341,12 +342,11 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   memcpy (ids, export_ids, n_formats * sizeof *ids);
   memcpy (labels, export_labels, n_formats * sizeof *labels);
   add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", "Format", ids, labels, format);
-  add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", "Compression", compression_ids,
-                       compression_labels, g_settings_get_enum (self->settings, "export-compression"));
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", "Compression", compression_ids, compression_labels,
+                       g_settings_get_enum (self->settings, "export-compression"));
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", "With colorbar", NULL, NULL);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "colorbar",
-                               g_settings_get_boolean (self->settings, "export-colorbar") ? "true"
-                                                                                          : "false");
+                               g_settings_get_boolean (self->settings, "export-colorbar") ? "true" : "false");
   stem = g_strdup (self->source->name);
   if ((dot = strrchr (stem, '.')) && dot != stem)
     *dot = '\0';
@@ -358,8 +358,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   for (int pass = 0; pass < 2; pass++)
     for (guint i = 0; i < G_N_ELEMENTS (export_filters); i++)
       if ((pass == 0) == (g_strcmp0 (export_filters[i].extension, export_extensions[format]) == 0))
-        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), export_filters[i].name,
-                                       export_filters[i].pattern);
+        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), export_filters[i].name, export_filters[i].pattern);
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
 
   g_clear_object (&self->chooser);
@@ -405,8 +404,8 @@ on_copied (GObject *object, GAsyncResult *result, gpointer user_data)
   if (bytes == NULL)
     return;
   /* Only wrapping happens here: the pixels were made in the thread. */
-  texture = gdk_memory_texture_new (es_layer_width (copy->layer), es_layer_height (copy->layer),
-                                    GDK_MEMORY_R8G8B8, bytes, copy->stride);
+  texture = gdk_memory_texture_new (es_layer_width (copy->layer), es_layer_height (copy->layer), GDK_MEMORY_R8G8B8,
+                                    bytes, copy->stride);
   gdk_clipboard_set_texture (gtk_widget_get_clipboard (GTK_WIDGET (self)), texture);
   _es_window_show_message (self, "Copied the view to the clipboard");
 }

@@ -37,8 +37,7 @@ rebuild_recent_menu (EsWindow *self)
         }
       label = menu_label (name);
       item = g_menu_item_new (label, NULL);
-      g_menu_item_set_action_and_target_value (item, "win.open-recent",
-                                               g_variant_new_string (uris[i]));
+      g_menu_item_set_action_and_target_value (item, "win.open-recent", g_variant_new_string (uris[i]));
       g_menu_append_item (self->recent_menu, item);
     }
   if (uris[0] == NULL)
@@ -115,8 +114,7 @@ _es_window_describe_source (EsWindow *self)
   if (source == NULL)
     return NULL;
   text = g_string_new (NULL);
-  g_string_append_printf (text, "Size: %d × %d pixels (%.2f megapixels)\n", source->image.width,
-                          source->image.height,
+  g_string_append_printf (text, "Size: %d × %d pixels (%.2f megapixels)\n", source->image.width, source->image.height,
                           (double) source->image.width * source->image.height / 1e6);
   g_string_append_printf (text, "Depth: %d-bit%s\n", source->image.depth,
                           source->image.levels > 0 ? " levels" : " gray");
@@ -124,8 +122,7 @@ _es_window_describe_source (EsWindow *self)
     g_string_append_printf (text, "Levels: %d\n", source->image.levels);
   g_string_append_printf (text, "Format: %s\n", file_format (source));
   if (source->file)
-    info = g_file_query_info (source->file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE,
-                              NULL, NULL);
+    info = g_file_query_info (source->file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, NULL);
   if (info)
     {
       g_autofree char *human = g_format_size (g_file_info_get_size (info));
@@ -155,8 +152,7 @@ image_info_action (GtkWidget *widget, const char *action_name, GVariant *paramet
 /* The placeholder of an empty Open Recent menu: never enabled. */
 static void
 no_recent_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
-{
-}
+{}
 
 void
 _es_window_class_files_init (EsWindowClass *klass)
@@ -177,7 +173,6 @@ _es_window_files_init (EsWindow *self)
 void
 _es_window_files_bind (EsWindow *self)
 {
-  g_signal_connect_object (self->settings, "changed::recent-files", G_CALLBACK (on_recent_files),
-                           self, 0);
+  g_signal_connect_object (self->settings, "changed::recent-files", G_CALLBACK (on_recent_files), self, 0);
   rebuild_recent_menu (self);
 }

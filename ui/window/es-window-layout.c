@@ -19,8 +19,7 @@ apply_panel (EsWindow *self)
 {
   gboolean folded = adw_flap_get_folded (self->flap);
 
-  adw_flap_set_reveal_flap (self->flap,
-                            !folded && g_settings_get_boolean (self->settings, "show-sidebar"));
+  adw_flap_set_reveal_flap (self->flap, !folded && g_settings_get_boolean (self->settings, "show-sidebar"));
   gtk_widget_set_visible (GTK_WIDGET (self->info_label), !folded);
 }
 
@@ -48,8 +47,7 @@ on_reveal (AdwFlap *flap, GParamSpec *pspec, EsWindow *self)
   g_assert (ES_IS_WINDOW (self));
   g_object_notify (G_OBJECT (self), "show-sidebar");
   /* The panel's histograms need their views, and only while it is shown. */
-  _es_window_schedule_update (self, adw_flap_get_reveal_flap (flap) ? "side panel shown"
-                                                                    : "side panel hidden");
+  _es_window_schedule_update (self, adw_flap_get_reveal_flap (flap) ? "side panel shown" : "side panel hidden");
 }
 
 static void
@@ -72,7 +70,7 @@ _es_window_show_error (EsWindow *self, const char *summary, const char *reason)
   self->last_error = g_strdup_printf ("%s: %s", summary, reason);
   g_free (self->last_message);
   self->last_message = g_strdup (self->last_error);
-  if (self->toast_overlay == NULL)   /* disposed: a late export result */
+  if (self->toast_overlay == NULL) /* disposed: a late export result */
     return;
   gtk_label_set_label (self->error_label, self->last_error);
   gtk_revealer_set_reveal_child (self->error_revealer, TRUE);
@@ -114,7 +112,7 @@ _es_window_update_actions (EsWindow *self)
   gboolean heatmap = FALSE;
   int n = _es_window_get_views (self, views);
 
-  if (self->sidebar == NULL)   /* disposed */
+  if (self->sidebar == NULL) /* disposed */
     return;
   for (guint i = 0; i < G_N_ELEMENTS (image_actions); i++)
     gtk_widget_action_set_enabled (GTK_WIDGET (self), image_actions[i], has_image);
@@ -148,8 +146,7 @@ zoom_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 /* Arrow keys on the canvas pan it; they never move the focus away (into
  * the side panel, where the next arrow would change a parameter). */
 static gboolean
-on_canvas_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
-               GdkModifierType state, EsWindow *self)
+on_canvas_key (GtkEventControllerKey *controller, guint keyval, guint keycode, GdkModifierType state, EsWindow *self)
 {
   GtkScrollable *scrollable = GTK_SCROLLABLE (self->canvas);
   GtkAdjustment *adjustment;
@@ -160,27 +157,21 @@ on_canvas_key (GtkEventControllerKey *controller, guint keyval, guint keycode,
     return FALSE;
   switch (keyval)
     {
-    case GDK_KEY_Left: case GDK_KEY_KP_Left:
-      adjustment = gtk_scrollable_get_hadjustment (scrollable), direction = -1;
-      break;
-    case GDK_KEY_Right: case GDK_KEY_KP_Right:
-      adjustment = gtk_scrollable_get_hadjustment (scrollable), direction = 1;
-      break;
-    case GDK_KEY_Up: case GDK_KEY_KP_Up:
-      adjustment = gtk_scrollable_get_vadjustment (scrollable), direction = -1;
-      break;
-    case GDK_KEY_Down: case GDK_KEY_KP_Down:
-      adjustment = gtk_scrollable_get_vadjustment (scrollable), direction = 1;
-      break;
-    default:
-      return FALSE;
+    case GDK_KEY_Left:
+    case GDK_KEY_KP_Left: adjustment = gtk_scrollable_get_hadjustment (scrollable), direction = -1; break;
+    case GDK_KEY_Right:
+    case GDK_KEY_KP_Right: adjustment = gtk_scrollable_get_hadjustment (scrollable), direction = 1; break;
+    case GDK_KEY_Up:
+    case GDK_KEY_KP_Up: adjustment = gtk_scrollable_get_vadjustment (scrollable), direction = -1; break;
+    case GDK_KEY_Down:
+    case GDK_KEY_KP_Down: adjustment = gtk_scrollable_get_vadjustment (scrollable), direction = 1; break;
+    default: return FALSE;
     }
   /* A tenth of the view per press, a whole view with Shift. */
   if (adjustment)
-    gtk_adjustment_set_value (adjustment,
-                              gtk_adjustment_get_value (adjustment)
-                                + direction * gtk_adjustment_get_page_size (adjustment)
-                                    * (state & GDK_SHIFT_MASK ? 0.9 : 0.1));
+    gtk_adjustment_set_value (adjustment, gtk_adjustment_get_value (adjustment)
+                                            + direction * gtk_adjustment_get_page_size (adjustment)
+                                                * (state & GDK_SHIFT_MASK ? 0.9 : 0.1));
   return TRUE;
 }
 
@@ -227,7 +218,6 @@ _es_window_layout_bind (EsWindow *self)
 {
   g_signal_connect_object (self->flap, "notify::folded", G_CALLBACK (on_folded), self, 0);
   g_signal_connect_object (self->flap, "notify::reveal-flap", G_CALLBACK (on_reveal), self, 0);
-  g_signal_connect_object (self->settings, "changed::show-sidebar", G_CALLBACK (on_show_sidebar),
-                           self, 0);
+  g_signal_connect_object (self->settings, "changed::show-sidebar", G_CALLBACK (on_show_sidebar), self, 0);
   apply_panel (self);
 }

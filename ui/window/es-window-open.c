@@ -13,12 +13,12 @@ typedef struct {
   GFile *file;
   char *name;
   int levels;
-  guint64 max_pixels;         /* the "max-pixels" setting */
-  guint64 budget;             /* es_image_get_max_pixels () when the load started */
+  guint64 max_pixels; /* the "max-pixels" setting */
+  guint64 budget;     /* es_image_get_max_pixels () when the load started */
   guint64 serial;
-  gboolean remember_folder;   /* not for the bundled sample */
-  gint64 requested;           /* monotonic µs of the request, for the timings card */
-  double decode_ms;           /* reading and decoding, on the load thread */
+  gboolean remember_folder; /* not for the bundled sample */
+  gint64 requested;         /* monotonic µs of the request, for the timings card */
+  double decode_ms;         /* reading and decoding, on the load thread */
 } LoadData;
 
 static void
@@ -37,8 +37,7 @@ format_megapixels (guint64 pixels)
 {
   double megapixels = pixels / 1e6;
 
-  return megapixels >= 0.1 ? g_strdup_printf ("%.2f", megapixels)
-                           : g_strdup_printf ("%.2g", megapixels);
+  return megapixels >= 0.1 ? g_strdup_printf ("%.2f", megapixels) : g_strdup_printf ("%.2g", megapixels);
 }
 
 /* An image over "max-pixels", in the setting's unit. */
@@ -49,14 +48,14 @@ too_large_message (int width, int height, guint64 max_pixels)
   g_autofree char *limit = format_megapixels (max_pixels);
 
   return g_strdup_printf ("the image is %d × %d, %s megapixels: over the Maximum Image Size of "
-                          "%s megapixels (side panel)", width, height, size, limit);
+                          "%s megapixels (side panel)",
+                          width, height, size, limit);
 }
 
 /* A file that is not local (dropped from elsewhere) is read through GIO,
  * never past the loader's size limit. */
 static gboolean
-load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError *es_error,
-             GError **error)
+load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError *es_error, GError **error)
 {
   g_autoptr (GFileInputStream) stream = g_file_read (load->file, cancellable, error);
   guint64 limit = es_load_get_max_file_size ();
@@ -70,8 +69,7 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
     {
       if (bytes->len + (guint64) n > limit)
         {
-          es_error_set (es_error, ES_ERROR_IO, "file is larger than the limit of %" G_GUINT64_FORMAT
-                        " bytes", limit);
+          es_error_set (es_error, ES_ERROR_IO, "file is larger than the limit of %" G_GUINT64_FORMAT " bytes", limit);
           return TRUE;
         }
       g_byte_array_append (bytes, piece, n);
@@ -116,7 +114,7 @@ load_local (const char *path, int levels, EsImage *image, EsError *error)
       return;
     }
   if (es_pages_count (pages) > 1)
-    es_pages_load_volume (pages, &(EsVolumeChoice) { 0 }, image, notice, sizeof notice, error);
+    es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, image, notice, sizeof notice, error);
   else
     es_pages_load (pages, 0, image, error);
   es_pages_close (pages);
@@ -158,8 +156,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
   if (es_error.code != ES_OK)
     {
       g_task_return_new_error (task, G_IO_ERROR,
-                               es_error.code == ES_ERROR_LIMIT ? G_IO_ERROR_MESSAGE_TOO_LARGE
-                                                               : G_IO_ERROR_INVALID_DATA,
+                               es_error.code == ES_ERROR_LIMIT ? G_IO_ERROR_MESSAGE_TOO_LARGE : G_IO_ERROR_INVALID_DATA,
                                "%s", es_error.message);
       return;
     }
@@ -171,8 +168,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
       es_image_clear (&image);
       return;
     }
-  g_task_return_pointer (task, es_source_new (load->file, load->name, &image),
-                         (GDestroyNotify) es_source_unref);
+  g_task_return_pointer (task, es_source_new (load->file, load->name, &image), (GDestroyNotify) es_source_unref);
 }
 
 static guint64
@@ -231,7 +227,7 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
     return;
   self = ES_WINDOW (object);
   g_assert (ES_IS_WINDOW (self));
-  if (g_cancellable_is_cancelled (self->cancellable))   /* disposed */
+  if (g_cancellable_is_cancelled (self->cancellable)) /* disposed */
     {
       es_source_unref (source);
       return;
@@ -384,8 +380,8 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 
   g_assert (ES_IS_WINDOW (self));
 
-  chooser = gtk_file_chooser_native_new ("Open an Image", GTK_WINDOW (self),
-                                         GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", "_Cancel");
+  chooser = gtk_file_chooser_native_new ("Open an Image", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
+                                         "_Cancel");
   filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, "Images and text matrices");
   gtk_file_filter_add_mime_type (filter, "image/png");

@@ -26,7 +26,7 @@ struct _EsWindow {
   AdwFlap *flap;
   GtkStack *stack;
   EsCanvas *canvas;
-  GtkWidget *timings_group;       /* the side panel's, with the timings */
+  GtkWidget *timings_group; /* the side panel's, with the timings */
   EsTimings *timings;
   GtkRevealer *progress_revealer;
   GtkLabel *progress_title;
@@ -36,19 +36,19 @@ struct _EsWindow {
   GtkLabel *position_label;
   GtkLabel *notice_label;
   GtkLabel *info_label;
-  GtkLabel *definition_label;     /* over the canvas: the entropy definition in force */
+  GtkLabel *definition_label; /* over the canvas: the entropy definition in force */
   EsSidebar *sidebar;
 
-  GSettings *app_settings;        /* the application's: defaults for new windows */
-  GSettings *settings;            /* this window's own copy (es-window-settings.c) */
-  GVariant **undoable_values;     /* the values of the undoable keys before a change */
-  GQueue undo_stack, redo_stack;  /* SettingChange */
-  gboolean undoing;               /* applying an undo or redo: not recorded */
+  GSettings *app_settings;       /* the application's: defaults for new windows */
+  GSettings *settings;           /* this window's own copy (es-window-settings.c) */
+  GVariant **undoable_values;    /* the values of the undoable keys before a change */
+  GQueue undo_stack, redo_stack; /* SettingChange */
+  gboolean undoing;              /* applying an undo or redo: not recorded */
   EsWorker *worker;
-  GCancellable *cancellable;      /* cancelled when the window goes away */
+  GCancellable *cancellable; /* cancelled when the window goes away */
   GtkNativeDialog *chooser;
 
-  GtkWindow *compare_window;      /* weak; an EsCompareWindow (es-window-compare.c) */
+  GtkWindow *compare_window; /* weak; an EsCompareWindow (es-window-compare.c) */
   gboolean compare_when_open;
 
   /* The image on screen, and the one opened after it: that one becomes
@@ -64,35 +64,35 @@ struct _EsWindow {
   int comparisons;                /* Compare Variants runs (their window shows them) */
   gboolean busy;
 
-  guint64 generation;             /* of the newest request */
-  guint64 answered_generation;    /* of the newest complete response, or cancel */
-  guint64 shown_generation;       /* of the newest response shown */
-  guint64 cancelled_generation;   /* of the newest request the user cancelled */
+  guint64 generation;           /* of the newest request */
+  guint64 answered_generation;  /* of the newest complete response, or cancel */
+  guint64 shown_generation;     /* of the newest response shown */
+  guint64 cancelled_generation; /* of the newest request the user cancelled */
   EsLayer *shown[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
 
   /* Waiting for work: the progress overlay, the spinner and Escape. */
-  gint64 waiting_since;           /* monotonic µs; 0 when nothing is waited for */
-  guint progress_tick;            /* polls the worker's progress while waiting */
-  guint progress_delay_ms;        /* before the overlay shows (ES_WINDOW_PROGRESS_DELAY_MS) */
-  double progress_fraction;       /* on the bar; -1 when it pulses */
+  gint64 waiting_since;     /* monotonic µs; 0 when nothing is waited for */
+  guint progress_tick;      /* polls the worker's progress while waiting */
+  guint progress_delay_ms;  /* before the overlay shows (ES_WINDOW_PROGRESS_DELAY_MS) */
+  double progress_fraction; /* on the bar; -1 when it pulses */
 
   /* The last runs of each job, for the medians in the side panel's timings. */
-  GQueue timing_history;          /* TimingRecord */
+  GQueue timing_history; /* TimingRecord */
   /* The newest decoded image waiting to be shown, until the first frame
    * painted with it tells how long opening it took (es-window-timings.c). */
   struct {
-    guint64 source_serial;        /* 0: none waits */
-    gint64 requested;             /* monotonic µs of the open request */
+    guint64 source_serial; /* 0: none waits */
+    gint64 requested;      /* monotonic µs of the open request */
     double decode_ms;
-    double compute_ms;            /* the worker's, once the image is on screen; <0 before */
+    double compute_ms; /* the worker's, once the image is on screen; <0 before */
   } opening;
 
   guint update_idle;
-  GString *changes;               /* what changed since the last request */
-  GQueue pending_log;             /* PendingChange, for ENTROSCOPE_DEBUG=timing */
-  gulong after_paint_handler;     /* for the log and the opening's time */
+  GString *changes;           /* what changed since the last request */
+  GQueue pending_log;         /* PendingChange, for ENTROSCOPE_DEBUG=timing */
+  gulong after_paint_handler; /* for the log and the opening's time */
   GdkFrameClock *paint_clock;
   double last_worker_ms;
   double last_jobs_ms;
@@ -102,7 +102,7 @@ struct _EsWindow {
   char *last_message;
   char *last_error;
 
-  EsTools *tools;                 /* the inspection tools (es-window-tools.c) */
+  EsTools *tools; /* the inspection tools (es-window-tools.c) */
   /* A volume on screen (es-window-volume.c): the plane shown, and what is
    * drawn of the views' volume results for it. */
   GtkWidget *z_bar;
@@ -110,14 +110,14 @@ struct _EsWindow {
   GtkLabel *z_count_label;
   GtkToggleButton *ortho_button;
   int z;
-  gboolean setting_z;             /* configuring the slider for a new image */
-  EsSource *plane_source;         /* plane z of the source */
-  EsLayer *planes[ES_N_VIEWS];    /* plane z of shown[view] */
-  gboolean orthogonal;            /* XY, YZ and XZ of one view */
+  gboolean setting_z;          /* configuring the slider for a new image */
+  EsSource *plane_source;      /* plane z of the source */
+  EsLayer *planes[ES_N_VIEWS]; /* plane z of shown[view] */
+  gboolean orthogonal;         /* XY, YZ and XZ of one view */
   EsView orthogonal_view;
-  int cross_x, cross_y;           /* the crosshair: the YZ slice's column, the XZ slice's row */
-  EsLayer *slices[2];             /* XZ and YZ of shown[orthogonal_view] */
-  int slice_at[2];                /* the row and the column they go through */
+  int cross_x, cross_y; /* the crosshair: the YZ slice's column, the XZ slice's row */
+  EsLayer *slices[2];   /* XZ and YZ of shown[orthogonal_view] */
+  int slice_at[2];      /* the row and the column they go through */
   char *pane_labels[3];
 };
 

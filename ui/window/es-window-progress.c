@@ -30,10 +30,9 @@ _es_window_cancellable_work (EsWindow *self)
 void
 _es_window_update_busy (EsWindow *self)
 {
-  gboolean busy = _es_window_waiting (self) || self->comparisons > 0
-                  || self->generation > self->answered_generation;
+  gboolean busy = _es_window_waiting (self) || self->comparisons > 0 || self->generation > self->answered_generation;
 
-  if (self->spinner == NULL)   /* disposed */
+  if (self->spinner == NULL) /* disposed */
     return;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", _es_window_cancellable_work (self));
   _es_window_update_progress (self);
@@ -91,18 +90,15 @@ describe_work (EsWindow *self, char **title, char **detail)
 
   if (self->loading_name || self->pending_source)
     {
-      *title = g_strdup_printf ("Opening “%s”",
-                                self->loading_name ? self->loading_name : self->pending_source->name);
+      *title = g_strdup_printf ("Opening “%s”", self->loading_name ? self->loading_name : self->pending_source->name);
       *detail = self->loading_name ? g_strdup ("Reading the file")
-                : n > 1             ? g_strdup ("Computing the grid")
-                                    : g_strdup_printf ("Computing %s", es_view_title (active));
+                : n > 1            ? g_strdup ("Computing the grid")
+                                   : g_strdup_printf ("Computing %s", es_view_title (active));
       return;
     }
-  *title = n > 1 ? g_strdup ("Computing the Grid")
-                 : g_strdup_printf ("Computing %s", es_view_title (active));
+  *title = n > 1 ? g_strdup ("Computing the Grid") : g_strdup_printf ("Computing %s", es_view_title (active));
   es_window_get_view_job (self, active, &job);
-  *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ")
-                                             : g_strdup ("");
+  *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ") : g_strdup ("");
 }
 
 static void
@@ -121,7 +117,7 @@ show_progress (EsWindow *self, gboolean show)
   if (gtk_revealer_get_reveal_child (self->progress_revealer) == show)
     return;
   if (show)
-    self->progress_fraction = -2;   /* nothing on the bar yet */
+    self->progress_fraction = -2; /* nothing on the bar yet */
   gtk_widget_set_visible (GTK_WIDGET (self->progress_revealer), TRUE);
   gtk_revealer_set_reveal_child (self->progress_revealer, show);
 }
@@ -152,8 +148,7 @@ progress_tick (gpointer data)
   /* The spinner stands for work without the overlay (exports, copies),
    * and only for work that lasts: short jobs must not animate anything. */
   gtk_spinner_set_spinning (self->spinner, !overlay && elapsed_ms >= self->progress_delay_ms);
-  gtk_widget_set_visible (GTK_WIDGET (self->spinner),
-                          !overlay && elapsed_ms >= self->progress_delay_ms);
+  gtk_widget_set_visible (GTK_WIDGET (self->spinner), !overlay && elapsed_ms >= self->progress_delay_ms);
   if (!overlay)
     return G_SOURCE_CONTINUE;
 
@@ -192,8 +187,7 @@ _es_window_update_progress (EsWindow *self)
     }
   self->waiting_since = g_get_monotonic_time ();
   self->progress_tick = g_timeout_add_full (G_PRIORITY_DEFAULT, 33, progress_tick, self, NULL);
-  g_source_set_static_name (g_main_context_find_source_by_id (NULL, self->progress_tick),
-                            "[entroscope] progress");
+  g_source_set_static_name (g_main_context_find_source_by_id (NULL, self->progress_tick), "[entroscope] progress");
   if (self->progress_delay_ms == 0)
     progress_tick (self);
 }

@@ -10,15 +10,15 @@
 /* Shared by every window: where files are, what was opened, how large an
  * image may be, how exports are made, the style. */
 static const char *const app_wide_keys[] = {
-  "last-folder", "recent-files", "reopen-last", "max-pixels", "export-format", "export-colorbar",
-  "export-compression", "style", NULL,
+  "last-folder",     "recent-files",       "reopen-last", "max-pixels", "export-format",
+  "export-colorbar", "export-compression", "style",       NULL,
 };
 
 /* What Undo steps back through: the parameters (by name, from the table),
  * then how results are coloured and a volume's window. */
 static const char *const other_undoable_keys[] = {
-  "colormap", "reversed", "range", "units",
-  "volume-window", "shape-3d", "box-planes", "box-height", "box-width", "ball-radius",
+  "colormap", "reversed",   "range",      "units",     "volume-window",
+  "shape-3d", "box-planes", "box-height", "box-width", "ball-radius",
 };
 #define N_UNDOABLE (ES_N_PARAMS + G_N_ELEMENTS (other_undoable_keys))
 
@@ -26,7 +26,7 @@ static const char *const other_undoable_keys[] = {
 #define UNDO_MERGE_US (800 * G_TIME_SPAN_MILLISECOND)
 
 typedef struct {
-  const char *key;      /* static */
+  const char *key; /* static */
   GVariant *before;
   GVariant *after;
   gint64 time;
@@ -207,8 +207,8 @@ _es_window_on_settings_changed (GSettings *settings, const char *key, EsWindow *
   EsParamId param;
 
   g_assert (ES_IS_WINDOW (self));
-  if (g_str_equal (key, "colormap") || g_str_equal (key, "reversed")
-      || g_str_equal (key, "range") || g_str_equal (key, "units"))
+  if (g_str_equal (key, "colormap") || g_str_equal (key, "reversed") || g_str_equal (key, "range")
+      || g_str_equal (key, "units"))
     {
       /* How results are shown needs no new job: the canvas recolours only
        * what is visible, from the values it has. */
@@ -253,7 +253,7 @@ apply_change (EsWindow *self, GQueue *from, GQueue *to, gboolean undo)
   self->undoing = TRUE;
   g_settings_set_value (self->settings, change->key, undo ? change->before : change->after);
   self->undoing = FALSE;
-  change->time = 0;   /* never merged with what follows */
+  change->time = 0; /* never merged with what follows */
   g_queue_push_head (to, change);
   update_undo_actions (self);
 }
@@ -267,9 +267,7 @@ undo_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   /* In a text field, Ctrl+Z is the field's. */
   if (GTK_IS_TEXT (focus))
     {
-      gtk_widget_activate_action (focus, g_str_equal (action_name, "win.undo") ? "text.undo"
-                                                                               : "text.redo",
-                                  NULL);
+      gtk_widget_activate_action (focus, g_str_equal (action_name, "win.undo") ? "text.undo" : "text.redo", NULL);
       return;
     }
   if (g_str_equal (action_name, "win.undo"))
@@ -297,8 +295,8 @@ reset_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   g_object_get (self->settings, "settings-schema", &schema, NULL);
   keys = g_settings_schema_list_keys (schema);
   for (char **key = keys; *key; key++)
-    if (undoable_index (*key) >= 0 || g_str_has_prefix (*key, "variant-")
-        || g_str_equal (*key, "backend") || es_sidebar_definition_has_key (*key))
+    if (undoable_index (*key) >= 0 || g_str_has_prefix (*key, "variant-") || g_str_equal (*key, "backend")
+        || es_sidebar_definition_has_key (*key))
       {
         g_autoptr (GSettingsSchemaKey) schema_key = g_settings_schema_get_key (schema, *key);
         g_autoptr (GVariant) fallback = g_settings_schema_key_get_default_value (schema_key);

@@ -73,14 +73,14 @@ on_after_paint (GdkFrameClock *clock, EsWindow *self)
         continue;
       g_queue_delete_link (&self->pending_log, l);
       if (change->generation == 0)
-        es_debug_log ("%s: %.1f ms from the change to the view shown (display only, no job)",
-                      change->what, (now - change->time) / 1000.0);
+        es_debug_log ("%s: %.1f ms from the change to the view shown (display only, no job)", change->what,
+                      (now - change->time) / 1000.0);
       else if (change->generation < self->shown_generation)
         es_debug_log ("%s: superseded by a later change, never shown", change->what);
       else
         es_debug_log ("%s: %.1f ms from request to the new view shown (worker %.1f ms, "
-                      "of which es_run %.1f ms)", change->what, (now - change->time) / 1000.0,
-                      self->last_worker_ms, self->last_jobs_ms);
+                      "of which es_run %.1f ms)",
+                      change->what, (now - change->time) / 1000.0, self->last_worker_ms, self->last_jobs_ms);
       pending_change_free (change);
     }
   g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
@@ -102,8 +102,7 @@ on_realize (GtkWidget *widget, gpointer data)
 {
   g_assert (ES_IS_WINDOW (widget));
   if (es_debug_timing ())
-    g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint",
-                      G_CALLBACK (on_first_paint), widget);
+    g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint", G_CALLBACK (on_first_paint), widget);
   /* An image shown before the window had a frame clock. */
   _es_window_watch_next_paint (ES_WINDOW (widget));
 }
@@ -125,15 +124,13 @@ _es_window_watch_next_paint (EsWindow *self)
   gboolean opening = _es_window_open_waits_for_paint (self);
   GdkFrameClock *clock;
 
-  if (self->after_paint_handler
-      || (!opening && (!es_debug_timing () || g_queue_is_empty (&self->pending_log))))
+  if (self->after_paint_handler || (!opening && (!es_debug_timing () || g_queue_is_empty (&self->pending_log))))
     return;
   clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
   if (clock == NULL)
     return;
   self->paint_clock = g_object_ref (clock);
-  self->after_paint_handler = g_signal_connect (clock, "after-paint",
-                                                G_CALLBACK (on_after_paint), self);
+  self->after_paint_handler = g_signal_connect (clock, "after-paint", G_CALLBACK (on_after_paint), self);
 }
 
 void
@@ -169,8 +166,8 @@ _es_window_update_position (EsWindow *self)
   /* The plane's pixels: the orthogonal views' slices are read where they
    * cross it (the crosshair), not under the pointer. */
   if (self->hover_pane < 0 || self->hover_pane >= n || shown == NULL
-      || !(layer = es_window_get_layer (self, views[self->hover_pane]))
-      || self->hover_x >= shown->image.width || self->hover_y >= shown->image.height)
+      || !(layer = es_window_get_layer (self, views[self->hover_pane])) || self->hover_x >= shown->image.width
+      || self->hover_y >= shown->image.height)
     {
       if (shown != NULL && es_source_planes (self->source) > 1)
         {
@@ -192,8 +189,7 @@ _es_window_update_position (EsWindow *self)
   /* The sample's bin under the entropy definition in force: a level of the depth binning. */
   es_window_get_readout_job (self, &job);
   if (es_pixel_bin (&job, &shown->image, self->hover_x, self->hover_y, &bin))
-    g_string_append_printf (text, "      %s %3u",
-                            job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
+    g_string_append_printf (text, "      %s %3u", job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
 
   /* Every pane's value at the pointer: the grid's four views read at once. */
   for (int i = 0; i < n; i++)
@@ -213,8 +209,7 @@ _es_window_update_position (EsWindow *self)
         g_string_append_printf (text, "      %s no data", es_view_title (layer->view));
       else if (layer->result.values.format == ES_FORMAT_F32)
         g_string_append_printf (text, "      %s %.4f %s", es_view_title (layer->view),
-                                value * (info.unit_scale > 0 ? info.unit_scale : 1.0),
-                                info.units ? info.units : "");
+                                value * (info.unit_scale > 0 ? info.unit_scale : 1.0), info.units ? info.units : "");
       else
         g_string_append_printf (text, "      %s %d", es_view_title (layer->view), (int) value);
     }
@@ -285,10 +280,9 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
     {
       int height = 0;
 
-      gtk_widget_measure (GTK_WIDGET (self->definition_label), GTK_ORIENTATION_VERTICAL, -1, NULL, &height,
-                          NULL, NULL);
-      es_canvas_set_label_top (self->canvas, gtk_widget_get_margin_top (GTK_WIDGET (self->definition_label))
-                                             + height + 4);
+      gtk_widget_measure (GTK_WIDGET (self->definition_label), GTK_ORIENTATION_VERTICAL, -1, NULL, &height, NULL, NULL);
+      es_canvas_set_label_top (self->canvas,
+                               gtk_widget_get_margin_top (GTK_WIDGET (self->definition_label)) + height + 4);
     }
   else
     es_canvas_set_label_top (self->canvas, 8);

@@ -13,8 +13,8 @@ typedef struct {
   guint64 source_serial;
   EsView view;
   EsJob job;
-  EsBackendChoice backend;     /* that ran it */
-  const char *variant;         /* that ran (static) */
+  EsBackendChoice backend; /* that ran it */
+  const char *variant;     /* that ran (static) */
   EsTiming runs[ES_WINDOW_TIMING_RUNS];
   int n_runs, next;
 } TimingRecord;
@@ -27,8 +27,7 @@ record_matches (const TimingRecord *record, const EsLayer *layer)
 {
   if (record->source_serial != layer->source->serial || record->view != layer->view
       || record->backend != layer->result.timing.backend
-      || g_strcmp0 (record->variant, layer->result.timing.variant) != 0
-      || record->job.op != layer->job.op)
+      || g_strcmp0 (record->variant, layer->result.timing.variant) != 0 || record->job.op != layer->job.op)
     return FALSE;
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_job_get_param (&record->job, id) != es_job_get_param (&layer->job, id))
@@ -187,6 +186,6 @@ _es_window_open_painted (EsWindow *self, gint64 now)
   self->opening.source_serial = 0;
   es_timings_set_open (self->timings, self->source->name, &open);
   es_debug_log ("open %s: %.1f ms from the request to the first frame with its %s "
-                "(read and decode %.1f ms, compute %.1f ms)", self->source->name, open.total_ms,
-                open.heatmap ? "heatmap" : "view", open.decode_ms, open.compute_ms);
+                "(read and decode %.1f ms, compute %.1f ms)",
+                self->source->name, open.total_ms, open.heatmap ? "heatmap" : "view", open.decode_ms, open.compute_ms);
 }

@@ -190,16 +190,15 @@ on_clicked (EsCanvas *canvas, int pane, int x, int y, EsWindow *self)
       self->cross_x = x;
       self->cross_y = y;
       break;
-    case 1:   /* YZ: x is z */
+    case 1: /* YZ: x is z */
       self->cross_y = y;
       es_window_set_plane (self, x);
       break;
-    case 2:   /* XZ: y is z */
+    case 2: /* XZ: y is z */
       self->cross_x = x;
       es_window_set_plane (self, y);
       break;
-    default:
-      return;
+    default: return;
     }
   _es_window_refresh (self);
 }

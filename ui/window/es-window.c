@@ -23,10 +23,8 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (EsWindow, es_window, ADW_TYPE_APPLICATION_WINDOW,
-                               G_IMPLEMENT_INTERFACE (ES_TYPE_COMPARER,
-                                                      _es_window_comparer_iface_init)
-                               G_IMPLEMENT_INTERFACE (ES_TYPE_TOOLS_HOST,
-                                                      _es_window_tools_host_iface_init))
+                               G_IMPLEMENT_INTERFACE (ES_TYPE_COMPARER, _es_window_comparer_iface_init)
+                                 G_IMPLEMENT_INTERFACE (ES_TYPE_TOOLS_HOST, _es_window_tools_host_iface_init))
 
 #define GRID_NICK "grid"
 
@@ -40,7 +38,7 @@ _es_window_show_message (EsWindow *self, const char *message)
 
   g_free (self->last_message);
   self->last_message = g_strdup (message);
-  if (self->toast_overlay == NULL)   /* disposed: a late export result */
+  if (self->toast_overlay == NULL) /* disposed: a late export result */
     return;
   toast = adw_toast_new (markup);
   adw_toast_set_timeout (toast, 6);
@@ -53,8 +51,7 @@ int
 _es_window_get_views (EsWindow *self, EsView *views)
 {
   /* Parts set up in es_window_init ask before the settings arrive: the default view. */
-  g_autofree char *nick = self->settings ? g_settings_get_string (self->settings, "view")
-                                         : g_strdup ("entropy");
+  g_autofree char *nick = self->settings ? g_settings_get_string (self->settings, "view") : g_strdup ("entropy");
   EsView view;
 
   /* The orthogonal views are three slices of one view. */
@@ -109,8 +106,8 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
   *job = (EsJob) ES_JOB_INIT (op);
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (es_op_uses (op, id))
-      es_job_set_param (job, id, MIN (es_settings_get_number (self->settings, es_param (id)->name),
-                                      es_op_param_max (op, id)));
+      es_job_set_param (job, id,
+                        MIN (es_settings_get_number (self->settings, es_param (id)->name), es_op_param_max (op, id)));
   job->variant = NULL;
   if (has_op)
     {
@@ -124,9 +121,8 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
     {
       EsSource *source = _es_window_get_request_source (self);
 
-      es_sidebar_definition_get (es_sidebar_get_definition (self->sidebar),
-                                 source ? source->image.width : 0, source ? source->image.height : 0,
-                                 source ? es_source_planes (source) : 1, job);
+      es_sidebar_definition_get (es_sidebar_get_definition (self->sidebar), source ? source->image.width : 0,
+                                 source ? source->image.height : 0, source ? es_source_planes (source) : 1, job);
     }
 }
 
@@ -135,10 +131,8 @@ _es_window_get_display (EsWindow *self, EsDisplay *display)
 {
   display->colormap = g_settings_get_enum (self->settings, "colormap");
   display->reversed = g_settings_get_boolean (self->settings, "reversed");
-  display->range = g_settings_get_enum (self->settings, "range") == 1 ? ES_RANGE_AUTO
-                                                                      : ES_RANGE_ABSOLUTE;
-  display->units = g_settings_get_enum (self->settings, "units") == 1 ? ES_UNITS_BITS
-                                                                      : ES_UNITS_NATS;
+  display->range = g_settings_get_enum (self->settings, "range") == 1 ? ES_RANGE_AUTO : ES_RANGE_ABSOLUTE;
+  display->units = g_settings_get_enum (self->settings, "units") == 1 ? ES_UNITS_BITS : ES_UNITS_NATS;
 }
 
 EsBackendChoice
@@ -198,8 +192,7 @@ send_request (gpointer data)
         for (int view = 0; view < ES_N_VIEWS; view++)
           if (es_view_has_histogram (view))
             add_item (request, self, view);
-      _es_window_log_change (self, request->generation,
-                             self->changes->len ? self->changes->str : "update");
+      _es_window_log_change (self, request->generation, self->changes->len ? self->changes->str : "update");
       /* A new request: whatever was cancelled before is not the news now. */
       gtk_label_set_label (self->notice_label, "");
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), NULL);
@@ -266,7 +259,7 @@ refresh_view (EsWindow *self)
   _es_window_get_display (self, &display);
   for (int i = 0; i < n; i++)
     {
-      panes[i] = (EsCanvasPane) { .layer = es_window_get_layer (self, views[i]), .cross_x = -1 };
+      panes[i] = (EsCanvasPane){ .layer = es_window_get_layer (self, views[i]), .cross_x = -1 };
       if (panes[i].layer == NULL)
         return;
       es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
@@ -288,8 +281,7 @@ refresh_view (EsWindow *self)
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, _es_window_get_shown_source (self),
                              es_window_get_layer (self, ES_VIEW_QUANTIZED),
-                             es_window_get_layer (self, ES_VIEW_EQUALIZED),
-                             display.colormap, display.reversed);
+                             es_window_get_layer (self, ES_VIEW_EQUALIZED), display.colormap, display.reversed);
   update_variants (self);
   _es_window_update_actions (self);
   _es_window_update_position (self);
@@ -306,13 +298,13 @@ _es_window_refresh (EsWindow *self)
 void
 _es_window_update_subtitle (EsWindow *self)
 {
-  const char *opening = self->loading_name ? self->loading_name
+  const char *opening = self->loading_name     ? self->loading_name
                         : self->pending_source ? self->pending_source->name
                                                : NULL;
   EsSource *source = self->source;
   g_autofree char *subtitle = NULL;
 
-  if (self->window_title == NULL)   /* disposed */
+  if (self->window_title == NULL) /* disposed */
     return;
   /* Until the new image's views are ready, the old one stays, marked. */
   if (opening)
@@ -321,8 +313,7 @@ _es_window_update_subtitle (EsWindow *self)
     subtitle = g_strdup_printf ("%d × %d × %d · %d-bit volume", source->image.width, source->image.height,
                                 es_source_planes (source), source->image.depth);
   else if (source)
-    subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height,
-                                source->image.depth,
+    subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height, source->image.depth,
                                 source->image.levels > 0 ? " · text matrix" : "");
   adw_window_title_set_subtitle (self->window_title, subtitle);
 }
@@ -341,8 +332,8 @@ _es_window_show_source (EsWindow *self, EsSource *source)
     }
   _es_window_apply_max_pixels (self);
   _es_window_update_actions (self);
-  es_sidebar_definition_set_image_size (es_sidebar_get_definition (self->sidebar),
-                                        source->image.width, source->image.height, es_source_planes (source));
+  es_sidebar_definition_set_image_size (es_sidebar_get_definition (self->sidebar), source->image.width,
+                                        source->image.height, es_source_planes (source));
   adw_window_title_set_title (self->window_title, source->name);
   title = g_strdup_printf ("%s — Entroscope", source->name);
   gtk_window_set_title (GTK_WINDOW (self), title);
@@ -381,14 +372,13 @@ on_response (EsResponse *response, gpointer user_data)
       self->cuda_in_use = response->engine.backend == ES_BACKEND_CUDA;
     }
   if (response->engine.description || response->engine.cuda_reason || response->engine.cuda_usable)
-    es_sidebar_set_cuda (self->sidebar, response->engine.cuda_usable,
-                         response->engine.cuda_reason);
+    es_sidebar_set_cuda (self->sidebar, response->engine.cuda_usable, response->engine.cuda_reason);
 
   /* Only the newest request is ever shown: an older one was superseded
    * (the worker stops answering those, but one may be on its way), and
    * one the user cancelled stays cancelled even if it had just finished. */
-  if (response->generation != self->generation
-      || response->generation <= self->cancelled_generation || response->cancelled)
+  if (response->generation != self->generation || response->generation <= self->cancelled_generation
+      || response->cancelled)
     {
       es_response_free (response);
       _es_window_update_busy (self);
@@ -413,8 +403,7 @@ on_response (EsResponse *response, gpointer user_data)
         {
           g_autofree char *summary = g_strdup_printf ("Could not show “%s”", response->source->name);
 
-          _es_window_show_error (self, summary,
-                                 response->error ? response->error : "its views failed");
+          _es_window_show_error (self, summary, response->error ? response->error : "its views failed");
           g_clear_pointer (&self->pending_source, es_source_unref);
           _es_window_update_subtitle (self);
           _es_window_apply_max_pixels (self);
@@ -546,10 +535,8 @@ es_window_constructed (GObject *object)
     gtk_window_maximize (GTK_WINDOW (self));
 
   es_sidebar_bind (self->sidebar, self->settings);
-  es_settings_bind_choice (self->settings, "view", self->view_dropdown,
-                           es_window_get_view_nicks ());
-  g_settings_bind (self->settings, "show-timings", self->timings_group, "visible",
-                   G_SETTINGS_BIND_GET);
+  es_settings_bind_choice (self->settings, "view", self->view_dropdown, es_window_get_view_nicks ());
+  g_settings_bind (self->settings, "show-timings", self->timings_group, "visible", G_SETTINGS_BIND_GET);
   _es_window_layout_bind (self);
   _es_window_files_bind (self);
   g_signal_connect_object (self->settings, "changed", G_CALLBACK (_es_window_on_settings_changed), self, 0);
@@ -580,26 +567,13 @@ es_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
 
   switch (prop_id)
     {
-    case PROP_VIEW:
-      g_value_take_string (value, g_settings_get_string (self->settings, "view"));
-      break;
-    case PROP_BACKEND:
-      g_value_take_string (value, g_settings_get_string (self->settings, "backend"));
-      break;
-    case PROP_VARIANT:
-      g_value_take_string (value, current_variant (self));
-      break;
-    case PROP_SHOW_TIMINGS:
-      g_value_set_boolean (value, g_settings_get_boolean (self->settings, "show-timings"));
-      break;
-    case PROP_SHOW_SIDEBAR:
-      g_value_set_boolean (value, _es_window_get_panel_shown (self));
-      break;
-    case PROP_BUSY:
-      g_value_set_boolean (value, self->busy);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    case PROP_VIEW: g_value_take_string (value, g_settings_get_string (self->settings, "view")); break;
+    case PROP_BACKEND: g_value_take_string (value, g_settings_get_string (self->settings, "backend")); break;
+    case PROP_VARIANT: g_value_take_string (value, current_variant (self)); break;
+    case PROP_SHOW_TIMINGS: g_value_set_boolean (value, g_settings_get_boolean (self->settings, "show-timings")); break;
+    case PROP_SHOW_SIDEBAR: g_value_set_boolean (value, _es_window_get_panel_shown (self)); break;
+    case PROP_BUSY: g_value_set_boolean (value, self->busy); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -611,15 +585,9 @@ es_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
 
   switch (prop_id)
     {
-    case PROP_SETTINGS:
-      _es_window_settings_create (self, g_value_get_object (value));
-      break;
-    case PROP_VIEW:
-      g_settings_set_string (self->settings, "view", g_value_get_string (value));
-      break;
-    case PROP_BACKEND:
-      g_settings_set_string (self->settings, "backend", g_value_get_string (value));
-      break;
+    case PROP_SETTINGS: _es_window_settings_create (self, g_value_get_object (value)); break;
+    case PROP_VIEW: g_settings_set_string (self->settings, "view", g_value_get_string (value)); break;
+    case PROP_BACKEND: g_settings_set_string (self->settings, "backend", g_value_get_string (value)); break;
     case PROP_VARIANT:
       if (es_view_get_op (es_window_get_active_view (self), &op))
         {
@@ -628,14 +596,9 @@ es_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
           g_settings_set_string (self->settings, key, g_value_get_string (value));
         }
       break;
-    case PROP_SHOW_TIMINGS:
-      g_settings_set_boolean (self->settings, "show-timings", g_value_get_boolean (value));
-      break;
-    case PROP_SHOW_SIDEBAR:
-      _es_window_set_panel_shown (self, g_value_get_boolean (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    case PROP_SHOW_TIMINGS: g_settings_set_boolean (self->settings, "show-timings", g_value_get_boolean (value)); break;
+    case PROP_SHOW_SIDEBAR: _es_window_set_panel_shown (self, g_value_get_boolean (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
 
@@ -696,27 +659,20 @@ es_window_class_init (EsWindowClass *klass)
   object_class->finalize = es_window_finalize;
   GTK_WINDOW_CLASS (klass)->close_request = es_window_close_request;
 
-  properties[PROP_VIEW] =
-    g_param_spec_string ("view", NULL, NULL, "entropy",
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_BACKEND] =
-    g_param_spec_string ("backend", NULL, NULL, "auto",
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_VARIANT] =
-    g_param_spec_string ("variant", NULL, NULL, "",
-                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SHOW_TIMINGS] =
-    g_param_spec_boolean ("show-timings", NULL, NULL, TRUE,
-                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SHOW_SIDEBAR] =
-    g_param_spec_boolean ("show-sidebar", NULL, NULL, TRUE,
-                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_BUSY] =
-    g_param_spec_boolean ("busy", NULL, NULL, FALSE,
-                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
-  properties[PROP_SETTINGS] =
-    g_param_spec_object ("settings", NULL, NULL, G_TYPE_SETTINGS,
-                         G_PARAM_WRITABLE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_VIEW] = g_param_spec_string ("view", NULL, NULL, "entropy",
+                                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_BACKEND] = g_param_spec_string ("backend", NULL, NULL, "auto",
+                                                  G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_VARIANT] = g_param_spec_string ("variant", NULL, NULL, "",
+                                                  G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_TIMINGS] = g_param_spec_boolean (
+    "show-timings", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SHOW_SIDEBAR] = g_param_spec_boolean (
+    "show-sidebar", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  properties[PROP_SETTINGS] = g_param_spec_object ("settings", NULL, NULL, G_TYPE_SETTINGS,
+                                                   G_PARAM_WRITABLE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   g_type_ensure (ES_TYPE_CANVAS);
@@ -805,10 +761,10 @@ es_window_init (EsWindow *self)
   _es_window_tools_init (self);
   _es_window_volume_init (self);
 
-  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed",
-                           G_CALLBACK (on_definition_changed), self, 0);
-  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "message",
-                           G_CALLBACK (_es_window_show_message), self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed", G_CALLBACK (on_definition_changed),
+                           self, 0);
+  g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "message", G_CALLBACK (_es_window_show_message),
+                           self, G_CONNECT_SWAPPED);
 
   self->worker = es_worker_new (on_response, self);
   _es_window_schedule_update (self, "start");

@@ -32,8 +32,7 @@ const char *es_window_get_engine_description (EsWindow *self);
 
 /* Writes the active view through es_pipeline_export, in a thread. */
 void es_window_export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar,
-                             GCancellable *cancellable, GAsyncReadyCallback callback,
-                             gpointer user_data);
+                             GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
 /* Writes every plane of the active view of a volume as one multi-page TIFF
  * (es_volume_export_tiff, as entroscope-cli does), in a thread; fails when
  * the image is not a volume. Finished by es_window_export_finish. */
