@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The GPU machine's run: build without GLib/GTK, run every test with CUDA
 # required (every variant against the reference), compute-sanitizer over
-# every variant (tests/gpu/sanitize.sh), then the benchmark; the benchmark
-# table and the sanitizer's summary are printed last. Logs and CSV go to $OUT
+# every variant (tests/gpu/sanitize.sh), then the benchmarks (2-D and
+# volumes); their tables and the sanitizer's summary are printed last. Logs and CSV go to $OUT
 # when it is set.
 #   usage: tests/gpu/run.sh [bench sizes, default 1024,4096,8192]
 set -eu
@@ -29,7 +29,9 @@ tests/gpu/sanitize.sh build-gpu >"$out/sanitize.txt" 2>&1 || status=1
 
 build-gpu/app/entroscope-cli info | tee "$out/info.txt" | head -8
 build-gpu/app/entroscope-cli bench --sizes "$sizes" --csv "$out/bench.csv" >"$out/bench.txt" 2>&1 || status=$?
-cat "$out/bench.txt"
+# Volumes: 512³ at cube 3, ball 2, 3 and 5 on both 3-D variants.
+build-gpu/tests/bench-volumes 512 5 >"$out/bench-volumes.txt" 2>&1 || status=$?
+cat "$out/bench.txt" "$out/bench-volumes.txt"
 grep -A8 "^--- dirty" "$out/sanitize.txt" | head -40 || true
 tail -1 "$out/sanitize.txt"
 exit $status

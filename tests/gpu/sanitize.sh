@@ -56,6 +56,7 @@ for tool in memcheck racecheck initcheck synccheck; do
       # teaching variants and general have one kernel each.
       case $variant in
         fast|streams-overlap|pageable-transfers|per-call-alloc) sets="7:16 9:16 3:2 11:8 15:256" ;;
+        volume|volume-tile) sets="" ;;  # 3-D windows only: below
         *) sets="7:16 5:64" ;;
       esac
       for kl in $sets; do
@@ -79,6 +80,13 @@ for tool in memcheck racecheck initcheck synccheck; do
   echo "$tool entropy-general-small-exact - entropy general --window=5 --binning=exact --border=mirror"
   echo "$tool entropy-general-rect-range - entropy general --rect=3x9 --border=replicate --binning=range:10:200 --levels=300 --units=normalized"
   echo "$tool entropy-general-banded ES_GPU_MEMORY_BUDGET=300000 entropy default --disk=3 --border=symmetric"
+  # 3-D windows on the images as one-plane volumes: counts in registers
+  # (ball 2, 16 bins), in shared memory (256 bins), in global memory (exact
+  # 16-bit bins), the tile with its halo, and a mask of the border's void.
+  echo "$tool entropy-volume-registers - entropy volume --ball=2"
+  echo "$tool entropy-volume-shared - entropy volume --box=3x5x7 --levels=256 --border=symmetric"
+  echo "$tool entropy-volume-global - entropy volume --ball=1 --binning=exact"
+  echo "$tool entropy-volume-tile - entropy volume-tile --ball=2 --levels=64 --border=mirror"
 done >"$work/runs"
 
 # One run: dirty when the sanitizer reports anything or the CLI fails.
