@@ -990,7 +990,13 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
   const size_t shared_counts = ((size_t) w.binner.bins + 1) * VOL_THREADS * (size_t) w.count_bytes;
   const size_t budget = es_cuda_memory_budget (cuda);
   if (!w.tiled && !w.registers && shared_counts > VOL_SHARED_COUNTS_MAX)
-    w.global_count_bytes = budget / 4 < VOL_GLOBAL_COUNTS_MAX ? budget / 4 : VOL_GLOBAL_COUNTS_MAX;
+    {
+      /* A quarter of the budget, but never less than one block's counts
+       * (shared_counts' bytes): under a small budget no block could be
+       * launched, and the job would fail over to the CPU. */
+      const size_t quarter = budget / 4 < VOL_GLOBAL_COUNTS_MAX ? budget / 4 : VOL_GLOBAL_COUNTS_MAX;
+      w.global_count_bytes = quarter > shared_counts ? quarter : shared_counts;
+    }
 
   w.n_runs = vol_column_runs (job, w.hd, w.hh, w.hw, (int **) &w.runs);
   w.table_size = in->levels != 0 ? (uint32_t) in->levels : 1u << in->depth;
