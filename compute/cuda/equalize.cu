@@ -381,4 +381,6 @@ const EsCudaOp es_cuda_equalize = {
   .apply_band = apply_band,
   .frame_pad = NULL,
   .slow_path = NULL,
+  .volumes = false,
+  .run_volume = NULL,
 };

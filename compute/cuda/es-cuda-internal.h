@@ -220,7 +220,7 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
   {                                                                                                                    \
     .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false, .init = NULL,                 \
     .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .frame_pad = NULL,                  \
-    .slow_path = NULL,                                                                                                 \
+    .slow_path = NULL, .volumes = false, .run_volume = NULL,                                                           \
   }
 
 /* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
