@@ -457,11 +457,97 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   return status;
 }
 
+/* The table's heading: the images, the engines and the columns. */
+static void
+print_heading (const EsBenchOptions *options, const BenchBackend *cpu, const BenchBackend *cuda, const char *cuda_note)
+{
+  char low_contrast[128], params[128];
+
+  describe_low_contrast (options, low_contrast, sizeof low_contrast);
+  describe_params (options, params, sizeof params);
+  printf ("# random 8-bit images (seed 0x%llx%s)%s%s; medians after a warm-up\n", BENCH_SEED, low_contrast,
+          params[0] ? ", " : "", params);
+  printf ("# x floor: kernel / copy kernel of the same bytes; e2e x: wall / page-locked upload + download\n");
+  if (cpu->engine)
+    printf ("# cpu:  %s\n", es_engine_describe (cpu->engine));
+  if (options->backend != ES_BACKEND_CPU)
+    printf ("# cuda: %s\n", cuda->engine ? es_engine_describe (cuda->engine) : cuda_note);
+  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image", "backend",
+          "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s", "speed-up", "xfer ms",
+          "e2e x");
+  print_param_headings (stdout, NULL);
+  putchar ('\n');
+  fflush (stdout);
+}
+
+/* Every combination of the options for one operation on one random image
+ * (kind 1: the low-contrast one), on the CPU and every CUDA variant. */
+static int
+bench_image (const EsBenchOptions *options, EsOp op_id, int size, int kind, BenchBackend *cpu, BenchBackend *cuda,
+             FILE *csv)
+{
+  const char *op = es_op_name (op_id);
+  EsImage in = { 0 }, pageable = { 0 };
+  /* Where CUDA runs the bench's image is page-locked, as the window's
+   * are: uploads then need no staging copy. */
+  EsEngine *owner = cuda->engine ? cuda->engine : cpu->engine;
+  EsError error;
+  int status = ES_EXIT_OK;
+
+  es_error_clear (&error);
+  if (!es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
+      || !es_image_alloc (&pageable, size, size, ES_FORMAT_U8, 8, &error))
+    {
+      es_image_clear (&in);
+      return report (op, size, "input", &error);
+    }
+  fill_random (&in, BENCH_SEED ^ (unsigned long long) size, kind ? 120 : 1, kind ? 16 : 255);
+  memcpy (pageable.pixels, in.pixels, (size_t) size * size);
+
+  /* Every combination on the same pixels. */
+  for (int c = 0; c < combinations (options, op_id); c++)
+    {
+      EsJob job = bench_job (options, op_id, c);
+      BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
+
+      es_error_clear (&error);
+      if (!es_job_validate (&job, &error))
+        {
+          status = worse (status, report (op, size, "job", &error));
+          continue;
+        }
+      if (cpu->engine)
+        {
+          BenchRow row = { .op = job.op,
+                           .job = &job,
+                           .size = size,
+                           .image = input.name,
+                           .backend = cpu,
+                           .variant = "cpu",
+                           .floor_ms = NAN,
+                           .xfer_ms = NAN,
+                           .naive_ms = NAN };
+          if (measure (cpu, &job, &in, &cpu->out, &row.m, &error))
+            {
+              print_row (&row, csv);
+              input.expected = &cpu->out;
+            }
+          else
+            status = worse (status, report (op, size, "cpu", &error));
+        }
+      if (cuda->engine && cuda->usable)
+        status = worse (status, bench_cuda (cuda, options, &job, &input, csv));
+    }
+  es_image_clear (&in);
+  es_image_clear (&pageable);
+  return status;
+}
+
 int
 es_bench_run (const EsBenchOptions *options)
 {
   BenchBackend cpu = { .choice = ES_BACKEND_CPU }, cuda = { .choice = ES_BACKEND_CUDA };
-  char cuda_note[600] = "", low_contrast[128], params[128];
+  char cuda_note[600] = "";
   EsAtomicFile *csv_file = NULL;
   FILE *csv = NULL;
   EsError error;
@@ -507,81 +593,11 @@ es_bench_run (const EsBenchOptions *options)
       fputc ('\n', csv);
     }
 
-  describe_low_contrast (options, low_contrast, sizeof low_contrast);
-  describe_params (options, params, sizeof params);
-  printf ("# random 8-bit images (seed 0x%llx%s)%s%s; medians after a warm-up\n", BENCH_SEED, low_contrast,
-          params[0] ? ", " : "", params);
-  printf ("# x floor: kernel / copy kernel of the same bytes; e2e x: wall / page-locked upload + download\n");
-  if (cpu.engine)
-    printf ("# cpu:  %s\n", es_engine_describe (cpu.engine));
-  if (options->backend != ES_BACKEND_CPU)
-    printf ("# cuda: %s\n", cuda.engine ? es_engine_describe (cuda.engine) : cuda_note);
-  printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image", "backend",
-          "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s", "speed-up", "xfer ms",
-          "e2e x");
-  print_param_headings (stdout, NULL);
-  putchar ('\n');
-  fflush (stdout);
-
+  print_heading (options, &cpu, &cuda, cuda_note);
   for (int o = 0; o < options->n_ops; o++)
     for (int s = 0; s < options->n_sizes; s++)
       for (int kind = 0; kind < (low_contrast_too (options->ops[o]) ? 2 : 1); kind++)
-        {
-          const char *op = es_op_name (options->ops[o]);
-          int size = options->sizes[s];
-          EsImage in = { 0 }, pageable = { 0 };
-          /* Where CUDA runs the bench's image is page-locked, as the
-           * window's are: uploads then need no staging copy. */
-          EsEngine *owner = cuda.engine ? cuda.engine : cpu.engine;
-
-          es_error_clear (&error);
-          if (!es_engine_image_alloc (owner, &in, size, size, ES_FORMAT_U8, 8, &error)
-              || !es_image_alloc (&pageable, size, size, ES_FORMAT_U8, 8, &error))
-            {
-              status = worse (status, report (op, size, "input", &error));
-              es_image_clear (&in);
-              continue;
-            }
-          fill_random (&in, BENCH_SEED ^ (unsigned long long) size, kind ? 120 : 1, kind ? 16 : 255);
-          memcpy (pageable.pixels, in.pixels, (size_t) size * size);
-
-          /* Every combination on the same pixels. */
-          for (int c = 0; c < combinations (options, options->ops[o]); c++)
-            {
-              EsJob job = bench_job (options, options->ops[o], c);
-              BenchInput input = { kind ? "16-level" : "random", &in, &pageable, NULL };
-
-              es_error_clear (&error);
-              if (!es_job_validate (&job, &error))
-                {
-                  status = worse (status, report (op, size, "job", &error));
-                  continue;
-                }
-              if (cpu.engine)
-                {
-                  BenchRow row = { .op = job.op,
-                                   .job = &job,
-                                   .size = size,
-                                   .image = input.name,
-                                   .backend = &cpu,
-                                   .variant = "cpu",
-                                   .floor_ms = NAN,
-                                   .xfer_ms = NAN,
-                                   .naive_ms = NAN };
-                  if (measure (&cpu, &job, &in, &cpu.out, &row.m, &error))
-                    {
-                      print_row (&row, csv);
-                      input.expected = &cpu.out;
-                    }
-                  else
-                    status = worse (status, report (op, size, "cpu", &error));
-                }
-              if (cuda.engine && cuda.usable)
-                status = worse (status, bench_cuda (&cuda, options, &job, &input, csv));
-            }
-          es_image_clear (&in);
-          es_image_clear (&pageable);
-        }
+        status = worse (status, bench_image (options, options->ops[o], options->sizes[s], kind, &cpu, &cuda, csv));
 
   if (csv_file)
     {
