@@ -12,121 +12,7 @@
 #include "es-engine.h"
 #include "es-reference.h"
 #include "tap.h"
-
-#define ENTROPY_TOLERANCE 1e-5
-
-static unsigned long long rng;
-
-static int
-random_int (int lo, int hi)
-{
-  return tap_random_int (&rng, lo, hi);
-}
-
-static int
-random_odd (int lo, int hi)
-{
-  return 2 * random_int (lo / 2, (hi - 1) / 2) + 1;
-}
-
-/* A random volume of `spread` + 1 values at most, about one value in three
- * repeating its left neighbour, so that windows hold runs and single bins. */
-static bool
-make_volume (EsImage *volume, int width, int height, int planes, EsFormat format, int depth)
-{
-  uint32_t max = (1u << depth) - 1;
-  uint32_t spread = random_int (0, 1) ? max : 7;
-  uint32_t base = (uint32_t) random_int (0, (int) (max - spread));
-
-  if (!es_image_alloc_volume (volume, width, height, planes, format, depth, NULL))
-    return false;
-  for (int z = 0; z < planes; z++)
-    for (int y = 0; y < height; y++)
-      for (int x = 0; x < width; x++)
-        {
-          void *row = es_image_voxel_row (volume, z, y);
-          uint32_t v = base + (uint32_t) (tap_random (&rng) % (spread + 1));
-
-          if (x > 0 && random_int (0, 2) == 0)
-            v = format == ES_FORMAT_U16 ? ((uint16_t *) row)[x - 1] : ((uint8_t *) row)[x - 1];
-          if (format == ES_FORMAT_U16)
-            ((uint16_t *) row)[x] = (uint16_t) v;
-          else
-            ((uint8_t *) row)[x] = (uint8_t) v;
-        }
-  return true;
-}
-
-static bool
-make_mask (EsImage *mask, int width, int height, int planes)
-{
-  if (!es_image_alloc_volume (mask, width, height, planes, ES_FORMAT_U8, 8, NULL))
-    return false;
-  for (int z = 0; z < planes; z++)
-    for (int y = 0; y < height; y++)
-      for (int x = 0; x < width; x++)
-        ((uint8_t *) es_image_voxel_row (mask, z, y))[x] = (uint8_t) (random_int (0, 3) != 0 && y % 7 != 3);
-  return true;
-}
-
-static size_t
-voxels (const EsImage *image)
-{
-  return (size_t) image->width * (size_t) image->height * (size_t) es_image_planes (image);
-}
-
-/* The largest difference from expected; NaN where exactly one is NaN. */
-static double
-max_difference (const EsImage *out, const double *expected)
-{
-  double worst = 0.0;
-  size_t i = 0;
-
-  for (int z = 0; z < es_image_planes (out); z++)
-    for (int y = 0; y < out->height; y++)
-      for (int x = 0; x < out->width; x++, i++)
-        {
-          double got = ((const float *) es_image_voxel_row (out, z, y))[x];
-
-          if (isnan (got) != isnan (expected[i]))
-            return NAN;
-          if (!isnan (got) && fabs (got - expected[i]) > worst)
-            worst = fabs (got - expected[i]);
-        }
-  return worst;
-}
-
-/* A random 3-D window, at times larger than the volume, at times past 961
- * cells (the wide sums) or 255 (16-bit counts). */
-static void
-random_window (EsEntropyDefinition *d, EsFootprint *footprint, uint8_t *cells)
-{
-  switch (random_int (0, 3))
-    {
-    case 0:
-      d->shape = ES_SHAPE_BOX;
-      d->planes = random_odd (1, 11), d->height = random_odd (1, 9), d->width = random_odd (1, 9);
-      break;
-    case 1:
-      d->shape = ES_SHAPE_BALL;
-      d->radius = random_int (0, 6);
-      break;
-    case 2:
-      d->shape = ES_SHAPE_BOX;
-      d->planes = random_odd (9, 15), d->height = random_odd (9, 13), d->width = random_odd (11, 15);
-      break;
-    default:
-      d->shape = ES_SHAPE_FOOTPRINT;
-      footprint->planes = random_odd (3, 5), footprint->height = random_odd (1, 5);
-      footprint->width = random_odd (1, 7);
-      for (int i = 0; i < footprint->planes * footprint->height * footprint->width; i++)
-        cells[i] = random_int (0, 2) != 0;
-      cells[footprint->planes * footprint->height * footprint->width / 2] = 1;
-      footprint->cells = cells;
-      d->footprint = footprint;
-      break;
-    }
-}
+#include "test-volumes-common.h"
 
 /* Runs `job` on CUDA with `variant`: false, with a diagnostic, if it failed
  * or fell back to the CPU. */
@@ -156,21 +42,12 @@ static bool
 matches_reference (EsEngine *engine, EsJob *job, const char *variant, const EsImage *volume, const char *what,
                    double *worst)
 {
-  double *expected = malloc (voxels (volume) * sizeof *expected);
   EsImage out = { 0 };
-  bool ok = false;
+  char named[240];
+  bool ok;
 
-  if (expected != NULL && run_on_cuda (engine, job, variant, volume, &out, what))
-    {
-      es_reference_entropy_volume (volume, job->levels, job->window, &job->definition, expected);
-      const double diff = max_difference (&out, expected);
-      ok = diff <= ENTROPY_TOLERANCE;
-      if (!ok)
-        tap_diag ("%s %s: off by %g", variant, what, diff);
-      else if (diff > *worst)
-        *worst = diff;
-    }
-  free (expected);
+  snprintf (named, sizeof named, "%s %s", variant, what);
+  ok = run_on_cuda (engine, job, variant, volume, &out, what) && equals_reference (&out, job, volume, named, worst);
   es_image_clear (&out);
   return ok;
 }
@@ -190,40 +67,14 @@ check_variant (EsEngine *engine, const char *variant)
       for (int binning = 0; binning < ES_N_BINNINGS; binning++)
         for (int trial = 0; trial < 2; trial++)
           {
-            int w = sizes[s][0], h = sizes[s][1], planes = sizes[s][2];
-            EsImage volume, mask = { 0 };
-            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
-            EsEntropyDefinition *d = &job.definition;
-            EsFootprint footprint = { 0 };
-            uint8_t cells[5 * 5 * 7];
-            int kind = random_int (0, 3);
-            EsFormat format = kind <= 1 ? ES_FORMAT_U8 : ES_FORMAT_U16;
-            int depth = kind == 0 ? 8 : kind == 1 ? 5 : kind == 2 ? 16 : 12;
-            char what[200], definition[160];
+            RandomCase c;
 
-            if (!make_volume (&volume, w, h, planes, format, depth))
-              {
-                failures++;
-                continue;
-              }
-            random_window (d, &footprint, cells);
-            d->border = (EsBorder) border;
-            d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
-            d->binning = (EsBinning) binning;
-            job.levels = (int[]){ 2, 16, 256, 300, 4096 }[random_int (0, 4)];
-            d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
-            d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
-            d->normalized = random_int (0, 2) == 0;
-            if (random_int (0, 2) == 0 && make_mask (&mask, w, h, planes))
-              d->mask = &mask;
-            es_job_describe_definition (&job, "nats", definition, sizeof definition);
-            snprintf (what, sizeof what, "%s %d bits %d×%d×%d %s", es_format_name (format), depth, w, h, planes,
-                      definition);
             checks++;
-            if (!matches_reference (engine, &job, variant, &volume, what, &worst))
+            if (!make_random_case (&c, sizes[s][0], sizes[s][1], sizes[s][2], (EsBorder) border, (EsBinning) binning,
+                                   true)
+                || !matches_reference (engine, &c.job, variant, &c.volume, c.what, &worst))
               failures++;
-            es_image_clear (&mask);
-            es_image_clear (&volume);
+            random_case_clear (&c);
           }
   tap_ok (failures == 0,
           "%s: 3-D windows equal the reference on awkward volumes, every border, binning, unit "

@@ -11,118 +11,23 @@
 #include "es-engine.h"
 #include "es-reference.h"
 #include "tap.h"
+#include "test-volumes-common.h"
 
-#define ENTROPY_TOLERANCE 1e-5
-
-static unsigned long long rng;
-
-static int
-random_int (int lo, int hi)
-{
-  return tap_random_int (&rng, lo, hi);
-}
-
-static int
-random_odd (int lo, int hi)
-{
-  return 2 * random_int (lo / 2, (hi - 1) / 2) + 1;
-}
-
-/* A random volume; about one value in three repeats its left neighbour,
- * and narrow ones use a few values only, so that windows hold runs. */
+/* Runs `job` on the CPU engine and compares with the float64 reference,
+ * raising *worst to the largest difference. */
 static bool
-make_volume (EsImage *volume, int width, int height, int planes, EsFormat format, int depth, int levels)
+matches_reference (EsEngine *engine, const EsJob *job, const EsImage *volume, const char *what, double *worst)
 {
-  uint32_t max = levels ? (uint32_t) levels - 1 : (1u << depth) - 1;
-  uint32_t spread = random_int (0, 1) ? max : (max < 7 ? max : 7);
-  uint32_t base = (uint32_t) random_int (0, (int) (max - spread));
+  EsImage out = { 0 };
+  EsError error = { 0 };
+  bool ok = es_run (engine, job, volume, &out, NULL, &error);
 
-  if (!es_image_alloc_volume (volume, width, height, planes, format, depth, NULL))
-    return false;
-  volume->levels = levels;
-  for (int z = 0; z < planes; z++)
-    for (int y = 0; y < height; y++)
-      for (int x = 0; x < width; x++)
-        {
-          void *row = es_image_voxel_row (volume, z, y);
-          uint32_t v = base + (uint32_t) (tap_random (&rng) % (spread + 1));
-
-          if (x > 0 && random_int (0, 2) == 0)
-            v = format == ES_FORMAT_U16 ? ((uint16_t *) row)[x - 1] : ((uint8_t *) row)[x - 1];
-          if (format == ES_FORMAT_U16)
-            ((uint16_t *) row)[x] = (uint16_t) v;
-          else
-            ((uint8_t *) row)[x] = (uint8_t) v;
-        }
-  return true;
-}
-
-/* Mostly in, with holes and one fully masked plane row. */
-static bool
-make_mask (EsImage *mask, int width, int height, int planes)
-{
-  if (!es_image_alloc_volume (mask, width, height, planes, ES_FORMAT_U8, 8, NULL))
-    return false;
-  for (int z = 0; z < planes; z++)
-    for (int y = 0; y < height; y++)
-      for (int x = 0; x < width; x++)
-        ((uint8_t *) es_image_voxel_row (mask, z, y))[x] = (uint8_t) (random_int (0, 3) != 0 && y % 7 != 3);
-  return true;
-}
-
-static size_t
-voxels (const EsImage *image)
-{
-  return (size_t) image->width * (size_t) image->height * (size_t) es_image_planes (image);
-}
-
-/* The largest difference of out (F32, a volume) from expected; NaN where
- * exactly one of them is NaN. */
-static double
-max_difference (const EsImage *out, const double *expected)
-{
-  double worst = 0.0;
-  size_t i = 0;
-
-  for (int z = 0; z < es_image_planes (out); z++)
-    for (int y = 0; y < out->height; y++)
-      for (int x = 0; x < out->width; x++, i++)
-        {
-          double got = ((const float *) es_image_voxel_row (out, z, y))[x];
-
-          if (isnan (got) != isnan (expected[i]))
-            return NAN;
-          if (!isnan (got) && fabs (got - expected[i]) > worst)
-            worst = fabs (got - expected[i]);
-        }
-  return worst;
-}
-
-/* A random 3-D window, at times larger than the volume in every direction. */
-static void
-random_window (EsEntropyDefinition *d, EsFootprint *footprint, uint8_t *cells)
-{
-  switch (random_int (0, 2))
-    {
-    case 0:
-      d->shape = ES_SHAPE_BOX;
-      d->planes = random_odd (1, 11), d->height = random_odd (1, 9), d->width = random_odd (1, 9);
-      break;
-    case 1:
-      d->shape = ES_SHAPE_BALL;
-      d->radius = random_int (0, 4);
-      break;
-    default:
-      d->shape = ES_SHAPE_FOOTPRINT;
-      footprint->planes = random_odd (3, 5), footprint->height = random_odd (1, 5);
-      footprint->width = random_odd (1, 7);
-      for (int i = 0; i < footprint->planes * footprint->height * footprint->width; i++)
-        cells[i] = random_int (0, 2) != 0;
-      cells[footprint->planes * footprint->height * footprint->width / 2] = 1;
-      footprint->cells = cells;
-      d->footprint = footprint;
-      break;
-    }
+  if (!ok)
+    tap_diag ("%s: %s", what, error.message);
+  else
+    ok = equals_reference (&out, job, volume, what, worst);
+  es_image_clear (&out);
+  return ok;
 }
 
 /* Every border and binning, units and masks, on awkward sizes, against the
@@ -153,59 +58,14 @@ check_against_reference (EsEngine *engine)
       for (int binning = 0; binning < ES_N_BINNINGS; binning++)
         for (int trial = 0; trial < 3; trial++)
           {
-            int w = sizes[s][0], h = sizes[s][1], planes = sizes[s][2];
-            EsImage volume, mask = { 0 }, out = { 0 };
-            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
-            EsEntropyDefinition *d = &job.definition;
-            EsFootprint footprint = { 0 };
-            uint8_t cells[5 * 5 * 7];
-            int kind = random_int (0, 3);
-            EsFormat format = kind <= 1 ? ES_FORMAT_U8 : ES_FORMAT_U16;
-            int depth = kind == 0 ? 8 : kind == 1 ? 5 : kind == 2 ? 16 : 12;
-            double *expected = NULL, diff;
-            EsError error = { 0 };
-            char what[160];
+            RandomCase c;
 
-            if (!make_volume (&volume, w, h, planes, format, depth, 0))
-              {
-                failures++;
-                continue;
-              }
-            random_window (d, &footprint, cells);
-            d->border = (EsBorder) border;
-            d->border_value = (uint32_t) random_int (0, (1 << depth) - 1);
-            d->binning = (EsBinning) binning;
-            job.levels = (int[]){ 2, 16, 256, 300, 4096 }[random_int (0, 4)];
-            d->range_lo = (uint32_t) random_int (0, (1 << depth) / 2);
-            d->range_hi = d->range_lo + (uint32_t) random_int (0, (1 << depth) / 2 - 1);
-            d->normalized = random_int (0, 2) == 0;
-            if (random_int (0, 2) == 0 && make_mask (&mask, w, h, planes))
-              d->mask = &mask;
-            es_job_describe_definition (&job, "nats", what, sizeof what);
-            expected = malloc (voxels (&volume) * sizeof *expected);
             checks++;
-            if (expected == NULL || !es_run (engine, &job, &volume, &out, NULL, &error))
-              {
-                failures++;
-                tap_diag ("%d×%d×%d %s: %s", w, h, planes, what, error.message);
-              }
-            else
-              {
-                es_reference_entropy_volume (&volume, job.levels, job.window, d, expected);
-                diff = max_difference (&out, expected);
-                if (!(diff <= ENTROPY_TOLERANCE))
-                  {
-                    failures++;
-                    tap_diag ("%s %d bits %d×%d×%d %s: off by %g", es_format_name (format), depth, w, h, planes, what,
-                              diff);
-                  }
-                else if (diff > worst)
-                  worst = diff;
-              }
-            free (expected);
-            es_image_clear (&out);
-            es_image_clear (&mask);
-            es_image_clear (&volume);
+            if (!make_random_case (&c, sizes[s][0], sizes[s][1], sizes[s][2], (EsBorder) border, (EsBinning) binning,
+                                   false)
+                || !matches_reference (engine, &c.job, &c.volume, c.what, &worst))
+              failures++;
+            random_case_clear (&c);
           }
   tap_ok (failures == 0,
           "3-D windows (box, ball, footprint) equal the reference on awkward volumes, every border, "
@@ -227,12 +87,11 @@ check_cell_widths (EsEngine *engine)
   for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
     for (int masked = 0; masked < 2; masked++)
       {
-        EsImage volume, mask = { 0 }, out = { 0 };
+        EsImage volume, mask = { 0 };
         EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
-        double *expected = NULL, diff = NAN;
-        EsError error = { 0 };
+        char what[32];
 
-        if (!make_volume (&volume, 40, 6, 5, ES_FORMAT_U16, 16, 0))
+        if (!make_volume (&volume, 40, 6, 5, ES_FORMAT_U16, 16))
           {
             failures++;
             continue;
@@ -246,21 +105,9 @@ check_cell_widths (EsEngine *engine)
         };
         if (masked && make_mask (&mask, 40, 6, 5))
           job.definition.mask = &mask;
-        expected = malloc (voxels (&volume) * sizeof *expected);
-        if (expected != NULL && es_run (engine, &job, &volume, &out, NULL, &error))
-          {
-            es_reference_entropy_volume (&volume, job.levels, job.window, &job.definition, expected);
-            diff = max_difference (&out, expected);
-          }
-        if (!(diff <= ENTROPY_TOLERANCE))
-          {
-            failures++;
-            tap_diag ("%d levels%s: off by %g %s", levels[l], masked ? ", masked" : "", diff, error.message);
-          }
-        else if (diff > worst)
-          worst = diff;
-        free (expected);
-        es_image_clear (&out);
+        snprintf (what, sizeof what, "%d levels%s", levels[l], masked ? ", masked" : "");
+        if (!matches_reference (engine, &job, &volume, what, &worst))
+          failures++;
         es_image_clear (&mask);
         es_image_clear (&volume);
       }
@@ -286,7 +133,7 @@ check_planes (EsEngine *engine)
         EsJob job = ES_JOB_INIT (ops[o]);
         EsError error = { 0 };
 
-        if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 16 : 8, 0))
+        if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 16 : 8))
           {
             failures++;
             continue;
@@ -355,7 +202,7 @@ check_equalize (EsEngine *engine)
       uint8_t *expected;
       EsError error = { 0 };
 
-      if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 12 : 8, 0))
+      if (!make_volume (&volume, w, h, planes, trial % 2 ? ES_FORMAT_U16 : ES_FORMAT_U8, trial % 2 ? 12 : 8))
         {
           failures++;
           continue;
@@ -398,7 +245,7 @@ check_one_plane (EsEngine *engine)
         EsError error = { 0 };
         double diff = 0.0;
 
-        if (!make_volume (&image, w, h, 1, ES_FORMAT_U8, 8, 0))
+        if (!make_volume (&image, w, h, 1, ES_FORMAT_U8, 8))
           {
             failures++;
             continue;
@@ -555,7 +402,7 @@ check_mask_size (EsEngine *engine)
   EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
   EsError error = { 0 };
 
-  if (!make_volume (&volume, 5, 4, 3, ES_FORMAT_U8, 8, 0) || !make_mask (&mask, 5, 4, 2))
+  if (!make_volume (&volume, 5, 4, 3, ES_FORMAT_U8, 8) || !make_mask (&mask, 5, 4, 2))
     {
       tap_ok (false, "mask planes: no memory");
       return;
@@ -600,7 +447,7 @@ check_engine_memory (EsEngine *engine)
           "an engine volume over the pixel budget is refused: %s", error.message);
   es_image_set_max_pixels (0);
 
-  if (!make_volume (&volume, 37, 29, 11, ES_FORMAT_U8, 8, 0)
+  if (!make_volume (&volume, 37, 29, 11, ES_FORMAT_U8, 8)
       || !es_engine_volume_alloc (engine, &given, 37, 29, 11, ES_FORMAT_F32, 0, &error))
     {
       tap_ok (false, "engine results: no memory");
