@@ -9,6 +9,7 @@
 #include "es-engine.h"
 #include "cuda/es-cuda.h"
 #include "tap.h"
+#include "test-cuda-engine.h"
 
 static unsigned long long rng;
 
@@ -311,20 +312,15 @@ int
 main (void)
 {
   EsError error = { 0 };
-  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
   EsEngine *cpu, *cuda;
 
   rng = tap_seed ();
   cpu = es_engine_new (ES_BACKEND_CPU, &error);
   if (!tap_ok (cpu != NULL, "CPU engine starts"))
     return tap_done ();
-  cuda = es_engine_new (ES_BACKEND_CUDA, &error);
+  cuda = test_cuda_engine ("bands on CUDA");
   if (cuda == NULL)
     {
-      if (require != NULL && strcmp (require, "1") == 0)
-        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
-      else
-        tap_skip (error.message, "bands on CUDA");
       es_engine_free (cpu);
       return tap_done ();
     }

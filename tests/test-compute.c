@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "test-compute-common.h"
+#include "test-cuda-engine.h"
 
 static const char *const pattern_names[N_PATTERNS] = { "random", "blocks", "low-contrast", "constant" };
 
@@ -496,8 +497,7 @@ main (void)
   int n_backends = 0;
   EsError error = { 0 };
   EsEngine *cuda;
-  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
-  bool require_cuda = require != NULL && strcmp (require, "1") == 0;
+  bool require_cuda = test_cuda_required ();
 
   rng = tap_seed ();
 

@@ -13,6 +13,7 @@
 #include "es-engine.h"
 #include "es-reference.h"
 #include "test-cuda-common.h"
+#include "test-cuda-engine.h"
 
 #define CASES 160
 #define SMALL_CASES 60
@@ -394,8 +395,6 @@ test_variant_slow_path (void)
 int
 main (void)
 {
-  EsError error = { 0 };
-  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
   EsEngine *engine;
 
   rng = tap_seed ();
@@ -404,13 +403,9 @@ main (void)
       test_variant_choice ();
       test_variant_slow_path ();
     }
-  engine = es_engine_new (ES_BACKEND_CUDA, &error);
+  engine = test_cuda_engine ("every entropy definition on CUDA");
   if (engine == NULL)
     {
-      if (require != NULL && strcmp (require, "1") == 0)
-        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
-      else
-        tap_skip (error.message, "every entropy definition on CUDA");
       return tap_done ();
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));

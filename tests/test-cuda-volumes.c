@@ -12,6 +12,7 @@
 #include "es-engine.h"
 #include "es-reference.h"
 #include "tap.h"
+#include "test-cuda-engine.h"
 #include "test-volumes-common.h"
 
 /* Runs `job` on CUDA with `variant`: false, with a diagnostic, if it failed
@@ -221,20 +222,14 @@ check_variant_choice (void)
 int
 main (void)
 {
-  EsError error = { 0 };
-  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
   EsEngine *engine;
 
   rng = tap_seed ();
   if (es_engine_cuda_compiled ())
     check_variant_choice ();
-  engine = es_engine_new (ES_BACKEND_CUDA, &error);
+  engine = test_cuda_engine ("the CUDA 3-D variants");
   if (engine == NULL)
     {
-      if (require != NULL && strcmp (require, "1") == 0)
-        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
-      else
-        tap_skip (error.message, "the CUDA 3-D variants");
       return tap_done ();
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));

@@ -13,6 +13,7 @@
 #include "es-engine.h"
 #include "es-reference.h"
 #include "test-cuda-common.h"
+#include "test-cuda-engine.h"
 
 /* 8-bit samples are read by the kernel itself where L is a power of two;
  * the others go through the quantize pass. */
@@ -96,19 +97,13 @@ main (void)
 {
   static const int sizes[][2] = { { 1, 1 }, { 3, 40 }, { 37, 29 }, { 481, 45 }, { 1001, 37 }, { 530, 71 } };
   static const int level_choices[] = { 2, 3, 4, 5, 8, 9, 16 };
-  EsError error = { 0 };
-  const char *require = getenv ("ES_TEST_REQUIRE_CUDA");
   EsEngine *engine;
   int n = 0;
 
   rng = tap_seed ();
-  engine = es_engine_new (ES_BACKEND_CUDA, &error);
+  engine = test_cuda_engine ("the fast entropy kernels at large windows");
   if (engine == NULL)
     {
-      if (require != NULL && strcmp (require, "1") == 0)
-        tap_ok (false, "ES_TEST_REQUIRE_CUDA=1 but CUDA is unavailable: %s", error.message);
-      else
-        tap_skip (error.message, "the fast entropy kernels at large windows");
       return tap_done ();
     }
   /* Every window with every level count, clipped, on sizes and kinds in turn. */

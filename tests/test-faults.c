@@ -9,6 +9,7 @@
 
 #include "es-engine.h"
 #include "tap.h"
+#include "test-cuda-engine.h"
 
 extern char **environ;
 
@@ -22,13 +23,6 @@ why (const EsError *error)
 
   snprintf (text, sizeof text, "%s%s", error->message[0] ? ": " : "", error->message);
   return text;
-}
-
-static bool
-cuda_required (void)
-{
-  const char *env = getenv ("ES_TEST_REQUIRE_CUDA");
-  return env != NULL && strcmp (env, "1") == 0;
 }
 
 /* A random gray image of an awkward size, 8- or 16-bit. */
@@ -122,7 +116,7 @@ run_mode (const char *mode, bool expect_cuda)
   if (engine == NULL || es_engine_backend (engine) != ES_BACKEND_CUDA)
     {
       const char *reason = engine ? es_engine_cuda_reason (engine) : error.message;
-      if (expect_cuda || cuda_required ())
+      if (expect_cuda || test_cuda_required ())
         tap_ok (false, "CUDA is in use with ES_CUDA_FAULT=%s (the fault must fire in a job): %s", mode, reason);
       else
         tap_skip (reason, "CUDA fault injection");
@@ -296,7 +290,7 @@ check_without_cuda (unsigned long long *state)
       return;
     }
   reason = es_engine_cuda_reason (engine);
-  tap_ok (!cuda_required (), "CUDA is not required (ES_TEST_REQUIRE_CUDA=1 needs it): %s", reason);
+  tap_ok (!test_cuda_required (), "CUDA is not required (ES_TEST_REQUIRE_CUDA=1 needs it): %s", reason);
   tap_ok (reason[0] != '\0', "the auto engine says why CUDA is off: %s", reason);
   tap_ok (strstr (es_engine_describe (engine), reason) != NULL, "the description contains the reason");
 
