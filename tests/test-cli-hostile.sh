@@ -391,4 +391,36 @@ else
   skip "no /dev/full" "a stdout that cannot be written"
 fi
 
+# ---- 9. no file the command reads is an output, whatever its role ----
+mkdir b9 && cd b9 || exit 1
+cp ../x.png in.png
+make_pgm f.pgm 3 3
+"$CLI" entropy -q in.png -o roi.png && cp roi.png ../roi.orig
+cli entropy --mask roi.png in.png -o roi.png
+check "a mask that is also the output is refused, the mask untouched" \
+  eval '[ "$rc" = 2 ] && one_error_with "roi.png: is the mask and also the output; nothing was written" &&
+        cmp -s roi.png ../roi.orig && only_files . in.png f.pgm roi.png'
+cp roi.png in-entropy.png
+cli entropy --mask in-entropy.png in.png
+check "a mask that is the default output's name is refused" \
+  eval '[ "$rc" = 2 ] && one_error_with "in-entropy.png: is the mask and also the output" &&
+        cmp -s in-entropy.png ../roi.orig'
+rm in-entropy.png
+ln -s roi.png link.png
+cli entropy --mask ./link.png in.png -o ../b9/roi.png
+check "the same through a symbolic link and other spellings" \
+  eval '[ "$rc" = 2 ] && cmp -s roi.png ../roi.orig'
+rm link.png
+ln roi.png x-entropy.png
+cli entropy --mask roi.png in.png ../x.png -o ./
+check "a batch whose second default output is a hard link to the mask is refused, nothing written" \
+  eval '[ "$rc" = 2 ] && one_error_with "roi.png: is the mask and also the output" &&
+        cmp -s roi.png ../roi.orig && [ ! -e in-entropy.png ]'
+rm x-entropy.png
+cp f.pgm f.orig
+cli entropy --footprint f.pgm in.png -o f.pgm
+check "a footprint that is also the output is refused, the footprint untouched" \
+  eval '[ "$rc" = 2 ] && one_error_with "f.pgm: is the footprint and also the output" && cmp -s f.pgm f.orig'
+cd "$T" || exit 1
+
 tap_finish

@@ -83,6 +83,11 @@ check "a mask of another size is refused naming the mask file" \
 $MAKE mask.tif 7 20 23 --levels 2
 cli entropy --ball 1 --mask mask.tif vol.tif -o masked.tif
 check "a multi-page mask of the volume's size masks it" eval '[ "$rc" = 0 ] && [ -s masked.tif ]'
+cp mask.tif mask-z0003.png
+cli entropy --ball 1 --mask mask-z0003.png vol.tif -o mask.png
+check "a plane file that is the mask is refused before any plane is written" \
+  eval '[ "$rc" = 2 ] && one_error_line "mask-z0003.png (plane 3) is the mask mask-z0003.png; nothing was written" &&
+        cmp -s mask.tif mask-z0003.png && [ ! -e mask-z0000.png ]'
 cli entropy --rect 3x3 --channel 1 vol.tif -o bad.tif
 check "--channel without a 3-D window is a usage error" \
   eval '[ "$rc" = 1 ] && one_error_line "--channel chooses the planes of a volume"'

@@ -251,10 +251,10 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   es_error_clear (&error);
   snprintf (wrote, sizeof wrote, "%s", output);
   if (exported != NULL ? (error = *export_error, !*exported)
-      : volume ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->inputs, b->n_inputs, wrote,
-                                        sizeof wrote, &error)
-               : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result,
-                                      o->colorbar, &error))
+      : volume
+        ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->reads, wrote, sizeof wrote, &error)
+        : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result, o->colorbar,
+                               &error))
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);

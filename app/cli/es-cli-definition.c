@@ -5,6 +5,11 @@
 #include "es-cli.h"
 #include "es-load.h"
 
+const char *const es_cli_reads_name[ES_CLI_N_READS] = {
+  [ES_CLI_READS_FOOTPRINT] = "footprint",
+  [ES_CLI_READS_MASK] = "mask",
+};
+
 bool
 es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *o)
 {
@@ -38,7 +43,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           return false;
         }
       d->shape = ES_SHAPE_FOOTPRINT;
-      o->footprint_path = text;
+      o->reads[ES_CLI_READS_FOOTPRINT] = text;
       o->shape_given = true;
       return true;
     case ES_CLI_BORDER:
@@ -65,7 +70,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           es_cli_usage_error ("--mask: the file name is empty");
           return false;
         }
-      o->mask_path = text;
+      o->reads[ES_CLI_READS_MASK] = text;
       return true;
     case ES_CLI_BOX:
       if (!es_definition_parse_box (text, d))
@@ -178,9 +183,9 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
 {
   EsEntropyDefinition *d = &o->job.definition;
 
-  if (o->footprint_path != NULL)
+  if (o->reads[ES_CLI_READS_FOOTPRINT] != NULL)
     {
-      if (!load_cells ("footprint", o->footprint_path, &files->footprint_cells, error))
+      if (!load_cells ("footprint", o->reads[ES_CLI_READS_FOOTPRINT], &files->footprint_cells, error))
         return false;
       files->footprint = (EsFootprint){
         files->footprint_cells.width,
@@ -190,9 +195,9 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
       };
       d->footprint = &files->footprint;
     }
-  if (o->mask_path != NULL)
+  if (o->reads[ES_CLI_READS_MASK] != NULL)
     {
-      if (!load_cells ("mask", o->mask_path, &files->mask, error))
+      if (!load_cells ("mask", o->reads[ES_CLI_READS_MASK], &files->mask, error))
         return false;
       d->mask = &files->mask;
     }

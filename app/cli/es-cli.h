@@ -19,6 +19,19 @@ typedef enum {
   ES_CLI_COMMAND_BENCH = 1 << 2,
 } EsCliCommand;
 
+/* The files that options make a command read, besides its operands (the
+ * inputs). Each is checked against every output with the inputs
+ * (es-cli-files.h): a new kind of input file is a role here, set by its
+ * option, and is covered by that rule with no other change. */
+typedef enum {
+  ES_CLI_READS_FOOTPRINT, /* --footprint */
+  ES_CLI_READS_MASK,      /* --mask */
+  ES_CLI_N_READS,
+} EsCliReads;
+
+/* "footprint", "mask": how messages name a role. */
+extern const char *const es_cli_reads_name[ES_CLI_N_READS];
+
 typedef struct {
   const char *output;
   bool quiet;
@@ -39,13 +52,12 @@ typedef struct {
   bool sizes_given;              /* --sizes, which bench --image refuses */
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
-  bool window_given, shape_given; /* an explicit shape wins over --like's */
-  bool units_given, levels_given; /* and explicit units and levels over its own */
-  const EsPreset *like;           /* --like */
-  const char *footprint_path;     /* --footprint */
-  const char *mask_path;          /* --mask */
-  bool volume;                    /* --volume */
-  EsVolumeChoice volume_choice;   /* --channel, --time */
+  bool window_given, shape_given;    /* an explicit shape wins over --like's */
+  bool units_given, levels_given;    /* and explicit units and levels over its own */
+  const EsPreset *like;              /* --like */
+  const char *reads[ES_CLI_N_READS]; /* the files of --footprint, --mask...; NULL: not given */
+  bool volume;                       /* --volume */
+  EsVolumeChoice volume_choice;      /* --channel, --time */
 } EsCliOptions;
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
