@@ -26,23 +26,6 @@ es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, E
   return true;
 }
 
-bool
-es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const EsImage *in, EsError *error)
-{
-  const EsImage *mask = job->definition.mask;
-
-  if (job->op != ES_OP_ENTROPY || mask == NULL || o->reads[ES_CLI_READS_MASK] == NULL)
-    return true;
-  if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
-    return true;
-  if (es_image_planes (mask) > 1 || es_image_planes (in) > 1)
-    return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d×%d, the input %d×%d×%d: they must match",
-                         o->reads[ES_CLI_READS_MASK], mask->width, mask->height, es_image_planes (mask), in->width,
-                         in->height, es_image_planes (in));
-  return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d, the input %d×%d: they must match",
-                       o->reads[ES_CLI_READS_MASK], mask->width, mask->height, in->width, in->height);
-}
-
 static bool
 write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
               const EsCliReadFiles *reads, char *wrote, size_t wrote_size, EsError *error)

@@ -10,10 +10,6 @@
  * Checked once the input is decoded, before anything is computed. */
 bool es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, EsError *error);
 
-/* A mask of another size than the input, refused naming the mask's file
- * (the engine would say only that the sizes differ). */
-bool es_cli_check_mask (const EsCliOptions *options, const EsJob *job, const EsImage *input, EsError *error);
-
 /* Writes a volume's result (es-volume-export.h): a multi-page TIFF at output (a float page a
  * plane; BigTIFF past 4 GiB), or, for PNG formats, output's name without
  * ".png" followed by "-z0000.png", "-z0001.png"... one heatmap per plane,

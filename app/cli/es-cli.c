@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -247,19 +248,50 @@ check_output_target (const EsCliOptions *o, int n_inputs, bool *to_dir)
   return ES_EXIT_OK;
 }
 
+/* Whether text ends in suffix, whatever the case of its letters (.TIF, .Txt). */
+static bool
+ends_with_nocase (const char *text, const char *suffix)
+{
+  size_t n = strlen (text), m = strlen (suffix);
+  return n >= m && strcasecmp (text + n - m, suffix) == 0;
+}
+
+/* The formats an output name says, by its suffix, in any case of letters. */
+static const struct {
+  const char *suffix;
+  EsExportFormat format;
+} output_suffixes[] = {
+  { ".png", ES_EXPORT_PNG },
+  { ".txt", ES_EXPORT_TEXT },
+  { ".tif", ES_EXPORT_TIFF },
+  { ".tiff", ES_EXPORT_TIFF },
+};
+
+/* Suffixes of image formats this program does not write: a name that asks
+ * for one is refused rather than given a PNG under that name. */
+static const struct {
+  const char *suffix, *name;
+} unwritten_suffixes[] = {
+  { ".jpg", "JPEG" },    { ".jpeg", "JPEG" }, { ".pgm", "PGM" },   { ".ppm", "PPM" },     { ".pnm", "PNM" },
+  { ".pbm", "PBM" },     { ".gif", "GIF" },   { ".bmp", "BMP" },   { ".webp", "WebP" },   { ".jp2", "JPEG 2000" },
+  { ".jxl", "JPEG XL" }, { ".heic", "HEIF" }, { ".avif", "AVIF" }, { ".exr", "OpenEXR" },
+};
+
 /* --format, else the output's suffix, else PNG; --raw16 and --colorbar
  * where they apply. Returns the exit status, ES_EXIT_OK to go on. */
 static int
 choose_export_format (const EsCliOptions *o, bool to_dir, EsExportFormat *format)
 {
-  if (o->format_set)
-    *format = o->format;
-  else if (o->output && !to_dir && ends_with (o->output, ".txt"))
-    *format = ES_EXPORT_TEXT;
-  else if (o->output && !to_dir && (ends_with (o->output, ".tif") || ends_with (o->output, ".tiff")))
-    *format = ES_EXPORT_TIFF;
-  else
-    *format = ES_EXPORT_PNG;
+  bool named = o->output && !to_dir && !is_stdout_name (o->output);
+
+  *format = o->format_set ? o->format : ES_EXPORT_PNG;
+  for (size_t i = 0; named && !o->format_set && i < sizeof output_suffixes / sizeof output_suffixes[0]; i++)
+    if (ends_with_nocase (o->output, output_suffixes[i].suffix))
+      *format = output_suffixes[i].format;
+  for (size_t i = 0; named && !o->format_set && i < sizeof unwritten_suffixes / sizeof unwritten_suffixes[0]; i++)
+    if (ends_with_nocase (o->output, unwritten_suffixes[i].suffix))
+      return es_cli_usage_error ("-o %s: %s output is not supported; use .png, .tif or .txt", o->output,
+                                 unwritten_suffixes[i].name);
   if (o->raw16)
     {
       if (*format == ES_EXPORT_TEXT || *format == ES_EXPORT_TIFF)
@@ -342,6 +374,13 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   if (is_stdout_name (o->output) && format != ES_EXPORT_TEXT && isatty (STDOUT_FILENO))
     return es_cli_usage_error ("-o -: stdout is a terminal; redirect it to write a PNG there, "
                                "or use --format txt");
+
+  /* The files of the entropy definition mean nothing to another
+   * operation: saying so beats computing as if they were not there. */
+  for (int role = 0; role < ES_CLI_N_READS; role++)
+    if (op != ES_OP_ENTROPY && o->reads[role] != NULL)
+      return es_cli_usage_error ("--%s belongs to the entropy definition; %s takes no %s", es_cli_reads_name[role],
+                                 es_op_name (op), es_cli_reads_name[role]);
 
   view_params_from_options (op, o, &params);
   es_error_clear (&error);
