@@ -246,6 +246,23 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 check "an endless text matrix on a pipe stops at its second row (${ms} ms)" \
   eval '[ "$rc" = 2 ] && [ "$ms" -lt 5000 ] && one_error_with "text matrix: line 3, column 1: more than 1 rows"'
+for endless in "row:5 5\n:0 :/dev/stdin: text matrix: line 2, column 11: more than 5 values in the row" \
+               "header line:5 5 :0 :/dev/stdin: text matrix: line 1, column 5: junk after"; do
+  what=${endless%%:*}
+  rest=${endless#*:}
+  head=${rest%%:*}
+  rest=${rest#*:}
+  repeat=${rest%%:*}
+  want=${rest#*:}
+  t0=$(date +%s%N)
+  { printf "$head"; yes "$repeat" | tr -d '\n'; } 2>/dev/null | {
+    if $sanitized; then "$CLI" entropy /dev/stdin -o z.png; else (ulimit -v 2000000; "$CLI" entropy /dev/stdin -o z.png); fi
+  } >"$T/out.log" 2>"$T/err.log"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  check "an endless $what on a pipe is refused at its first value too many (${ms} ms), naming the file" \
+    eval '[ "$rc" = 2 ] && [ "$ms" -lt 5000 ] && one_error_with "entroscope-cli: $want"'
+done
 check "nothing was written for the refused inputs" eval '[ -z "$(ls -A)" ]'
 cd "$T" || exit 1
 
