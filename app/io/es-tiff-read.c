@@ -36,6 +36,7 @@ struct EsTiff {
   uint64_t offset, size, pos;
   char message[256]; /* libtiff's first error since the last es_tiff_reset */
   int pages;         /* -1 until counted */
+  EsSampleRule rule; /* how samples become values (es_tiff_set_sample_rule) */
 };
 
 static void
@@ -241,6 +242,12 @@ es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error)
 }
 
 void
+es_tiff_set_sample_rule (EsTiff *tiff, EsSampleRule rule)
+{
+  tiff->rule = rule;
+}
+
+void
 es_tiff_close (EsTiff *tiff)
 {
   if (tiff == NULL)
@@ -302,6 +309,7 @@ typedef struct {
   bool floats; /* IEEE floats: planes are F32 */
   bool colour; /* RGB: three planes, then luma */
   bool invert; /* MinIsWhite */
+  bool cells;  /* read as cells (ES_SAMPLES_CELLS) */
   EsFormat plane_format;
   int depth; /* of integer planes */
   EsImage planes[3];
@@ -352,6 +360,16 @@ es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_
       double v = es_tiff_sample (row, first + i * step, p);
       if (p->floats)
         ((float *) dst)[x0 + i] = p->invert ? (float) -v : (float) v;
+      else if (p->cells && p->sample_format == SAMPLEFORMAT_INT)
+        {
+          /* A signed cell is in where it is nonzero as stored, which its
+           * offset (v + 2^(bits−1)) would hide. */
+          bool in = v != (p->bits == 8 ? 128.0 : 32768.0);
+          if (p->plane_format == ES_FORMAT_U8)
+            ((uint8_t *) dst)[x0 + i] = in;
+          else
+            ((uint16_t *) dst)[x0 + i] = in;
+        }
       else if (p->plane_format == ES_FORMAT_U8)
         ((uint8_t *) dst)[x0 + i] = (uint8_t) (p->invert ? top - v : v);
       else
@@ -493,7 +511,8 @@ es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
           for (uint32_t x = 0; x < p->width; x++)
             {
               uint32_t v = raster[(size_t) r * p->width + x];
-              dst[x] = (uint8_t) es_luma_int (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v));
+              dst[x] = (uint8_t) (p->cells ? es_cell_of_rgb (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v))
+                                           : es_luma_int (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v)));
             }
         }
     }
@@ -546,7 +565,8 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_fin
   return true;
 }
 
-/* Planes R, G, B to luma in plane R (rounded for integers, as PNG's). */
+/* Planes R, G, B to luma in plane R (rounded for integers, as PNG's), or
+ * for cells to whether any channel is in. */
 static void
 es_tiff_luma (EsTiffPage *p)
 {
@@ -559,21 +579,25 @@ es_tiff_luma (EsTiffPage *p)
         {
           case ES_FORMAT_F32: {
             float *rr = es_image_row (r, y);
-            rr[x] = (float) (0.2126 * rr[x] + 0.7152 * ((float *) es_image_row (g, y))[x]
-                             + 0.0722 * ((float *) es_image_row (b, y))[x]);
+            float gg = ((float *) es_image_row (g, y))[x], bb = ((float *) es_image_row (b, y))[x];
+
+            if (p->cells)
+              rr[x] = es_cell_in (rr[x]) || es_cell_in (gg) || es_cell_in (bb);
+            else
+              rr[x] = (float) (0.2126 * rr[x] + 0.7152 * gg + 0.0722 * bb);
             break;
           }
           case ES_FORMAT_U8: {
             uint8_t *rr = es_image_row (r, y);
-            uint32_t v = es_luma_int (rr[x], ((uint8_t *) es_image_row (g, y))[x],
-                                      ((uint8_t *) es_image_row (b, y))[x]);
+            uint32_t v = (p->cells ? es_cell_of_rgb : es_luma_int) (rr[x], ((uint8_t *) es_image_row (g, y))[x],
+                                                                    ((uint8_t *) es_image_row (b, y))[x]);
             rr[x] = (uint8_t) (v > top ? top : v);
             break;
           }
           case ES_FORMAT_U16: {
             uint16_t *rr = es_image_row (r, y);
-            uint32_t v = es_luma_int (rr[x], ((uint16_t *) es_image_row (g, y))[x],
-                                      ((uint16_t *) es_image_row (b, y))[x]);
+            uint32_t v = (p->cells ? es_cell_of_rgb : es_luma_int) (rr[x], ((uint16_t *) es_image_row (g, y))[x],
+                                                                    ((uint16_t *) es_image_row (b, y))[x]);
             rr[x] = (uint16_t) (v > top ? top : v);
             break;
           }
@@ -696,6 +720,7 @@ es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, u
   *non_finite = 0;
   if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
     return false;
+  p.cells = tiff->rule == ES_SAMPLES_CELLS;
   planes = direct && p.colour ? 3 : 1;
   /* Every plane is checked and allocated before any sample is read: the
    * sides and the pixel budget come first. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "es-image.h"
+#include "es-load.h"
 #include "es-save.h"
 
 /* ---- reading ---- */
@@ -21,6 +22,9 @@ EsTiff *es_tiff_open_memory (const void *data, size_t size, bool owned, EsError 
  * holds `size` bytes from there); fd is not closed here. */
 EsTiff *es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error);
 void es_tiff_close (EsTiff *tiff);
+/* How the pages decode from here on: ES_SAMPLES_IMAGE (the default) or as
+ * cells (es-load.h). */
+void es_tiff_set_sample_rule (EsTiff *tiff, EsSampleRule rule);
 /* The number of pages (image file directories); a multi-page file is a stack. */
 int es_tiff_page_count (EsTiff *tiff);
 /* The size of page `page` without decoding it. */
