@@ -50,21 +50,6 @@ struct EsTiff {
   EsTiffPageEntry *index; /* where each page's directory lies, and its size */
 };
 
-/* Polled between pages, rows and tiles: a signal handler cancels it. */
-static EsControl *interrupt_control;
-
-void
-es_tiff_set_interrupt (EsControl *control)
-{
-  interrupt_control = control;
-}
-
-static bool
-es_tiff_interrupted (EsError *error)
-{
-  return es_control_cancelled (interrupt_control) && es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
-}
-
 static void
 es_tiff_reset (EsTiff *tiff)
 {
@@ -103,9 +88,33 @@ es_tiff_on_warning (TIFF *tif, void *user_data, const char *module, const char *
   return 1;
 }
 
+/* Polled between pages, rows and tiles and by every read: a signal handler
+ * cancels it. */
+static EsControl *interrupt_control;
+
+void
+es_tiff_set_interrupt (EsControl *control)
+{
+  interrupt_control = control;
+}
+
+/* True, with the error set, once the control is cancelled. */
+static bool
+es_tiff_interrupted (EsError *error)
+{
+  if (!es_control_cancelled (interrupt_control))
+    return false;
+  es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
+  return true;
+}
+
 static bool
 es_tiff_fail (EsTiff *tiff, EsError *error, const char *what)
 {
+  /* libtiff's reads fail once interrupted (es_tiff_read_proc): that is no
+   * fault of the file. */
+  if (es_tiff_interrupted (error))
+    return false;
   if (tiff->message[0] != '\0')
     return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s: %s", what, tiff->message);
   return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s", what);
@@ -121,7 +130,9 @@ es_tiff_read_proc (thandle_t handle, void *buffer, tmsize_t size)
   size_t want = (uint64_t) size < left ? (size_t) size : (size_t) left;
   size_t done = 0;
 
-  if (size <= 0)
+  /* Once interrupted, libtiff's reads come back short: whatever it is
+   * doing (counting pages, reading a strip) fails at once. */
+  if (size <= 0 || es_control_cancelled (interrupt_control))
     return 0;
   if (tiff->fd < 0)
     {
@@ -306,18 +317,14 @@ es_tiff_uint (const uint8_t *bytes, int size, bool big_endian)
   return v;
 }
 
-/* The page's width and height when its first entries store them as one
- * SHORT, LONG or LONG8 each (else they stay 0, and libtiff is asked). */
+/* The page's width and height when its first entries (n of them, from
+ * `table`) store them as one SHORT, LONG or LONG8 each, else 0 and 0 (then
+ * libtiff is asked). */
 static void
-es_tiff_index_size (EsTiff *tiff, EsTiffPageEntry *page, uint64_t entries, bool big_endian)
+es_tiff_index_size (EsTiffPageEntry *page, const uint8_t *table, uint64_t n, bool big, bool big_endian)
 {
-  bool big = TIFFIsBigTIFF (tiff->tif);
   int entry_size = big ? 20 : 12, count_size = big ? 8 : 4;
-  uint8_t table[ES_TIFF_SIZE_ENTRIES * 20];
-  uint64_t n = entries < ES_TIFF_SIZE_ENTRIES ? entries : ES_TIFF_SIZE_ENTRIES;
 
-  if (!es_tiff_read_at (tiff, page->offset + (big ? 8 : 2), table, (size_t) n * (size_t) entry_size))
-    return;
   for (uint64_t i = 0; i < n; i++)
     {
       const uint8_t *e = table + i * (uint64_t) entry_size;
@@ -343,33 +350,48 @@ es_tiff_index_size (EsTiff *tiff, EsTiffPageEntry *page, uint64_t entries, bool 
 
 /* Where each of the first `count` directories lies, following the chain
  * from the header as TIFFNumberOfDirectories has just done (it found them
- * readable and free of loops); false if the chain reads otherwise now. */
+ * readable and free of loops); false if the chain reads otherwise now, or
+ * when interrupted. One read a directory: its count, its first entries and,
+ * for a directory of no more entries than that, the link to the next. */
 static bool
 es_tiff_index (EsTiff *tiff, int count)
 {
-  bool big = TIFFIsBigTIFF (tiff->tif);
-  uint8_t header[16];
+  bool big = TIFFIsBigTIFF (tiff->tif), big_endian;
+  int count_size = big ? 8 : 2, entry_size = big ? 20 : 12, link_size = big ? 8 : 4;
+  uint8_t header[16], chunk[8 + ES_TIFF_SIZE_ENTRIES * 20 + 8];
   uint64_t offset;
 
   if (!es_tiff_read_at (tiff, 0, header, big ? 16 : 8)
       || (tiff->index = calloc ((size_t) count, sizeof *tiff->index)) == NULL)
     return false;
-  offset = big ? es_tiff_uint (header + 8, 8, header[0] == 'M') : es_tiff_uint (header + 4, 4, header[0] == 'M');
+  big_endian = header[0] == 'M';
+  offset = big ? es_tiff_uint (header + 8, 8, big_endian) : es_tiff_uint (header + 4, 4, big_endian);
   for (int i = 0; i < count; i++)
     {
-      uint8_t bytes[8];
-      uint64_t entries;
+      uint64_t left = offset < tiff->size ? tiff->size - offset : 0, entries, link_at;
+      size_t want = (size_t) count_size + ES_TIFF_SIZE_ENTRIES * (size_t) entry_size + (size_t) link_size;
 
-      if (offset == 0 || !es_tiff_read_at (tiff, offset, bytes, big ? 8 : 2))
+      if ((i & 1023) == 0 && es_control_cancelled (interrupt_control))
         return false;
-      entries = es_tiff_uint (bytes, big ? 8 : 2, header[0] == 'M');
+      if (want > left)
+        want = (size_t) left;
+      if (offset == 0 || want < (size_t) count_size || !es_tiff_read_at (tiff, offset, chunk, want))
+        return false;
+      entries = es_tiff_uint (chunk, count_size, big_endian);
+      if (entries > 0xFFFF)
+        return false;
       tiff->index[i].offset = offset;
-      es_tiff_index_size (tiff, &tiff->index[i], entries, header[0] == 'M');
-      if (i + 1 < count
-          && (entries > 0xFFFF
-              || !es_tiff_read_at (tiff, offset + (big ? 8 + entries * 20 : 2 + entries * 12), bytes, big ? 8 : 4)))
+      es_tiff_index_size (&tiff->index[i], chunk + count_size,
+                          entries < ES_TIFF_SIZE_ENTRIES ? entries : ES_TIFF_SIZE_ENTRIES, big, big_endian);
+      if (i + 1 == count)
+        break;
+      link_at = (uint64_t) count_size + entries * (uint64_t) entry_size;
+      if (link_at + (uint64_t) link_size <= want)
+        offset = es_tiff_uint (chunk + link_at, link_size, big_endian);
+      else if (es_tiff_read_at (tiff, offset + link_at, chunk, (size_t) link_size))
+        offset = es_tiff_uint (chunk, link_size, big_endian);
+      else
         return false;
-      offset = es_tiff_uint (bytes, big ? 8 : 4, header[0] == 'M');
     }
   return true;
 }
