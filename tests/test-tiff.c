@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "es-load.h"
+#include "es-volume.h"
 #include "test-tiff-common.h"
 
 #ifndef ES_HAVE_TIFF
@@ -622,6 +623,56 @@ test_read_cells (void)
     }
 }
 
+/* The most pages a file may have, one pixel each (page p holds p mod 256),
+ * written by libtiff: the pages are indexed once, so that the stack and the
+ * volume read in linear time (es_tiff_page_count; PERFORMANCE.md). */
+static void
+test_read_many_pages (void)
+{
+  enum { PAGES = 65535 };
+  const char *path = temp_path ("pages.tif");
+  TIFF *tif = TIFFOpen (path, "w");
+  bool written = tif != NULL, stack = true, volume_ok;
+  EsPages *pages = NULL;
+  EsImage volume = { 0 };
+  EsError error = { 0 };
+  char notice[256];
+
+  for (int p = 0; written && p < PAGES; p++)
+    {
+      uint8_t v = (uint8_t) p;
+      TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 1);
+      TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 1);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      written = TIFFWriteScanline (tif, &v, 0, 0) == 1 && TIFFWriteDirectory (tif);
+    }
+  if (tif != NULL)
+    TIFFClose (tif);
+  pages = written ? es_pages_open (path, 256, &error) : NULL;
+  tap_ok (pages != NULL && es_pages_count (pages) == PAGES,
+          "a TIFF of %d one-pixel pages opens as a stack of them (%s)", PAGES, error.message);
+  if (pages == NULL)
+    return;
+  for (int p = 0; stack && p < PAGES; p++)
+    {
+      EsImage image = { 0 };
+      int w = 0, h = 0;
+      stack = es_pages_size (pages, p, &w, &h, &error) && w == 1 && h == 1 && es_pages_load (pages, p, &image, &error)
+              && *(uint8_t *) es_image_row (&image, 0) == (uint8_t) p;
+      es_image_clear (&image);
+    }
+  tap_ok (stack, "each of its pages reads as a stack's page, in order (%s)", error.message);
+  volume_ok = es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, &volume, notice, sizeof notice, &error)
+              && es_image_planes (&volume) == PAGES;
+  for (int z = 0; volume_ok && z < PAGES; z++)
+    volume_ok = *(uint8_t *) es_image_voxel_row (&volume, z, 0) == (uint8_t) z;
+  tap_ok (volume_ok, "and as a volume of %d planes (%s)", PAGES, error.message);
+  es_image_clear (&volume);
+  es_pages_close (pages);
+  unlink (path);
+}
+
 int
 main (void)
 {
@@ -630,6 +681,7 @@ main (void)
   test_read_layouts ();
   test_float_definition ();
   test_read_stack ();
+  test_read_many_pages ();
   test_read_descriptors ();
   test_read_cells ();
   test_hostile ();

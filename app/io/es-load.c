@@ -48,6 +48,9 @@ es_load_set_interrupt (EsControl *control)
 {
   interrupt_control = control;
   es_reader_set_interrupt (control);
+#ifdef ES_HAVE_TIFF
+  es_tiff_set_interrupt (control);
+#endif
 }
 
 /* ---- recognising the format ---- */
