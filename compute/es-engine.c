@@ -454,7 +454,7 @@ static bool
 check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
 {
   uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in);
-  uint64_t needed = pixels * es_format_size (es_op_output_format (job->op));
+  uint64_t needed = pixels * es_format_size (es_job_output_format (job, in->format));
   long pages = sysconf (_SC_PHYS_PAGES);
   long page_size = sysconf (_SC_PAGESIZE);
   uint64_t physical = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
@@ -525,8 +525,8 @@ registered_alloc (EsEngine *engine, EsImage *image, int width, int height, int p
 static bool
 prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
-  EsFormat format = es_op_output_format (job->op);
-  int depth = format == ES_FORMAT_U8 ? 8 : 0;
+  EsFormat format = es_job_output_format (job, in->format);
+  int depth = es_format_depth (format);
 
   if (out->pixels != NULL && out->width == in->width && out->height == in->height
       && es_image_planes (out) == es_image_planes (in) && out->format == format)
@@ -669,7 +669,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
             .pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in),
             .in_bytes = in->stride * (size_t) in->height * (size_t) es_image_planes (in),
             .out_bytes = (size_t) in->width * (size_t) in->height * (size_t) es_image_planes (in)
-                         * es_format_size (es_op_output_format (job->op)),
+                         * es_format_size (es_job_output_format (job, in->format)),
             .cpu_threads = es_cpu_thread_count (),
             .cuda_open_left_ms = open_left > 0 ? open_left : 0,
             .cuda_warm = engine->cuda_warm,

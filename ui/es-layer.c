@@ -290,7 +290,7 @@ es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format
     .height = height,
     .stride = (size_t) width * es_format_size (format),
     .format = format,
-    .depth = format == ES_FORMAT_U8 ? 8 : 0,
+    .depth = es_format_depth (format),
     .pixels = pixels,
   };
   return TRUE;
