@@ -640,14 +640,18 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   /* A variant that cannot compute this definition gives way to one that can. */
   const EsVariant *variant = es_variant_for_job (job);
 
-  if (needs_volume_kernel (job, in) && (es_op_info (job->op)->cuda == NULL || !es_op_info (job->op)->cuda->volumes))
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+
+  if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
     {
       /* Said once where the user expects CUDA: an AUTO engine picks the CPU
-       * for such jobs anyway. */
+       * for such jobs anyway. An operation whose row has no CUDA entry
+       * (cuda NULL) runs on the CPU on every backend. */
       if (engine->choice == ES_BACKEND_CUDA)
         {
           snprintf (engine->notice, sizeof engine->notice,
-                    "CUDA has no 3-D kernel for %s on a volume; the result was computed on the CPU",
+                    cuda_op == NULL ? "CUDA has no kernel for %s; the result was computed on the CPU"
+                                    : "CUDA has no 3-D kernel for %s on a volume; the result was computed on the CPU",
                     es_op_name (job->op));
           engine->has_notice = true;
         }

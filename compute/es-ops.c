@@ -44,11 +44,22 @@ es_param (EsParamId id)
   return (unsigned) id < ES_N_PARAMS ? &params[id] : NULL;
 }
 
+/* Whether name is the parameter's, with '_' standing for '-' (Python's
+ * keyword tile_columns for tile-columns). */
+static bool
+param_name_is (const char *name, const char *param_name)
+{
+  for (; *name != '\0' && *param_name != '\0'; name++, param_name++)
+    if (*name != *param_name && !(*name == '_' && *param_name == '-'))
+      return false;
+  return *name == *param_name;
+}
+
 bool
 es_param_from_name (const char *name, EsParamId *id)
 {
   for (int i = 0; i < ES_N_PARAMS; i++)
-    if (strcmp (name, params[i].name) == 0)
+    if (param_name_is (name, params[i].name))
       {
         *id = (EsParamId) i;
         return true;
@@ -547,13 +558,6 @@ gray_range_max (const EsJob *job)
   return 255.0;
 }
 
-/* A 16-bit input's LUTs reach 65535. */
-static double
-sample_range_max (const EsJob *job)
-{
-  (void) job;
-  return 65535.0;
-}
 
 /* Entropy reads the window only as the square's side (the other shapes
  * carry their own size) and no levels with exact bins. */
@@ -711,7 +715,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .output_format = input_format_output, .input_reads = 2,
     .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
     .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",
-    .range_max = sample_range_max, .range_text = "0..255, 0..65535 for 16-bit input",
+    .range_max = gray_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535)",
     .cpu_pixel_ns = clahe_pixel_ns,
     .cpu = es_cpu_clahe, .cuda = NULL,
   },

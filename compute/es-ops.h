@@ -90,6 +90,7 @@ typedef struct {
 } EsParam;
 
 const EsParam *es_param (EsParamId id);
+/* By name; '_' stands for '-' ("tile_columns", a Python keyword). */
 bool es_param_from_name (const char *name, EsParamId *id);
 /* Whether value is allowed: in range, an integer where digits is 0, odd
  * where odd is set, never NaN. The message names the parameter and its range. */
