@@ -558,7 +558,6 @@ gray_range_max (const EsJob *job)
   return 255.0;
 }
 
-
 /* Entropy reads the window only as the square's side (the other shapes
  * carry their own size) and no levels with exact bins. */
 static unsigned

@@ -22,6 +22,7 @@ static const EsViewRow view_rows[ES_N_VIEWS] = {
   [ES_VIEW_ENTROPY] = { "entropy", ES_OP_ENTROPY, NULL, TRUE, TRUE, FALSE },
   [ES_VIEW_EQUALIZED] = { "equalized", ES_OP_EQUALIZE, NULL, FALSE, TRUE, TRUE },
   [ES_VIEW_SHARPENED] = { "sharpened", ES_OP_SHARPEN, NULL, FALSE, TRUE, FALSE },
+  [ES_VIEW_CLAHE] = { "clahe", ES_OP_CLAHE, NULL, FALSE, FALSE, TRUE },
 };
 
 const char *
