@@ -716,7 +716,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535)",
     .cpu_pixel_ns = clahe_pixel_ns,
-    .cpu = es_cpu_clahe, .cuda = NULL,
+    .cpu = es_cpu_clahe, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),
   },
 };
 
