@@ -113,8 +113,8 @@ es_stream_prepare (EsStream *stream, const EsViewParams *params, EsResult *resul
   EsFormat format = es_job_output_format (&params->job, stream->input.format);
 
   es_image_clear (&result->values);
-  if (!es_image_alloc (&result->values, stream->input.width, stream->input.height, format,
-                       es_format_depth (format), error))
+  if (!es_image_alloc (&result->values, stream->input.width, stream->input.height, format, es_format_depth (format),
+                       error))
     return false;
   es_pipeline_describe (params, result);
   result->gate = &stream->computed;
