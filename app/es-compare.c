@@ -26,13 +26,11 @@ es_compare_engine_new (EsBackendChoice choice, EsError *error)
 }
 
 void
-es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes)
+es_compare_op_bytes (const EsJob *job, size_t pixels, size_t *in_bytes, size_t *out_bytes)
 {
-  const EsOpInfo *info = es_op_info (op);
-
   /* An 8-bit input, as the benchmarks use. */
-  *in_bytes = (size_t) info->input_reads * pixels;
-  *out_bytes = es_format_size (info->output_format) * pixels;
+  *in_bytes = (size_t) es_op_info (job->op)->input_reads * pixels;
+  *out_bytes = es_format_size (es_job_output_format (job, ES_FORMAT_U8)) * pixels;
 }
 
 static int
@@ -128,7 +126,7 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
     {
       if (progress && !progress (step, total, "Copy floor", user_data))
         goto out;
-      es_compare_op_bytes (job->op, (size_t) image->width * (size_t) image->height, &in_bytes, &out_bytes);
+      es_compare_op_bytes (job, (size_t) image->width * (size_t) image->height, &in_bytes, &out_bytes);
       if (!es_engine_floor (engine, ES_FLOOR_COPY, in_bytes, out_bytes, repeats, &floor, error))
         goto out;
       step++;

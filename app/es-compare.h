@@ -43,7 +43,7 @@ EsEngine *es_compare_engine_new (EsBackendChoice choice, EsError *error);
 /* The bytes an ideal kernel of op moves for an image of `pixels` pixels:
  * each input byte read once, each output byte written once (equalize reads
  * its input twice: histogram, then the LUT). The copy floor moves these. */
-void es_compare_op_bytes (EsOp op, size_t pixels, size_t *in_bytes, size_t *out_bytes);
+void es_compare_op_bytes (const EsJob *job, size_t pixels, size_t *in_bytes, size_t *out_bytes);
 
 /* A warm-up run, then the medians of `repeats` timed runs of one job; a CUDA
  * run that falls back to the CPU is an error (it would time the CPU under a

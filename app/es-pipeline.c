@@ -37,6 +37,9 @@ es_value_info_for (const EsJob *job, EsUnits units)
     .window = es_op_uses (job->op, ES_PARAM_WINDOW) ? job->window : 0,
     .levels = es_op_uses (job->op, ES_PARAM_LEVELS) ? job->levels : 0,
     .amount = es_op_uses (job->op, ES_PARAM_AMOUNT) ? job->amount : 0.0f,
+    .clip = es_op_uses (job->op, ES_PARAM_CLIP) ? job->clip : 0.0,
+    .tile_columns = es_op_uses (job->op, ES_PARAM_TILE_COLUMNS) ? job->tile_columns : 0,
+    .tile_rows = es_op_uses (job->op, ES_PARAM_TILE_ROWS) ? job->tile_rows : 0,
     .units = normalized ? "normalized"
              : bits     ? "bits"
                         : op->units,

@@ -110,11 +110,11 @@ es_stream_start (EsStream *stream)
 bool
 es_stream_prepare (EsStream *stream, const EsViewParams *params, EsResult *result, EsError *error)
 {
-  EsFormat format = es_op_output_format (params->job.op);
+  EsFormat format = es_job_output_format (&params->job, stream->input.format);
 
   es_image_clear (&result->values);
-  if (!es_image_alloc (&result->values, stream->input.width, stream->input.height, format,
-                       format == ES_FORMAT_U8 ? 8 : 0, error))
+  if (!es_image_alloc (&result->values, stream->input.width, stream->input.height, format, es_format_depth (format),
+                       error))
     return false;
   es_pipeline_describe (params, result);
   result->gate = &stream->computed;

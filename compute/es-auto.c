@@ -66,7 +66,8 @@ es_auto_cuda_can_win (const EsJob *job, size_t in_bytes_per_pixel, int cpu_threa
     .job = job,
     .pixels = PIXELS,
     .in_bytes = (size_t) PIXELS * in_bytes_per_pixel,
-    .out_bytes = (size_t) PIXELS * es_format_size (es_op_output_format (job->op)),
+    .out_bytes = (size_t) PIXELS
+                 * es_format_size (es_job_output_format (job, in_bytes_per_pixel == 1 ? ES_FORMAT_U8 : ES_FORMAT_U16)),
     .cpu_threads = cpu_threads,
     .cuda_warm = true,
   };

@@ -195,6 +195,62 @@ es_sharpen_sample (int c, int laplacian, float amount)
   return (uint8_t) (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
 }
 
+/* ---- CLAHE (OpenCV's CLAHE_Impl::apply) --------------------------------------- */
+
+/* The tiles of a width × height image under a job's grid. When either side
+ * is not a multiple of its tile count, OpenCV pads both sides at the right
+ * and bottom by `tiles − side % tiles` (a full tile count on a side that
+ * divides evenly) with reflect-101 (es_border_index's mirror) for the
+ * histograms; the tiles divide the padded image, and the blend places the
+ * unpadded pixels on the same tiles. */
+typedef struct {
+  int padded_width, padded_height;
+  int tile_width, tile_height;
+} EsClaheGeometry;
+
+ES_DEFINITION_FN void
+es_clahe_geometry (const EsJob *job, int width, int height, EsClaheGeometry *g)
+{
+  int columns = job->tile_columns, rows = job->tile_rows;
+
+  g->padded_width = width, g->padded_height = height;
+  if (width % columns != 0 || height % rows != 0)
+    {
+      g->padded_width = width + columns - width % columns;
+      g->padded_height = height + rows - height % rows;
+    }
+  g->tile_width = g->padded_width / columns;
+  g->tile_height = g->padded_height / rows;
+}
+
+/* A bin's largest count in a tile of `tile_pixels`: (int) (clip · pixels /
+ * bins) in double, at least 1; 0 (no clipping) for a clip of 0. */
+ES_DEFINITION_FN int
+es_clahe_clip_count (double clip, int tile_pixels, int bins)
+{
+  int count;
+
+  if (!(clip > 0.0))
+    return 0;
+  count = (int) (clip * tile_pixels / bins);
+  return count > 1 ? count : 1;
+}
+
+/* OpenCV's saturate_cast from float: round half to even, then clamp. */
+ES_DEFINITION_FN uint8_t
+es_saturate_u8 (float value)
+{
+  float r = rintf (value);
+  return (uint8_t) (r < 0.0f ? 0.0f : r > 255.0f ? 255.0f : r);
+}
+
+ES_DEFINITION_FN uint16_t
+es_saturate_u16 (float value)
+{
+  float r = rintf (value);
+  return (uint16_t) (r < 0.0f ? 0.0f : r > 65535.0f ? 65535.0f : r);
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -454,7 +454,7 @@ static bool
 check_host_memory (const EsJob *job, const EsImage *in, EsError *error)
 {
   uint64_t pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in);
-  uint64_t needed = pixels * es_format_size (es_op_output_format (job->op));
+  uint64_t needed = pixels * es_format_size (es_job_output_format (job, in->format));
   long pages = sysconf (_SC_PHYS_PAGES);
   long page_size = sysconf (_SC_PAGESIZE);
   uint64_t physical = pages > 0 && page_size > 0 ? (uint64_t) pages * (uint64_t) page_size : 0;
@@ -525,8 +525,8 @@ registered_alloc (EsEngine *engine, EsImage *image, int width, int height, int p
 static bool
 prepare_output (EsEngine *engine, bool on_cpu, const EsJob *job, const EsImage *in, EsImage *out, EsError *error)
 {
-  EsFormat format = es_op_output_format (job->op);
-  int depth = format == ES_FORMAT_U8 ? 8 : 0;
+  EsFormat format = es_job_output_format (job, in->format);
+  int depth = es_format_depth (format);
 
   if (out->pixels != NULL && out->width == in->width && out->height == in->height
       && es_image_planes (out) == es_image_planes (in) && out->format == format)
@@ -640,14 +640,18 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   /* A variant that cannot compute this definition gives way to one that can. */
   const EsVariant *variant = es_variant_for_job (job);
 
-  if (needs_volume_kernel (job, in) && (es_op_info (job->op)->cuda == NULL || !es_op_info (job->op)->cuda->volumes))
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+
+  if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
     {
       /* Said once where the user expects CUDA: an AUTO engine picks the CPU
-       * for such jobs anyway. */
+       * for such jobs anyway. An operation whose row has no CUDA entry
+       * (cuda NULL) runs on the CPU on every backend. */
       if (engine->choice == ES_BACKEND_CUDA)
         {
           snprintf (engine->notice, sizeof engine->notice,
-                    "CUDA has no 3-D kernel for %s on a volume; the result was computed on the CPU",
+                    cuda_op == NULL ? "CUDA has no kernel for %s; the result was computed on the CPU"
+                                    : "CUDA has no 3-D kernel for %s on a volume; the result was computed on the CPU",
                     es_op_name (job->op));
           engine->has_notice = true;
         }
@@ -669,7 +673,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
             .pixels = (uint64_t) in->width * (uint64_t) in->height * (uint64_t) es_image_planes (in),
             .in_bytes = in->stride * (size_t) in->height * (size_t) es_image_planes (in),
             .out_bytes = (size_t) in->width * (size_t) in->height * (size_t) es_image_planes (in)
-                         * es_format_size (es_op_output_format (job->op)),
+                         * es_format_size (es_job_output_format (job, in->format)),
             .cpu_threads = es_cpu_thread_count (),
             .cuda_open_left_ms = open_left > 0 ? open_left : 0,
             .cuda_warm = engine->cuda_warm,

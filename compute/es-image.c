@@ -23,6 +23,18 @@ es_image_get_max_pixels (void)
   return max_pixels;
 }
 
+int
+es_format_depth (EsFormat format)
+{
+  switch (format)
+    {
+    case ES_FORMAT_U8: return 8;
+    case ES_FORMAT_U16: return 16;
+    case ES_FORMAT_F32: return 0;
+    }
+  return 0;
+}
+
 size_t
 es_format_size (EsFormat format)
 {

@@ -48,6 +48,8 @@ typedef struct {
 } EsImage;
 
 size_t es_format_size (EsFormat format);
+/* The bit depth a result of this format carries: 8, 16, or 0 for floats. */
+int es_format_depth (EsFormat format);
 const char *es_format_name (EsFormat format);
 
 /* Validates the size against ES_MAX_SIDE and the pixel budget, checks every

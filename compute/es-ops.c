@@ -26,6 +26,16 @@ static const EsParam params[ES_N_PARAMS] = {
                         "L", ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
   [ES_PARAM_AMOUNT] = { ES_PARAM_AMOUNT, "amount", "Amount", "sharpen amount a: c + a · (4c − N − S − E − W)", "A",
                         ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
+  [ES_PARAM_CLIP] = { ES_PARAM_CLIP, "clip", "Clip limit",
+                      "CLAHE's clip limit, OpenCV's clipLimit: bins are clipped at C times a tile's mean count "
+                      "(0: no clipping)",
+                      "C", ES_CLIP_MIN, ES_CLIP_MAX, ES_CLIP_DEFAULT, 0.5, 2, false },
+  [ES_PARAM_TILE_COLUMNS] = { ES_PARAM_TILE_COLUMNS, "tile-columns", "Tile columns",
+                              "CLAHE's tiles across the image (OpenCV's tileGridSize.width)", "X", ES_TILES_MIN,
+                              ES_TILES_MAX, ES_TILES_DEFAULT, 1, 0, false },
+  [ES_PARAM_TILE_ROWS] = { ES_PARAM_TILE_ROWS, "tile-rows", "Tile rows",
+                           "CLAHE's tiles down the image (OpenCV's tileGridSize.height)", "Y", ES_TILES_MIN,
+                           ES_TILES_MAX, ES_TILES_DEFAULT, 1, 0, false },
 };
 
 const EsParam *
@@ -34,11 +44,22 @@ es_param (EsParamId id)
   return (unsigned) id < ES_N_PARAMS ? &params[id] : NULL;
 }
 
+/* Whether name is the parameter's, with '_' standing for '-' (Python's
+ * keyword tile_columns for tile-columns). */
+static bool
+param_name_is (const char *name, const char *param_name)
+{
+  for (; *name != '\0' && *param_name != '\0'; name++, param_name++)
+    if (*name != *param_name && !(*name == '_' && *param_name == '-'))
+      return false;
+  return *name == *param_name;
+}
+
 bool
 es_param_from_name (const char *name, EsParamId *id)
 {
   for (int i = 0; i < ES_N_PARAMS; i++)
-    if (strcmp (name, params[i].name) == 0)
+    if (param_name_is (name, params[i].name))
       {
         *id = (EsParamId) i;
         return true;
@@ -76,6 +97,9 @@ es_job_get_param (const EsJob *job, EsParamId id)
     case ES_PARAM_WINDOW: return job->window;
     case ES_PARAM_LEVELS: return job->levels;
     case ES_PARAM_AMOUNT: return job->amount;
+    case ES_PARAM_CLIP: return job->clip;
+    case ES_PARAM_TILE_COLUMNS: return job->tile_columns;
+    case ES_PARAM_TILE_ROWS: return job->tile_rows;
     case ES_N_PARAMS: break;
     }
   return NAN;
@@ -89,6 +113,9 @@ es_job_set_param (EsJob *job, EsParamId id, double value)
     case ES_PARAM_WINDOW: job->window = (int) value; break;
     case ES_PARAM_LEVELS: job->levels = (int) value; break;
     case ES_PARAM_AMOUNT: job->amount = (float) value; break;
+    case ES_PARAM_CLIP: job->clip = value; break;
+    case ES_PARAM_TILE_COLUMNS: job->tile_columns = (int) value; break;
+    case ES_PARAM_TILE_ROWS: job->tile_rows = (int) value; break;
     case ES_N_PARAMS: break;
     }
 }
@@ -387,7 +414,9 @@ es_job_is_default_definition (const EsJob *job)
 bool
 es_job_whole_image (const EsJob *job)
 {
-  return es_op_info (job->op)->whole_image
+  const EsOpInfo *info = es_op_info (job->op);
+
+  return info->whole_image || info->image_grid
          || (job->op == ES_OP_ENTROPY && job->definition.binning == ES_BINNING_MINMAX);
 }
 
@@ -446,6 +475,28 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
 }
 
 /* ---- the operations ---------------------------------------------------------- */
+
+static EsFormat
+u8_output (const EsJob *job, EsFormat input)
+{
+  (void) job, (void) input;
+  return ES_FORMAT_U8;
+}
+
+static EsFormat
+f32_output (const EsJob *job, EsFormat input)
+{
+  (void) job, (void) input;
+  return ES_FORMAT_F32;
+}
+
+/* CLAHE maps each sample through a LUT of its own depth, as OpenCV does. */
+static EsFormat
+input_format_output (const EsJob *job, EsFormat input)
+{
+  (void) job;
+  return input;
+}
 
 static int
 no_halo (const EsJob *job)
@@ -548,6 +599,15 @@ sharpen_pixel_ns (const EsJob *job)
   return 0.5;
 }
 
+/* 8-bit, clip 2, 8×8 tiles, 4096² on this machine (PERFORMANCE.md): the
+ * histograms and the blend each read every pixel once. */
+static double
+clahe_pixel_ns (const EsJob *job)
+{
+  (void) job;
+  return 1.5;
+}
+
 /* Entropy at 16 levels by window side. */
 static const struct {
   int side;
@@ -606,7 +666,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
   [ES_OP_QUANTIZE] = {
     .op = ES_OP_QUANTIZE, .name = "quantize", .title = "Quantize", .result_title = "Quantized",
     .summary = "the quantization levels floor(v · L / 2^depth), 0..L−1",
-    .output_format = ES_FORMAT_U8, .input_reads = 1,
+    .output_format = u8_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
     .cap = { ES_PARAM_LEVELS, ES_FAST_LEVELS_MAX, "quantize writes 8-bit levels" },
     .halo = no_halo, .plane_halo = no_halo, .units = "level", .colormap = "gray",
@@ -618,7 +678,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = "Entropy", .result_title = "Entropy",
     .summary = "local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
                "default)",
-    .output_format = ES_FORMAT_F32, .input_reads = 1,
+    .output_format = f32_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .params_read = entropy_params_read,
     .halo = window_halo, .plane_halo = window_plane_halo, .units = "nats", .colormap = "viridis",
@@ -629,7 +689,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
   [ES_OP_EQUALIZE] = {
     .op = ES_OP_EQUALIZE, .name = "equalize", .title = "Equalize", .result_title = "Equalized",
     .summary = "histogram equalization, bit-identical to OpenCV's equalizeHist",
-    .output_format = ES_FORMAT_U8, .input_reads = 2,
+    .output_format = u8_output, .input_reads = 2,
     .params = 0,
     .halo = no_halo, .plane_halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
@@ -640,12 +700,23 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_SHARPEN, .name = "sharpen", .title = "Sharpen", .result_title = "Sharpened",
     .summary = "c + A · (4c − N − S − E − W), replicated borders; at A = 1 bit-identical to "
                "OpenCV's filter2D with [0 −1 0; −1 5 −1; 0 −1 0]",
-    .output_format = ES_FORMAT_U8, .input_reads = 1,
+    .output_format = u8_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
     .halo = stencil_halo, .plane_halo = no_halo, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
     .cpu_pixel_ns = sharpen_pixel_ns,
     .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
+  },
+  [ES_OP_CLAHE] = {
+    .op = ES_OP_CLAHE, .name = "clahe", .title = "CLAHE", .result_title = "CLAHE",
+    .summary = "contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
+               "createCLAHE(clipLimit, tileGridSize).apply()",
+    .output_format = input_format_output, .input_reads = 2,
+    .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
+    .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",
+    .range_max = gray_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535)",
+    .cpu_pixel_ns = clahe_pixel_ns,
+    .cpu = es_cpu_clahe, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),
   },
 };
 
@@ -674,9 +745,9 @@ es_op_from_name (const char *name, EsOp *op)
 }
 
 EsFormat
-es_op_output_format (EsOp op)
+es_job_output_format (const EsJob *job, EsFormat input)
 {
-  return ops[op].output_format;
+  return ops[job->op].output_format (job, input);
 }
 
 unsigned

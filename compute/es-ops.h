@@ -18,6 +18,7 @@ typedef enum {
   ES_OP_ENTROPY,  /* U8/U16 (or levels) in -> F32 nats out */
   ES_OP_EQUALIZE, /* U8/U16 in -> U8 out, bit-identical to cv::equalizeHist */
   ES_OP_SHARPEN,  /* U8/U16 in -> U8 out */
+  ES_OP_CLAHE,    /* U8 -> U8, U16 -> U16, bit-identical to cv::CLAHE::apply */
   ES_N_OPS
 } EsOp;
 
@@ -51,8 +52,28 @@ typedef enum {
 #define ES_AMOUNT_MIN 0.0
 #define ES_AMOUNT_MAX 10.0
 #define ES_AMOUNT_DEFAULT 1.0
+/* CLAHE's clip limit is OpenCV's clipLimit: a multiple of a tile's mean bin
+ * count (0: no clipping). At 65536 no bin of a 16-bit tile can exceed the
+ * limit, so a larger value would change nothing. */
+#define ES_CLIP_MIN 0.0
+#define ES_CLIP_MAX 65536.0
+#define ES_CLIP_DEFAULT 40.0
+/* CLAHE's tile grid, columns and rows (OpenCV's tileGridSize). OpenCV sets
+ * no bound; 64 keeps a 16-bit job's LUTs (tiles × 65536 × 2 bytes) within
+ * 512 MiB and is far past any grid in use (8×8 is the default). */
+#define ES_TILES_MIN 1
+#define ES_TILES_MAX 64
+#define ES_TILES_DEFAULT 8
 
-typedef enum { ES_PARAM_WINDOW, ES_PARAM_LEVELS, ES_PARAM_AMOUNT, ES_N_PARAMS } EsParamId;
+typedef enum {
+  ES_PARAM_WINDOW,
+  ES_PARAM_LEVELS,
+  ES_PARAM_AMOUNT,
+  ES_PARAM_CLIP,
+  ES_PARAM_TILE_COLUMNS,
+  ES_PARAM_TILE_ROWS,
+  ES_N_PARAMS
+} EsParamId;
 
 #define ES_PARAM_BIT(id) (1u << (id))
 
@@ -69,6 +90,7 @@ typedef struct {
 } EsParam;
 
 const EsParam *es_param (EsParamId id);
+/* By name; '_' stands for '-' ("tile_columns", a Python keyword). */
 bool es_param_from_name (const char *name, EsParamId *id);
 /* Whether value is allowed: in range, an integer where digits is 0, odd
  * where odd is set, never NaN. The message names the parameter and its range. */
@@ -168,14 +190,14 @@ typedef struct {
   float amount;                   /* ES_PARAM_AMOUNT */
   const char *variant;            /* CUDA kernel variant id; NULL = the default */
   EsEntropyDefinition definition; /* ES_OP_ENTROPY only; zero = the default definition */
+  double clip;                    /* ES_PARAM_CLIP: a double, as OpenCV's clipLimit, so that 0.01 means the same */
+  int tile_columns, tile_rows;    /* ES_PARAM_TILE_COLUMNS, ES_PARAM_TILE_ROWS */
 } EsJob;
 
 #define ES_JOB_INIT(operation)                                                                                         \
   {                                                                                                                    \
-    (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL,                                \
-    {                                                                                                                  \
-      0                                                                                                                \
-    }                                                                                                                  \
+    (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL, { 0 }, ES_CLIP_DEFAULT,        \
+      ES_TILES_DEFAULT, ES_TILES_DEFAULT                                                                               \
   }
 
 double es_job_get_param (const EsJob *job, EsParamId id);
@@ -191,9 +213,10 @@ bool es_job_validate (const EsJob *job, EsError *error);
  * clip, depth binning, L ≤ ES_FAST_LEVELS_MAX, nats, no mask): the fast
  * kernels' domain. Always true for the other operations. */
 bool es_job_is_default_definition (const EsJob *job);
-/* Whether the output depends on a statistic of the whole image: the op's
- * whole_image, or an entropy job with minmax binning. Banded and chunked
- * runs must use this, not EsOpInfo.whole_image alone. */
+/* Whether the output depends on the whole image: the op's whole_image
+ * (a statistic) or image_grid (its tiles), or an entropy job with minmax
+ * binning. Banded and chunked runs must use this, not EsOpInfo.whole_image
+ * alone. */
 bool es_job_whole_image (const EsJob *job);
 /* Minmax binning becomes range binning with the image's min and max (an
  * entropy job; other jobs are left as they are). The engine's gate does this,
@@ -264,7 +287,9 @@ typedef struct {
   const char *title;        /* "Entropy" */
   const char *result_title; /* "Entropy", "Quantized", "Equalized": its result as a view */
   const char *summary;      /* one line for --help */
-  EsFormat output_format;
+  /* The result's format for a job on an input of format `input`: F32 for
+   * entropy, U8 for most, the input's own for CLAHE. */
+  EsFormat (*output_format) (const EsJob *job, EsFormat input);
   /* Times an ideal kernel reads each input byte (equalize: twice, for the
    * histogram and then the LUT). The copy floor moves these bytes. */
   int input_reads;
@@ -278,6 +303,12 @@ typedef struct {
   /* Input rows above and below an output row that the row depends on: a
    * band of rows is computed from the band plus this halo. */
   int (*halo) (const EsJob *job);
+  /* The output depends on where the image's tile grid lies, which the
+   * image's own size fixes (CLAHE): a band or a chunk computed as an image
+   * of its own would have other tiles, so banded, streamed and chunked runs
+   * take each plane whole (es_job_whole_image). The CPU runner still works
+   * tile row by tile row, so its own memory stays small. */
+  bool image_grid;
   /* Input planes above and below an output plane that it reads: half the
    * depth of a 3-D window, 0 for 2-D windows and for the other ops, which
    * run plane by plane on a volume. */
@@ -316,7 +347,8 @@ unsigned es_job_params_read (const EsJob *job);
 double es_op_param_max (EsOp op, EsParamId id);
 const char *es_op_name (EsOp op); /* "entropy" */
 bool es_op_from_name (const char *name, EsOp *op);
-EsFormat es_op_output_format (EsOp op);
+/* The result's format of `job` on an input of format `input` (EsOpInfo.output_format). */
+EsFormat es_job_output_format (const EsJob *job, EsFormat input);
 /* Whether a backend computes `job` on a volume as a whole (a 3-D window;
  * whole_image ops, whose statistic covers every plane) rather than as one
  * 2-D job a plane. */

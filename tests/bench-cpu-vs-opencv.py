@@ -4,7 +4,8 @@
 
 usage: tests/bench-cpu-vs-opencv.py [CLI] [SIZE]   (needs python3-opencv)
 Times entroscope-cli bench --image (CPU backend, medians) and cv2.equalizeHist /
-cv2.filter2D(BORDER_REPLICATE) with as many threads as the CLI uses.
+cv2.filter2D(BORDER_REPLICATE) / cv2.createCLAHE(2, (8, 8)).apply with as many
+threads as the CLI uses.
 """
 import csv
 import os
@@ -29,12 +30,14 @@ with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "image.png")
     cv2.imwrite(path, image)
     table = os.path.join(tmp, "bench.csv")
-    subprocess.run([cli, "bench", "--image", path, "--backend", "cpu", "--ops", "entropy,equalize,sharpen",
+    subprocess.run([cli, "bench", "--image", path, "--backend", "cpu", "--ops", "entropy,equalize,sharpen,clahe",
+                    "--clip", "2", "--tiles", "8x8",
                     "--repeats", str(repeats), "--csv", table], check=True, stdout=subprocess.DEVNULL)
     ours = {row["op"]: float(row["kernel_ms"]) for row in csv.DictReader(open(table))}
 
 threads = os.cpu_count()
 cv2.setNumThreads(threads)
+clahe = cv2.createCLAHE(2.0, (8, 8))
 kernel = np.array([[0, -1, 0], [-1, 5, -1], [0, -1, 0]], np.float32)
 
 
@@ -51,10 +54,11 @@ def median_ms(function):
 theirs = {
     "equalize": median_ms(lambda: cv2.equalizeHist(image)),
     "sharpen": median_ms(lambda: cv2.filter2D(image, -1, kernel, borderType=cv2.BORDER_REPLICATE)),
+    "clahe": median_ms(lambda: clahe.apply(image)),
 }
 print(f"# {size}x{size}, CPU backend vs OpenCV {cv2.__version__}, {threads} threads, medians of {repeats}")
 print(f"{'op':<10}{'entroscope ms':>15}{'opencv ms':>12}{'ratio':>8}")
-for op in ("entropy", "equalize", "sharpen"):
+for op in ("entropy", "equalize", "sharpen", "clahe"):
     other = theirs.get(op)
     ratio = f"{ours[op] / other:7.2f}x" if other else "      -"
     print(f"{op:<10}{ours[op]:15.2f}{(f'{other:.2f}' if other else '-'):>12}{ratio:>8}")

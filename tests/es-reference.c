@@ -435,3 +435,98 @@ es_reference_entropy_volume (const EsImage *volume, int levels, int window, cons
         }
   free (count);
 }
+
+/* ---- CLAHE ------------------------------------------------------------------------ */
+
+/* OpenCV's BORDER_REFLECT_101, one reflection at a time: `d c b | a b c d | c b a`. */
+static int
+reflect_101 (int i, int n)
+{
+  if (n == 1)
+    return 0;
+  while (i < 0 || i >= n)
+    i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
+static uint16_t
+saturate_sample (float v, int bins)
+{
+  float r = nearbyintf (v);
+  return (uint16_t) (r < 0.0f ? 0.0f : r > (float) (bins - 1) ? (float) (bins - 1) : r);
+}
+
+void
+es_reference_clahe (const EsImage *image, double clip, int columns, int rows, uint16_t *out)
+{
+  int w = image->width, h = image->height;
+  int bins = image->format == ES_FORMAT_U8 ? 256 : 65536;
+  /* Padded to a multiple of the grid when either side is not one. */
+  int pw = w % columns || h % rows ? w + columns - w % columns : w;
+  int ph = w % columns || h % rows ? h + rows - h % rows : h;
+  int tw = pw / columns, th = ph / rows, limit = 0;
+  float scale = (float) (bins - 1) / (float) (tw * th);
+  uint16_t *luts = malloc ((size_t) columns * rows * bins * sizeof *luts);
+  long *hist = malloc ((size_t) bins * sizeof *hist);
+
+  if (luts == NULL || hist == NULL)
+    abort ();
+  if (clip > 0.0)
+    {
+      limit = (int) (clip * (tw * th) / bins);
+      if (limit < 1)
+        limit = 1;
+    }
+  for (int ty = 0; ty < rows; ty++)
+    for (int tx = 0; tx < columns; tx++)
+      {
+        long excess = 0, sum = 0;
+        uint16_t *lut = luts + ((size_t) ty * columns + tx) * bins;
+
+        memset (hist, 0, (size_t) bins * sizeof *hist);
+        for (int y = ty * th; y < (ty + 1) * th; y++)
+          for (int x = tx * tw; x < (tx + 1) * tw; x++)
+            hist[es_reference_sample (image, reflect_101 (x, w), reflect_101 (y, h))]++;
+        if (limit > 0)
+          {
+            long residual;
+            for (int i = 0; i < bins; i++)
+              if (hist[i] > limit)
+                excess += hist[i] - limit, hist[i] = limit;
+            for (int i = 0; i < bins; i++)
+              hist[i] += excess / bins;
+            residual = excess % bins;
+            for (int i = 0, step = residual ? (bins / residual > 1 ? bins / (int) residual : 1) : 1;
+                 i < bins && residual > 0; i += step, residual--)
+              hist[i]++;
+          }
+        for (int i = 0; i < bins; i++)
+          {
+            sum += hist[i];
+            lut[i] = saturate_sample ((float) sum * scale, bins);
+          }
+      }
+  for (int y = 0; y < h; y++)
+    {
+      float fy = (float) y * (1.0f / (float) th) - 0.5f;
+      int y1 = (int) floorf (fy);
+      float ya = fy - (float) y1, ya1 = 1.0f - ya;
+      int top = y1 < 0 ? 0 : y1, bottom = y1 + 1 > rows - 1 ? rows - 1 : y1 + 1;
+
+      for (int x = 0; x < w; x++)
+        {
+          float fx = (float) x * (1.0f / (float) tw) - 0.5f;
+          int x1 = (int) floorf (fx);
+          float xa = fx - (float) x1, xa1 = 1.0f - xa;
+          int left = x1 < 0 ? 0 : x1, right = x1 + 1 > columns - 1 ? columns - 1 : x1 + 1;
+          uint32_t v = es_reference_sample (image, x, y);
+#define LUT(tx, ty) ((float) luts[((size_t) (ty) *columns + (tx)) * bins + v])
+          float res = (LUT (left, top) * xa1 + LUT (right, top) * xa) * ya1
+                      + (LUT (left, bottom) * xa1 + LUT (right, bottom) * xa) * ya;
+#undef LUT
+          out[(size_t) y * w + x] = saturate_sample (res, bins);
+        }
+    }
+  free (luts);
+  free (hist);
+}

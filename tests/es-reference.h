@@ -22,6 +22,9 @@ void es_reference_entropy (const EsImage *image, int levels, int window, double 
 void es_reference_equalize (const EsImage *image, uint8_t *out);
 /* The 5-point sharpen of the 8-bit view, borders replicated. */
 void es_reference_sharpen (const EsImage *image, float amount, uint8_t *out);
+/* cv::createCLAHE (clip, tileGridSize (columns, rows)).apply () on the stored
+ * samples (U8 or U16, 256 or 65536 bins). */
+void es_reference_clahe (const EsImage *image, double clip, int columns, int rows, uint16_t *out);
 /* round(v · 255 / maxval), halves up: the 8-bit view of DESIGN.md §1. */
 uint32_t es_reference_view (uint32_t v, uint32_t maxval);
 /* Local entropy under a definition, in nats (or normalized), double

@@ -108,7 +108,7 @@ device_row_bytes (const EsJob *job, const EsImage *in)
   const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
 
   return padded * es_format_size (in->format) + (cuda_op != NULL && cuda_op->uses_levels ? padded : 0)
-         + padded * es_format_size (es_op_output_format (job->op));
+         + padded * es_format_size (es_job_output_format (job, in->format));
 }
 
 /* One job three ways: one shot on CUDA, in bands under `budget` on CUDA, on
@@ -139,7 +139,7 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
   if (!tap_ok (es_run (cpu, job, in, &reference, NULL, &error), "%s: CPU reference%s%s", what,
                error.message[0] ? ": " : "", error.message))
     goto out;
-  if (es_op_output_format (job->op) == ES_FORMAT_F32)
+  if (es_job_output_format (job, in->format) == ES_FORMAT_F32)
     {
       double worst = max_difference (&banded, &reference);
       tap_ok (worst <= 1e-5, "%s: bands within 1e-5 nats of the CPU (worst %.3g)", what, worst);

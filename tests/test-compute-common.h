@@ -113,10 +113,20 @@ typedef struct {
   EsImage out; /* reused across jobs, as the window does */
 } Backend;
 
-/* Compares one result with the reference; `detail` says what went wrong. */
+/* An integer result's sample (x, y), 8- or 16-bit. */
+static uint32_t
+result_sample (const EsImage *out, int x, int y)
+{
+  return out->format == ES_FORMAT_U16 ? ((const uint16_t *) es_image_row (out, y))[x]
+                                      : ((const uint8_t *) es_image_row (out, y))[x];
+}
+
+/* Compares one result of `job` on an input of format `input` with the
+ * reference (ref_u16 for CLAHE, whose results keep the input's depth);
+ * `detail` says what went wrong. */
 static bool
-compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_t *ref_u8, char *detail,
-         size_t detail_size)
+compare (const EsJob *job, EsFormat input, const EsImage *out, const double *ref_f, const uint8_t *ref_u8,
+         const uint16_t *ref_u16, char *detail, size_t detail_size)
 {
   int w = out->width, h = out->height;
   double worst = 0.0;
@@ -124,7 +134,7 @@ compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_
   int wx = 0, wy = 0;
 
   detail[0] = '\0';
-  if (out->format != es_op_output_format (job->op))
+  if (out->format != es_job_output_format (job, input))
     {
       snprintf (detail, detail_size, "output format %s", es_format_name (out->format));
       return false;
@@ -146,7 +156,7 @@ compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_
                 wx = x, wy = y;
               }
           }
-        else if (((const uint8_t *) es_image_row (out, y))[x] != ref_u8[i])
+        else if (result_sample (out, x, y) != (ref_u16 ? ref_u16[i] : ref_u8[i]))
           {
             if (mismatches++ == 0)
               wx = x, wy = y;
@@ -160,7 +170,7 @@ compare (const EsJob *job, const EsImage *out, const double *ref_f, const uint8_
     }
   if (mismatches)
     snprintf (detail, detail_size, "%ld samples differ, first at (%d,%d): %u, expected %u", mismatches, wx, wy,
-              ((const uint8_t *) es_image_row (out, wy))[wx], ref_u8[(size_t) wy * w + wx]);
+              result_sample (out, wx, wy), ref_u16 ? ref_u16[(size_t) wy * w + wx] : ref_u8[(size_t) wy * w + wx]);
   return mismatches == 0;
 }
 
@@ -171,12 +181,19 @@ check (Backend *backends, int n_backends, const EsJob *job, const EsImage *in, c
   size_t pixels = (size_t) in->width * (size_t) in->height;
   double *ref_f = NULL;
   uint8_t *ref_u8 = NULL;
+  uint16_t *ref_u16 = NULL;
 
   if (job->op == ES_OP_ENTROPY)
     {
       ref_f = malloc (pixels * sizeof *ref_f);
       if (ref_f != NULL)
         es_reference_entropy (in, job->levels, job->window, ref_f);
+    }
+  else if (job->op == ES_OP_CLAHE)
+    {
+      ref_u16 = malloc (pixels * sizeof *ref_u16);
+      if (ref_u16 != NULL)
+        es_reference_clahe (in, job->clip, job->tile_columns, job->tile_rows, ref_u16);
     }
   else
     {
@@ -188,10 +205,11 @@ check (Backend *backends, int n_backends, const EsJob *job, const EsImage *in, c
           case ES_OP_EQUALIZE: es_reference_equalize (in, ref_u8); break;
           case ES_OP_SHARPEN: es_reference_sharpen (in, job->amount, ref_u8); break;
           case ES_OP_ENTROPY:
+          case ES_OP_CLAHE:
           case ES_N_OPS: break;
           }
     }
-  if (ref_f == NULL && ref_u8 == NULL)
+  if (ref_f == NULL && ref_u8 == NULL && ref_u16 == NULL)
     {
       tap_ok (false, "%s: no memory for the reference", what);
       return;
@@ -233,12 +251,13 @@ check (Backend *backends, int n_backends, const EsJob *job, const EsImage *in, c
               continue;
             }
           ok = backend->out.width == in->width && backend->out.height == in->height
-               && compare (&run, &backend->out, ref_f, ref_u8, detail, sizeof detail);
+               && compare (&run, in->format, &backend->out, ref_f, ref_u8, ref_u16, detail, sizeof detail);
           tap_ok (ok, "%s [%s %s]%s%s", what, backend->name, variant, ok ? "" : ": ", ok ? "" : detail);
         }
     }
   free (ref_f);
   free (ref_u8);
+  free (ref_u16);
 }
 
 static const int level_choices[] = { 2, 16, 17, 256, 0 };                 /* 0: random */
@@ -249,6 +268,33 @@ pick_levels (int i)
 {
   int levels = level_choices[i % 5];
   return levels ? levels : random_int (ES_LEVELS_MIN, ES_FAST_LEVELS_MAX);
+}
+
+/* CLAHE's clip limits: none, the common 2, OpenCV's default 40, one that
+ * clips to a single count, then random ones. */
+static const double clip_choices[] = { 0.0, 2.0, 40.0, 0.01, -1.0 }; /* −1: random */
+
+static inline double
+pick_clip (int i)
+{
+  double clip = clip_choices[i % 5];
+  return clip >= 0.0 ? clip : random_int (1, 10000) / 100.0;
+}
+
+/* Grids from 1×1 to 64×64, wider than small images on purpose. A 16-bit
+ * input's 65536-bin LUTs make large grids slow in the reference, so its
+ * grids stop at 8×8 here (the Python tests take 16-bit 64×64 against
+ * OpenCV). */
+static inline void
+pick_tiles (int i, EsFormat input, EsJob *job)
+{
+  static const int choices[][2] = { { 8, 8 }, { 1, 1 }, { 3, 5 }, { 64, 64 }, { 0, 0 } }; /* 0: random */
+  int most = input == ES_FORMAT_U8 ? ES_TILES_MAX : 8;
+
+  job->tile_columns = choices[i % 5][0] ? choices[i % 5][0] : random_int (ES_TILES_MIN, most);
+  job->tile_rows = choices[i % 5][1] ? choices[i % 5][1] : random_int (ES_TILES_MIN, most);
+  job->tile_columns = job->tile_columns < most ? job->tile_columns : most;
+  job->tile_rows = job->tile_rows < most ? job->tile_rows : most;
 }
 
 static inline float

@@ -164,6 +164,8 @@ test_cpu_bands (Backend *cpu)
 
                   job.levels = levels;
                   job.amount = pick_amount (counter);
+                  job.clip = pick_clip (counter);
+                  pick_tiles (counter, in.format, &job);
                   snprintf (what, sizeof what, "bands of %d rows: %s %d×%d %s", bands[b], es_op_name (op), w, h,
                             kind->name);
                   check (cpu, 1, &job, &in, what);

@@ -107,6 +107,7 @@ test_parameters (void)
           g_assert_cmpfloat (es_job_get_param (&layer->job, id), ==,
                              es_param (id)->digits ? (float) test_params[id] : test_params[id]);
     }
+  set_view ("sharpened");
   assert_job_label ("Sharpened · amount %.2f", test_params[ES_PARAM_AMOUNT]);
   set_view ("entropy");
 }

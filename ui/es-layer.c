@@ -22,6 +22,7 @@ static const EsViewRow view_rows[ES_N_VIEWS] = {
   [ES_VIEW_ENTROPY] = { "entropy", ES_OP_ENTROPY, NULL, TRUE, TRUE, FALSE },
   [ES_VIEW_EQUALIZED] = { "equalized", ES_OP_EQUALIZE, NULL, FALSE, TRUE, TRUE },
   [ES_VIEW_SHARPENED] = { "sharpened", ES_OP_SHARPEN, NULL, FALSE, TRUE, FALSE },
+  [ES_VIEW_CLAHE] = { "clahe", ES_OP_CLAHE, NULL, FALSE, FALSE, TRUE },
 };
 
 const char *
@@ -290,7 +291,7 @@ es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format
     .height = height,
     .stride = (size_t) width * es_format_size (format),
     .format = format,
-    .depth = format == ES_FORMAT_U8 ? 8 : 0,
+    .depth = es_format_depth (format),
     .pixels = pixels,
   };
   return TRUE;

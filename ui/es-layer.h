@@ -17,6 +17,7 @@ typedef enum {
   ES_VIEW_ENTROPY,
   ES_VIEW_EQUALIZED,
   ES_VIEW_SHARPENED,
+  ES_VIEW_CLAHE,
   ES_N_VIEWS
 } EsView;
 

@@ -279,7 +279,7 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
        * mapping fresh pages (CUDA allocates page-locked memory itself). */
       if (es_engine_backend (worker->engine) == ES_BACKEND_CPU)
         es_layer_prepare_values (&result.values, request->source->image.width, request->source->image.height,
-                                 es_op_output_format (job.op));
+                                 es_job_output_format (&job, request->source->image.format));
       started = g_get_monotonic_time ();
       if (worker->job_hook)
         worker->job_hook (&worker->job_item, worker->control, worker->job_hook_data);

@@ -224,10 +224,12 @@ describe_params (const EsBenchOptions *options, char *text, size_t size)
 
 /* Between host and device, the image goes up once and the result down once. */
 static void
-transfer_bytes (EsOp op, size_t n, size_t *in, size_t *out)
+transfer_bytes (const EsJob *job, const EsImage *image, size_t *in, size_t *out)
 {
-  *in = n;
-  *out = n * es_format_size (es_op_output_format (op));
+  size_t n = (size_t) image->width * (size_t) image->height;
+
+  *in = n * es_format_size (image->format);
+  *out = n * es_format_size (es_job_output_format (job, image->format));
 }
 
 /* The baseline of the speed-up column: the naive variant by name, else the
@@ -368,14 +370,14 @@ measure_variant (BenchBackend *b, const EsJob *job, const BenchInput *input, Mea
   bool pageable = strcmp (job->variant, "pageable-transfers") == 0;
   EsImage *out = pageable ? &b->out_pageable : &b->out;
   const EsImage *in = pageable ? input->pageable : input->in;
-  EsFormat format = es_op_output_format (job->op);
+  EsFormat format = es_job_output_format (job, in->format);
 
   /* es_run keeps an output of the right shape, and would allocate a
    * page-locked one. */
   if (pageable && (out->width != in->width || out->height != in->height || out->format != format))
     {
       es_image_clear (out);
-      if (!es_image_alloc (out, in->width, in->height, format, format == ES_FORMAT_U8 ? 8 : 0, error))
+      if (!es_image_alloc (out, in->width, in->height, format, es_format_depth (format), error))
         return false;
     }
   if (!measure (b, job, in, out, m, error))
@@ -398,9 +400,9 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   EsError error;
   int status = ES_EXIT_OK;
 
-  es_compare_op_bytes (job->op, (size_t) in->width * in->height, &in_bytes, &out_bytes);
+  es_compare_op_bytes (job, (size_t) in->width * in->height, &in_bytes, &out_bytes);
   row.bytes = in_bytes + out_bytes;
-  transfer_bytes (job->op, (size_t) in->width * in->height, &up_bytes, &down_bytes);
+  transfer_bytes (job, in, &up_bytes, &down_bytes);
 
   es_error_clear (&error);
   if (!es_engine_floor (b->engine, ES_FLOOR_COPY, in_bytes, out_bytes, b->repeats, &row.floor_ms, &error))

@@ -151,6 +151,8 @@ print_parameters (FILE *out)
       snprintf (text, sizeof text, "%s; %s. Used by %s", param->description, range, ops[0] ? ops : "no operation");
       print_entry (out, term, OPTION_COLUMN, text);
     }
+  print_entry (out, "      --tiles=XxY", OPTION_COLUMN,
+               "--tile-columns=X and --tile-rows=Y at once, OpenCV's tileGridSize (columns × rows)");
 }
 
 static void

@@ -33,6 +33,7 @@ enum {
   OPT_CSV,
   OPT_IMAGE,
   OPT_VERSION,
+  OPT_TILES,
   OPT_DEFINITION, /* OPT_DEFINITION + EsCliDefinitionOption: --rect ... --like */
 };
 
@@ -59,6 +60,7 @@ static const struct option fixed_options[] = {
   { "csv", required_argument, NULL, OPT_CSV },
   { "image", required_argument, NULL, OPT_IMAGE },
   { "version", no_argument, NULL, OPT_VERSION },
+  { "tiles", required_argument, NULL, OPT_TILES },
   { "rect", required_argument, NULL, OPT_DEFINITION + ES_CLI_RECT },
   { "disk", required_argument, NULL, OPT_DEFINITION + ES_CLI_DISK },
   { "footprint", required_argument, NULL, OPT_DEFINITION + ES_CLI_FOOTPRINT },
@@ -105,7 +107,7 @@ option_name (int opt)
 static unsigned
 option_commands (int opt)
 {
-  if (opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS)
+  if ((opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS) || opt == OPT_TILES)
     return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
   if (opt >= OPT_DEFINITION)
     return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
@@ -437,6 +439,22 @@ refuse_option (int opt, char **argv, EsCliCommand command)
 
 /* --window, --levels, --amount: bench times lists of values; the other
  * commands take one. */
+/* --tiles CxR (or C×R): --tile-columns C --tile-rows R at once, as
+ * OpenCV's tileGridSize (columns, rows). */
+static bool
+parse_tiles (const char *text, EsCliOptions *o)
+{
+  const char *x = strpbrk (text, "x×");
+  char columns[16];
+
+  if (x == NULL || (size_t) (x - text) >= sizeof columns)
+    return es_cli_usage_error ("--tiles=%s: expected COLUMNSxROWS, such as 8x8", text), false;
+  memcpy (columns, text, (size_t) (x - text));
+  columns[x - text] = '\0';
+  return parse_param (es_param (ES_PARAM_TILE_COLUMNS), columns, &o->job)
+         && parse_param (es_param (ES_PARAM_TILE_ROWS), x + (*x == 'x' ? 1 : strlen ("×")), &o->job);
+}
+
 static bool
 parse_param_option (const EsParam *param, EsCliCommand command, EsCliOptions *o)
 {
@@ -467,6 +485,10 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
         return es_cli_usage_error ("--backend=%s: expected auto, cpu or cuda", optarg);
       break;
     case OPT_VARIANT: o->variant = optarg; break;
+    case OPT_TILES:
+      if (!parse_tiles (optarg, o))
+        return ES_EXIT_USAGE;
+      break;
     case OPT_DEVICES:
       /* The engine reads the list (and says what is wrong with it). */
       setenv ("ES_DEVICES", optarg, 1);

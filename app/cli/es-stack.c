@@ -28,7 +28,6 @@ static int
 es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options, EsPages *pages,
                   const char *input, const char *target, EsControl *interrupt, EsResult *result)
 {
-  size_t sample = es_format_size (es_op_output_format (params->job.op));
   int count = es_pages_count (pages);
   uint64_t bytes = 0;
   EsTiffWriter *writer;
@@ -38,10 +37,13 @@ es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptio
    * BigTIFF. */
   for (int i = 0; i < count; i++)
     {
-      int width, height;
-      if (!es_pages_size (pages, i, &width, &height, &error))
+      int width, height, depth;
+      EsFormat format;
+      bool floats;
+      if (!es_pages_size (pages, i, &width, &height, &error)
+          || !es_pages_format (pages, i, &format, &depth, &floats, &error))
         return es_stack_failed (input, interrupt, &error);
-      bytes += (uint64_t) width * (uint64_t) height * sample;
+      bytes += (uint64_t) width * (uint64_t) height * es_format_size (es_job_output_format (&params->job, format));
     }
   writer = es_tiff_writer_open (target, count, bytes, &error);
   if (writer == NULL)

@@ -63,6 +63,11 @@ es_value_info_each (const EsValueInfo *info, EsValueInfoItem item, void *data)
   /* An amount of 0 is a real one, so its presence comes from the table. */
   if (info->operation && es_op_from_name (info->operation, &op) && es_op_uses (op, ES_PARAM_AMOUNT))
     snprintf (value, sizeof value, "%.9g", (double) info->amount), item (data, "Amount", value);
+  /* A clip of 0 is a real one (no clipping), as the amount's. */
+  if (info->operation && es_op_from_name (info->operation, &op) && es_op_uses (op, ES_PARAM_CLIP))
+    snprintf (value, sizeof value, "%.17g", info->clip), item (data, "Clip", value);
+  if (info->tile_columns)
+    snprintf (value, sizeof value, "%dx%d", info->tile_columns, info->tile_rows), item (data, "Tiles", value);
   if (info->units)
     item (data, "Units", info->units);
   if (info->definition[0])

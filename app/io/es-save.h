@@ -54,8 +54,11 @@ typedef struct {
   int window;            /* 0 when not applicable */
   int levels;            /* 0 when not applicable */
   float amount;          /* sharpen only */
-  const char *units;     /* "nats", "bits", "normalized", "level", "gray" */
-  double unit_scale;     /* values are multiplied by this before writing (1/ln 2 for bits) */
+  double clip;           /* CLAHE only, as its clip parameter */
+  int tile_columns;      /* CLAHE's grid; 0 when not applicable */
+  int tile_rows;
+  const char *units; /* "nats", "bits", "normalized", "level", "gray" */
+  double unit_scale; /* values are multiplied by this before writing (1/ln 2 for bits) */
   /* The entropy definition in force, es_job_describe_definition's line
    * ("disk r=5 · symmetric · 256 bins · bits"); empty for other ops. */
   char definition[128];

@@ -5,9 +5,10 @@
 #include "../es-ops.h"
 
 /* EsCpuRunner each: the engine has validated the job and allocated `out`
- * with the op's output format and the input's size. They fail only on an
+ * with the job's output format and the input's size. They fail only on an
  * internal allocation. */
 bool es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 bool es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 bool es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 bool es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+bool es_cpu_clahe (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);

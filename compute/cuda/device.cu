@@ -481,10 +481,11 @@ es_cuda_close (EsCuda *cuda)
   host_release (&cuda->h_in);
   host_release (&cuda->h_out);
   es_cuda_release_band_buffers (cuda);
-  EsCudaBuffer *general[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
-                              &cuda->general_mask, &cuda->general_binned, &cuda->general_counts };
-  for (size_t i = 0; i < sizeof general / sizeof general[0]; i++)
-    es_cuda_device_release (general[i]);
+  EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
+                              &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,
+                              &cuda->clahe_counts, &cuda->clahe_luts };
+  for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++)
+    es_cuda_device_release (scratch[i]);
   if (cuda->tables != NULL)
     (void) cudaFree (cuda->tables);
   if (cuda->histogram != NULL)

@@ -85,6 +85,8 @@ struct EsCuda {
    * threads' counts. */
   EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
   uint8_t *lut; /* device: 256 entries */
+  /* CLAHE's buffers (clahe.cu): every tile's histogram, every tile's LUT. */
+  EsCudaBuffer clahe_counts, clahe_luts;
   bool broken;
   /* ES_CUDA_FAULT, read at open; each fires once. */
   bool fault_alloc, fault_launch, fault_sticky;

@@ -75,6 +75,7 @@ extern const EsCudaOp es_cuda_quantize;
 extern const EsCudaOp es_cuda_entropy;
 extern const EsCudaOp es_cuda_equalize;
 extern const EsCudaOp es_cuda_sharpen;
+extern const EsCudaOp es_cuda_clahe;
 
 /* Runs a job; `out` is preallocated by the engine. Device buffers, pinned
  * staging and events are kept in `cuda` and reused between runs. On failure

@@ -510,7 +510,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   assert (in->pixels != NULL && in->stride >= (size_t) in->width * es_format_size (in->format));
   assert (in->levels != 0 ? in->levels <= ES_FAST_LEVELS_MAX
                           : in->depth >= 1 && in->depth <= 8 * (int) es_format_size (in->format));
-  assert (out->format == info->output_format && out->width == in->width && out->height == in->height);
+  assert (out->format == es_job_output_format (job, in->format) && out->width == in->width && out->height == in->height);
   assert (out->pixels != NULL && out->stride >= (size_t) out->width * es_format_size (out->format));
 
   /* Not validation: an earlier run may have left the context unusable. */
@@ -541,7 +541,8 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
 
   /* A border mode that the variant computes as clip on a padded frame. */
   const int pad = cuda_op->frame_pad != NULL ? cuda_op->frame_pad (job, variant) : 0;
-  EsCudaFrame frame = frame_for (job, in, info->output_format, pad);
+  const EsFormat out_format = es_job_output_format (job, in->format);
+  EsCudaFrame frame = frame_for (job, in, out_format, pad);
   const size_t rows = (size_t) frame.height;
   const bool pageable = variant->transfer == ES_TRANSFER_PAGEABLE;
   EsMove move = { in, out, (size_t) in->width * es_format_size (in->format),
@@ -554,11 +555,18 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
 
   /* Bands when the one-shot buffers do not fit, or to spread a large image
    * over several devices (the pageable and per-call lessons are about one
-   * device's transfers and keep to it when they fit). */
+   * device's transfers and keep to it when they fit). An op whose result
+   * depends on the image's own tile grid (image_grid) takes the image
+   * whole on one device; the engine finishes on the CPU when it does not
+   * fit. */
   const size_t budget = es_cuda_memory_budget (cuda);
   const size_t footprint = (frame.in_pitch + (cuda_op->uses_levels ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
   const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL
-                      && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+                      && !info->image_grid && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+  if (info->image_grid && footprint > budget)
+    return es_error_set (error, ES_ERROR_NO_MEMORY,
+                         "CUDA %s takes the image whole: %zu MiB of buffers, %zu MiB of device memory to use",
+                         info->name, footprint >> 20, budget >> 20);
   /* A one-shot job takes milliseconds, so it is cancelled before it starts
    * only; banded runs look again before each pass. */
   es_control_begin (control, 1);
@@ -566,7 +574,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
     {
       /* Bands are cut from the image itself: no pad (the kernels then take
        * the border mode by index mapping). */
-      frame = frame_for (job, in, info->output_format, 0);
+      frame = frame_for (job, in, out_format, 0);
       ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
     }
   else

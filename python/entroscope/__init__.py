@@ -56,6 +56,7 @@ __all__ = [
     "Image",
     "Timing",
     "Variant",
+    "clahe",
     "cpu_threads",
     "cuda_compiled",
     "default_engine",
@@ -211,6 +212,18 @@ def sharpen(image, amount=1.0, *, backend="auto", variant=None, depth=None, out=
     borderType=cv2.BORDER_REPLICATE)``. A volume is sharpened plane by plane."""
     return default_engine(backend).sharpen(image, amount, variant=variant, depth=depth, out=out,
                                            return_timing=return_timing, **_channels(channel_axis))
+
+
+def clahe(image, clip_limit=40.0, tile_grid=(8, 8), *, backend="auto", variant=None, depth=None, out=None,
+          return_timing=False, channel_axis=_NOT_GIVEN):
+    """Contrast-limited adaptive histogram equalization, bit-identical to
+    ``cv2.createCLAHE(clip_limit, tile_grid).apply(image)``: tile_grid is
+    (columns, rows), as OpenCV's tileGridSize; clip_limit 0 clips nothing.
+    uint8 gives uint8 (256 bins), uint16 gives uint16 (65536 bins). A volume
+    is equalized plane by plane."""
+    columns, rows = tile_grid
+    return default_engine(backend).clahe(image, clip_limit, columns, rows, variant=variant, depth=depth, out=out,
+                                         return_timing=return_timing, **_channels(channel_axis))
 
 
 def quantize(image, levels=16, *, backend="auto", variant=None, depth=None, out=None, return_timing=False,

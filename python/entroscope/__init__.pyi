@@ -72,6 +72,16 @@ def sharpen(image: ImageLike, amount: float = 1.0, *, backend: Backend = "auto",
             depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
             channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
 @overload
+def clahe(image: ImageLike, clip_limit: float = 40.0, tile_grid: tuple[int, int] = (8, 8), *,
+          backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
+          out: npt.NDArray[Any] | None = None, channel_axis: int | None = ...,
+          return_timing: Literal[False] = False) -> npt.NDArray[Any]: ...
+@overload
+def clahe(image: ImageLike, clip_limit: float = 40.0, tile_grid: tuple[int, int] = (8, 8), *,
+          backend: Backend = "auto", variant: str | None = None, depth: int | None = None,
+          out: npt.NDArray[Any] | None = None, channel_axis: int | None = ...,
+          return_timing: Literal[True]) -> tuple[npt.NDArray[Any], Timing]: ...
+@overload
 def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", variant: str | None = None,
              depth: int | None = None, out: npt.NDArray[np.uint8] | None = None,
              channel_axis: int | None = ..., return_timing: Literal[False] = False) -> npt.NDArray[np.uint8]: ...

@@ -41,7 +41,7 @@ import dask.array as da
 import entroscope
 from . import _entroscope
 
-__all__ = ["bind_workers_to_gpus", "entropy", "equalize", "gray", "quantize", "run", "sharpen"]
+__all__ = ["bind_workers_to_gpus", "clahe", "entropy", "equalize", "gray", "quantize", "run", "sharpen"]
 
 # ---- the engine of this process ----------------------------------------------------
 
@@ -101,7 +101,7 @@ def _gpu_count():
 
 def _run_chunk(block, *mask, op, backend, params, depth, sample_range=None):
     if block.size == 0:  # dask's meta inference may call with an empty block
-        return np.empty(block.shape, entroscope.ops()[op]["dtype"])
+        return np.empty(block.shape, _result_dtype(op, block.dtype))
     if sample_range is not None:
         # minmax binning: the whole image's min and max, the same for every chunk.
         params = {**params, "binning": f"range:{int(sample_range[0])}:{int(sample_range[1])}"}
@@ -109,6 +109,12 @@ def _run_chunk(block, *mask, op, backend, params, depth, sample_range=None):
         params = {**params, "mask": mask[0]}
     # The array is gray by now (_check): a 3-D block is a volume, whatever its last side.
     return _engine(backend).run(op, block, depth=depth, channel_axis=None, **params)
+
+
+def _result_dtype(op, dtype):
+    """The dtype of op's result on samples of dtype (CLAHE keeps 16 bits)."""
+    info = entroscope.ops()[op]
+    return np.dtype(info["dtype_16"] if np.dtype(dtype).itemsize > 1 else info["dtype"])
 
 
 def _gray_chunk(block, depth, channel_axis):
@@ -198,7 +204,8 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
     if op not in table:
         entroscope.variants(op)  # raises the module's ValueError naming the operations
     info = table[op]
-    allowed = set(info["params"]) | {"variant"} | ({"units"} if info["units"] == "nats" else set())
+    # Keywords spell the table's names with "_" for "-" (tile_columns).
+    allowed = {name.replace("-", "_") for name in info["params"]} | {"variant"} | ({"units"} if info["units"] == "nats" else set())
     if op == "entropy":
         allowed |= set(_DEFINITION)
     unknown = sorted(set(params) - allowed)
@@ -206,13 +213,19 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
         raise TypeError(f"{op}() got an unexpected keyword argument '{unknown[0]}'")
     params = {k: v for k, v in params.items() if v is not None}
     mask = params.pop("mask", None)
-    # The job is checked now, by the module's own parser, rather than later in a worker.
-    reach = entroscope.extent_3d(op, **{k: v for k, v in params.items() if k != "variant"})
     array = _check(array, channel_axis)
+    # The job is checked now, by the module's own parser, rather than later in a worker
+    # (a whole-plane job by running it on one pixel: it reaches no neighbouring chunk).
     if info["whole_image"]:
-        if op != "equalize":
-            raise NotImplementedError(f"{op} needs a statistic of the whole image that entroscope.dask does not know")
+        entroscope.run(op, np.zeros((1, 1), array.dtype), **{k: v for k, v in params.items() if k != "variant"})
+        reach = (0, 0, 0)
+    else:
+        reach = entroscope.extent_3d(op, **{k: v for k, v in params.items() if k != "variant"})
+    if op == "equalize":
         return equalize(array, backend=backend, depth=depth, variant=params.get("variant"))
+    if info["whole_image"]:
+        # Tiles placed by the image's own size (CLAHE): each plane in one chunk.
+        array = array.rechunk({array.ndim - 2: -1, array.ndim - 1: -1})
     # The halo along each axis: planes (of a volume), rows, columns.
     halo = {}
     for axis, cells in enumerate(reach[3 - array.ndim:]):
@@ -224,7 +237,7 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
     extra = {}
     if params.get("binning") == "minmax":
         extra["sample_range"] = da.stack([array.min(), array.max()])
-    dtype = np.dtype(info["dtype"])
+    dtype = _result_dtype(op, array.dtype)
     chunk = functools.partial(_run_chunk, op=op, backend=backend, params=params, depth=depth)
     meta = np.empty((0,) * array.ndim, dtype)
     if not any(halo.values()):
@@ -254,6 +267,16 @@ def quantize(array, levels=16, *, backend="auto", variant=None, depth=None, chan
     """Quantization levels (uint8) of a dask array, as `entroscope.quantize`."""
     return run("quantize", array, levels=levels, backend=backend, variant=variant, depth=depth,
                channel_axis=channel_axis)
+
+
+def clahe(array, clip_limit=40.0, tile_grid=(8, 8), *, backend="auto", variant=None, depth=None,
+          channel_axis=entroscope._NOT_GIVEN):
+    """CLAHE of a dask array, as `entroscope.clahe` (uint8 or uint16, the
+    input's): its tiles are placed by each plane's own size, so each plane
+    is computed in one chunk (a volume's planes stay in chunks of their own)."""
+    columns, rows = tile_grid
+    return run("clahe", array, clip=clip_limit, tile_columns=columns, tile_rows=rows, backend=backend,
+               variant=variant, depth=depth, channel_axis=channel_axis)
 
 
 def equalize(array, *, backend="auto", variant=None, depth=None, channel_axis=entroscope._NOT_GIVEN):

@@ -216,7 +216,7 @@ parse_depth (PyObject *value, int *depth)
  * new array. channel_axis: the keyword, NULL when not given. Raises and
  * returns false with nothing left open. */
 static bool
-open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *channel_axis, PyObject *out,
+open_buffers (EsPyEngine *self, const EsJob *job, PyObject *image, int depth, PyObject *channel_axis, PyObject *out,
               EsPyInput *input, EsPyOutput *output)
 {
   PyObject *pooled = NULL;
@@ -227,14 +227,14 @@ open_buffers (EsPyEngine *self, EsOp op, PyObject *image, int depth, PyObject *c
   if (out == NULL)
     {
       pooled = es_py_pooled_result (self, input->width, input->height, input->volume ? input->planes : 0,
-                                    es_op_output_format (op));
+                                    es_job_output_format (job, input->image.format));
       if (pooled == NULL && PyErr_Occurred ())
         {
           es_py_input_close (input);
           return false;
         }
     }
-  ok = es_py_output_open (out != NULL ? out : pooled, input, es_op_output_format (op), output);
+  ok = es_py_output_open (out != NULL ? out : pooled, input, es_job_output_format (job, input->image.format), output);
   Py_XDECREF (pooled);
   if (!ok)
     es_py_input_close (input);
@@ -358,7 +358,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
 
   if (self->engine == NULL)
     return es_py_engine_closed_error ();
-  if (!open_buffers (self, op, args[0], depth, sorted.kw[KW_CHANNEL_AXIS],
+  if (!open_buffers (self, &job, args[0], depth, sorted.kw[KW_CHANNEL_AXIS],
                      sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input, &output))
     return NULL;
 

@@ -161,6 +161,7 @@ OP_METHOD (engine_quantize, ES_OP_QUANTIZE)
 OP_METHOD (engine_entropy, ES_OP_ENTROPY)
 OP_METHOD (engine_equalize, ES_OP_EQUALIZE)
 OP_METHOD (engine_sharpen, ES_OP_SHARPEN)
+OP_METHOD (engine_clahe, ES_OP_CLAHE)
 
 /* run(op, image, ...): any row of the operation table by name. */
 static PyObject *
@@ -361,6 +362,10 @@ static PyMethodDef engine_methods[] = {
   { "sharpen", FASTCALL (engine_sharpen),
     "sharpen(image, amount=1.0, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
     "c + amount * (4c - N - S - E - W), replicated borders." },
+  { "clahe", FASTCALL (engine_clahe),
+    "clahe(image, clip=40.0, tile_columns=8, tile_rows=8, *, variant=None, depth=None, out=None, "
+    "return_timing=False) -> array of the input's dtype: contrast-limited adaptive histogram equalization, "
+    "bit-identical to cv2.createCLAHE(clip, (tile_columns, tile_rows)).apply." },
   { "quantize", FASTCALL (engine_quantize),
     "quantize(image, levels=16, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
     "floor(v * levels / 2^depth)." },

@@ -200,11 +200,13 @@ ends_with (const char *text, const char *suffix)
   return n >= m && strcmp (text + n - m, suffix) == 0;
 }
 
-/* NumPy's name of the dtype that holds samples of format. */
-static const char *
-dtype_name (EsFormat format)
+/* Whether op makes results of this format from some input, 8- or 16-bit. */
+static bool
+op_makes_format (EsOp op, EsFormat format)
 {
-  return format == ES_FORMAT_F32 ? "float32" : format == ES_FORMAT_U8 ? "uint8" : "uint16";
+  EsJob job = ES_JOB_INIT (op);
+
+  return es_job_output_format (&job, ES_FORMAT_U8) == format || es_job_output_format (&job, ES_FORMAT_U16) == format;
 }
 
 /* The operation that made values of this format when op= was not given:
@@ -217,14 +219,14 @@ op_from_format (EsFormat format, EsOp *op)
   size_t len = 0;
 
   for (int i = 0; i < ES_N_OPS; i++)
-    if (es_op_output_format ((EsOp) i) == format)
+    if (op_makes_format ((EsOp) i, format))
       {
         found = i, count++;
         len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", len ? ", " : "", es_op_name ((EsOp) i));
       }
   if (count != 1)
     {
-      PyErr_Format (PyExc_ValueError, "op= is needed to save a %s array (%s)", dtype_name (format),
+      PyErr_Format (PyExc_ValueError, "op= is needed to save a %s array (%s)", es_py_dtype_name (format),
                     count ? list : "no operation gives one");
       return false;
     }
@@ -366,10 +368,13 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 
   if (op_obj == Py_None && !op_from_format (result.values.format, &op))
     goto fail;
-  if (es_op_output_format (op) != result.values.format)
+  if (!op_makes_format (op, result.values.format))
     {
+      EsJob job = ES_JOB_INIT (op);
+
       PyErr_Format (PyExc_TypeError, "%s results are %s arrays, not %s", es_op_name (op),
-                    dtype_name (es_op_output_format (op)), dtype_name (result.values.format));
+                    es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U8)),
+                    es_py_dtype_name (result.values.format));
       goto fail;
     }
   if (!parse_values_job (op, &kw, &result.values, &job, &units, &held))

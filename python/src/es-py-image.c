@@ -561,8 +561,8 @@ es_py_input_close (EsPyInput *input)
 
 /* ---- outputs ---- */
 
-static const char *
-numpy_name (EsFormat format)
+const char *
+es_py_dtype_name (EsFormat format)
 {
   switch (format)
     {
@@ -650,17 +650,17 @@ es_py_output_open (PyObject *out, const EsPyInput *input, EsFormat format, EsPyO
         PyErr_Clear ();
         if (PyObject_CheckBuffer (out))
           PyErr_Format (PyExc_ValueError, "out= is read-only; the result needs a writable %s array",
-                        numpy_name (format));
+                        es_py_dtype_name (format));
         else
-          PyErr_Format (PyExc_TypeError, "out= must be a writable %s array, not %.200s", numpy_name (format),
+          PyErr_Format (PyExc_TypeError, "out= must be a writable %s array, not %.200s", es_py_dtype_name (format),
                         Py_TYPE (out)->tp_name);
         return false;
       }
     output->have_view = true;
     if (!es_py_buffer_format (view, &out_format, &swap, name, sizeof name) || out_format != format || swap)
       {
-        PyErr_Format (PyExc_TypeError, "out= must be a %s array in native byte order, not %s%s", numpy_name (format),
-                      swap ? "byte-swapped " : "", name);
+        PyErr_Format (PyExc_TypeError, "out= must be a %s array in native byte order, not %s%s",
+                      es_py_dtype_name (format), swap ? "byte-swapped " : "", name);
         goto fail;
       }
     if (view->ndim != (input->volume ? 3 : 2) || view->shape[view->ndim - 2] != input->height

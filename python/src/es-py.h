@@ -34,6 +34,8 @@ extern PyObject *es_py_cancelled_error;
  * CANCELLED -> entroscope.Cancelled, others -> RuntimeError. A file name,
  * when given, prefixes the message as the CLI does ("photo.png: reason"). */
 PyObject *es_py_raise (const EsError *error, PyObject *filename);
+/* NumPy's name of the dtype that holds samples of format: "uint8", "uint16", "float32". */
+const char *es_py_dtype_name (EsFormat format);
 
 /* The ndarray subclass entroscope.Image (its depth and levels), registered
  * by the pure-Python layer; NULL until then. */

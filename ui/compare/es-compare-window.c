@@ -218,7 +218,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   gtk_label_set_label (self->chart_heading, heading);
   gtk_label_set_label (self->chart_engine, comparison->engine.description);
 
-  es_compare_op_bytes (job->op, (size_t) comparison->source->image.width * (size_t) comparison->source->image.height,
+  es_compare_op_bytes (job, (size_t) comparison->source->image.width * (size_t) comparison->source->image.height,
                        &in_bytes, &out_bytes);
   in_text = format_bytes (in_bytes);
   out_text = format_bytes (out_bytes);

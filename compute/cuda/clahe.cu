@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/* CLAHE on the GPU: per-tile histograms four ways, clipped CDFs as LUTs, a bilinear blend; bit-identical to OpenCV. */
+#include "es-cuda-internal.h"
+
+/* Why four variants: CLAHE counts a histogram per tile, turns each into a
+ * LUT (clip, redistribute, scan), then blends four tiles' LUTs per pixel.
+ * With OpenCV's default 8×8 grid an 8192² image has only 64 tiles of a
+ * million pixels each, so where the counting happens decides the speed:
+ * global atomics queue on 64 × 256 counters; a block per tile leaves most
+ * SMs idle; chunks of a tile counted in shared memory keep every SM busy.
+ *
+ * Every float step is OpenCV's, rounded as its scalar code rounds it (no
+ * FMA contraction: __fmul_rn, __fadd_rn), so results are bit-identical to
+ * the CPU backend and to cv::CLAHE. */
+
+/* The geometry of one job (DESIGN.md §1, CLAHE): the grid's tiles over the
+ * image padded by reflect-101 to a multiple of the grid (es_clahe_geometry),
+ * and the constants both passes use, computed on the host as OpenCV does. */
+typedef struct {
+  int width, height;     /* the image */
+  int tiles_x, tiles_y;
+  int tile_w, tile_h;    /* of the padded image */
+  int bins;              /* 256 or 65536 */
+  int clip;              /* counts a bin keeps; 0: no clipping */
+  float lut_scale;       /* (bins − 1) / tile area */
+  float inv_tile_w, inv_tile_h;
+} ClaheGrid;
+
+/* cv::borderInterpolate (BORDER_REFLECT_101) of a padded coordinate past
+ * the end: padding is only ever added after the last row and column. */
+static __device__ __forceinline__ int
+reflect_101 (int p, int n)
+{
+  if (n == 1)
+    return 0;
+  while (p >= n || p < 0)
+    p = p >= n ? 2 * n - 2 - p : -p;
+  return p;
+}
+
+/* ---- histograms ------------------------------------------------------------- */
+
+/* histogram[tile · bins + v]: one counter per tile and sample value, in global
+ * memory; rows and columns of the padding count the sample they reflect. */
+
+template <typename T>
+static __device__ __forceinline__ uint32_t
+sample_at (const void *in, size_t in_pitch, const ClaheGrid &g, int px, int py)
+{
+  const int x = px < g.width ? px : reflect_101 (px, g.width);
+  const int y = py < g.height ? py : reflect_101 (py, g.height);
+  return __ldg (es_dev_row<T> (in, in_pitch, y) + x);
+}
+
+/* One atomic a pixel on global counters. */
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+histogram_global_kernel (const void *__restrict__ in, size_t in_pitch, ClaheGrid g, uint32_t *histogram)
+{
+  const int padded_w = g.tile_w * g.tiles_x;
+  const long long pixels = (long long) padded_w * g.tile_h * g.tiles_y;
+
+  for (long long i = (long long) blockIdx.x * blockDim.x + threadIdx.x; i < pixels;
+       i += (long long) gridDim.x * blockDim.x)
+    {
+      const int px = (int) (i % padded_w), py = (int) (i / padded_w);
+      const int tile = (py / g.tile_h) * g.tiles_x + px / g.tile_w;
+      atomicAdd (&histogram[(size_t) tile * g.bins + sample_at<T> (in, in_pitch, g, px, py)], 1u);
+    }
+}
+
+/* Rows of a tile that one block of the shared-memory histograms counts. */
+#define CHUNK_ROWS 32
+#define HIST_THREADS 256
+
+/* Counts one chunk of rows of one tile (blockIdx.y: the tile, blockIdx.x: the
+ * chunk) into a block-private histogram in shared memory. Interior columns
+ * are read 16 at a time on the row's vector grid; the reflected columns of
+ * the last tile column one at a time. */
+static __device__ __forceinline__ void
+count_chunk_u8 (const void *in, size_t in_pitch, const ClaheGrid &g, int tile, int chunk, uint32_t *bins)
+{
+  const int tx = tile % g.tiles_x, ty = tile / g.tiles_x;
+  const int x0 = tx * g.tile_w, x1 = x0 + g.tile_w;
+  const int row0 = ty * g.tile_h + chunk * CHUNK_ROWS;
+  const int row1 = min (row0 + CHUNK_ROWS, (ty + 1) * g.tile_h);
+  const int inside_end = max (x0, min (x1, g.width)); /* columns read from the row itself */
+  const int v0 = x0 / ES_CUDA_VECTOR, v1 = (inside_end + ES_CUDA_VECTOR - 1) / ES_CUDA_VECTOR;
+  const int vectors = v1 - v0;
+
+  for (int py = row0; py < row1; py++)
+    {
+      const int y = py < g.height ? py : reflect_101 (py, g.height);
+      const uint8_t *row = es_dev_row<uint8_t> (in, in_pitch, y);
+
+      for (int v = threadIdx.x; v < vectors; v += blockDim.x)
+        {
+          const int xs = (v0 + v) * ES_CUDA_VECTOR;
+          uint32_t s[16];
+          EsVec16<uint8_t>::load (row, xs, s);
+#pragma unroll
+          for (int k = 0; k < 16; k++)
+            if (xs + k >= x0 && xs + k < inside_end)
+              atomicAdd (&bins[s[k]], 1u);
+        }
+      for (int px = inside_end + threadIdx.x; px < x1; px += blockDim.x)
+        atomicAdd (&bins[__ldg (row + reflect_101 (px, g.width))], 1u);
+    }
+}
+
+static __device__ __forceinline__ void
+clear_bins (uint32_t *bins, int n)
+{
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    bins[i] = 0;
+  __syncthreads ();
+}
+
+static __device__ __forceinline__ void
+merge_bins (const uint32_t *bins, uint32_t *tile_histogram)
+{
+  __syncthreads ();
+  for (int i = threadIdx.x; i < 256; i += blockDim.x)
+    if (bins[i] != 0)
+      atomicAdd (&tile_histogram[i], bins[i]);
+}
+
+static __global__ void __launch_bounds__ (HIST_THREADS)
+histogram_shared_kernel (const void *__restrict__ in, size_t in_pitch, ClaheGrid g, uint32_t *histogram)
+{
+  __shared__ uint32_t bins[256];
+
+  clear_bins (bins, 256);
+  count_chunk_u8 (in, in_pitch, g, blockIdx.y, blockIdx.x, bins);
+  merge_bins (bins, histogram + (size_t) blockIdx.y * 256);
+}
+
+/* ---- clip, redistribute, CDF: a tile's LUT -------------------------------------- */
+
+/* saturate_cast<T>(sum · lut_scale): the count converted to float, one
+ * float multiply, rounded half to even (cvRound), saturated. */
+template <typename T>
+static __device__ __forceinline__ T
+lut_value (uint32_t sum, float lut_scale)
+{
+  const int r = __float2int_rn (__fmul_rn (__uint2float_rn (sum), lut_scale));
+  const int top = sizeof (T) == 1 ? 255 : 65535;
+  return (T) min (max (r, 0), top);
+}
+
+/* The 8-bit LUT of one tile from its 256 counts, by every thread of a block
+ * of at least 256 (thread k < 256 owns bin k; the others only keep the
+ * barriers company): clip each bin at the limit, spread the clipped counts
+ * evenly (batch), then the residual one each on every step-th bin from 0,
+ * as OpenCV's loop does; then the inclusive scan. */
+static __device__ void
+build_lut_u8 (uint32_t count, const ClaheGrid &g, uint8_t *lut)
+{
+  __shared__ uint32_t warp_sums[32];
+  __shared__ uint32_t clipped_total;
+  const int k = threadIdx.x, lane = k & 31, warp = k >> 5;
+  const bool owner = k < 256;
+  uint32_t h = owner ? count : 0;
+
+  if (g.clip > 0)
+    {
+      uint32_t excess = h > (uint32_t) g.clip ? h - (uint32_t) g.clip : 0;
+      h -= excess;
+      excess = __reduce_add_sync (0xffffffffu, excess);
+      if (k == 0)
+        clipped_total = 0;
+      __syncthreads ();
+      if (lane == 0 && excess != 0)
+        atomicAdd (&clipped_total, excess);
+      __syncthreads ();
+      const uint32_t clipped = clipped_total;
+      const uint32_t batch = clipped / 256u, residual = clipped - batch * 256u;
+      if (owner)
+        {
+          h += batch;
+          if (residual != 0)
+            {
+              const uint32_t step = max (256u / residual, 1u);
+              if ((uint32_t) k % step == 0 && (uint32_t) k / step < residual)
+                h++;
+            }
+        }
+    }
+  /* Inclusive scan: in the warp, then over the eight warps' totals. */
+  uint32_t sum = h;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1)
+    {
+      const uint32_t up = __shfl_up_sync (0xffffffffu, sum, d);
+      if (lane >= d)
+        sum += up;
+    }
+  if (lane == 31)
+    warp_sums[warp] = sum;
+  __syncthreads ();
+  if (!owner)
+    return;
+  for (int w = 0; w < warp; w++)
+    sum += warp_sums[w];
+  lut[k] = lut_value<uint8_t> (sum, g.lut_scale);
+}
+
+/* The 16-bit LUT of one tile from its 65536 counts in global memory, by a
+ * block of 1024 threads, each owning 64 consecutive bins: the same steps as
+ * build_lut_u8, the scan over the threads' partial sums. */
+#define LUT16_THREADS 1024
+#define LUT16_PER_THREAD (65536 / LUT16_THREADS)
+
+static __device__ void
+build_lut_u16 (const uint32_t *counts, const ClaheGrid &g, uint16_t *lut)
+{
+  __shared__ uint32_t warp_sums[LUT16_THREADS / 32];
+  __shared__ uint32_t clipped_total;
+  const int k = threadIdx.x, lane = k & 31, warp = k >> 5;
+  const int first = k * LUT16_PER_THREAD;
+  uint32_t batch = 0, residual = 0, step = 1;
+
+  if (g.clip > 0)
+    {
+      uint32_t excess = 0;
+      for (int i = 0; i < LUT16_PER_THREAD; i++)
+        {
+          const uint32_t h = __ldcg (&counts[first + i]);
+          excess += h > (uint32_t) g.clip ? h - (uint32_t) g.clip : 0;
+        }
+      excess = __reduce_add_sync (0xffffffffu, excess);
+      if (k == 0)
+        clipped_total = 0;
+      __syncthreads ();
+      if (lane == 0)
+        atomicAdd (&clipped_total, excess);
+      __syncthreads ();
+      batch = clipped_total / 65536u;
+      residual = clipped_total - batch * 65536u;
+      step = residual != 0 ? max (65536u / residual, 1u) : 1u;
+    }
+  /* Bin i after clipping and redistribution. */
+  auto clipped_bin = [&] (int i) -> uint32_t {
+    uint32_t h = __ldcg (&counts[i]);
+    if (g.clip <= 0)
+      return h;
+    h = min (h, (uint32_t) g.clip) + batch;
+    return h + ((uint32_t) i % step == 0 && (uint32_t) i / step < residual ? 1u : 0u);
+  };
+  uint32_t total = 0;
+  for (int i = 0; i < LUT16_PER_THREAD; i++)
+    total += clipped_bin (first + i);
+  /* Exclusive prefix of the threads' totals. */
+  uint32_t sum = total;
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1)
+    {
+      const uint32_t up = __shfl_up_sync (0xffffffffu, sum, d);
+      if (lane >= d)
+        sum += up;
+    }
+  if (lane == 31)
+    warp_sums[warp] = sum;
+  __syncthreads ();
+  if (warp == 0)
+    {
+      uint32_t w = warp_sums[lane];
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1)
+        {
+          const uint32_t up = __shfl_up_sync (0xffffffffu, w, d);
+          if (lane >= d)
+            w += up;
+        }
+      warp_sums[lane] = w;
+    }
+  __syncthreads ();
+  sum = sum - total + (warp > 0 ? warp_sums[warp - 1] : 0);
+  for (int i = 0; i < LUT16_PER_THREAD; i++)
+    {
+      sum += clipped_bin (first + i);
+      lut[first + i] = lut_value<uint16_t> (sum, g.lut_scale);
+    }
+}
+
+/* One block a tile: the LUT from the tile's counts in `histogram`. */
+static __global__ void __launch_bounds__ (256)
+lut_u8_kernel (const uint32_t *histogram, ClaheGrid g, uint8_t *luts)
+{
+  const size_t tile = blockIdx.x;
+  build_lut_u8 (__ldcg (&histogram[tile * 256 + threadIdx.x]), g, luts + tile * 256);
+}
+
+static __global__ void __launch_bounds__ (LUT16_THREADS)
+lut_u16_kernel (const uint32_t *histogram, ClaheGrid g, uint16_t *luts)
+{
+  const size_t tile = blockIdx.x;
+  build_lut_u16 (histogram + tile * 65536, g, luts + tile * 65536);
+}
+
+/* ---- fused: one block a tile ----------------------------------------------------- */
+
+#define FUSED_THREADS 1024
+
+/* The whole tile counted by one block into shared memory, then its LUT
+ * built there: no global histogram, no second launch, but only
+ * tiles_x · tiles_y blocks. */
+static __global__ void __launch_bounds__ (FUSED_THREADS)
+fused_u8_kernel (const void *__restrict__ in, size_t in_pitch, ClaheGrid g, uint8_t *luts)
+{
+  __shared__ uint32_t bins[256];
+  const int chunks = (g.tile_h + CHUNK_ROWS - 1) / CHUNK_ROWS;
+
+  clear_bins (bins, 256);
+  for (int chunk = 0; chunk < chunks; chunk++)
+    count_chunk_u8 (in, in_pitch, g, blockIdx.x, chunk, bins);
+  __syncthreads ();
+  build_lut_u8 (threadIdx.x < 256 ? bins[threadIdx.x] : 0u, g, luts + (size_t) blockIdx.x * 256);
+}
+
+/* ---- chunked histograms whose last block builds the tile's LUT -------------------- */
+
+/* histogram[tiles · 256 + tile] counts the chunks of each tile that merged. */
+static __global__ void __launch_bounds__ (HIST_THREADS)
+histogram_lut_kernel (const void *__restrict__ in, size_t in_pitch, ClaheGrid g, uint32_t *histogram,
+                      uint8_t *luts)
+{
+  __shared__ uint32_t bins[256];
+  __shared__ bool last;
+  const int tile = blockIdx.y;
+  const int tiles = g.tiles_x * g.tiles_y;
+  uint32_t *tile_histogram = histogram + (size_t) tile * 256;
+
+  clear_bins (bins, 256);
+  count_chunk_u8 (in, in_pitch, g, tile, blockIdx.x, bins);
+  merge_bins (bins, tile_histogram);
+  /* Publish this block's counts before counting it as merged. */
+  __threadfence ();
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    last = atomicAdd (&histogram[(size_t) tiles * 256 + tile], 1u) == gridDim.x - 1u;
+  __syncthreads ();
+  if (last)
+    {
+      __threadfence ();
+      build_lut_u8 (__ldcg (&tile_histogram[threadIdx.x]), g, luts + (size_t) tile * 256);
+    }
+}
+
+/* ---- the blend ------------------------------------------------------------------ */
+
+/* Where a coordinate falls between tile centres, as OpenCV computes it in
+ * float: t = c / tile − 0.5, the tiles floor(t) and floor(t) + 1 (clamped to
+ * the grid), the weight of the second t − floor(t). */
+typedef struct {
+  int first, second;
+  float weight, weight_first;
+} ClaheSpan;
+
+static __device__ __forceinline__ ClaheSpan
+clahe_span (int c, float inv_tile, int tiles)
+{
+  const float t = __fsub_rn (__fmul_rn ((float) c, inv_tile), 0.5f);
+  const int t1 = (int) floorf (t);
+  ClaheSpan s;
+  s.weight = __fsub_rn (t, (float) t1);
+  s.weight_first = __fsub_rn (1.0f, s.weight);
+  s.first = max (t1, 0);
+  s.second = min (t1 + 1, tiles - 1);
+  return s;
+}
+
+/* (l11·xa1 + l12·xa)·ya1 + (l21·xa1 + l22·xa)·ya, each step rounded as
+ * OpenCV's scalar loop rounds it (no FMA), then saturate_cast. */
+template <typename T>
+static __device__ __forceinline__ T
+blend (float l11, float l12, float l21, float l22, const ClaheSpan &sx, const ClaheSpan &sy)
+{
+  const float top = __fadd_rn (__fmul_rn (l11, sx.weight_first), __fmul_rn (l12, sx.weight));
+  const float bottom = __fadd_rn (__fmul_rn (l21, sx.weight_first), __fmul_rn (l22, sx.weight));
+  const float r = __fadd_rn (__fmul_rn (top, sy.weight_first), __fmul_rn (bottom, sy.weight));
+  const int top_value = sizeof (T) == 1 ? 255 : 65535;
+  return (T) min (max (__float2int_rn (r), 0), top_value);
+}
+
+/* 16 output pixels a thread: a row's two tile rows and weights once, each
+ * pixel's tile columns and weights, four LUT reads. */
+template <typename T>
+static __global__ void __launch_bounds__ (256)
+blend_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, ClaheGrid g, const T *__restrict__ luts,
+              void *out, size_t out_pitch)
+{
+  const size_t bins = (size_t) g.bins;
+
+  for (EsVectorWalk walk (vectors); walk.y < g.height; walk.next ())
+    {
+      const int x0 = walk.x * ES_CUDA_VECTOR;
+      const ClaheSpan sy = clahe_span (walk.y, g.inv_tile_h, g.tiles_y);
+      const T *row1 = luts + (size_t) sy.first * g.tiles_x * bins;
+      const T *row2 = luts + (size_t) sy.second * g.tiles_x * bins;
+      uint32_t v[16];
+
+      EsVec16<T>::load (es_dev_row<T> (in, in_pitch, walk.y), x0, v);
+#pragma unroll
+      for (int k = 0; k < 16; k++)
+        {
+          const ClaheSpan sx = clahe_span (min (x0 + k, g.width - 1), g.inv_tile_w, g.tiles_x);
+          const size_t a = (size_t) sx.first * bins + v[k], b = (size_t) sx.second * bins + v[k];
+          v[k] = blend<T> ((float) __ldg (&row1[a]), (float) __ldg (&row1[b]), (float) __ldg (&row2[a]),
+                           (float) __ldg (&row2[b]), sx, sy);
+        }
+      T *o = es_dev_row_mut<T> (out, out_pitch, walk.y);
+      if (sizeof (T) == 1)
+        es_dev_store16 (o, x0, v);
+      else
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+          o[x0 + k] = (T) v[k];
+    }
+}
+
+/* ---- launchers ----------------------------------------------------------------
+ * A 16-bit image's 65536 bins a tile do not fit a block's shared memory, so
+ * every variant counts those in global memory (as global-atomics does,
+ * where 64 tiles spread the atomics over 4 M counters) and builds each
+ * tile's LUT with a block of its own. */
+
+static ClaheGrid
+clahe_grid (const EsJob *job, const EsCudaFrame *f)
+{
+  EsClaheGeometry geometry;
+  ClaheGrid g;
+
+  es_clahe_geometry (job, f->width, f->height, &geometry);
+  g.width = f->width;
+  g.height = f->height;
+  g.tiles_x = job->tile_columns;
+  g.tiles_y = job->tile_rows;
+  g.tile_w = geometry.tile_width;
+  g.tile_h = geometry.tile_height;
+  g.bins = f->in_format == ES_FORMAT_U8 ? 256 : 65536;
+  g.clip = es_clahe_clip_count (job->clip, g.tile_w * g.tile_h, g.bins);
+  g.lut_scale = (float) (g.bins - 1) / (float) (g.tile_w * g.tile_h);
+  g.inv_tile_w = 1.0f / (float) g.tile_w;
+  g.inv_tile_h = 1.0f / (float) g.tile_h;
+  return g;
+}
+
+static int
+clahe_tiles (const ClaheGrid &g)
+{
+  return g.tiles_x * g.tiles_y;
+}
+
+/* The counts (every tile's bins, then a merged-chunks counter a tile),
+ * cleared, and room for the LUTs. */
+static bool
+reserve (EsCuda *cuda, const ClaheGrid &g, size_t sample, EsError *error)
+{
+  const size_t tiles = (size_t) clahe_tiles (g);
+  const size_t count_bytes = (tiles * (size_t) g.bins + tiles) * sizeof (uint32_t);
+
+  if (!es_cuda_device_reserve (cuda, &cuda->clahe_counts, count_bytes, "CLAHE histograms", error)
+      || !es_cuda_device_reserve (cuda, &cuda->clahe_luts, tiles * (size_t) g.bins * sample, "CLAHE LUTs", error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->clahe_counts.ptr, 0, count_bytes, cuda->stream), "histogram reset",
+               error);
+  return true;
+}
+
+template <typename T>
+static bool
+blend (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *error)
+{
+  blend_kernel<T><<<es_cuda_blocks (cuda, (size_t) f->vectors * (size_t) f->height, 256), 256, 0, cuda->stream>>> (
+    f->in, f->in_pitch, f->vectors, g, (const T *) cuda->clahe_luts.ptr, f->out, f->out_pitch);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE blend kernel", error);
+  return true;
+}
+
+/* Chunks of rows of every tile: blocks a tile, tiles. */
+static dim3
+chunk_grid (const ClaheGrid &g)
+{
+  return dim3 ((unsigned) es_cuda_div_up ((size_t) g.tile_h, CHUNK_ROWS), (unsigned) clahe_tiles (g));
+}
+
+template <typename T>
+static bool
+global_typed (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *error)
+{
+  const size_t padded = (size_t) g.tile_w * g.tiles_x * (size_t) g.tile_h * g.tiles_y;
+
+  if (!reserve (cuda, g, sizeof (T), error))
+    return false;
+  uint32_t *counts = (uint32_t *) cuda->clahe_counts.ptr;
+  histogram_global_kernel<T><<<es_cuda_blocks (cuda, padded, 256), 256, 0, cuda->stream>>> (f->in, f->in_pitch, g,
+                                                                                            counts);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE histogram kernel", error);
+  if (sizeof (T) == 1)
+    lut_u8_kernel<<<clahe_tiles (g), 256, 0, cuda->stream>>> (counts, g, (uint8_t *) cuda->clahe_luts.ptr);
+  else
+    lut_u16_kernel<<<clahe_tiles (g), LUT16_THREADS, 0, cuda->stream>>> (counts, g,
+                                                                         (uint16_t *) cuda->clahe_luts.ptr);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE LUT kernel", error);
+  return blend<T> (cuda, f, g, error);
+}
+
+static bool
+launch_global (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error)
+{
+  const ClaheGrid g = clahe_grid (job, frame);
+
+  if (frame->in_format == ES_FORMAT_U8)
+    return global_typed<uint8_t> (cuda, frame, g, error);
+  return global_typed<uint16_t> (cuda, frame, g, error);
+}
+
+static bool
+launch_shared (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *error)
+{
+  const ClaheGrid g = clahe_grid (job, f);
+
+  if (f->in_format == ES_FORMAT_U16)
+    return global_typed<uint16_t> (cuda, f, g, error);
+  if (!reserve (cuda, g, 1, error))
+    return false;
+  uint32_t *counts = (uint32_t *) cuda->clahe_counts.ptr;
+  histogram_shared_kernel<<<chunk_grid (g), HIST_THREADS, 0, cuda->stream>>> (f->in, f->in_pitch, g, counts);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE histogram kernel", error);
+  lut_u8_kernel<<<clahe_tiles (g), 256, 0, cuda->stream>>> (counts, g, (uint8_t *) cuda->clahe_luts.ptr);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE LUT kernel", error);
+  return blend<uint8_t> (cuda, f, g, error);
+}
+
+static bool
+launch_fused (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *error)
+{
+  const ClaheGrid g = clahe_grid (job, f);
+
+  if (f->in_format == ES_FORMAT_U16)
+    return global_typed<uint16_t> (cuda, f, g, error);
+  if (!reserve (cuda, g, 1, error))
+    return false;
+  fused_u8_kernel<<<clahe_tiles (g), FUSED_THREADS, 0, cuda->stream>>> (f->in, f->in_pitch, g,
+                                                                        (uint8_t *) cuda->clahe_luts.ptr);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE fused kernel", error);
+  return blend<uint8_t> (cuda, f, g, error);
+}
+
+static bool
+launch_fast (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *error)
+{
+  const ClaheGrid g = clahe_grid (job, f);
+
+  if (f->in_format == ES_FORMAT_U16)
+    return global_typed<uint16_t> (cuda, f, g, error);
+  if (!reserve (cuda, g, 1, error))
+    return false;
+  histogram_lut_kernel<<<chunk_grid (g), HIST_THREADS, 0, cuda->stream>>> (
+    f->in, f->in_pitch, g, (uint32_t *) cuda->clahe_counts.ptr, (uint8_t *) cuda->clahe_luts.ptr);
+  ES_CUDA_LAUNCHED (cuda, "CLAHE histogram and LUT kernel", error);
+  return blend<uint8_t> (cuda, f, g, error);
+}
+
+/* ---- the operation ---------------------------------------------------------------- */
+
+static const EsVariant clahe_variants[] = {
+  { "global-atomics", "Global atomics",
+    "Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
+    "64 × 256 counters, and every SM queues on the same few addresses in L2.",
+    "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
+    false, ES_TRANSFER_DEFAULT, launch_global, NULL },
+  { "shared-chunks", "Shared-memory chunks",
+    "Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
+    "global atomics: the contended updates move on chip, and every SM has chunks to count.",
+    "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
+    false, ES_TRANSFER_DEFAULT, launch_shared, NULL },
+  { "tile-block", "One block a tile",
+    "One block counts its whole tile in shared memory, then clips it and scans its LUT without "
+    "leaving the SM: no global histogram and one launch fewer, but an 8×8 grid gives 64 blocks for "
+    "132 SMs.",
+    "OpenCV's CUDA CLAHE (cudaimgproc: one block a tile)",
+    false, ES_TRANSFER_DEFAULT, launch_fused, NULL },
+  { "fast", "Chunks, last block builds the LUT",
+    "Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
+    "tile's LUT (threadfence reduction): every SM busy, two kernels in all, and the blend reads its "
+    "16 pixels with one 16-byte load.",
+    "CUDA C++ Programming Guide, §Memory fence functions; cuda-samples threadFenceReduction",
+    true, ES_TRANSFER_DEFAULT, launch_fast, NULL },
+};
+
+const EsCudaOp es_cuda_clahe = ES_CUDA_OP_VARIANTS_ONLY (clahe_variants);

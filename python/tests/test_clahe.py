@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+"""CLAHE against OpenCV's createCLAHE().apply, bit for bit: the test images, then
+random sizes, grids and clip limits (DESIGN.md §1)."""
+
+import numpy as np
+import pytest
+
+import entroscope
+
+cv2 = pytest.importorskip("cv2")
+
+
+def opencv(image, clip, grid):
+    return cv2.createCLAHE(clip, grid).apply(image)
+
+
+def test_images_bit_identical(testdata):
+    """Every test image, as entroscope reads it (8- or 16-bit gray), at a few
+    grids and clip limits."""
+    paths = sorted((testdata / "images").glob("*.png")) + sorted((testdata / "pngsuite").glob("*.png"))
+    if not paths:
+        pytest.skip(f"no test images under {testdata} (ES_TESTDATA)")
+    checked = 0
+    for path in paths:
+        try:
+            image = np.asarray(entroscope.load(str(path)))
+        except (ValueError, OSError):
+            continue  # PngSuite's broken files are refused by design
+        # A 16-bit grid of 64×64 holds 512 MiB of LUTs in OpenCV: one such test below.
+        large = (64, 64) if image.dtype == np.uint8 else (16, 16)
+        for clip, grid in ((40.0, (8, 8)), (2.0, (8, 8)), (0.0, (3, 5)), (0.01, large)):
+            got = entroscope.clahe(image, clip, grid)
+            assert got.dtype == image.dtype, path.name
+            np.testing.assert_array_equal(got, opencv(image, clip, grid), err_msg=f"{path.name} {clip} {grid}")
+        checked += 1
+    assert checked > 0
+
+
+def test_random_sizes_grids_and_clips(rng):
+    """Sizes 1×1 to 4099×2053, grids 1×1 to 64×64 (16-bit ones fewer: their
+    65536-bin LUTs are slow in OpenCV too), several clip limits."""
+    sizes = [(1, 1), (1, 37), (29, 1), (2, 3), (7, 64), (64, 7), (4099, 2053)]
+    sizes += [tuple(int(v) for v in rng.integers(1, 700, 2)) for _ in range(20)]
+    for i, (h, w) in enumerate(sizes):
+        dtype = np.uint16 if i % 3 == 2 else np.uint8
+        top = 65536 if dtype == np.uint16 else 256
+        image = rng.integers(0, top, (h, w)).astype(dtype)
+        if i % 2:
+            image = (image // 97 * 97).astype(dtype)  # few distinct values: clipping matters
+        most = 16 if dtype == np.uint16 or h * w > 10**6 else 64
+        grid = (int(rng.integers(1, most + 1)), int(rng.integers(1, most + 1)))
+        if i == 0:
+            grid = (64, 64)
+        clip = [0.0, 2.0, 40.0, 0.01, float(rng.uniform(0, 300))][i % 5]
+        got = entroscope.clahe(image, clip, grid)
+        np.testing.assert_array_equal(got, opencv(image, clip, grid), err_msg=f"{h}x{w} {dtype} {clip} {grid}")
+
+
+def test_sixteen_bit_large_grid(rng):
+    image = rng.integers(0, 65536, (130, 67)).astype(np.uint16)
+    np.testing.assert_array_equal(entroscope.clahe(image, 3.5, (64, 64)), opencv(image, 3.5, (64, 64)))
+
+
+def test_keywords_and_limits(rng):
+    image = rng.integers(0, 256, (40, 50)).astype(np.uint8)
+    expected = opencv(image, 2.0, (4, 6))
+    np.testing.assert_array_equal(entroscope.run("clahe", image, clip=2.0, tile_columns=4, tile_rows=6), expected)
+    np.testing.assert_array_equal(entroscope.Engine("cpu").clahe(image, 2.0, 4, 6), expected)
+    with pytest.raises(ValueError, match="tile-columns"):
+        entroscope.clahe(image, 2.0, (65, 8))
+    with pytest.raises(ValueError, match="clip"):
+        entroscope.clahe(image, -1.0)
+
+
+def test_dask_planes_whole(rng):
+    da = pytest.importorskip("dask.array")
+    edask = pytest.importorskip("entroscope.dask")
+    image = rng.integers(0, 65536, (301, 257)).astype(np.uint16)
+    lazy = edask.clahe(da.from_array(image, chunks=(64, 100)), 2.0, (5, 3))
+    assert lazy.dtype == np.uint16
+    np.testing.assert_array_equal(lazy.compute(), opencv(image, 2.0, (5, 3)))
