@@ -11,7 +11,7 @@
 #define ES_BENCH_MAX_VALUES 32
 
 /* What bench times without --ops and --sizes (--help shows these). */
-#define ES_BENCH_DEFAULT_OPS "entropy,equalize,sharpen"
+#define ES_BENCH_DEFAULT_OPS "entropy,equalize,sharpen,clahe"
 #define ES_BENCH_DEFAULT_SIZES "1024,4096,8192"
 
 typedef struct {

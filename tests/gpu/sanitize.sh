@@ -63,6 +63,11 @@ for tool in memcheck racecheck initcheck synccheck; do
         k=${kl%:*} l=${kl#*:}
         echo "$tool $op-$variant-k$k-L$l - $op $variant --window=$k --levels=$l"
       done
+    elif [ "$op" = clahe ]; then
+      # A grid that divides no image side (every tile reflects), and one
+      # with more tiles than the small images have pixels.
+      echo "$tool $op-$variant-3x2 - $op $variant --clip=2 --tiles=3x2"
+      echo "$tool $op-$variant-64x64 - $op $variant --clip=0 --tiles=64x64"
     else
       echo "$tool $op-$variant - $op $variant --levels=16"
     fi
@@ -70,6 +75,8 @@ for tool in memcheck racecheck initcheck synccheck; do
   for op in quantize entropy equalize sharpen; do
     echo "$tool $op-banded ES_GPU_MEMORY_BUDGET=300000 $op default --window=9"
   done
+  # CLAHE takes the image whole: past the budget it finishes on the CPU.
+  echo "$tool clahe-whole ES_GPU_MEMORY_BUDGET=300000 clahe default --tiles=8x8"
   # Definitions: border modes on the fast kernels' padded frames, shapes and
   # bins on the general kernel (sorted small windows, shared and global
   # counts), and in bands.
