@@ -96,6 +96,12 @@ cli quantize "$SAMPLE"
 check "quantize writes a PNG of the input's size" [ "$rc" = 0 -a "$(png_size "$stem-quantize.png")" = "$W $H" ]
 cli sharpen -q "$SAMPLE"
 check "-q prints nothing" [ "$rc" = 0 -a ! -s "$T/out.log" -a -f "$stem-sharpen.png" ]
+cli clahe --clip 2 --tiles 8x4 "$SAMPLE" -o clahe.png
+check "clahe --clip --tiles writes a PNG of the input's size" [ "$rc" = 0 -a "$(png_size clahe.png)" = "$W $H" ]
+cli clahe --tiles 8 "$SAMPLE"
+check "clahe --tiles without rows is a usage error naming the form" eval '[ "$rc" = 1 ] && one_error_line "COLUMNSxROWS"'
+cli clahe --tiles 8x65 "$SAMPLE"
+check "clahe --tiles past 64 is a usage error naming tile-rows" eval '[ "$rc" = 1 ] && one_error_line "tile-rows"'
 
 # -- determinism and backends --
 for op in equalize sharpen entropy; do
@@ -256,11 +262,11 @@ check "bench exits 0" [ "$rc" = 0 ]
 check "bench writes a CSV with a header row" \
   eval 'head -n 1 bench.csv | grep -q "^op,size,backend,variant,"'
 # One row per default operation, and equalize once more on a low-contrast image.
-cpu_rows=$(awk -F, 'NR > 1 && NF == 18 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
-check "the CSV has an 18-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
+cpu_rows=$(awk -F, 'NR > 1 && NF == 21 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
+check "the CSV has a 21-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
 check "the CSV ends with a column per parameter, empty where the operation reads none" \
-  eval 'head -n 1 bench.csv | grep -q ",image,window,levels,amount$" &&
-        grep -q "^entropy,64,cpu,.*,random,5,16,$" bench.csv && grep -q "^sharpen,64,cpu,.*,random,,,1$" bench.csv'
+  eval 'head -n 1 bench.csv | grep -q ",image,window,levels,amount,clip,tile-columns,tile-rows$" &&
+        grep -q "^entropy,64,cpu,.*,random,5,16,,,,$" bench.csv && grep -q "^sharpen,64,cpu,.*,random,,,1,,,$" bench.csv'
 check "bench prints a table on stdout" eval 'grep -q "^entropy  *64 " "$T/out.log"'
 cli bench --sizes 16 --ops sharpen --repeats 1 --backend cpu --amount 0.5
 check "bench's header gives the parameters that its operations read" \
@@ -275,7 +281,8 @@ check "bench times entropy at each window and level count (${combos})" \
 check "bench times sharpen, which reads neither, once" \
   eval '[ "$(awk -F, '"'"'NR > 1 && $1 == "sharpen"'"'"' lists.csv | wc -l | tr -d " ")" = 1 ]'
 check "bench's table gives window and levels columns" \
-  eval 'grep -q " window levels amount$" "$T/out.log" && grep -q "^entropy .* 31 *256 *-$" "$T/out.log"'
+  eval 'grep -q " window levels amount  *clip tile-columns tile-rows$" "$T/out.log" &&
+        grep -q "^entropy .* 31 *256 *- *- *- *-$" "$T/out.log"'
 cli bench --backend cpu --ops entropy --sizes 16 --repeats 1 --window 3,5,7
 check "bench's --window also takes a list" \
   eval '[ "$rc" = 0 ] && [ "$(grep -c "^entropy " "$T/out.log")" = 3 ]'
@@ -306,7 +313,7 @@ image_rows=$(awk '$1 == "entropy" || $1 == "sharpen" {
 check "bench --image --backend=cpu times each operation's CPU implementation (kernel <= wall)" \
   [ "$image_rows" = 2 ]
 check "bench --image writes its CSV" \
-  eval '[ "$(head -n 1 image.csv)" = "op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label,window,levels,amount" ] &&
+  eval '[ "$(head -n 1 image.csv)" = "op,backend,variant,repeats,kernel_ms,wall_ms,floor_ms,floor_multiple,label,window,levels,amount,clip,tile-columns,tile-rows" ] &&
         [ "$(awk -F, '"'"'NR > 1 && $2 == "cpu" && $3 == "openmp" && $4 == 3 && $7 == "" { n++ } END { print n + 0 }'"'"' image.csv)" = 2 ]'
 cli bench --image "$SAMPLE" --ops entropy --backend cpu --repeats 1 --windows 3,9 --levels 16,64 --csv image-lists.csv
 check "bench --image times every window and level count" \

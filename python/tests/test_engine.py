@@ -65,7 +65,7 @@ def test_info_and_variants():
     assert about["version"] == entroscope.__version__
     assert about["backend"] in about["backends_compiled"]
     assert about["cpu_threads"] == entroscope.cpu_threads() >= 1
-    assert set(about["variants"]) == {"quantize", "entropy", "equalize", "sharpen"}
+    assert set(about["variants"]) == {"quantize", "entropy", "equalize", "sharpen", "clahe"}
     assert entroscope.info("cpu")["why"] == "requested with backend='cpu'"
     for op in entroscope.ops():
         rows = entroscope.variants(op)

@@ -237,7 +237,7 @@ def test_params_table():
     assert table["levels"]["default"] == 16
     assert table["amount"]["max"] == 10
     ops = entroscope.ops()
-    assert list(ops) == ["quantize", "entropy", "equalize", "sharpen"]
+    assert list(ops) == ["quantize", "entropy", "equalize", "sharpen", "clahe"]
     assert ops["entropy"]["params"] == ("window", "levels") and ops["entropy"]["dtype"] == "float32"
     assert entroscope.halo("entropy", window=9) == 4 and entroscope.halo("sharpen") == 1
     assert entroscope.halo("equalize") == 0 and ops["equalize"]["whole_image"]
