@@ -40,8 +40,10 @@ BUTTONS = {pyatspi.ROLE_PUSH_BUTTON, pyatspi.ROLE_TOGGLE_BUTTON}
 CONTAINERS = {pyatspi.ROLE_SCROLL_PANE}
 # What GTK 4.8 calls a node that has no name: its type name.
 TYPE_NAME = re.compile(r'^(Gtk|Adw|Es)[A-Z]\w*$')
-# A mnemonic's underscore read aloud: GTK 4.8 names a button with use-underline "_Open… Open…".
+# A mnemonic's underscore read aloud, or a name said twice: GTK 4.8 names a button with a
+# mnemonic "_Open… Open…", and a drop-down named besides its label "Left of the split Left of the split".
 MNEMONIC = re.compile(r'(^|\s)_\w')
+TWICE = re.compile(r'^(.+) \1$')
 TIMEOUT_S = 60
 SCREEN = (1600, 1000)
 
@@ -61,8 +63,9 @@ def ok(passed, description, diagnostics=()):
 
 
 def unnamed(name):
+    """Whether name is no name a screen reader can say: none, a type name or a garbled one."""
     return (not name or not name.strip() or TYPE_NAME.match(name) is not None
-            or MNEMONIC.search(name) is not None)
+            or MNEMONIC.search(name) is not None or TWICE.match(name) is not None)
 
 
 def text_of(node):

@@ -622,5 +622,6 @@ es_compare_window_init (EsCompareWindow *self)
     gtk_string_list_append (ops, es_op_info (op)->title);
   gtk_drop_down_set_model (self->op_dropdown, G_LIST_MODEL (ops));
   es_accessible_name_drop_down (self->op_dropdown, "Operation");
+  es_accessible_fix_mnemonic_buttons (GTK_WIDGET (self));
   set_running (self, FALSE);
 }

@@ -762,6 +762,7 @@ es_window_init (EsWindow *self)
   _es_window_files_init (self);
   _es_window_tools_init (self);
   _es_window_volume_init (self);
+  es_accessible_fix_mnemonic_buttons (GTK_WIDGET (self));
 
   g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed", G_CALLBACK (on_definition_changed),
                            self, 0);
