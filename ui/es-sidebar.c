@@ -490,6 +490,12 @@ setup_param (EsSidebar *self, const EsParam *param)
       gtk_scale_set_digits (GTK_SCALE (control), param->digits);
       gtk_range_set_round_digits (GTK_RANGE (control), param->digits);
     }
+  /* The row names the widget it activates (a spin button) for screen
+   * readers; any other control (a slider) takes the row's title here, or
+   * GTK 4.8 reads it as "GtkScale". */
+  if (ADW_IS_ACTION_ROW (row) && adw_action_row_get_activatable_widget (ADW_ACTION_ROW (row)) != control)
+    gtk_accessible_update_property (GTK_ACCESSIBLE (control), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                    adw_preferences_row_get_title (ADW_PREFERENCES_ROW (row)), -1);
   gtk_widget_set_tooltip_text (row, tooltip);
   self->param_adjustments[param->id] = adjustment;
   self->param_rows[param->id] = row;
