@@ -51,6 +51,12 @@ count = 0
 failed = 0
 
 
+class Broken(Exception):
+    """What ends a window's checks at once: it exited, or a control cannot be used. AT-SPI's own
+    errors (GLib.Error, a RuntimeError) are not: an application that just exited, or a tree
+    changing under the walk, is polled again."""
+
+
 def ok(passed, description, diagnostics=()):
     global count, failed
     count += 1
@@ -112,14 +118,14 @@ def walk(node, trail, inside, found):
 
 
 def wait_until(what, probe):
-    """probe's first true value, polled; a RuntimeError from probe ends the wait at once."""
+    """probe's first true value, polled; Broken from probe ends the wait at once."""
     deadline = time.monotonic() + TIMEOUT_S
     while time.monotonic() < deadline:
         try:
             value = probe()
-        except RuntimeError:
+        except Broken:
             raise
-        except Exception:  # the application's tree changes under the walk while it starts
+        except Exception:  # see Broken
             value = None
         if value:
             return value
@@ -145,10 +151,13 @@ def named(role, name):
 def application(process):
     def probe():
         if process.poll() is not None:
-            raise RuntimeError('the window exited with status %d' % process.returncode)
+            raise Broken('the window exited with status %d' % process.returncode)
         for app in pyatspi.Registry.getDesktop(0):
-            if app is not None and app.get_process_id() == process.pid:
-                return app
+            try:
+                if app is not None and app.get_process_id() == process.pid:
+                    return app
+            except RuntimeError:  # an application that has just exited (the previous window)
+                continue
         return None
     return wait_until('the window on the accessibility bus', probe)
 
@@ -157,9 +166,19 @@ def frames(app):
     return [child for child in app if child is not None and child.getRole() == pyatspi.ROLE_FRAME]
 
 
-def check_tree(what, node):
-    found = []
-    walk(node, [], None, found)
+def check_tree(what, node, tries=3):
+    """One TAP point: no node under node lacks a name. A walk that the window's tree changes
+    under (a view or the Compare window finishing its work) raises an AT-SPI error; it is
+    walked again."""
+    for attempt in range(tries):
+        found = []
+        try:
+            walk(node, [], None, found)
+            break
+        except RuntimeError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(0.5)
     ok(not found, 'every control of %s has a name' % what, found)
 
 
@@ -169,7 +188,7 @@ def click(node):
         if action.getName(i) == 'click':
             action.doAction(i)
             return
-    raise RuntimeError('%s %r has no click action' % (node.getRoleName(), node.name))
+    raise Broken('%s %r has no click action' % (node.getRoleName(), node.name))
 
 
 def start_session_bus():
@@ -295,7 +314,7 @@ def main():
             try:
                 check_window(entroscope, image, schema_dir, os.path.join(home, view), width, height, view,
                              described)
-            except (TimeoutError, RuntimeError) as error:
+            except (TimeoutError, Broken, RuntimeError) as error:
                 ok(False, 'the window at %d×%d: %s' % (width, height, error))
     finally:
         shutil.rmtree(home, ignore_errors=True)
