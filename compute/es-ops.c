@@ -467,7 +467,7 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
       break;
     case ES_BINNING_MINMAX: snprintf (bins, sizeof bins, "%d bins of min..max", job->levels); break;
     case ES_BINNING_EXACT: snprintf (bins, sizeof bins, "exact bins"); break;
-    case ES_BINNING_BYTE: snprintf (bins, sizeof bins, "%d bins of 8 bits", job->levels); break;
+    case ES_BINNING_BYTE: snprintf (bins, sizeof bins, "%d bins of 8-bit values", job->levels); break;
     default: snprintf (bins, sizeof bins, "%d bins", job->levels); break;
     }
   snprintf (text, size, "%s · %s · %s · %s%s", shape, border, bins, d->normalized ? "normalized" : units,

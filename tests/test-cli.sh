@@ -386,7 +386,7 @@ check "--mask of another size is refused with one line naming the mask" \
   eval '[ "$rc" != 0 ] && one_error_line "mask" && [ ! -e def-bad.txt ]'
 cli entropy -q --like matlab "$SAMPLE" -o def-matlab.tif
 check "--like matlab records its definition in the export" \
-  eval '[ "$rc" = 0 ] && grep -aq "Definition=9×9 · symmetric · 256 bins of 8 bits · bits" def-matlab.tif'
+  eval '[ "$rc" = 0 ] && grep -aq "Definition=9×9 · symmetric · 256 bins of 8-bit values · bits" def-matlab.tif'
 cli entropy -q --disk 2 --border mirror --binning exact --units normalized def-in.pgm -o def-disk.txt
 check "--disk, --border, --binning and --units normalized run; values within 0..1" \
   eval '[ "$rc" = 0 ] && text_matrix_ok def-disk.txt 3 4 1'

@@ -323,7 +323,8 @@ test_presets (void)
   job = base_job ();
   es_preset_apply (es_preset_find ("matlab"), &job, FALSE);
   assert_layer_is_job (&job);
-  g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==, "9×9 · symmetric · 256 bins of 8 bits · bits");
+  g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==,
+                   "9×9 · symmetric · 256 bins of 8-bit values · bits");
 
   change ("preset", g_variant_new_string ("fiji"), NULL);
   assert_keys ("fiji", "disk", 0, 3, "clip", "byte", 256, "bits");

@@ -442,6 +442,45 @@ test_two_windows (void)
   }
 }
 
+/* The header's main menu (the primary menu button) under widget. */
+static GMenuModel *
+main_menu_under (GtkWidget *widget)
+{
+  if (GTK_IS_MENU_BUTTON (widget) && gtk_menu_button_get_primary (GTK_MENU_BUTTON (widget)))
+    return gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (widget));
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    {
+      GMenuModel *menu = main_menu_under (child);
+
+      if (menu)
+        return menu;
+    }
+  return NULL;
+}
+
+/* Whether menu, its sections or its submenus hold an item for action. */
+static gboolean
+menu_has_action (GMenuModel *menu, const char *action)
+{
+  for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+    {
+      g_autofree char *item_action = NULL;
+      const char *const links[] = { G_MENU_LINK_SECTION, G_MENU_LINK_SUBMENU };
+
+      if (g_menu_model_get_item_attribute (menu, i, G_MENU_ATTRIBUTE_ACTION, "s", &item_action)
+          && g_str_equal (item_action, action))
+        return TRUE;
+      for (guint l = 0; l < G_N_ELEMENTS (links); l++)
+        {
+          g_autoptr (GMenuModel) linked = g_menu_model_get_item_link (menu, i, links[l]);
+
+          if (linked && menu_has_action (linked, action))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
 static void
 test_shortcuts (void)
 {
@@ -480,6 +519,19 @@ test_shortcuts (void)
       g_clear_object (&section);
     }
   g_assert_cmpuint (accels_shown, >=, 5);
+
+  /* The README's promise: the main menu holds these, their keys shown beside them. */
+  {
+    GMenuModel *main_menu = main_menu_under (GTK_WIDGET (window));
+    const char *const in_menu[] = { "win.new-window", "window.close", "win.fullscreen", "win.image-info" };
+
+    g_assert_nonnull (main_menu);
+    for (guint i = 0; i < G_N_ELEMENTS (in_menu); i++)
+      {
+        g_test_message ("main menu: %s", in_menu[i]);
+        g_assert_true (menu_has_action (main_menu, in_menu[i]));
+      }
+  }
 
   /* Fullscreen is asked of the window manager (Xvfb has none to grant it). */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.fullscreen", NULL));

@@ -165,8 +165,11 @@ static void
 add_compare_row (EsSidebar *self, gboolean have_variants)
 {
   GtkWidget *row = adw_action_row_new ();
-  GtkWidget *icon = gtk_image_new_from_icon_name ("es-compare-symbolic");
-  GtkWidget *arrow = gtk_image_new_from_icon_name ("go-next-symbolic");
+  /* The row's title says it all; its icons are left out of the accessible tree. */
+  GtkWidget *icon = g_object_new (GTK_TYPE_IMAGE, "icon-name", "es-compare-symbolic", "accessible-role",
+                                  GTK_ACCESSIBLE_ROLE_PRESENTATION, NULL);
+  GtkWidget *arrow = g_object_new (GTK_TYPE_IMAGE, "icon-name", "go-next-symbolic", "accessible-role",
+                                   GTK_ACCESSIBLE_ROLE_PRESENTATION, NULL);
 
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Compare Variants…");
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), have_variants
@@ -222,7 +225,8 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
   for (size_t i = 0; i < n; i++)
     {
       GtkWidget *row = adw_action_row_new ();
-      GtkWidget *check = gtk_check_button_new ();
+      /* One variant of several: a radio button, as it draws (see the Compute group in es-sidebar.ui). */
+      GtkWidget *check = g_object_new (GTK_TYPE_CHECK_BUTTON, "accessible-role", GTK_ACCESSIBLE_ROLE_RADIO, NULL);
       g_autofree char *subtitle = NULL;
 
       subtitle = g_strdup_printf ("%s%s", variants[i].id, variants[i].is_default ? " · default" : "");
@@ -486,6 +490,12 @@ setup_param (EsSidebar *self, const EsParam *param)
       gtk_scale_set_digits (GTK_SCALE (control), param->digits);
       gtk_range_set_round_digits (GTK_RANGE (control), param->digits);
     }
+  /* The row names the widget it activates (a spin button) for screen
+   * readers; any other control (a slider) takes the row's title here, or
+   * GTK 4.8 reads it as "GtkScale". */
+  if (ADW_IS_ACTION_ROW (row) && adw_action_row_get_activatable_widget (ADW_ACTION_ROW (row)) != control)
+    gtk_accessible_update_property (GTK_ACCESSIBLE (control), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                    adw_preferences_row_get_title (ADW_PREFERENCES_ROW (row)), -1);
   gtk_widget_set_tooltip_text (row, tooltip);
   self->param_adjustments[param->id] = adjustment;
   self->param_rows[param->id] = row;

@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "es-accessible.h"
 #include "es-bar.h"
 #include "es-debug.h"
 
@@ -620,5 +621,7 @@ es_compare_window_init (EsCompareWindow *self)
   for (int op = 0; op < ES_N_OPS; op++)
     gtk_string_list_append (ops, es_op_info (op)->title);
   gtk_drop_down_set_model (self->op_dropdown, G_LIST_MODEL (ops));
+  es_accessible_name_drop_down (self->op_dropdown, "Operation");
+  es_accessible_fix_mnemonic_buttons (GTK_WIDGET (self));
   set_running (self, FALSE);
 }

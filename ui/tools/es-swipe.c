@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+#include "es-accessible.h"
+
 void
 _es_swipe_clear (EsTools *self)
 {
@@ -116,6 +118,7 @@ _es_swipe_page_new (EsTools *self)
   gtk_drop_down_set_selected (GTK_DROP_DOWN (self->swipe_dropdown), self->swipe_view);
   g_signal_connect (self->swipe_dropdown, "notify::selected", G_CALLBACK (on_view_selected), self);
   gtk_label_set_mnemonic_widget (GTK_LABEL (label), self->swipe_dropdown);
+  es_accessible_label_drop_down (GTK_DROP_DOWN (self->swipe_dropdown), GTK_LABEL (label));
   gtk_box_append (GTK_BOX (box), label);
   gtk_box_append (GTK_BOX (box), self->swipe_dropdown);
 

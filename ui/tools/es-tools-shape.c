@@ -63,6 +63,7 @@ _es_tools_shape_button_new (EsTools *self)
 
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (button), "document-edit-symbolic");
   gtk_widget_set_tooltip_text (button, "Coordinates");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Coordinates", -1);
   gtk_widget_add_css_class (button, "flat");
   gtk_grid_set_column_spacing (GTK_GRID (grid), 8);
   gtk_grid_set_row_spacing (GTK_GRID (grid), 6);

@@ -493,10 +493,12 @@ make_panel (EsTools *self)
   gtk_box_append (GTK_BOX (header), self->panel_title);
   self->copy_button = gtk_button_new_from_icon_name ("edit-copy-symbolic");
   gtk_widget_set_tooltip_text (self->copy_button, "Copy as CSV");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->copy_button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Copy as CSV", -1);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->copy_button), "tools.copy");
   self->export_button = gtk_button_new_with_mnemonic ("E_xport CSV…");
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->export_button), "tools.export");
   gtk_widget_set_tooltip_text (close, "Close the Tool (Esc)");
+  gtk_accessible_update_property (GTK_ACCESSIBLE (close), GTK_ACCESSIBLE_PROPERTY_LABEL, "Close the Tool", -1);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (close), "tools.tool");
   gtk_actionable_set_action_target (GTK_ACTIONABLE (close), "s", tool_rows[ES_TOOL_POINTER].id);
   for (GtkWidget *const *b = (GtkWidget *const[]){ _es_tools_shape_button_new (self), self->copy_button,

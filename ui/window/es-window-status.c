@@ -232,6 +232,38 @@ _es_window_update_zoom_label (EsWindow *self)
   gtk_menu_button_set_label (self->zoom_button, label);
 }
 
+/* The canvas's accessible description: what a sighted user sees at a
+ * glance, as "Entropy heatmap of camera.png, 512 × 512: Entropy · 5×5 ·
+ * clip · 16 bins · nats", for screen readers (the canvas is named
+ * "Image" in es-window.ui). job_text describes the active pane. */
+static void
+describe_canvas (EsWindow *self, const EsLayer *layer, const char *job_text)
+{
+  const EsSource *source = layer->source;
+  EsView views[ES_CANVAS_MAX_PANES], orthogonal_view;
+  int n = _es_window_get_views (self, views);
+  g_autoptr (GString) text = g_string_new (NULL);
+
+  if (_es_window_get_orthogonal (self, &orthogonal_view))
+    g_string_append_printf (text, "%s %s, three orthogonal planes through", es_view_title (orthogonal_view),
+                            es_view_is_heatmap (orthogonal_view) ? "heatmap" : "image");
+  else if (n > 1)
+    {
+      g_string_append_printf (text, "Grid of %d views (", n);
+      for (int i = 0; i < n; i++)
+        g_string_append_printf (text, "%s%s", i ? ", " : "", es_view_title (views[i]));
+      g_string_append (text, ") of");
+    }
+  else
+    g_string_append_printf (text, "%s %s of", es_view_title (layer->view),
+                            es_view_is_heatmap (layer->view) ? "heatmap" : "image");
+  g_string_append_printf (text, " %s, %d × %d", source->name, source->image.width, source->image.height);
+  if (es_source_planes (source) > 1)
+    g_string_append_printf (text, " × %d, plane %d", es_source_planes (source), _es_window_get_plane (self));
+  g_string_append_printf (text, n > 1 ? "; the active pane: %s" : ": %s", job_text);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->canvas), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text->str, -1);
+}
+
 /* What the active view is, in words: the job behind it, as
  * "Entropy · window 5 · levels 16 · nats" or "Original · 8-bit". */
 void
@@ -257,6 +289,7 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
   else
     g_string_append_printf (text, " · %d-bit", layer->source->image.depth);
   gtk_label_set_label (self->info_label, text->str);
+  describe_canvas (self, layer, text->str);
 
   /* Over the canvas: the definition of the entropy on screen (in the grid too). */
   for (int i = 0; i < n && definition == NULL; i++)

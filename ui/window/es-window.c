@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "es-accessible.h"
 #include "es-settings.h"
 #include "es-tools.h"
 
@@ -747,6 +748,7 @@ es_window_init (EsWindow *self)
   gtk_drop_down_set_model (self->view_dropdown, G_LIST_MODEL (views));
   tooltip = g_strdup_printf ("What to Show (Alt+1…%d)", ES_N_VIEWS + 1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->view_dropdown), tooltip);
+  es_accessible_name_drop_down (self->view_dropdown, "View");
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", FALSE);
@@ -760,6 +762,7 @@ es_window_init (EsWindow *self)
   _es_window_files_init (self);
   _es_window_tools_init (self);
   _es_window_volume_init (self);
+  es_accessible_fix_mnemonic_buttons (GTK_WIDGET (self));
 
   g_signal_connect_object (es_sidebar_get_definition (self->sidebar), "changed", G_CALLBACK (on_definition_changed),
                            self, 0);
