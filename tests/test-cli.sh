@@ -263,7 +263,7 @@ check "bench writes a CSV with a header row" \
   eval 'head -n 1 bench.csv | grep -q "^op,size,backend,variant,"'
 # One row per default operation, and equalize once more on a low-contrast image.
 cpu_rows=$(awk -F, 'NR > 1 && NF == 21 && $2 == 64 && $3 == "cpu" { n++ } END { print n + 0 }' bench.csv)
-check "the CSV has a 21-field row for each operation and image on the CPU" [ "$cpu_rows" = 4 ]
+check "the CSV has a 21-field row for each operation and image on the CPU" [ "$cpu_rows" = 5 ]
 check "the CSV ends with a column per parameter, empty where the operation reads none" \
   eval 'head -n 1 bench.csv | grep -q ",image,window,levels,amount,clip,tile-columns,tile-rows$" &&
         grep -q "^entropy,64,cpu,.*,random,5,16,,,,$" bench.csv && grep -q "^sharpen,64,cpu,.*,random,,,1,,,$" bench.csv'
