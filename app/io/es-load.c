@@ -50,6 +50,12 @@ es_load_set_interrupt (EsControl *control)
   es_reader_set_interrupt (control);
 }
 
+EsControl *
+es_load_get_interrupt (void)
+{
+  return interrupt_control;
+}
+
 /* ---- recognising the format ---- */
 
 /* Formats that are recognised only to be named in the refusal (TIFF too,
