@@ -74,6 +74,17 @@ if ldd "$CLI" 2>/dev/null | grep -q -e asan -e ubsan; then
 else
   check "a decoder that eats memory meets its address-space limit" fault memory 3 "cannot allocate more than"
 fi
+# SIGTERM while the decoder hangs: the child is stopped, and the CLI ends at once as interrupted.
+ES_TEST_DECODER_FAULT=hang "$CLI" entropy -q --sandbox "$CAMERA" -o term.png 2>/dev/null &
+pid=$!
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM $pid
+wait $pid
+status=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "SIGTERM during a sandboxed decode ends the CLI in ${ms} ms (exit $status)" \
+  eval '[ $status = 143 ] && [ $ms -lt 1000 ] && [ ! -e term.png ]'
 check "without --sandbox the hook does nothing (decoding stays in-process)" \
   eval 'ES_TEST_DECODER_FAULT=crash "$CLI" entropy -q "$CAMERA" -o inproc.png'
 check "--sandbox is in --help" eval '"$CLI" --help | grep -q -- "--sandbox"'
