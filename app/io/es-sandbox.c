@@ -180,9 +180,9 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
       munmap (base, length);
       return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot map %zu MiB of decoded pixels", bytes >> 20);
     }
-  /* The pages are there already: mapping them 16 to a fault now spares the
-   * caller's first pass a fault every 4 KiB (a tenth of a decode). */
-  (void) madvise (base + page, bytes, MADV_POPULATE_READ);
+  /* Not populated: the caller's first pass maps the pages 16 to a fault
+   * (fault-around), which here is faster than MADV_POPULATE_READ, page
+   * by page, followed by that pass. */
   memcpy (base, &length, sizeof length);
   *image = (EsImage){
     .width = answer->width,
