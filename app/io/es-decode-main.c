@@ -140,12 +140,12 @@ misbehave (EsTestDecoderFault fault, EsError *error)
         spins++;
     case ES_TEST_DECODER_FAULT_OPEN:
       /* The filter kills the process here; if it ever did not, the answer
-       * would carry the file's first line, for the test to catch. */
+       * would carry the file's first bytes, for the tests to refuse. */
       fd = open ("/etc/passwd", O_RDONLY);
       if (fd >= 0 && read (fd, head, sizeof head - 1) > 0)
         {
           head[sizeof head - 1] = '\0';
-          fprintf (stderr, "entroscope-decode: read /etc/passwd: %s\n", head);
+          es_error_set (error, ES_ERROR_FORMAT, "read /etc/passwd: %s", head);
         }
       break;
     case ES_TEST_DECODER_FAULT_MEMORY:
