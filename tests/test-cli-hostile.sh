@@ -246,6 +246,23 @@ rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 check "an endless text matrix on a pipe stops at its second row (${ms} ms)" \
   eval '[ "$rc" = 2 ] && [ "$ms" -lt 5000 ] && one_error_with "text matrix: line 3, column 1: more than 1 rows"'
+for endless in "row:5 5\n:0 :/dev/stdin: text matrix: line 2, column 11: more than 5 values in the row" \
+               "header line:5 5 :0 :/dev/stdin: text matrix: line 1, column 5: junk after"; do
+  what=${endless%%:*}
+  rest=${endless#*:}
+  head=${rest%%:*}
+  rest=${rest#*:}
+  repeat=${rest%%:*}
+  want=${rest#*:}
+  t0=$(date +%s%N)
+  { printf "$head"; yes "$repeat" | tr -d '\n'; } 2>/dev/null | {
+    if $sanitized; then "$CLI" entropy /dev/stdin -o z.png; else (ulimit -v 2000000; "$CLI" entropy /dev/stdin -o z.png); fi
+  } >"$T/out.log" 2>"$T/err.log"
+  rc=$?
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  check "an endless $what on a pipe is refused at its first value too many (${ms} ms), naming the file" \
+    eval '[ "$rc" = 2 ] && [ "$ms" -lt 5000 ] && one_error_with "entroscope-cli: $want"'
+done
 check "nothing was written for the refused inputs" eval '[ -z "$(ls -A)" ]'
 cd "$T" || exit 1
 
@@ -390,5 +407,111 @@ if [ -w /dev/full ]; then
 else
   skip "no /dev/full" "a stdout that cannot be written"
 fi
+
+# ---- 9. no file the command reads is an output, whatever its role ----
+mkdir b9 && cd b9 || exit 1
+cp ../x.png in.png
+make_pgm f.png 3 3
+"$CLI" entropy -q in.png -o roi.png && cp roi.png ../roi.orig
+cli entropy --mask roi.png in.png -o roi.png
+check "a mask that is also the output is refused, the mask untouched" \
+  eval '[ "$rc" = 2 ] && one_error_with "roi.png: is the mask and also the output; nothing was written" &&
+        cmp -s roi.png ../roi.orig && only_files . in.png f.png roi.png'
+cp roi.png in-entropy.png
+cli entropy --mask in-entropy.png in.png
+check "a mask that is the default output's name is refused" \
+  eval '[ "$rc" = 2 ] && one_error_with "in-entropy.png: is the mask and also the output" &&
+        cmp -s in-entropy.png ../roi.orig'
+rm in-entropy.png
+ln -s roi.png link.png
+cli entropy --mask ./link.png in.png -o ../b9/roi.png
+check "the same through a symbolic link and other spellings" \
+  eval '[ "$rc" = 2 ] && cmp -s roi.png ../roi.orig'
+rm link.png
+ln roi.png x-entropy.png
+cli entropy --mask roi.png in.png ../x.png -o ./
+check "a batch whose second default output is a hard link to the mask is refused, nothing written" \
+  eval '[ "$rc" = 2 ] && one_error_with "roi.png: is the mask and also the output" &&
+        cmp -s roi.png ../roi.orig && [ ! -e in-entropy.png ]'
+rm x-entropy.png
+cp f.png f.orig
+cli entropy --footprint f.png in.png -o f.png
+check "a footprint that is also the output is refused, the footprint untouched" \
+  eval '[ "$rc" = 2 ] && one_error_with "f.png: is the footprint and also the output" && cmp -s f.png f.orig'
+cd "$T" || exit 1
+
+# ---- 10. a mask is in where its raw values are nonzero, whatever its format ----
+mkdir b10 && cd b10 || exit 1
+MASKS="python3 $here/mask-images.py"
+make_pgm in.pgm 8 8 "$SAMPLE"
+# The "nan" cells of an entropy text matrix: the pixels masked out.
+masked_out () {
+  "$CLI" entropy -q --mask "$1" --format txt in.pgm -o - 2>"$T/err.log" | grep -o nan | wc -l | tr -d ' '
+}
+$MASKS rgb.png 8 8 rgb8 0,0,1
+check "an RGB mask is in where any channel is nonzero: (0, 0, 1) counts" eval '[ "$(masked_out rgb.png)" = 0 ]'
+$MASKS rgb-half.png 8 8 rgb8 0,0,1 0,0,0
+check "an RGB mask of (0, 0, 1) and (0, 0, 0) masks out half" eval '[ "$(masked_out rgb-half.png)" = 32 ]'
+if [ "${ES_HAVE_TIFF:-0}" = 1 ]; then
+  $MASKS ones.tif 8 8 f32 1
+  check "a float TIFF mask of ones masks nothing out (no NaN everywhere)" eval '[ "$(masked_out ones.tif)" = 0 ]'
+  $MASKS half.tif 8 8 f32 0.5 1
+  check "a float TIFF mask of 0.5 and 1.0 is in everywhere" eval '[ "$(masked_out half.tif)" = 0 ]'
+  $MASKS nan.tif 8 8 f32 nan 2.5 0 -1
+  check "a float TIFF mask: NaN and 0 are out, 2.5 and -1 in" eval '[ "$(masked_out nan.tif)" = 32 ]'
+  $MASKS signed.tif 8 8 i8 0 1 -1 0
+  check "a signed TIFF mask is in where nonzero as stored, not once offset" eval '[ "$(masked_out signed.tif)" = 32 ]'
+  $MASKS rgb.tif 8 8 rgb8 0,0,1 0,0,0
+  check "an RGB TIFF mask is in where any channel is nonzero" eval '[ "$(masked_out rgb.tif)" = 32 ]'
+else
+  skip "this build reads no TIFF" "float, signed and RGB TIFF masks"
+fi
+for op in equalize sharpen quantize; do
+  cli "$op" --mask rgb.png in.pgm -o "$op.png"
+  check "$op --mask is a usage error, not a mask ignored" \
+    eval '[ "$rc" = 1 ] && one_error_with "--mask belongs to the entropy definition; $op takes no mask" &&
+          [ ! -e "$op.png" ]'
+done
+cd "$T" || exit 1
+
+# ---- 11. exit statuses and messages name the file at fault ----
+mkdir b11 && cd b11 || exit 1
+make_pgm in.pgm 8 8 "$SAMPLE"
+make_pgm big.pgm 9 8 "$SAMPLE"
+make_pgm mask.pgm 8 8
+cli entropy --mask mask.pgm big.pgm -o big.png
+check "a mask of another size exits 2 and names the mask file" \
+  eval '[ "$rc" = 2 ] && error_is "entroscope-cli: mask.pgm: the mask is 8×8, the input big.pgm 9×8: they must match" &&
+        [ ! -e big.png ]'
+mkdir out
+cli entropy --mask mask.pgm big.pgm in.pgm -o out/
+check "in a batch the other inputs still run, and the exit status says one failed" \
+  eval '[ "$rc" = 2 ] && one_error_with "mask.pgm: the mask is 8×8, the input big.pgm 9×8" &&
+        [ -s out/in-entropy.png ] && [ ! -e out/big-entropy.png ]'
+make_pgm even.pgm 4 3
+cli entropy --footprint even.pgm in.pgm -o fp.png
+check "a footprint of even sides exits 2 and names the footprint file" \
+  eval '[ "$rc" = 2 ] && error_is "entroscope-cli: footprint even.pgm: footprint height 3 is out of range: odd, 1..255" ||
+        error_is "entroscope-cli: footprint even.pgm: footprint width 4 is out of range: odd, 1..255"'
+make_pgm empty.pgm 3 3 /dev/zero
+cli entropy --footprint empty.pgm in.pgm -o fp.png
+check "a footprint with no cell in exits 2 and names the footprint file" \
+  eval '[ "$rc" = 2 ] && one_error_with "footprint empty.pgm: the footprint has no cell in it"'
+for name in out.TIF out.Tiff out.TXT out.Png; do
+  cli entropy -q in.pgm -o "$name"
+  case $name in
+    *.T[Ii][Ff]*) want=49492a00 ;;
+    *.TXT) want=3820380a ;;
+    *) want=89504e47 ;;
+  esac
+  check "-o $name picks its format whatever the case of its suffix" \
+    eval '[ "$rc" = 0 ] && [ "$(od -An -tx1 -N4 "$name" | tr -d " \n")" = "$want" ]'
+done
+for name in out.jpg out.JPEG out.pgm; do
+  cli entropy -q in.pgm -o "$name"
+  check "-o $name is refused, not written as PNG under that name" \
+    eval '[ "$rc" = 1 ] && one_error_with "output is not supported; use .png, .tif or .txt" && [ ! -e "$name" ]'
+done
+cd "$T" || exit 1
 
 tap_finish

@@ -77,12 +77,17 @@ cli entropy --ball 32 vol.tif -o bad.tif
 check "--ball past 31 is a usage error (exit 1)" eval '[ "$rc" = 1 ] && one_error_line "--ball=32: expected a radius in 0..31"'
 $MAKE mask-small.tif 7 20 22 --ones
 cli entropy --ball 1 --mask mask-small.tif vol.tif -o masked.tif
-check "a mask of another size is refused naming the mask file" \
-  eval '[ "$rc" != 0 ] && one_error_line "mask mask-small.tif is 22×20×7, the input 23×20×7: they must match" &&
+check "a mask of another size is refused naming the mask file (exit 2)" \
+  eval '[ "$rc" = 2 ] && one_error_line "mask-small.tif: the mask is 22×20×7, the input vol.tif 23×20×7: they must match" &&
         [ ! -e masked.tif ]'
 $MAKE mask.tif 7 20 23 --levels 2
 cli entropy --ball 1 --mask mask.tif vol.tif -o masked.tif
 check "a multi-page mask of the volume's size masks it" eval '[ "$rc" = 0 ] && [ -s masked.tif ]'
+cp mask.tif mask-z0003.png
+cli entropy --ball 1 --mask mask-z0003.png vol.tif -o mask.png
+check "a plane file that is the mask is refused before any plane is written" \
+  eval '[ "$rc" = 2 ] && one_error_line "mask-z0003.png (plane 3) is the mask mask-z0003.png; nothing was written" &&
+        cmp -s mask.tif mask-z0003.png && [ ! -e mask-z0000.png ]'
 cli entropy --rect 3x3 --channel 1 vol.tif -o bad.tif
 check "--channel without a 3-D window is a usage error" \
   eval '[ "$rc" = 1 ] && one_error_line "--channel chooses the planes of a volume"'
@@ -108,7 +113,8 @@ cli entropy --like skimage --footprint cube.tif vol.tif -o cube-fp.tif
 check "--footprint takes a multi-page TIFF as a 3-D footprint" eval '[ "$rc" = 0 ] && grep -q "(7 planes)" "$T/out.log"'
 $MAKE even.tif 2 3 3 --ones
 cli entropy --footprint even.tif vol.tif -o bad.tif
-check "a 3-D footprint of even depth is refused" eval '[ "$rc" = 1 ] && one_error_line "footprint depth 2 is out of range"'
+check "a 3-D footprint of even depth is refused naming its file (exit 2)" \
+  eval '[ "$rc" = 2 ] && one_error_line "footprint even.tif: footprint depth 2 is out of range"'
 cli info entropy --ball 3
 check "info describes a 3-D job" \
   eval '[ "$rc" = 0 ] && grep -q "This job (ball r=3 · clip · 16 bins · nats)" "$T/out.log" &&

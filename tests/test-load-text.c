@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "es-load.h"
@@ -465,6 +467,83 @@ test_text_parallel_large (void)
     }
 }
 
+/* Text matrices from a pipe that never ends ----------------------------- */
+
+/* Loads from a pipe into which a child writes `head`, then `repeat` until
+ * the reader goes away. Returns the bytes the child managed to write,
+ * through a second pipe, or -1 if that failed. */
+static long long
+load_endless (const char *head, const char *repeat, EsImage *image, EsError *error, bool *ok)
+{
+  int data[2], count[2];
+  long long written = -1;
+  pid_t child;
+
+  if (pipe (data) != 0 || pipe (count) != 0)
+    return -1;
+  child = fork ();
+  if (child == 0)
+    {
+      size_t head_length = strlen (head), repeat_length = strlen (repeat);
+      long long sent = 0;
+
+      signal (SIGPIPE, SIG_IGN);
+      close (data[0]);
+      close (count[0]);
+      if (write (data[1], head, head_length) == (ssize_t) head_length)
+        for (sent = (long long) head_length; write (data[1], repeat, repeat_length) == (ssize_t) repeat_length;)
+          sent += (long long) repeat_length;
+      if (write (count[1], &sent, sizeof sent) != (ssize_t) sizeof sent)
+        _exit (1);
+      _exit (0);
+    }
+  close (data[1]);
+  close (count[1]);
+  *ok = child > 0 && es_load_fd (data[0], 16, image, error);
+  close (data[0]);
+  if (child > 0 && read (count[0], &written, sizeof written) != (ssize_t) sizeof written)
+    written = -1;
+  close (count[0]);
+  if (child > 0)
+    waitpid (child, NULL, 0);
+  return written;
+}
+
+/* A row, a header line or a run of rows that never ends is refused at the
+ * first value that proves it wrong: the reader holds what the declared
+ * matrix needs and a pipe's worth more, never the 4 GiB limit's worth. With
+ * a limit of 64 MiB here, reading on to it would say "larger than". */
+static void
+test_text_endless (void)
+{
+  static const struct {
+    const char *what, *head, *repeat, *where;
+  } cases[] = {
+    { "an endless row", "5 5\n", "0 ", "line 2, column 11: more than 5 values" },
+    { "an endless header line", "5 5 ", "0 ", "line 1, column 5: junk after" },
+    { "an endless run of rows", "5 5\n", "0 0 0 0 0\n", "line 7, column 1: more than 5 rows" },
+    { "an endless height", "5", "5", "line 1, column 1: the height overflows" },
+    { "an endless width", "5 5", "5", "line 1, column 3: the width overflows" },
+  };
+  uint64_t limit = es_load_get_max_file_size ();
+
+  es_load_set_max_file_size (64u << 20);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      EsImage image = { 0 };
+      EsError error = { 0 };
+      bool ok = false;
+      long long written = load_endless (cases[i].head, cases[i].repeat, &image, &error, &ok);
+
+      /* The pipe holds up to 1 MiB (Linux's largest default), the reader 64 KiB. */
+      tap_ok (!ok && strstr (error.message, cases[i].where) != NULL && written >= 0 && written < (2 << 20),
+              "%s from a pipe is refused at %s after %lld bytes were written: %s", cases[i].what, cases[i].where,
+              written, error.message);
+      es_image_clear (&image);
+    }
+  es_load_set_max_file_size (limit);
+}
+
 int
 main (void)
 {
@@ -475,5 +554,6 @@ main (void)
   test_text_malformed ();
   test_text_parallel_errors ();
   test_text_parallel_large ();
+  test_text_endless ();
   return tap_done ();
 }

@@ -185,7 +185,7 @@ check (const Case *c, const uint8_t *png, size_t size, int threads, size_t span,
   omp_set_num_threads (threads);
   es_png_unfilter_set_parallel (1, span);
   es_reader_init_memory (&reader, png, size);
-  ok = es_png_decode_reader (&reader, &image, &w.watch, &error);
+  ok = es_png_decode_reader (&reader, &image, &w.watch, ES_SAMPLES_IMAGE, &error);
   for (int y = 0; ok && y < c->height; y++)
     same &= row_matches (c, &image, y);
   tap_ok (ok && same && w.in_order && w.final && w.told == c->height,

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "es-load.h"
+#include "es-volume.h"
 #include "test-tiff-common.h"
 
 #ifndef ES_HAVE_TIFF
@@ -290,9 +291,9 @@ test_read_layouts (void)
     }
 }
 
-/* A one-row float32 TIFF of these values. */
+/* A one-row TIFF of n pixels, spp samples of `bits` each, as `row` holds them. */
 static bool
-write_floats (const char *path, const float *values, int n)
+write_row (const char *path, uint16_t bits, uint16_t format, uint16_t spp, uint16_t photometric, const void *row, int n)
 {
   TIFF *tif = TIFFOpen (path, "w");
   bool ok = tif != NULL;
@@ -301,12 +302,13 @@ write_floats (const char *path, const float *values, int n)
     {
       TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, (uint32_t) n);
       TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 1u);
-      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 32);
-      TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, 1);
-      TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, SAMPLEFORMAT_IEEEFP);
-      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, bits);
+      TIFFSetField (tif, TIFFTAG_SAMPLESPERPIXEL, spp);
+      TIFFSetField (tif, TIFFTAG_SAMPLEFORMAT, format);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, photometric);
+      TIFFSetField (tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
       TIFFSetField (tif, TIFFTAG_ROWSPERSTRIP, 1u);
-      ok = TIFFWriteScanline (tif, (void *) values, 0, 0) >= 0 && TIFFWriteDirectory (tif);
+      ok = TIFFWriteScanline (tif, (void *) row, 0, 0) >= 0 && TIFFWriteDirectory (tif);
       TIFFClose (tif);
     }
   return ok;
@@ -343,7 +345,8 @@ test_float_definition (void)
       EsPages *pages;
       char notice_text[200] = "";
       const char *notice = NULL;
-      bool ok = write_floats (path, cases[i].in, cases[i].n) && (pages = es_pages_open (path, 16, &error)) != NULL;
+      bool ok = write_row (path, 32, SAMPLEFORMAT_IEEEFP, 1, PHOTOMETRIC_MINISBLACK, cases[i].in, cases[i].n)
+                && (pages = es_pages_open (path, 16, &error)) != NULL;
 
       if (ok)
         {
@@ -571,6 +574,105 @@ test_hostile (void)
   es_image_clear (&image);
 }
 
+/* Masks and footprints are read as cells: in where a sample as stored is
+ * nonzero and not NaN, in any channel. Neither the float range mapping
+ * (ones would all become 0), nor the signed offset (0 would become 128),
+ * nor luma (RGB (0, 0, 1) rounds to 0) may decide. */
+static void
+test_read_cells (void)
+{
+  static const float ones[] = { 1, 1, 1, 1 }, halves[] = { 0.5f, 1, 0.5f, 1 };
+  static const int8_t signed8[] = { 0, 1, -1, -128 };
+  static const uint8_t rgb8[] = { 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2, 0 };
+  static const uint16_t gray16[] = { 0, 1, 65535, 0 };
+  const float mixed[] = { NAN, 0.0f, 2.5f, -1.0f, INFINITY, -0.0f };
+  const float rgb_floats[] = { 0, 0, NAN, 0, 0, 1e-3f, 0, 0, 0, -INFINITY, 0, 0 };
+  const struct {
+    const char *what;
+    uint16_t bits, format, spp, photometric;
+    const void *row;
+    int n;
+    const char *in; /* '1': in, '0': out, per pixel */
+  } cases[] = {
+    { "float ones", 32, SAMPLEFORMAT_IEEEFP, 1, PHOTOMETRIC_MINISBLACK, ones, 4, "1111" },
+    { "float 0.5 and 1.0", 32, SAMPLEFORMAT_IEEEFP, 1, PHOTOMETRIC_MINISBLACK, halves, 4, "1111" },
+    { "float NaN, 0, 2.5, -1, inf, -0", 32, SAMPLEFORMAT_IEEEFP, 1, PHOTOMETRIC_MINISBLACK, mixed, 6, "001110" },
+    { "signed 8-bit 0, 1, -1, -128", 8, SAMPLEFORMAT_INT, 1, PHOTOMETRIC_MINISBLACK, signed8, 4, "0111" },
+    { "16-bit 0, 1, 65535, 0", 16, SAMPLEFORMAT_UINT, 1, PHOTOMETRIC_MINISBLACK, gray16, 4, "0110" },
+    { "RGB (0,0,1) (0,0,0) (1,0,0) (0,2,0)", 8, SAMPLEFORMAT_UINT, 3, PHOTOMETRIC_RGB, rgb8, 4, "1011" },
+    { "float RGB (0,0,NaN) (0,0,1e-3) (0,0,0) (-inf,0,0)", 32, SAMPLEFORMAT_IEEEFP, 3, PHOTOMETRIC_RGB, rgb_floats, 4,
+      "0101" },
+  };
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      const char *path = temp_path ("cells.tif");
+      EsImage cells = { 0 };
+      EsError error = { 0 };
+      char got[16] = "";
+      bool ok = write_row (path, cases[i].bits, cases[i].format, cases[i].spp, cases[i].photometric, cases[i].row,
+                           cases[i].n)
+                && es_load_cells (path, &cells, &error);
+
+      for (int x = 0; ok && x < cells.width && x < 15; x++)
+        got[x] = ((const uint8_t *) es_image_row (&cells, 0))[x] ? '1' : '0';
+      tap_ok (ok && cells.format == ES_FORMAT_U8 && cells.width == cases[i].n && strcmp (got, cases[i].in) == 0,
+              "a mask of %s reads as cells %s (%s)", cases[i].what, cases[i].in, ok ? got : error.message);
+      es_image_clear (&cells);
+      remove (path);
+    }
+}
+
+/* The most pages a file may have, one pixel each (page p holds p mod 256),
+ * written by libtiff: the pages are indexed once, so that the stack and the
+ * volume read in linear time (es_tiff_page_count; PERFORMANCE.md). */
+static void
+test_read_many_pages (void)
+{
+  enum { PAGES = 65535 };
+  const char *path = temp_path ("pages.tif");
+  TIFF *tif = TIFFOpen (path, "w");
+  bool written = tif != NULL, stack = true, volume_ok;
+  EsPages *pages = NULL;
+  EsImage volume = { 0 };
+  EsError error = { 0 };
+  char notice[256];
+
+  for (int p = 0; written && p < PAGES; p++)
+    {
+      uint8_t v = (uint8_t) p;
+      TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, 1);
+      TIFFSetField (tif, TIFFTAG_IMAGELENGTH, 1);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      written = TIFFWriteScanline (tif, &v, 0, 0) == 1 && TIFFWriteDirectory (tif);
+    }
+  if (tif != NULL)
+    TIFFClose (tif);
+  pages = written ? es_pages_open (path, 256, &error) : NULL;
+  tap_ok (pages != NULL && es_pages_count (pages) == PAGES,
+          "a TIFF of %d one-pixel pages opens as a stack of them (%s)", PAGES, error.message);
+  if (pages == NULL)
+    return;
+  for (int p = 0; stack && p < PAGES; p++)
+    {
+      EsImage image = { 0 };
+      int w = 0, h = 0;
+      stack = es_pages_size (pages, p, &w, &h, &error) && w == 1 && h == 1 && es_pages_load (pages, p, &image, &error)
+              && *(uint8_t *) es_image_row (&image, 0) == (uint8_t) p;
+      es_image_clear (&image);
+    }
+  tap_ok (stack, "each of its pages reads as a stack's page, in order (%s)", error.message);
+  volume_ok = es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, &volume, notice, sizeof notice, &error)
+              && es_image_planes (&volume) == PAGES;
+  for (int z = 0; volume_ok && z < PAGES; z++)
+    volume_ok = *(uint8_t *) es_image_voxel_row (&volume, z, 0) == (uint8_t) z;
+  tap_ok (volume_ok, "and as a volume of %d planes (%s)", PAGES, error.message);
+  es_image_clear (&volume);
+  es_pages_close (pages);
+  unlink (path);
+}
+
 int
 main (void)
 {
@@ -579,7 +681,9 @@ main (void)
   test_read_layouts ();
   test_float_definition ();
   test_read_stack ();
+  test_read_many_pages ();
   test_read_descriptors ();
+  test_read_cells ();
   test_hostile ();
   tiff_tests_cleanup ();
   return tap_done ();

@@ -51,6 +51,8 @@ on_compare_progress (size_t done, size_t total, const char *label, void *user_da
   update->fraction = total ? (double) done / total : 1.0;
   update->step = g_strdup (label);
   g_main_context_invoke (g_task_get_context (compare->task), deliver_progress, update);
+  /* deliver_progress owns and frees the update. */
+  /* cppcheck-suppress memleak */
   return true;
 }
 
@@ -208,4 +210,6 @@ es_worker_compare (EsWorker *worker, GTask *task, EsSource *source, EsBackendCho
   compare->progress = progress;
   compare->progress_data = progress_data;
   g_async_queue_push (worker->compares, compare);
+  /* The worker's thread owns the queued compare and frees it. */
+  /* cppcheck-suppress memleak */
 }

@@ -368,6 +368,8 @@ deliver_later (EsWorker *worker, EsResponse *response)
   g_source_set_static_name (source, "[entroscope] worker response");
   g_source_attach (source, worker->context);
   g_source_unref (source);
+  /* deliver owns and frees the delivery. */
+  /* cppcheck-suppress memleak */
 }
 
 static void

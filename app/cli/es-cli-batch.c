@@ -41,8 +41,9 @@ typedef struct {
   bool cancelled;
   int status; /* of a stack */
   EsError error;
-  char page_notice[256]; /* what the loader had to say (NaN in float pages) */
-  char notice[640];      /* the engine's fallback notice */
+  const char *error_subject; /* the file error is about; NULL: the input */
+  char page_notice[256];     /* what the loader had to say (NaN in float pages) */
+  char notice[640];          /* the engine's fallback notice */
   double decode_ms, compute_ms, encode_ms;
   uint64_t bytes; /* the input file's size, 0 for a pipe */
 } Slot;
@@ -213,8 +214,12 @@ compute (Batch *batch, int i, Slot *slot)
       slot->cancelled = slot->status == ES_EXIT_SIGNAL_BASE;
       return;
     }
-  if (!es_cli_check_mask (b->options, &b->params->job, &slot->image, &slot->error)
-      || !es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt, &slot->error))
+  if (!es_cli_check_mask (b->options, &b->params->job, b->inputs[i], &slot->image, &slot->error))
+    {
+      slot->failed = true;
+      slot->error_subject = b->options->reads[ES_CLI_READS_MASK];
+    }
+  else if (!es_pipeline_run_controlled (b->engine, &slot->image, b->params, &slot->result, b->interrupt, &slot->error))
     {
       slot->failed = true;
       slot->cancelled = slot->error.code == ES_ERROR_CANCELLED;
@@ -270,7 +275,7 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
     return ES_EXIT_SIGNAL_BASE;
   if (slot->failed)
     {
-      int status = es_cli_report_error (input, &slot->error);
+      int status = es_cli_report_error (slot->error_subject != NULL ? slot->error_subject : input, &slot->error);
       /* A job that failed still says why CUDA gave up, as before. */
       if (slot->notice[0] && !batch->notice_shown)
         {
@@ -290,10 +295,10 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
   es_error_clear (&error);
   snprintf (wrote, sizeof wrote, "%s", output);
   if (exported != NULL ? (error = *export_error, !*exported)
-      : volume ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->inputs, b->n_inputs, wrote,
-                                        sizeof wrote, &error)
-               : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result,
-                                      o->colorbar, &error))
+      : volume
+        ? !es_cli_volume_export (output, b->format, &slot->result, o->colorbar, b->reads, wrote, sizeof wrote, &error)
+        : !es_pipeline_export (is_stdout_name (output) ? "/dev/stdout" : output, b->format, &slot->result, o->colorbar,
+                               &error))
     return es_control_cancelled (b->interrupt)
              ? ES_EXIT_SIGNAL_BASE
              : es_cli_report_error (is_stdout_name (output) ? "stdout" : output, &error);

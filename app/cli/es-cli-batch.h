@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include "es-cli-files.h"
 #include "es-cli.h"
 
 typedef struct {
@@ -14,6 +15,7 @@ typedef struct {
   char **inputs;
   char **outputs; /* planned, one per input */
   int n_inputs;
+  const EsCliReadFiles *reads; /* the inputs and the options' files, which no output may be */
   bool to_stdout;
   bool show_progress;                      /* the "[3/10] name · files/s · MB/s" line */
   EsControl *interrupt;                    /* cancelled by SIGINT, SIGTERM, SIGHUP, SIGPIPE */

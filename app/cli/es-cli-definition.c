@@ -5,6 +5,11 @@
 #include "es-cli.h"
 #include "es-load.h"
 
+const char *const es_cli_reads_name[ES_CLI_N_READS] = {
+  [ES_CLI_READS_FOOTPRINT] = "footprint",
+  [ES_CLI_READS_MASK] = "mask",
+};
+
 bool
 es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *o)
 {
@@ -38,7 +43,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           return false;
         }
       d->shape = ES_SHAPE_FOOTPRINT;
-      o->footprint_path = text;
+      o->reads[ES_CLI_READS_FOOTPRINT] = text;
       o->shape_given = true;
       return true;
     case ES_CLI_BORDER:
@@ -65,7 +70,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           es_cli_usage_error ("--mask: the file name is empty");
           return false;
         }
-      o->mask_path = text;
+      o->reads[ES_CLI_READS_MASK] = text;
       return true;
     case ES_CLI_BOX:
       if (!es_definition_parse_box (text, d))
@@ -128,43 +133,45 @@ es_cli_definition_finish (EsCliOptions *o)
     }
 }
 
-/* An image as cells, U8 0/1 as es_load_cells reads them; a multi-page
- * TIFF as a volume of them (a 3-D footprint or mask). */
-static bool
-load_cell_volume (const char *path, EsImage *cells, EsError *error)
-{
-  EsPages *pages = es_pages_open (path, 256, error);
-  EsImage volume = { 0 };
-  char notice[256];
-  bool ok;
-
-  if (pages == NULL)
-    return false;
-  ok = (es_pages_count (pages) == 1
-          ? es_pages_load (pages, 0, &volume, error)
-          : es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, &volume, notice, sizeof notice, error))
-       && es_image_alloc_volume (cells, volume.width, volume.height, es_image_planes (&volume), ES_FORMAT_U8, 1, error);
-  es_pages_close (pages);
-  for (int z = 0; ok && z < es_image_planes (&volume); z++)
-    for (int y = 0; y < volume.height; y++)
-      {
-        const void *row = es_image_voxel_row (&volume, z, y);
-        uint8_t *out = es_image_voxel_row (cells, z, y);
-
-        for (int x = 0; x < volume.width; x++)
-          out[x] = (volume.format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x]) != 0;
-      }
-  es_image_clear (&volume);
-  return ok;
-}
-
 static bool
 load_cells (const char *what, const char *path, EsImage *cells, EsError *error)
 {
-  if (load_cell_volume (path, cells, error))
+  if (es_load_cells (path, cells, error))
     return true;
   es_error_prefix (error, "%s %s", what, path);
   return false;
+}
+
+/* Whether a footprint is one the entropy definition takes: the job's
+ * validator on a job that has nothing else. */
+static bool
+footprint_fits (const EsFootprint *footprint, EsError *error)
+{
+  EsJob probe = ES_JOB_INIT (ES_OP_ENTROPY);
+
+  probe.definition.shape = ES_SHAPE_FOOTPRINT;
+  probe.definition.footprint = footprint;
+  if (es_job_validate (&probe, error))
+    return true;
+  error->code = ES_ERROR_FORMAT;
+  return false;
+}
+
+bool
+es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const char *input_path, const EsImage *in, EsError *error)
+{
+  const EsImage *mask = job->definition.mask;
+
+  if (job->op != ES_OP_ENTROPY || mask == NULL || o->reads[ES_CLI_READS_MASK] == NULL)
+    return true;
+  if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
+    return true;
+  if (es_image_planes (mask) > 1 || es_image_planes (in) > 1)
+    return es_error_set (error, ES_ERROR_FORMAT, "the mask is %d×%d×%d, the input %s %d×%d×%d: they must match",
+                         mask->width, mask->height, es_image_planes (mask), input_path, in->width, in->height,
+                         es_image_planes (in));
+  return es_error_set (error, ES_ERROR_FORMAT, "the mask is %d×%d, the input %s %d×%d: they must match", mask->width,
+                       mask->height, input_path, in->width, in->height);
 }
 
 bool
@@ -178,9 +185,9 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
 {
   EsEntropyDefinition *d = &o->job.definition;
 
-  if (o->footprint_path != NULL)
+  if (o->reads[ES_CLI_READS_FOOTPRINT] != NULL)
     {
-      if (!load_cells ("footprint", o->footprint_path, &files->footprint_cells, error))
+      if (!load_cells ("footprint", o->reads[ES_CLI_READS_FOOTPRINT], &files->footprint_cells, error))
         return false;
       files->footprint = (EsFootprint){
         files->footprint_cells.width,
@@ -189,10 +196,17 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
         es_image_planes (&files->footprint_cells),
       };
       d->footprint = &files->footprint;
+      /* Sides out of range or no cell in: the file is wrong, not the
+       * command line, and the error names it. */
+      if (!footprint_fits (&files->footprint, error))
+        {
+          es_error_prefix (error, "footprint %s", o->reads[ES_CLI_READS_FOOTPRINT]);
+          return false;
+        }
     }
-  if (o->mask_path != NULL)
+  if (o->reads[ES_CLI_READS_MASK] != NULL)
     {
-      if (!load_cells ("mask", o->mask_path, &files->mask, error))
+      if (!load_cells ("mask", o->reads[ES_CLI_READS_MASK], &files->mask, error))
         return false;
       d->mask = &files->mask;
     }
@@ -229,9 +243,11 @@ es_cli_print_definition_help (FILE *out)
          "                          min..max), exact (every value its own bin, all 16\n"
          "                          bits), byte (L bins of the 8-bit view)\n"
          "      --mask=FILE         counts only the pixels where FILE (the input's size)\n"
-         "                          is nonzero; the others get no value: NaN in txt and\n"
-         "                          tif, the no-data colour (magenta) in PNG heatmaps;\n"
-         "                          a volume's mask is a multi-page TIFF of its size\n"
+         "                          is nonzero as stored: not NaN, any channel of a\n"
+         "                          colour pixel, a float TIFF's values as they are;\n"
+         "                          the others get no value: NaN in txt and tif, the\n"
+         "                          no-data colour (magenta) in PNG heatmaps; a volume's\n"
+         "                          mask is a multi-page TIFF of its size (entropy only)\n"
          "      --like=PEER         the definition of matlab (entropyfilt: 9x9,\n"
          "                          symmetric, 256 bins of 8 bits, bits), skimage\n"
          "                          (rank.entropy: clip, exact bins, bits) or fiji\n"

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "es-volume-export.h"
 
@@ -27,40 +26,9 @@ es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, E
   return true;
 }
 
-bool
-es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const EsImage *in, EsError *error)
-{
-  const EsImage *mask = job->definition.mask;
-
-  if (job->op != ES_OP_ENTROPY || mask == NULL || o->mask_path == NULL)
-    return true;
-  if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
-    return true;
-  if (es_image_planes (mask) > 1 || es_image_planes (in) > 1)
-    return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d×%d, the input %d×%d×%d: they must match",
-                         o->mask_path, mask->width, mask->height, es_image_planes (mask), in->width, in->height,
-                         es_image_planes (in));
-  return es_error_set (error, ES_ERROR_INVALID, "mask %s is %d×%d, the input %d×%d: they must match", o->mask_path,
-                       mask->width, mask->height, in->width, in->height);
-}
-
-/* Whether path is an existing file that is one of the inputs. */
-static const char *
-input_at (const char *path, char *const *inputs, int n_inputs)
-{
-  struct stat out, in;
-
-  if (stat (path, &out) != 0 || !S_ISREG (out.st_mode))
-    return NULL;
-  for (int i = 0; i < n_inputs; i++)
-    if (stat (inputs[i], &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-      return inputs[i];
-  return NULL;
-}
-
 static bool
-write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar, char *const *inputs,
-              int n_inputs, char *wrote, size_t wrote_size, EsError *error)
+write_planes (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
+              const EsCliReadFiles *reads, char *wrote, size_t wrote_size, EsError *error)
 {
   int planes = es_image_planes (&result->values);
   char *first = NULL, *last = NULL;
@@ -69,13 +37,22 @@ write_planes (const char *output, EsExportFormat format, const EsResult *result,
   for (int z = 0; z < planes; z++)
     {
       char *path = es_volume_plane_path (output, z);
-      const char *input = path != NULL ? input_at (path, inputs, n_inputs) : NULL;
-      bool ok = path != NULL && input == NULL;
+      const EsCliReadFile *read = NULL;
+      EsCliFileKey key;
+      bool ok;
 
+      if (path != NULL)
+        {
+          es_cli_file_key (path, &key);
+          read = es_cli_read_files_find (reads, &key);
+          es_cli_file_key_clear (&key);
+        }
+      ok = path != NULL && read == NULL;
       if (path == NULL)
         es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
-      else if (input != NULL)
-        es_error_set (error, ES_ERROR_INVALID, "%s (plane %d) is the input %s; nothing was written", path, z, input);
+      else if (read != NULL)
+        es_error_set (error, ES_ERROR_IO, "%s (plane %d) is the %s %s; nothing was written", path, z,
+                      read->role != NULL ? read->role : "input", read->path);
       free (path);
       if (!ok)
         return false;
@@ -90,7 +67,7 @@ write_planes (const char *output, EsExportFormat format, const EsResult *result,
 
 bool
 es_cli_volume_export (const char *output, EsExportFormat format, const EsResult *result, bool colorbar,
-                      char *const *inputs, int n_inputs, char *wrote, size_t wrote_size, EsError *error)
+                      const EsCliReadFiles *reads, char *wrote, size_t wrote_size, EsError *error)
 {
   int planes = es_image_planes (&result->values);
 
@@ -101,5 +78,5 @@ es_cli_volume_export (const char *output, EsExportFormat format, const EsResult 
       snprintf (wrote, wrote_size, "%s (%d planes)", output, planes);
       return true;
     }
-  return write_planes (output, format, result, colorbar, inputs, n_inputs, wrote, wrote_size, error);
+  return write_planes (output, format, result, colorbar, reads, wrote, wrote_size, error);
 }

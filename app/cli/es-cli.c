@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope-cli: its commands, one per operation of compute/es-ops.h (over files), info and bench. */
 #include <errno.h>
-#include <libgen.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "es-auto.h"
 #include "es-cli-batch.h"
+#include "es-cli-files.h"
 #include "es-cli.h"
 #include "es-definitions.h"
 #include "es-load.h"
@@ -117,71 +118,6 @@ interrupt_install (void)
 /* Set when the program should end without waiting for CUDA to finish opening. */
 static bool exit_without_cleanup;
 
-/* ---- files that are the same ---- */
-
-/* What identifies a file: its device and inode when it exists, else its
- * folder's and its name (a file that an earlier output would create). */
-typedef struct {
-  bool exists;
-  bool regular;
-  dev_t dev;
-  ino_t ino;
-  bool folder_exists;
-  dev_t folder_dev;
-  ino_t folder_ino;
-  char *name;
-} FileKey;
-
-static void
-file_key (const char *path, FileKey *key)
-{
-  struct stat st;
-  char *copy = strdup (path), *copy2 = strdup (path);
-
-  *key = (FileKey){ 0 };
-  if (stat (path, &st) == 0)
-    {
-      key->exists = true;
-      key->regular = S_ISREG (st.st_mode);
-      key->dev = st.st_dev;
-      key->ino = st.st_ino;
-    }
-  if (copy != NULL && copy2 != NULL && stat (dirname (copy), &st) == 0)
-    {
-      key->folder_exists = true;
-      key->folder_dev = st.st_dev;
-      key->folder_ino = st.st_ino;
-      key->name = strdup (basename (copy2));
-    }
-  free (copy);
-  free (copy2);
-}
-
-/* stdout as a FileKey, for -o - and for outputs that are stdout. */
-static void
-stdout_key (FileKey *key)
-{
-  struct stat st;
-
-  *key = (FileKey){ 0 };
-  if (fstat (STDOUT_FILENO, &st) == 0)
-    *key = (FileKey){ .exists = true, .regular = S_ISREG (st.st_mode), .dev = st.st_dev, .ino = st.st_ino };
-}
-
-/* Whether writing `output` would change `input`: the same regular file (a
- * device or a pipe read and written is no loss), or a file not there yet
- * that the output would create under the input's name. */
-static bool
-same_file (const FileKey *input, const FileKey *output)
-{
-  if (input->exists && output->exists)
-    return output->regular && input->dev == output->dev && input->ino == output->ino;
-  if (input->exists || output->exists)
-    return false;
-  return input->folder_exists && output->folder_exists && input->folder_dev == output->folder_dev
-         && input->folder_ino == output->folder_ino && strcmp (input->name, output->name) == 0;
-}
-
 /* The output name that means stdout. */
 static bool
 is_stdout_name (const char *output)
@@ -222,32 +158,33 @@ free_outputs (char **outputs, int n)
   free (outputs);
 }
 
-/* Names every output before anything is read or written, and refuses the
- * whole command when an output is one of the inputs (by file identity, so
- * that ./x.png, a hard link or a symbolic link to it all count): a batch
- * must not overwrite an input, nor read an output of its own as an input.
- * *to_stdout: the outputs go to stdout (-o -, or a name of it). */
+/* Names every output before anything is written, and refuses the whole
+ * command when an output is a file it reads, an input, a mask or a
+ * footprint (by file identity, so that ./x.png, a hard link or a symbolic
+ * link to it all count): a batch must not overwrite what it reads, nor read
+ * an output of its own as an input. *to_stdout: the outputs go to stdout
+ * (-o -, or a name of it). */
 static int
 plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir, char **inputs, int n_inputs,
-              char ***outputs_out, bool *to_stdout)
+              const EsCliReadFiles *reads, char ***outputs_out, bool *to_stdout)
 {
   const char *ext = format == ES_EXPORT_TEXT ? "txt" : format == ES_EXPORT_TIFF ? "tif" : "png";
   char **outputs = calloc ((size_t) n_inputs, sizeof *outputs);
-  FileKey *input_keys = calloc ((size_t) n_inputs, sizeof *input_keys);
-  FileKey *output_keys = calloc ((size_t) n_inputs, sizeof *output_keys);
-  FileKey out_key;
+  EsCliFileKey out_key;
   int status = ES_EXIT_OK;
 
-  if (!outputs || !input_keys || !output_keys)
+  if (!outputs)
     {
       es_cli_report (NULL, "out of memory");
-      status = ES_EXIT_COMPUTE;
-      goto done;
+      *outputs_out = NULL;
+      return ES_EXIT_COMPUTE;
     }
-  stdout_key (&out_key);
+  es_cli_stdout_key (&out_key);
   *to_stdout = is_stdout_name (o->output);
-  for (int i = 0; i < n_inputs && status == ES_EXIT_OK; i++)
+  for (int i = 0; i < n_inputs && status != ES_EXIT_COMPUTE; i++)
     {
+      EsCliFileKey output_key;
+
       outputs[i] = o->output && !to_dir ? strdup (o->output) : output_path_for (o->output, inputs[i], op, ext);
       if (!outputs[i])
         {
@@ -255,38 +192,32 @@ plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir
           status = ES_EXIT_COMPUTE;
           break;
         }
-      file_key (inputs[i], &input_keys[i]);
       if (is_stdout_name (outputs[i]))
-        output_keys[i] = out_key, output_keys[i].name = NULL;
+        output_key = out_key;
       else
-        file_key (outputs[i], &output_keys[i]);
+        es_cli_file_key (outputs[i], &output_key);
       /* -o /dev/stdout, or any other name of what stdout is. */
-      if (output_keys[i].exists && out_key.exists && output_keys[i].dev == out_key.dev
-          && output_keys[i].ino == out_key.ino)
+      if (output_key.exists && out_key.exists && output_key.dev == out_key.dev && output_key.ino == out_key.ino)
         *to_stdout = true;
-    }
-  for (int i = 0; i < n_inputs && status != ES_EXIT_COMPUTE; i++)
-    for (int j = 0; j < n_inputs; j++)
-      if (same_file (&input_keys[j], &output_keys[i]))
+      for (int j = 0; j < reads->n; j++)
         {
-          if (j == i)
-            es_cli_report (inputs[j], "is also the output%s; nothing was written",
+          const EsCliReadFile *read = &reads->files[j];
+
+          if (!es_cli_same_file (&read->key, &output_key))
+            continue;
+          if (read->role != NULL)
+            es_cli_report (read->path, "is the %s and also the output%s; nothing was written", read->role,
+                           is_stdout_name (outputs[i]) ? " (stdout)" : "");
+          else if (read->index == i)
+            es_cli_report (read->path, "is also the output%s; nothing was written",
                            is_stdout_name (outputs[i]) ? " (stdout)" : "");
           else
-            es_cli_report (inputs[j], "is also the output of %s; nothing was written", inputs[i]);
+            es_cli_report (read->path, "is also the output of %s; nothing was written", inputs[i]);
           status = ES_EXIT_DATA;
         }
-
-done:
-  for (int i = 0; i < n_inputs; i++)
-    {
-      if (input_keys)
-        free (input_keys[i].name);
-      if (output_keys)
-        free (output_keys[i].name);
+      if (!is_stdout_name (outputs[i]))
+        es_cli_file_key_clear (&output_key);
     }
-  free (input_keys);
-  free (output_keys);
   if (status != ES_EXIT_OK)
     {
       free_outputs (outputs, n_inputs);
@@ -317,19 +248,50 @@ check_output_target (const EsCliOptions *o, int n_inputs, bool *to_dir)
   return ES_EXIT_OK;
 }
 
+/* Whether text ends in suffix, whatever the case of its letters (.TIF, .Txt). */
+static bool
+ends_with_nocase (const char *text, const char *suffix)
+{
+  size_t n = strlen (text), m = strlen (suffix);
+  return n >= m && strcasecmp (text + n - m, suffix) == 0;
+}
+
+/* The formats an output name says, by its suffix, in any case of letters. */
+static const struct {
+  const char *suffix;
+  EsExportFormat format;
+} output_suffixes[] = {
+  { ".png", ES_EXPORT_PNG },
+  { ".txt", ES_EXPORT_TEXT },
+  { ".tif", ES_EXPORT_TIFF },
+  { ".tiff", ES_EXPORT_TIFF },
+};
+
+/* Suffixes of image formats this program does not write: a name that asks
+ * for one is refused rather than given a PNG under that name. */
+static const struct {
+  const char *suffix, *name;
+} unwritten_suffixes[] = {
+  { ".jpg", "JPEG" },    { ".jpeg", "JPEG" }, { ".pgm", "PGM" },   { ".ppm", "PPM" },     { ".pnm", "PNM" },
+  { ".pbm", "PBM" },     { ".gif", "GIF" },   { ".bmp", "BMP" },   { ".webp", "WebP" },   { ".jp2", "JPEG 2000" },
+  { ".jxl", "JPEG XL" }, { ".heic", "HEIF" }, { ".avif", "AVIF" }, { ".exr", "OpenEXR" },
+};
+
 /* --format, else the output's suffix, else PNG; --raw16 and --colorbar
  * where they apply. Returns the exit status, ES_EXIT_OK to go on. */
 static int
 choose_export_format (const EsCliOptions *o, bool to_dir, EsExportFormat *format)
 {
-  if (o->format_set)
-    *format = o->format;
-  else if (o->output && !to_dir && ends_with (o->output, ".txt"))
-    *format = ES_EXPORT_TEXT;
-  else if (o->output && !to_dir && (ends_with (o->output, ".tif") || ends_with (o->output, ".tiff")))
-    *format = ES_EXPORT_TIFF;
-  else
-    *format = ES_EXPORT_PNG;
+  bool named = o->output && !to_dir && !is_stdout_name (o->output);
+
+  *format = o->format_set ? o->format : ES_EXPORT_PNG;
+  for (size_t i = 0; named && !o->format_set && i < sizeof output_suffixes / sizeof output_suffixes[0]; i++)
+    if (ends_with_nocase (o->output, output_suffixes[i].suffix))
+      *format = output_suffixes[i].format;
+  for (size_t i = 0; named && !o->format_set && i < sizeof unwritten_suffixes / sizeof unwritten_suffixes[0]; i++)
+    if (ends_with_nocase (o->output, unwritten_suffixes[i].suffix))
+      return es_cli_usage_error ("-o %s: %s output is not supported; use .png, .tif or .txt", o->output,
+                                 unwritten_suffixes[i].name);
   if (o->raw16)
     {
       if (*format == ES_EXPORT_TEXT || *format == ES_EXPORT_TIFF)
@@ -398,6 +360,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   int worst, status;
   EsCliBatchOutcome outcome;
   EsCliDefinitionFiles definition_files = { 0 };
+  EsCliReadFiles reads = { 0 };
 
   if (n_inputs == 0)
     return es_cli_usage_error ("%s: no input file", es_op_name (op));
@@ -411,6 +374,13 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   if (is_stdout_name (o->output) && format != ES_EXPORT_TEXT && isatty (STDOUT_FILENO))
     return es_cli_usage_error ("-o -: stdout is a terminal; redirect it to write a PNG there, "
                                "or use --format txt");
+
+  /* The files of the entropy definition mean nothing to another
+   * operation: saying so beats computing as if they were not there. */
+  for (int role = 0; role < ES_CLI_N_READS; role++)
+    if (op != ES_OP_ENTROPY && o->reads[role] != NULL)
+      return es_cli_usage_error ("--%s belongs to the entropy definition; %s takes no %s", es_cli_reads_name[role],
+                                 es_op_name (op), es_cli_reads_name[role]);
 
   view_params_from_options (op, o, &params);
   es_error_clear (&error);
@@ -443,9 +413,16 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       return es_cli_report_error (NULL, &error);
     }
 
-  status = plan_outputs (op, o, format, to_dir, inputs, n_inputs, &outputs, &to_stdout);
+  if (!es_cli_read_files_init (&reads, o, inputs, n_inputs))
+    {
+      es_cli_report (NULL, "out of memory");
+      status = ES_EXIT_COMPUTE;
+    }
+  else
+    status = plan_outputs (op, o, format, to_dir, inputs, n_inputs, &reads, &outputs, &to_stdout);
   if (status != ES_EXIT_OK)
     {
+      es_cli_read_files_clear (&reads);
       es_engine_free (engine);
       es_cli_definition_clear (&definition_files);
       return status;
@@ -459,6 +436,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       .inputs = inputs,
       .outputs = outputs,
       .n_inputs = n_inputs,
+      .reads = &reads,
       .to_stdout = to_stdout,
       .show_progress = n_inputs > 1 && !o->quiet && isatty (STDERR_FILENO),
       .interrupt = interrupt,
@@ -468,6 +446,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   worst = es_control_cancelled (interrupt) ? report_interrupted (&outcome, n_inputs) : outcome.worst;
 
   free_outputs (outputs, n_inputs);
+  es_cli_read_files_clear (&reads);
   /* Every output is committed: an AUTO engine still opening CUDA (the jobs
    * were small enough for the CPU) is left to the end of the process
    * rather than waited for. */

@@ -19,6 +19,19 @@ typedef enum {
   ES_CLI_COMMAND_BENCH = 1 << 2,
 } EsCliCommand;
 
+/* The files that options make a command read, besides its operands (the
+ * inputs). Each is checked against every output with the inputs
+ * (es-cli-files.h): a new kind of input file is a role here, set by its
+ * option, and is covered by that rule with no other change. */
+typedef enum {
+  ES_CLI_READS_FOOTPRINT, /* --footprint */
+  ES_CLI_READS_MASK,      /* --mask */
+  ES_CLI_N_READS,
+} EsCliReads;
+
+/* "footprint", "mask": how messages name a role. */
+extern const char *const es_cli_reads_name[ES_CLI_N_READS];
+
 typedef struct {
   const char *output;
   bool quiet;
@@ -40,13 +53,12 @@ typedef struct {
   bool sizes_given;              /* --sizes, which bench --image refuses */
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
-  bool window_given, shape_given; /* an explicit shape wins over --like's */
-  bool units_given, levels_given; /* and explicit units and levels over its own */
-  const EsPreset *like;           /* --like */
-  const char *footprint_path;     /* --footprint */
-  const char *mask_path;          /* --mask */
-  bool volume;                    /* --volume */
-  EsVolumeChoice volume_choice;   /* --channel, --time */
+  bool window_given, shape_given;    /* an explicit shape wins over --like's */
+  bool units_given, levels_given;    /* and explicit units and levels over its own */
+  const EsPreset *like;              /* --like */
+  const char *reads[ES_CLI_N_READS]; /* the files of --footprint, --mask...; NULL: not given */
+  bool volume;                       /* --volume */
+  EsVolumeChoice volume_choice;      /* --channel, --time */
 } EsCliOptions;
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
@@ -78,6 +90,12 @@ void es_cli_definition_finish (EsCliOptions *options);
 /* Loads --footprint and --mask into files and points the job at them. */
 bool es_cli_definition_load (EsCliOptions *options, EsCliDefinitionFiles *files, EsError *error);
 void es_cli_definition_clear (EsCliDefinitionFiles *files);
+/* A mask of another size than `input` (read from input_path) is a data
+ * error (ES_ERROR_FORMAT) about the mask's file: the error says so, and
+ * the caller reports it with the mask's file as its subject (the engine
+ * would say only that the sizes differ). */
+bool es_cli_check_mask (const EsCliOptions *options, const EsJob *job, const char *input_path, const EsImage *input,
+                        EsError *error);
 /* Whether the job reads a multi-page input as one volume rather than a
  * stack of planes: a 3-D window, or --volume. */
 bool es_cli_reads_volumes (const EsCliOptions *options, const EsJob *job);

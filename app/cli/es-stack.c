@@ -25,8 +25,8 @@ es_stack_notice (const char *input, const EsPages *pages)
 /* Every page through the job, each written as soon as it is done: the
  * stack holds one page and its result at a time. */
 static int
-es_stack_process (EsEngine *engine, const EsViewParams *params, EsPages *pages, const char *input, const char *target,
-                  EsControl *interrupt, EsResult *result)
+es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options, EsPages *pages,
+                  const char *input, const char *target, EsControl *interrupt, EsResult *result)
 {
   size_t sample = es_format_size (es_op_output_format (params->job.op));
   int count = es_pages_count (pages);
@@ -52,6 +52,13 @@ es_stack_process (EsEngine *engine, const EsViewParams *params, EsPages *pages, 
       bool ok = es_pages_load (pages, i, &image, &error);
 
       es_stack_notice (input, pages);
+      if (ok && !es_cli_check_mask (options, &params->job, input, &image, &error))
+        {
+          es_image_clear (&image);
+          es_tiff_writer_abort (writer);
+          es_error_prefix (&error, "page %d", i + 1);
+          return es_stack_failed (options->reads[ES_CLI_READS_MASK], interrupt, &error);
+        }
       if (ok)
         {
           ok = es_pipeline_run_controlled (engine, &image, params, result, interrupt, &error);
@@ -85,7 +92,7 @@ es_cli_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliO
                      es_pages_count (pages));
       return ES_EXIT_DATA;
     }
-  status = es_stack_process (engine, params, pages, input, strcmp (output, "-") == 0 ? "/dev/stdout" : output,
+  status = es_stack_process (engine, params, options, pages, input, strcmp (output, "-") == 0 ? "/dev/stdout" : output,
                              interrupt, result);
   if (status == ES_EXIT_OK && !options->quiet && !to_stdout)
     {

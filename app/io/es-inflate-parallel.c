@@ -149,7 +149,7 @@ es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out
 {
   int threads = split_threads (split);
   size_t min_chunk = split_min_chunk (split);
-  const uint8_t *data = in + 2;
+  const uint8_t *data;
   size_t size, cuts, count = 0, used = 0, *offsets = NULL, total = 0, end, budget;
   EsInflateChunk *chunks = NULL;
   bool ok = false, emitted = true;
@@ -159,6 +159,7 @@ es_inflate_parallel (const uint8_t *in, size_t in_size, uint8_t *out, size_t out
     return false;
   if (out == NULL)
     out = no_room; /* chunk 0 needs a place: `into` set is what tells it from the others */
+  data = in + 2;
   size = in_size - 2;
   cuts = size / min_chunk;
   if (cuts > (size_t) threads * CHUNKS_PER_THREAD)

@@ -28,10 +28,26 @@ es_luma_int (uint32_t r, uint32_t g, uint32_t b)
   return n - q * 10000u != 0 ? q : (uint32_t) es_luma (r, g, b);
 }
 
+/* The colour of a cell (ES_SAMPLES_CELLS): its largest channel, nonzero
+ * exactly when one of them is, so that (0, 0, 1) is in. */
+static inline uint32_t
+es_cell_of_rgb (uint32_t r, uint32_t g, uint32_t b)
+{
+  uint32_t v = r > g ? r : g;
+  return v > b ? v : b;
+}
+
+/* Whether a float sample of a cell is in: nonzero and not NaN. */
+static inline bool
+es_cell_in (float v)
+{
+  return v != 0.0f && !isnan (v);
+}
+
 /* PNG and PGM decode as they read: they hold the image and one row (PNG) or
  * one buffer (PGM), never the file. The text matrix parser needs its whole
  * text and takes memory (es_text_matrix_decode). */
-bool es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error);
+bool es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsSampleRule rule, EsError *error);
 bool es_pgm_decode_reader (EsReader *reader, EsImage *image, EsError *error);
 
 typedef enum {

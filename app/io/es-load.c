@@ -48,6 +48,9 @@ es_load_set_interrupt (EsControl *control)
 {
   interrupt_control = control;
   es_reader_set_interrupt (control);
+#ifdef ES_HAVE_TIFF
+  es_tiff_set_interrupt (control);
+#endif
 }
 
 EsControl *
@@ -487,7 +490,7 @@ es_load_open_tiff (EsReader *reader, int fd, const struct stat *st, EsError *err
 #endif
 
 static EsPages *
-pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
+pages_open_fd (int fd, int levels, EsRowWatch *watch, EsSampleRule rule, EsError *error)
 {
   EsReader reader;
   EsPages *pages;
@@ -553,14 +556,17 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
 
   switch (kind)
     {
-    case ES_INPUT_PNG: ok = es_png_decode_reader (&reader, &pages->first, watch, error); break;
+    case ES_INPUT_PNG: ok = es_png_decode_reader (&reader, &pages->first, watch, rule, error); break;
     case ES_INPUT_PGM: ok = es_pgm_decode_reader (&reader, &pages->first, error); break;
 #ifdef ES_HAVE_TIFF
     case ES_INPUT_TIFF:
       pages->tiff = es_load_open_tiff (&reader, fd, &st, error);
       ok = pages->tiff != NULL;
       if (ok)
-        pages->count = es_tiff_page_count (pages->tiff);
+        {
+          es_tiff_set_sample_rule (pages->tiff, rule);
+          pages->count = es_tiff_page_count (pages->tiff);
+        }
       break;
 #endif
       case ES_INPUT_TEXT_MATRIX: {
@@ -591,7 +597,7 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsError *error)
 EsPages *
 es_pages_open_fd (int fd, int levels, EsError *error)
 {
-  return pages_open_fd (fd, levels, NULL, error);
+  return pages_open_fd (fd, levels, NULL, ES_SAMPLES_IMAGE, error);
 }
 
 bool
@@ -600,8 +606,8 @@ es_load_fd (int fd, int levels, EsImage *image, EsError *error)
   return es_pages_take_first (es_pages_open_fd (fd, levels, error), image, error);
 }
 
-EsPages *
-es_pages_open_watched (const char *path, int levels, EsRowWatch *watch, EsError *error)
+static EsPages *
+pages_open_path (const char *path, int levels, EsRowWatch *watch, EsSampleRule rule, EsError *error)
 {
   EsPages *pages;
   int fd;
@@ -619,13 +625,19 @@ es_pages_open_watched (const char *path, int levels, EsRowWatch *watch, EsError 
       es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
       return NULL;
     }
-  pages = pages_open_fd (fd, levels, watch, error);
+  pages = pages_open_fd (fd, levels, watch, rule, error);
   /* A TIFF in a regular file is read from the descriptor page by page. */
   if (pages != NULL)
     pages->fd = fd;
   else
     close (fd);
   return pages;
+}
+
+EsPages *
+es_pages_open_watched (const char *path, int levels, EsRowWatch *watch, EsError *error)
+{
+  return pages_open_path (path, levels, watch, ES_SAMPLES_IMAGE, error);
 }
 
 EsPages *
@@ -640,26 +652,61 @@ es_load_file (const char *path, int levels, EsImage *image, EsError *error)
   return es_pages_take_first (es_pages_open (path, levels, error), image, error);
 }
 
+/* One page's samples as cells, into plane z of cells. */
+static void
+cells_from_page (const EsImage *page, EsImage *cells, int z)
+{
+  for (int y = 0; y < page->height; y++)
+    {
+      const void *row = es_image_row (page, y);
+      uint8_t *out = es_image_voxel_row (cells, z, y);
+
+      for (int x = 0; x < page->width; x++)
+        switch (page->format)
+          {
+          case ES_FORMAT_U16: out[x] = ((const uint16_t *) row)[x] != 0; break;
+          case ES_FORMAT_F32: out[x] = es_cell_in (((const float *) row)[x]); break;
+          default: out[x] = ((const uint8_t *) row)[x] != 0; break;
+          }
+    }
+}
+
 bool
 es_load_cells (const char *path, EsImage *cells, EsError *error)
 {
-  EsImage image = { 0 };
+  /* 256 levels: a text matrix of cells holds any byte value. */
+  EsPages *pages = pages_open_path (path, 256, NULL, ES_SAMPLES_CELLS, error);
+  int count, width = 0, height = 0;
+  bool ok;
 
-  if (!es_load_file (path, 256, &image, error))
+  if (pages == NULL)
     return false;
-  if (!es_image_alloc (cells, image.width, image.height, ES_FORMAT_U8, 1, error))
+  count = es_pages_count (pages);
+  ok = es_pages_size (pages, 0, &width, &height, error);
+  /* Every page's size before any is decoded, as a volume's are checked. */
+  for (int z = 1; ok && z < count; z++)
     {
-      es_image_clear (&image);
-      return false;
-    }
-  for (int y = 0; y < image.height; y++)
-    {
-      const void *row = es_image_row (&image, y);
-      uint8_t *out = es_image_row (cells, y);
+      int w, h;
 
-      for (int x = 0; x < image.width; x++)
-        out[x] = (image.format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x]) != 0;
+      ok = es_pages_size (pages, z, &w, &h, error);
+      if (ok && (w != width || h != height))
+        ok = es_error_set (error, ES_ERROR_FORMAT, "page %d is %d×%d, page 1 %d×%d: the pages must agree in size",
+                           z + 1, w, h, width, height);
     }
-  es_image_clear (&image);
-  return true;
+  ok = ok && es_image_alloc_volume (cells, width, height, count, ES_FORMAT_U8, 1, error);
+  /* Floats as stored: a mask of ones, or of 0.5 and 1.0, is in everywhere,
+   * which the 16-bit mapping of their range would not keep. */
+  for (int z = 0; ok && z < count; z++)
+    {
+      EsImage page = { 0 };
+
+      ok = es_pages_load_floats (pages, z, &page, error);
+      if (ok)
+        cells_from_page (&page, cells, z);
+      es_image_clear (&page);
+    }
+  es_pages_close (pages);
+  if (!ok)
+    es_image_clear (cells);
+  return ok;
 }

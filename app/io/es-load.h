@@ -36,8 +36,22 @@
  * any value >= levels. Error messages name the problem and, for text, the
  * line and column; the caller prefixes the file name. */
 bool es_load_file (const char *path, int levels, EsImage *image, EsError *error);
-/* An image read as cells, U8 0/1 (nonzero = in): the masks and footprints
- * of entropy definitions, from the CLI and the window alike. */
+/* How the samples of a file become the one value of each pixel. */
+typedef enum {
+  /* Images (DESIGN.md §1): colour by BT.709 luma, signed integers offset by
+   * 2^(bits−1), floats mapped to 16 bits by their finite range. */
+  ES_SAMPLES_IMAGE,
+  /* Cells (masks, footprints): a pixel is in when its value as stored is
+   * nonzero and not NaN: colour gives the largest channel (a float pixel 1
+   * when a channel is in), signed integers 1 where nonzero, floats stay
+   * floats. */
+  ES_SAMPLES_CELLS,
+} EsSampleRule;
+
+/* An image read as cells, U8 0/1: in where a sample as stored is nonzero
+ * and not NaN, in any channel (ES_SAMPLES_CELLS); a multi-page TIFF gives a
+ * volume of them, its pages of one size. The masks and footprints of entropy
+ * definitions, for the CLI and the window alike. */
 bool es_load_cells (const char *path, EsImage *cells, EsError *error);
 /* The same from an open descriptor (not closed): a file, a pipe, a device. */
 bool es_load_fd (int fd, int levels, EsImage *image, EsError *error);

@@ -378,6 +378,8 @@ decode_streamed (EsPngChunks *chunks, Layout *l, const EsRowWatch *watch, EsErro
     ok = true;
 
 done:
+  /* The caller's chunks must not keep the address of this frame's state. */
+  chunks->stream = NULL;
   if (s.z_ready)
     inflateEnd (&s.z);
   free (s.rows);

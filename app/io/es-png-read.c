@@ -32,6 +32,7 @@ typedef struct {
   EsImage image;
   EsErrorCode code;
   EsPngErrors errors;
+  EsSampleRule rule;
 } EsPngDecoder;
 
 static void
@@ -53,8 +54,8 @@ es_png_read_fn (png_structp png, png_bytep out, size_t length)
  * samples, or 16-bit big-endian ones, `channels` per pixel) to gray, writing
  * pixel i to column x0 + i * dx of image row y (dx > 1 for interlace passes). */
 static void
-es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bool colour, EsImage *image, int y,
-                    int x0, int dx)
+es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bool colour, EsSampleRule rule,
+                    EsImage *image, int y, int x0, int dx)
 {
   if (!sixteen)
     {
@@ -63,6 +64,9 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
       if (!colour)
         for (int i = 0; i < cols; i++, src += channels)
           dst[(size_t) i * dx] = src[0];
+      else if (rule == ES_SAMPLES_CELLS)
+        for (int i = 0; i < cols; i++, src += channels)
+          dst[(size_t) i * dx] = (uint8_t) es_cell_of_rgb (src[0], src[1], src[2]);
       else
         for (int i = 0; i < cols; i++, src += channels)
           dst[(size_t) i * dx] = (uint8_t) es_luma_int (src[0], src[1], src[2]);
@@ -75,6 +79,10 @@ es_png_convert_row (const uint8_t *src, int cols, int channels, bool sixteen, bo
       if (!colour)
         for (int i = 0; i < cols; i++, src += step)
           dst[(size_t) i * dx] = (uint16_t) (src[0] << 8 | src[1]);
+      else if (rule == ES_SAMPLES_CELLS)
+        for (int i = 0; i < cols; i++, src += step)
+          dst[(size_t) i * dx] = (uint16_t) es_cell_of_rgb (
+            (uint32_t) (src[0] << 8 | src[1]), (uint32_t) (src[2] << 8 | src[3]), (uint32_t) (src[4] << 8 | src[5]));
       else
         for (int i = 0; i < cols; i++, src += step)
           dst[(size_t) i * dx] = (uint16_t) es_luma_int (
@@ -182,7 +190,8 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
           int dx = passes == 1 ? 1 : PNG_PASS_COL_OFFSET (pass);
 
           png_read_row (decoder->png, decoder->row, NULL);
-          es_png_convert_row (decoder->row, (int) cols, channels, sixteen, colour, &decoder->image, y, x0, dx);
+          es_png_convert_row (decoder->row, (int) cols, channels, sixteen, colour, decoder->rule, &decoder->image, y,
+                              x0, dx);
         }
     }
 
@@ -197,20 +206,21 @@ es_png_decode (const void *data, size_t size, EsImage *image, EsError *error)
   EsReader reader;
 
   es_reader_init_memory (&reader, data, size);
-  return es_png_decode_reader (&reader, image, NULL, error);
+  return es_png_decode_reader (&reader, image, NULL, ES_SAMPLES_IMAGE, error);
 }
 
 bool
-es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsError *error)
+es_png_decode_reader (EsReader *reader, EsImage *image, EsRowWatch *watch, EsSampleRule rule, EsError *error)
 {
-  EsPngDecoder decoder = { .reader = reader };
+  EsPngDecoder decoder = { .reader = reader, .rule = rule };
   EsError local = { 0 };
   bool ok;
 
   if (!es_png_precheck_size (reader, &local))
     return es_error_set (error, local.code, "PNG: %s", local.message);
-  /* The common layouts decode faster without libpng (docs/performance/files.md, "Decoding PNG"). */
-  if (es_png_inflate_takes (reader))
+  /* The common layouts decode faster without libpng (docs/performance/files.md, "Decoding PNG"). Cells
+   * (a mask, a footprint: read once, in no hurry) stay with libpng, the one path that knows their rule. */
+  if (rule == ES_SAMPLES_IMAGE && es_png_inflate_takes (reader))
     return es_png_inflate_decode (reader, image, watch, &local)
            || es_error_set (error, local.code, "PNG: %s", local.message);
 

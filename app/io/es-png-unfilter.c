@@ -362,7 +362,7 @@ unfilter_group (const EsPngFiltered *f, EsImage *out, uint32_t y0, uint32_t coun
       if (!all_paeth)
         unfilter_span (row, k > 0 ? row - step : above, start, end, f->bpp, row[-1]);
       es_png_convert_row (row + start, (int) ((end - start) / f->bpp), f->channels, f->sixteen,
-                          es_image_row (out, (int) (y0 + k)) + start / f->bpp * sample);
+                          (uint8_t *) es_image_row (out, (int) (y0 + k)) + start / f->bpp * sample);
     }
 }
 

@@ -17,16 +17,23 @@ bool es_text_matrix_decode_split (const void *data, size_t size, int levels, EsT
 
 /* How much of a text matrix its decoder can need, found while it is read:
  * the header line, H row lines, and of what follows only the first byte of
- * one more non-blank line (the error "more than H rows" is at that line)
- * or the first byte that no text matrix holds (every error is at or before
- * it). The decoder gives the same verdict, message and image on that
- * prefix as on the whole input, so es_load_fd reads no further. */
+ * one more non-blank line (the error "more than H rows" is at that line),
+ * the first digit of a value past W in a row, of a third number on the
+ * header line or of a number that overflows, or the first byte that no text
+ * matrix holds (every error is at or before it). The decoder gives the same
+ * verdict, message and image on that prefix as on the whole input, so
+ * es_load_fd reads no further: an endless row or header from a pipe is
+ * refused at its first value too many, holding no more than the matrix it
+ * declares. */
 typedef struct {
-  int state;       /* before the header line, in it, in the rows */
-  uint64_t height; /* the header's first number (capped) */
-  uint64_t rows;   /* non-blank lines after the header so far */
-  bool in_height;  /* the header's first number is being read */
-  bool line_blank; /* the current line holds no digit yet */
+  int state;          /* before the header line, in it, in the rows */
+  uint64_t height;    /* the header's first number (capped) */
+  uint64_t width;     /* and its second (capped) */
+  int header_numbers; /* numbers begun on the header line */
+  uint64_t rows;      /* non-blank lines after the header so far */
+  uint64_t values;    /* values begun on the current row line */
+  bool in_number;     /* the last byte was a digit */
+  bool line_blank;    /* the current line holds no digit yet */
 } EsTextScan;
 
 /* Feeds the next n bytes. Returns how many of them the decoder needs and

@@ -452,6 +452,17 @@ es_text_matrix_decode (const void *data, size_t size, int levels, EsImage *image
 
 enum { ES_TEXT_SCAN_BEFORE, ES_TEXT_SCAN_HEADER, ES_TEXT_SCAN_ROWS };
 
+/* The next digit of a header number, capped one past INT_MAX (an overflow,
+ * which the decoder reports at that digit). Returns whether it overflows. */
+static bool
+es_text_scan_digit (uint64_t *number, char c)
+{
+  *number = *number * 10 + (uint64_t) (c - '0');
+  if (*number > INT_MAX)
+    *number = (uint64_t) INT_MAX + 1;
+  return *number > INT_MAX;
+}
+
 size_t
 es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
 {
@@ -462,6 +473,7 @@ es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
     {
       char c = (char) bytes[i];
       bool digit = es_text_is_digit (c);
+      bool starts_number = digit && !scan->in_number;
 
       /* A byte that no text matrix holds: an error at or before it. */
       if (!digit && c != '\n' && !es_text_is_blank (c))
@@ -469,6 +481,7 @@ es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
           *done = true;
           return i + 1;
         }
+      scan->in_number = digit;
       switch (scan->state)
         {
         case ES_TEXT_SCAN_BEFORE:
@@ -477,23 +490,26 @@ es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
             {
               scan->state = ES_TEXT_SCAN_HEADER;
               scan->height = (uint64_t) (c - '0');
-              scan->in_height = true;
+              scan->header_numbers = 1;
             }
           break;
         case ES_TEXT_SCAN_HEADER:
-          if (scan->in_height && digit)
+          if (starts_number && ++scan->header_numbers > 2)
             {
-              scan->height = scan->height * 10 + (uint64_t) (c - '0');
-              if (scan->height > INT_MAX)
-                scan->height = (uint64_t) INT_MAX + 1;
+              /* "junk after height width" is at this digit. */
+              *done = true;
+              return i + 1;
             }
-          else
-            scan->in_height = false;
+          if (digit && es_text_scan_digit (scan->header_numbers == 1 ? &scan->height : &scan->width, c))
+            {
+              *done = true;
+              return i + 1;
+            }
           if (c == '\n')
             {
-              /* The header line decides alone whether it is an error; a
-               * height of 0 or one that overflows always is. */
-              if (scan->height == 0 || scan->height > INT_MAX)
+              /* The header line decides alone whether it is an error: a
+               * missing width, or an empty matrix. */
+              if (scan->header_numbers < 2 || scan->height == 0 || scan->width == 0)
                 {
                   *done = true;
                   return i + 1;
@@ -504,13 +520,25 @@ es_text_matrix_scan (void *state, const uint8_t *bytes, size_t n, bool *done)
           break;
         default:
           if (c == '\n')
-            scan->line_blank = true;
-          else if (digit && scan->line_blank)
+            {
+              scan->line_blank = true;
+              scan->values = 0;
+            }
+          else if (starts_number)
             {
               /* The first digit of a row line: one past the height is
-               * where "more than H rows" is reported. */
-              scan->line_blank = false;
-              if (++scan->rows > scan->height)
+               * where "more than H rows" is reported; the first digit of
+               * value W + 1, where "more than W values". */
+              if (scan->line_blank)
+                {
+                  scan->line_blank = false;
+                  if (++scan->rows > scan->height)
+                    {
+                      *done = true;
+                      return i + 1;
+                    }
+                }
+              if (++scan->values > scan->width)
                 {
                   *done = true;
                   return i + 1;

@@ -23,9 +23,19 @@
 #define ES_TIFF_TILE_OVERHANG 4
 /* Pages are counted up to this many (libtiff's own limit is higher). */
 #define ES_TIFF_MAX_PAGES 65535
+/* A directory's entries are searched for its size only among its first
+ * this many (a real one has a dozen or two, ImageWidth and ImageLength
+ * first): a hostile chain of huge directories costs no more than this. */
+#define ES_TIFF_SIZE_ENTRIES 64
 
 /* The name libtiff is given for the input (it is cut from its messages). */
 #define ES_TIFF_NAME "input"
+
+/* One page of the index that es_tiff_page_count builds. */
+typedef struct {
+  uint64_t offset;        /* of its directory in the file */
+  uint32_t width, height; /* as its entries store them plainly, else 0 */
+} EsTiffPageEntry;
 
 struct EsTiff {
   TIFF *tif;
@@ -34,8 +44,11 @@ struct EsTiff {
   uint8_t *owned;
   int fd;
   uint64_t offset, size, pos;
-  char message[256]; /* libtiff's first error since the last es_tiff_reset */
-  int pages;         /* -1 until counted */
+  char message[256];      /* libtiff's first error since the last es_tiff_reset */
+  int pages;              /* -1 until indexed */
+  int current;            /* the page whose directory libtiff holds, or -1 */
+  EsTiffPageEntry *index; /* where each page's directory lies, and its size */
+  EsSampleRule rule;      /* how samples become values (es_tiff_set_sample_rule) */
 };
 
 static void
@@ -76,9 +89,33 @@ es_tiff_on_warning (TIFF *tif, void *user_data, const char *module, const char *
   return 1;
 }
 
+/* Polled between pages, rows and tiles and by every read: a signal handler
+ * cancels it. */
+static EsControl *interrupt_control;
+
+void
+es_tiff_set_interrupt (EsControl *control)
+{
+  interrupt_control = control;
+}
+
+/* True, with the error set, once the control is cancelled. */
+static bool
+es_tiff_interrupted (EsError *error)
+{
+  if (!es_control_cancelled (interrupt_control))
+    return false;
+  es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
+  return true;
+}
+
 static bool
 es_tiff_fail (EsTiff *tiff, EsError *error, const char *what)
 {
+  /* libtiff's reads fail once interrupted (es_tiff_read_proc): that is no
+   * fault of the file. */
+  if (es_tiff_interrupted (error))
+    return false;
   if (tiff->message[0] != '\0')
     return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s: %s", what, tiff->message);
   return es_error_set (error, ES_ERROR_FORMAT, "TIFF: %s", what);
@@ -94,7 +131,9 @@ es_tiff_read_proc (thandle_t handle, void *buffer, tmsize_t size)
   size_t want = (uint64_t) size < left ? (size_t) size : (size_t) left;
   size_t done = 0;
 
-  if (size <= 0)
+  /* Once interrupted, libtiff's reads come back short: whatever it is
+   * doing (counting pages, reading a strip) fails at once. */
+  if (size <= 0 || es_control_cancelled (interrupt_control))
     return 0;
   if (tiff->fd < 0)
     {
@@ -192,6 +231,7 @@ es_tiff_open (EsTiff *tiff, EsError *error)
   TIFFOpenOptionsSetErrorHandlerExtR (options, es_tiff_on_error, tiff);
   TIFFOpenOptionsSetWarningHandlerExtR (options, es_tiff_on_warning, tiff);
   tiff->pages = -1;
+  tiff->current = 0; /* libtiff reads the first directory as it opens */
   tiff->tif = TIFFClientOpenExt (ES_TIFF_NAME, "r", tiff, es_tiff_read_proc, es_tiff_write_proc, es_tiff_seek_proc,
                                  es_tiff_close_proc, es_tiff_size_proc, es_tiff_map_proc, es_tiff_unmap_proc, options);
   TIFFOpenOptionsFree (options);
@@ -241,15 +281,133 @@ es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error)
 }
 
 void
+es_tiff_set_sample_rule (EsTiff *tiff, EsSampleRule rule)
+{
+  tiff->rule = rule;
+}
+
+void
 es_tiff_close (EsTiff *tiff)
 {
   if (tiff == NULL)
     return;
   TIFFClose (tiff->tif);
+  free (tiff->index);
   free (tiff->owned);
   free (tiff);
 }
 
+/* ---- the index of pages ---- */
+
+/* n bytes at `offset` of the file, through the same I/O as libtiff's,
+ * leaving its position as it was. */
+static bool
+es_tiff_read_at (EsTiff *tiff, uint64_t offset, void *buffer, size_t n)
+{
+  uint64_t pos = tiff->pos;
+  bool ok = offset <= tiff->size && n <= tiff->size - offset;
+
+  tiff->pos = offset;
+  ok = ok && es_tiff_read_proc (tiff, buffer, (tmsize_t) n) == (tmsize_t) n;
+  tiff->pos = pos;
+  return ok;
+}
+
+/* An unsigned integer of `size` bytes (2, 4 or 8) in the file's byte order. */
+static uint64_t
+es_tiff_uint (const uint8_t *bytes, int size, bool big_endian)
+{
+  uint64_t v = 0;
+
+  for (int i = 0; i < size; i++)
+    v |= (uint64_t) bytes[big_endian ? i : size - 1 - i] << (8 * (size - 1 - i));
+  return v;
+}
+
+/* The page's width and height when its first entries (n of them, from
+ * `table`) store them as one SHORT, LONG or LONG8 each, else 0 and 0 (then
+ * libtiff is asked). */
+static void
+es_tiff_index_size (EsTiffPageEntry *page, const uint8_t *table, uint64_t n, bool big, bool big_endian)
+{
+  int entry_size = big ? 20 : 12, count_size = big ? 8 : 4;
+
+  for (uint64_t i = 0; i < n; i++)
+    {
+      const uint8_t *e = table + i * (uint64_t) entry_size;
+      uint64_t tag = es_tiff_uint (e, 2, big_endian), type = es_tiff_uint (e + 2, 2, big_endian);
+      uint64_t count = es_tiff_uint (e + 4, count_size, big_endian);
+      const uint8_t *value = e + 4 + count_size;
+      uint64_t v = type == TIFF_SHORT          ? es_tiff_uint (value, 2, big_endian)
+                   : type == TIFF_LONG         ? es_tiff_uint (value, 4, big_endian)
+                   : type == TIFF_LONG8 && big ? es_tiff_uint (value, 8, big_endian)
+                                               : 0;
+
+      /* libtiff keeps the first of repeated tags, and so does this. */
+      if (count != 1 || v > UINT32_MAX)
+        v = 0;
+      if (tag == TIFFTAG_IMAGEWIDTH && page->width == 0)
+        page->width = (uint32_t) v;
+      else if (tag == TIFFTAG_IMAGELENGTH && page->height == 0)
+        page->height = (uint32_t) v;
+    }
+  if (page->width == 0 || page->height == 0)
+    page->width = page->height = 0;
+}
+
+/* Where each of the first `count` directories lies, following the chain
+ * from the header as TIFFNumberOfDirectories has just done (it found them
+ * readable and free of loops); false if the chain reads otherwise now, or
+ * when interrupted. One read a directory: its count, its first entries and,
+ * for a directory of no more entries than that, the link to the next. */
+static bool
+es_tiff_index (EsTiff *tiff, int count)
+{
+  bool big = TIFFIsBigTIFF (tiff->tif), big_endian;
+  int count_size = big ? 8 : 2, entry_size = big ? 20 : 12, link_size = big ? 8 : 4;
+  uint8_t header[16], chunk[8 + ES_TIFF_SIZE_ENTRIES * 20 + 8];
+  uint64_t offset;
+
+  if (!es_tiff_read_at (tiff, 0, header, big ? 16 : 8)
+      || (tiff->index = calloc ((size_t) count, sizeof *tiff->index)) == NULL)
+    return false;
+  big_endian = header[0] == 'M';
+  offset = big ? es_tiff_uint (header + 8, 8, big_endian) : es_tiff_uint (header + 4, 4, big_endian);
+  for (int i = 0; i < count; i++)
+    {
+      uint64_t left = offset < tiff->size ? tiff->size - offset : 0, entries, link_at;
+      size_t want = (size_t) count_size + ES_TIFF_SIZE_ENTRIES * (size_t) entry_size + (size_t) link_size;
+
+      if ((i & 1023) == 0 && es_control_cancelled (interrupt_control))
+        return false;
+      if (want > left)
+        want = (size_t) left;
+      if (offset == 0 || want < (size_t) count_size || !es_tiff_read_at (tiff, offset, chunk, want))
+        return false;
+      entries = es_tiff_uint (chunk, count_size, big_endian);
+      if (entries > 0xFFFF)
+        return false;
+      tiff->index[i].offset = offset;
+      es_tiff_index_size (&tiff->index[i], chunk + count_size,
+                          entries < ES_TIFF_SIZE_ENTRIES ? entries : ES_TIFF_SIZE_ENTRIES, big, big_endian);
+      if (i + 1 == count)
+        break;
+      link_at = (uint64_t) count_size + entries * (uint64_t) entry_size;
+      if (link_at + (uint64_t) link_size <= want)
+        offset = es_tiff_uint (chunk + link_at, link_size, big_endian);
+      else if (es_tiff_read_at (tiff, offset + link_at, chunk, (size_t) link_size))
+        offset = es_tiff_uint (chunk, link_size, big_endian);
+      else
+        return false;
+    }
+  return true;
+}
+
+/* Counts the pages and indexes them once: libtiff's TIFFSetDirectory walks
+ * the chain of directories from the start on every call, which made a
+ * stack's pages quadratic (4000 pages: minutes); TIFFSetSubDirectory goes
+ * straight to a directory whose offset libtiff has seen, as
+ * TIFFNumberOfDirectories (one walk, loops checked) lets it. */
 int
 es_tiff_page_count (EsTiff *tiff)
 {
@@ -257,6 +415,15 @@ es_tiff_page_count (EsTiff *tiff)
     {
       tdir_t n = TIFFNumberOfDirectories (tiff->tif);
       tiff->pages = n < 1 ? 1 : n > ES_TIFF_MAX_PAGES ? ES_TIFF_MAX_PAGES : (int) n;
+      /* The file changed under us, or libtiff and this disagree: the pages
+       * that the index does not reach stay unread. */
+      if (!es_tiff_index (tiff, tiff->pages) && tiff->index != NULL)
+        {
+          int reached = 0;
+          while (reached < tiff->pages && tiff->index[reached].offset != 0)
+            reached++;
+          tiff->pages = reached > 0 ? reached : 1;
+        }
     }
   return tiff->pages;
 }
@@ -265,11 +432,20 @@ static bool
 es_tiff_select (EsTiff *tiff, int page, EsError *error)
 {
   char what[64];
+  bool ok;
 
   es_tiff_reset (tiff);
-  if ((int) TIFFCurrentDirectory (tiff->tif) == page && tiff->message[0] == '\0')
+  if (es_tiff_interrupted (error))
+    return false;
+  if (tiff->current == page)
     return true;
-  if (TIFFSetDirectory (tiff->tif, (tdir_t) page))
+  es_tiff_page_count (tiff);
+  /* Without an index (no memory for it), the slow way. */
+  ok = page < tiff->pages
+       && (tiff->index != NULL ? TIFFSetSubDirectory (tiff->tif, tiff->index[page].offset)
+                               : TIFFSetDirectory (tiff->tif, (tdir_t) page));
+  tiff->current = ok ? page : -1;
+  if (ok)
     return true;
   snprintf (what, sizeof what, "page %d cannot be read", page + 1);
   return es_tiff_fail (tiff, error, what);
@@ -280,10 +456,23 @@ es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *err
 {
   uint32_t w = 0, h = 0;
 
-  if (!es_tiff_select (tiff, page, error))
+  es_tiff_page_count (tiff);
+  if (es_tiff_interrupted (error))
     return false;
-  TIFFGetField (tiff->tif, TIFFTAG_IMAGEWIDTH, &w);
-  TIFFGetField (tiff->tif, TIFFTAG_IMAGELENGTH, &h);
+  /* A stack's sizes come from the index, without libtiff reading every
+   * directory (its slowest part) a second time. */
+  if (tiff->index != NULL && page >= 0 && page < tiff->pages && tiff->index[page].width != 0)
+    {
+      w = tiff->index[page].width;
+      h = tiff->index[page].height;
+    }
+  else
+    {
+      if (!es_tiff_select (tiff, page, error))
+        return false;
+      TIFFGetField (tiff->tif, TIFFTAG_IMAGEWIDTH, &w);
+      TIFFGetField (tiff->tif, TIFFTAG_IMAGELENGTH, &h);
+    }
   if (w == 0 || h == 0 || w > ES_MAX_SIDE || h > ES_MAX_SIDE)
     return es_error_set (error, w == 0 || h == 0 ? ES_ERROR_FORMAT : ES_ERROR_LIMIT,
                          "TIFF: image size %" PRIu32 "×%" PRIu32 " is %s", w, h,
@@ -302,6 +491,7 @@ typedef struct {
   bool floats; /* IEEE floats: planes are F32 */
   bool colour; /* RGB: three planes, then luma */
   bool invert; /* MinIsWhite */
+  bool cells;  /* read as cells (ES_SAMPLES_CELLS) */
   EsFormat plane_format;
   int depth; /* of integer planes */
   EsImage planes[3];
@@ -352,6 +542,16 @@ es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_
       double v = es_tiff_sample (row, first + i * step, p);
       if (p->floats)
         ((float *) dst)[x0 + i] = p->invert ? (float) -v : (float) v;
+      else if (p->cells && p->sample_format == SAMPLEFORMAT_INT)
+        {
+          /* A signed cell is in where it is nonzero as stored, which its
+           * offset (v + 2^(bits−1)) would hide. */
+          bool in = v != (p->bits == 8 ? 128.0 : 32768.0);
+          if (p->plane_format == ES_FORMAT_U8)
+            ((uint8_t *) dst)[x0 + i] = in;
+          else
+            ((uint16_t *) dst)[x0 + i] = in;
+        }
       else if (p->plane_format == ES_FORMAT_U8)
         ((uint8_t *) dst)[x0 + i] = (uint8_t) (p->invert ? top - v : v);
       else
@@ -386,6 +586,11 @@ es_tiff_read_strips (EsTiff *tiff, EsTiffPage *p, EsError *error)
   for (int plane = 0; plane < (separate ? planes : 1); plane++)
     for (uint32_t y = 0; y < p->height; y++)
       {
+        if (es_tiff_interrupted (error))
+          {
+            free (row);
+            return false;
+          }
         if (TIFFReadScanline (tiff->tif, row, y, (uint16_t) plane) < 0)
           {
             char what[64];
@@ -431,7 +636,14 @@ es_tiff_read_tiles (EsTiff *tiff, EsTiffPage *p, EsError *error)
           uint32_t rows = p->height - y0 < th ? p->height - y0 : th;
           uint32_t cols = p->width - x0 < tw ? p->width - x0 : tw;
           ttile_t index = TIFFComputeTile (tiff->tif, x0, y0, 0, (uint16_t) plane);
-          tmsize_t got = TIFFReadEncodedTile (tiff->tif, index, tile, (tmsize_t) tile_bytes);
+          tmsize_t got;
+
+          if (es_tiff_interrupted (error))
+            {
+              free (tile);
+              return false;
+            }
+          got = TIFFReadEncodedTile (tiff->tif, index, tile, (tmsize_t) tile_bytes);
 
           /* Edge tiles are stored whole: all of the tile must be there. */
           if (got < 0 || (uint64_t) got < tile_bytes)
@@ -479,13 +691,15 @@ es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
     {
       uint32_t rows = p->height - y < band ? p->height - y : band;
 
+      bool cancelled = es_tiff_interrupted (error);
+
       rgba.row_offset = (int) y;
       rgba.col_offset = 0;
-      if (!TIFFRGBAImageGet (&rgba, raster, p->width, rows))
+      if (cancelled || !TIFFRGBAImageGet (&rgba, raster, p->width, rows))
         {
           free (raster);
           TIFFRGBAImageEnd (&rgba);
-          return es_tiff_fail (tiff, error, "cannot be decoded");
+          return cancelled ? false : es_tiff_fail (tiff, error, "cannot be decoded");
         }
       for (uint32_t r = 0; r < rows; r++)
         {
@@ -493,7 +707,8 @@ es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
           for (uint32_t x = 0; x < p->width; x++)
             {
               uint32_t v = raster[(size_t) r * p->width + x];
-              dst[x] = (uint8_t) es_luma_int (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v));
+              dst[x] = (uint8_t) (p->cells ? es_cell_of_rgb (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v))
+                                           : es_luma_int (TIFFGetR (v), TIFFGetG (v), TIFFGetB (v)));
             }
         }
     }
@@ -546,7 +761,8 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_fin
   return true;
 }
 
-/* Planes R, G, B to luma in plane R (rounded for integers, as PNG's). */
+/* Planes R, G, B to luma in plane R (rounded for integers, as PNG's), or
+ * for cells to whether any channel is in. */
 static void
 es_tiff_luma (EsTiffPage *p)
 {
@@ -559,21 +775,25 @@ es_tiff_luma (EsTiffPage *p)
         {
           case ES_FORMAT_F32: {
             float *rr = es_image_row (r, y);
-            rr[x] = (float) (0.2126 * rr[x] + 0.7152 * ((float *) es_image_row (g, y))[x]
-                             + 0.0722 * ((float *) es_image_row (b, y))[x]);
+            float gg = ((float *) es_image_row (g, y))[x], bb = ((float *) es_image_row (b, y))[x];
+
+            if (p->cells)
+              rr[x] = es_cell_in (rr[x]) || es_cell_in (gg) || es_cell_in (bb);
+            else
+              rr[x] = (float) (0.2126 * rr[x] + 0.7152 * gg + 0.0722 * bb);
             break;
           }
           case ES_FORMAT_U8: {
             uint8_t *rr = es_image_row (r, y);
-            uint32_t v = es_luma_int (rr[x], ((uint8_t *) es_image_row (g, y))[x],
-                                      ((uint8_t *) es_image_row (b, y))[x]);
+            uint32_t v = (p->cells ? es_cell_of_rgb : es_luma_int) (rr[x], ((uint8_t *) es_image_row (g, y))[x],
+                                                                    ((uint8_t *) es_image_row (b, y))[x]);
             rr[x] = (uint8_t) (v > top ? top : v);
             break;
           }
           case ES_FORMAT_U16: {
             uint16_t *rr = es_image_row (r, y);
-            uint32_t v = es_luma_int (rr[x], ((uint16_t *) es_image_row (g, y))[x],
-                                      ((uint16_t *) es_image_row (b, y))[x]);
+            uint32_t v = (p->cells ? es_cell_of_rgb : es_luma_int) (rr[x], ((uint16_t *) es_image_row (g, y))[x],
+                                                                    ((uint16_t *) es_image_row (b, y))[x]);
             rr[x] = (uint16_t) (v > top ? top : v);
             break;
           }
@@ -696,6 +916,7 @@ es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, u
   *non_finite = 0;
   if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
     return false;
+  p.cells = tiff->rule == ES_SAMPLES_CELLS;
   planes = direct && p.colour ? 3 : 1;
   /* Every plane is checked and allocated before any sample is read: the
    * sides and the pixel budget come first. */

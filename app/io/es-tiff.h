@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "es-image.h"
+#include "es-load.h"
 #include "es-save.h"
 
 /* ---- reading ---- */
@@ -21,8 +22,15 @@ EsTiff *es_tiff_open_memory (const void *data, size_t size, bool owned, EsError 
  * holds `size` bytes from there); fd is not closed here. */
 EsTiff *es_tiff_open_fd (int fd, uint64_t offset, uint64_t size, EsError *error);
 void es_tiff_close (EsTiff *tiff);
-/* The number of pages (image file directories); a multi-page file is a stack. */
+/* How the pages decode from here on: ES_SAMPLES_IMAGE (the default) or as
+ * cells (es-load.h). */
+void es_tiff_set_sample_rule (EsTiff *tiff, EsSampleRule rule);
+/* The number of pages (image file directories); a multi-page file is a
+ * stack. The first call indexes them, so that any page is reached at once. */
 int es_tiff_page_count (EsTiff *tiff);
+/* Once control is cancelled (a signal handler may do it), whatever reads a
+ * page stops between pages, rows or tiles with ES_ERROR_CANCELLED. */
+void es_tiff_set_interrupt (EsControl *control);
 /* The size of page `page` without decoding it. */
 bool es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *error);
 

@@ -233,8 +233,13 @@ run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsContr
   int n_source = (band->s1 - band->s0 + 1) * source_rows;
   int rows = (band->z1 - band->z0) * (band->y1 - band->y0);
   size_t hist_size = hist_stride (v);
+  /* No more threads than rows to share out: an idle one would only spin in
+   * the team's barrier, which a thin volume's many small bands pay on every
+   * band. */
+  int most = n_source > rows ? n_source : rows;
+  int threads = omp_get_max_threads () < most ? omp_get_max_threads () : most < 1 ? 1 : most;
 
-#pragma omp parallel
+#pragma omp parallel num_threads(threads)
   {
     int t = omp_get_thread_num ();
     uint32_t *const pair[2] = { hists + (size_t) (2 * t) * hist_size, hists + (size_t) (2 * t + 1) * hist_size };

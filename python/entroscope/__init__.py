@@ -181,7 +181,7 @@ def entropy(image, window=None, levels=None, *, backend="auto", variant=None, un
     box=(d, h, w), ball=r or a 3-D footprint=array (planes, rows, columns)
     for a 3-D one; border='clip'|'symmetric'|'mirror'|'replicate'|'constant:V';
     binning='depth'|'range:LO:HI'|'minmax'|'exact'|'byte'; mask=array
-    (nonzero = counted, of the image's shape: 3-D for a volume; NaN where a
+    (nonzero and not NaN = counted, of the image's shape: 3-D for a volume; NaN where a
     pixel is masked or its window counts nothing); like='matlab'|'skimage'|
     'fiji' for a peer's definition. On a volume (a 3-D array) a 3-D window
     counts the neighbouring planes' cells and a 2-D window works plane by

@@ -4,19 +4,50 @@
  * windows box and ball. */
 #include "es-py.h"
 
+#include <math.h>
 #include <string.h>
 
 const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW] = {
   "rect", "disk", "footprint", "border", "binning", "mask", "like", "box", "ball",
 };
 
-/* A 2-D or 3-D array-like as C-contiguous booleans (nonzero = in), one
- * byte each: (rows, columns) or (planes, rows, columns). */
+/* Floats as cells: in where nonzero and not NaN, as a mask file is read
+ * (DESIGN.md §1); NumPy's cast to bool would count NaN in. */
+static PyArrayObject *
+cells_of_floats (PyArrayObject *given)
+{
+  PyArrayObject *values = (PyArrayObject *) PyArray_FROM_OTF ((PyObject *) given, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+  PyArrayObject *cells;
+
+  if (values == NULL)
+    return NULL;
+  cells = (PyArrayObject *) PyArray_SimpleNew (PyArray_NDIM (values), PyArray_DIMS (values), NPY_BOOL);
+  if (cells != NULL)
+    {
+      const double *v = PyArray_DATA (values);
+      npy_bool *in = PyArray_DATA (cells);
+
+      for (npy_intp i = 0; i < PyArray_SIZE (values); i++)
+        in[i] = v[i] != 0.0 && !isnan (v[i]);
+    }
+  Py_DECREF (values);
+  return cells;
+}
+
+/* A 2-D or 3-D array-like as C-contiguous booleans (nonzero and not NaN =
+ * in), one byte each: (rows, columns) or (planes, rows, columns). */
 static PyArrayObject *
 cells_of (PyObject *value, const char *what)
 {
-  PyArrayObject *cells = (PyArrayObject *) PyArray_FROM_OTF (value, NPY_BOOL, NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+  PyArrayObject *given = (PyArrayObject *) PyArray_FROM_O (value);
+  PyArrayObject *cells;
 
+  if (given == NULL)
+    return NULL;
+  cells = PyArray_ISFLOAT (given) ? cells_of_floats (given)
+                                  : (PyArrayObject *) PyArray_FROM_OTF ((PyObject *) given, NPY_BOOL,
+                                                                        NPY_ARRAY_IN_ARRAY | NPY_ARRAY_FORCECAST);
+  Py_DECREF (given);
   if (cells == NULL)
     return NULL;
   if (PyArray_NDIM (cells) != 2 && PyArray_NDIM (cells) != 3)

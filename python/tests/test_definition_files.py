@@ -130,3 +130,18 @@ def test_extent_of_each_shape():
     assert entroscope.extent("entropy", window=11, like="fiji") == (5, 5)
     assert entroscope.extent("sharpen") == (1, 1) and entroscope.extent("quantize") == (0, 0)
     assert entroscope.halo("entropy", rect=(11, 3)) == 5
+
+
+def test_masks_are_in_where_nonzero_and_not_nan(job_files):
+    """A float mask is in where nonzero and not NaN, as a mask file is read
+    (NumPy's cast to bool would count NaN in); ones and halves are in
+    everywhere, as the CLI reads them from a float TIFF."""
+    image = job_files["image"]
+    floats = np.where(job_files["mask"], 0.5, np.nan)
+    floats[::3] = 0.0
+    want = entroscope.entropy(image, mask=(floats != 0) & ~np.isnan(floats))
+    got = entroscope.entropy(image, mask=floats)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[np.isnan(floats)]).all()
+    halves = np.where(job_files["mask"], 0.5, 1.0).astype(np.float32)
+    assert not np.isnan(entroscope.entropy(image, mask=halves)).any()

@@ -8,7 +8,7 @@
 static bool
 decode_reader (EsReader *reader, EsImage *image, EsError *error)
 {
-  return es_png_decode_reader (reader, image, NULL, error);
+  return es_png_decode_reader (reader, image, NULL, ES_SAMPLES_IMAGE, error);
 }
 
 typedef struct {
@@ -31,7 +31,7 @@ static bool
 decode_reader_watched (EsReader *reader, EsImage *image, EsError *error)
 {
   Watch w = { .watch = { .rows_decoded = rows_decoded } };
-  bool ok = es_png_decode_reader (reader, image, &w.watch, error);
+  bool ok = es_png_decode_reader (reader, image, &w.watch, ES_SAMPLES_IMAGE, error);
 
   if (ok && w.watch.kept.pixels != NULL)
     abort ();

@@ -48,11 +48,13 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
 static void
 on_export_done (GTask *task, GParamSpec *pspec, EsWindow *self)
 {
+  GApplication *app;
+
   self->exports--;
   if (--exports_running == 0)
     es_control_reset (export_interrupt);
-  if (g_application_get_default ())
-    g_application_release (g_application_get_default ());
+  if ((app = g_application_get_default ()) != NULL)
+    g_application_release (app);
 }
 
 void
@@ -72,6 +74,7 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
   EsLayer *layer;
   ExportData *export;
   EsDisplay display;
+  GApplication *app;
 
   task = g_task_new (self, cancellable, callback, user_data);
   layer = es_window_get_layer (self, es_window_get_active_view (self));
@@ -122,8 +125,8 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
       es_atomic_file_set_interrupt (export_interrupt);
     }
   /* The process lives until the export is written or removed. */
-  if (g_application_get_default ())
-    g_application_hold (g_application_get_default ());
+  if ((app = g_application_get_default ()) != NULL)
+    g_application_hold (app);
   exports_running++;
   self->exports++;
   g_signal_connect_object (task, "notify::completed", G_CALLBACK (on_export_done), self, 0);

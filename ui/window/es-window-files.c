@@ -23,7 +23,7 @@ rebuild_recent_menu (EsWindow *self)
   g_auto (GStrv) uris = g_settings_get_strv (self->settings, "recent-files");
 
   g_menu_remove_all (self->recent_menu);
-  for (guint i = 0; uris[i] && i < MAX_RECENT; i++)
+  for (guint i = 0; i < MAX_RECENT && uris[i]; i++)
     {
       g_autoptr (GFile) file = g_file_new_for_uri (uris[i]);
       g_autofree char *name = g_file_get_basename (file);
