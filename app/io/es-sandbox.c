@@ -360,7 +360,7 @@ bool
 es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
                       EsError *error)
 {
-  const char *reason;
+  const char *reason, *helper;
   int input = -1, pixels = -1, pipe_fds[2] = { -1, -1 }, answer_fd = -1;
   EsSandboxAnswer answer = { 0 };
   bool timed_out = false, cancelled = false, complete, reaped = false, mapped = false, ok = false;
@@ -374,7 +374,7 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
   *image = (EsImage){ 0 };
   if (notice_size > 0)
     notice[0] = '\0';
-  if (!es_sandbox_available (&reason))
+  if (!es_sandbox_available (&reason) || (helper = helper_path ()) == NULL)
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot decode in a sandbox: %s", reason);
   file_bytes = fstat (fd, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : es_load_get_max_file_size ();
   limit_ms = time_limit_ms (file_bytes);
@@ -394,7 +394,7 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
       es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot prepare the sandbox: %s", strerror (errno));
       goto out;
     }
-  if (!spawn_helper (helper_path (), input, pixels, answer_fd, file_bytes, request, &pid, error))
+  if (!spawn_helper (helper, input, pixels, answer_fd, file_bytes, request, &pid, error))
     goto out;
   deadline = monotonic_ms () + limit_ms;
   /* The child holds the writing end now: its end is the pipe's end. */
