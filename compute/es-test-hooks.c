@@ -26,6 +26,13 @@
  *                             (es-stream.c)                               test-png-unfilter.py
  *   ES_TEST_PNG_ZLIB          set: PNGs are inflated by zlib as they      test-cli-stream.sh
  *                             are read (es-png-inflate.c)
+ *   ES_TEST_DECODER_FAULT     crash, hang, open or memory: the sandbox's   test-cli-sandbox.sh,
+ *                             helper misbehaves so, once its filter is    test-sandbox,
+ *                             in place (es-decode-main.c; read by the     test-ui-files
+ *                             helper only)
+ *   ES_TEST_SANDBOX_TIMEOUT_MS  N: the sandbox's time limit, in place of  test-cli-sandbox.sh,
+ *                             the one it derives from the file size       test-sandbox,
+ *                             (es-sandbox.c)                              test-ui-files
  *
  * Variables that users set are not here: ES_DEVICES and
  * ES_GPU_MEMORY_BUDGET (README), ES_CPU_AVX512 (compute/cpu/entropy.c),
@@ -85,4 +92,31 @@ bool
 es_test_hook_png_zlib (void)
 {
   return getenv ("ES_TEST_PNG_ZLIB") != NULL;
+}
+
+EsTestDecoderFault
+es_test_hook_decoder_fault (void)
+{
+  const char *fault = getenv ("ES_TEST_DECODER_FAULT");
+
+  if (fault == NULL)
+    return ES_TEST_DECODER_FAULT_NONE;
+  if (strcmp (fault, "crash") == 0)
+    return ES_TEST_DECODER_FAULT_CRASH;
+  if (strcmp (fault, "hang") == 0)
+    return ES_TEST_DECODER_FAULT_HANG;
+  if (strcmp (fault, "open") == 0)
+    return ES_TEST_DECODER_FAULT_OPEN;
+  if (strcmp (fault, "memory") == 0)
+    return ES_TEST_DECODER_FAULT_MEMORY;
+  return ES_TEST_DECODER_FAULT_NONE;
+}
+
+int
+es_test_hook_sandbox_timeout_ms (void)
+{
+  const char *env = getenv ("ES_TEST_SANDBOX_TIMEOUT_MS");
+  int ms = env ? atoi (env) : 0;
+
+  return ms > 0 ? ms : 0;
 }

@@ -41,6 +41,22 @@ int es_test_hook_stream_band_rows (void);
  * even in a build with libdeflate. */
 bool es_test_hook_png_zlib (void);
 
+/* ES_TEST_DECODER_FAULT: how the sandbox's decoding helper misbehaves once
+ * its filter is in place (read by the helper alone). */
+typedef enum {
+  ES_TEST_DECODER_FAULT_NONE,
+  ES_TEST_DECODER_FAULT_CRASH,  /* "crash": a segmentation fault */
+  ES_TEST_DECODER_FAULT_HANG,   /* "hang": an endless loop */
+  ES_TEST_DECODER_FAULT_OPEN,   /* "open": opens /etc/passwd and reads it */
+  ES_TEST_DECODER_FAULT_MEMORY, /* "memory": allocates until memory runs out */
+} EsTestDecoderFault;
+
+EsTestDecoderFault es_test_hook_decoder_fault (void);
+
+/* ES_TEST_SANDBOX_TIMEOUT_MS=N: the sandbox's time limit in ms; 0 when
+ * unset or not positive (the limit then follows the file size). */
+int es_test_hook_sandbox_timeout_ms (void);
+
 #ifdef __cplusplus
 }
 #endif

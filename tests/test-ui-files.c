@@ -3,6 +3,7 @@
  * folder, export names follow the format, PNG compression, closing mid-export, the error banner, the
  * export dialog's saved choices, the size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
  * information, New Window, the time opening an image took in the timings card. */
+#include "es-sandbox.h"
 #include "test-ui-common.h"
 
 /* Exports, errors */
@@ -193,6 +194,48 @@ test_error_banner (void)
   g_assert_cmpstr (es_window_get_error (window), ==, error);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
   g_assert_null (es_window_get_error (window));
+}
+
+/* A decoder that crashes or hangs in the sandbox (test hooks read by the
+ * helper): the banner names the file and the cause, and the window opens
+ * the next file as usual. */
+static void
+test_sandbox_faults (void)
+{
+  const struct {
+    const char *fault, *cause;
+  } cases[] = {
+    { "crash", "the decoder crashed (SIGSEGV" },
+    { "hang", "the decoder took longer than its time limit of 1.0 s" },
+    { "open", "the sandbox stopped the decoder" },
+  };
+  g_autofree char *camera = test_image ("images", "camera.png");
+  const char *reason;
+
+  if (!es_sandbox_available (&reason))
+    {
+      g_test_skip (reason);
+      return;
+    }
+  g_setenv ("ES_TEST_SANDBOX_TIMEOUT_MS", "1000", TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *expected = g_strdup_printf ("Could not open “camera.png”: %s", cases[i].cause);
+      const char *error;
+
+      g_setenv ("ES_TEST_DECODER_FAULT", cases[i].fault, TRUE);
+      open_path (camera);
+      error = es_window_get_error (window);
+      g_assert_nonnull (error);
+      g_assert_true (g_str_has_prefix (error, expected));
+      g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
+    }
+  g_unsetenv ("ES_TEST_DECODER_FAULT");
+  g_unsetenv ("ES_TEST_SANDBOX_TIMEOUT_MS");
+  open_path (camera);
+  g_assert_null (es_window_get_error (window));
+  g_assert_nonnull (window->source);
+  g_assert_cmpstr (window->source->name, ==, "camera.png");
 }
 
 /* Undo, reset, files */
@@ -508,6 +551,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/export-dialog-remembers", test_export_dialog_remembers);
   g_test_add_func ("/ui-files/close-mid-export", test_close_mid_export);
   g_test_add_func ("/ui-files/error-banner", test_error_banner);
+  g_test_add_func ("/ui-files/sandbox-faults", test_sandbox_faults);
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);

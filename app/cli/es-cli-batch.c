@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "es-cli-volume.h"
 #include "es-load.h"
+#include "es-sandbox.h"
 #include "es-stack.h"
 #include "es-stream.h"
 
@@ -108,6 +111,38 @@ wait_a_little (Batch *batch)
 
 /* ---- the stages: one input each ---- */
 
+/* --sandbox: the whole input decoded by es_sandbox_decode_fd (a stack only
+ * as a volume, for a 3-D job). */
+static void
+decode_sandboxed (const EsCliBatch *b, const char *input, Slot *slot)
+{
+  EsDecodeRequest request = {
+    .levels = b->params->job.levels,
+    .stack_as_volume = es_cli_reads_volumes (b->options, &b->params->job),
+    .choice = b->options->volume_choice,
+  };
+  int fd;
+
+  /* Opening a FIFO waits for a writer; an interruption ends the wait. */
+  while ((fd = open (input, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR && !es_control_cancelled (b->interrupt))
+    ;
+  if (fd < 0)
+    {
+      slot->failed = true;
+      if (errno == EINTR)
+        es_error_set (&slot->error, ES_ERROR_CANCELLED, "interrupted");
+      else
+        es_error_set (&slot->error, ES_ERROR_IO, "%s", strerror (errno));
+      return;
+    }
+  slot->failed = !es_sandbox_decode_fd (fd, &request, &slot->image, slot->page_notice, sizeof slot->page_notice,
+                                        &slot->error)
+                 || (es_image_planes (&slot->image) > 1
+                     && !es_cli_volume_check_output (b->format, b->to_stdout, es_image_planes (&slot->image),
+                                                     &slot->error));
+  close (fd);
+}
+
 /* Loads input i into the slot; with a watch, telling it of rows as they are decoded. */
 static void
 decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
@@ -119,8 +154,12 @@ decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
   EsPages *pages;
 
   slot->bytes = stat (input, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : 0;
-  pages = es_pages_open_watched (input, b->params->job.levels, watch, &slot->error);
-  if (pages == NULL)
+  if (b->options->sandbox)
+    {
+      decode_sandboxed (b, input, slot);
+      pages = NULL;
+    }
+  else if ((pages = es_pages_open_watched (input, b->params->job.levels, watch, &slot->error)) == NULL)
     slot->failed = true;
   else if (es_pages_count (pages) > 1 && es_cli_reads_volumes (b->options, &b->params->job))
     {
@@ -477,7 +516,9 @@ can_stream (const EsCliBatch *b)
 {
   struct stat st;
 
-  if (b->to_stdout || !es_load_png_rows_while_reading () || !es_pipeline_streams (b->params, b->format))
+  /* The sandbox hands the image over whole. */
+  if (b->to_stdout || b->options->sandbox || !es_load_png_rows_while_reading ()
+      || !es_pipeline_streams (b->params, b->format))
     return false;
   if (stat (b->inputs[0], &st) != 0 || !S_ISREG (st.st_mode))
     return false;

@@ -302,6 +302,11 @@ print_computation_options (FILE *out)
          "      --timings           prints upload, kernel, download and wall ms, the\n"
          "                          backend, the variant and Mpx/s per image on stderr\n"
          "      --max-pixels=N      refuses images of more than N pixels (default 2^30)\n"
+         "      --sandbox           decodes each input in a child process that can read\n"
+         "                          only that file (seccomp: no other file, no network):\n"
+         "                          a decoder crash, hang or memory blow-up on a hostile\n"
+         "                          file becomes an error (exit 2); a multi-page TIFF\n"
+         "                          only as a volume; masks and footprints in-process\n"
          "\n",
          out);
 }

@@ -25,6 +25,7 @@ enum {
   OPT_VARIANT,
   OPT_DEVICES,
   OPT_TIMINGS,
+  OPT_SANDBOX,
   OPT_MAX_PIXELS,
   OPT_SIZES,
   OPT_WINDOWS,
@@ -52,6 +53,7 @@ static const struct option fixed_options[] = {
   { "variant", required_argument, NULL, OPT_VARIANT },
   { "devices", required_argument, NULL, OPT_DEVICES },
   { "timings", no_argument, NULL, OPT_TIMINGS },
+  { "sandbox", no_argument, NULL, OPT_SANDBOX },
   { "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
   { "sizes", required_argument, NULL, OPT_SIZES },
   { "windows", required_argument, NULL, OPT_WINDOWS },
@@ -494,6 +496,7 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
       setenv ("ES_DEVICES", optarg, 1);
       break;
     case OPT_TIMINGS: o->timings = true; break;
+    case OPT_SANDBOX: o->sandbox = true; break;
     case OPT_MAX_PIXELS:
       if (!parse_max_pixels (optarg, &o->max_pixels))
         return ES_EXIT_USAGE;

@@ -36,6 +36,7 @@ typedef struct {
   const char *output;
   bool quiet;
   bool timings;
+  bool sandbox; /* --sandbox: inputs decoded by es_sandbox_decode_fd */
   bool colorbar;
   bool raw16;
   bool format_set;

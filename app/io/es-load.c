@@ -53,6 +53,12 @@ es_load_set_interrupt (EsControl *control)
 #endif
 }
 
+EsControl *
+es_load_get_interrupt (void)
+{
+  return interrupt_control;
+}
+
 /* ---- recognising the format ---- */
 
 /* Formats that are recognised only to be named in the refusal (TIFF too,

@@ -116,6 +116,7 @@ uint64_t es_load_get_max_file_size (void);
 /* Once control is cancelled (a signal handler may do it), a load waiting on
  * open() or read() stops with ES_ERROR_CANCELLED. NULL turns it off. */
 void es_load_set_interrupt (EsControl *control);
+EsControl *es_load_get_interrupt (void);
 
 /* The individual decoders, for tests and fuzzers. */
 bool es_png_decode (const void *data, size_t size, EsImage *image, EsError *error);

@@ -2,10 +2,14 @@
 /* EsWindow: opening images (off the main thread), the file chooser, drag and drop, the bundled sample. */
 #include "es-window-private.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "es-load.h"
+#include "es-sandbox.h"
 #include "es-settings.h"
 #include "es-volume.h"
 
@@ -52,6 +56,36 @@ too_large_message (int width, int height, guint64 max_pixels)
                           width, height, size, limit);
 }
 
+/* Files are decoded in the sandbox (es-sandbox.h) where this build has
+ * one; a build without says so once, and decodes in this process. */
+static gboolean
+use_sandbox (void)
+{
+  static gsize checked;
+  static gboolean available;
+
+  if (g_once_init_enter (&checked))
+    {
+      const char *reason;
+
+      available = es_sandbox_available (&reason);
+      if (!available)
+        g_message ("images are decoded in this process, not in a sandbox: %s", reason);
+      g_once_init_leave (&checked, 1);
+    }
+  return available;
+}
+
+/* A multi-page TIFF (or an OME-TIFF's channel 0 at time 0) opens as a
+ * volume, a page a plane, as entroscope-cli reads it for a 3-D window;
+ * everything else as one image. */
+static const EsDecodeRequest *
+decode_request (int levels, EsDecodeRequest *request)
+{
+  *request = (EsDecodeRequest){ .levels = levels, .stack_as_volume = TRUE };
+  return request;
+}
+
 /* A file that is not local (dropped from elsewhere) is read through GIO,
  * never past the loader's size limit. */
 static gboolean
@@ -76,48 +110,36 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
     }
   if (n < 0)
     return FALSE;
-  es_load_memory (bytes->data, bytes->len, load->levels, image, es_error);
+  if (use_sandbox ())
+    {
+      EsDecodeRequest request;
+      char notice[256];
+
+      es_sandbox_decode_memory (bytes->data, bytes->len, decode_request (load->levels, &request), image, notice,
+                                sizeof notice, es_error);
+    }
+  else
+    es_load_memory (bytes->data, bytes->len, load->levels, image, es_error);
   return TRUE;
 }
 
-/* Whether a local file is a TIFF (classic or BigTIFF, either byte order):
- * only a TIFF can hold pages, and opening other formats as pages would
- * decode them there and then. */
-static gboolean
-is_tiff_file (const char *path)
-{
-  guint8 head[4] = { 0 };
-  FILE *file = fopen (path, "rb");
-  gboolean tiff;
-
-  if (file == NULL)
-    return FALSE;
-  tiff = fread (head, 1, sizeof head, file) == sizeof head
-         && ((head[0] == 'I' && head[1] == 'I' && (head[2] == 42 || head[2] == 43) && head[3] == 0)
-             || (head[0] == 'M' && head[1] == 'M' && head[2] == 0 && (head[3] == 42 || head[3] == 43)));
-  fclose (file);
-  return tiff;
-}
-
-/* A local file: a multi-page TIFF (or an OME-TIFF's channel 0 at time 0)
- * opens as a volume, a page a plane, as entroscope-cli reads it for a 3-D
- * window; everything else as one image. */
 static void
 load_local (const char *path, int levels, EsImage *image, EsError *error)
 {
-  EsPages *pages;
+  EsDecodeRequest request;
   char notice[256];
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
 
-  if (!is_tiff_file (path) || (pages = es_pages_open (path, levels, NULL)) == NULL)
+  if (fd < 0)
     {
-      es_load_file (path, levels, image, error);
+      es_error_set (error, ES_ERROR_IO, "%s", g_strerror (errno));
       return;
     }
-  if (es_pages_count (pages) > 1)
-    es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, image, notice, sizeof notice, error);
+  if (use_sandbox ())
+    es_sandbox_decode_fd (fd, decode_request (levels, &request), image, notice, sizeof notice, error);
   else
-    es_pages_load (pages, 0, image, error);
-  es_pages_close (pages);
+    es_decode_fd (fd, decode_request (levels, &request), image, notice, sizeof notice, error);
+  close (fd);
 }
 
 static void
