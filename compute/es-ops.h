@@ -306,8 +306,8 @@ typedef struct {
   /* The output depends on where the image's tile grid lies, which the
    * image's own size fixes (CLAHE): a band or a chunk computed as an image
    * of its own would have other tiles, so banded, streamed and chunked runs
-   * take each plane whole (es_job_whole_image). The CPU runner still works
-   * tile row by tile row, so its own memory stays small. */
+   * take each plane whole (es_job_whole_image), and CUDA runs it on one
+   * device, the engine finishing on the CPU when the plane does not fit. */
   bool image_grid;
   /* Input planes above and below an output plane that it reads: half the
    * depth of a 3-D window, 0 for 2-D windows and for the other ops, which
