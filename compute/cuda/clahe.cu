@@ -88,23 +88,27 @@ count_chunk_u8 (const void *in, size_t in_pitch, const ClaheGrid &g, int tile, i
   const int v0 = x0 / ES_CUDA_VECTOR, v1 = (inside_end + ES_CUDA_VECTOR - 1) / ES_CUDA_VECTOR;
   const int vectors = v1 - v0;
 
-  for (int py = row0; py < row1; py++)
+  /* (row, vector) cells in one flat loop: a 1024-pixel-wide tile has only
+   * 64 vectors a row, which would leave most of the block idle. */
+  const int rows = row1 - row0, cells = rows * vectors;
+  for (int i = threadIdx.x; i < cells; i += blockDim.x)
     {
+      const int py = row0 + i / vectors, xs = (v0 + i % vectors) * ES_CUDA_VECTOR;
       const int y = py < g.height ? py : reflect_101 (py, g.height);
-      const uint8_t *row = es_dev_row<uint8_t> (in, in_pitch, y);
+      uint32_t s[16];
 
-      for (int v = threadIdx.x; v < vectors; v += blockDim.x)
-        {
-          const int xs = (v0 + v) * ES_CUDA_VECTOR;
-          uint32_t s[16];
-          EsVec16<uint8_t>::load (row, xs, s);
+      EsVec16<uint8_t>::load (es_dev_row<uint8_t> (in, in_pitch, y), xs, s);
 #pragma unroll
-          for (int k = 0; k < 16; k++)
-            if (xs + k >= x0 && xs + k < inside_end)
-              atomicAdd (&bins[s[k]], 1u);
-        }
-      for (int px = inside_end + threadIdx.x; px < x1; px += blockDim.x)
-        atomicAdd (&bins[__ldg (row + reflect_101 (px, g.width))], 1u);
+      for (int k = 0; k < 16; k++)
+        if (xs + k >= x0 && xs + k < inside_end)
+          atomicAdd (&bins[s[k]], 1u);
+    }
+  const int padding = x1 - inside_end;
+  for (int i = threadIdx.x; i < rows * padding; i += blockDim.x)
+    {
+      const int py = row0 + i / padding, px = inside_end + i % padding;
+      const int y = py < g.height ? py : reflect_101 (py, g.height);
+      atomicAdd (&bins[__ldg (es_dev_row<uint8_t> (in, in_pitch, y) + reflect_101 (px, g.width))], 1u);
     }
 }
 
@@ -357,30 +361,55 @@ typedef struct {
   float weight, weight_first;
 } ClaheSpan;
 
+/* The float of a small integer (|n| < 2^22) and back, rounded half to even,
+ * by adding 1.5 · 2^23 (ES_DEV_MAGIC): exact, and on the FP32 and integer
+ * pipes. The conversion instructions (I2F, F2I, FRND) run at a quarter of
+ * their rate, and the blend needed seven a pixel. */
+static __device__ __forceinline__ float
+small_float (int n)
+{
+  return __fadd_rn (__int_as_float (ES_DEV_MAGIC_BITS + n), -ES_DEV_MAGIC);
+}
+
+static __device__ __forceinline__ int
+round_small (float v)
+{
+  return __float_as_int (__fadd_rn (v, ES_DEV_MAGIC)) - ES_DEV_MAGIC_BITS;
+}
+
 static __device__ __forceinline__ ClaheSpan
 clahe_span (int c, float inv_tile, int tiles)
 {
-  const float t = __fsub_rn (__fmul_rn ((float) c, inv_tile), 0.5f);
-  const int t1 = (int) floorf (t);
+  const float t = __fsub_rn (__fmul_rn (small_float (c), inv_tile), 0.5f);
+  /* floor(t): the nearest integer, one less where that lies above t. */
+  int below = round_small (t);
+  float below_f = small_float (below);
+  if (below_f > t)
+    {
+      below--;
+      below_f = __fsub_rn (below_f, 1.0f);
+    }
   ClaheSpan s;
-  s.weight = __fsub_rn (t, (float) t1);
+  s.weight = __fsub_rn (t, below_f);
   s.weight_first = __fsub_rn (1.0f, s.weight);
-  s.first = max (t1, 0);
-  s.second = min (t1 + 1, tiles - 1);
+  s.first = max (below, 0);
+  s.second = min (below + 1, tiles - 1);
   return s;
 }
 
 /* (l11·xa1 + l12·xa)·ya1 + (l21·xa1 + l22·xa)·ya, each step rounded as
  * OpenCV's scalar loop rounds it (no FMA), then saturate_cast. */
 template <typename T>
-static __device__ __forceinline__ T
-blend (float l11, float l12, float l21, float l22, const ClaheSpan &sx, const ClaheSpan &sy)
+static __device__ __forceinline__ uint32_t
+blend (uint32_t l11, uint32_t l12, uint32_t l21, uint32_t l22, const ClaheSpan &sx, const ClaheSpan &sy)
 {
-  const float top = __fadd_rn (__fmul_rn (l11, sx.weight_first), __fmul_rn (l12, sx.weight));
-  const float bottom = __fadd_rn (__fmul_rn (l21, sx.weight_first), __fmul_rn (l22, sx.weight));
+  const float top = __fadd_rn (__fmul_rn (small_float ((int) l11), sx.weight_first),
+                               __fmul_rn (small_float ((int) l12), sx.weight));
+  const float bottom = __fadd_rn (__fmul_rn (small_float ((int) l21), sx.weight_first),
+                                  __fmul_rn (small_float ((int) l22), sx.weight));
   const float r = __fadd_rn (__fmul_rn (top, sy.weight_first), __fmul_rn (bottom, sy.weight));
   const int top_value = sizeof (T) == 1 ? 255 : 65535;
-  return (T) min (max (__float2int_rn (r), 0), top_value);
+  return (uint32_t) min (max (round_small (r), 0), top_value);
 }
 
 /* 16 output pixels a thread: a row's two tile rows and weights once, each
@@ -406,8 +435,7 @@ blend_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, ClaheGr
         {
           const ClaheSpan sx = clahe_span (min (x0 + k, g.width - 1), g.inv_tile_w, g.tiles_x);
           const size_t a = (size_t) sx.first * bins + v[k], b = (size_t) sx.second * bins + v[k];
-          v[k] = blend<T> ((float) __ldg (&row1[a]), (float) __ldg (&row1[b]), (float) __ldg (&row2[a]),
-                           (float) __ldg (&row2[b]), sx, sy);
+          v[k] = blend<T> (__ldg (&row1[a]), __ldg (&row1[b]), __ldg (&row2[a]), __ldg (&row2[b]), sx, sy);
         }
       T *o = es_dev_row_mut<T> (out, out_pitch, walk.y);
       if (sizeof (T) == 1)
