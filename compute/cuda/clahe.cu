@@ -358,6 +358,7 @@ histogram_lut_kernel (const void *__restrict__ in, size_t in_pitch, ClaheGrid g,
  * the grid), the weight of the second t − floor(t). */
 typedef struct {
   int first, second;
+  int cell; /* floor(t) + 1, clamped to 0..tiles: the cell between two tile centres */
   float weight, weight_first;
 } ClaheSpan;
 
@@ -392,8 +393,9 @@ clahe_span (int c, float inv_tile, int tiles)
   ClaheSpan s;
   s.weight = __fsub_rn (t, below_f);
   s.weight_first = __fsub_rn (1.0f, s.weight);
-  s.first = max (below, 0);
+  s.first = min (max (below, 0), tiles - 1); /* columns past the width: the row's padding */
   s.second = min (below + 1, tiles - 1);
+  s.cell = min (below + 1, tiles);
   return s;
 }
 
@@ -412,38 +414,79 @@ blend (uint32_t l11, uint32_t l12, uint32_t l21, uint32_t l22, const ClaheSpan &
   return (uint32_t) min (max (round_small (r), 0), top_value);
 }
 
-/* 16 output pixels a thread: a row's two tile rows and weights once, each
- * pixel's tile columns and weights, four LUT reads. */
+/* The 8-bit blend reads one word a pixel: for each cell between tile
+ * centres ((tiles_y + 1) × (tiles_x + 1) of them, the edge cells repeating
+ * the edge tiles as OpenCV's clamps do) and each value, the four LUT entries
+ * around it, top-left in the low byte. Built once the LUTs are. */
+static __global__ void __launch_bounds__ (256)
+pack_cells_kernel (const uint8_t *__restrict__ luts, ClaheGrid g, uint32_t *cells)
+{
+  const int cell = blockIdx.x, cx = cell % (g.tiles_x + 1), cy = cell / (g.tiles_x + 1);
+  const int x1 = max (cx - 1, 0), x2 = min (cx, g.tiles_x - 1);
+  const int y1 = max (cy - 1, 0), y2 = min (cy, g.tiles_y - 1);
+  const int v = threadIdx.x;
+  auto lut = [&] (int ty, int tx) { return (uint32_t) __ldg (&luts[((size_t) ty * g.tiles_x + tx) * 256 + v]); };
+
+  cells[(size_t) cell * 256 + v] = lut (y1, x1) | lut (y1, x2) << 8 | lut (y2, x1) << 16 | lut (y2, x2) << 24;
+}
+
+/* Byte k of a packed word as a float, exactly: PRMT puts it under the
+ * exponent of 1.5 · 2^23 (small_float without the add). */
+static __device__ __forceinline__ float
+packed_float (uint32_t word, int k)
+{
+  return __fadd_rn (__int_as_float ((int) __byte_perm (word, (uint32_t) ES_DEV_MAGIC_BITS, 0x7650 + k)),
+                    -ES_DEV_MAGIC);
+}
+
+/* 16 output pixels a thread: a row's tile rows and weights once, each
+ * pixel's tile columns and weights, then its four LUT entries: one packed
+ * word (8-bit) or four reads (16-bit). */
 template <typename T>
 static __global__ void __launch_bounds__ (256)
 blend_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, ClaheGrid g, const T *__restrict__ luts,
-              void *out, size_t out_pitch)
+              const uint32_t *__restrict__ cells, void *out, size_t out_pitch)
 {
-  const size_t bins = (size_t) g.bins;
+  const uint32_t bins = (uint32_t) g.bins;
 
   for (EsVectorWalk walk (vectors); walk.y < g.height; walk.next ())
     {
       const int x0 = walk.x * ES_CUDA_VECTOR;
       const ClaheSpan sy = clahe_span (walk.y, g.inv_tile_h, g.tiles_y);
-      const T *row1 = luts + (size_t) sy.first * g.tiles_x * bins;
-      const T *row2 = luts + (size_t) sy.second * g.tiles_x * bins;
       uint32_t v[16];
 
       EsVec16<T>::load (es_dev_row<T> (in, in_pitch, walk.y), x0, v);
-#pragma unroll
-      for (int k = 0; k < 16; k++)
+      if constexpr (sizeof (T) == 1)
         {
-          const ClaheSpan sx = clahe_span (min (x0 + k, g.width - 1), g.inv_tile_w, g.tiles_x);
-          const size_t a = (size_t) sx.first * bins + v[k], b = (size_t) sx.second * bins + v[k];
-          v[k] = blend<T> (__ldg (&row1[a]), __ldg (&row1[b]), __ldg (&row2[a]), __ldg (&row2[b]), sx, sy);
-        }
-      T *o = es_dev_row_mut<T> (out, out_pitch, walk.y);
-      if (sizeof (T) == 1)
-        es_dev_store16 (o, x0, v);
-      else
+          const uint32_t *row = cells + (size_t) sy.cell * (g.tiles_x + 1) * 256;
 #pragma unroll
-        for (int k = 0; k < 16; k++)
-          o[x0 + k] = (T) v[k];
+          for (int k = 0; k < 16; k++)
+            {
+              const ClaheSpan sx = clahe_span (x0 + k, g.inv_tile_w, g.tiles_x);
+              const uint32_t w = __ldg (&row[(uint32_t) sx.cell * 256u + v[k]]);
+              const float top = __fadd_rn (__fmul_rn (packed_float (w, 0), sx.weight_first),
+                                           __fmul_rn (packed_float (w, 1), sx.weight));
+              const float bottom = __fadd_rn (__fmul_rn (packed_float (w, 2), sx.weight_first),
+                                              __fmul_rn (packed_float (w, 3), sx.weight));
+              const float r = __fadd_rn (__fmul_rn (top, sy.weight_first), __fmul_rn (bottom, sy.weight));
+              v[k] = (uint32_t) min (max (round_small (r), 0), 255);
+            }
+          es_dev_store16 (es_dev_row_mut<uint8_t> (out, out_pitch, walk.y), x0, v);
+        }
+      else
+        {
+          const T *row1 = luts + (size_t) sy.first * g.tiles_x * bins;
+          const T *row2 = luts + (size_t) sy.second * g.tiles_x * bins;
+          T *o = es_dev_row_mut<T> (out, out_pitch, walk.y);
+#pragma unroll
+          for (int k = 0; k < 16; k++)
+            {
+              const ClaheSpan sx = clahe_span (x0 + k, g.inv_tile_w, g.tiles_x);
+              const uint32_t a = (uint32_t) sx.first * bins + v[k], b = (uint32_t) sx.second * bins + v[k];
+              o[x0 + k] = (T) blend<T> (__ldg (&row1[a]), __ldg (&row1[b]), __ldg (&row2[a]), __ldg (&row2[b]), sx,
+                                        sy);
+            }
+        }
     }
 }
 
@@ -480,6 +523,19 @@ clahe_tiles (const ClaheGrid &g)
   return g.tiles_x * g.tiles_y;
 }
 
+/* The LUTs' buffer: every tile's LUT, then (8-bit) the packed cells. */
+static size_t
+lut_bytes (const ClaheGrid &g, size_t sample)
+{
+  return (size_t) clahe_tiles (g) * (size_t) g.bins * sample;
+}
+
+static size_t
+cell_count (const ClaheGrid &g)
+{
+  return (size_t) (g.tiles_x + 1) * (size_t) (g.tiles_y + 1);
+}
+
 /* The counts (every tile's bins, then a merged-chunks counter a tile),
  * cleared, and room for the LUTs. */
 static bool
@@ -489,7 +545,9 @@ reserve (EsCuda *cuda, const ClaheGrid &g, size_t sample, EsError *error)
   const size_t count_bytes = (tiles * (size_t) g.bins + tiles) * sizeof (uint32_t);
 
   if (!es_cuda_device_reserve (cuda, &cuda->clahe_counts, count_bytes, "CLAHE histograms", error)
-      || !es_cuda_device_reserve (cuda, &cuda->clahe_luts, tiles * (size_t) g.bins * sample, "CLAHE LUTs", error))
+      || !es_cuda_device_reserve (cuda, &cuda->clahe_luts,
+                                  lut_bytes (g, sample) + (sample == 1 ? cell_count (g) * 256 * sizeof (uint32_t) : 0),
+                                  "CLAHE LUTs", error))
     return false;
   ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->clahe_counts.ptr, 0, count_bytes, cuda->stream), "histogram reset",
                error);
@@ -500,8 +558,16 @@ template <typename T>
 static bool
 blend (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *error)
 {
+  const T *luts = (const T *) cuda->clahe_luts.ptr;
+  uint32_t *cells = (uint32_t *) ((char *) cuda->clahe_luts.ptr + lut_bytes (g, sizeof (T)));
+
+  if (sizeof (T) == 1)
+    {
+      pack_cells_kernel<<<(unsigned) cell_count (g), 256, 0, cuda->stream>>> ((const uint8_t *) luts, g, cells);
+      ES_CUDA_LAUNCHED (cuda, "CLAHE cell kernel", error);
+    }
   blend_kernel<T><<<es_cuda_blocks (cuda, (size_t) f->vectors * (size_t) f->height, 256), 256, 0, cuda->stream>>> (
-    f->in, f->in_pitch, f->vectors, g, (const T *) cuda->clahe_luts.ptr, f->out, f->out_pitch);
+    f->in, f->in_pitch, f->vectors, g, luts, cells, f->out, f->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "CLAHE blend kernel", error);
   return true;
 }
