@@ -86,7 +86,9 @@ count_chunk_u8 (const void *in, size_t in_pitch, const ClaheGrid &g, int tile, i
   const int row1 = min (row0 + CHUNK_ROWS, (ty + 1) * g.tile_h);
   const int inside_end = max (x0, min (x1, g.width)); /* columns read from the row itself */
   const int v0 = x0 / ES_CUDA_VECTOR, v1 = (inside_end + ES_CUDA_VECTOR - 1) / ES_CUDA_VECTOR;
-  const int vectors = v1 - v0;
+  /* A tile wholly in the padding (more tiles than columns) reads no
+   * vector: v0 may lie past the row's last one. */
+  const int vectors = inside_end > x0 ? v1 - v0 : 0;
 
   /* (row, vector) cells in one flat loop: a 1024-pixel-wide tile has only
    * 64 vectors a row, which would leave most of the block idle. */
@@ -439,21 +441,6 @@ pack_cells_kernel (const uint8_t *__restrict__ luts, ClaheGrid g, uint32_t *cell
   cells[(size_t) cell * 256 + v] = lut (y1, x1) | lut (y1, x2) << 8 | lut (y2, x1) << 16 | lut (y2, x2) << 24;
 }
 
-/* Each padded column's cell and weight (clahe_span), once per image: the
- * blend reads them, 8 bytes a pixel from L1, instead of a dozen
- * instructions a pixel. */
-static __global__ void __launch_bounds__ (256)
-column_spans_kernel (ClaheGrid g, int columns, uint2 *spans)
-{
-  const int x = blockIdx.x * blockDim.x + threadIdx.x;
-
-  if (x < columns)
-    {
-      const ClaheSpan s = clahe_span (x, g.inv_tile_w, g.tiles_x);
-      spans[x] = make_uint2 ((uint32_t) s.cell * 256u, __float_as_uint (s.weight));
-    }
-}
-
 /* Byte k of a packed word as a float, exactly: PRMT puts it under the
  * exponent of 1.5 · 2^23 (small_float without the add). */
 static __device__ __forceinline__ float
@@ -469,7 +456,7 @@ packed_float (uint32_t word, int k)
 template <typename T>
 static __global__ void __launch_bounds__ (256)
 blend_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, ClaheGrid g, const T *__restrict__ luts,
-              const uint32_t *__restrict__ cells, const uint2 *__restrict__ spans, void *out, size_t out_pitch)
+              const uint32_t *__restrict__ cells, void *out, size_t out_pitch)
 {
   const uint32_t bins = (uint32_t) g.bins;
 
@@ -483,19 +470,15 @@ blend_kernel (const void *__restrict__ in, size_t in_pitch, int vectors, ClaheGr
       if constexpr (sizeof (T) == 1)
         {
           const uint32_t *row = cells + (size_t) sy.cell * (g.tiles_x + 1) * 256;
-          const uint4 *column = (const uint4 *) (spans + x0);
 #pragma unroll
           for (int k = 0; k < 16; k++)
             {
-              const uint4 pair = __ldg (&column[k / 2]);
-              const uint32_t cell = k % 2 ? pair.z : pair.x;
-              const float weight = __uint_as_float (k % 2 ? pair.w : pair.y);
-              const float weight_first = __fsub_rn (1.0f, weight);
-              const uint32_t w = __ldg (&row[cell + v[k]]);
-              const float top = __fadd_rn (__fmul_rn (packed_float (w, 0), weight_first),
-                                           __fmul_rn (packed_float (w, 1), weight));
-              const float bottom = __fadd_rn (__fmul_rn (packed_float (w, 2), weight_first),
-                                              __fmul_rn (packed_float (w, 3), weight));
+              const ClaheSpan sx = clahe_span (x0 + k, g.inv_tile_w, g.tiles_x);
+              const uint32_t w = __ldg (&row[(uint32_t) sx.cell * 256u + v[k]]);
+              const float top = __fadd_rn (__fmul_rn (packed_float (w, 0), sx.weight_first),
+                                           __fmul_rn (packed_float (w, 1), sx.weight));
+              const float bottom = __fadd_rn (__fmul_rn (packed_float (w, 2), sx.weight_first),
+                                              __fmul_rn (packed_float (w, 3), sx.weight));
               const float r = __fadd_rn (__fmul_rn (top, sy.weight_first), __fmul_rn (bottom, sy.weight));
               v[k] = (uint32_t) min (max (round_small (r), 0), 255);
             }
@@ -564,14 +547,6 @@ cell_count (const ClaheGrid &g)
   return (size_t) (g.tiles_x + 1) * (size_t) (g.tiles_y + 1);
 }
 
-/* The 8-bit blend's tables after the LUTs: the packed cells, then a span
- * for every column of the padded rows. */
-static size_t
-blend_table_bytes (const ClaheGrid &g)
-{
-  return cell_count (g) * 256 * sizeof (uint32_t) + es_cuda_div_up ((size_t) g.width, ES_CUDA_VECTOR) * ES_CUDA_VECTOR * sizeof (uint2);
-}
-
 /* The counts (every tile's bins, then a merged-chunks counter a tile),
  * cleared, and room for the LUTs. */
 static bool
@@ -582,7 +557,7 @@ reserve (EsCuda *cuda, const ClaheGrid &g, size_t sample, EsError *error)
 
   if (!es_cuda_device_reserve (cuda, &cuda->clahe_counts, count_bytes, "CLAHE histograms", error)
       || !es_cuda_device_reserve (cuda, &cuda->clahe_luts,
-                                  lut_bytes (g, sample) + (sample == 1 ? blend_table_bytes (g) : 0),
+                                  lut_bytes (g, sample) + (sample == 1 ? cell_count (g) * 256 * sizeof (uint32_t) : 0),
                                   "CLAHE LUTs", error))
     return false;
   ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->clahe_counts.ptr, 0, count_bytes, cuda->stream), "histogram reset",
@@ -596,23 +571,14 @@ blend (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *error)
 {
   const T *luts = (const T *) cuda->clahe_luts.ptr;
   uint32_t *cells = (uint32_t *) ((char *) cuda->clahe_luts.ptr + lut_bytes (g, sizeof (T)));
-  uint2 *spans = (uint2 *) (cells + cell_count (g) * 256);
-  const int columns = f->vectors * ES_CUDA_VECTOR;
 
   if (sizeof (T) == 1)
     {
       pack_cells_kernel<<<(unsigned) cell_count (g), 256, 0, cuda->stream>>> ((const uint8_t *) luts, g, cells);
       ES_CUDA_LAUNCHED (cuda, "CLAHE cell kernel", error);
-      column_spans_kernel<<<(unsigned) es_cuda_div_up ((size_t) columns, 256), 256, 0, cuda->stream>>> (g, columns,
-                                                                                                       spans);
-      ES_CUDA_LAUNCHED (cuda, "CLAHE column kernel", error);
     }
-  /* One wave: a grid-stride grid past what the registers let the SMs hold
-   * runs a second, half-empty wave. */
-  const unsigned blocks = es_cuda_resident_blocks (cuda, (const void *) blend_kernel<T>, 256, 0,
-                                                   (size_t) f->vectors * (size_t) f->height);
-  blend_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->vectors, g, luts, cells, spans, f->out,
-                                                     f->out_pitch);
+  blend_kernel<T><<<es_cuda_blocks (cuda, (size_t) f->vectors * (size_t) f->height, 256), 256, 0, cuda->stream>>> (
+    f->in, f->in_pitch, f->vectors, g, luts, cells, f->out, f->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "CLAHE blend kernel", error);
   return true;
 }
