@@ -361,13 +361,15 @@ module_ops (PyObject *module, PyObject *unused)
           Py_DECREF (result);
           return NULL;
         }
-      /* dtype: of an 8-bit input's result; dtype_16: of a 16-bit input's. */
+      /* dtype and range_max: of an 8-bit input's result; dtype_16 and range_max_16: of a 16-bit input's. */
       row = Py_BuildValue (
-        "{s:s,s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d}", "name", info->name, "title", info->title, "summary",
-        info->summary, "dtype", es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U8)), "dtype_16",
+        "{s:s,s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d,s:d}", "name", info->name, "title", info->title,
+        "summary", info->summary, "dtype", es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U8)), "dtype_16",
         es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U16)), "params", params, "units", info->units, "halo",
         info->halo (&job), "whole_image", es_job_whole_image (&job) ? Py_True : Py_False, "colormap", info->colormap,
-        "range", info->range_text, "result_title", info->result_title, "range_max", info->range_max (&job));
+        "range", info->range_text, "result_title", info->result_title, "range_max",
+        es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U8)), "range_max_16",
+        es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U16)));
       if (!set_row (result, info->name, row))
         {
           Py_DECREF (result);
