@@ -101,9 +101,10 @@ es_pipeline_describe (const EsViewParams *params, EsResult *result)
   else
     {
       /* The range every result of this job could take, so that colours mean
-       * the same thing from one image to the next. */
+       * the same thing from one image to the next (a 16-bit result's
+       * 0..65535, so that its exports hold its own values). */
       result->scale.lo = 0.0;
-      result->scale.hi = es_op_info (params->job.op)->range_max (&params->job);
+      result->scale.hi = es_job_range_max (&params->job, result->values.format);
     }
   result->info = es_value_info_for (&params->job, params->units);
 }

@@ -535,27 +535,31 @@ stencil_halo (const EsJob *job)
 /* H ≤ ln(min(B, n)) with n ≤ the window's cells and B ≤ L (2^16 for exact
  * bins, whose depth the job does not know); normalized values ≤ 1. */
 static double
-entropy_range_max (const EsJob *job)
+entropy_range_max (const EsJob *job, EsFormat result)
 {
   int window_pixels = es_window_pixels (job);
   int bins = job->definition.binning == ES_BINNING_EXACT ? 65536 : job->levels;
 
+  (void) result;
   if (job->definition.normalized)
     return 1.0;
   return log ((double) (bins < window_pixels ? bins : window_pixels));
 }
 
 static double
-levels_range_max (const EsJob *job)
+levels_range_max (const EsJob *job, EsFormat result)
 {
+  (void) result;
   return job->levels - 1;
 }
 
+/* Gray results span their samples' full scale: 0..255, and 0..65535 where
+ * the result keeps a 16-bit input's depth (CLAHE). */
 static double
-gray_range_max (const EsJob *job)
+gray_range_max (const EsJob *job, EsFormat result)
 {
   (void) job;
-  return 255.0;
+  return result == ES_FORMAT_U16 ? 65535.0 : 255.0;
 }
 
 /* Entropy reads the window only as the square's side (the other shapes
@@ -748,6 +752,12 @@ EsFormat
 es_job_output_format (const EsJob *job, EsFormat input)
 {
   return ops[job->op].output_format (job, input);
+}
+
+double
+es_job_range_max (const EsJob *job, EsFormat result)
+{
+  return ops[job->op].range_max (job, result);
 }
 
 unsigned

@@ -318,9 +318,11 @@ typedef struct {
    * passes. */
   bool whole_image;
   const char *units; /* of the values: "nats", "level", "gray" */
-  /* Every result of a job lies in [0, range_max (job)]: the absolute colour
-   * range; range_text says it for --help ("0..ln(min(L, K²))"). */
-  double (*range_max) (const EsJob *job);
+  /* Every result of a job in the format `result` (output_format's) lies in
+   * [0, range_max (job, result)]: the absolute colour range, so that a
+   * 16-bit CLAHE result spans 0..65535 and is written with its own values;
+   * range_text says it for --help ("0..ln(min(L, K²))"). */
+  double (*range_max) (const EsJob *job, EsFormat result);
   const char *range_text;
   const char *colormap; /* the default colormap's name: "viridis", "gray" */
   /* The largest absolute difference between two backends' results for one
@@ -349,6 +351,8 @@ const char *es_op_name (EsOp op); /* "entropy" */
 bool es_op_from_name (const char *name, EsOp *op);
 /* The result's format of `job` on an input of format `input` (EsOpInfo.output_format). */
 EsFormat es_job_output_format (const EsJob *job, EsFormat input);
+/* The largest value of `job`'s result in the format `result` (EsOpInfo.range_max). */
+double es_job_range_max (const EsJob *job, EsFormat result);
 /* Whether a backend computes `job` on a volume as a whole (a 3-D window;
  * whole_image ops, whose statistic covers every plane) rather than as one
  * 2-D job a plane. */

@@ -103,6 +103,57 @@ check "clahe --tiles without rows is a usage error naming the form" eval '[ "$rc
 cli clahe --tiles 8x65 "$SAMPLE"
 check "clahe --tiles past 64 is a usage error naming tile-rows" eval '[ "$rc" = 1 ] && one_error_line "tile-rows"'
 
+# A 16-bit input's CLAHE result is 16-bit, and every export holds its own
+# values: a 16-bit gray PNG (the gray map over the result's 0..65535), a
+# 16-bit TIFF, --raw16 with ValueScale 1, the text matrix's integers.
+G16=$TESTDATA/pngsuite/basn0g16.png
+cli clahe --clip 2 --tiles 3x5 "$G16" -o clahe16.png
+check "clahe of a 16-bit PNG writes a 16-bit gray PNG" [ "$rc" = 0 -a "$(png_depth_type clahe16.png)" = "16 0" ]
+cli clahe --clip 2 --tiles 3x5 "$G16" -o clahe8.png --colorbar
+check "clahe --colorbar of a 16-bit PNG is an 8-bit RGB picture" [ "$rc" = 0 -a "$(png_depth_type clahe8.png)" = "8 2" ]
+cli clahe "$SAMPLE" -o clahe-camera.png
+check "clahe of an 8-bit PNG writes an 8-bit gray PNG" [ "$rc" = 0 -a "$(png_depth_type clahe-camera.png)" = "8 0" ]
+if /usr/bin/python3 -c "import numpy, cv2" 2>/dev/null; then
+  /usr/bin/python3 - "$CLI" >clahe-cv2.log 2>&1 <<'PY'
+import subprocess, sys
+import cv2, numpy as np
+
+cli = sys.argv[1]
+rng = np.random.default_rng(23)
+# Awkward sizes (the grid does not divide them): OpenCV's reflect-101 pad.
+images = {
+    "u16": (rng.integers(0, 4096, (67, 93)) * 13 + rng.integers(0, 13, (67, 93))).astype(np.uint16),
+    "u8": rng.integers(0, 256, (41, 29), dtype=np.uint8),
+}
+bad = []
+for name, image in images.items():
+    cv2.imwrite(f"{name}.png", image)
+    expected = cv2.createCLAHE(2.0, (4, 3)).apply(image)
+    for out, extra in (("png", []), ("tif", []), ("txt", []), ("raw.png", ["--raw16"])):
+        path = f"{name}-clahe.{out}"
+        subprocess.run([cli, "clahe", "--clip", "2", "--tiles", "4x3", f"{name}.png", "-o", path, *extra], check=True,
+                       capture_output=True)
+        if out == "txt":
+            got = np.loadtxt(path, skiprows=1, dtype=np.int64).reshape(image.shape)
+        else:
+            got = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+        raw16 = out == "raw.png" and image.dtype == np.uint8
+        if raw16:  # 0..255 spread over 0..65535: each value times 257
+            expected_here = expected.astype(np.uint16) * 257
+        else:
+            expected_here = expected
+        if got is None or got.shape != image.shape or (out != "txt" and got.dtype != expected_here.dtype) \
+                or not np.array_equal(got, expected_here):
+            bad.append(f"{name} -> {path}")
+print("different from cv2.createCLAHE(2, (4, 3)).apply():", ", ".join(bad) if bad else "none")
+sys.exit(1 if bad else 0)
+PY
+  check "clahe's PNG, TIFF, text and --raw16 exports of 8- and 16-bit PNGs equal cv2.createCLAHE().apply()" \
+    [ $? = 0 ]
+else
+  skip "/usr/bin/python3 cannot import numpy and cv2" "clahe's exports equal cv2.createCLAHE().apply()"
+fi
+
 # -- determinism and backends --
 for op in equalize sharpen entropy; do
   "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png

@@ -229,8 +229,22 @@ test_tables (void)
       tap_ok (es_op_from_name (info->name, &found) && found == (EsOp) op, "operation %s is found by name", info->name);
       tap_ok ((info->cuda != NULL) == es_engine_cuda_compiled (), "%s: a CUDA entry exactly in a CUDA build",
               info->name);
-      tap_ok (info->halo (&job) >= 0 && info->range_max (&job) > 0, "%s: halo %d, range 0..%g at the defaults",
-              info->name, info->halo (&job), info->range_max (&job));
+      tap_ok (info->halo (&job) >= 0 && es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U8)) > 0,
+              "%s: halo %d, range 0..%g at the defaults", info->name, info->halo (&job),
+              es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U8)));
+      /* Exports write an integer result's absolute range as its samples:
+       * the range fits the result's format, and a gray one spans it, so
+       * that a 16-bit CLAHE result is written with its own values. */
+      for (int wide = 0; wide < 2; wide++)
+        {
+          EsFormat result = es_job_output_format (&job, wide ? ES_FORMAT_U16 : ES_FORMAT_U8);
+          double full = result == ES_FORMAT_U16 ? 65535.0 : result == ES_FORMAT_U8 ? 255.0 : INFINITY;
+          double range_max = es_job_range_max (&job, result);
+
+          tap_ok (range_max <= full && (strcmp (info->units, "gray") != 0 || range_max == full),
+                  "%s: a %d-bit input's result spans 0..%g of its format's 0..%g", info->name, wide ? 16 : 8, range_max,
+                  full);
+        }
       tap_ok (info->cpu_pixel_ns (&job) > 0 && (es_job_params_read (&job) & ~info->params) == 0,
               "%s: %.2g CPU ns a pixel, reads only its own parameters, at the defaults", info->name,
               info->cpu_pixel_ns (&job));

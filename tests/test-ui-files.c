@@ -41,6 +41,46 @@ test_export_folder (void)
   g_assert_null (es_window_get_error (window));
 }
 
+/* The CLAHE view of a 16-bit image is exported as a 16-bit PNG of the
+ * result's own values (its absolute range is 0..65535), and the readout
+ * shows them as they are. */
+static void
+test_export_clahe16 (void)
+{
+  g_autofree char *image = test_image ("pngsuite", "basn0g16.png");
+  g_autofree char *path = g_build_filename (tmpdir, "clahe16.png", NULL);
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *view_before = g_settings_get_string (settings, "view");
+  g_autofree char *range_before = g_settings_get_string (settings, "range");
+  EsImage read = { 0 };
+  EsError error = { 0 };
+  EsLayer *layer;
+  int wrong = 0;
+
+  open_path (image);
+  g_settings_set_string (settings, "range", "absolute");
+  set_view ("clahe");
+  layer = es_window_get_layer (window, ES_VIEW_CLAHE);
+  g_assert_nonnull (layer);
+  g_assert_cmpint (layer->result.values.format, ==, ES_FORMAT_U16);
+  g_assert_cmpfloat (layer->result.scale.hi, ==, 65535.0);
+  export_shown (path, ES_EXPORT_PNG, FALSE);
+  g_assert_true (es_load_file (path, 0, &read, &error));
+  g_assert_cmpint (read.format, ==, ES_FORMAT_U16);
+  g_assert_cmpint (read.width, ==, layer->result.values.width);
+  g_assert_cmpint (read.height, ==, layer->result.values.height);
+  for (int y = 0; y < read.height; y++)
+    for (int x = 0; x < read.width; x++)
+      wrong += es_image_sample (&read, x, y) != es_layer_value (layer, x, y);
+  g_assert_cmpint (wrong, ==, 0);
+  es_image_clear (&read);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  /* The next tests expect ensure_image's photograph in the view they left. */
+  open_path (camera);
+  g_settings_set_string (settings, "range", range_before);
+  set_view (view_before);
+}
+
 static goffset
 export_size (const char *compression)
 {
@@ -547,6 +587,7 @@ main (int argc, char **argv)
   ui_test_setup (&argc, &argv);
   g_test_add_func ("/ui-files/export-folder", test_export_folder);
   g_test_add_func ("/ui-files/export-names", test_export_names);
+  g_test_add_func ("/ui-files/export-clahe16", test_export_clahe16);
   g_test_add_func ("/ui-files/export-compression", test_export_compression);
   g_test_add_func ("/ui-files/export-dialog-remembers", test_export_dialog_remembers);
   g_test_add_func ("/ui-files/close-mid-export", test_close_mid_export);

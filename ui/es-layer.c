@@ -589,7 +589,7 @@ es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice b
   auto_range (&layer->result.values, range, &layer->min, &layer->max);
   /* The values of these views are whole numbers 0..range_max. */
   if (es_view_has_histogram (view))
-    count_histogram (layer, (guint) es_op_info (job->op)->range_max (job) + 1);
+    count_histogram (layer, (guint) es_job_range_max (job, layer->result.values.format) + 1);
   return layer;
 }
 

@@ -136,6 +136,62 @@ may_have_no_data (const EsImage *values, const EsValueInfo *info, EsRowGate *gat
   return gate == NULL && es_image_has_nan (values);
 }
 
+/* ---- 16-bit gray ------------------------------------------------------ */
+
+/* Values as 16-bit gray samples, round ((v - lo) * s) within 0..top, NaN
+ * as 65535, XOR flip (65535 for a reversed gray map, else 0). */
+typedef struct {
+  const EsImage *values;
+  double lo, s; /* s = top / (hi - lo) */
+  unsigned top; /* 65535, or 65534 when 65535 marks a pixel with no value */
+  unsigned flip;
+} Gray16Rows;
+
+static void
+gray16_fill_row (const Gray16Rows *r, int y, uint8_t *row)
+{
+  for (int x = 0; x < r->values->width; x++)
+    {
+      double value = es_image_sample (r->values, x, y);
+      double t = (value - r->lo) * r->s;
+      unsigned int v;
+      t = t > 0 ? t : 0;
+      t = t < r->top ? t : r->top;
+      v = isnan (value) ? 65535u : (unsigned int) (t + 0.5) ^ r->flip;
+      /* PNG samples are big-endian. */
+      row[2 * x] = (uint8_t) (v >> 8);
+      row[2 * x + 1] = (uint8_t) v;
+    }
+}
+
+static void
+gray16_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
+{
+  const Gray16Rows *r = data;
+
+  for (int i = 0; i < n; i++)
+    gray16_fill_row (r, y + i, rows + (size_t) i * stride);
+}
+
+/* The gray map of 16-bit values keeps their 16 bits, as the gray map of
+ * 8-bit values writes their 8: over the absolute range (0..65535, the
+ * table's range of a 16-bit result) the file holds the values themselves,
+ * as cv2.imread (..., IMREAD_UNCHANGED) reads them back. */
+static bool
+write_gray16_png (const char *path, const EsImage *values, const EsColorScale *scale, const TextChunks *chunks,
+                  EsRowGate *gate, EsError *error)
+{
+  Gray16Rows rows = {
+    .values = values,
+    .lo = scale->lo,
+    .s = scale->hi > scale->lo ? 65535.0 / (scale->hi - scale->lo) : 0.0,
+    .top = 65535,
+    .flip = scale->reversed ? 65535 : 0,
+  };
+
+  return write_png (path, values->width, values->height, 16, 1, NULL, chunks, gray16_fill_rows, &rows, gate, error);
+}
+
 /* ---- Heatmap ---------------------------------------------------------- */
 
 /* Rows are rendered as the encoder's bands ask for them, on its threads,
@@ -226,6 +282,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
     }
   text_add_info (&chunks, info);
   text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale, scale->hi * unit_scale);
+  if (!colorbar && es_heatmap_is_gray (values, scale) && values->format == ES_FORMAT_U16)
+    return write_gray16_png (path, values, scale, &chunks, gate, error);
   if (!colorbar && es_heatmap_is_gray (values, scale))
     return write_png (path, width, height, 8, 1, NULL, &chunks, index_fill_rows, &rows, gate, error);
   /* Without a colorbar (whose labels have colours of their own) and without
@@ -239,38 +297,6 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
 }
 
 /* ---- Raw 16-bit ------------------------------------------------------- */
-
-typedef struct {
-  const EsImage *values;
-  double lo, s; /* sample = round ((v - lo) * s), s = top / (hi - lo) */
-  unsigned top; /* 65535, or 65534 when 65535 marks a pixel with no value */
-} Raw16Rows;
-
-static void
-raw16_fill_row (const Raw16Rows *r, int y, uint8_t *row)
-{
-  for (int x = 0; x < r->values->width; x++)
-    {
-      double value = es_image_sample (r->values, x, y);
-      double t = (value - r->lo) * r->s;
-      unsigned int v;
-      t = t > 0 ? t : 0;
-      t = t < r->top ? t : r->top;
-      v = isnan (value) ? 65535u : (unsigned int) (t + 0.5);
-      /* PNG samples are big-endian. */
-      row[2 * x] = (uint8_t) (v >> 8);
-      row[2 * x + 1] = (uint8_t) v;
-    }
-}
-
-static void
-raw16_fill_rows (void *data, int y, int n, uint8_t *rows, size_t stride)
-{
-  const Raw16Rows *r = data;
-
-  for (int i = 0; i < n; i++)
-    raw16_fill_row (r, y + i, rows + (size_t) i * stride);
-}
 
 bool
 es_save_raw16_png (const char *path, const EsImage *values, double lo, double hi, const EsValueInfo *info,
@@ -289,7 +315,7 @@ es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, dou
    * tEXt names; the values then span one sample less. */
   bool gaps = may_have_no_data (values, info, gate);
   unsigned top = gaps ? 65534 : 65535;
-  Raw16Rows rows = { .values = values, .lo = lo, .s = spread ? top / (hi - lo) : 0.0, .top = top };
+  Gray16Rows rows = { .values = values, .lo = lo, .s = spread ? top / (hi - lo) : 0.0, .top = top };
   TextChunks chunks = { .n = 0 };
 
   if (!check_values (path, values, error))
@@ -299,7 +325,7 @@ es_save_raw16_png_gated (const char *path, const EsImage *values, double lo, dou
   text_add (&chunks, "ValueScale", "%.9g", spread ? (hi - lo) * unit_scale / top : 0.0);
   if (gaps)
     text_add (&chunks, "NoData", "65535");
-  return write_png (path, values->width, values->height, 16, 1, NULL, &chunks, raw16_fill_rows, &rows, gate, error);
+  return write_png (path, values->width, values->height, 16, 1, NULL, &chunks, gray16_fill_rows, &rows, gate, error);
 }
 
 /* ---- RGB -------------------------------------------------------------- */

@@ -74,7 +74,9 @@ typedef void (*EsValueInfoItem) (void *data, const char *key, const char *value)
 void es_value_info_each (const EsValueInfo *info, EsValueInfoItem item, void *data);
 
 /* 8-bit RGB PNG of the heatmap; with colorbar, a labelled colorbar (ticks,
- * units) is drawn to the right of the image. */
+ * units) is drawn to the right of the image. Without one, the gray map
+ * gives a gray PNG of the values' depth: 8 bits for U8, 16 for U16 (over
+ * the absolute range of a 16-bit CLAHE result, its values as they are). */
 bool es_save_heatmap_png (const char *path, const EsImage *values, const EsColorScale *scale, bool colorbar,
                           const EsValueInfo *info, EsError *error);
 /* 16-bit gray PNG: raw values scaled linearly so that lo..hi maps to

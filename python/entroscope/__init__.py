@@ -254,8 +254,8 @@ def load(path, *, levels=16) -> Image:
     return Image(array, depth, matrix_levels)
 
 
-def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, window=None,
-         levels=None, amount=None, units=None, compression=None, **definition):
+def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, compression=None,
+         **job):
     """Writes a result as entroscope-cli does: a colormapped PNG (format
     'png', the default: the map's 256 colours as a palette, or 8-bit RGB
     with a colorbar, NaN pixels or a definition that can leave pixels
@@ -267,21 +267,24 @@ def save(path, array, *, op=None, format=None, colormap=None, range="absolute", 
     ``entroscope-cli`` writes a volume's.
 
     `op` says which operation made `array` (a float32 array is entropy's).
-    Describe the job that made it with the keywords you gave that
-    operation: window, levels, amount, and for entropy the definition's
-    rect, disk, footprint, box, ball, border, binning, mask and like, parsed exactly
-    as `entropy` parses them. They set the absolute colour range (ln(min(B,
-    n)) depends on the shape and binning), the recorded metadata (the
-    "Definition" line) and whether pixels may have no value, so the file is
-    byte for byte what ``entroscope-cli entropy <the same options>`` writes.
+    Describe the job that made it with the keywords of ``run(op, ...)``:
+    the operation's parameters by the parameter table's names (`params()`,
+    ``_`` for ``-``: window, levels, amount, clip, tile_columns,
+    tile_rows...), and for entropy the definition's rect, disk, footprint,
+    box, ball, border, binning, mask and like, parsed exactly as `entropy`
+    parses them (`halo` and `extent` take the same). They set the absolute
+    colour range (ln(min(B, n)) depends on the shape and binning), the
+    recorded metadata (the "Definition" line, CLAHE's clip and tiles) and
+    whether pixels may have no value, so the file is byte for byte what
+    ``entroscope-cli OP <the same options>`` writes: a uint16 CLAHE result
+    is a 16-bit PNG of its own values, as cv2.imwrite writes it.
     `units` names the units the values are in: 'nats', 'bits' or
     'normalized' (None: nats, or the like= preset's). `compression` is
     entroscope-cli's --compression: 'fast', 'default' or 'small' for PNG
     and TIFF (None: 'default'), for this call only. Raises OSError,
     ValueError or TypeError."""
     _entroscope.save(path, array, op=op, format=format, colormap=colormap, range=range, colorbar=colorbar,
-                     window=window, levels=levels, amount=amount, units=units, compression=compression,
-                     **definition)
+                     compression=compression, **job)
 
 
 # ---- what is there ------------------------------------------------------------

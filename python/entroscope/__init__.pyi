@@ -91,10 +91,11 @@ def quantize(image: ImageLike, levels: int = 16, *, backend: Backend = "auto", v
              channel_axis: int | None = ..., return_timing: Literal[True]) -> tuple[npt.NDArray[np.uint8], Timing]: ...
 def run(op: OpName, image: ImageLike, *args: Any, backend: Backend = "auto", **kwargs: Any) -> Any: ...
 def load(path: StrPath, *, levels: int = 16) -> Image: ...
-def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
+def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8] | npt.NDArray[np.uint16], *, op: OpName | None = None,
          format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
          range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int | None = None,
-         levels: int | None = None, amount: float | None = None, units: EntropyUnits | None = None,
+         levels: int | None = None, amount: float | None = None,
+         clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None, units: EntropyUnits | None = None,
          rect: tuple[int, int] | None = None, disk: int | None = None, footprint: npt.ArrayLike | None = None,
          border: str | None = None, binning: str | None = None, mask: npt.ArrayLike | None = None,
          like: Literal["matlab", "skimage", "fiji"] | None = None) -> None: ...

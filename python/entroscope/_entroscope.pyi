@@ -108,27 +108,31 @@ def variants(op: OpName) -> list[Variant]: ...
 def ops() -> dict[str, dict[str, Any]]: ...
 def params() -> dict[str, dict[str, Any]]: ...
 def halo(op: OpName, *, window: int | None = None, levels: int | None = None, amount: float | None = None,
+         clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None,
          units: EntropyUnits | None = None, rect: tuple[int, int] | None = None, disk: int | None = None,
             box: tuple[int, int, int] | None = None, ball: int | None = None,
          footprint: npt.ArrayLike | None = None, border: str | None = None, binning: str | None = None,
          mask: npt.ArrayLike | None = None, like: Literal["matlab", "skimage", "fiji"] | None = None) -> int: ...
 def extent(op: OpName, *, window: int | None = None, levels: int | None = None, amount: float | None = None,
+         clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None,
            units: EntropyUnits | None = None, rect: tuple[int, int] | None = None, disk: int | None = None,
             box: tuple[int, int, int] | None = None, ball: int | None = None,
            footprint: npt.ArrayLike | None = None, border: str | None = None, binning: str | None = None,
            mask: npt.ArrayLike | None = None,
            like: Literal["matlab", "skimage", "fiji"] | None = None) -> tuple[int, int]: ...
 def extent_3d(op: OpName, *, window: int | None = None, levels: int | None = None, amount: float | None = None,
+         clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None,
            units: EntropyUnits | None = None, rect: tuple[int, int] | None = None, disk: int | None = None,
             box: tuple[int, int, int] | None = None, ball: int | None = None,
            footprint: npt.ArrayLike | None = None, border: str | None = None, binning: str | None = None,
            mask: npt.ArrayLike | None = None,
            like: Literal["matlab", "skimage", "fiji"] | None = None) -> tuple[int, int, int]: ...
 def load(path: StrPath, *, levels: int = 16) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.uint16], int, int]: ...
-def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8], *, op: OpName | None = None,
+def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8] | npt.NDArray[np.uint16], *, op: OpName | None = None,
          format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
          range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int | None = None,
-         levels: int | None = None, amount: float | None = None, units: EntropyUnits | None = None,
+         levels: int | None = None, amount: float | None = None,
+         clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None, units: EntropyUnits | None = None,
          rect: tuple[int, int] | None = None, disk: int | None = None, footprint: npt.ArrayLike | None = None,
          border: str | None = None, binning: str | None = None, mask: npt.ArrayLike | None = None,
          like: Literal["matlab", "skimage", "fiji"] | None = None) -> None: ...

@@ -333,3 +333,58 @@ es_py_definition_release (EsPyDefinition *held)
   Py_CLEAR (held->footprint_cells);
   Py_CLEAR (held->mask_cells);
 }
+
+/* Whether name is one of the NULL-ended names. */
+static bool
+names_hold (char *const *names, const char *name)
+{
+  for (; *names != NULL; names++)
+    if (strcmp (*names, name) == 0)
+      return true;
+  return false;
+}
+
+bool
+es_py_split_job_keywords (const char *function, char *const *own, PyObject *kwargs, EsPyJobKeywords *kw,
+                          PyObject **rest)
+{
+  PyObject *key, *value;
+  Py_ssize_t position = 0;
+
+  *rest = NULL;
+  while (kwargs != NULL && PyDict_Next (kwargs, &position, &key, &value))
+    {
+      const char *name = PyUnicode_AsUTF8 (key);
+      PyObject **slot = NULL;
+      EsParamId id;
+
+      if (name == NULL)
+        goto fail;
+      if (es_param_from_name (name, &id))
+        slot = &kw->values[id];
+      else if (strcmp (name, "units") == 0)
+        slot = &kw->units;
+      for (int i = 0; slot == NULL && i < ES_PY_N_DEFINITION_KW; i++)
+        if (strcmp (name, es_py_definition_keywords[i]) == 0)
+          slot = &kw->definition[i];
+      if (slot != NULL)
+        {
+          *slot = value;
+          continue;
+        }
+      if (!names_hold (own, name))
+        {
+          PyErr_Format (PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", function, name);
+          goto fail;
+        }
+      if (*rest == NULL && (*rest = PyDict_New ()) == NULL)
+        goto fail;
+      if (PyDict_SetItem (*rest, key, value) != 0)
+        goto fail;
+    }
+  return true;
+
+fail:
+  Py_CLEAR (*rest);
+  return false;
+}

@@ -325,11 +325,8 @@ parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJ
 PyObject *
 es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "path",        "array",     "op",     "format",  "colormap", "range",
-                              "colorbar",    "window",    "levels", "amount",  "units",    "rect",
-                              "disk",        "footprint", "border", "binning", "mask",     "like",
-                              "compression", "box",       "ball",   NULL };
-  PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None;
+  static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "compression", NULL };
+  PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None, *rest;
   PyObject *range_obj = NULL, *compression_obj = NULL;
   PyObject *path_bytes = NULL;
   EsPyJobKeywords kw = { .units = NULL };
@@ -346,13 +343,13 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   bool ok;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (
-        args, kwargs, "OO|$OOOOpOOOOOOOOOOOOOO:save", keywords, &path_obj, &array_obj, &op_obj, &format_obj,
-        &colormap_obj, &range_obj, &colorbar, &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
-        &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
-        &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
-        &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &compression_obj, &kw.definition[ES_PY_KW_BOX],
-        &kw.definition[ES_PY_KW_BALL]))
+  /* The job's keywords follow the tables; save's own are parsed here. */
+  if (!es_py_split_job_keywords ("save", keywords, kwargs, &kw, &rest))
+    return NULL;
+  ok = PyArg_ParseTupleAndKeywords (args, rest, "OO|$OOOOpO:save", keywords, &path_obj, &array_obj, &op_obj,
+                                    &format_obj, &colormap_obj, &range_obj, &colorbar, &compression_obj);
+  Py_XDECREF (rest);
+  if (!ok)
     return NULL;
   if (op_obj != Py_None && !es_py_parse_op (op_obj, &op))
     return NULL;

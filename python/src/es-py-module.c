@@ -361,13 +361,15 @@ module_ops (PyObject *module, PyObject *unused)
           Py_DECREF (result);
           return NULL;
         }
-      /* dtype: of an 8-bit input's result; dtype_16: of a 16-bit input's. */
+      /* dtype and range_max: of an 8-bit input's result; dtype_16 and range_max_16: of a 16-bit input's. */
       row = Py_BuildValue (
-        "{s:s,s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d}", "name", info->name, "title", info->title, "summary",
-        info->summary, "dtype", es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U8)), "dtype_16",
+        "{s:s,s:s,s:s,s:s,s:s,s:N,s:s,s:i,s:O,s:s,s:s,s:s,s:d,s:d}", "name", info->name, "title", info->title,
+        "summary", info->summary, "dtype", es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U8)), "dtype_16",
         es_py_dtype_name (es_job_output_format (&job, ES_FORMAT_U16)), "params", params, "units", info->units, "halo",
         info->halo (&job), "whole_image", es_job_whole_image (&job) ? Py_True : Py_False, "colormap", info->colormap,
-        "range", info->range_text, "result_title", info->result_title, "range_max", info->range_max (&job));
+        "range", info->range_text, "result_title", info->result_title, "range_max",
+        es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U8)), "range_max_16",
+        es_job_range_max (&job, es_job_output_format (&job, ES_FORMAT_U16)));
       if (!set_row (result, info->name, row))
         {
           Py_DECREF (result);
@@ -382,25 +384,24 @@ module_ops (PyObject *module, PyObject *unused)
  * width of what a result reads (half depth 0 for 2-D windows and for the
  * operations that run plane by plane on a volume). */
 static bool
-job_extent (PyObject *args, PyObject *kwargs, const char *format, int *half_depth, int *half_height, int *half_width)
+job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_depth, int *half_height, int *half_width)
 {
-  static char *keywords[] = { "op",     "window",  "levels", "amount", "units", "rect", "disk", "footprint",
-                              "border", "binning", "mask",   "like",   "box",   "ball", NULL };
-  PyObject *op_name;
+  static char *keywords[] = { "op", NULL };
+  PyObject *op_name, *rest;
   EsPyJobKeywords kw = { .units = NULL };
   EsPyDefinition held = { 0 };
   EsUnits units;
   EsOp op;
   EsJob job;
   bool ok;
+  char format[32];
 
-  if (!PyArg_ParseTupleAndKeywords (
-        args, kwargs, format, keywords, &op_name, &kw.values[ES_PARAM_WINDOW], &kw.values[ES_PARAM_LEVELS],
-        &kw.values[ES_PARAM_AMOUNT], &kw.units, &kw.definition[ES_PY_KW_RECT], &kw.definition[ES_PY_KW_DISK],
-        &kw.definition[ES_PY_KW_FOOTPRINT], &kw.definition[ES_PY_KW_BORDER], &kw.definition[ES_PY_KW_BINNING],
-        &kw.definition[ES_PY_KW_MASK], &kw.definition[ES_PY_KW_LIKE], &kw.definition[ES_PY_KW_BOX],
-        &kw.definition[ES_PY_KW_BALL])
-      || !es_py_parse_op (op_name, &op))
+  snprintf (format, sizeof format, "O:%s", function);
+  if (!es_py_split_job_keywords (function, keywords, kwargs, &kw, &rest))
+    return false;
+  ok = PyArg_ParseTupleAndKeywords (args, rest, format, keywords, &op_name) && es_py_parse_op (op_name, &op);
+  Py_XDECREF (rest);
+  if (!ok)
     return false;
   job = (EsJob) ES_JOB_INIT (op);
   ok = es_py_parse_job (op, &kw, &job, &units, &held);
@@ -423,7 +424,7 @@ module_halo (PyObject *module, PyObject *args, PyObject *kwargs)
   int half_depth, half_height, half_width;
 
   (void) module;
-  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:halo", &half_depth, &half_height, &half_width))
+  if (!job_extent (args, kwargs, "halo", &half_depth, &half_height, &half_width))
     return NULL;
   return PyLong_FromLong (half_height);
 }
@@ -436,7 +437,7 @@ module_extent (PyObject *module, PyObject *args, PyObject *kwargs)
   int half_depth, half_height, half_width;
 
   (void) module;
-  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:extent", &half_depth, &half_height, &half_width))
+  if (!job_extent (args, kwargs, "extent", &half_depth, &half_height, &half_width))
     return NULL;
   return Py_BuildValue ("(ii)", half_height, half_width);
 }
@@ -450,7 +451,7 @@ module_extent_3d (PyObject *module, PyObject *args, PyObject *kwargs)
   int half_depth, half_height, half_width;
 
   (void) module;
-  if (!job_extent (args, kwargs, "O|$OOOOOOOOOOOOO:extent_3d", &half_depth, &half_height, &half_width))
+  if (!job_extent (args, kwargs, "extent_3d", &half_depth, &half_height, &half_width))
     return NULL;
   return Py_BuildValue ("(iii)", half_depth, half_height, half_width);
 }
@@ -633,9 +634,9 @@ static PyMethodDef module_methods[] = {
   { "ops", module_ops, METH_NOARGS, "ops() -> dict: the operation table, one dict per operation." },
   { "params", module_params, METH_NOARGS, "params() -> dict: the parameter table (ranges and defaults)." },
   { "halo", (PyCFunction) (void (*) (void)) module_halo, METH_VARARGS | METH_KEYWORDS,
-    "halo(op, *, window=None, levels=None, amount=None, units=None, rect=None, disk=None, footprint=None, "
-    "border=None, binning=None, mask=None, like=None, box=None, ball=None) -> int: input rows beyond a tile that "
-    "its result reads." },
+    "halo(op, **job) -> int: input rows beyond a tile that its result reads, for the job these keywords describe: "
+    "the operation's parameters by the parameter table's names (params()), units and entropy()'s definition "
+    "keywords." },
   { "extent", (PyCFunction) (void (*) (void)) module_extent, METH_VARARGS | METH_KEYWORDS,
     "extent(op, *, <halo's keywords>) -> (rows, columns): input beyond a tile, on each side, that its result "
     "reads (a window's half height and half width)." },
@@ -645,10 +646,9 @@ static PyMethodDef module_methods[] = {
   { "load", (PyCFunction) (void (*) (void)) es_py_load, METH_VARARGS | METH_KEYWORDS,
     "load(path, *, levels=16) -> (array, depth, levels): a PNG, PGM or text matrix as gray samples." },
   { "save", (PyCFunction) (void (*) (void)) es_py_save, METH_VARARGS | METH_KEYWORDS,
-    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, window=None, "
-    "levels=None, amount=None, units=None, rect=None, disk=None, footprint=None, border=None, binning=None, "
-    "mask=None, like=None): writes a result as entroscope-cli does for the job these keywords describe "
-    "(entropy()'s)." },
+    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, "
+    "compression=None, **job): writes a result as entroscope-cli does for the job the other keywords describe "
+    "(halo()'s)." },
   { "gray", (PyCFunction) (void (*) (void)) module_gray, METH_VARARGS | METH_KEYWORDS,
     "gray(image, *, depth=None, channel_axis=None) -> array: the gray samples the operations read (colour, along "
     "channel_axis, reduced with BT.709 on the stored values, as the CLI does); a volume stays 3-D." },

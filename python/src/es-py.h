@@ -162,6 +162,15 @@ typedef struct {
  * value or a definition keyword for another op. */
 bool es_py_parse_job (EsOp op, const EsPyJobKeywords *kw, EsJob *job, EsUnits *units, EsPyDefinition *held);
 void es_py_definition_release (EsPyDefinition *held);
+/* The keywords of save(), halo(), extent() and extent_3d() that describe a
+ * job, sorted into kw (borrowed from kwargs, which may be NULL): every
+ * parameter of the parameter table by its name (`_` for `-`, so that each
+ * operation's parameters are accepted by construction), units and the
+ * definition keywords. The function's own keywords (`own`, NULL-ended) go
+ * into a new dict *rest (NULL when there are none) for its
+ * PyArg_ParseTupleAndKeywords; any other raises TypeError naming it. */
+bool es_py_split_job_keywords (const char *function, char *const *own, PyObject *kwargs, EsPyJobKeywords *kw,
+                               PyObject **rest);
 
 /* ---- small helpers (es-py-module.c) ---- */
 

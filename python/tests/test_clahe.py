@@ -79,3 +79,47 @@ def test_dask_planes_whole(rng):
     lazy = edask.clahe(da.from_array(image, chunks=(64, 100)), 2.0, (5, 3))
     assert lazy.dtype == np.uint16
     np.testing.assert_array_equal(lazy.compute(), opencv(image, 2.0, (5, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_save_holds_the_result(tmp_path, rng, cli, dtype):
+    """save() writes a CLAHE result with its own values, as entroscope-cli
+    does: a PNG, a TIFF and --raw16 read back with IMREAD_UNCHANGED equal
+    cv2's result (16-bit for 16-bit), byte for byte the CLI's PNG."""
+    import subprocess
+
+    top = 256 if dtype == np.uint8 else 65536
+    image = rng.integers(0, top, (53, 71)).astype(dtype)
+    expected = opencv(image, 2.0, (4, 3))
+    result = entroscope.clahe(image, 2.0, (4, 3))
+    job = {"op": "clahe", "clip": 2.0, "tile_columns": 4, "tile_rows": 3}
+    for name, format in (("png", None), ("tif", None), ("raw.png", "raw16")):
+        path = tmp_path / f"out.{name}"
+        entroscope.save(str(path), result, format=format, **job)
+        got = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+        scale = 257 if format == "raw16" and dtype == np.uint8 else 1  # 0..255 spread over 0..65535
+        assert got.dtype == (np.uint16 if scale != 1 else dtype), name
+        np.testing.assert_array_equal(got, expected.astype(got.dtype) * scale, err_msg=name)
+    cv2.imwrite(str(tmp_path / "in.png"), image)
+    subprocess.run([cli, "clahe", "--clip", "2", "--tiles", "4x3", "-q", str(tmp_path / "in.png"), "-o",
+                    str(tmp_path / "cli.png")], check=True)
+    assert (tmp_path / "cli.png").read_bytes() == (tmp_path / "out.png").read_bytes()
+
+
+def test_helpers_take_every_parameter_of_the_table():
+    """halo(), extent(), extent_3d() and save() take each operation's
+    parameters by the table's names, so CLAHE's clip and tiles too."""
+    params = entroscope.params()
+    for op, row in entroscope.ops().items():
+        job = {name.replace("-", "_"): (int if params[name]["integer"] else float)(params[name]["default"])
+               for name in row["params"]}
+        assert entroscope.halo(op, **job) == row["halo"], op
+        assert entroscope.extent(op, **job) == (row["halo"], row["halo"]), op
+        assert entroscope.extent_3d(op, **job)[1:] == (row["halo"], row["halo"]), op
+    assert entroscope.halo("clahe", clip=2.0, tile_columns=8, tile_rows=4) == 0
+    with pytest.raises(ValueError, match="tile-rows"):
+        entroscope.halo("clahe", tile_rows=65)
+    with pytest.raises(TypeError, match="tiles"):
+        entroscope.halo("clahe", tiles=8)
+    with pytest.raises(TypeError, match="tiles"):
+        entroscope.save("never.png", np.zeros((4, 4), np.uint8), op="clahe", tiles=8)
