@@ -58,12 +58,12 @@ es_stack_check (EsPages *pages, const EsViewParams *params, const char *input, E
       int width, height, depth;
       EsFormat format;
       bool floats;
-      /* A page decodes to 16 bits a sample at most (floats too). */
-      uint64_t most = 0;
+      uint64_t most;
 
       if (!es_pages_size (pages, i, &width, &height, error)
           || !es_pages_format (pages, i, &format, &depth, &floats, error))
         return false;
+      /* A page decodes to 16 bits a sample at most (floats too). */
       most = (uint64_t) width * (uint64_t) height * 2;
       if (held != NULL && held_bytes + most <= ES_STACK_HELD_BYTES)
         {
