@@ -66,6 +66,15 @@ $MAKE depths.tif 4 8 8 --page-bits 2:16
 cli entropy --ball 1 depths.tif -o depths-out.tif
 check "pages of different formats are refused naming the page" \
   eval '[ "$rc" != 0 ] && one_error_line "page 2 holds 16-bit samples, page 1 8-bit" && [ ! -e depths-out.tif ]'
+# A page that passes the header checks but cannot be decoded (3-bit
+# samples), in the middle: the whole job fails before anything is kept.
+$MAKE undecodable.tif 5 8 8 --page-bits 3:3
+cli entropy --rect 3x3 undecodable.tif -o undecodable-stack.tif
+check "a stack whose middle page cannot be decoded exits 2 naming the file and page, and leaves no file" \
+  eval '[ "$rc" = 2 ] && one_error_line "undecodable.tif: page 3: TIFF: " && [ -z "$(ls -A | grep undecodable-)" ]'
+cli entropy --ball 1 undecodable.tif -o undecodable-volume.tif
+check "so does a volume with that page" \
+  eval '[ "$rc" = 2 ] && one_error_line "undecodable.tif: page 3: TIFF: " && [ -z "$(ls -A | grep undecodable-)" ]'
 cli entropy --ball 1 vol.tif -o vol.txt
 check "a volume is not written as a text matrix" \
   eval '[ "$rc" != 0 ] && one_error_line "a volume of 7 planes is not written as a text matrix" && [ ! -e vol.txt ]'

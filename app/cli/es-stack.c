@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope-cli's stacks: a multi-page TIFF in, every page through the job, one multi-page TIFF out. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "es-load.h"
@@ -22,42 +24,99 @@ es_stack_notice (const char *input, const EsPages *pages)
     es_cli_report (input, "note: %s", es_pages_notice (pages));
 }
 
+/* A stack whose decoded pages take no more than this in all is decoded as
+ * its pages are checked and held until written: each page's directory is
+ * then read once, which is most of the time of a stack of small pages (a
+ * TIFF of 65535 one-pixel pages). Larger pages are decoded as they are
+ * written, one at a time. */
+#define ES_STACK_HELD_BYTES ((uint64_t) 64 << 20)
+
+static void
+es_stack_release (EsImage *held, int count)
+{
+  if (held == NULL)
+    return;
+  for (int i = 0; i < count; i++)
+    es_image_clear (&held[i]);
+  free (held);
+}
+
+/* Every page's size and format, and the output's bytes from them, before
+ * anything is written (they decide between TIFF and BigTIFF); the pages
+ * that fit ES_STACK_HELD_BYTES are decoded into held[] on the way, while
+ * libtiff holds their directory. */
+static bool
+es_stack_check (EsPages *pages, const EsViewParams *params, const char *input, EsImage *held, uint64_t *bytes,
+                EsError *error)
+{
+  int count = es_pages_count (pages);
+  uint64_t held_bytes = 0;
+
+  *bytes = 0;
+  for (int i = 0; i < count; i++)
+    {
+      int width, height, depth;
+      EsFormat format;
+      bool floats;
+      uint64_t most;
+
+      if (!es_pages_size (pages, i, &width, &height, error)
+          || !es_pages_format (pages, i, &format, &depth, &floats, error))
+        return false;
+      /* A page decodes to 16 bits a sample at most (floats too). */
+      most = (uint64_t) width * (uint64_t) height * 2;
+      if (held != NULL && held_bytes + most <= ES_STACK_HELD_BYTES)
+        {
+          if (!es_pages_load (pages, i, &held[i], error))
+            return false;
+          es_stack_notice (input, pages);
+          held_bytes += most;
+        }
+      *bytes += (uint64_t) width * (uint64_t) height * es_format_size (es_job_output_format (&params->job, format));
+    }
+  return true;
+}
+
 /* Every page through the job, each written as soon as it is done: the
- * stack holds one page and its result at a time. */
+ * stack holds one page and its result at a time, besides the small pages
+ * held from the check. */
 static int
 es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptions *options, EsPages *pages,
                   const char *input, const char *target, EsControl *interrupt, EsResult *result)
 {
   int count = es_pages_count (pages);
   uint64_t bytes = 0;
-  EsTiffWriter *writer;
+  EsImage *held = calloc ((size_t) count, sizeof *held);
+  EsTiffWriter *writer = NULL;
   EsError error = { 0 };
 
-  /* The pages' sizes, before anything is written, decide between TIFF and
-   * BigTIFF. */
-  for (int i = 0; i < count; i++)
+  /* Without memory for held[], every page is decoded as it is written. */
+  if (!es_stack_check (pages, params, input, held, &bytes, &error)
+      || (writer = es_tiff_writer_open (target, count, bytes, &error)) == NULL)
     {
-      int width, height, depth;
-      EsFormat format;
-      bool floats;
-      if (!es_pages_size (pages, i, &width, &height, &error)
-          || !es_pages_format (pages, i, &format, &depth, &floats, &error))
-        return es_stack_failed (input, interrupt, &error);
-      bytes += (uint64_t) width * (uint64_t) height * es_format_size (es_job_output_format (&params->job, format));
+      es_stack_release (held, count);
+      return es_stack_failed (input, interrupt, &error);
     }
-  writer = es_tiff_writer_open (target, count, bytes, &error);
-  if (writer == NULL)
-    return es_stack_failed (input, interrupt, &error);
   for (int i = 0; i < count; i++)
     {
       EsImage image = { 0 };
-      bool ok = es_pages_load (pages, i, &image, &error);
+      bool ok = true;
 
-      es_stack_notice (input, pages);
+      if (held != NULL && held[i].pixels != NULL)
+        {
+          image = held[i];
+          held[i] = (EsImage){ 0 };
+        }
+      else
+        {
+          ok = es_pages_load (pages, i, &image, &error);
+          es_stack_notice (input, pages);
+        }
       if (ok && !es_cli_check_mask (options, &params->job, input, &image, &error))
         {
           es_image_clear (&image);
           es_tiff_writer_abort (writer);
+          es_stack_release (held, count);
           es_error_prefix (&error, "page %d", i + 1);
           return es_stack_failed (options->reads[ES_CLI_READS_MASK], interrupt, &error);
         }
@@ -73,9 +132,11 @@ es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptio
       if (!ok)
         {
           es_tiff_writer_abort (writer);
+          es_stack_release (held, count);
           return es_stack_failed (input, interrupt, &error);
         }
     }
+  es_stack_release (held, count);
   if (!es_tiff_writer_commit (writer, &error))
     return es_stack_failed (target, interrupt, &error);
   return ES_EXIT_OK;

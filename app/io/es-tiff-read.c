@@ -28,6 +28,12 @@
  * first): a hostile chain of huge directories costs no more than this. */
 #define ES_TIFF_SIZE_ENTRIES 64
 
+/* A file is read through a window of this many bytes: libtiff asks for a
+ * directory in three or four small reads (its count, its entries, its link,
+ * a value), and a stack of small pages lies in a few windows, not in one
+ * system call per read. */
+#define ES_TIFF_WINDOW (64u << 10)
+
 /* The name libtiff is given for the input (it is cut from its messages). */
 #define ES_TIFF_NAME "input"
 
@@ -44,6 +50,11 @@ struct EsTiff {
   uint8_t *owned;
   int fd;
   uint64_t offset, size, pos;
+  /* File input: the bytes of the file from window_start on, window_size of
+   * them (a cache of pread(); memory input needs none). */
+  uint8_t *window;
+  uint64_t window_start;
+  size_t window_size;
   char message[256];      /* libtiff's first error since the last es_tiff_reset */
   int pages;              /* -1 until indexed */
   int current;            /* the page whose directory libtiff holds, or -1 */
@@ -123,6 +134,25 @@ es_tiff_fail (EsTiff *tiff, EsError *error, const char *what)
 
 /* ---- client I/O: memory, or pread() of a regular file ---- */
 
+/* Up to n bytes of the file at `at` (from the start of the input) by
+ * pread(); fewer at its end or on an error. */
+static size_t
+es_tiff_pread (EsTiff *tiff, uint8_t *buffer, size_t n, uint64_t at)
+{
+  size_t done = 0;
+
+  while (done < n)
+    {
+      ssize_t got = pread (tiff->fd, buffer + done, n - done, (off_t) (tiff->offset + at + done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        break;
+      done += (size_t) got;
+    }
+  return done;
+}
+
 static tmsize_t
 es_tiff_read_proc (thandle_t handle, void *buffer, tmsize_t size)
 {
@@ -140,17 +170,23 @@ es_tiff_read_proc (thandle_t handle, void *buffer, tmsize_t size)
       memcpy (buffer, tiff->data + tiff->pos, want);
       done = want;
     }
+  else if (want >= ES_TIFF_WINDOW / 2 || (tiff->window == NULL && (tiff->window = malloc (ES_TIFF_WINDOW)) == NULL))
+    done = es_tiff_pread (tiff, buffer, want, tiff->pos);
   else
-    while (done < want)
-      {
-        ssize_t got = pread (tiff->fd, (uint8_t *) buffer + done, want - done,
-                             (off_t) (tiff->offset + tiff->pos + done));
-        if (got < 0 && errno == EINTR)
-          continue;
-        if (got <= 0)
-          break;
-        done += (size_t) got;
-      }
+    {
+      /* Small reads come from the window, moved to start here when they
+       * fall outside it. */
+      if (tiff->pos < tiff->window_start || tiff->pos + want > tiff->window_start + tiff->window_size)
+        {
+          tiff->window_start = tiff->pos;
+          tiff->window_size = es_tiff_pread (tiff, tiff->window, ES_TIFF_WINDOW, tiff->pos);
+        }
+      if (tiff->pos + want <= tiff->window_start + tiff->window_size)
+        done = want;
+      else
+        done = (size_t) (tiff->window_start + tiff->window_size - tiff->pos);
+      memcpy (buffer, tiff->window + (tiff->pos - tiff->window_start), done);
+    }
   tiff->pos += done;
   return (tmsize_t) done;
 }
@@ -293,6 +329,7 @@ es_tiff_close (EsTiff *tiff)
     return;
   TIFFClose (tiff->tif);
   free (tiff->index);
+  free (tiff->window);
   free (tiff->owned);
   free (tiff);
 }

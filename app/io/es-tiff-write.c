@@ -44,6 +44,15 @@ enum { COMPRESSION_NONE = 1, COMPRESSION_DEFLATE = 8 };
 
 enum { TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_LONG8 = 16 };
 
+/* What one thread reuses from strip to strip. */
+typedef struct {
+  uint8_t *samples; /* the strip's stored rows */
+  size_t capacity;  /* bytes of samples */
+#ifdef ES_HAVE_LIBDEFLATE
+  struct libdeflate_compressor *compressor;
+#endif
+} Deflater;
+
 struct EsTiffWriter {
   EsAtomicFile *file;
   FILE *stream;
@@ -52,7 +61,20 @@ struct EsTiffWriter {
   int level; /* deflate level of every strip; 0: uncompressed */
   int pages, added;
   uint64_t offset; /* bytes written so far */
+  /* Deflates the pages of one strip, kept from page to page: a compressor
+   * costs more to set up than a small page to deflate. */
+  Deflater single;
 };
+
+static void
+deflater_clear (Deflater *d)
+{
+  free (d->samples);
+#ifdef ES_HAVE_LIBDEFLATE
+  libdeflate_free_compressor (d->compressor);
+#endif
+  *d = (Deflater){ 0 };
+}
 
 /* The Software tag (ImageDescription says it too). */
 static const char software[] = "Entroscope";
@@ -125,6 +147,7 @@ es_tiff_writer_abort (EsTiffWriter *writer)
   if (writer == NULL)
     return;
   es_atomic_file_abort (writer->file);
+  deflater_clear (&writer->single);
   free (writer->path);
   free (writer);
 }
@@ -141,6 +164,7 @@ es_tiff_writer_commit (EsTiffWriter *writer, EsError *error)
       return false;
     }
   ok = es_atomic_file_commit (writer->file, error);
+  deflater_clear (&writer->single);
   free (writer->path);
   free (writer);
   return ok;
@@ -326,39 +350,34 @@ typedef struct {
   size_t size;
 } DeflatedStrip;
 
-/* What one thread reuses from strip to strip. */
-typedef struct {
-  uint8_t *samples; /* the strip's stored rows */
-  int level;
-#ifdef ES_HAVE_LIBDEFLATE
-  struct libdeflate_compressor *compressor;
-#endif
-} Deflater;
-
+/* Ready for strips of `strips`, which may be larger than the last ones;
+ * false when out of memory. */
 static bool
-deflater_init (Deflater *d, const Strips *strips, int level)
+deflater_ready (Deflater *d, const Strips *strips, int level)
 {
-  *d = (Deflater){ .samples = malloc ((size_t) strips->rows_per_strip * strips->row_bytes), .level = level };
+  size_t bytes = (size_t) strips->rows_per_strip * strips->row_bytes;
+
+  if (d->capacity < bytes)
+    {
+      uint8_t *grown = realloc (d->samples, bytes);
+      if (grown == NULL)
+        return false;
+      d->samples = grown;
+      d->capacity = bytes;
+    }
 #ifdef ES_HAVE_LIBDEFLATE
-  d->compressor = libdeflate_alloc_compressor (level);
-  return d->samples != NULL && d->compressor != NULL;
+  if (d->compressor == NULL)
+    d->compressor = libdeflate_alloc_compressor (level);
+  return d->compressor != NULL;
 #else
-  return d->samples != NULL;
+  (void) level;
+  return true;
 #endif
 }
 
-static void
-deflater_clear (Deflater *d)
-{
-  free (d->samples);
-#ifdef ES_HAVE_LIBDEFLATE
-  libdeflate_free_compressor (d->compressor);
-#endif
-}
-
-/* Deflates strip s into out; false when out of memory. */
+/* Deflates strip s into out at `level`; false when out of memory. */
 static bool
-deflate_strip (Deflater *d, const Strips *strips, uint64_t s, DeflatedStrip *out)
+deflate_strip (Deflater *d, const Strips *strips, uint64_t s, int level, DeflatedStrip *out)
 {
   bool predict = strips->values->format != ES_FORMAT_F32;
   int y0 = (int) (s * strips->rows_per_strip), rows = strip_rows (strips, s);
@@ -382,7 +401,7 @@ deflate_strip (Deflater *d, const Strips *strips, uint64_t s, DeflatedStrip *out
   {
     uLongf size = compressBound ((uLong) n);
     out->bytes = malloc (size);
-    out->size = out->bytes != NULL && compress2 (out->bytes, &size, d->samples, (uLong) n, d->level) == Z_OK ? size : 0;
+    out->size = out->bytes != NULL && compress2 (out->bytes, &size, d->samples, (uLong) n, level) == Z_OK ? size : 0;
   }
 #endif
   if (out->size == 0)
@@ -405,8 +424,10 @@ deflate_strips (EsTiffWriter *writer, const Strips *pages, int n, EsRowGate *gat
 
 #pragma omp parallel if (total > 1 && !omp_in_parallel())
   {
-    Deflater d;
-    bool ready = deflater_init (&d, &pages[0], writer->level);
+    /* One strip in all (a small page of a stack) takes the writer's own
+     * deflater, set up once for every page. */
+    Deflater own = { 0 }, *d = total == 1 ? &writer->single : &own;
+    bool ready = true;
 
 #pragma omp for schedule(dynamic, 1)
     for (uint64_t i = 0; i < total; i++)
@@ -418,10 +439,11 @@ deflate_strips (EsTiffWriter *writer, const Strips *pages, int n, EsRowGate *gat
           continue;
         if (!es_row_gate_wait (gate, (int) (s * strips->rows_per_strip) + strip_rows (strips, s)))
           failure = 2;
-        else if (!ready || !deflate_strip (&d, strips, s, &out[i]))
+        else if (!(ready = ready && deflater_ready (d, strips, writer->level))
+                 || !deflate_strip (d, strips, s, writer->level, &out[i]))
           failure = 1;
       }
-    deflater_clear (&d);
+    deflater_clear (&own);
   }
   if (failure == 2)
     return es_tiff_write_fail (writer, error, ES_ERROR_CANCELLED, "its image was not completed");

@@ -74,53 +74,61 @@ choose_pages (EsPages *pages, const EsVolumeChoice *choice, int *count, EsError 
   return chosen;
 }
 
-/* Every chosen page agrees with the first in size and format; the volume
- * fits the pixel budget. Headers only: nothing is decoded. */
+/* What a page's headers say it decodes to. */
+typedef struct {
+  int width, height, depth;
+  EsFormat format;
+  bool floats;
+} PageShape;
+
 static bool
-check_pages (EsPages *pages, const int *chosen, int count, int *width, int *height, EsFormat *format, int *depth,
-             bool *floats, EsError *error)
+read_shape (EsPages *pages, int index, PageShape *shape, EsError *error)
+{
+  return es_pages_size (pages, index, &shape->width, &shape->height, error)
+         && es_pages_format (pages, index, &shape->format, &shape->depth, &shape->floats, error);
+}
+
+/* Page chosen[z] agrees with the first, chosen[0], in size and format:
+ * headers only, read while its directory is the one just read. */
+static bool
+check_page (EsPages *pages, const int *chosen, int z, const PageShape *first, EsError *error)
+{
+  PageShape page;
+
+  if (!read_shape (pages, chosen[z], &page, error))
+    return false;
+  if (page.width != first->width || page.height != first->height)
+    return es_error_set (error, ES_ERROR_FORMAT,
+                         "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", chosen[z] + 1,
+                         page.width, page.height, chosen[0] + 1, first->width, first->height);
+  if (page.format != first->format || page.depth != first->depth || page.floats != first->floats)
+    return es_error_set (error, ES_ERROR_FORMAT,
+                         "page %d holds %s samples, page %d %s: the pages of a volume must agree in format",
+                         chosen[z] + 1, format_words (page.format, page.depth, page.floats), chosen[0] + 1,
+                         format_words (first->format, first->depth, first->floats));
+  return true;
+}
+
+/* The volume of `count` pages like the first fits the pixel budget. */
+static bool
+check_volume_size (const PageShape *first, int count, EsError *error)
 {
   EsError local = { 0 };
+  uint64_t voxels = (uint64_t) first->width * (uint64_t) first->height * (uint64_t) count;
 
-  for (int i = 0; i < count; i++)
+  if (es_image_check_volume_size (first->width, first->height, count, first->format, &local))
+    return true;
+  if (local.code != ES_ERROR_LIMIT || first->width > ES_MAX_SIDE || first->height > ES_MAX_SIDE || count > ES_MAX_SIDE)
     {
-      int w, h, d;
-      EsFormat f;
-      bool fl;
-
-      if (!es_pages_size (pages, chosen[i], &w, &h, error) || !es_pages_format (pages, chosen[i], &f, &d, &fl, error))
-        return false;
-      if (i == 0)
-        {
-          *width = w, *height = h, *format = f, *depth = d, *floats = fl;
-          continue;
-        }
-      if (w != *width || h != *height)
-        return es_error_set (error, ES_ERROR_FORMAT,
-                             "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", chosen[i] + 1,
-                             w, h, chosen[0] + 1, *width, *height);
-      if (f != *format || d != *depth || fl != *floats)
-        return es_error_set (
-          error, ES_ERROR_FORMAT, "page %d holds %s samples, page %d %s: the pages of a volume must agree in format",
-          chosen[i] + 1, format_words (f, d, fl), chosen[0] + 1, format_words (*format, *depth, *floats));
+      *error = local;
+      return false;
     }
-  if (!es_image_check_volume_size (*width, *height, count, *format, &local))
-    {
-      uint64_t voxels = (uint64_t) *width * (uint64_t) *height * (uint64_t) count;
-
-      if (local.code != ES_ERROR_LIMIT || *width > ES_MAX_SIDE || *height > ES_MAX_SIDE || count > ES_MAX_SIDE)
-        {
-          *error = local;
-          return false;
-        }
-      return es_error_set (error, ES_ERROR_LIMIT,
-                           "volume %d×%d×%d is %llu voxels, %.1f MiB decoded (and %.1f MiB of float results): "
-                           "over the memory limit of %llu pixels (--max-pixels)",
-                           *width, *height, count, (unsigned long long) voxels,
-                           (double) voxels * (double) es_format_size (*format) / 1048576.0,
-                           (double) voxels * 4.0 / 1048576.0, (unsigned long long) es_image_get_max_pixels ());
-    }
-  return true;
+  return es_error_set (error, ES_ERROR_LIMIT,
+                       "volume %d×%d×%d is %llu voxels, %.1f MiB decoded (and %.1f MiB of float results): "
+                       "over the memory limit of %llu pixels (--max-pixels)",
+                       first->width, first->height, count, (unsigned long long) voxels,
+                       (double) voxels * (double) es_format_size (first->format) / 1048576.0,
+                       (double) voxels * 4.0 / 1048576.0, (unsigned long long) es_image_get_max_pixels ());
 }
 
 /* Float pages come only from TIFF, whose reader has the mapping. */
@@ -144,95 +152,112 @@ copy_plane (EsImage *volume, int z, const EsImage *page)
     memcpy (es_image_voxel_row (volume, z, y), es_image_row (page, y), row_bytes);
 }
 
-/* Float pages: a first pass for the volume's finite range, a second that
- * maps each page with it, holding one float page at a time. */
+/* Integer page chosen[z] into plane z of the volume. */
 static bool
-load_float_planes (EsPages *pages, const int *chosen, EsImage *volume, uint64_t *non_finite, EsError *error)
+load_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, EsError *error)
 {
-  double lo = INFINITY, hi = -INFINITY;
-  int planes = es_image_planes (volume);
+  EsImage page = { 0 };
+  bool ok = es_pages_load (pages, chosen[z], &page, error);
 
-  *non_finite = 0;
-  for (int pass = 0; pass < 2; pass++)
-    for (int z = 0; z < planes; z++)
-      {
-        EsImage page = { 0 };
+  /* The header said what the decoder gives; a damaged page may yet decode
+   * otherwise. */
+  if (ok
+      && (page.width != volume->width || page.height != volume->height || page.format != volume->format
+          || page.depth != volume->depth))
+    ok = es_error_set (error, ES_ERROR_FORMAT,
+                       "page %d decodes to a %s %d×%d image, not the %s %d×%d of the "
+                       "volume's first page",
+                       chosen[z] + 1, format_words (page.format, page.depth, false), page.width, page.height,
+                       format_words (volume->format, volume->depth, false), volume->width, volume->height);
+  if (ok)
+    {
+      copy_plane (volume, z, &page);
+      if (z == 0)
+        volume->maxval = page.maxval;
+    }
+  es_image_clear (&page);
+  return ok;
+}
 
-        if (!es_pages_load_floats (pages, chosen[z], &page, error))
-          return false;
-        for (int y = 0; y < page.height; y++)
+/* The finite range of float samples, and how many are not finite. */
+typedef struct {
+  double lo, hi;
+  uint64_t non_finite;
+} FloatRange;
+
+/* Float page chosen[z] into plane z: with `range` NULL its samples widen
+ * *seen (the first pass), else they are mapped by it (the second). */
+static bool
+load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, const FloatRange *range, FloatRange *seen,
+                  EsError *error)
+{
+  EsImage page = { 0 };
+
+  if (!es_pages_load_floats (pages, chosen[z], &page, error))
+    return false;
+  for (int y = 0; y < page.height; y++)
+    {
+      const float *row = es_image_row (&page, y);
+      uint16_t *out = es_image_voxel_row (volume, z, y);
+
+      for (int x = 0; x < page.width; x++)
+        if (range != NULL)
+          out[x] = es_volume_float_to_u16 (row[x], range->lo, range->hi);
+        else if (isfinite (row[x]))
           {
-            const float *row = es_image_row (&page, y);
-            uint16_t *out = es_image_voxel_row (volume, z, y);
-
-            for (int x = 0; x < page.width; x++)
-              if (pass == 1)
-                out[x] = es_volume_float_to_u16 (row[x], lo, hi);
-              else if (isfinite (row[x]))
-                {
-                  lo = row[x] < lo ? row[x] : lo;
-                  hi = row[x] > hi ? row[x] : hi;
-                }
-              else
-                ++*non_finite;
+            seen->lo = row[x] < seen->lo ? row[x] : seen->lo;
+            seen->hi = row[x] > seen->hi ? row[x] : seen->hi;
           }
-        es_image_clear (&page);
-      }
+        else
+          seen->non_finite++;
+    }
+  es_image_clear (&page);
   return true;
 }
 
+/* Each page is checked against the first, then decoded into its plane,
+ * while libtiff holds its directory: one read of each directory (a volume
+ * of 65535 one-pixel pages is mostly that). Float pages take a second pass,
+ * which maps them by the range of all. Nothing is written before every
+ * page has been read. */
 bool
 es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *volume, char *notice, size_t notice_size,
                       EsError *error)
 {
-  int count = 0, width = 0, height = 0, depth = 0;
-  EsFormat format = ES_FORMAT_U8;
-  bool floats = false, ok = true;
-  uint64_t non_finite = 0;
+  int count = 0;
+  PageShape first;
+  FloatRange seen = { INFINITY, -INFINITY, 0 };
+  bool ok = true;
   int *chosen = choose_pages (pages, choice, &count, error);
 
   notice[0] = '\0';
   if (chosen == NULL)
     return false;
-  if (!check_pages (pages, chosen, count, &width, &height, &format, &depth, &floats, error)
-      || !es_image_alloc_volume (volume, width, height, count, format, depth, error))
+  if (!read_shape (pages, chosen[0], &first, error) || !check_volume_size (&first, count, error)
+      || !es_image_alloc_volume (volume, first.width, first.height, count, first.format, first.depth, error))
     {
       free (chosen);
       return false;
     }
-  if (floats)
-    ok = load_float_planes (pages, chosen, volume, &non_finite, error);
-  for (int z = 0; ok && !floats && z < count; z++)
+  for (int z = 0; ok && z < count; z++)
     {
-      EsImage page = { 0 };
-
-      ok = es_pages_load (pages, chosen[z], &page, error);
-      /* The header said what the decoder gives; a damaged page may yet
-       * decode otherwise. */
-      if (ok && (page.width != width || page.height != height || page.format != format || page.depth != depth))
-        ok = es_error_set (error, ES_ERROR_FORMAT,
-                           "page %d decodes to a %s %d×%d image, not the %s %d×%d of the "
-                           "volume's first page",
-                           chosen[z] + 1, format_words (page.format, page.depth, false), page.width, page.height,
-                           format_words (format, depth, false), width, height);
+      ok = z == 0 || check_page (pages, chosen, z, &first, error);
       if (ok)
-        {
-          copy_plane (volume, z, &page);
-          if (z == 0)
-            volume->maxval = page.maxval;
-        }
-      es_image_clear (&page);
+        ok = first.floats ? load_float_plane (pages, chosen, z, volume, NULL, &seen, error)
+                          : load_plane (pages, chosen, z, volume, error);
     }
+  for (int z = 0; ok && first.floats && z < count; z++)
+    ok = load_float_plane (pages, chosen, z, volume, &seen, NULL, error);
   free (chosen);
   if (!ok)
     {
       es_image_clear (volume);
       return false;
     }
-  if (non_finite > 0)
+  if (seen.non_finite > 0)
     snprintf (notice, notice_size,
               "%llu NaN or infinite sample%s left out of the volume's float range (NaN and "
               "-inf read as 0, +inf as 65535)",
-              (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
+              (unsigned long long) seen.non_finite, seen.non_finite == 1 ? "" : "s");
   return true;
 }
