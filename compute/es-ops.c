@@ -224,7 +224,10 @@ es_presets_describe (EsOp op, char *text, size_t size)
   if (n == 0)
     snprintf (text, size, "none (%s has no presets)", es_op_name (op));
   for (size_t i = 0; i < n && used < size; i++)
-    used += (size_t) snprintf (text + used, size - used, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+    used += (size_t) snprintf (text + used, size - used, "%s%s",
+                               i == 0       ? ""
+                               : i + 1 == n ? " or "
+                                            : ", ",
                                list[i].name);
 }
 
@@ -263,8 +266,12 @@ es_clahe_kind_name (EsClaheKind kind)
 }
 
 static bool
-clahe_definition_validate (const EsClaheDefinition *c, EsError *error)
+clahe_definition_validate (const EsJob *job, EsError *error)
 {
+  const EsClaheDefinition *c = &job->clahe;
+
+  if (c->kind == ES_CLAHE_MATLAB && job->clip > 1)
+    return es_error_set (error, ES_ERROR_INVALID, "clip %g is out of range: MATLAB's ClipLimit is 0..1", job->clip);
   if ((unsigned) c->kind >= ES_N_CLAHE_KINDS)
     return es_error_set (error, ES_ERROR_INVALID, "unknown CLAHE definition %d", (int) c->kind);
   if (c->kind == ES_CLAHE_OPENCV && (c->kernel_height != 0 || c->kernel_width != 0 || c->bins != 0))
@@ -274,8 +281,8 @@ clahe_definition_validate (const EsClaheDefinition *c, EsError *error)
   if (c->kind != ES_CLAHE_SKIMAGE && (c->kernel_height != 0 || c->kernel_width != 0))
     return es_error_set (error, ES_ERROR_INVALID, "a kernel size is scikit-image's: use the tile grid");
   if (c->kernel_height < 0 || c->kernel_height > ES_MAX_SIDE || c->kernel_width < 0 || c->kernel_width > ES_MAX_SIDE)
-    return es_error_set (error, ES_ERROR_INVALID, "kernel size %d×%d is out of range: 1..%d a side",
-                         c->kernel_height, c->kernel_width, ES_MAX_SIDE);
+    return es_error_set (error, ES_ERROR_INVALID, "kernel size %d×%d is out of range: 1..%d a side", c->kernel_height,
+                         c->kernel_width, ES_MAX_SIDE);
   if (c->bins != 0 && (c->bins < ES_CLAHE_BINS_MIN || c->bins > ES_CLAHE_BINS_MAX))
     return es_error_set (error, ES_ERROR_INVALID, "bins %d is out of range: %d..%d", c->bins, ES_CLAHE_BINS_MIN,
                          ES_CLAHE_BINS_MAX);
@@ -861,6 +868,6 @@ es_job_validate (const EsJob *job, EsError *error)
     return es_error_set (error, ES_ERROR_INVALID, "%s: %s %g is out of range: %g..%g", cap->why, params[cap->id].name,
                          es_job_get_param (job, cap->id), params[cap->id].min, cap->max);
   if (job->op == ES_OP_CLAHE)
-    return clahe_definition_validate (&job->clahe, error);
+    return clahe_definition_validate (job, error);
   return job->op != ES_OP_ENTROPY || definition_validate (job, error);
 }

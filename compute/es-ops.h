@@ -223,7 +223,10 @@ typedef struct {
 #define ES_JOB_INIT(operation)                                                                                         \
   {                                                                                                                    \
     (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL, { 0 }, ES_CLIP_DEFAULT,        \
-      ES_TILES_DEFAULT, ES_TILES_DEFAULT, { 0 }                                                                        \
+      ES_TILES_DEFAULT, ES_TILES_DEFAULT,                                                                              \
+    {                                                                                                                  \
+      0                                                                                                                \
+    }                                                                                                                  \
   }
 
 double es_job_get_param (const EsJob *job, EsParamId id);

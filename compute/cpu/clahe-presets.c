@@ -53,12 +53,12 @@ ring_free (LutRing *ring)
 
 typedef struct {
   const EsImage *in;
-  int kh, kw;                  /* kernel_size */
-  int tiles_y, tiles_x;        /* ceil(side / kernel) */
-  int bins, bin_size;          /* nbins; 1 + 2^14 / nbins */
-  int64_t clip;                /* clim */
-  double lo, span;             /* the input's min and max − min (0: constant) */
-  uint16_t *bin_of;            /* a sample's bin, by sample value */
+  int kh, kw;           /* kernel_size */
+  int tiles_y, tiles_x; /* ceil(side / kernel) */
+  int bins, bin_size;   /* nbins; 1 + 2^14 / nbins */
+  int64_t clip;         /* clim */
+  double lo, span;      /* the input's min and max − min (0: constant) */
+  uint16_t *bin_of;     /* a sample's bin, by sample value */
 } Skimage;
 
 /* rescale_intensity (image, out_range = (0, 2^14 − 1)), rounded half to
@@ -272,7 +272,7 @@ clahe_skimage (const EsJob *job, const EsImage *in, EsImage *out, EsControl *con
     }
   if (!es_cpu_finish (control, error))
     goto done;
-  /* rescale_intensity of the float64 result to 0..1 by its own min and max
+    /* rescale_intensity of the float64 result to 0..1 by its own min and max
    * (a constant result is clipped to 0..1), evaluated in double and rounded
    * to float32 once. */
 #pragma omp parallel for reduction(min : result_lo) reduction(max : result_hi)
@@ -306,12 +306,12 @@ done:
 
 typedef struct {
   const EsImage *in;
-  int rows, columns;         /* NumTiles */
-  int th, tw;                /* a tile's sides in the padded image: even */
-  int pad_top, pad_left;     /* floor(pad / 2) before, the rest after */
-  int bins, bin_size;        /* NBins; Zuiderveld's 1 + maxval / NBins */
-  int64_t clip;              /* in counts */
-  double maxval;             /* 'Range' 'full': 255 or 65535 */
+  int rows, columns;     /* NumTiles */
+  int th, tw;            /* a tile's sides in the padded image: even */
+  int pad_top, pad_left; /* floor(pad / 2) before, the rest after */
+  int bins, bin_size;    /* NBins; Zuiderveld's 1 + maxval / NBins */
+  int64_t clip;          /* in counts */
+  double maxval;         /* 'Range' 'full': 255 or 65535 */
 } Matlab;
 
 /* A tile's side: the image's share, one more when the grid does not divide
@@ -446,11 +446,11 @@ matlab_blend_region_row (const Matlab *m, const LutRing *ring, int region_y, EsI
           column_weight = (double) (px - rx0), column_reverse = (double) rw - column_weight;
           norm = (double) rh * (double) rw;
           value = (row_reverse
-                       * (column_reverse * upper[(size_t) left * m->bins + bin]
-                          + column_weight * upper[(size_t) right * m->bins + bin])
+                     * (column_reverse * upper[(size_t) left * m->bins + bin]
+                        + column_weight * upper[(size_t) right * m->bins + bin])
                    + row_weight
-                         * (column_reverse * lower[(size_t) left * m->bins + bin]
-                            + column_weight * lower[(size_t) right * m->bins + bin]))
+                       * (column_reverse * lower[(size_t) left * m->bins + bin]
+                          + column_weight * lower[(size_t) right * m->bins + bin]))
                   / norm;
           value = round (value);
           value = value < 0 ? 0 : value > m->maxval ? m->maxval : value;

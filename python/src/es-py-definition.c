@@ -363,7 +363,7 @@ es_py_parse_job (EsOp op, const EsPyJobKeywords *kw, EsJob *job, EsUnits *units_
       if (definition[i] != NULL && !keyword_applies (i, op))
         {
           PyErr_Format (PyExc_TypeError, "%s has no %s (%s)", es_op_name (op), es_py_definition_keywords[i],
-                        i == ES_PY_KW_LIKE           ? "it has no presets"
+                        i == ES_PY_KW_LIKE                                 ? "it has no presets"
                         : i == ES_PY_KW_KERNEL_SIZE || i == ES_PY_KW_NBINS ? "a keyword of CLAHE's presets"
                                                                            : "an entropy definition keyword");
           return false;
