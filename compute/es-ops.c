@@ -509,6 +509,17 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
   const EsEntropyDefinition *d = &job->definition;
   char shape[48], border[32], bins[48];
 
+  /* A CLAHE preset names its peer, so that an export says which CLAHE made it. */
+  if (job->op == ES_OP_CLAHE && job->clahe.kind != ES_CLAHE_OPENCV)
+    {
+      char kernel[48] = "";
+
+      if (job->clahe.kernel_height != 0)
+        snprintf (kernel, sizeof kernel, " · kernel %d×%d", job->clahe.kernel_height, job->clahe.kernel_width);
+      snprintf (text, size, "like %s%s · %d bins", es_clahe_kind_name (job->clahe.kind), kernel,
+                job->clahe.bins ? job->clahe.bins : ES_CLAHE_BINS_DEFAULT);
+      return;
+    }
   if (job->op != ES_OP_ENTROPY)
     {
       snprintf (text, size, "%s", "");

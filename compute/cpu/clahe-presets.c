@@ -185,7 +185,7 @@ clamp_tile (int t, int n)
  * the four terms are rounded to float32 and summed in float32 in
  * skimage's order, then truncated to an integer as its astype(uint16). */
 static void
-skimage_blend_rows (const Skimage *s, const LutRing *ring, int block, int y0, int y1, float *out_rows, size_t stride)
+skimage_blend_rows (const Skimage *s, const LutRing *ring, int block, int y0, int y1, EsImage *out)
 {
   const EsImage *in = s->in;
   int top = clamp_tile (block - 1, s->tiles_y), bottom = clamp_tile (block, s->tiles_y);
@@ -195,7 +195,7 @@ skimage_blend_rows (const Skimage *s, const LutRing *ring, int block, int y0, in
   for (int y = y0; y < y1; y++)
     {
       double fy = (double) ((y + s->kh / 2) % s->kh) / (double) s->kh, weight_y[2] = { 1.0 - fy, fy };
-      float *o = (float *) ((char *) out_rows + (size_t) y * stride);
+      float *o = es_image_row (out, y);
 
       for (int x = 0; x < in->width; x++)
         {
@@ -267,7 +267,7 @@ clahe_skimage (const EsJob *job, const EsImage *in, EsImage *out, EsControl *con
         break;
       skimage_ensure_row (&s, &ring, clamp_tile (block - 1, s.tiles_y), hists);
       skimage_ensure_row (&s, &ring, clamp_tile (block, s.tiles_y), hists);
-      skimage_blend_rows (&s, &ring, block, y0, y1, out->pixels, out->stride);
+      skimage_blend_rows (&s, &ring, block, y0, y1, out);
       es_control_advance (control, 1);
     }
   if (!es_cpu_finish (control, error))
@@ -288,7 +288,7 @@ clahe_skimage (const EsJob *job, const EsImage *in, EsImage *out, EsControl *con
 #pragma omp parallel for
   for (int y = 0; y < in->height; y++)
     {
-      float *o = (float *) ((char *) out->pixels + (size_t) y * out->stride);
+      float *o = es_image_row (out, y);
       for (int x = 0; x < in->width; x++)
         o[x] = result_hi > result_lo ? (float) (((double) o[x] - result_lo) / ((double) result_hi - result_lo))
                                      : (o[x] > 1.0f ? 1.0f : o[x]);
@@ -431,7 +431,7 @@ matlab_blend_region_row (const Matlab *m, const LutRing *ring, int region_y, EsI
   for (int y = y0; y < y1; y++)
     {
       double row_weight = (double) (y + m->pad_top - ry0), row_reverse = (double) rh - row_weight;
-      void *o = (char *) out->pixels + (size_t) y * out->stride;
+      void *o = es_image_row (out, y);
 
       for (int x = 0; x < in->width; x++)
         {
