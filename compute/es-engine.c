@@ -641,8 +641,19 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   const EsVariant *variant = es_variant_for_job (job);
 
   const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+  /* No variant computes this definition (CLAHE's presets): the CPU does. */
+  const char *no_variant = variant != NULL ? es_variant_unsupported (variant, job) : NULL;
 
-  if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
+  if (no_variant != NULL)
+    {
+      if (engine->choice == ES_BACKEND_CUDA)
+        {
+          snprintf (engine->notice, sizeof engine->notice, "%s: %s; the result was computed on the CPU",
+                    es_op_name (job->op), no_variant);
+          engine->has_notice = true;
+        }
+    }
+  else if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
     {
       /* Said once where the user expects CUDA: an AUTO engine picks the CPU
        * for such jobs anyway. An operation whose row has no CUDA entry

@@ -173,27 +173,62 @@ es_binning_from_name (const char *name, EsBinning *binning)
   return i >= 0;
 }
 
-/* DESIGN.md §1's preset table, with its sources. */
+/* DESIGN.md §1's preset tables, with their sources; one operation's rows together. */
 static const EsPreset presets[] = {
-  { "matlab", "MATLAB entropyfilt", ES_SHAPE_SQUARE, 9, 0, ES_BORDER_SYMMETRIC, ES_BINNING_BYTE, 256, "bits" },
-  { "skimage", "scikit-image rank.entropy", ES_SHAPE_SQUARE, 0, 0, ES_BORDER_CLIP, ES_BINNING_EXACT, 0, "bits" },
-  { "fiji", "Fiji Entropy_Filter", ES_SHAPE_DISK, 0, 3, ES_BORDER_CLIP, ES_BINNING_BYTE, 256, "bits" },
+  { ES_OP_ENTROPY, "matlab", "MATLAB entropyfilt", ES_SHAPE_SQUARE, 9, 0, ES_BORDER_SYMMETRIC, ES_BINNING_BYTE, 256,
+    "bits", ES_CLAHE_OPENCV, 0 },
+  { ES_OP_ENTROPY, "skimage", "scikit-image rank.entropy", ES_SHAPE_SQUARE, 0, 0, ES_BORDER_CLIP, ES_BINNING_EXACT, 0,
+    "bits", ES_CLAHE_OPENCV, 0 },
+  { ES_OP_ENTROPY, "fiji", "Fiji Entropy_Filter", ES_SHAPE_DISK, 0, 3, ES_BORDER_CLIP, ES_BINNING_BYTE, 256, "bits",
+    ES_CLAHE_OPENCV, 0 },
+  /* Both peers' default clip limit is 0.01, a fraction (not OpenCV's multiple). */
+  { ES_OP_CLAHE, "skimage", "scikit-image equalize_adapthist", .clahe = ES_CLAHE_SKIMAGE, .clip = 0.01 },
+  { ES_OP_CLAHE, "matlab", "MATLAB adapthisteq", .clahe = ES_CLAHE_MATLAB, .clip = 0.01 },
 };
 
 const EsPreset *
-es_presets (size_t *n)
+es_presets (EsOp op, size_t *n)
 {
-  *n = sizeof presets / sizeof presets[0];
-  return presets;
+  const EsPreset *first = NULL;
+
+  *n = 0;
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+    if (presets[i].op == op)
+      {
+        if (first == NULL)
+          first = &presets[i];
+        (*n)++;
+      }
+  return first;
 }
 
 const EsPreset *
-es_preset_find (const char *name)
+es_preset_find (EsOp op, const char *name)
 {
-  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-    if (strcmp (presets[i].name, name) == 0)
-      return &presets[i];
+  size_t n;
+  const EsPreset *list = es_presets (op, &n);
+
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (list[i].name, name) == 0)
+      return &list[i];
   return NULL;
+}
+
+void
+es_presets_describe (EsOp op, char *text, size_t size)
+{
+  size_t n, used = 0;
+  const EsPreset *list = es_presets (op, &n);
+
+  text[0] = '\0';
+  if (n == 0)
+    snprintf (text, size, "none (%s has no presets)", es_op_name (op));
+  for (size_t i = 0; i < n && used < size; i++)
+    used += (size_t) snprintf (text + used, size - used, "%s%s",
+                               i == 0       ? ""
+                               : i + 1 == n ? " or "
+                                            : ", ",
+                               list[i].name);
 }
 
 void
@@ -201,6 +236,13 @@ es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape)
 {
   EsEntropyDefinition *d = &job->definition;
 
+  if (preset->op == ES_OP_CLAHE)
+    {
+      job->clahe = (EsClaheDefinition){ .kind = preset->clahe };
+      job->clip = preset->clip;
+      job->tile_columns = job->tile_rows = ES_TILES_DEFAULT;
+      return;
+    }
   if (!keep_shape && (preset->window != 0 || preset->radius != 0))
     {
       d->shape = preset->shape;
@@ -213,6 +255,38 @@ es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape)
   d->binning = preset->binning;
   if (preset->levels != 0)
     job->levels = preset->levels;
+}
+
+static const char *const clahe_kind_names[ES_N_CLAHE_KINDS] = { "opencv", "skimage", "matlab" };
+
+const char *
+es_clahe_kind_name (EsClaheKind kind)
+{
+  return (unsigned) kind < ES_N_CLAHE_KINDS ? clahe_kind_names[kind] : "?";
+}
+
+static bool
+clahe_definition_validate (const EsJob *job, EsError *error)
+{
+  const EsClaheDefinition *c = &job->clahe;
+
+  if (c->kind == ES_CLAHE_MATLAB && job->clip > 1)
+    return es_error_set (error, ES_ERROR_INVALID, "clip %g is out of range: MATLAB's ClipLimit is 0..1", job->clip);
+  if ((unsigned) c->kind >= ES_N_CLAHE_KINDS)
+    return es_error_set (error, ES_ERROR_INVALID, "unknown CLAHE definition %d", (int) c->kind);
+  if (c->kind == ES_CLAHE_OPENCV && (c->kernel_height != 0 || c->kernel_width != 0 || c->bins != 0))
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "OpenCV's CLAHE has no kernel size or bins (its bins are the depth's): use like skimage or "
+                         "matlab");
+  if (c->kind != ES_CLAHE_SKIMAGE && (c->kernel_height != 0 || c->kernel_width != 0))
+    return es_error_set (error, ES_ERROR_INVALID, "a kernel size is scikit-image's: use the tile grid");
+  if (c->kernel_height < 0 || c->kernel_height > ES_MAX_SIDE || c->kernel_width < 0 || c->kernel_width > ES_MAX_SIDE)
+    return es_error_set (error, ES_ERROR_INVALID, "kernel size %d×%d is out of range: 1..%d a side", c->kernel_height,
+                         c->kernel_width, ES_MAX_SIDE);
+  if (c->bins != 0 && (c->bins < ES_CLAHE_BINS_MIN || c->bins > ES_CLAHE_BINS_MAX))
+    return es_error_set (error, ES_ERROR_INVALID, "bins %d is out of range: %d..%d", c->bins, ES_CLAHE_BINS_MIN,
+                         ES_CLAHE_BINS_MAX);
+  return true;
 }
 
 /* ---- the definitions' text, shared by the CLI and the Python module ---- */
@@ -435,6 +509,17 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
   const EsEntropyDefinition *d = &job->definition;
   char shape[48], border[32], bins[48];
 
+  /* A CLAHE preset names its peer, so that an export says which CLAHE made it. */
+  if (job->op == ES_OP_CLAHE && job->clahe.kind != ES_CLAHE_OPENCV)
+    {
+      char kernel[48] = "";
+
+      if (job->clahe.kernel_height != 0)
+        snprintf (kernel, sizeof kernel, " · kernel %d×%d", job->clahe.kernel_height, job->clahe.kernel_width);
+      snprintf (text, size, "like %s%s · %d bins", es_clahe_kind_name (job->clahe.kind), kernel,
+                job->clahe.bins ? job->clahe.bins : ES_CLAHE_BINS_DEFAULT);
+      return;
+    }
   if (job->op != ES_OP_ENTROPY)
     {
       snprintf (text, size, "%s", "");
@@ -490,12 +575,12 @@ f32_output (const EsJob *job, EsFormat input)
   return ES_FORMAT_F32;
 }
 
-/* CLAHE maps each sample through a LUT of its own depth, as OpenCV does. */
+/* CLAHE maps each sample through a LUT of its own depth, as OpenCV and
+ * MATLAB do; scikit-image's result is a float in 0..1. */
 static EsFormat
-input_format_output (const EsJob *job, EsFormat input)
+clahe_output (const EsJob *job, EsFormat input)
 {
-  (void) job;
-  return input;
+  return job->clahe.kind == ES_CLAHE_SKIMAGE ? ES_FORMAT_F32 : input;
 }
 
 static int
@@ -560,6 +645,12 @@ gray_range_max (const EsJob *job, EsFormat result)
 {
   (void) job;
   return result == ES_FORMAT_U16 ? 65535.0 : 255.0;
+}
+
+static double
+clahe_range_max (const EsJob *job)
+{
+  return job->clahe.kind == ES_CLAHE_SKIMAGE ? 1.0 : 255.0;
 }
 
 /* Entropy reads the window only as the square's side (the other shapes
@@ -715,10 +806,10 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_CLAHE, .name = "clahe", .title = "CLAHE", .result_title = "CLAHE",
     .summary = "contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
                "createCLAHE(clipLimit, tileGridSize).apply()",
-    .output_format = input_format_output, .input_reads = 2,
+    .output_format = clahe_output, .input_reads = 2,
     .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
     .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",
-    .range_max = gray_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535)",
+    .range_max = clahe_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535; like skimage 0..1)",
     .cpu_pixel_ns = clahe_pixel_ns,
     .cpu = es_cpu_clahe, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),
   },
@@ -797,5 +888,7 @@ es_job_validate (const EsJob *job, EsError *error)
   if (cap->why != NULL && es_job_get_param (job, cap->id) > cap->max)
     return es_error_set (error, ES_ERROR_INVALID, "%s: %s %g is out of range: %g..%g", cap->why, params[cap->id].name,
                          es_job_get_param (job, cap->id), params[cap->id].min, cap->max);
+  if (job->op == ES_OP_CLAHE)
+    return clahe_definition_validate (job, error);
   return job->op != ES_OP_ENTROPY || definition_validate (job, error);
 }

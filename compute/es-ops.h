@@ -181,6 +181,31 @@ const char *es_binning_name (EsBinning binning);
 bool es_border_from_name (const char *name, EsBorder *border);
 bool es_binning_from_name (const char *name, EsBinning *binning);
 
+/* ---- CLAHE definitions (DESIGN.md §1) ------------------------------------------
+ * Which peer's CLAHE a job computes. Zero is OpenCV's createCLAHE().apply(),
+ * the operation's own definition; the others are the presets of the same
+ * names, computed on the CPU only. */
+typedef enum {
+  ES_CLAHE_OPENCV,  /* cv::CLAHE: clip a multiple of the mean bin, reflect-101, output in the input's depth */
+  ES_CLAHE_SKIMAGE, /* skimage.exposure.equalize_adapthist 0.19: clip a fraction, F32 output in 0..1 */
+  ES_CLAHE_MATLAB,  /* adapthisteq as documented: clip a fraction, 'uniform', output in the input's depth */
+  ES_N_CLAHE_KINDS
+} EsClaheKind;
+
+#define ES_CLAHE_BINS_MIN 2
+#define ES_CLAHE_BINS_MAX 65536
+#define ES_CLAHE_BINS_DEFAULT 256
+
+typedef struct {
+  EsClaheKind kind;
+  /* ES_CLAHE_SKIMAGE: kernel_size in pixels, rows × columns; 0: from the
+   * grid, max(side / tiles, 1), which at 8 × 8 is skimage's default. */
+  int kernel_height, kernel_width;
+  int bins; /* skimage's nbins, MATLAB's NBins; 0: 256. OpenCV's bins are the depth's. */
+} EsClaheDefinition;
+
+const char *es_clahe_kind_name (EsClaheKind kind); /* "opencv", "skimage", "matlab" */
+
 /* ---- jobs ------------------------------------------------------------------ */
 
 typedef struct {
@@ -192,12 +217,16 @@ typedef struct {
   EsEntropyDefinition definition; /* ES_OP_ENTROPY only; zero = the default definition */
   double clip;                    /* ES_PARAM_CLIP: a double, as OpenCV's clipLimit, so that 0.01 means the same */
   int tile_columns, tile_rows;    /* ES_PARAM_TILE_COLUMNS, ES_PARAM_TILE_ROWS */
+  EsClaheDefinition clahe;        /* ES_OP_CLAHE only; zero = OpenCV's */
 } EsJob;
 
 #define ES_JOB_INIT(operation)                                                                                         \
   {                                                                                                                    \
     (operation), ES_WINDOW_DEFAULT, ES_LEVELS_DEFAULT, (float) ES_AMOUNT_DEFAULT, NULL, { 0 }, ES_CLIP_DEFAULT,        \
-      ES_TILES_DEFAULT, ES_TILES_DEFAULT                                                                               \
+      ES_TILES_DEFAULT, ES_TILES_DEFAULT,                                                                              \
+    {                                                                                                                  \
+      0                                                                                                                \
+    }                                                                                                                  \
   }
 
 double es_job_get_param (const EsJob *job, EsParamId id);
@@ -225,7 +254,8 @@ void es_job_resolve_minmax (EsJob *job, const EsImage *in);
 /* One line naming the definition in force, shared by the CLI, exports and the
  * window: "disk r=5 · symmetric · 256 bins · bits" ("box 3x5x5", "ball r=3",
  * "footprint 3x5x5" for 3-D windows). `units` is the display
- * unit ("nats", "bits"; ignored when normalized). Other ops: "". */
+ * unit ("nats", "bits"; ignored when normalized). A CLAHE preset: "like
+ * skimage · 256 bins". Other ops: "". */
 void es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size);
 
 /* The text forms of the CLI and the Python module: "9x5" (or "9×5", odd
@@ -241,10 +271,15 @@ bool es_definition_parse_binning (const char *text, EsEntropyDefinition *d);
 
 /* ---- presets ------------------------------------------------------------------- */
 
-/* A peer's definition (DESIGN.md §1 has the table and its sources): what
- * `--like NAME` and the window's preset menu set. The window is the preset's
- * default shape; units is the display unit it implies ("bits"). */
+/* A peer's definition of one operation (DESIGN.md §1 has the tables and
+ * their sources): what `--like NAME`, Python's like= and the window's preset
+ * menu set. The rows of one operation lie together in one table, so that a
+ * layer lists an operation's presets without knowing which it has.
+ * Entropy's: the window is the preset's default shape; units is the display
+ * unit it implies ("bits"). CLAHE's: the definition, and the clip limit and
+ * grid of the peer's defaults. */
 typedef struct {
+  EsOp op;
   const char *name;   /* "matlab" */
   const char *title;  /* "MATLAB entropyfilt" */
   EsShape shape;      /* ES_SHAPE_SQUARE (window) or ES_SHAPE_DISK (radius) */
@@ -253,12 +288,19 @@ typedef struct {
   EsBinning binning;
   int levels; /* 0: not used by the binning */
   const char *units;
+  EsClaheKind clahe; /* ES_OP_CLAHE */
+  double clip;       /* ES_OP_CLAHE: the peer's default clip limit */
 } EsPreset;
 
-const EsPreset *es_presets (size_t *n);
-const EsPreset *es_preset_find (const char *name);
-/* Sets the job's definition (and levels) to the preset's; keep_shape leaves
- * the window and shape as they are (an explicit window wins). */
+/* The presets of one operation (none: *n = 0). */
+const EsPreset *es_presets (EsOp op, size_t *n);
+const EsPreset *es_preset_find (EsOp op, const char *name);
+/* "matlab, skimage or fiji": the op's preset names, for messages. */
+void es_presets_describe (EsOp op, char *text, size_t size);
+/* Sets the job's definition to the preset's (entropy: border, binning,
+ * levels and, unless keep_shape, the window and shape; CLAHE: the
+ * definition, clip limit and an 8 × 8 grid). A caller that lets explicit
+ * parameters win sets them again afterwards (es_job_set_param). */
 void es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape);
 
 /* ---- operations -------------------------------------------------------------- */

@@ -321,7 +321,7 @@ test_presets (void)
   change ("preset", g_variant_new_string ("matlab"), NULL);
   assert_keys ("matlab", "square", 9, 0, "symmetric", "byte", 256, "bits");
   job = base_job ();
-  es_preset_apply (es_preset_find ("matlab"), &job, FALSE);
+  es_preset_apply (es_preset_find (ES_OP_ENTROPY, "matlab"), &job, FALSE);
   assert_layer_is_job (&job);
   g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==,
                    "9×9 · symmetric · 256 bins of 8-bit values · bits");
@@ -329,7 +329,7 @@ test_presets (void)
   change ("preset", g_variant_new_string ("fiji"), NULL);
   assert_keys ("fiji", "disk", 0, 3, "clip", "byte", 256, "bits");
   job = base_job ();
-  es_preset_apply (es_preset_find ("fiji"), &job, FALSE);
+  es_preset_apply (es_preset_find (ES_OP_ENTROPY, "fiji"), &job, FALSE);
   job.window = ES_WINDOW_DEFAULT;
   assert_layer_is_job (&job);
 

@@ -250,7 +250,7 @@ settings_job (EsSidebarDefinition *self, EsJob *job)
 static gboolean
 keys_match_preset (EsSidebarDefinition *self, const char *name)
 {
-  const EsPreset *preset = es_preset_find (name);
+  const EsPreset *preset = es_preset_find (ES_OP_ENTROPY, name);
   g_autofree char *units = g_settings_get_string (self->settings, "units");
   EsJob now, wanted;
 
@@ -272,7 +272,7 @@ keys_match_preset (EsSidebarDefinition *self, const char *name)
 void
 es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name)
 {
-  const EsPreset *preset = es_preset_find (name);
+  const EsPreset *preset = es_preset_find (ES_OP_ENTROPY, name);
   EsJob job;
 
   g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
@@ -705,7 +705,7 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
   size_t n_presets, n = 0;
-  const EsPreset *presets = es_presets (&n_presets);
+  const EsPreset *presets = es_presets (ES_OP_ENTROPY, &n_presets);
 
   object_class->dispose = es_sidebar_definition_dispose;
   object_class->finalize = es_sidebar_definition_finalize;
@@ -762,7 +762,7 @@ es_sidebar_definition_init (EsSidebarDefinition *self)
 {
   g_autoptr (GtkStringList) presets = gtk_string_list_new (NULL);
   size_t n_presets;
-  const EsPreset *list = es_presets (&n_presets);
+  const EsPreset *list = es_presets (ES_OP_ENTROPY, &n_presets);
 
   self->files = g_ptr_array_new_with_free_func (cells_file_free);
   gtk_widget_init_template (GTK_WIDGET (self));

@@ -105,32 +105,39 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
         o->volume_choice.time = (int) number, o->volume_choice.time_given = true;
       return true;
     case ES_CLI_LIKE:
-      o->like = es_preset_find (text);
-      if (o->like == NULL)
-        {
-          es_cli_usage_error ("--like=%s: expected matlab, skimage or fiji", text);
-          return false;
-        }
+      /* Checked once the options are read: the presets are the operation's. */
+      o->like = text;
       return true;
     }
   return false;
 }
 
-void
+bool
 es_cli_definition_finish (EsCliOptions *o)
 {
-  /* A preset sets border, binning, levels and units; the shape only when
-   * none was given (--window and the shape options win). */
-  if (o->like != NULL)
-    {
-      int levels = o->job.levels;
+  const EsPreset *preset;
+  EsJob given = o->job;
+  char names[64];
 
-      es_preset_apply (o->like, &o->job, o->shape_given || o->window_given);
-      if (o->levels_given)
-        o->job.levels = levels;
-      if (!o->units_given)
-        o->units = strcmp (o->like->units, "bits") == 0 ? ES_UNITS_BITS : ES_UNITS_NATS;
+  if (o->like == NULL)
+    return true;
+  if ((preset = es_preset_find (o->job.op, o->like)) == NULL)
+    {
+      es_presets_describe (o->job.op, names, sizeof names);
+      es_cli_usage_error ("--like=%s: expected %s", o->like, names);
+      return false;
     }
+  /* A preset sets its operation's definition (entropy: border, binning,
+   * levels, units and, unless a shape or --window was given, the window;
+   * CLAHE: the peer's CLAHE, clip limit and grid); the parameters given
+   * win. */
+  es_preset_apply (preset, &o->job, o->shape_given || o->window_given);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (o->params_given & ES_PARAM_BIT (id))
+      es_job_set_param (&o->job, (EsParamId) id, es_job_get_param (&given, (EsParamId) id));
+  if (!o->units_given && preset->units != NULL)
+    o->units = strcmp (preset->units, "bits") == 0 ? ES_UNITS_BITS : ES_UNITS_NATS;
+  return true;
 }
 
 static bool
@@ -257,7 +264,10 @@ es_cli_print_definition_help (FILE *out)
          "                          on every plane, as entropyfilt does on an N-D array;\n"
          "                          with --box, --ball or a 3-D footprint a preset's\n"
          "                          border and binning apply in 3-D (skimage: clip and\n"
-         "                          exact bins over the footprint given)\n"
+         "                          exact bins over the footprint given). clahe:\n"
+         "                          skimage (equalize_adapthist: clip 0.01, kernel\n"
+         "                          side/tiles, float 0..1) or matlab (adapthisteq:\n"
+         "                          8x8, clip 0.01, 256 bins); --clip, --tiles win\n"
          "Volumes (a multi-page TIFF read whole, for a 3-D window or with --volume):\n"
          "      --volume            read a multi-page TIFF as one volume whatever the\n"
          "                          window: equalize then uses one histogram for the\n"

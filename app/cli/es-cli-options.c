@@ -453,6 +453,7 @@ parse_tiles (const char *text, EsCliOptions *o)
     return es_cli_usage_error ("--tiles=%s: expected COLUMNSxROWS, such as 8x8", text), false;
   memcpy (columns, text, (size_t) (x - text));
   columns[x - text] = '\0';
+  o->params_given |= ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS);
   return parse_param (es_param (ES_PARAM_TILE_COLUMNS), columns, &o->job)
          && parse_param (es_param (ES_PARAM_TILE_ROWS), x + (*x == 'x' ? 1 : strlen ("×")), &o->job);
 }
@@ -463,8 +464,7 @@ parse_param_option (const EsParam *param, EsCliCommand command, EsCliOptions *o)
   if (command == ES_CLI_COMMAND_BENCH ? !parse_param_list (param->name, param, optarg, o)
                                       : !parse_param (param, optarg, &o->job))
     return false;
-  if (param->id == ES_PARAM_LEVELS)
-    o->levels_given = true;
+  o->params_given |= ES_PARAM_BIT (param->id);
   if (param->id == ES_PARAM_WINDOW)
     {
       o->window_given = true;
@@ -617,6 +617,5 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
       if ((status = apply_option (opt, argv, o)) != OPTION_TAKEN)
         return status;
     }
-  es_cli_definition_finish (o);
-  return OPTION_TAKEN;
+  return es_cli_definition_finish (o) ? OPTION_TAKEN : ES_EXIT_USAGE;
 }

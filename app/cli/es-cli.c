@@ -390,6 +390,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       return es_cli_report_error (NULL, &error);
     }
   params.job.definition = o->job.definition;
+  params.job.clahe = o->job.clahe;
   if (!es_job_validate (&params.job, &error))
     {
       es_cli_definition_clear (&definition_files);
@@ -645,6 +646,8 @@ run (int argc, char **argv)
 
   interrupt_install ();
   es_cli_options_init (&options);
+  /* --like names a preset of this operation (info's: entropy's). */
+  options.job.op = command == ES_CLI_COMMAND_OP ? op : ES_OP_ENTROPY;
   status = es_cli_parse_options (argc - 1, argv + 1, command, &options);
   if (status >= 0)
     return status;

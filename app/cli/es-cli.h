@@ -54,8 +54,9 @@ typedef struct {
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
   bool window_given, shape_given;    /* an explicit shape wins over --like's */
-  bool units_given, levels_given;    /* and explicit units and levels over its own */
-  const EsPreset *like;              /* --like */
+  bool units_given;                  /* and explicit units over its own */
+  unsigned params_given;             /* ES_PARAM_BIT() of the parameters given, which win over --like's */
+  const char *like;                  /* --like: a preset of the job's operation */
   const char *reads[ES_CLI_N_READS]; /* the files of --footprint, --mask...; NULL: not given */
   bool volume;                       /* --volume */
   EsVolumeChoice volume_choice;      /* --channel, --time */
@@ -85,8 +86,9 @@ typedef struct {
 
 /* Reports its own usage errors (returns false). */
 bool es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *options);
-/* After every option: applies --like. */
-void es_cli_definition_finish (EsCliOptions *options);
+/* After every option: applies --like, a preset of options->job.op. Reports
+ * a name that is not one of its usage error (returns false). */
+bool es_cli_definition_finish (EsCliOptions *options);
 /* Loads --footprint and --mask into files and points the job at them. */
 bool es_cli_definition_load (EsCliOptions *options, EsCliDefinitionFiles *files, EsError *error);
 void es_cli_definition_clear (EsCliDefinitionFiles *files);

@@ -194,6 +194,8 @@ es_cpu_clahe (const EsJob *job, const EsImage *in, EsImage *out, EsControl *cont
   size_t sample;
   bool ok = false;
 
+  if (job->clahe.kind != ES_CLAHE_OPENCV)
+    return es_cpu_clahe_preset (job, in, out, control, error);
   assert (out->format == in->format && out->width == w && out->height == h);
   es_clahe_geometry (job, w, h, &g);
   c.bins = in->format == ES_FORMAT_U8 ? 256 : 65536;

@@ -127,6 +127,10 @@ bool es_cpu_entropy_avx512 (void);
  * image (a volume of one plane): es_cpu_entropy hands such jobs here. */
 bool es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 
+/* CLAHE's skimage and matlab presets (EsClaheDefinition.kind): es_cpu_clahe
+ * hands such jobs here. */
+bool es_cpu_clahe_preset (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+
 /* ---- row mapping ------------------------------------------------------------ */
 
 typedef enum {

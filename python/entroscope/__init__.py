@@ -214,16 +214,29 @@ def sharpen(image, amount=1.0, *, backend="auto", variant=None, depth=None, out=
                                            return_timing=return_timing, **_channels(channel_axis))
 
 
-def clahe(image, clip_limit=40.0, tile_grid=(8, 8), *, backend="auto", variant=None, depth=None, out=None,
-          return_timing=False, channel_axis=_NOT_GIVEN):
+def clahe(image, clip_limit=None, tile_grid=None, *, like=None, kernel_size=None, nbins=None, backend="auto",
+          variant=None, depth=None, out=None, return_timing=False, channel_axis=_NOT_GIVEN):
     """Contrast-limited adaptive histogram equalization, bit-identical to
     ``cv2.createCLAHE(clip_limit, tile_grid).apply(image)``: tile_grid is
-    (columns, rows), as OpenCV's tileGridSize; clip_limit 0 clips nothing.
-    uint8 gives uint8 (256 bins), uint16 gives uint16 (65536 bins). A volume
-    is equalized plane by plane."""
-    columns, rows = tile_grid
-    return default_engine(backend).clahe(image, clip_limit, columns, rows, variant=variant, depth=depth, out=out,
-                                         return_timing=return_timing, **_channels(channel_axis))
+    (columns, rows), as OpenCV's tileGridSize (default (8, 8)); clip_limit
+    (default 40) 0 clips nothing. uint8 gives uint8 (256 bins), uint16 gives
+    uint16 (65536 bins). A volume is equalized plane by plane.
+
+    like='skimage' is ``skimage.exposure.equalize_adapthist(image,
+    kernel_size, clip_limit, nbins)`` (within 1e-6, float32 in 0..1):
+    clip_limit is its fraction (default 0.01), kernel_size its pixels (an int
+    or (rows, columns); default max(side // 8, 1), which is tile_grid's
+    max(side // tiles, 1)), nbins its bins (default 256). like='matlab' is
+    ``adapthisteq(image, 'NumTiles', [rows columns], 'ClipLimit', clip_limit,
+    'NBins', nbins)`` as MathWorks documents it (default [8 8], 0.01, 256),
+    in the input's dtype. These two run on the CPU."""
+    given = {"like": like, "kernel_size": kernel_size, "nbins": nbins}
+    if clip_limit is not None:
+        given["clip"] = clip_limit
+    if tile_grid is not None:
+        given["tile_columns"], given["tile_rows"] = tile_grid
+    return default_engine(backend).clahe(image, variant=variant, depth=depth, out=out, return_timing=return_timing,
+                                         **_channels(channel_axis), **{k: v for k, v in given.items() if v is not None})
 
 
 def quantize(image, levels=16, *, backend="auto", variant=None, depth=None, out=None, return_timing=False,

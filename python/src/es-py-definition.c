@@ -8,8 +8,58 @@
 #include <string.h>
 
 const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW] = {
-  "rect", "disk", "footprint", "border", "binning", "mask", "like", "box", "ball",
+  "rect", "disk", "footprint", "border", "binning", "mask", "like", "box", "ball", "kernel_size", "nbins",
 };
+
+/* Whether an operation takes a definition keyword: like= every operation
+ * with presets, kernel_size and nbins CLAHE, the others entropy. */
+static bool
+keyword_applies (int keyword, EsOp op)
+{
+  size_t n;
+
+  switch (keyword)
+    {
+    case ES_PY_KW_LIKE: return es_presets (op, &n) != NULL;
+    case ES_PY_KW_KERNEL_SIZE:
+    case ES_PY_KW_NBINS: return op == ES_OP_CLAHE;
+    default: return op == ES_OP_ENTROPY;
+    }
+}
+
+/* kernel_size=k or (rows, columns), skimage's pixels of a contextual region. */
+static bool
+parse_kernel_size (PyObject *value, EsClaheDefinition *c)
+{
+  long sides[2];
+
+  if (PyTuple_Check (value) || PyList_Check (value))
+    {
+      if (PySequence_Size (value) != 2)
+        {
+          PyErr_SetString (PyExc_TypeError, "kernel_size must be an int or a pair (rows, columns)");
+          return false;
+        }
+      for (int i = 0; i < 2; i++)
+        {
+          PyObject *side = PySequence_GetItem (value, i);
+          sides[i] = side != NULL ? PyLong_AsLong (side) : -1;
+          Py_XDECREF (side);
+        }
+    }
+  else
+    sides[0] = sides[1] = PyLong_AsLong (value);
+  if (PyErr_Occurred ())
+    return false;
+  if (sides[0] < 1 || sides[1] < 1 || sides[0] > ES_MAX_SIDE || sides[1] > ES_MAX_SIDE)
+    {
+      PyErr_Format (PyExc_ValueError, "kernel_size (%ld, %ld) is out of range: 1..%d a side", sides[0], sides[1],
+                    ES_MAX_SIDE);
+      return false;
+    }
+  c->kernel_height = (int) sides[0], c->kernel_width = (int) sides[1];
+  return true;
+}
 
 /* Floats as cells: in where nonzero and not NaN, as a mask file is read
  * (DESIGN.md §1); NumPy's cast to bool would count NaN in. */
@@ -162,17 +212,35 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
   if (kw[ES_PY_KW_LIKE] != NULL)
     {
       const EsPreset *preset;
+      char names[64];
 
       if ((text = text_of (kw[ES_PY_KW_LIKE], "like")) == NULL)
         return false;
-      if ((preset = es_preset_find (text)) == NULL)
+      if ((preset = es_preset_find (job->op, text)) == NULL)
         {
-          PyErr_Format (PyExc_ValueError, "like='%s': expected 'matlab', 'skimage' or 'fiji'", text);
+          es_presets_describe (job->op, names, sizeof names);
+          PyErr_Format (PyExc_ValueError, "like='%s': expected %s", text, names);
           return false;
         }
       es_preset_apply (preset, job, shape_given || window_given);
-      if (*units < 0)
+      if (*units < 0 && preset->units != NULL)
         *units = strcmp (preset->units, "bits") == 0 ? ES_UNITS_BITS : ES_UNITS_NATS;
+    }
+  if (kw[ES_PY_KW_KERNEL_SIZE] != NULL && !parse_kernel_size (kw[ES_PY_KW_KERNEL_SIZE], &job->clahe))
+    return false;
+  if (kw[ES_PY_KW_NBINS] != NULL)
+    {
+      long bins = PyLong_AsLong (kw[ES_PY_KW_NBINS]);
+
+      if (bins == -1 && PyErr_Occurred ())
+        return false;
+      if (bins < ES_CLAHE_BINS_MIN || bins > ES_CLAHE_BINS_MAX)
+        {
+          PyErr_Format (PyExc_ValueError, "nbins %ld is out of range: %d..%d", bins, ES_CLAHE_BINS_MIN,
+                        ES_CLAHE_BINS_MAX);
+          return false;
+        }
+      job->clahe.bins = (int) bins;
     }
   if (kw[ES_PY_KW_RECT] != NULL && !parse_rect (kw[ES_PY_KW_RECT], d))
     return false;
@@ -292,10 +360,12 @@ es_py_parse_job (EsOp op, const EsPyJobKeywords *kw, EsJob *job, EsUnits *units_
   for (int i = 0; i < ES_PY_N_DEFINITION_KW; i++)
     {
       definition[i] = given (kw->definition[i]);
-      if (definition[i] != NULL && op != ES_OP_ENTROPY)
+      if (definition[i] != NULL && !keyword_applies (i, op))
         {
-          PyErr_Format (PyExc_TypeError, "%s has no %s (an entropy definition keyword)", es_op_name (op),
-                        es_py_definition_keywords[i]);
+          PyErr_Format (PyExc_TypeError, "%s has no %s (%s)", es_op_name (op), es_py_definition_keywords[i],
+                        i == ES_PY_KW_LIKE                                 ? "it has no presets"
+                        : i == ES_PY_KW_KERNEL_SIZE || i == ES_PY_KW_NBINS ? "a keyword of CLAHE's presets"
+                                                                           : "an entropy definition keyword");
           return false;
         }
     }

@@ -157,7 +157,7 @@ sort_arguments (EsOp op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
       for (j = 0; j < N_KW; j++)
         if (strcmp (key_text, kw_names[j]) == 0 && (j != KW_UNITS || es_units_convertible (op)))
           break;
-      if (j == N_KW && op == ES_OP_ENTROPY)
+      if (j == N_KW)
         {
           for (j = 0; j < ES_PY_N_DEFINITION_KW; j++)
             if (strcmp (key_text, es_py_definition_keywords[j]) == 0)

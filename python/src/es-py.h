@@ -121,7 +121,7 @@ PyObject *es_py_load (PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *es_py_array_from_image (EsImage *image);
 PyObject *es_py_save (PyObject *module, PyObject *args, PyObject *kwargs);
 
-/* ---- entropy definitions (es-py-definition.c) ---- */
+/* ---- definitions: entropy's, CLAHE's, the presets (es-py-definition.c) ---- */
 
 enum {
   ES_PY_KW_RECT,
@@ -133,6 +133,8 @@ enum {
   ES_PY_KW_LIKE,
   ES_PY_KW_BOX,
   ES_PY_KW_BALL,
+  ES_PY_KW_KERNEL_SIZE, /* CLAHE like='skimage': kernel_size=k or (rows, columns) */
+  ES_PY_KW_NBINS,       /* CLAHE's presets: nbins */
   ES_PY_N_DEFINITION_KW
 };
 extern const char *const es_py_definition_keywords[ES_PY_N_DEFINITION_KW];

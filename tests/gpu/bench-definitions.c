@@ -142,7 +142,7 @@ main (int argc, char **argv)
       job.definition.border_value = 7;
       job.definition.binning = k->binning;
       if (k->preset != NULL)
-        es_preset_apply (es_preset_find (k->preset), &job, false);
+        es_preset_apply (es_preset_find (ES_OP_ENTROPY, k->preset), &job, false);
       for (int i = 0; i <= repeats; i++)
         {
           if (!es_run (engine, &job, k->u16 ? &in16 : &in8, &out, &timing, &error) || timing.fell_back)
