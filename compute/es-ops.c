@@ -647,10 +647,11 @@ gray_range_max (const EsJob *job, EsFormat result)
   return result == ES_FORMAT_U16 ? 65535.0 : 255.0;
 }
 
+/* skimage's preset gives floats in 0..1; the others the result format's full scale. */
 static double
-clahe_range_max (const EsJob *job)
+clahe_range_max (const EsJob *job, EsFormat result)
 {
-  return job->clahe.kind == ES_CLAHE_SKIMAGE ? 1.0 : 255.0;
+  return job->clahe.kind == ES_CLAHE_SKIMAGE ? 1.0 : gray_range_max (job, result);
 }
 
 /* Entropy reads the window only as the square's side (the other shapes

@@ -137,8 +137,8 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
       const char *notice = es_engine_take_notice (cuda);
       tap_ok (ok && timing.fell_back && timing.backend == ES_BACKEND_CPU && notice != NULL
                 && strstr (notice, "takes the image whole") != NULL && same_bits (&one_shot, &banded),
-              "%s: past %zu bytes it is computed whole on the CPU, with the same bits, and says so (%s)", what,
-              budget, notice != NULL ? notice : error.message);
+              "%s: past %zu bytes it is computed whole on the CPU, with the same bits, and says so (%s)", what, budget,
+              notice != NULL ? notice : error.message);
       goto out;
     }
   ok = ok && !timing.fell_back && timing.backend == ES_BACKEND_CUDA;
