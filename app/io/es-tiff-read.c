@@ -274,6 +274,7 @@ es_tiff_open (EsTiff *tiff, EsError *error)
   if (tiff->tif == NULL)
     {
       es_tiff_fail (tiff, error, "not a readable TIFF file");
+      free (tiff->window);
       free (tiff->owned);
       free (tiff);
       return NULL;
