@@ -108,7 +108,7 @@ print_commands (FILE *out)
       char term[32];
 
       snprintf (term, sizeof term, "  %s", es_op_name ((EsOp) op));
-      print_entry (out, term, COMMAND_COLUMN, es_op_info ((EsOp) op)->summary);
+      print_entry (out, term, COMMAND_COLUMN, _ (es_op_info ((EsOp) op)->summary));
     }
 }
 
@@ -148,7 +148,7 @@ print_parameters (FILE *out)
       snprintf (term, sizeof term, "      --%s=%s", param->name, param->metavar);
       es_param_describe_range (param, range, sizeof range);
       es_cli_op_list (ops_using ((EsParamId) id), ", ", " and ", ops, sizeof ops);
-      snprintf (text, sizeof text, _ ("%s; %s. Used by %s"), param->description, range,
+      snprintf (text, sizeof text, _ ("%s; %s. Used by %s"), _ (param->description), range,
                 ops[0] ? ops : _ ("no operation"));
       print_entry (out, term, OPTION_COLUMN, text);
     }

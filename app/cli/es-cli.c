@@ -482,7 +482,7 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
       const char *slow = why == NULL ? es_variant_slow_path (&variants[i], job) : NULL;
 
       printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ', variants[i].id,
-              variants[i].label, variants[i].lesson);
+              _ (variants[i].label), _ (variants[i].lesson));
       if (why != NULL)
         printf (_ ("                         Not for this job: %s; %s runs it.\n"), why,
                 runs != NULL ? runs->id : _ ("the CPU"));
