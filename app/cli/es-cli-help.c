@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope-cli's --help and --version, written from the operation and parameter tables. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "es-cli.h"
@@ -11,8 +12,25 @@
 #define COMMAND_COLUMN 12
 #define OPTION_COLUMN 26
 
+/* Whether the UTF-8 character at `text` is East Asian wide: the CJK blocks
+ * and full-width forms that a translation's text is written in. Terminals
+ * give such a character two columns, and a line may break after it, as
+ * Chinese text has no spaces to break at. */
+static bool
+is_wide (const char *text)
+{
+  const unsigned char *u = (const unsigned char *) text;
+  unsigned c;
+
+  if ((u[0] & 0xF0) != 0xE0 || (u[1] & 0xC0) != 0x80 || (u[2] & 0xC0) != 0x80)
+    return false;
+  c = ((u[0] & 0x0Fu) << 12) | ((u[1] & 0x3Fu) << 6) | (u[2] & 0x3Fu);
+  return (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF)
+         || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) || (c >= 0xFFE0 && c <= 0xFFE6);
+}
+
 /* Columns on a terminal: UTF-8 continuation bytes take none (the table's
- * texts hold "×" and "·"). */
+ * texts hold "×" and "·"), wide characters two. */
 static int
 text_width (const char *text, size_t len)
 {
@@ -20,13 +38,28 @@ text_width (const char *text, size_t len)
 
   for (size_t i = 0; i < len; i++)
     if (((unsigned char) text[i] & 0xC0) != 0x80)
-      width++;
+      width += i + 3 <= len && is_wide (text + i) ? 2 : 1;
   return width;
 }
 
-/* Prints TERM, then TEXT from COLUMN on, its words wrapped before
- * HELP_WIDTH onto lines indented to COLUMN. A TERM that reaches COLUMN puts
- * TEXT on the next line, as in the hand-written entries. */
+/* The bytes of the next unit that a line may break after: a word up to a
+ * space or a wide character, or one wide character. */
+static size_t
+unit_length (const char *p)
+{
+  size_t len = 0;
+
+  if (is_wide (p))
+    return 3;
+  while (p[len] != '\0' && p[len] != ' ' && !is_wide (p + len))
+    len++;
+  return len;
+}
+
+/* Prints TERM, then TEXT from COLUMN on, wrapped before HELP_WIDTH (at
+ * spaces, and after wide characters) onto lines indented to COLUMN. A TERM
+ * that reaches COLUMN puts TEXT on the next line, as in the hand-written
+ * entries. */
 static void
 print_entry (FILE *out, const char *term, int column, const char *text)
 {
@@ -43,27 +76,32 @@ print_entry (FILE *out, const char *term, int column, const char *text)
   x = column;
   while (*p)
     {
-      size_t len = strcspn (p, " ");
-      int width = text_width (p, len);
+      bool spaced = false;
+      size_t len;
+      int width;
 
-      if (x > column)
+      while (*p == ' ')
         {
-          if (x + 1 + width >= HELP_WIDTH)
-            {
-              fprintf (out, "\n%*s", column, "");
-              x = column;
-            }
-          else
-            {
-              fputc (' ', out);
-              x++;
-            }
+          p++;
+          spaced = true;
+        }
+      if (*p == '\0')
+        break;
+      len = unit_length (p);
+      width = text_width (p, len);
+      if (x > column && x + (spaced ? 1 : 0) + width >= HELP_WIDTH)
+        {
+          fprintf (out, "\n%*s", column, "");
+          x = column;
+        }
+      else if (x > column && spaced)
+        {
+          fputc (' ', out);
+          x++;
         }
       fwrite (p, 1, len, out);
       x += width;
       p += len;
-      while (*p == ' ')
-        p++;
     }
   fputc ('\n', out);
 }

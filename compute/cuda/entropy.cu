@@ -106,6 +106,7 @@ static const EsVariant entropy_variants[] = {
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only },
   { "log-table-constant", N_ ("c·ln c table in constant memory"),
+    /* xgettext:no-c-format */
     N_ ("The same table in __constant__ memory: one address per warp would be a broadcast, but each "
     "thread looks up its own count, the constant cache serves the different addresses one after "
     "another, and the kernel runs about 30% slower than with the table in global or shared memory."),

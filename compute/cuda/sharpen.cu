@@ -331,6 +331,7 @@ static const EsVariant sharpen_variants[] = {
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL },
   { "shared-tile", N_ ("Shared-memory tile with halo"),
+    /* xgettext:no-c-format */
     N_ ("Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
     "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
     "cost more than the caches that the plain global kernel relies on."),
