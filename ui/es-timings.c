@@ -160,7 +160,7 @@ es_timings_set_open (EsTimings *self, const char *name, const EsOpenTiming *open
     return;
   self->open_name = g_strdup (name);
   self->open = *open;
-  title = g_strdup_printf ("Opening “%s”", name);
+  title = g_strdup_printf (_ ("Opening “%s”"), name);
   gtk_label_set_label (self->open_title, title);
   set_open_ms (self->open_decode_label, open->decode_ms);
   set_open_ms (self->open_compute_label, open->compute_ms);

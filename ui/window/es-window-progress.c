@@ -92,13 +92,14 @@ describe_work (EsWindow *self, char **title, char **detail)
 
   if (self->loading_name || self->pending_source)
     {
-      *title = g_strdup_printf ("Opening “%s”", self->loading_name ? self->loading_name : self->pending_source->name);
+      *title = g_strdup_printf (_ ("Opening “%s”"),
+                                self->loading_name ? self->loading_name : self->pending_source->name);
       *detail = self->loading_name ? g_strdup (_ ("Reading the file"))
                 : n > 1            ? g_strdup (_ ("Computing the grid"))
-                                   : g_strdup_printf ("Computing %s", es_view_title (active));
+                                   : g_strdup_printf (_ ("Computing %s"), es_view_title (active));
       return;
     }
-  *title = n > 1 ? g_strdup (_ ("Computing the Grid")) : g_strdup_printf ("Computing %s", es_view_title (active));
+  *title = n > 1 ? g_strdup (_ ("Computing the Grid")) : g_strdup_printf (_ ("Computing %s"), es_view_title (active));
   es_window_get_view_job (self, active, &job);
   *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ") : g_strdup ("");
 }

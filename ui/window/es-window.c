@@ -310,13 +310,13 @@ _es_window_update_subtitle (EsWindow *self)
     return;
   /* Until the new image's views are ready, the old one stays, marked. */
   if (opening)
-    subtitle = g_strdup_printf ("Opening “%s”…", opening);
+    subtitle = g_strdup_printf (_ ("Opening “%s”…"), opening);
   else if (source && es_source_planes (source) > 1)
     subtitle = g_strdup_printf (_ ("%d × %d × %d · %d-bit volume"), source->image.width, source->image.height,
                                 es_source_planes (source), source->image.depth);
   else if (source)
-    subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height, source->image.depth,
-                                source->image.levels > 0 ? _ (" · text matrix") : "");
+    subtitle = g_strdup_printf (_ ("%d × %d · %d-bit%s"), source->image.width, source->image.height,
+                                source->image.depth, source->image.levels > 0 ? _ (" · text matrix") : "");
   adw_window_title_set_subtitle (self->window_title, subtitle);
 }
 
@@ -745,7 +745,7 @@ es_window_init (EsWindow *self)
    * es_window_get_view_nicks () and of the Alt+digit accelerators. */
   for (int view = 0; view < ES_N_VIEWS; view++)
     gtk_string_list_append (views, es_view_title (view));
-  gtk_string_list_append (views, "Grid 2×2");
+  gtk_string_list_append (views, _ ("Grid 2×2"));
   gtk_drop_down_set_model (self->view_dropdown, G_LIST_MODEL (views));
   tooltip = g_strdup_printf (_ ("What to Show (Alt+1…%d)"), ES_N_VIEWS + 1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->view_dropdown), tooltip);
