@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from . import _entroscope
+from . import _device, _entroscope
 from ._entroscope import (
     Cancelled,
     Engine,
@@ -118,6 +118,7 @@ class Image(np.ndarray):
 
 
 _entroscope._register_image_type(Image)
+_entroscope._register_device_allocator(_device.empty_like_device)
 
 # ---- the shared engines -------------------------------------------------------
 

@@ -314,7 +314,13 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
           return false;
         }
     }
-  if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
+  if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None && es_py_is_device_array (kw[ES_PY_KW_MASK]))
+    {
+      if (!es_py_device_mask (NULL, kw[ES_PY_KW_MASK], &held->mask, &held->mask_owner, &held->mask_stream))
+        return false;
+      d->mask = &held->mask;
+    }
+  else if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
     {
       PyArrayObject *cells = held->mask_cells = cells_of (kw[ES_PY_KW_MASK], "mask");
       int ndim;
@@ -402,6 +408,7 @@ es_py_definition_release (EsPyDefinition *held)
 {
   Py_CLEAR (held->footprint_cells);
   Py_CLEAR (held->mask_cells);
+  Py_CLEAR (held->mask_owner);
 }
 
 /* Whether name is one of the NULL-ended names. */

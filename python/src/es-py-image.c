@@ -527,6 +527,8 @@ check_limit (const EsPyInput *input, EsError *error)
 bool
 es_py_input_materialize (EsPyInput *input, EsError *error)
 {
+  if (input->device)
+    return true;
   if (input->mode == ES_PY_INPUT_WRAP)
     input->image.pixels = input->view.buf;
   else
@@ -557,6 +559,7 @@ es_py_input_close (EsPyInput *input)
   if (input->have_view)
     PyBuffer_Release (&input->view);
   input->have_view = false;
+  Py_CLEAR (input->device_owner);
 }
 
 /* ---- outputs ---- */
@@ -746,6 +749,7 @@ es_py_output_close (EsPyOutput *output, bool keep)
   if (output->have_view)
     PyBuffer_Release (&output->view);
   output->have_view = false;
+  Py_CLEAR (output->device_owner);
   if (!keep)
     Py_CLEAR (output->result);
 }

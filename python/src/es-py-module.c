@@ -628,6 +628,20 @@ module_register_image_type (PyObject *module, PyObject *type)
   Py_RETURN_NONE;
 }
 
+/* The function that allocates device results: (like, (planes, rows,
+ * columns), dtype name, ndim) -> an empty array of the input's library on
+ * the input's device (entroscope/_device.py). */
+static PyObject *
+module_register_device_allocator (PyObject *module, PyObject *allocator)
+{
+  (void) module;
+  if (!PyCallable_Check (allocator))
+    return PyErr_Format (PyExc_TypeError, "expected a callable");
+  Py_INCREF (allocator);
+  Py_XSETREF (es_py_device_allocator, allocator);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
   { "variants", module_variants, METH_O,
     "variants(op) -> list of Variant: the CUDA kernel variants of an operation (empty without CUDA)." },
@@ -660,6 +674,7 @@ static PyMethodDef module_methods[] = {
   { "cpu_threads", module_cpu_threads, METH_NOARGS, "cpu_threads() -> int: OpenMP threads of the CPU backend." },
   { "cuda_compiled", module_cuda_compiled, METH_NOARGS, "cuda_compiled() -> bool: whether this build has CUDA." },
   { "_register_image_type", module_register_image_type, METH_O, NULL },
+  { "_register_device_allocator", module_register_device_allocator, METH_O, NULL },
   { NULL, NULL, 0, NULL },
 };
 
