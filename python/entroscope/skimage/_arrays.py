@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: MIT
+"""What the drop-ins share: which array library an input belongs to, and
+scikit-image's conversions of inputs it does not take as they are."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import warnings
+
+import numpy as np
+
+
+def namespace(array):
+    """The array library of `array`: NumPy for NumPy arrays, else the one
+    the array names (``__array_namespace__``, or the top-level module of its
+    type, as for CuPy), so that device arrays stay where they are."""
+    if isinstance(array, np.ndarray):
+        return np
+    if hasattr(array, "__array_namespace__"):
+        return array.__array_namespace__()
+    return importlib.import_module(type(array).__module__.partition(".")[0])
+
+
+def small_host_array(value):
+    """A footprint (a few cells) on the host, from NumPy, a sequence, or a
+    CuPy array (cuCIM makes its footprints on the device)."""
+    if hasattr(value, "get") and not isinstance(value, np.ndarray):
+        value = value.get()
+    return np.asarray(value)
+
+
+def img_as_ubyte(array, what):
+    """scikit-image's ``img_as_ubyte`` of a host array that is not uint8 or
+    uint16 (floats in -1..1, signed integers, ...): its rules are its own
+    (rounding, clipping, bit shifts), so its own function applies them."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"{what} of dtype {array.dtype} on a device cannot be converted as scikit-image converts it; "
+                        "give uint8 or uint16")
+    try:
+        from skimage.util import img_as_ubyte as convert
+    except ImportError:
+        raise TypeError(f"{what} of dtype {array.dtype}: scikit-image (python3-skimage) converts it with "
+                        "img_as_ubyte, and is not installed; give uint8 or uint16") from None
+    return convert(array)
+
+
+def renamed_keyword(old, new, removed_version="1.0"):
+    """scikit-image 0.19's ``deprecate_kwarg``: the old name still works,
+    with the FutureWarning that scikit-image gives for it."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def call(*args, **kwargs):
+            if old in kwargs:
+                warnings.warn(f"`{old}` is a deprecated argument name for `{function.__name__}`. It will be removed "
+                              f"in version {removed_version}. Please use `{new}` instead.", FutureWarning,
+                              stacklevel=2)
+                kwargs[new] = kwargs.pop(old)
+            return function(*args, **kwargs)
+
+        return call
+
+    return decorate
