@@ -101,6 +101,8 @@ def test_refusals(rng):
         entropy(image, np.ones((3, 3)), shift_x=2)
     with pytest.raises(NotImplementedError):
         entropy(image, np.ones((3, 3)), out=image)
+    with pytest.raises(TypeError, match="MaskedArray"):
+        entropy(np.ma.array(image, mask=image > 100), np.ones((3, 3)))
     with pytest.raises(TypeError, match="float32 or float64"):
         entropy(image, np.ones((3, 3)), out=np.empty(image.shape, np.uint8))
 

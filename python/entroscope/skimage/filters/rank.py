@@ -79,6 +79,9 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
     counted; every pixel, masked-out ones too, gets the entropy of its
     window's counted cells, 0 where it counts none. out: float32 or float64,
     of the image's shape (default: a new float64 array); returned."""
+    if isinstance(image, np.ma.MaskedArray):
+        raise TypeError("a numpy.ma.MaskedArray image: scikit-image reads its data and drops its mask; pass "
+                        "image.data to do the same, or mask=~numpy.ma.getmaskarray(image) to count only the unmasked")
     if image.dtype == np.bool_:
         raise ValueError("dtype cannot be bool.")
     if image.ndim not in (2, 3):
