@@ -107,6 +107,17 @@ def test_refusals(rng):
         entropy(image, np.ones((3, 3)), out=np.empty(image.shape, np.uint8))
 
 
+def test_masked_footprint_limits(rng):
+    image = _image(rng, (70, 70), np.uint8)
+    mask = rng.random(image.shape) < 0.5
+    np.testing.assert_allclose(entropy(image, np.ones((63, 2)), mask=mask, shift_x=-1),
+                               skimage_rank.entropy(image, np.ones((63, 2)), mask=mask, shift_x=-1), **FLOAT32)
+    with pytest.raises(ValueError, match="up to 63 cells a side and 31 planes"):
+        entropy(image, np.ones((64, 3)), mask=mask)
+    with pytest.raises(ValueError, match="31 planes"):
+        entropy(image[None].repeat(3, 0), np.ones((33, 3, 3)), mask=mask[None].repeat(3, 0))
+
+
 def test_empty_footprint_is_zero(rng):
     image = _image(rng, (6, 7), np.uint8)
     np.testing.assert_array_equal(entropy(image, np.zeros((3, 3))), skimage_rank.entropy(image, np.zeros((3, 3))))

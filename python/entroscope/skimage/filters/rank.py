@@ -26,6 +26,8 @@ __all__ = ["entropy"]
 
 # scikit-image warns from this many histogram bins on (16-bit images).
 _MANY_BINS = 2**10
+# The largest side of a 3-D footprint (ES_SIDE_3D_MAX): masked calls use one.
+_SIDE_3D_MAX = 63
 
 
 def _centred(cells, shifts, names):
@@ -51,13 +53,17 @@ def _entropy_everywhere(xp, image, cells, counted):
     one call computes every pixel's value on the empty planes."""
     volume = image if image.ndim == 3 else image[None]
     cells = cells if cells.ndim == 3 else cells[None]
+    reach = cells.shape[0] // 2
+    if 4 * reach + 3 > _SIDE_3D_MAX or max(cells.shape[1:]) > _SIDE_3D_MAX:
+        raise ValueError(f"with a mask, a footprint has up to {_SIDE_3D_MAX} cells a side and "
+                         f"{(_SIDE_3D_MAX - 3) // 4 * 2 + 1} planes, its centre in the middle; this one needs "
+                         f"{cells.shape} (its shape about the centre)")
     planes = volume.shape[0]
     doubled = xp.zeros((2 * planes,) + volume.shape[1:], volume.dtype)
     doubled[0::2] = volume
     in_mask = xp.ones(doubled.shape, xp.bool_)
     in_mask[0::2] = counted.reshape(volume.shape) != 0
     # Footprint plane 2k reads the image's plane k - m from an empty plane, k = 0..2m.
-    reach = cells.shape[0] // 2
     spread = np.zeros((4 * reach + 3,) + cells.shape[1:], np.uint8)
     spread[0:4 * reach + 1:2] = cells
     values = entroscope.entropy(doubled, like="skimage", footprint=spread, mask=in_mask, channel_axis=None)
