@@ -11,15 +11,22 @@ import warnings
 import numpy as np
 
 
+# What the drop-ins call on an array library: NumPy's names.
+_NUMPY_NAMES = ("zeros", "ones", "isnan", "bincount", "cumsum", "clip", "bool_", "float32", "float64", "int64")
+
+
 def namespace(array):
-    """The array library of `array`: NumPy for NumPy arrays, else the one
-    the array names (``__array_namespace__``, or the top-level module of its
-    type, as for CuPy), so that device arrays stay where they are."""
+    """The array library of `array`, so that device arrays stay where they
+    are: NumPy for NumPy arrays, else the top-level module of the array's
+    type where it has NumPy's names (CuPy), else ``__array_namespace__``."""
     if isinstance(array, np.ndarray):
         return np
+    module = importlib.import_module(type(array).__module__.partition(".")[0])
+    if all(hasattr(module, name) for name in _NUMPY_NAMES):
+        return module
     if hasattr(array, "__array_namespace__"):
         return array.__array_namespace__()
-    return importlib.import_module(type(array).__module__.partition(".")[0])
+    raise TypeError(f"{type(array).__module__}.{type(array).__name__} arrays are not taken: give NumPy or CuPy arrays")
 
 
 def small_host_array(value):
