@@ -301,6 +301,10 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
   size_t sample, stride, plane_stride;
 
   memset (input, 0, sizeof *input);
+  if (!es_py_refuse_masked (object, "the image",
+                            "entroscope.entropy honours it (masked pixels count in no window); elsewhere pass "
+                            "its filled(value) or its data"))
+    return false;
   if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
     {
       PyErr_Clear ();

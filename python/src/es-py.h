@@ -212,6 +212,9 @@ bool es_py_parse_choice (PyObject *value, const char *what, const char *const *n
 /* Checks a parameter value (int or float as the table says) against the
  * parameter table, with its messages; stores it into job. */
 bool es_py_parse_param (const EsParam *param, PyObject *value, EsJob *job);
+/* TypeError for a numpy.ma.MaskedArray (its buffer is its data alone, so
+ * reading it would drop the mask), saying what to give instead. */
+bool es_py_refuse_masked (PyObject *value, const char *what, const char *instead);
 /* "entropy" -> ES_OP_ENTROPY, or ValueError naming the operations. */
 bool es_py_parse_op (PyObject *value, EsOp *op);
 /* A variant id valid for op (NULL for None), as the CLI checks it. The
