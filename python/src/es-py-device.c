@@ -68,7 +68,9 @@ dlpack_cuda_device (PyObject *object)
 bool
 es_py_is_device_array (PyObject *object)
 {
-  if (PyObject_CheckBuffer (object))
+  /* NumPy arrays are host memory; CuPy's arrays do have a buffer slot
+   * (which refuses), so the slot says nothing. */
+  if (PyArray_Check (object))
     return false;
   if (PyObject_HasAttrString (object, "__cuda_array_interface__"))
     return true;
