@@ -355,7 +355,7 @@ print_bench_options (FILE *out)
   char text[512];
   size_t len;
 
-  len = (size_t) snprintf (text, sizeof text, _ ("Bench options (with --backend, --variant,"));
+  len = (size_t) snprintf (text, sizeof text, _ ("Bench options (with --backend, --devices, --variant,"));
   for (int id = 0; id < ES_N_PARAMS && len < sizeof text; id++)
     len += (size_t) snprintf (text + len, sizeof text - len, " --%s,", es_param ((EsParamId) id)->name);
   if (len < sizeof text)
