@@ -329,6 +329,10 @@ typedef struct {
   const char *title;        /* "Entropy" */
   const char *result_title; /* "Entropy", "Quantized", "Equalized": its result as a view */
   const char *summary;      /* one line for --help */
+  /* Its own definition, the first item of its preset menu before the
+   * es_presets rows ("opencv", "OpenCV createCLAHE"); NULL for an operation
+   * without presets. */
+  const char *definition_name, *definition_title;
   /* The result's format for a job on an input of format `input`: F32 for
    * entropy, U8 for most, the input's own for CLAHE. */
   EsFormat (*output_format) (const EsJob *job, EsFormat input);
