@@ -121,18 +121,6 @@ es_stream_prepare (EsStream *stream, const EsViewParams *params, EsResult *resul
   return true;
 }
 
-/* Rows first .. first + count - 1 of image, as an image of their own. */
-static EsImage
-rows_view (const EsImage *image, int first, int count)
-{
-  EsImage view = *image;
-
-  view.pixels = (uint8_t *) image->pixels + (size_t) first * image->stride;
-  view.height = count;
-  view.release = NULL;
-  return view;
-}
-
 bool
 es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, EsResult *result, EsControl *control,
                bool *decode_failed, EsError *error)
@@ -159,7 +147,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
       int y1 = y0 + band < height ? y0 + band : height;
       int in0 = y0 - halo > 0 ? y0 - halo : 0;
       int in1 = y1 + halo < height ? y1 + halo : height;
-      EsImage view = rows_view (input, in0, in1 - in0);
+      EsImage view = es_image_rows (input, in0, in1 - in0);
       EsTiming timing;
 
       /* The rows under this band's windows; the last ones only once the
