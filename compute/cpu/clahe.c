@@ -384,24 +384,31 @@ passes_begin (const EsJob *job, int width, int height, EsFormat format, EsError 
   return state;
 }
 
-/* Each padded row p of a tile row counts image row mirror(p): rows of the
- * band that the image's own rows or its mirrored padding place in the tile
- * row are added to its tiles, each tile by one thread. */
+/* Each padded row p of a tile row counts image row mirror(p): the band's
+ * rows are added to the tiles of the tile rows that hold them and of those
+ * that hold padding (which may mirror them), each tile by one thread. */
 static bool
 passes_add_rows (EsTileState *state, const EsImage *rows, int y0, EsControl *control, EsError *error)
 {
   const Clahe *c = &state->c;
-  int y1 = y0 + rows->height, tiles = c->columns * c->rows;
+  int y1 = y0 + rows->height;
+  int first = y0 / c->tile_h, last = (y1 - 1) / c->tile_h;
+  /* The tile rows after `last` that hold padding: none when the grid
+   * divides the image. */
+  int padding = c->padded_height > c->height ? c->height / c->tile_h : c->rows;
+  int after = padding > last + 1 ? padding : last + 1;
+  int tile_rows = last - first + 1 + (after < c->rows ? c->rows - after : 0);
 
   assert (y0 >= 0 && y1 <= c->height && rows->width == c->width && rows->format == c->format);
 
 #pragma omp parallel for schedule(dynamic)
-  for (int t = 0; t < tiles; t++)
+  for (int t = 0; t < tile_rows * c->columns; t++)
     if (!es_control_cancelled (control))
       {
-        int tx = t % c->columns, ty = t / c->columns;
+        int k = t / c->columns, tx = t % c->columns;
+        int ty = k <= last - first ? first + k : after + k - (last - first + 1);
         int p0 = ty * c->tile_h, p1 = p0 + c->tile_h;
-        int *hist = state->hists + (size_t) t * c->bins;
+        int *hist = state->hists + ((size_t) ty * c->columns + tx) * c->bins;
 
         /* The tile row's image rows within the band, then its padding. */
         for (int p = p0 > y0 ? p0 : y0; p < (p1 < y1 ? p1 : y1); p++)
