@@ -110,11 +110,13 @@ es_pipeline_describe (const EsViewParams *params, EsResult *result)
 }
 
 bool
-es_pipeline_streams (const EsViewParams *params, EsExportFormat format)
+es_pipeline_streams (EsEngine *engine, const EsViewParams *params, EsExportFormat format)
 {
   const EsJob *job = &params->job;
+  bool banded = !es_job_whole_image (job)
+                || (es_job_tile_passes (job) != NULL && es_engine_backend (engine) == ES_BACKEND_CPU);
 
-  return params->range == ES_RANGE_ABSOLUTE && format != ES_EXPORT_TEXT && !es_job_whole_image (job)
+  return params->range == ES_RANGE_ABSOLUTE && format != ES_EXPORT_TEXT && banded
          && !(job->op == ES_OP_ENTROPY && (job->definition.mask != NULL || es_definition_is_3d (&job->definition)));
 }
 

@@ -67,9 +67,11 @@ typedef struct {
 void es_pipeline_auto_range (const EsImage *values, double *lo, double *hi);
 
 /* Whether the job can be computed and exported in bands of rows as its
- * input arrives: a job of 2-D local windows (no whole-image statistic, no
- * mask) on the absolute range, to any export but the text matrix. */
-bool es_pipeline_streams (const EsViewParams *params, EsExportFormat format);
+ * input arrives on `engine`: a job of 2-D local windows (no whole-image
+ * statistic, no mask), or one whose halo is a tile (es_job_tile_passes,
+ * CLAHE's) when the engine computes on the CPU, which has the passes; on
+ * the absolute range, to any export but the text matrix. */
+bool es_pipeline_streams (EsEngine *engine, const EsViewParams *params, EsExportFormat format);
 /* Sets result's scale and info for params (what es_pipeline_run does
  * after computing; the absolute range needs no values). */
 void es_pipeline_describe (const EsViewParams *params, EsResult *result);

@@ -121,22 +121,71 @@ es_stream_prepare (EsStream *stream, const EsViewParams *params, EsResult *resul
   return true;
 }
 
-/* Rows first .. first + count - 1 of image, as an image of their own. */
-static EsImage
-rows_view (const EsImage *image, int first, int count)
+/* A job whose halo is a tile (es_job_tile_passes): each band's rows go
+ * into the tiles' statistics as soon as they are decoded; once every row
+ * is in and the file has proved valid, the maps are built and the bands
+ * blended into the result, the encoder following. On the CPU, which the
+ * caller checked the engine uses (es_pipeline_streams). */
+static bool
+run_tile_passes (EsStream *stream, const EsTilePasses *passes, const EsViewParams *params, EsResult *result, int band,
+                 EsControl *control, bool *decode_failed, EsError *error)
 {
-  EsImage view = *image;
+  const EsImage *input = &stream->input;
+  int height = input->height;
+  EsTileState *state;
+  double start = es_monotonic_ms (), computing = 0, since;
+  bool ok;
 
-  view.pixels = (uint8_t *) image->pixels + (size_t) first * image->stride;
-  view.height = count;
-  view.release = NULL;
-  return view;
+  if (!es_job_validate (&params->job, error)
+      || (state = passes->begin (&params->job, input->width, height, input->format, error)) == NULL)
+    return false;
+  ok = true;
+  for (int y0 = 0; y0 < height && ok; y0 += band)
+    {
+      int y1 = y0 + band < height ? y0 + band : height;
+      EsImage rows = es_image_rows (input, y0, y1 - y0);
+
+      /* The last rows only once the whole file has proved valid. */
+      if (!es_row_gate_wait (&stream->decoded, y1))
+        {
+          *decode_failed = true;
+          ok = false;
+          break;
+        }
+      since = es_monotonic_ms ();
+      ok = passes->add_rows (state, &rows, y0, control, error);
+      computing += es_monotonic_ms () - since;
+    }
+  since = es_monotonic_ms ();
+  ok = ok && passes->finish (state, control, error);
+  /* Progress is the blend's, a row at a time. */
+  es_control_begin (control, height);
+  for (int y0 = 0; y0 < height && ok; y0 += band)
+    {
+      int y1 = y0 + band < height ? y0 + band : height;
+      EsImage rows = es_image_rows (input, y0, y1 - y0), out = es_image_rows (&result->values, y0, y1 - y0);
+
+      ok = passes->apply_rows (state, &rows, y0, &out, control, error);
+      if (ok && y1 < height)
+        es_row_gate_advance (&stream->computed, y1);
+    }
+  computing += es_monotonic_ms () - since;
+  passes->free (state);
+  result->timing = (EsTiming){
+    .kernel_ms = computing, .wall_ms = es_monotonic_ms () - start, .backend = ES_BACKEND_CPU, .variant = "openmp"
+  };
+  if (ok)
+    es_row_gate_finish (&stream->computed);
+  else
+    es_row_gate_fail (&stream->computed);
+  return ok;
 }
 
 bool
 es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, EsResult *result, EsControl *control,
                bool *decode_failed, EsError *error)
 {
+  const EsTilePasses *passes = es_job_whole_image (&params->job) ? es_job_tile_passes (&params->job) : NULL;
   const EsImage *input = &stream->input;
   int height = input->height;
   int halo = es_op_info (params->job.op)->halo (&params->job);
@@ -153,13 +202,15 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
   /* Tests make small images go in many bands. */
   if (test_rows > 0)
     band = test_rows;
+  if (passes != NULL)
+    return run_tile_passes (stream, passes, params, result, band, control, decode_failed, error);
   result->timing = (EsTiming){ 0 };
   for (int y0 = 0; y0 < height && ok; y0 += band)
     {
       int y1 = y0 + band < height ? y0 + band : height;
       int in0 = y0 - halo > 0 ? y0 - halo : 0;
       int in1 = y1 + halo < height ? y1 + halo : height;
-      EsImage view = rows_view (input, in0, in1 - in0);
+      EsImage view = es_image_rows (input, in0, in1 - in0);
       EsTiming timing;
 
       /* The rows under this band's windows; the last ones only once the

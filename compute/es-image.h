@@ -144,6 +144,19 @@ es_image_voxel_row (const EsImage *image, int z, int y)
   return (uint8_t *) image->pixels + (size_t) z * image->plane_stride + (size_t) y * image->stride;
 }
 
+/* Rows first .. first + count − 1 of a 2-D image as an image of their own
+ * that shares its pixels (release is NULL: never clear the view): a band. */
+static inline EsImage
+es_image_rows (const EsImage *image, int first, int count)
+{
+  EsImage rows = *image;
+
+  rows.pixels = (uint8_t *) image->pixels + (size_t) first * image->stride;
+  rows.height = count;
+  rows.release = NULL;
+  return rows;
+}
+
 /* Plane z as a 2-D image that shares the volume's pixels (release is NULL:
  * never clear the view). Plane 0 of a 2-D image is the image itself. */
 static inline EsImage

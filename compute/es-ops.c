@@ -487,6 +487,14 @@ es_job_is_default_definition (const EsJob *job)
              && d->mask == NULL);
 }
 
+const EsTilePasses *
+es_job_tile_passes (const EsJob *job)
+{
+  const EsTilePasses *passes = es_op_info (job->op)->tile_passes;
+
+  return passes != NULL && (passes->takes == NULL || passes->takes (job)) ? passes : NULL;
+}
+
 bool
 es_job_whole_image (const EsJob *job)
 {
@@ -776,6 +784,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = N_ ("Entropy"), .result_title = N_ ("Entropy"),
     .summary = N_ ("local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
                "default)"),
+    .definition_name = "entroscope", .definition_title = "Entroscope",
     .output_format = f32_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .params_read = entropy_params_read,
@@ -809,9 +818,11 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_CLAHE, .name = "clahe", .title = N_ ("CLAHE"), .result_title = N_ ("CLAHE"),
     .summary = N_ ("contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
                "createCLAHE(clipLimit, tileGridSize).apply()"),
+    .definition_name = "opencv", .definition_title = "OpenCV createCLAHE",
     .output_format = clahe_output, .input_reads = 2,
     .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
-    .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",
+    .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .tile_passes = &es_cpu_clahe_passes,
+    .units = "gray", .colormap = "gray",
     .range_max = clahe_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535; like skimage 0..1)",
     .cpu_pixel_ns = clahe_pixel_ns,
     .cpu = es_cpu_clahe, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),

@@ -315,6 +315,35 @@ typedef bool (*EsCpuRunner) (const EsJob *job, const EsImage *in, EsImage *out, 
  * (compute/cuda/es-cuda.h); NULL in a build without CUDA. */
 typedef struct EsCudaOp EsCudaOp;
 
+/* The two passes of an operation whose output depends on statistics of
+ * the tiles of a grid that the image's own size places (CLAHE's clipped
+ * histograms): its halo is a tile, not a count of rows, since a pixel
+ * blends the maps of the tiles around it, and each map counts every row of
+ * its tile (and, at the bottom and right, rows mirrored into the padding).
+ * So a banded run first adds every band's input rows to the tiles'
+ * statistics, then builds the maps once, then computes any band of output
+ * rows from its own input rows and the maps, byte for byte as the whole
+ * run. The state holds the statistics and maps, never the image. */
+typedef struct EsTileState EsTileState;
+
+typedef struct {
+  /* Whether the passes compute `job` (NULL: every job of the operation). */
+  bool (*takes) (const EsJob *job);
+  /* For a width × height image of `format` (the job validated). */
+  EsTileState *(*begin) (const EsJob *job, int width, int height, EsFormat format, EsError *error);
+  /* Pass 1: input rows [y0, y0 + rows->height) of the image, each row once,
+   * in bands of any height, in any order, from one thread at a time. */
+  bool (*add_rows) (EsTileState *state, const EsImage *rows, int y0, EsControl *control, EsError *error);
+  /* Between the passes, once every row is in: the tiles' maps. */
+  bool (*finish) (EsTileState *state, EsControl *control, EsError *error);
+  /* Pass 2: output rows [y0, y0 + rows->height) into `out` (as many rows,
+   * the job's output format) from the same input rows; bands in any order,
+   * concurrently. */
+  bool (*apply_rows) (const EsTileState *state, const EsImage *rows, int y0, EsImage *out, EsControl *control,
+                      EsError *error);
+  void (*free) (EsTileState *state);
+} EsTilePasses;
+
 /* A tighter bound than the parameter table's on one parameter an operation
  * reads, and why: quantize writes 8-bit levels, so its levels stop at 256. */
 typedef struct {
@@ -329,6 +358,10 @@ typedef struct {
   const char *title;        /* "Entropy" */
   const char *result_title; /* "Entropy", "Quantized", "Equalized": its result as a view */
   const char *summary;      /* one line for --help */
+  /* Its own definition, the first item of its preset menu before the
+   * es_presets rows ("opencv", "OpenCV createCLAHE"); NULL for an operation
+   * without presets. */
+  const char *definition_name, *definition_title;
   /* The result's format for a job on an input of format `input`: F32 for
    * entropy, U8 for most, the input's own for CLAHE. */
   EsFormat (*output_format) (const EsJob *job, EsFormat input);
@@ -351,6 +384,9 @@ typedef struct {
    * take each plane whole (es_job_whole_image), and CUDA runs it on one
    * device, the engine finishing on the CPU when the plane does not fit. */
   bool image_grid;
+  /* With image_grid: the two passes that compute a job in bands all the
+   * same, its halo a tile (EsTilePasses; es_job_tile_passes); NULL: none. */
+  const EsTilePasses *tile_passes;
   /* Input planes above and below an output plane that it reads: half the
    * depth of a 3-D window, 0 for 2-D windows and for the other ops, which
    * run plane by plane on a volume. */
@@ -399,6 +435,9 @@ double es_job_range_max (const EsJob *job, EsFormat result);
  * whole_image ops, whose statistic covers every plane) rather than as one
  * 2-D job a plane. */
 bool es_job_is_volumetric (const EsJob *job);
+/* The op's tile passes when they compute `job` (EsOpInfo.tile_passes and
+ * its takes), else NULL: then a banded run takes each plane whole. */
+const EsTilePasses *es_job_tile_passes (const EsJob *job);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Bands under a device-memory budget and over several GPUs: every operation and variant gives the one-shot result. */
+/* Bands under a device-memory budget and over several GPUs: every operation and variant gives the one-shot result;
+ * on the CPU, the tile passes of an operation whose halo is a tile (CLAHE) give the whole run's bits. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,128 @@ out:
   es_image_clear (&one_shot);
   es_image_clear (&banded);
   es_image_clear (&reference);
+}
+
+/* Cuts height rows into bands of random heights: starts[0..n] (starts[n] ==
+ * height), in a random order of the n bands (order[]). */
+static int
+random_bands (int height, int *starts, int *order)
+{
+  int n = 0;
+
+  for (int y = 0; y < height; n++)
+    {
+      starts[n] = y;
+      y += random_in (1, random_in (0, 3) == 0 ? height : 1 + height / 5);
+    }
+  starts[n] = height;
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  for (int i = n - 1; i > 0; i--)
+    {
+      int j = random_in (0, i), t = order[i];
+      order[i] = order[j], order[j] = t;
+    }
+  return n;
+}
+
+/* One job in bands through its operation's tile passes (EsTilePasses): the
+ * statistics of bands of random heights added in a random order, then other
+ * bands blended in a random order, must give the whole run's bits. */
+static void
+check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const char *what)
+{
+  const EsTilePasses *passes = es_job_tile_passes (job);
+  EsImage whole = { 0 }, banded = { 0 };
+  EsError error = { 0 };
+  EsTileState *state = NULL;
+  int *starts = malloc ((size_t) (in->height + 1) * sizeof *starts);
+  int *order = malloc ((size_t) in->height * sizeof *order);
+  int n;
+  bool ok;
+
+  if (!tap_ok (passes != NULL && starts != NULL && order != NULL, "%s: the row's tile passes take the job", what))
+    goto out;
+  ok = es_run (cpu, job, in, &whole, NULL, &error)
+       && es_image_alloc (&banded, in->width, in->height, whole.format, whole.depth, &error)
+       && (state = passes->begin (job, in->width, in->height, in->format, &error)) != NULL;
+  n = random_bands (in->height, starts, order);
+  for (int i = 0; ok && i < n; i++)
+    {
+      EsImage rows = es_image_rows (in, starts[order[i]], starts[order[i] + 1] - starts[order[i]]);
+      ok = passes->add_rows (state, &rows, starts[order[i]], NULL, &error);
+    }
+  ok = ok && passes->finish (state, NULL, &error);
+  n = random_bands (in->height, starts, order);
+  for (int i = 0; ok && i < n; i++)
+    {
+      int y0 = starts[order[i]], count = starts[order[i] + 1] - y0;
+      EsImage rows = es_image_rows (in, y0, count), out = es_image_rows (&banded, y0, count);
+      ok = passes->apply_rows (state, &rows, y0, &out, NULL, &error);
+    }
+  if (tap_ok (ok, "%s: runs whole and in bands%s%s", what, error.message[0] ? ": " : "", error.message))
+    tap_ok (same_bits (&whole, &banded), "%s: %d bands give the whole run's bits", what, n);
+out:
+  if (state)
+    passes->free (state);
+  free (starts);
+  free (order);
+  es_image_clear (&whole);
+  es_image_clear (&banded);
+}
+
+/* Every operation with tile passes, on the CPU: awkward sizes (1×N, N×1,
+ * sizes the grid does not divide, grids larger than the image), every
+ * depth, random parameters from the table's ranges; and the jobs the
+ * passes do not take (CLAHE's presets) run whole. */
+static void
+test_tile_passes (EsEngine *cpu)
+{
+  static const int depths[] = { 8, 12, 16 };
+
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      const EsTilePasses *passes = es_op_info ((EsOp) op)->tile_passes;
+
+      if (passes == NULL)
+        continue;
+      for (int round = 0; round < 24; round++)
+        {
+          int depth = depths[round % 3];
+          int width = round == 0 ? 1 : round == 1 ? random_in (1, 300) : random_in (1, 260);
+          int height = round == 1 ? 1 : random_in (1, 260);
+          EsJob job = ES_JOB_INIT ((EsOp) op);
+          EsImage in;
+          char what[160];
+
+          for (int id = 0; id < ES_N_PARAMS; id++)
+            if (es_op_uses ((EsOp) op, (EsParamId) id))
+              {
+                const EsParam *param = es_param ((EsParamId) id);
+                /* Small grids and clip limits mostly, now and then the largest. */
+                double top = random_in (0, 5) == 0 ? es_op_param_max ((EsOp) op, (EsParamId) id) : param->min + 12;
+                double value = param->min + (top - param->min) * (double) random_in (0, 1000) / 1000.0;
+                es_job_set_param (&job, (EsParamId) id, param->digits ? value : floor (value));
+              }
+          if (!es_job_validate (&job, NULL)
+              || !make_image (&in, width, height, depth == 8 ? ES_FORMAT_U8 : ES_FORMAT_U16, depth, 0))
+            {
+              tap_ok (false, "%s: a valid job and its image", es_op_name ((EsOp) op));
+              continue;
+            }
+          snprintf (what, sizeof what, "%s %d×%d %d-bit, clip %g, %d×%d tiles", es_op_name ((EsOp) op), width, height,
+                    depth, job.clip, job.tile_columns, job.tile_rows);
+          check_tile_passes (cpu, &job, &in, what);
+          es_image_clear (&in);
+        }
+    }
+  {
+    EsJob preset = ES_JOB_INIT (ES_OP_CLAHE);
+
+    es_preset_apply (es_preset_find (ES_OP_CLAHE, "skimage"), &preset, false);
+    tap_ok (es_job_tile_passes (&preset) == NULL && es_job_whole_image (&preset),
+            "CLAHE's skimage preset (a range over the whole image) runs whole");
+  }
 }
 
 /* Random awkward sizes, formats and parameters, every variant of every
@@ -331,6 +454,7 @@ main (void)
   cpu = es_engine_new (ES_BACKEND_CPU, &error);
   if (!tap_ok (cpu != NULL, "CPU engine starts"))
     return tap_done ();
+  test_tile_passes (cpu);
   cuda = test_cuda_engine ("bands on CUDA");
   if (cuda == NULL)
     {

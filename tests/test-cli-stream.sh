@@ -46,6 +46,17 @@ check "entropy to float TIFF" same_as_whole e.tif "$IMAGE" entropy --format tif
 check "sharpen" same_as_whole s.png "$IMAGE" sharpen --amount 2
 check "sharpen to TIFF" same_as_whole s.tif "$IMAGE" sharpen --format tif
 
+# CLAHE's halo is a tile: on the CPU its tile passes stream (the tiles'
+# histograms as rows arrive, then the bands blended); 16-bit and a grid
+# finer than the bands too. Its presets, and CUDA, take the image whole.
+check "clahe on the CPU" same_as_whole c.png "$IMAGE" clahe --backend cpu --clip 2 --tiles 7x5
+check "clahe on the CPU to TIFF, 64x64 tiles" \
+  same_as_whole c.tif "$IMAGE" clahe --backend cpu --tiles 64x64 --format tif
+check "clahe of a 16-bit PNG on the CPU" same_as_whole c16.png "$SUITE/basn0g16.png" clahe --backend cpu --clip 3
+"$CLI" clahe --backend cpu --like skimage -q --timings "$IMAGE" -o out/sk.tif 2>"$T/sk.log"
+check "clahe --like skimage (a range over the whole result) does not stream" \
+  sh -c "! grep -q 'band by band' '$T/sk.log'"
+
 # Every layout the row-by-row decoder takes, at 32×32.
 for f in basn0g08 basn0g16 basn2c08 basn2c16 basn4a08 basn4a16 basn6a08 basn6a16 f01n0g08 f02n0g08 f03n0g08 f04n0g08; do
   check "entropy of $f.png" same_as_whole "$f.png" "$SUITE/$f.png" entropy --window 7

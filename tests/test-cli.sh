@@ -154,6 +154,45 @@ else
   skip "/usr/bin/python3 cannot import numpy and cv2" "clahe's exports equal cv2.createCLAHE().apply()"
 fi
 
+# skimage's kernel_size and nbins, MATLAB's NBins: the options of their
+# presets alone, checked against scikit-image itself.
+cli clahe --kernel-size 64 "$SAMPLE" -o kernel.tif
+check "clahe --kernel-size without --like skimage is a usage error naming the preset" \
+  eval '[ "$rc" = 1 ] && one_error_line "kernel-size.*--like skimage"'
+cli clahe --like matlab --kernel-size 64x32 "$SAMPLE" -o kernel.tif
+check "clahe --like matlab --kernel-size is a usage error naming --tiles" \
+  eval '[ "$rc" = 1 ] && one_error_line "kernel-size.*--tiles"'
+cli clahe --nbins 128 "$SAMPLE" -o nbins.png
+check "clahe --nbins without a preset is a usage error naming the presets" \
+  eval '[ "$rc" = 1 ] && one_error_line "nbins.*--like skimage or --like matlab"'
+cli clahe --like skimage --kernel-size 0x32 "$SAMPLE" -o kernel.tif
+check "clahe --kernel-size 0x32 is a usage error naming the form" eval '[ "$rc" = 1 ] && one_error_line "K or HxW"'
+cli clahe --like skimage --nbins 1 "$SAMPLE" -o kernel.tif
+check "clahe --nbins 1 is a usage error naming the range" eval '[ "$rc" = 1 ] && one_error_line "2\.\.65536"'
+cli clahe --like matlab --nbins 64 "$SAMPLE" -o nbins.png
+check "clahe --like matlab --nbins writes the image" [ "$rc" = 0 -a "$(png_size nbins.png)" = "$W $H" ]
+cli clahe -q --like skimage --kernel-size 64x32 --nbins 128 "$SAMPLE" -o kernel.tif
+check "clahe --like skimage --kernel-size --nbins records them in the export" \
+  eval '[ "$rc" = 0 ] && grep -aq "Definition=like skimage · kernel 64×32 · 128 bins" kernel.tif'
+if /usr/bin/python3 -c "import numpy, skimage, PIL" 2>/dev/null; then
+  /usr/bin/python3 - "$SAMPLE" kernel.tif >kernel.log 2>&1 <<'PY'
+import sys
+import numpy as np
+from PIL import Image
+from skimage import exposure
+
+image = np.array(Image.open(sys.argv[1]))
+got = np.array(Image.open(sys.argv[2]))
+expected = exposure.equalize_adapthist(image, kernel_size=(64, 32), clip_limit=0.01, nbins=128)
+difference = np.abs(got.astype(np.float64) - expected).max()
+print("largest difference from equalize_adapthist:", difference)
+sys.exit(0 if got.shape == expected.shape and difference <= 1e-6 else 1)
+PY
+  check "clahe --like skimage --kernel-size 64x32 --nbins 128 is equalize_adapthist's within 1e-6" [ $? = 0 ]
+else
+  skip "/usr/bin/python3 cannot import numpy, skimage and PIL" "clahe --like skimage equals equalize_adapthist"
+fi
+
 # -- determinism and backends --
 for op in equalize sharpen entropy; do
   "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png

@@ -2,7 +2,8 @@
 /* UI tests of the entropy definition in the side panel (GTest, under Xvfb): each control runs a job
  * with its definition, whose values equal es_run's for that job; nats ↔ bits runs nothing; presets
  * set every key; masks of the wrong size are refused with a message; masked pixels read "no data";
- * the overlay, the status bar and exports name the definition. */
+ * the overlay, the status bar and exports name the definition. The CLAHE view's panel: its own
+ * preset menu and parameters, no entropy rows, its presets in its jobs. */
 #include "test-ui-common.h"
 
 #include "es-definitions.h"
@@ -133,7 +134,7 @@ static void
 reset_definition (void)
 {
   es_sidebar_definition_load_mask (definition_panel (), NULL);
-  es_sidebar_definition_apply_preset (definition_panel (), "entroscope");
+  es_sidebar_definition_apply_preset (definition_panel (), ES_OP_ENTROPY, "entroscope");
   set_params (test_params);
   g_settings_set_string (settings, "units", "nats");
   wait_idle ();
@@ -285,7 +286,7 @@ static void
 assert_keys (const char *preset, const char *shape, int window_size, int radius, const char *border,
              const char *binning, int levels, const char *units)
 {
-  g_autofree char *got_preset = g_settings_get_string (settings, "preset");
+  g_autofree char *got_preset = g_settings_get_string (settings, "preset-entropy");
   g_autofree char *got_shape = g_settings_get_string (settings, "shape");
   g_autofree char *got_border = g_settings_get_string (settings, "border");
   g_autofree char *got_binning = g_settings_get_string (settings, "binning");
@@ -318,7 +319,7 @@ test_presets (void)
   assert_keys ("custom", "rect", 7, 0, "replicate", "minmax", 0, "nats");
 
   /* As the preset row sets it. */
-  change ("preset", g_variant_new_string ("matlab"), NULL);
+  change ("preset-entropy", g_variant_new_string ("matlab"), NULL);
   assert_keys ("matlab", "square", 9, 0, "symmetric", "byte", 256, "bits");
   job = base_job ();
   es_preset_apply (es_preset_find (ES_OP_ENTROPY, "matlab"), &job, FALSE);
@@ -326,7 +327,7 @@ test_presets (void)
   g_assert_cmpstr (gtk_label_get_label (window->definition_label), ==,
                    "9×9 · symmetric · 256 bins of 8-bit values · bits");
 
-  change ("preset", g_variant_new_string ("fiji"), NULL);
+  change ("preset-entropy", g_variant_new_string ("fiji"), NULL);
   assert_keys ("fiji", "disk", 0, 3, "clip", "byte", 256, "bits");
   job = base_job ();
   es_preset_apply (es_preset_find (ES_OP_ENTROPY, "fiji"), &job, FALSE);
@@ -334,14 +335,14 @@ test_presets (void)
   assert_layer_is_job (&job);
 
   /* scikit-image keeps the shape the user gave. */
-  change ("preset", g_variant_new_string ("skimage"), NULL);
+  change ("preset-entropy", g_variant_new_string ("skimage"), NULL);
   assert_keys ("skimage", "disk", 0, 3, "clip", "exact", 0, "bits");
 
   /* Any change by hand leaves the preset. */
   change ("border", g_variant_new_string ("mirror"), NULL);
   assert_keys ("custom", "disk", 0, 3, "mirror", "exact", 0, "bits");
 
-  change ("preset", g_variant_new_string ("entroscope"), NULL);
+  change ("preset-entropy", g_variant_new_string ("entroscope"), NULL);
   assert_keys ("entroscope", "square", ES_WINDOW_DEFAULT, 0, "clip", "depth", ES_LEVELS_DEFAULT, "nats");
   job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
   assert_layer_is_job (&job);
@@ -354,6 +355,87 @@ test_presets (void)
   assert_keys ("entroscope", "square", ES_WINDOW_DEFAULT, 0, "clip", "depth", ES_LEVELS_DEFAULT, "nats");
   assert_layer_is_job (&job);
   reset_definition ();
+}
+
+static GtkWidget *
+sidebar_child (GType type, GtkWidget *widget, const char *id)
+{
+  GtkWidget *child = GTK_WIDGET (gtk_widget_get_template_child (widget, type, id));
+
+  g_assert_nonnull (child);
+  return child;
+}
+
+/* The CLAHE layer on screen ran a job of this definition, clip and grid. */
+static void
+assert_clahe_job (EsClaheKind kind, double clip, EsFormat format)
+{
+  EsLayer *layer = es_window_get_layer (window, ES_VIEW_CLAHE);
+
+  g_assert_nonnull (layer);
+  g_assert_cmpint (layer->job.op, ==, ES_OP_CLAHE);
+  g_assert_cmpint (layer->job.clahe.kind, ==, kind);
+  g_assert_cmpfloat (layer->job.clip, ==, clip);
+  g_assert_cmpint (layer->job.tile_columns, ==, g_settings_get_int (settings, "tile-columns"));
+  g_assert_cmpint (layer->job.tile_rows, ==, g_settings_get_int (settings, "tile-rows"));
+  g_assert_cmpint (layer->result.values.format, ==, format);
+}
+
+/* The CLAHE view lists CLAHE's presets, shows its parameters and none of
+ * entropy's rows; a preset sets the peer's clip limit, which the user may
+ * change without leaving it. */
+static void
+test_clahe_presets (void)
+{
+  GtkWidget *sidebar = GTK_WIDGET (window->sidebar), *panel = GTK_WIDGET (definition_panel ());
+  AdwComboRow *preset_row;
+  GListModel *menu;
+  g_autofree char *chosen = NULL;
+  size_t n_presets;
+  const EsPreset *presets = es_presets (ES_OP_CLAHE, &n_presets);
+
+  ensure_image ();
+  set_view ("clahe");
+  g_settings_set_string (settings, "preset-clahe", "opencv");
+  wait_idle ();
+  preset_row = ADW_COMBO_ROW (sidebar_child (ES_TYPE_SIDEBAR_DEFINITION, panel, "preset_row"));
+  menu = adw_combo_row_get_model (preset_row);
+  g_assert_cmpuint (g_list_model_get_n_items (menu), ==, 1 + n_presets);
+  g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (menu), 0), ==,
+                   es_op_info (ES_OP_CLAHE)->definition_title);
+  for (size_t i = 0; i < n_presets; i++)
+    g_assert_cmpstr (gtk_string_list_get_string (GTK_STRING_LIST (menu), i + 1), ==, presets[i].title);
+  g_assert_true (gtk_widget_get_visible (panel));
+  g_assert_true (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "clip_row")));
+  g_assert_true (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "tile-rows_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "window_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "levels_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "units_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "amount_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR_DEFINITION, panel, "border_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR_DEFINITION, panel, "mask_row")));
+
+  /* The row picks a nick of the key by its index. */
+  adw_combo_row_set_selected (preset_row, 1);
+  wait_idle ();
+  chosen = g_settings_get_string (settings, "preset-clahe");
+  g_assert_cmpstr (chosen, ==, presets[0].name);
+  g_assert_cmpfloat (g_settings_get_double (settings, "clip"), ==, presets[0].clip);
+
+  change ("preset-clahe", g_variant_new_string ("skimage"), "clip", g_variant_new_double (0.03), NULL);
+  assert_clahe_job (ES_CLAHE_SKIMAGE, 0.03, ES_FORMAT_F32);
+  change ("preset-clahe", g_variant_new_string ("matlab"), NULL);
+  assert_clahe_job (ES_CLAHE_MATLAB, 0.01, ES_FORMAT_U8);
+  change ("preset-clahe", g_variant_new_string ("opencv"), NULL);
+  assert_clahe_job (ES_CLAHE_OPENCV, ES_CLIP_DEFAULT, ES_FORMAT_U8);
+
+  /* Back to entropy: its menu and rows. */
+  set_view ("entropy");
+  g_assert_cmpuint (g_list_model_get_n_items (adw_combo_row_get_model (preset_row)), ==,
+                    2 + (es_presets (ES_OP_ENTROPY, &n_presets), n_presets));
+  g_assert_true (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "window_row")));
+  g_assert_true (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR_DEFINITION, panel, "border_row")));
+  g_assert_false (gtk_widget_get_visible (sidebar_child (ES_TYPE_SIDEBAR, sidebar, "clip_row")));
 }
 
 static void
@@ -501,6 +583,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/definitions/controls", test_controls);
   g_test_add_func ("/definitions/units", test_units);
   g_test_add_func ("/definitions/presets", test_presets);
+  g_test_add_func ("/definitions/clahe-presets", test_clahe_presets);
   g_test_add_func ("/definitions/mask", test_mask);
   g_test_add_func ("/definitions/export", test_export);
   status = g_test_run ();

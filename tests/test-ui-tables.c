@@ -122,7 +122,7 @@ test_cuda_row_without_image (void)
 
 /* The schema cannot drift from the tables: each parameter's key has its
  * name, type, range and default; "view" lists the view switcher's values;
- * each operation has its variant key. */
+ * each operation has its variant key, and one with presets its preset key. */
 static void
 test_schema (void)
 {
@@ -169,6 +169,37 @@ test_schema (void)
       g_autofree char *key = es_settings_variant_key (op);
 
       g_assert_true (g_settings_schema_has_key (schema, key));
+    }
+
+  /* An operation with presets has its preset key: its own definition's
+   * nick (the default), then its presets' names in table order (entropy's
+   * "custom" after them). */
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      g_autofree char *name = es_settings_preset_key (op);
+      g_autoptr (GSettingsSchemaKey) key = NULL;
+      g_autoptr (GVariant) range = NULL, preset_nicks = NULL, fallback = NULL;
+      g_autofree const char **schema_nicks = NULL;
+      size_t n;
+      const EsPreset *presets = es_presets (op, &n);
+
+      g_test_message ("presets of %s", es_op_name (op));
+      if (n == 0)
+        {
+          g_assert_false (g_settings_schema_has_key (schema, name));
+          continue;
+        }
+      g_assert_true (g_settings_schema_has_key (schema, name));
+      key = g_settings_schema_get_key (schema, name);
+      range = g_settings_schema_key_get_range (key);
+      g_variant_get (range, "(&sv)", &kind, &preset_nicks);
+      g_assert_cmpstr (kind, ==, "enum");
+      schema_nicks = g_variant_get_strv (preset_nicks, NULL);
+      g_assert_cmpstr (schema_nicks[0], ==, es_op_info (op)->definition_name);
+      for (size_t i = 0; i < n; i++)
+        g_assert_cmpstr (schema_nicks[i + 1], ==, presets[i].name);
+      fallback = g_settings_schema_key_get_default_value (key);
+      g_assert_cmpstr (g_variant_get_string (fallback, NULL), ==, es_op_info (op)->definition_name);
     }
 }
 
@@ -298,8 +329,9 @@ test_side_panel (void)
       g_assert_cmpfloat (gtk_adjustment_get_value (adjustment), ==, param->default_value);
     }
 
-  /* A row shows while some operation reads its parameter: entropy reads
-   * the window only as the square's side, quantize the levels always. */
+  /* A row shows while an operation on screen reads its parameter: entropy
+   * reads the window only as the square's side and the levels not with
+   * exact binning, quantize the levels always. */
   {
     GtkWidget *window_row = GTK_WIDGET (
       gtk_widget_get_template_child (GTK_WIDGET (window->sidebar), ES_TYPE_SIDEBAR, "window_row"));
@@ -310,10 +342,13 @@ test_side_panel (void)
     g_settings_set_enum (settings, "shape", ES_SHAPE_DISK);
     g_settings_set_enum (settings, "binning", ES_BINNING_EXACT);
     g_assert_false (gtk_widget_get_visible (window_row));
+    g_assert_false (gtk_widget_get_visible (levels_row));
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.view", "s", "quantized"));
     g_assert_true (gtk_widget_get_visible (levels_row));
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.view", "s", "entropy"));
     g_settings_reset (settings, "shape");
     g_settings_reset (settings, "binning");
-    g_settings_reset (settings, "preset");
+    g_settings_reset (settings, "preset-entropy");
     g_assert_true (gtk_widget_get_visible (window_row));
   }
   wait_until (is_idle, NULL, NULL, NULL);

@@ -50,6 +50,28 @@ es_settings_get_number (GSettings *settings, const char *key)
   g_return_val_if_reached (NAN);
 }
 
+void
+es_settings_set_number (GSettings *settings, const char *key, double value)
+{
+  g_autoptr (GVariant) old = NULL;
+
+  g_return_if_fail (G_IS_SETTINGS (settings));
+
+  old = g_settings_get_value (settings, key);
+  if (g_variant_is_of_type (old, G_VARIANT_TYPE_INT32))
+    g_settings_set_int (settings, key, (int) lround (value));
+  else if (g_variant_is_of_type (old, G_VARIANT_TYPE_DOUBLE))
+    g_settings_set_double (settings, key, value);
+  else
+    g_return_if_reached ();
+}
+
+char *
+es_settings_preset_key (EsOp op)
+{
+  return g_strconcat ("preset-", es_op_name (op), NULL);
+}
+
 char *
 es_settings_variant_key (EsOp op)
 {

@@ -15,7 +15,14 @@ void es_settings_bind_choice (GSettings *settings, const char *key, gpointer obj
 /* A numeric key ("i" or "d", such as a parameter's) as a double. */
 double es_settings_get_number (GSettings *settings, const char *key);
 
+/* Sets a numeric key ("i" or "d") from a double. */
+void es_settings_set_number (GSettings *settings, const char *key, double value);
+
 /* The key holding the CUDA kernel variant of op: "variant-entropy". */
 char *es_settings_variant_key (EsOp op);
+/* The key holding the preset of op, an operation with presets (es_presets):
+ * "preset-clahe", one of the nicks EsOpInfo.definition_name and its
+ * presets' names. */
+char *es_settings_preset_key (EsOp op);
 
 G_END_DECLS

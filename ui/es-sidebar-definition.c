@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* EsSidebarDefinition: the entropy definition's rows (DESIGN.md §1), bound to GSettings; the mask and
- * footprint images the window's jobs point at; presets that set every key, "custom" once one changes. */
+/* EsSidebarDefinition: the preset menu of the operation on screen and the entropy definition's rows (DESIGN.md
+ * §1), bound to GSettings; the mask and footprint images the window's jobs point at; entropy's presets set every
+ * key and turn "custom" once one changes. */
 #include "es-sidebar-definition.h"
 
 #include <glib/gi18n-lib.h>
+#include <string.h>
 
 #include "es-load.h"
 #include "es-settings.h"
@@ -52,11 +54,13 @@ struct _EsSidebarDefinition {
   GtkWidget *mask_clear_button;
 
   GSettings *settings;
-  GPtrArray *files;      /* CellsFile, every one loaded */
-  CellsFile *mask;       /* NULL: every pixel counts */
-  char *mask_loading;    /* the name of the mask being read, or NULL */
-  guint mask_generation; /* of the last mask asked for: older reads are dropped */
-  CellsFile *footprint;  /* of "footprint-file"; NULL when none could be read */
+  int op;                                 /* whose preset menu and rows are shown; -1: none */
+  GtkStringList *preset_titles[ES_N_OPS]; /* each op's menu; NULL without presets */
+  GPtrArray *files;                       /* CellsFile, every one loaded */
+  CellsFile *mask;                        /* NULL: every pixel counts */
+  char *mask_loading;                     /* the name of the mask being read, or NULL */
+  guint mask_generation;                  /* of the last mask asked for: older reads are dropped */
+  CellsFile *footprint;                   /* of "footprint-file"; NULL when none could be read */
   int image_width, image_height, image_planes;
   gboolean normalized; /* units were "normalized" at the last change */
   gboolean applying;   /* a preset is setting the keys */
@@ -68,7 +72,7 @@ G_DEFINE_FINAL_TYPE (EsSidebarDefinition, es_sidebar_definition, ADW_TYPE_PREFER
 enum { SIGNAL_CHANGED, SIGNAL_MESSAGE, SIGNAL_ROWS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-#define PRESET_DEFAULT "entroscope"
+/* Entropy's "custom": a definition key changed by hand. */
 #define PRESET_CUSTOM "custom"
 
 /* The combo rows' nicks, in the order of their items and of the schema's enums. */
@@ -79,8 +83,10 @@ static const char *const shape_3d_nicks[] = { "box", "ball", NULL };
 static const EsShape shapes_3d[] = { ES_SHAPE_BOX, ES_SHAPE_BALL };
 static const char *const border_nicks[] = { "clip", "symmetric", "mirror", "replicate", "constant", NULL };
 static const char *const binning_nicks[] = { "depth", "range", "minmax", "exact", "byte", NULL };
-/* "entroscope", every es_presets name, "custom": filled in class_init. */
-static const char *preset_nicks[8];
+/* Each operation's preset menu as its key's nicks: its own definition's
+ * name, every es_presets name, and for entropy "custom"; filled in
+ * class_init, empty for an operation without presets. */
+static const char *preset_nicks[ES_N_OPS][8];
 
 /* What each border mode and binning does, on a row a b c d. */
 static const char *const border_subtitles[] = {
@@ -172,13 +178,17 @@ window_is_3d (EsSidebarDefinition *self, int planes)
   return planes > 1 && g_settings_get_enum (self->settings, "volume-window") == 0;
 }
 
-/* Rows that the choices do not use are hidden; subtitles say what a choice means. */
+/* Rows that the choices do not use are hidden, and the entropy
+ * definition's rows while entropy is not on screen; subtitles say what a
+ * choice means. */
 static void
 update_rows (EsSidebarDefinition *self)
 {
   int shape = g_settings_get_enum (self->settings, "shape");
-  gboolean volume = self->image_planes > 1;
-  gboolean in_3d = window_is_3d (self, self->image_planes);
+  gboolean entropy = self->op == ES_OP_ENTROPY;
+  gboolean volume = entropy && self->image_planes > 1;
+  gboolean in_3d = entropy && window_is_3d (self, self->image_planes);
+  gboolean flat = entropy && !in_3d;
   EsShape shape_3d = shapes_3d[g_settings_get_enum (self->settings, "shape-3d")];
   int border = g_settings_get_enum (self->settings, "border");
   int binning = g_settings_get_enum (self->settings, "binning");
@@ -194,14 +204,17 @@ update_rows (EsSidebarDefinition *self)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->volume_window_row), in_3d
                                                                            ? _ ("Counted across neighbouring planes")
                                                                            : _ ("The 2-D shape, on each plane alone"));
-  gtk_widget_set_visible (GTK_WIDGET (self->shape_row), !in_3d);
-  gtk_widget_set_visible (self->rect_height_row, !in_3d && shape == ES_SHAPE_RECT);
-  gtk_widget_set_visible (self->rect_width_row, !in_3d && shape == ES_SHAPE_RECT);
-  gtk_widget_set_visible (self->radius_row, !in_3d && shape == ES_SHAPE_DISK);
-  gtk_widget_set_visible (GTK_WIDGET (self->footprint_row), !in_3d && shape == ES_SHAPE_FOOTPRINT);
-  gtk_widget_set_visible (self->border_value_row, border == ES_BORDER_CONSTANT);
-  gtk_widget_set_visible (self->range_lo_row, binning == ES_BINNING_RANGE);
-  gtk_widget_set_visible (self->range_hi_row, binning == ES_BINNING_RANGE);
+  gtk_widget_set_visible (GTK_WIDGET (self->shape_row), flat);
+  gtk_widget_set_visible (self->rect_height_row, flat && shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->rect_width_row, flat && shape == ES_SHAPE_RECT);
+  gtk_widget_set_visible (self->radius_row, flat && shape == ES_SHAPE_DISK);
+  gtk_widget_set_visible (GTK_WIDGET (self->footprint_row), flat && shape == ES_SHAPE_FOOTPRINT);
+  gtk_widget_set_visible (GTK_WIDGET (self->border_row), entropy);
+  gtk_widget_set_visible (self->border_value_row, entropy && border == ES_BORDER_CONSTANT);
+  gtk_widget_set_visible (GTK_WIDGET (self->binning_row), entropy);
+  gtk_widget_set_visible (self->range_lo_row, entropy && binning == ES_BINNING_RANGE);
+  gtk_widget_set_visible (self->range_hi_row, entropy && binning == ES_BINNING_RANGE);
+  gtk_widget_set_visible (GTK_WIDGET (self->mask_row), entropy);
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->border_row), _ (border_subtitles[border]));
   adw_action_row_set_subtitle (ADW_ACTION_ROW (self->binning_row), _ (binning_subtitles[binning]));
 
@@ -264,8 +277,8 @@ keys_match_preset (EsSidebarDefinition *self, const char *name)
   if (preset == NULL)
     {
       wanted = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
-      return g_str_equal (name, PRESET_DEFAULT) && g_str_equal (units, "nats") && now.window == wanted.window
-             && now.levels == wanted.levels && now.definition.shape == ES_SHAPE_SQUARE
+      return g_str_equal (name, es_op_info (ES_OP_ENTROPY)->definition_name) && g_str_equal (units, "nats")
+             && now.window == wanted.window && now.levels == wanted.levels && now.definition.shape == ES_SHAPE_SQUARE
              && now.definition.border == ES_BORDER_CLIP && now.definition.binning == ES_BINNING_DEPTH;
     }
   wanted = now;
@@ -275,17 +288,41 @@ keys_match_preset (EsSidebarDefinition *self, const char *name)
          && now.definition.border == wanted.definition.border && now.definition.binning == wanted.definition.binning;
 }
 
-void
-es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name)
+/* Another operation's preset (CLAHE's) is a definition of the job, which
+ * jobs read from its key (es_sidebar_definition_get); choosing one sets the
+ * peer's defaults of the parameters it sets, which the user may change
+ * afterwards without leaving it. */
+static void
+apply_op_preset (EsSidebarDefinition *self, EsOp op, const char *name)
 {
-  const EsPreset *preset = es_preset_find (ES_OP_ENTROPY, name);
+  const EsPreset *preset = es_preset_find (op, name);
+  EsJob job = ES_JOB_INIT (op);
+
+  if (preset)
+    es_preset_apply (preset, &job, FALSE);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (op, id))
+      es_settings_set_number (self->settings, es_param (id)->name, es_job_get_param (&job, id));
+}
+
+void
+es_sidebar_definition_apply_preset (EsSidebarDefinition *self, EsOp op, const char *name)
+{
+  const EsPreset *preset = es_preset_find (op, name);
+  g_autofree char *key = NULL;
   EsJob job;
 
   g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
   g_return_if_fail (self->settings != NULL);
 
-  if (g_str_equal (name, PRESET_CUSTOM) || (preset == NULL && !g_str_equal (name, PRESET_DEFAULT)))
+  if (preset == NULL && !g_str_equal (name, es_op_info (op)->definition_name))
     return;
+  key = es_settings_preset_key (op);
+  if (op != ES_OP_ENTROPY)
+    {
+      g_settings_set_string (self->settings, key, name);
+      return;
+    }
   /* Entroscope's own: the job's defaults. */
   job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
   if (preset)
@@ -303,7 +340,7 @@ es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name)
   g_settings_set_enum (self->settings, "border", job.definition.border);
   g_settings_set_enum (self->settings, "binning", job.definition.binning);
   g_settings_set_string (self->settings, "units", preset ? preset->units : "nats");
-  g_settings_set_string (self->settings, "preset", name);
+  g_settings_set_string (self->settings, key, name);
   self->applying = FALSE;
 }
 
@@ -336,28 +373,41 @@ load_footprint (EsSidebarDefinition *self)
   self->footprint = footprint;
 }
 
+/* The operation whose preset a key holds ("preset-clahe"). */
+static gboolean
+preset_key_op (const char *key, EsOp *op)
+{
+  return g_str_has_prefix (key, "preset-") && es_op_from_name (key + strlen ("preset-"), op);
+}
+
 static void
 on_setting (GSettings *settings, const char *key, EsSidebarDefinition *self)
 {
-  g_autofree char *preset = NULL;
+  g_autofree char *preset = NULL, *entropy_key = es_settings_preset_key (ES_OP_ENTROPY);
   gboolean definition = g_strv_contains (definition_keys, key);
+  EsOp op;
 
   g_assert (ES_IS_SIDEBAR_DEFINITION (self));
-  if (g_str_equal (key, "preset"))
+  if (preset_key_op (key, &op))
     {
       preset = g_settings_get_string (settings, key);
+      if (op != ES_OP_ENTROPY)
+        {
+          apply_op_preset (self, op, preset);
+          changed (self, key);
+        }
       /* Its own write of the key comes back here: nothing left to do. */
-      if (!self->applying && !keys_match_preset (self, preset))
-        es_sidebar_definition_apply_preset (self, preset);
+      else if (!self->applying && !g_str_equal (preset, PRESET_CUSTOM) && !keys_match_preset (self, preset))
+        es_sidebar_definition_apply_preset (self, op, preset);
       return;
     }
   if (!definition && !g_str_equal (key, "units") && !g_str_equal (key, "window") && !g_str_equal (key, "levels"))
     return;
 
   /* A change by hand leaves the preset (a preset's own keys never do). */
-  preset = g_settings_get_string (settings, "preset");
+  preset = g_settings_get_string (settings, entropy_key);
   if (!self->applying && !g_str_equal (preset, PRESET_CUSTOM) && !keys_match_preset (self, preset))
-    g_settings_set_string (settings, "preset", PRESET_CUSTOM);
+    g_settings_set_string (settings, entropy_key, PRESET_CUSTOM);
 
   if (g_str_equal (key, "footprint-file"))
     load_footprint (self);
@@ -381,6 +431,41 @@ on_setting (GSettings *settings, const char *key, EsSidebarDefinition *self)
     }
 }
 
+/* The preset row shows the menu of the operation on screen, bound to its
+ * key; the group shows while that operation has presets. */
+static void
+bind_preset_row (EsSidebarDefinition *self)
+{
+  gboolean has_menu = self->op >= 0 && self->preset_titles[self->op] != NULL;
+  g_autofree char *key = NULL, *description = NULL;
+
+  g_settings_unbind (self->preset_row, "selected");
+  gtk_widget_set_visible (GTK_WIDGET (self), has_menu);
+  if (!has_menu || self->settings == NULL)
+    return;
+  key = es_settings_preset_key (self->op);
+  description = g_strdup_printf ("What %s means here; presets match other tools",
+                                 self->op == ES_OP_ENTROPY ? "local entropy" : es_op_info (self->op)->title);
+  adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (self), description);
+  adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (self->preset_titles[self->op]));
+  es_settings_bind_choice (self->settings, key, self->preset_row, preset_nicks[self->op]);
+}
+
+void
+es_sidebar_definition_set_op (EsSidebarDefinition *self, gboolean has_op, EsOp op)
+{
+  int shown = has_op ? (int) op : -1;
+
+  g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
+
+  if (shown == self->op)
+    return;
+  self->op = shown;
+  bind_preset_row (self);
+  if (self->settings)
+    update_rows (self);
+}
+
 static void
 bind_spin (GSettings *settings, const char *key, GtkSpinButton *spin)
 {
@@ -398,7 +483,6 @@ es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
   g_set_object (&self->settings, settings);
   units = g_settings_get_string (settings, "units");
   self->normalized = g_str_equal (units, "normalized");
-  es_settings_bind_choice (settings, "preset", self->preset_row, preset_nicks);
   es_settings_bind_choice (settings, "volume-window", self->volume_window_row, volume_window_nicks);
   es_settings_bind_choice (settings, "shape-3d", self->shape_3d_row, shape_3d_nicks);
   es_settings_bind_choice (settings, "shape", self->shape_row, shape_nicks);
@@ -418,12 +502,15 @@ es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
   /* The footprint of the last session is read again. */
   load_footprint (self);
   update_rows (self);
+  bind_preset_row (self);
 }
 
 gboolean
 es_sidebar_definition_has_key (const char *key)
 {
-  return g_strv_contains (definition_keys, key) || g_str_equal (key, "preset");
+  EsOp op;
+
+  return g_strv_contains (definition_keys, key) || preset_key_op (key, &op);
 }
 
 void
@@ -454,6 +541,28 @@ es_sidebar_definition_get_image_planes (EsSidebarDefinition *self)
   return MAX (self->image_planes, 1);
 }
 
+/* A preset of an operation other than entropy is a definition of the job
+ * (CLAHE's kind): applied, then the parameters the panel holds win. */
+static void
+get_op_preset (EsSidebarDefinition *self, EsJob *job)
+{
+  g_autofree char *key = NULL, *name = NULL;
+  const EsPreset *preset;
+  EsJob parameters = *job;
+
+  if (self->preset_titles[job->op] == NULL)
+    return;
+  key = es_settings_preset_key (job->op);
+  name = g_settings_get_string (self->settings, key);
+  preset = es_preset_find (job->op, name);
+  if (preset == NULL)
+    return;
+  es_preset_apply (preset, job, FALSE);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (es_op_uses (job->op, id))
+      es_job_set_param (job, id, es_job_get_param (&parameters, id));
+}
+
 void
 es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int planes, EsJob *job)
 {
@@ -465,6 +574,11 @@ es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int
   *d = (EsEntropyDefinition){ 0 };
   if (settings == NULL)
     return;
+  if (job->op != ES_OP_ENTROPY)
+    {
+      get_op_preset (self, job);
+      return;
+    }
   /* Only what the choices use is set, so that a value the job ignores (a
    * radius while the shape is a square) never looks like a new job. */
   d->shape = window_is_3d (self, planes) ? shapes_3d[g_settings_get_enum (settings, "shape-3d")]
@@ -702,6 +816,8 @@ es_sidebar_definition_finalize (GObject *object)
   EsSidebarDefinition *self = ES_SIDEBAR_DEFINITION (object);
 
   g_ptr_array_unref (self->files);
+  for (int op = 0; op < ES_N_OPS; op++)
+    g_clear_object (&self->preset_titles[op]);
   G_OBJECT_CLASS (es_sidebar_definition_parent_class)->finalize (object);
 }
 
@@ -710,9 +826,6 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
-  size_t n_presets, n = 0;
-  const EsPreset *presets = es_presets (ES_OP_ENTROPY, &n_presets);
-
   object_class->dispose = es_sidebar_definition_dispose;
   object_class->finalize = es_sidebar_definition_finalize;
 
@@ -723,11 +836,20 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
   signals[SIGNAL_ROWS_CHANGED] = g_signal_new ("rows-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                                NULL, NULL, G_TYPE_NONE, 0);
 
-  preset_nicks[n++] = PRESET_DEFAULT;
-  for (size_t i = 0; i < n_presets && n < G_N_ELEMENTS (preset_nicks) - 2; i++)
-    preset_nicks[n++] = presets[i].name;
-  preset_nicks[n++] = PRESET_CUSTOM;
-  preset_nicks[n] = NULL;
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      size_t n_presets, n = 0;
+      const EsPreset *presets = es_presets (op, &n_presets);
+
+      if (n_presets == 0)
+        continue;
+      preset_nicks[op][n++] = es_op_info (op)->definition_name;
+      for (size_t i = 0; i < n_presets && n < G_N_ELEMENTS (preset_nicks[op]) - 2; i++)
+        preset_nicks[op][n++] = presets[i].name;
+      if (op == ES_OP_ENTROPY)
+        preset_nicks[op][n++] = PRESET_CUSTOM;
+      preset_nicks[op][n] = NULL;
+    }
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-sidebar-definition.ui");
   gtk_widget_class_bind_template_child (widget_class, EsSidebarDefinition, preset_row);
@@ -766,18 +888,25 @@ es_sidebar_definition_class_init (EsSidebarDefinitionClass *klass)
 static void
 es_sidebar_definition_init (EsSidebarDefinition *self)
 {
-  g_autoptr (GtkStringList) presets = gtk_string_list_new (NULL);
-  size_t n_presets;
-  const EsPreset *list = es_presets (ES_OP_ENTROPY, &n_presets);
-
   self->files = g_ptr_array_new_with_free_func (cells_file_free);
+  self->op = ES_OP_ENTROPY;
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  gtk_string_list_append (presets, "Entroscope");
-  for (size_t i = 0; i < n_presets; i++)
-    gtk_string_list_append (presets, list[i].title);
-  gtk_string_list_append (presets, _ ("Custom"));
-  adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (presets));
+  /* Each menu in the order of its key's nicks (class_init). */
+  for (int op = 0; op < ES_N_OPS; op++)
+    {
+      size_t n_presets;
+      const EsPreset *list = es_presets (op, &n_presets);
+
+      if (n_presets == 0)
+        continue;
+      self->preset_titles[op] = gtk_string_list_new (NULL);
+      gtk_string_list_append (self->preset_titles[op], es_op_info (op)->definition_title);
+      for (size_t i = 0; i < n_presets; i++)
+        gtk_string_list_append (self->preset_titles[op], list[i].title);
+      if (op == ES_OP_ENTROPY)
+        gtk_string_list_append (self->preset_titles[op], _ ("Custom"));
+    }
   /* Odd sides: ticks are 1 + 2k. */
   gtk_spin_button_set_snap_to_ticks (self->rect_height_spin, TRUE);
   gtk_spin_button_set_snap_to_ticks (self->rect_width_spin, TRUE);

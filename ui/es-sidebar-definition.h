@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* EsSidebarDefinition: the side panel's entropy definition (shape, border, binning, mask, preset). */
+/* EsSidebarDefinition: the side panel's Definition group: the preset menu of the operation on screen, and the
+ * entropy definition (shape, border, binning, mask). */
 #pragma once
 
 #include <adwaita.h>
@@ -27,11 +28,12 @@ gboolean es_sidebar_definition_has_key (const char *key);
 void es_sidebar_definition_set_image_size (EsSidebarDefinition *self, int width, int height, int planes);
 /* Its planes (1 before any image). */
 int es_sidebar_definition_get_image_planes (EsSidebarDefinition *self);
-/* The definition in force for an entropy job on a width×height×planes
- * image (job->window and job->levels come from the parameters): on a
- * volume with "volume-window" 3-D, the box or ball of the 3-D keys, else
- * the 2-D shape. The mask and the footprint it points at live as long as
- * this widget. */
+/* The definition in force for a job on a width×height×planes image, its
+ * parameters already set. Entropy's (job->window and job->levels come from
+ * the parameters): on a volume with "volume-window" 3-D, the box or ball of
+ * the 3-D keys, else the 2-D shape; the mask and the footprint it points at
+ * live as long as this widget. Another operation's: its preset's (CLAHE's
+ * kind), the parameters kept. */
 void es_sidebar_definition_get (EsSidebarDefinition *self, int width, int height, int planes, EsJob *job);
 
 /* What the mask chooser does: reads the file on a worker thread, then uses
@@ -43,7 +45,12 @@ void es_sidebar_definition_load_mask (EsSidebarDefinition *self, GFile *file);
 gboolean es_sidebar_definition_is_reading_mask (EsSidebarDefinition *self);
 /* Sets "footprint-file" and the shape; the file is read when the key changes. */
 void es_sidebar_definition_choose_footprint (EsSidebarDefinition *self, GFile *file);
-/* Applies a preset by name ("matlab", "entroscope"): sets every key. */
-void es_sidebar_definition_apply_preset (EsSidebarDefinition *self, const char *name);
+/* The operation on screen (the active view's, or one on screen with
+ * presets): its preset menu shows, and the entropy definition's rows only
+ * for entropy; without presets the group hides. */
+void es_sidebar_definition_set_op (EsSidebarDefinition *self, gboolean has_op, EsOp op);
+/* Applies a preset of op by name ("matlab", or its own definition's,
+ * "entroscope"): sets its key, and for entropy every definition key. */
+void es_sidebar_definition_apply_preset (EsSidebarDefinition *self, EsOp op, const char *name);
 
 G_END_DECLS

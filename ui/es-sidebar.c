@@ -34,6 +34,8 @@ struct _EsSidebar {
   EsHistogram *before_histogram;
   EsHistogram *after_histogram;
 
+  unsigned ops_on_screen; /* 1u << EsOp of every view on screen */
+
   GPtrArray *variant_rows;
   int variant_op; /* the op the rows were built for; -1 none */
   gboolean variant_cuda;
@@ -61,18 +63,37 @@ megapixels_to_pixels (const GValue *value, const GVariantType *type, gpointer us
   return g_variant_new_uint64 ((guint64) MAX (llround (g_value_get_double (value) * 1e6), 1));
 }
 
-/* A parameter's row shows while some operation reads it in the job the
- * settings describe (EsOpInfo.params_read: entropy reads the window only as
- * the square's side). */
+static gboolean
+group_shows_a_row (EsSidebar *self, GtkWidget *group)
+{
+  GtkWidget *units = GTK_WIDGET (self->units_row);
+
+  if (gtk_widget_get_visible (units) && gtk_widget_is_ancestor (units, group))
+    return TRUE;
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (self->param_rows[id] && gtk_widget_get_visible (self->param_rows[id])
+        && gtk_widget_is_ancestor (self->param_rows[id], group))
+      return TRUE;
+  return FALSE;
+}
+
+/* A parameter's row shows while an operation on screen reads it in the
+ * job the settings describe (EsOpInfo.params_read: entropy reads the window
+ * only as the square's side), and a group while one of its rows shows. The
+ * units convert nats: their row shows with a result in nats. */
 static void
 update_param_rows (EsSidebar *self)
 {
   unsigned read = 0;
+  gboolean nats = FALSE;
 
   for (int op = 0; op < ES_N_OPS; op++)
     {
       EsJob job = ES_JOB_INIT (op);
 
+      if (!(self->ops_on_screen & (1u << op)))
+        continue;
+      nats |= g_str_equal (es_op_info (op)->units, "nats");
       for (int id = 0; id < ES_N_PARAMS; id++)
         if (es_op_uses (op, id))
           es_job_set_param (&job, id, es_settings_get_number (self->settings, es_param (id)->name));
@@ -80,9 +101,44 @@ update_param_rows (EsSidebar *self)
                                  &job);
       read |= es_job_params_read (&job);
     }
+  gtk_widget_set_visible (GTK_WIDGET (self->units_row), nats);
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (self->param_rows[id])
       gtk_widget_set_visible (self->param_rows[id], (read & ES_PARAM_BIT (id)) != 0);
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    if (self->param_rows[id])
+      {
+        GtkWidget *group = gtk_widget_get_ancestor (self->param_rows[id], ADW_TYPE_PREFERENCES_GROUP);
+
+        gtk_widget_set_visible (group, group_shows_a_row (self, group));
+      }
+}
+
+void
+es_sidebar_set_ops (EsSidebar *self, unsigned ops_on_screen, gboolean has_active, EsOp active)
+{
+  gboolean has_presets = FALSE;
+  EsOp definition_op = active;
+  size_t n = 0;
+
+  g_return_if_fail (ES_IS_SIDEBAR (self));
+
+  /* The Definition group follows the active view, or else the first view on
+   * screen that has presets (the grid's entropy while the original is active). */
+  if (has_active && es_presets (active, &n) && n > 0)
+    has_presets = TRUE;
+  for (int op = 0; op < ES_N_OPS && !has_presets; op++)
+    if ((ops_on_screen & (1u << op)) && es_presets (op, &n) && n > 0)
+      {
+        definition_op = op;
+        has_presets = TRUE;
+      }
+  es_sidebar_definition_set_op (self->definition, has_presets, definition_op);
+  if (ops_on_screen == self->ops_on_screen)
+    return;
+  self->ops_on_screen = ops_on_screen;
+  if (self->settings)
+    update_param_rows (self);
 }
 
 /* After the definition's own handler (connected first), so that a new
@@ -563,6 +619,8 @@ es_sidebar_init (EsSidebar *self)
 {
   self->variant_rows = g_ptr_array_new ();
   self->variant_op = -2;
+  /* Until a window says which are on screen, every operation's rows. */
+  self->ops_on_screen = (1u << ES_N_OPS) - 1;
   gtk_widget_init_template (GTK_WIDGET (self));
   for (int id = 0; id < ES_N_PARAMS; id++)
     setup_param (self, es_param (id));

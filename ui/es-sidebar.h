@@ -21,6 +21,10 @@ void es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason);
 /* Lists the kernel variants of op (radio rows on win.variant, lesson as
  * tooltip); has_op FALSE for the original, which runs no kernel. */
 void es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cuda_in_use);
+/* The operations of the views on screen (1u << EsOp each) and the active
+ * view's: the parameter rows they read show, the others hide, and the
+ * Definition group shows the active operation's presets. */
+void es_sidebar_set_ops (EsSidebar *self, unsigned ops_on_screen, gboolean has_active, EsOp active);
 /* Marks the variant rows for job (of the listed op): a variant that cannot
  * compute it is dimmed, and says why and which variant runs it instead; one
  * that runs it on a slow path says so. Subtitle, and tooltip with the lesson. */

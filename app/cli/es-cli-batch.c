@@ -518,7 +518,7 @@ can_stream (const EsCliBatch *b)
 
   /* The sandbox hands the image over whole. */
   if (b->to_stdout || b->options->sandbox || !es_load_png_rows_while_reading ()
-      || !es_pipeline_streams (b->params, b->format))
+      || !es_pipeline_streams (b->engine, b->params, b->format))
     return false;
   if (stat (b->inputs[0], &st) != 0 || !S_ISREG (st.st_mode))
     return false;

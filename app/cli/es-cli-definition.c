@@ -10,6 +10,35 @@ const char *const es_cli_reads_name[ES_CLI_N_READS] = {
   [ES_CLI_READS_MASK] = "mask",
 };
 
+/* K (a square) or HxW / H×W, skimage's kernel_size in pixels (rows ×
+ * columns). */
+static bool
+parse_kernel_size (const char *text, EsClaheDefinition *c)
+{
+  const char *x = strpbrk (text, "x×");
+  unsigned long height, width;
+  char rows[16];
+
+  if (x == NULL)
+    {
+      if (!es_definition_parse_uint (text, 1, ES_MAX_SIDE, &height))
+        return false;
+      width = height;
+    }
+  else
+    {
+      if ((size_t) (x - text) >= sizeof rows)
+        return false;
+      memcpy (rows, text, (size_t) (x - text));
+      rows[x - text] = '\0';
+      if (!es_definition_parse_uint (rows, 1, ES_MAX_SIDE, &height)
+          || !es_definition_parse_uint (x + (*x == 'x' ? 1 : strlen ("×")), 1, ES_MAX_SIDE, &width))
+        return false;
+    }
+  c->kernel_height = (int) height, c->kernel_width = (int) width;
+  return true;
+}
+
 bool
 es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *o)
 {
@@ -108,8 +137,42 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       /* Checked once the options are read: the presets are the operation's. */
       o->like = text;
       return true;
+    case ES_CLI_KERNEL_SIZE:
+      if (!parse_kernel_size (text, &o->job.clahe))
+        {
+          es_cli_usage_error ("--kernel-size=%s: expected K or HxW (rows × columns), 1..%d a side", text, ES_MAX_SIDE);
+          return false;
+        }
+      return true;
+    case ES_CLI_NBINS:
+      if (!es_definition_parse_uint (text, ES_CLAHE_BINS_MIN, ES_CLAHE_BINS_MAX, &number))
+        {
+          es_cli_usage_error ("--nbins=%s: expected a number of bins in %d..%d", text, ES_CLAHE_BINS_MIN,
+                              ES_CLAHE_BINS_MAX);
+          return false;
+        }
+      o->job.clahe.bins = (int) number;
+      return true;
     }
   return false;
+}
+
+/* --kernel-size's presets: scikit-image's alone has a kernel. --nbins':
+ * scikit-image's nbins and MATLAB's NBins. */
+static bool
+check_clahe_options (const EsCliOptions *o, const EsPreset *preset)
+{
+  EsClaheKind kind = preset && preset->op == ES_OP_CLAHE ? preset->clahe : ES_CLAHE_OPENCV;
+
+  if (o->job.clahe.kernel_height != 0 && kind != ES_CLAHE_SKIMAGE)
+    return es_cli_usage_error ("--kernel-size is scikit-image's kernel_size: it applies to clahe --like skimage "
+                               "(OpenCV's and MATLAB's tiles are --tiles)"),
+           false;
+  if (o->job.clahe.bins != 0 && kind == ES_CLAHE_OPENCV)
+    return es_cli_usage_error ("--nbins applies to clahe --like skimage or --like matlab (OpenCV's bins are the "
+                               "depth's)"),
+           false;
+  return true;
 }
 
 bool
@@ -120,18 +183,23 @@ es_cli_definition_finish (EsCliOptions *o)
   char names[64];
 
   if (o->like == NULL)
-    return true;
+    return check_clahe_options (o, NULL);
   if ((preset = es_preset_find (o->job.op, o->like)) == NULL)
     {
       es_presets_describe (o->job.op, names, sizeof names);
       es_cli_usage_error (_ ("--like=%s: expected %s"), o->like, names);
       return false;
     }
+  if (!check_clahe_options (o, preset))
+    return false;
   /* A preset sets its operation's definition (entropy: border, binning,
    * levels, units and, unless a shape or --window was given, the window;
    * CLAHE: the peer's CLAHE, clip limit and grid); the parameters given
    * win. */
   es_preset_apply (preset, &o->job, o->shape_given || o->window_given);
+  o->job.clahe.kernel_height = given.clahe.kernel_height;
+  o->job.clahe.kernel_width = given.clahe.kernel_width;
+  o->job.clahe.bins = given.clahe.bins;
   for (int id = 0; id < ES_N_PARAMS; id++)
     if (o->params_given & ES_PARAM_BIT (id))
       es_job_set_param (&o->job, (EsParamId) id, es_job_get_param (&given, (EsParamId) id));
@@ -268,6 +336,12 @@ es_cli_print_definition_help (FILE *out)
             "                          skimage (equalize_adapthist: clip 0.01, kernel\n"
             "                          side/tiles, float 0..1) or matlab (adapthisteq:\n"
             "                          8x8, clip 0.01, 256 bins); --clip, --tiles win\n"
+            "      --kernel-size=K, --kernel-size=HxW\n"
+            "                          clahe --like skimage: equalize_adapthist's\n"
+            "                          kernel_size, H×W pixels a tile (K: K×K; default\n"
+            "                          the image's side / --tiles)\n"
+            "      --nbins=B           clahe --like skimage or matlab: nbins (NBins), the\n"
+            "                          histogram's bins, 2..65536 (default 256)\n"
             "Volumes (a multi-page TIFF read whole, for a 3-D window or with --volume):\n"
             "      --volume            read a multi-page TIFF as one volume whatever the\n"
             "                          window: equalize then uses one histogram for the\n"

@@ -75,6 +75,8 @@ static const struct option fixed_options[] = {
   { "volume", no_argument, NULL, OPT_DEFINITION + ES_CLI_VOLUME },
   { "channel", required_argument, NULL, OPT_DEFINITION + ES_CLI_CHANNEL },
   { "time", required_argument, NULL, OPT_DEFINITION + ES_CLI_TIME },
+  { "kernel-size", required_argument, NULL, OPT_DEFINITION + ES_CLI_KERNEL_SIZE },
+  { "nbins", required_argument, NULL, OPT_DEFINITION + ES_CLI_NBINS },
 };
 
 #define N_FIXED_OPTIONS (sizeof fixed_options / sizeof fixed_options[0])

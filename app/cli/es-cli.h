@@ -64,18 +64,20 @@ typedef struct {
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
 typedef enum {
-  ES_CLI_RECT,      /* --rect=HxW */
-  ES_CLI_DISK,      /* --disk=R */
-  ES_CLI_FOOTPRINT, /* --footprint=FILE */
-  ES_CLI_BORDER,    /* --border=clip|symmetric|mirror|replicate|constant[:V] */
-  ES_CLI_BINNING,   /* --binning=depth|range:LO:HI|minmax|exact|byte */
-  ES_CLI_MASK,      /* --mask=FILE */
-  ES_CLI_LIKE,      /* --like=matlab|skimage|fiji */
-  ES_CLI_BOX,       /* --box=DxHxW */
-  ES_CLI_BALL,      /* --ball=R */
-  ES_CLI_VOLUME,    /* --volume: a stack is a volume whatever the window */
-  ES_CLI_CHANNEL,   /* --channel=C of an OME-TIFF */
-  ES_CLI_TIME,      /* --time=T of an OME-TIFF */
+  ES_CLI_RECT,        /* --rect=HxW */
+  ES_CLI_DISK,        /* --disk=R */
+  ES_CLI_FOOTPRINT,   /* --footprint=FILE */
+  ES_CLI_BORDER,      /* --border=clip|symmetric|mirror|replicate|constant[:V] */
+  ES_CLI_BINNING,     /* --binning=depth|range:LO:HI|minmax|exact|byte */
+  ES_CLI_MASK,        /* --mask=FILE */
+  ES_CLI_LIKE,        /* --like=matlab|skimage|fiji */
+  ES_CLI_BOX,         /* --box=DxHxW */
+  ES_CLI_BALL,        /* --ball=R */
+  ES_CLI_VOLUME,      /* --volume: a stack is a volume whatever the window */
+  ES_CLI_CHANNEL,     /* --channel=C of an OME-TIFF */
+  ES_CLI_TIME,        /* --time=T of an OME-TIFF */
+  ES_CLI_KERNEL_SIZE, /* --kernel-size=K|HxW, clahe --like skimage's kernel_size */
+  ES_CLI_NBINS,       /* --nbins=B, clahe --like skimage's nbins (MATLAB's NBins with --like matlab) */
 } EsCliDefinitionOption;
 
 /* The files a definition reads, owned by the command that runs it. */

@@ -12,3 +12,6 @@ bool es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsContro
 bool es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 bool es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
 bool es_cpu_clahe (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error);
+/* CLAHE in bands (EsTilePasses): OpenCV's definition, each band's rows
+ * added to per-tile histograms, then each band blended with the LUTs. */
+extern const EsTilePasses es_cpu_clahe_passes;

@@ -185,13 +185,16 @@ _es_window_settings_copy_from (EsWindow *self, EsWindow *other)
 
   g_object_get (other->settings, "settings-schema", &schema, NULL);
   keys = g_settings_schema_list_keys (schema);
-  for (char **key = keys; *key; key++)
-    {
-      g_autoptr (GVariant) value = g_settings_get_value (other->settings, *key);
+  /* Presets first: choosing one sets its parameters, which are then copied
+   * as they are. */
+  for (int presets_first = 1; presets_first >= 0; presets_first--)
+    for (char **key = keys; *key; key++)
+      {
+        g_autoptr (GVariant) value = g_settings_get_value (other->settings, *key);
 
-      if (!g_str_has_prefix (*key, "window-"))
-        g_settings_set_value (self->settings, *key, value);
-    }
+        if (!g_str_has_prefix (*key, "window-") && g_str_has_prefix (*key, "preset-") == presets_first)
+          g_settings_set_value (self->settings, *key, value);
+      }
   /* A new window has nothing to undo. */
   g_queue_clear_full (&self->undo_stack, setting_change_free);
   update_undo_actions (self);

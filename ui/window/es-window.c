@@ -119,7 +119,7 @@ es_window_get_view_job (EsWindow *self, EsView view, EsJob *job)
 
       job->variant = variant ? variant->id : NULL;
     }
-  if (op == ES_OP_ENTROPY)
+  if (has_op)
     {
       EsSource *source = _es_window_get_request_source (self);
 
@@ -228,12 +228,24 @@ es_window_get_layer (EsWindow *self, EsView view)
   return layer && layer->source == self->source ? _es_window_plane_of (self, layer) : NULL;
 }
 
+/* The side panel's rows follow the views on screen; its variants, the active one. */
 static void
 update_variants (EsWindow *self)
 {
+  EsView views[ES_CANVAS_MAX_PANES];
+  int n = _es_window_get_views (self, views);
+  unsigned ops_on_screen = 0;
   EsOp op = ES_OP_QUANTIZE;
   gboolean has_op = es_view_get_op (es_window_get_active_view (self), &op);
 
+  for (int i = 0; i < n; i++)
+    {
+      EsOp shown;
+
+      if (es_view_get_op (views[i], &shown))
+        ops_on_screen |= 1u << shown;
+    }
+  es_sidebar_set_ops (self->sidebar, ops_on_screen, has_op, op);
   es_sidebar_set_variants (self->sidebar, has_op, op, self->cuda_in_use);
   if (has_op)
     {
@@ -292,6 +304,8 @@ refresh_view (EsWindow *self)
 void
 _es_window_refresh (EsWindow *self)
 {
+  /* The side panel follows the views at once, before their results exist. */
+  update_variants (self);
   refresh_view (self);
 }
 
