@@ -122,7 +122,7 @@ test_export_dialog_remembers (void)
 {
   static const char *const formats[] = { "raw16", "text", "png" };
   static const char *const compressions[] = { "small", "default", "fast" };
-  static const char *const filters[] = { "PNG images", "Text matrices", "PNG images" };
+  static const char *const filters[] = { "Raw 16-bit PNG", "Text matrix", "Colormapped PNG" };
 
   ensure_image ();
   for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
@@ -131,10 +131,9 @@ test_export_dialog_remembers (void)
       g_settings_set_string (settings, "export-compression", compressions[i]);
       g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
       g_assert_nonnull (window->chooser);
-      g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "format"), ==, formats[i]);
       g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "compression"), ==,
                        compressions[i]);
-      /* The files shown are the format's. */
+      /* The filter is the format: the files shown are the format's. */
       g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (window->chooser))), ==,
                        filters[i]);
       gtk_native_dialog_destroy (window->chooser);
@@ -142,6 +141,113 @@ test_export_dialog_remembers (void)
     }
   g_settings_reset (settings, "export-format");
   g_settings_reset (settings, "export-compression");
+}
+
+static gboolean exports_done (gpointer data);
+
+static GtkFileFilter *
+export_filter (GtkFileChooser *chooser, const char *name)
+{
+  g_autoptr (GListModel) filters = gtk_file_chooser_get_filters (chooser);
+
+  for (guint i = 0; i < g_list_model_get_n_items (filters); i++)
+    {
+      g_autoptr (GtkFileFilter) filter = g_list_model_get_item (filters, i);
+
+      if (g_strcmp0 (gtk_file_filter_get_name (filter), name) == 0)
+        return filter;
+    }
+  g_error ("no filter “%s”", name);
+}
+
+/* The name in the export dialog follows the format chosen in it. */
+static void
+test_export_dialog_names (void)
+{
+  static const struct {
+    const char *filter, *extension;
+  } steps[] = {
+    { "Text matrix", ".txt" },
+#ifdef ES_HAVE_TIFF
+    { "TIFF (the values as they are)", ".tif" },
+#endif
+    { "Raw 16-bit PNG", ".png" },
+  };
+  GtkFileChooser *chooser;
+
+  ensure_image ();
+  g_settings_set_string (settings, "export-format", "png");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+  chooser = GTK_FILE_CHOOSER (window->chooser);
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      g_autofree char *name = NULL;
+
+      gtk_file_chooser_set_filter (chooser, export_filter (chooser, steps[i].filter));
+      name = gtk_file_chooser_get_current_name (chooser);
+      g_assert_true (g_str_has_suffix (name, steps[i].extension));
+      g_assert_true (g_str_has_prefix (name, "camera-"));
+    }
+  gtk_native_dialog_destroy (window->chooser);
+  g_clear_object (&window->chooser);
+  g_settings_reset (settings, "export-format");
+}
+
+static char *
+contents_of (const char *path)
+{
+  char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
+/* The chooser asked about “kept.png”; the text format writes “kept.txt”,
+ * which exists: nothing is replaced before the user says so. */
+static void
+test_export_asks_before_replacing (void)
+{
+  g_autofree char *asked = g_build_filename (tmpdir, "kept.png", NULL);
+  g_autofree char *kept = g_build_filename (tmpdir, "kept.txt", NULL);
+  g_autofree char *fresh = g_build_filename (tmpdir, "fresh.png", NULL);
+  g_autofree char *fresh_txt = g_build_filename (tmpdir, "fresh.txt", NULL);
+  g_autoptr (GFile) asked_file = g_file_new_for_path (asked);
+  g_autoptr (GFile) kept_file = g_file_new_for_path (kept);
+  g_autoptr (GFile) fresh_file = g_file_new_for_path (fresh);
+  g_autofree char *after_cancel = NULL, *after_replace = NULL;
+  GtkWidget *dialog;
+
+  ensure_image ();
+  g_assert_true (g_file_set_contents (kept, "notes worth keeping\n", -1, NULL));
+  _es_window_show_message (window, "");
+
+  dialog = _es_window_export_chosen (window, asked_file, ES_EXPORT_TEXT, FALSE);
+  g_assert_nonnull (dialog);
+  g_assert_true (ADW_IS_MESSAGE_DIALOG (dialog));
+  g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)), ==, "Replace “kept.txt”?");
+  g_assert_cmpstr (adw_message_dialog_get_default_response (ADW_MESSAGE_DIALOG (dialog)), ==, "cancel");
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  wait_until (window_idle, window, NULL, NULL);
+  after_cancel = contents_of (kept);
+  g_assert_cmpstr (after_cancel, ==, "notes worth keeping\n");
+  g_assert_false (g_file_test (asked, G_FILE_TEST_EXISTS));
+  g_assert_cmpstr (es_window_get_last_message (window), ==, "");
+
+  dialog = _es_window_export_chosen (window, asked_file, ES_EXPORT_TEXT, FALSE);
+  g_assert_nonnull (dialog);
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "replace");
+  wait_until (message_starts, "Exported “kept.txt”", NULL, NULL);
+  after_replace = contents_of (kept);
+  g_assert_cmpstr (after_replace, !=, "notes worth keeping\n");
+
+  /* The name the chooser asked about: no second question. */
+  g_assert_null (_es_window_export_chosen (window, kept_file, ES_EXPORT_TEXT, FALSE));
+  wait_until (exports_done, window, NULL, NULL);
+  /* A new name: nothing to ask. */
+  g_assert_null (_es_window_export_chosen (window, fresh_file, ES_EXPORT_TEXT, FALSE));
+  wait_until (message_starts, "Exported “fresh.txt”", NULL, NULL);
+  g_assert_cmpint (g_unlink (kept), ==, 0);
+  g_assert_cmpint (g_unlink (fresh_txt), ==, 0);
 }
 
 static gboolean
@@ -587,6 +693,8 @@ main (int argc, char **argv)
   ui_test_setup (&argc, &argv);
   g_test_add_func ("/ui-files/export-folder", test_export_folder);
   g_test_add_func ("/ui-files/export-names", test_export_names);
+  g_test_add_func ("/ui-files/export-dialog-names", test_export_dialog_names);
+  g_test_add_func ("/ui-files/export-asks-before-replacing", test_export_asks_before_replacing);
   g_test_add_func ("/ui-files/export-clahe16", test_export_clahe16);
   g_test_add_func ("/ui-files/export-compression", test_export_compression);
   g_test_add_func ("/ui-files/export-dialog-remembers", test_export_dialog_remembers);

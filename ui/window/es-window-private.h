@@ -216,6 +216,10 @@ char *_es_window_export_name (const char *name, EsExportFormat format);
 /* Exports the file as the chooser's Export does: the folder is remembered
  * once the file is written, the outcome is a toast (or the error banner). */
 void _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar);
+/* Exports the file the chooser picked, named for the format (4: a volume's
+ * every plane); when that name is another file that exists, first asks
+ * whether to replace it: returns that question's dialog, else NULL. */
+GtkWidget *_es_window_export_chosen (EsWindow *self, GFile *chosen, int format, gboolean colorbar);
 /* The window closes: exports still writing stop and remove their
  * temporary files (each export holds the window and the application
  * until its thread is done, so that nothing is left half written). */
