@@ -98,6 +98,7 @@ struct _EsWindow {
   double last_jobs_ms;
 
   int hover_pane, hover_x, hover_y;
+  int readout_width, readout_height; /* the readout's tallest at this width (hold_readout_height) */
   guint status_idle;
   char *last_message;
   char *last_error;
