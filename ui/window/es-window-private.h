@@ -68,6 +68,8 @@ struct _EsWindow {
   guint64 answered_generation;  /* of the newest complete response, or cancel */
   guint64 shown_generation;     /* of the newest response shown */
   guint64 cancelled_generation; /* of the newest request the user cancelled */
+  GQueue requested_keys;        /* RequestedKeys of requests not yet shown, oldest first */
+  GVariant *shown_keys;         /* the job keys of the response on screen (a{sv}), or NULL */
   EsLayer *shown[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
@@ -255,6 +257,13 @@ void _es_window_settings_create (EsWindow *self, GSettings *defaults);
 void _es_window_settings_dispose (EsWindow *self);
 /* Copies another window's parameters, colours, view and backend. */
 void _es_window_settings_copy_from (EsWindow *self, EsWindow *other);
+/* The keys that jobs read (parameters, definition, variants, backend): noted
+ * as a request goes (its generation), kept once its response is on screen,
+ * and set back to those when the user cancels a newer request, so that the
+ * side panel shows what the result on screen was computed with. */
+void _es_window_note_requested_keys (EsWindow *self, guint64 generation);
+void _es_window_note_shown_keys (EsWindow *self, guint64 generation);
+void _es_window_restore_shown_keys (EsWindow *self);
 
 /* es-window-files.c: recent files, image information. */
 

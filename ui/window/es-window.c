@@ -194,6 +194,7 @@ send_request (gpointer data)
           if (es_view_has_histogram (view))
             add_item (request, self, view);
       _es_window_log_change (self, request->generation, self->changes->len ? self->changes->str : "update");
+      _es_window_note_requested_keys (self, request->generation);
       /* A new request: whatever was cancelled before is not the news now. */
       gtk_label_set_label (self->notice_label, "");
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), NULL);
@@ -430,6 +431,7 @@ on_response (EsResponse *response, gpointer user_data)
   if (response->generation > self->shown_generation)
     {
       self->shown_generation = response->generation;
+      _es_window_note_shown_keys (self, response->generation);
       self->last_worker_ms = response->worker_ms;
       self->last_jobs_ms = response->jobs_ms;
     }
