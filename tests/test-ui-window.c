@@ -115,7 +115,6 @@ assert_readable (void)
     { "notice", GTK_WIDGET (window->notice_label) },
     { "job", GTK_WIDGET (window->info_label) },
     { "timings", GTK_WIDGET (window->timings) },
-    { "error banner", GTK_WIDGET (window->error_revealer) },
   };
   GtkWidget *header = gtk_widget_get_ancestor (GTK_WIDGET (window->view_dropdown), ADW_TYPE_HEADER_BAR);
 
@@ -126,6 +125,9 @@ assert_readable (void)
       for (guint j = i + 1; j < G_N_ELEMENTS (parts); j++)
         assert_apart (parts[i].name, parts[i].widget, parts[j].name, parts[j].widget);
     }
+  /* The error banner lies over the image (it never moves it), inside the window, below the header. */
+  assert_inside_window ("error banner", GTK_WIDGET (window->error_revealer));
+  assert_apart ("error banner", GTK_WIDGET (window->error_revealer), "header", header);
   /* The readout is whole: wrapped if need be, never ellipsized. */
   g_assert_cmpstr (gtk_label_get_label (window->position_label), !=, " ");
   g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (window->position_label)));

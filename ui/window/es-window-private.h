@@ -140,6 +140,8 @@ void _es_window_show_message (EsWindow *self, const char *message);
 /* An error: "summary: reason" stays in the error banner until dismissed,
  * the toast says the summary alone, and the whole is the last message. */
 void _es_window_show_error (EsWindow *self, const char *summary, const char *reason);
+/* The banner goes (Dismiss, or another image on screen: the error was about what came before). */
+void _es_window_clear_error (EsWindow *self);
 void _es_window_update_busy (EsWindow *self);
 /* Counts the task as busy work until it completes; an export or a copy
  * shows the spinner, a comparison its own window's progress. */
