@@ -8,6 +8,7 @@
 
 #include "es-sidebar.h"
 #include "es-sidebar-definition.h"
+#include "es-tools-private.h"
 
 /* Allocations */
 
@@ -260,6 +261,27 @@ assert_same_place (const char *what, const ImagePlace *a, const ImagePlace *b)
              b->oy);
 }
 
+/* In a 640×420 window with a tool open, the canvas keeps a usable height
+ * and every button of the palette can be scrolled into view. */
+static void
+assert_tools_usable (void)
+{
+  EsTools *tools = es_window_get_tools (window);
+  GtkWidget *palette = es_tools_get_palette (tools);
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (palette));
+  double reach = gtk_widget_get_height (palette) + gtk_adjustment_get_upper (adjustment)
+                 - gtk_adjustment_get_page_size (adjustment) - gtk_adjustment_get_value (adjustment);
+  graphene_rect_t rect;
+
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (es_window_get_canvas (window))), >=,
+                   gtk_widget_get_height (GTK_WIDGET (window)) / 2);
+  for (int tool = 0; tool < ES_N_TOOLS; tool++)
+    {
+      g_assert_true (gtk_widget_compute_bounds (tools->tool_buttons[tool], palette, &rect));
+      g_assert_cmpfloat (rect.origin.y + rect.size.height, <=, reach + 0.5);
+    }
+}
+
 /* Choosing a tool (its results panel), its results, the readout's lines
  * coming and going: the image under the pointer stays where it was, at
  * the screen's size and at the smallest. A fit keeps its zoom while a
@@ -286,6 +308,8 @@ test_image_stays (void)
           g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "tools.tool", "s", tools[t]));
           image_place (&after);
           assert_same_place (tools[t], &before, &after);
+          if (sizes[s][1] == 420)
+            assert_tools_usable ();
         }
       /* The pointer out of the image and back, in the grid's longer
        * readout: once it has wrapped, it keeps its lines. */
