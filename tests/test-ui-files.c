@@ -453,6 +453,77 @@ test_undo (void)
   wait_idle ();
 }
 
+/* A fact's value by its name. */
+static const char *
+fact (char **facts, const char *name)
+{
+  for (int i = 0; facts[i]; i += 2)
+    if (g_str_equal (facts[i], name))
+      return facts[i + 1];
+  g_error ("no fact “%s”", name);
+}
+
+static char *
+recent_label (int i)
+{
+  char *label = NULL;
+
+  g_assert_true (
+    g_menu_model_get_item_attribute (G_MENU_MODEL (window->recent_menu), i, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+  return label;
+}
+
+/* Two files of one name in two folders: Open Recent says each one's
+ * folder; a name seen once stays plain. */
+static void
+test_recent_folders (void)
+{
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *first = g_build_filename (tmpdir, "scans", NULL);
+  g_autofree char *second = g_build_filename (tmpdir, "prints", NULL);
+  g_autofree char *first_image = g_build_filename (first, "camera.png", NULL);
+  g_autofree char *second_image = g_build_filename (second, "camera.png", NULL);
+  g_autofree char *brick = test_image ("images", "brick.png");
+  g_autofree char *contents = NULL;
+  g_autofree char *label0 = NULL, *label1 = NULL, *label2 = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (camera, &contents, &length, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (first, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (second, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (first_image, contents, length, NULL));
+  g_assert_true (g_file_set_contents (second_image, contents, length, NULL));
+  g_settings_set_strv (settings, "recent-files", NULL);
+
+  open_path (brick);
+  open_path (first_image);
+  open_path (second_image);
+  label0 = recent_label (0);
+  label1 = recent_label (1);
+  label2 = recent_label (2);
+  g_assert_cmpstr (label0, ==, "camera.png — prints");
+  g_assert_cmpstr (label1, ==, "camera.png — scans");
+  g_assert_cmpstr (label2, ==, "brick.png");
+  /* Folders of one name too: their paths. */
+  {
+    g_autofree char *deeper = g_build_filename (first, "prints", NULL);
+    g_autofree char *deeper_image = g_build_filename (deeper, "camera.png", NULL);
+    g_autofree char *label = NULL, *expected = g_strdup_printf ("camera.png — %s", deeper);
+
+    g_assert_cmpint (g_mkdir_with_parents (deeper, 0700), ==, 0);
+    g_assert_true (g_file_set_contents (deeper_image, contents, length, NULL));
+    open_path (deeper_image);
+    label = recent_label (0);
+    g_assert_cmpstr (label, ==, expected);
+    g_assert_cmpint (g_unlink (deeper_image), ==, 0);
+    g_assert_cmpint (g_rmdir (deeper), ==, 0);
+  }
+  g_assert_cmpint (g_unlink (first_image), ==, 0);
+  g_assert_cmpint (g_unlink (second_image), ==, 0);
+  g_assert_cmpint (g_rmdir (first), ==, 0);
+  g_assert_cmpint (g_rmdir (second), ==, 0);
+}
+
 static void
 test_files (void)
 {
@@ -462,8 +533,9 @@ test_files (void)
   g_autoptr (GFile) camera_file = g_file_new_for_path (camera);
   g_autofree char *brick_uri = g_file_get_uri (brick_file);
   g_autofree char *camera_uri = g_file_get_uri (camera_file);
-  g_auto (GStrv) recent = NULL;
-  g_autofree char *info = NULL, *expected_size = NULL;
+  g_auto (GStrv) recent = NULL, facts = NULL;
+  g_autofree char *expected_size = NULL;
+  GtkWidget *table;
   GStatBuf stat_buf;
 
   open_path (brick);
@@ -476,13 +548,27 @@ test_files (void)
   /* The image's facts, the file size from the file system. */
   g_assert_cmpint (g_stat (camera, &stat_buf), ==, 0);
   expected_size = g_strdup_printf ("(%" G_GINT64_FORMAT " bytes)", (gint64) stat_buf.st_size);
-  info = _es_window_describe_source (window);
-  g_test_message ("%s", info);
-  g_assert_nonnull (strstr (info, "512 × 512 pixels"));
-  g_assert_nonnull (strstr (info, "Depth: 8-bit"));
-  g_assert_nonnull (strstr (info, "Format: PNG"));
-  g_assert_nonnull (strstr (info, expected_size));
-  g_assert_nonnull (strstr (info, camera));
+  facts = _es_window_source_facts (window);
+  g_assert_nonnull (facts);
+  g_assert_cmpstr (fact (facts, "Size"), ==, "512 × 512 pixels (0.26 megapixels)");
+  g_assert_cmpstr (fact (facts, "Depth"), ==, "8-bit gray");
+  g_assert_cmpstr (fact (facts, "Format"), ==, "PNG");
+  g_assert_true (g_str_has_suffix (fact (facts, "File size"), expected_size));
+  g_assert_cmpstr (fact (facts, "Path"), ==, camera);
+  /* In the dialog: a table, a row a fact, the name left of its value. */
+  table = _es_window_facts_table ((const char *const *) facts);
+  g_object_ref_sink (table);
+  g_assert_true (GTK_IS_GRID (table));
+  for (int row = 0; facts[2 * row]; row++)
+    {
+      GtkWidget *name = gtk_grid_get_child_at (GTK_GRID (table), 0, row);
+      GtkWidget *value = gtk_grid_get_child_at (GTK_GRID (table), 1, row);
+
+      g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (name)), ==, facts[2 * row]);
+      g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (value)), ==, facts[2 * row + 1]);
+      g_assert_true (gtk_label_get_selectable (GTK_LABEL (value)));
+    }
+  g_object_unref (table);
 
   /* New Window: the same image and settings, in a window of its own. */
   {
@@ -722,6 +808,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);
+  g_test_add_func ("/ui-files/recent-folders", test_recent_folders);
   g_test_add_func ("/ui-files/reopen-last", test_reopen_last);
   g_test_add_func ("/ui-files/open-time", test_open_time);
   g_test_add_func ("/ui-files/open-time-superseded", test_open_time_superseded);

@@ -275,8 +275,13 @@ void _es_window_files_init (EsWindow *self);
 void _es_window_files_bind (EsWindow *self);
 /* Puts a file opened by the user first in "recent-files". */
 void _es_window_add_recent (EsWindow *self, GFile *file);
-/* "Size 512 × 512\nDepth 8-bit\n…": what Image Information shows. */
-char *_es_window_describe_source (EsWindow *self);
+/* What Image Information shows: the facts of the image on screen as
+ * name, value, name, value…, NULL-terminated ({ "Size", "512 × 512
+ * pixels (0.26 megapixels)", "Depth", "8-bit gray", … }); NULL without
+ * an image. */
+GStrv _es_window_source_facts (EsWindow *self);
+/* Its dialog's table of them: a GtkGrid of names and values. */
+GtkWidget *_es_window_facts_table (const char *const *facts);
 
 /* es-window-compare.c: the Compare Variants window and the EsComparer interface. */
 
