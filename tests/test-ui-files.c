@@ -453,6 +453,59 @@ test_undo (void)
   wait_idle ();
 }
 
+/* The process's resident memory, from /proc/self/status, in MiB. */
+static double
+resident_mib (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  line = strstr (status, "\nVmRSS:");
+  g_assert_nonnull (line);
+  return g_ascii_strtod (line + strlen ("\nVmRSS:"), NULL) / 1024.0;
+}
+
+/* From a large image back to a small one: the memory the large one took
+ * (its values, results, mips, spare buffers, the worker's cache, the
+ * canvas's textures) is given back to the system. */
+static void
+test_memory_returned (void)
+{
+  g_autofree char *large = g_build_filename (tmpdir, "large-memory.pgm", NULL);
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *view_before = g_settings_get_string (settings, "view");
+  const int side = 5000;
+  g_autofree guint8 *pgm = g_malloc (64 + (gsize) side * side);
+  int header = g_snprintf ((char *) pgm, 64, "P5\n%d %d\n255\n", side, side);
+  double small_rss, large_rss, back_rss;
+
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    pgm[header + i] = (guint8) ((i * 2654435761u) >> 13);
+  g_assert_true (g_file_set_contents (large, (const char *) pgm, header + (gsize) side * side, NULL));
+  g_clear_pointer (&pgm, g_free);
+
+  g_settings_set_boolean (settings, "show-sidebar", TRUE);
+  set_view ("grid");
+  open_path (camera);
+  small_rss = resident_mib ();
+  open_path (large);
+  /* Every view of it once (the worker keeps one result a view). */
+  set_view ("entropy");
+  set_view ("grid");
+  large_rss = resident_mib ();
+  open_path (camera);
+  wait_idle ();
+  back_rss = resident_mib ();
+  g_test_message ("resident: %.0f MiB with the photograph, %.0f MiB with %d², %.0f MiB back", small_rss, large_rss,
+                  side, back_rss);
+  /* The large image took hundreds of MiB; all but a few are back. */
+  g_assert_cmpfloat (large_rss - small_rss, >, 300);
+  g_assert_cmpfloat (back_rss - small_rss, <, 60);
+  g_assert_cmpint (g_unlink (large), ==, 0);
+  set_view (view_before);
+}
+
 /* A fact's value by its name. */
 static const char *
 fact (char **facts, const char *name)
@@ -809,6 +862,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);
   g_test_add_func ("/ui-files/recent-folders", test_recent_folders);
+  g_test_add_func ("/ui-files/memory-returned", test_memory_returned);
   g_test_add_func ("/ui-files/reopen-last", test_reopen_last);
   g_test_add_func ("/ui-files/open-time", test_open_time);
   g_test_add_func ("/ui-files/open-time-superseded", test_open_time_superseded);

@@ -329,6 +329,7 @@ _es_window_show_source (EsWindow *self, EsSource *source)
     {
       g_clear_pointer (&self->source, es_source_unref);
       self->source = es_source_ref (source);
+      es_layer_keep_spares_for (source->image.width, source->image.height);
       _es_window_clear_error (self);
       _es_window_forget_timings (self);
       _es_window_volume_source_changed (self);
