@@ -386,6 +386,23 @@ add_choice_selected (GtkFileChooser *chooser, const char *id, const char *label,
   gtk_file_chooser_set_choice (chooser, id, ids[selected]);
 }
 
+/* The file chooser dialog on screen for this window, if GTK shows its own. */
+static GtkFileChooser *
+shown_file_chooser (EsWindow *self)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) shown = g_list_model_get_item (toplevels, i);
+
+      if (GTK_IS_FILE_CHOOSER_DIALOG (shown) && gtk_window_get_transient_for (shown) == GTK_WINDOW (self)
+          && gtk_widget_get_visible (GTK_WIDGET (shown)))
+        return GTK_FILE_CHOOSER (shown);
+    }
+  return NULL;
+}
+
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -393,6 +410,7 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   GtkFileChooserNative *chooser;
   int format = g_settings_get_enum (self->settings, "export-format");
   g_autofree char *stem = NULL, *name = NULL;
+  GtkFileChooser *shown;
   guint n_formats = g_strv_length ((char **) export_labels);
   char *dot;
 
@@ -441,6 +459,11 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_native_dialog_set_modal (self->chooser, TRUE);
   g_signal_connect (chooser, "response", G_CALLBACK (on_export_response), self);
   gtk_native_dialog_show (self->chooser);
+  /* GTK 4.8's GtkFileChooserNative tells of a filter chosen in its own
+   * dialog (the one shown without a portal) only at the response: the
+   * name follows that dialog's filter. */
+  if ((shown = shown_file_chooser (self)))
+    g_signal_connect_object (shown, "notify::filter", G_CALLBACK (on_export_filter), self, 0);
 }
 
 typedef struct {
