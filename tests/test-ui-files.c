@@ -122,7 +122,7 @@ test_export_dialog_remembers (void)
 {
   static const char *const formats[] = { "raw16", "text", "png" };
   static const char *const compressions[] = { "small", "default", "fast" };
-  static const char *const filters[] = { "PNG images", "Text matrices", "PNG images" };
+  static const char *const filters[] = { "Raw 16-bit PNG", "Text matrix", "Colormapped PNG" };
 
   ensure_image ();
   for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
@@ -131,10 +131,9 @@ test_export_dialog_remembers (void)
       g_settings_set_string (settings, "export-compression", compressions[i]);
       g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
       g_assert_nonnull (window->chooser);
-      g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "format"), ==, formats[i]);
       g_assert_cmpstr (gtk_file_chooser_get_choice (GTK_FILE_CHOOSER (window->chooser), "compression"), ==,
                        compressions[i]);
-      /* The files shown are the format's. */
+      /* The filter is the format: the files shown are the format's. */
       g_assert_cmpstr (gtk_file_filter_get_name (gtk_file_chooser_get_filter (GTK_FILE_CHOOSER (window->chooser))), ==,
                        filters[i]);
       gtk_native_dialog_destroy (window->chooser);
@@ -142,6 +141,147 @@ test_export_dialog_remembers (void)
     }
   g_settings_reset (settings, "export-format");
   g_settings_reset (settings, "export-compression");
+}
+
+static gboolean exports_done (gpointer data);
+
+static GtkFileFilter *
+export_filter (GtkFileChooser *chooser, const char *name)
+{
+  g_autoptr (GListModel) filters = gtk_file_chooser_get_filters (chooser);
+
+  for (guint i = 0; i < g_list_model_get_n_items (filters); i++)
+    {
+      g_autoptr (GtkFileFilter) filter = g_list_model_get_item (filters, i);
+
+      if (g_strcmp0 (gtk_file_filter_get_name (filter), name) == 0)
+        return filter;
+    }
+  g_error ("no filter “%s”", name);
+}
+
+/* The file chooser dialog on screen (GtkFileChooserNative's, without a portal). */
+static GtkFileChooser *
+shown_chooser (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) shown = g_list_model_get_item (toplevels, i);
+
+      if (GTK_IS_FILE_CHOOSER_DIALOG (shown) && gtk_widget_get_visible (GTK_WIDGET (shown)))
+        return GTK_FILE_CHOOSER (shown);
+    }
+  g_error ("no file chooser on screen");
+}
+
+/* The name in the export dialog follows the format chosen in it. */
+static void
+test_export_dialog_names (void)
+{
+  static const struct {
+    const char *filter, *extension;
+  } steps[] = {
+    { "Text matrix", ".txt" },
+#ifdef ES_HAVE_TIFF
+    { "TIFF (the values as they are)", ".tif" },
+#endif
+    { "Raw 16-bit PNG", ".png" },
+  };
+  g_autoptr (GFile) folder = g_file_new_for_path (tmpdir);
+  g_autofree char *folder_uri = g_file_get_uri (folder);
+  g_autofree char *written = g_build_filename (tmpdir, "picked.txt", NULL);
+  g_autofree char *text = NULL;
+  GtkFileChooser *chooser, *shown;
+
+  ensure_image ();
+  g_settings_set_string (settings, "export-format", "png");
+  g_settings_set_string (settings, "last-folder", folder_uri);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.export", NULL));
+  chooser = GTK_FILE_CHOOSER (window->chooser);
+  shown = shown_chooser ();
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      g_autofree char *name = NULL;
+
+      /* As the user picks it: in the dialog shown (the chooser's own copy
+       * of the filter follows only at the response). */
+      gtk_file_chooser_set_filter (shown, export_filter (shown, steps[i].filter));
+      name = gtk_file_chooser_get_current_name (chooser);
+      g_assert_true (g_str_has_suffix (name, steps[i].extension));
+      g_assert_true (g_str_has_prefix (name, "camera-"));
+    }
+  /* Export: the format written is the one picked last, under its name. */
+  gtk_file_chooser_set_filter (shown, export_filter (shown, "Text matrix"));
+  gtk_file_chooser_set_current_name (shown, "picked.png");
+  /* Its Export button, as a click. */
+  wait_idle ();
+  g_assert_true (gtk_widget_activate (gtk_dialog_get_widget_for_response (GTK_DIALOG (shown), GTK_RESPONSE_ACCEPT)));
+  wait_until (message_starts, "Exported “picked.txt”", NULL, NULL);
+  g_assert_cmpstr (g_settings_get_string (settings, "export-format"), ==, "text");
+  g_assert_true (g_file_get_contents (written, &text, NULL, NULL));
+  g_assert_true (g_ascii_isdigit (text[0]));
+  g_assert_cmpint (g_unlink (written), ==, 0);
+  g_assert_null (window->chooser);
+  g_settings_reset (settings, "export-format");
+}
+
+static char *
+contents_of (const char *path)
+{
+  char *text = NULL;
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  return text;
+}
+
+/* The chooser asked about “kept.png”; the text format writes “kept.txt”,
+ * which exists: nothing is replaced before the user says so. */
+static void
+test_export_asks_before_replacing (void)
+{
+  g_autofree char *asked = g_build_filename (tmpdir, "kept.png", NULL);
+  g_autofree char *kept = g_build_filename (tmpdir, "kept.txt", NULL);
+  g_autofree char *fresh = g_build_filename (tmpdir, "fresh.png", NULL);
+  g_autofree char *fresh_txt = g_build_filename (tmpdir, "fresh.txt", NULL);
+  g_autoptr (GFile) asked_file = g_file_new_for_path (asked);
+  g_autoptr (GFile) kept_file = g_file_new_for_path (kept);
+  g_autoptr (GFile) fresh_file = g_file_new_for_path (fresh);
+  g_autofree char *after_cancel = NULL, *after_replace = NULL;
+  GtkWidget *dialog;
+
+  ensure_image ();
+  g_assert_true (g_file_set_contents (kept, "notes worth keeping\n", -1, NULL));
+  _es_window_show_message (window, "");
+
+  dialog = _es_window_export_chosen (window, asked_file, ES_EXPORT_TEXT, FALSE);
+  g_assert_nonnull (dialog);
+  g_assert_true (ADW_IS_MESSAGE_DIALOG (dialog));
+  g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)), ==, "Replace “kept.txt”?");
+  g_assert_cmpstr (adw_message_dialog_get_default_response (ADW_MESSAGE_DIALOG (dialog)), ==, "cancel");
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  wait_until (window_idle, window, NULL, NULL);
+  after_cancel = contents_of (kept);
+  g_assert_cmpstr (after_cancel, ==, "notes worth keeping\n");
+  g_assert_false (g_file_test (asked, G_FILE_TEST_EXISTS));
+  g_assert_cmpstr (es_window_get_last_message (window), ==, "");
+
+  dialog = _es_window_export_chosen (window, asked_file, ES_EXPORT_TEXT, FALSE);
+  g_assert_nonnull (dialog);
+  adw_message_dialog_response (ADW_MESSAGE_DIALOG (dialog), "replace");
+  wait_until (message_starts, "Exported “kept.txt”", NULL, NULL);
+  after_replace = contents_of (kept);
+  g_assert_cmpstr (after_replace, !=, "notes worth keeping\n");
+
+  /* The name the chooser asked about: no second question. */
+  g_assert_null (_es_window_export_chosen (window, kept_file, ES_EXPORT_TEXT, FALSE));
+  wait_until (exports_done, window, NULL, NULL);
+  /* A new name: nothing to ask. */
+  g_assert_null (_es_window_export_chosen (window, fresh_file, ES_EXPORT_TEXT, FALSE));
+  wait_until (message_starts, "Exported “fresh.txt”", NULL, NULL);
+  g_assert_cmpint (g_unlink (kept), ==, 0);
+  g_assert_cmpint (g_unlink (fresh_txt), ==, 0);
 }
 
 static gboolean
@@ -216,23 +356,41 @@ test_export_names (void)
     }
 }
 
+static gboolean
+banner_shown (gpointer data)
+{
+  return gtk_revealer_get_child_revealed (window->error_revealer) && !g_main_context_pending (NULL);
+}
+
 /* A file that cannot be opened: a short toast, the whole reason in the
- * banner until it is dismissed. */
+ * banner until it is dismissed or another image is on screen. The banner
+ * lies over the top of the image: the canvas keeps its place (the image
+ * does not move under the pointer). */
 static void
 test_error_banner (void)
 {
   g_autofree char *corrupt = test_image ("pngsuite", "xcrn0g04.png");
   g_autofree char *camera = test_image ("images", "camera.png");
+  graphene_rect_t before, after;
   const char *error;
 
+  ensure_image ();
+  g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (window->canvas), GTK_WIDGET (window), &before));
   open_path (corrupt);
+  wait_until (banner_shown, NULL, NULL, NULL);
+  g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (window->canvas), GTK_WIDGET (window), &after));
+  g_assert_true (graphene_rect_equal (&before, &after));
   error = es_window_get_error (window);
   g_assert_nonnull (error);
   g_assert_true (g_str_has_prefix (error, "Could not open “xcrn0g04.png”: "));
   g_assert_cmpstr (gtk_label_get_label (window->error_label), ==, error);
-  open_path (camera);
-  g_assert_cmpstr (es_window_get_error (window), ==, error);
+  /* Dismissed. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.dismiss-error", NULL));
+  g_assert_null (es_window_get_error (window));
+  /* Or another image on screen: the error was about the one before. */
+  open_path (corrupt);
+  g_assert_nonnull (es_window_get_error (window));
+  open_path (camera);
   g_assert_null (es_window_get_error (window));
 }
 
@@ -329,6 +487,135 @@ test_undo (void)
   wait_idle ();
 }
 
+/* The process's resident memory, from /proc/self/status, in MiB. */
+static double
+resident_mib (void)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  g_assert_true (g_file_get_contents ("/proc/self/status", &status, NULL, NULL));
+  line = strstr (status, "\nVmRSS:");
+  g_assert_nonnull (line);
+  return g_ascii_strtod (line + strlen ("\nVmRSS:"), NULL) / 1024.0;
+}
+
+/* From a large image back to a small one: the memory the large one took
+ * (its values, results, mips, spare buffers, the worker's cache, the
+ * canvas's textures) is given back to the system. */
+static void
+test_memory_returned (void)
+{
+  g_autofree char *large = g_build_filename (tmpdir, "large-memory.pgm", NULL);
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *view_before = g_settings_get_string (settings, "view");
+  const int side = 5000;
+  g_autofree guint8 *pgm = g_malloc (64 + (gsize) side * side);
+  int header = g_snprintf ((char *) pgm, 64, "P5\n%d %d\n255\n", side, side);
+  double small_rss, large_rss, back_rss;
+
+  for (gsize i = 0; i < (gsize) side * side; i++)
+    pgm[header + i] = (guint8) ((i * 2654435761u) >> 13);
+  g_assert_true (g_file_set_contents (large, (const char *) pgm, header + (gsize) side * side, NULL));
+  g_clear_pointer (&pgm, g_free);
+
+  g_settings_set_boolean (settings, "show-sidebar", TRUE);
+  set_view ("grid");
+  open_path (camera);
+  small_rss = resident_mib ();
+  open_path (large);
+  /* Every view of it once (the worker keeps one result a view). */
+  set_view ("entropy");
+  set_view ("grid");
+  large_rss = resident_mib ();
+  open_path (camera);
+  /* Large layers are freed on a thread of their own, the heap trimmed
+   * after: what is given back is given back within seconds. */
+  for (int tries = 0; tries < 100 && (back_rss = resident_mib ()) - small_rss >= 60; tries++)
+    {
+      g_usleep (50000);
+      wait_idle ();
+    }
+  g_test_message ("resident: %.0f MiB with the photograph, %.0f MiB with %d², %.0f MiB back", small_rss, large_rss,
+                  side, back_rss);
+  /* The large image took hundreds of MiB; all but a few are back. */
+  g_assert_cmpfloat (large_rss - small_rss, >, 300);
+  g_assert_cmpfloat (back_rss - small_rss, <, 60);
+  g_assert_cmpint (g_unlink (large), ==, 0);
+  set_view (view_before);
+}
+
+/* A fact's value by its name. */
+static const char *
+fact (char **facts, const char *name)
+{
+  for (int i = 0; facts[i]; i += 2)
+    if (g_str_equal (facts[i], name))
+      return facts[i + 1];
+  g_error ("no fact “%s”", name);
+}
+
+static char *
+recent_label (int i)
+{
+  char *label = NULL;
+
+  g_assert_true (
+    g_menu_model_get_item_attribute (G_MENU_MODEL (window->recent_menu), i, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+  return label;
+}
+
+/* Two files of one name in two folders: Open Recent says each one's
+ * folder; a name seen once stays plain. */
+static void
+test_recent_folders (void)
+{
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *first = g_build_filename (tmpdir, "scans", NULL);
+  g_autofree char *second = g_build_filename (tmpdir, "prints", NULL);
+  g_autofree char *first_image = g_build_filename (first, "camera.png", NULL);
+  g_autofree char *second_image = g_build_filename (second, "camera.png", NULL);
+  g_autofree char *brick = test_image ("images", "brick.png");
+  g_autofree char *contents = NULL;
+  g_autofree char *label0 = NULL, *label1 = NULL, *label2 = NULL;
+  gsize length;
+
+  g_assert_true (g_file_get_contents (camera, &contents, &length, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (first, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (second, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (first_image, contents, length, NULL));
+  g_assert_true (g_file_set_contents (second_image, contents, length, NULL));
+  g_settings_set_strv (settings, "recent-files", NULL);
+
+  open_path (brick);
+  open_path (first_image);
+  open_path (second_image);
+  label0 = recent_label (0);
+  label1 = recent_label (1);
+  label2 = recent_label (2);
+  g_assert_cmpstr (label0, ==, "camera.png — prints");
+  g_assert_cmpstr (label1, ==, "camera.png — scans");
+  g_assert_cmpstr (label2, ==, "brick.png");
+  /* Folders of one name too: their paths. */
+  {
+    g_autofree char *deeper = g_build_filename (first, "prints", NULL);
+    g_autofree char *deeper_image = g_build_filename (deeper, "camera.png", NULL);
+    g_autofree char *label = NULL, *expected = g_strdup_printf ("camera.png — %s", deeper);
+
+    g_assert_cmpint (g_mkdir_with_parents (deeper, 0700), ==, 0);
+    g_assert_true (g_file_set_contents (deeper_image, contents, length, NULL));
+    open_path (deeper_image);
+    label = recent_label (0);
+    g_assert_cmpstr (label, ==, expected);
+    g_assert_cmpint (g_unlink (deeper_image), ==, 0);
+    g_assert_cmpint (g_rmdir (deeper), ==, 0);
+  }
+  g_assert_cmpint (g_unlink (first_image), ==, 0);
+  g_assert_cmpint (g_unlink (second_image), ==, 0);
+  g_assert_cmpint (g_rmdir (first), ==, 0);
+  g_assert_cmpint (g_rmdir (second), ==, 0);
+}
+
 static void
 test_files (void)
 {
@@ -338,8 +625,9 @@ test_files (void)
   g_autoptr (GFile) camera_file = g_file_new_for_path (camera);
   g_autofree char *brick_uri = g_file_get_uri (brick_file);
   g_autofree char *camera_uri = g_file_get_uri (camera_file);
-  g_auto (GStrv) recent = NULL;
-  g_autofree char *info = NULL, *expected_size = NULL;
+  g_auto (GStrv) recent = NULL, facts = NULL;
+  g_autofree char *expected_size = NULL;
+  GtkWidget *table;
   GStatBuf stat_buf;
 
   open_path (brick);
@@ -352,13 +640,27 @@ test_files (void)
   /* The image's facts, the file size from the file system. */
   g_assert_cmpint (g_stat (camera, &stat_buf), ==, 0);
   expected_size = g_strdup_printf ("(%" G_GINT64_FORMAT " bytes)", (gint64) stat_buf.st_size);
-  info = _es_window_describe_source (window);
-  g_test_message ("%s", info);
-  g_assert_nonnull (strstr (info, "512 × 512 pixels"));
-  g_assert_nonnull (strstr (info, "Depth: 8-bit"));
-  g_assert_nonnull (strstr (info, "Format: PNG"));
-  g_assert_nonnull (strstr (info, expected_size));
-  g_assert_nonnull (strstr (info, camera));
+  facts = _es_window_source_facts (window);
+  g_assert_nonnull (facts);
+  g_assert_cmpstr (fact (facts, "Size"), ==, "512 × 512 pixels (0.26 megapixels)");
+  g_assert_cmpstr (fact (facts, "Depth"), ==, "8-bit gray");
+  g_assert_cmpstr (fact (facts, "Format"), ==, "PNG");
+  g_assert_true (g_str_has_suffix (fact (facts, "File size"), expected_size));
+  g_assert_cmpstr (fact (facts, "Path"), ==, camera);
+  /* In the dialog: a table, a row a fact, the name left of its value. */
+  table = _es_window_facts_table ((const char *const *) facts);
+  g_object_ref_sink (table);
+  g_assert_true (GTK_IS_GRID (table));
+  for (int row = 0; facts[2 * row]; row++)
+    {
+      GtkWidget *name = gtk_grid_get_child_at (GTK_GRID (table), 0, row);
+      GtkWidget *value = gtk_grid_get_child_at (GTK_GRID (table), 1, row);
+
+      g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (name)), ==, facts[2 * row]);
+      g_assert_cmpstr (gtk_label_get_label (GTK_LABEL (value)), ==, facts[2 * row + 1]);
+      g_assert_true (gtk_label_get_selectable (GTK_LABEL (value)));
+    }
+  g_object_unref (table);
 
   /* New Window: the same image and settings, in a window of its own. */
   {
@@ -587,6 +889,8 @@ main (int argc, char **argv)
   ui_test_setup (&argc, &argv);
   g_test_add_func ("/ui-files/export-folder", test_export_folder);
   g_test_add_func ("/ui-files/export-names", test_export_names);
+  g_test_add_func ("/ui-files/export-dialog-names", test_export_dialog_names);
+  g_test_add_func ("/ui-files/export-asks-before-replacing", test_export_asks_before_replacing);
   g_test_add_func ("/ui-files/export-clahe16", test_export_clahe16);
   g_test_add_func ("/ui-files/export-compression", test_export_compression);
   g_test_add_func ("/ui-files/export-dialog-remembers", test_export_dialog_remembers);
@@ -596,6 +900,8 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);
+  g_test_add_func ("/ui-files/recent-folders", test_recent_folders);
+  g_test_add_func ("/ui-files/memory-returned", test_memory_returned);
   g_test_add_func ("/ui-files/reopen-last", test_reopen_last);
   g_test_add_func ("/ui-files/open-time", test_open_time);
   g_test_add_func ("/ui-files/open-time-superseded", test_open_time_superseded);

@@ -222,7 +222,8 @@ test_escape (void)
   g_assert_cmpint (gate_get (&gate.cancelled) - cancelled, ==, 1);
   g_assert_true (es_window_get_layer (window, ES_VIEW_ENTROPY) == before);
   g_assert_cmpint (shown_window (), ==, taken[0]);
-  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, target);
+  /* The side panel shows what the result on screen was computed with. */
+  g_assert_cmpint (g_settings_get_int (settings, "window"), ==, taken[0]);
   g_assert_cmpstr (gtk_label_get_label (window->notice_label), ==, "Cancelled");
   g_free (expected);
   expected = g_strdup_printf ("Cancelled: Entropy · window %d · levels %d", target, test_levels);
@@ -234,10 +235,25 @@ test_escape (void)
   /* The next change computes again, and the notice goes. */
   gate_set (FALSE, FALSE, -1);
   es_window_set_progress_delay (window, ES_WINDOW_PROGRESS_DELAY_MS);
+  g_settings_set_int (settings, "window", target);
+  wait_idle ();
+  g_assert_cmpint (shown_window (), ==, target);
+  g_assert_cmpstr (gtk_label_get_label (window->notice_label), ==, "");
   g_settings_set_int (settings, "window", test_window);
   wait_idle ();
   g_assert_cmpint (shown_window (), ==, test_window);
-  g_assert_cmpstr (gtk_label_get_label (window->notice_label), ==, "");
+
+  /* A definition key (the side panel's Border row) goes back as well. */
+  gate_set (TRUE, FALSE, -1);
+  g_settings_set_string (settings, "border", "mirror");
+  wait_until (gate_holds, GINT_TO_POINTER (1), NULL, NULL);
+  press_escape ();
+  wait_until (gate_holds, GINT_TO_POINTER (0), NULL, NULL);
+  wait_idle ();
+  g_assert_cmpint (g_settings_get_enum (settings, "border"), ==,
+                   es_window_get_layer (window, ES_VIEW_ENTROPY)->job.definition.border);
+  g_assert_cmpint (g_settings_get_enum (settings, "border"), ==, 0);
+  gate_set (FALSE, FALSE, -1);
 }
 
 /* Colormap, reversed, range and units re-render the result on screen from

@@ -8,6 +8,7 @@
 
 #include "es-sidebar.h"
 #include "es-sidebar-definition.h"
+#include "es-tools-private.h"
 
 /* Allocations */
 
@@ -115,7 +116,6 @@ assert_readable (void)
     { "notice", GTK_WIDGET (window->notice_label) },
     { "job", GTK_WIDGET (window->info_label) },
     { "timings", GTK_WIDGET (window->timings) },
-    { "error banner", GTK_WIDGET (window->error_revealer) },
   };
   GtkWidget *header = gtk_widget_get_ancestor (GTK_WIDGET (window->view_dropdown), ADW_TYPE_HEADER_BAR);
 
@@ -126,6 +126,9 @@ assert_readable (void)
       for (guint j = i + 1; j < G_N_ELEMENTS (parts); j++)
         assert_apart (parts[i].name, parts[i].widget, parts[j].name, parts[j].widget);
     }
+  /* The error banner lies over the image (it never moves it), inside the window, below the header. */
+  assert_inside_window ("error banner", GTK_WIDGET (window->error_revealer));
+  assert_apart ("error banner", GTK_WIDGET (window->error_revealer), "header", header);
   /* The readout is whole: wrapped if need be, never ellipsized. */
   g_assert_cmpstr (gtk_label_get_label (window->position_label), !=, " ");
   g_assert_false (pango_layout_is_ellipsized (gtk_label_get_layout (window->position_label)));
@@ -133,6 +136,26 @@ assert_readable (void)
   assert_inside_window ("the header", header);
   assert_inside_window ("the zoom button", GTK_WIDGET (window->zoom_button));
   assert_inside_window ("the view switcher", GTK_WIDGET (window->view_dropdown));
+}
+
+/* The entropy definition's caption lies over the canvas's top left
+ * corner: the grid's pane badges (the active one in the accent colour)
+ * start below it, whichever pane is active. */
+static void
+assert_caption_clear_of_badges (void)
+{
+  EsCanvas *canvas = es_window_get_canvas (window);
+  graphene_rect_t caption;
+
+  g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->definition_label)));
+  g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (window->definition_label), GTK_WIDGET (canvas), &caption));
+  for (int pane = 0; pane < canvas->n_panes; pane++)
+    {
+      es_canvas_set_active_pane (canvas, pane);
+      wait_idle ();
+      g_assert_cmpfloat (caption.origin.y + caption.size.height, <=, canvas->label_top);
+    }
+  es_canvas_set_active_pane (canvas, _es_window_first_grid_heatmap ());
 }
 
 static void
@@ -153,9 +176,10 @@ test_layout_wide (void)
   g_assert_true (gtk_widget_is_ancestor (GTK_WIDGET (window->timings), GTK_WIDGET (window->sidebar)));
   g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window->timings)));
 
-  /* In the grid the timings cover no pane. */
+  /* In the grid the timings cover no pane, the caption no badge. */
   set_view ("grid");
   assert_readable ();
+  assert_caption_clear_of_badges ();
   set_view ("entropy");
 }
 
@@ -180,6 +204,9 @@ test_layout_narrow (void)
   g_assert_false (adw_flap_get_reveal_flap (window->flap));
   g_assert_true (g_settings_get_boolean (settings, "show-sidebar"));
   assert_readable ();
+  set_view ("grid");
+  assert_caption_clear_of_badges ();
+  set_view ("entropy");
 
   /* Asked for, it is a sheet with its own background over the image (modal:
    * a click beside it closes it), and the setting is left alone. */
@@ -198,6 +225,118 @@ test_layout_narrow (void)
   resize (1240, 820);
   g_assert_false (adw_flap_get_folded (window->flap));
   g_assert_true (adw_flap_get_reveal_flap (window->flap));
+}
+
+/* The image stays under the pointer */
+
+/* Where the image lies in the window: the canvas's allocation and zoom,
+ * and the image's top left corner. */
+typedef struct {
+  graphene_rect_t canvas;
+  double zoom;
+  int ox, oy;
+} ImagePlace;
+
+static void
+image_place (ImagePlace *place)
+{
+  EsCanvas *canvas = es_window_get_canvas (window);
+  double pw = gtk_widget_get_width (GTK_WIDGET (canvas)), ph = gtk_widget_get_height (GTK_WIDGET (canvas));
+
+  wait_idle ();
+  g_assert_true (bounds (GTK_WIDGET (canvas), &place->canvas));
+  place->zoom = es_canvas_get_zoom (canvas);
+  /* Centred in the canvas (a single view, smaller than the canvas). */
+  place->ox = (int) round ((pw - canvas->image_width * place->zoom) / 2);
+  place->oy = (int) round ((ph - canvas->image_height * place->zoom) / 2);
+}
+
+static void
+assert_same_place (const char *what, const ImagePlace *a, const ImagePlace *b)
+{
+  if (!graphene_rect_equal (&a->canvas, &b->canvas) || a->zoom != b->zoom || a->ox != b->ox || a->oy != b->oy)
+    g_error ("%s moved the image: canvas %g,%g %g×%g zoom %g at %d,%d, then %g,%g %g×%g zoom %g at %d,%d", what,
+             a->canvas.origin.x, a->canvas.origin.y, a->canvas.size.width, a->canvas.size.height, a->zoom, a->ox, a->oy,
+             b->canvas.origin.x, b->canvas.origin.y, b->canvas.size.width, b->canvas.size.height, b->zoom, b->ox,
+             b->oy);
+}
+
+/* In a 640×420 window with a tool open, the canvas keeps a usable height
+ * and every button of the palette can be scrolled into view. */
+static void
+assert_tools_usable (void)
+{
+  EsTools *tools = es_window_get_tools (window);
+  GtkWidget *palette = es_tools_get_palette (tools);
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (palette));
+  double reach = gtk_widget_get_height (palette) + gtk_adjustment_get_upper (adjustment)
+                 - gtk_adjustment_get_page_size (adjustment) - gtk_adjustment_get_value (adjustment);
+  graphene_rect_t rect;
+
+  g_assert_cmpint (gtk_widget_get_height (GTK_WIDGET (es_window_get_canvas (window))), >=,
+                   gtk_widget_get_height (GTK_WIDGET (window)) / 2);
+  for (int tool = 0; tool < ES_N_TOOLS; tool++)
+    {
+      g_assert_true (gtk_widget_compute_bounds (tools->tool_buttons[tool], palette, &rect));
+      g_assert_cmpfloat (rect.origin.y + rect.size.height, <=, reach + 0.5);
+    }
+}
+
+/* Choosing a tool (its results panel), its results, the readout's lines
+ * coming and going: the image under the pointer stays where it was, at
+ * the screen's size and at the smallest. A fit keeps its zoom while a
+ * button is held, and fits the new size once it is released. */
+static void
+test_image_stays (void)
+{
+  static const char *const tools[] = { "line", "rectangle", "inspect", "swipe", "pointer" };
+  static const int sizes[][2] = { { 1360, 860 }, { 640, 420 } };
+  EsCanvas *canvas;
+  ImagePlace before, after;
+
+  ensure_image ();
+  canvas = es_window_get_canvas (window);
+  set_view ("entropy");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.zoom-fit", NULL));
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    {
+      resize (sizes[s][0], sizes[s][1]);
+      g_assert_true (es_canvas_get_fit (canvas));
+      image_place (&before);
+      for (guint t = 0; t < G_N_ELEMENTS (tools); t++)
+        {
+          g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "tools.tool", "s", tools[t]));
+          image_place (&after);
+          assert_same_place (tools[t], &before, &after);
+          if (sizes[s][1] == 420)
+            assert_tools_usable ();
+        }
+      /* The pointer out of the image and back, in the grid's longer
+       * readout: once it has wrapped, it keeps its lines. */
+      set_view ("grid");
+      hover_middle ();
+      image_place (&before);
+      g_signal_emit_by_name (canvas, "hover", -1, -1, -1);
+      image_place (&after);
+      assert_same_place ("the readout", &before, &after);
+      hover_middle ();
+      image_place (&after);
+      assert_same_place ("the readout", &before, &after);
+      set_view ("entropy");
+    }
+
+  /* Held, the fit keeps its zoom through a resize; released, it fits. */
+  resize (1360, 860);
+  image_place (&before);
+  es_canvas_hold_fit (canvas, TRUE);
+  resize (1000, 640);
+  image_place (&after);
+  g_assert_cmpfloat (after.zoom, ==, before.zoom);
+  g_assert_true (es_canvas_get_fit (canvas));
+  es_canvas_hold_fit (canvas, FALSE);
+  image_place (&after);
+  g_assert_cmpfloat (after.zoom, <, before.zoom);
+  resize (1360, 860);
 }
 
 /* Keys and the wheel */
@@ -843,6 +982,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-window/empty-state", test_empty_state);
   g_test_add_func ("/ui-window/layout-wide", test_layout_wide);
   g_test_add_func ("/ui-window/layout-narrow", test_layout_narrow);
+  g_test_add_func ("/ui-window/image-stays", test_image_stays);
   g_test_add_func ("/ui-window/arrow-keys", test_arrow_keys);
   g_test_add_func ("/ui-window/wheel", test_wheel);
   g_test_add_func ("/ui-window/copy-in-field", test_copy_in_field);

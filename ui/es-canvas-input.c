@@ -66,6 +66,7 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, EsCanvas *self)
   self->drag_h = gtk_adjustment_get_value (self->hadjustment);
   self->drag_v = gtk_adjustment_get_value (self->vadjustment);
   self->dragging = FALSE;
+  es_canvas_hold_fit (self, TRUE);
   gtk_widget_grab_focus (GTK_WIDGET (self));
 }
 
@@ -91,6 +92,7 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, EsCanvas *self)
   int pane;
 
   g_assert (ES_IS_CANVAS (self));
+  es_canvas_hold_fit (self, FALSE);
   if (self->dragging)
     {
       self->dragging = FALSE;

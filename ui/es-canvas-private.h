@@ -29,6 +29,7 @@ struct _EsCanvas {
 
   double zoom;
   gboolean fit;
+  int fit_holds; /* es_canvas_hold_fit: a fit keeps its zoom while > 0 */
 
   GtkAdjustment *hadjustment;
   GtkAdjustment *vadjustment;

@@ -275,7 +275,7 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
       double h = gtk_adjustment_get_value (self->hadjustment);
       double v = gtk_adjustment_get_value (self->vadjustment);
 
-      if (new_size || self->fit)
+      if (new_size || (self->fit && self->fit_holds == 0))
         {
           self->zoom = fit_zoom (self);
           self->fit = TRUE;
@@ -320,6 +320,18 @@ es_canvas_get_active_pane (EsCanvas *self)
 {
   g_return_val_if_fail (ES_IS_CANVAS (self), 0);
   return self->active_pane;
+}
+
+void
+es_canvas_hold_fit (EsCanvas *self, gboolean hold)
+{
+  g_return_if_fail (ES_IS_CANVAS (self));
+  g_return_if_fail (hold || self->fit_holds > 0);
+
+  self->fit_holds += hold ? 1 : -1;
+  /* A size change while held is fitted now. */
+  if (self->fit_holds == 0 && self->fit && self->image_width > 0 && self->zoom != fit_zoom (self))
+    _es_canvas_zoom_at (self, fit_zoom (self), 0, 0, TRUE);
 }
 
 void
@@ -538,7 +550,7 @@ es_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
 {
   EsCanvas *self = ES_CANVAS (widget);
 
-  if (self->fit && self->image_width > 0)
+  if (self->fit && self->fit_holds == 0 && self->image_width > 0)
     {
       self->zoom = fit_zoom (self);
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);

@@ -32,6 +32,11 @@ void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes
 /* Where the top row's pane labels start (8 px by default): below a caption
  * that the window lays over the canvas's top left corner. */
 void es_canvas_set_label_top (EsCanvas *self, int top);
+/* While a button is held on the canvas (a pan, or a tool's shape being
+ * drawn), a fit keeps its zoom when the canvas's size changes: the gesture's
+ * points stay where the user aimed. Each hold is released once; the last
+ * release fits again. */
+void es_canvas_hold_fit (EsCanvas *self, gboolean hold);
 /* The pane that export, copy and the colorbar follow (chosen by a click). */
 int es_canvas_get_active_pane (EsCanvas *self);
 void es_canvas_set_active_pane (EsCanvas *self, int pane);

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <string.h>
 #include <glib/gi18n-lib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 /* The view table: one row per view. Titles of operation views come from the
  * operation table (result_title), so that a new operation needs only a row. */
@@ -191,7 +194,10 @@ es_source_sample (const EsSource *source, int x, int y)
  * (an 8192² entropy: 256 MB of values, 85 MB of mips), and the first touch
  * of freshly mapped memory costs about 0.5 ms per megabyte here: half of
  * the time it takes to build the mips. The buffers of a layer that is gone
- * are kept for the next one of the same size, up to SPARE_LIMIT bytes. */
+ * are kept for the next one of the same size, up to SPARE_LIMIT bytes, as
+ * long as the image on screen has the size of the image they were made for
+ * (es_layer_keep_spares_for): after a large image, a small one does not
+ * hold the large one's memory. */
 
 #define SPARE_MIN ((size_t) 4 << 20) /* smaller ones are cheap to map */
 #define SPARE_LIMIT ((size_t) 768 << 20)
@@ -199,11 +205,47 @@ es_source_sample (const EsSource *source, int x, int y)
 static GMutex spare_lock;
 static GQueue spares; /* Spare*, newest first */
 static size_t spare_bytes;
+static int spare_width, spare_height; /* of the image on screen; 0: any */
+static gboolean trim_scheduled;
 
 typedef struct {
   void *pixels;
   size_t bytes;
+  int width, height; /* of the image the buffer was made for */
 } Spare;
+
+/* glibc keeps freed memory below its (dynamic, up to 32 MiB) mmap threshold
+ * in its arenas: once large buffers are really freed, the pages go back. */
+static void
+trim_heap (gpointer data)
+{
+  g_mutex_lock (&spare_lock);
+  trim_scheduled = FALSE;
+  g_mutex_unlock (&spare_lock);
+#ifdef __GLIBC__
+  malloc_trim (0);
+#endif
+}
+
+/* Called with spare_lock held, after a large free. */
+static void
+schedule_trim_locked (void)
+{
+  if (!trim_scheduled)
+    {
+      trim_scheduled = TRUE;
+      g_idle_add_once (trim_heap, NULL);
+    }
+}
+
+static void
+free_spare_locked (Spare *spare)
+{
+  spare_bytes -= spare->bytes;
+  free (spare->pixels);
+  g_free (spare);
+  schedule_trim_locked ();
+}
 
 static void *
 take_spare (size_t bytes)
@@ -228,11 +270,13 @@ take_spare (size_t bytes)
   return pixels;
 }
 
-/* Keeps an image's plain (malloc'ed) buffer for later, or frees it. */
+/* Keeps an image's plain (malloc'ed) buffer for later, or frees it; the
+ * buffer was made for an image of width × height (the layer's source). */
 static void
-give_spare (EsImage *image)
+give_spare (EsImage *image, int width, int height)
 {
   size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+  gboolean keep;
   Spare *spare;
 
   if (image->pixels == NULL || image->release != NULL || bytes < SPARE_MIN || bytes > SPARE_LIMIT)
@@ -240,20 +284,46 @@ give_spare (EsImage *image)
       es_image_clear (image);
       return;
     }
+  g_mutex_lock (&spare_lock);
+  keep = spare_width == 0 || (width == spare_width && height == spare_height);
+  if (!keep)
+    schedule_trim_locked ();
+  g_mutex_unlock (&spare_lock);
+  if (!keep)
+    {
+      es_image_clear (image);
+      return;
+    }
   spare = g_new (Spare, 1);
   spare->pixels = image->pixels;
   spare->bytes = bytes;
+  spare->width = width;
+  spare->height = height;
   memset (image, 0, sizeof *image);
   g_mutex_lock (&spare_lock);
   g_queue_push_head (&spares, spare);
   spare_bytes += bytes;
   while (spare_bytes > SPARE_LIMIT)
-    {
-      Spare *old = g_queue_pop_tail (&spares);
+    free_spare_locked (g_queue_pop_tail (&spares));
+  g_mutex_unlock (&spare_lock);
+}
 
-      spare_bytes -= old->bytes;
-      free (old->pixels);
-      g_free (old);
+void
+es_layer_keep_spares_for (int width, int height)
+{
+  g_mutex_lock (&spare_lock);
+  spare_width = width;
+  spare_height = height;
+  for (GList *l = spares.head, *next; l; l = next)
+    {
+      Spare *spare = l->data;
+
+      next = l->next;
+      if (spare->width != width || spare->height != height)
+        {
+          g_queue_delete_link (&spares, l);
+          free_spare_locked (spare);
+        }
     }
   g_mutex_unlock (&spare_lock);
 }
@@ -301,7 +371,7 @@ es_layer_prepare_values (EsImage *values, int width, int height, EsFormat format
 void
 es_layer_recycle_values (EsImage *values)
 {
-  give_spare (values);
+  give_spare (values, values->width, values->height);
 }
 
 /* Layers */
@@ -672,13 +742,15 @@ es_layer_free (gpointer data)
 {
   EsLayer *layer = data;
 
+  int width = layer->source->image.width, height = layer->source->image.height;
+
   for (int i = 1; i < layer->n_mips; i++)
-    give_spare (&layer->mips[i]);
+    give_spare (&layer->mips[i], width, height);
   if (layer->volume)
     {
       /* The job, info and histogram are copies; the values the volume's or gathered. */
       if (layer->owns_values)
-        give_spare (&layer->result.values);
+        give_spare (&layer->result.values, width, height);
       g_free (layer->histogram);
       es_source_unref (layer->source);
       es_layer_unref (layer->volume);
@@ -687,7 +759,7 @@ es_layer_free (gpointer data)
   if (layer->view == ES_VIEW_ORIGINAL)
     memset (&layer->result.values, 0, sizeof layer->result.values);
   else
-    give_spare (&layer->result.values);
+    give_spare (&layer->result.values, width, height);
   es_result_clear (&layer->result);
   g_free (layer->histogram);
   es_source_unref (layer->source);

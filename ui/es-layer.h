@@ -140,6 +140,10 @@ gboolean es_layer_prepare_values (EsImage *values, int width, int height, EsForm
 /* Keeps the buffer of values that no layer took (a cancelled job's) for
  * the next result, or frees it; zeroes *values. */
 void es_layer_recycle_values (EsImage *values);
+/* The size of the image on screen: spare buffers (kept for the next result
+ * of the same size) of other images are freed now, and those of the layers
+ * that go later are freed as they go, with the heap trimmed after. */
+void es_layer_keep_spares_for (int width, int height);
 EsLayer *es_layer_ref (EsLayer *layer);
 void es_layer_unref (EsLayer *layer);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (EsLayer, es_layer_unref)

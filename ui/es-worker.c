@@ -320,6 +320,11 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
 
   g_clear_pointer (&worker->cache[item->view], es_layer_unref);
   worker->cache[item->view] = es_layer_ref (layer);
+  /* The other views' results of another image can never be taken again:
+   * they go, with their memory, once this image has a result. */
+  for (int view = 0; view < ES_N_VIEWS; view++)
+    if (worker->cache[view] && worker->cache[view]->source != request->source)
+      g_clear_pointer (&worker->cache[view], es_layer_unref);
   return layer;
 }
 

@@ -61,8 +61,11 @@ struct _EsTools {
   /* Widgets. */
   GtkWidget *palette;
   GtkWidget *tool_buttons[ES_N_TOOLS];
-  GtkWidget *panel; /* a revealer above the status bar */
+  GtkWidget *panel; /* docked above the status bar while an image is open */
+  GtkWidget *panel_scroller;
   GtkWidget *panel_stack;
+  GtkWidget *close_button;
+  gboolean holding_fit; /* its drag holds the canvas's fit (es_canvas_hold_fit) */
   GtkWidget *panel_title;
   GtkWidget *copy_button, *export_button;
   GtkWidget *shape_button, *shape_spins[4];

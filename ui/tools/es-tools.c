@@ -18,7 +18,7 @@ static const struct {
   const char *key_label;
   const char *panel_title;
 } tool_rows[ES_N_TOOLS] = {
-  [ES_TOOL_POINTER] = { "pointer", N_ ("Pan and Select Pane"), GDK_KEY_v, "V", NULL },
+  [ES_TOOL_POINTER] = { "pointer", N_ ("Pan and Select Pane"), GDK_KEY_v, "V", N_ ("Pan and Select Pane") },
   [ES_TOOL_LINE] = { "line", N_ ("Line Profile"), GDK_KEY_l, "L", N_ ("Line Profile") },
   [ES_TOOL_RECT] = { "rectangle", N_ ("Rectangle Statistics"), GDK_KEY_r, "R", N_ ("Rectangle Statistics") },
   [ES_TOOL_INSPECT] = { "inspect", N_ ("Pixel Inspector"), GDK_KEY_i, "I", N_ ("Pixel Inspector") },
@@ -205,14 +205,12 @@ es_tools_set_tool (EsTools *self, EsTool tool)
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self->canvas), tool == ES_TOOL_POINTER ? NULL
                                                               : tool == ES_TOOL_SWIPE ? "col-resize"
                                                                                       : "crosshair");
-  if (tool_rows[tool].panel_title)
-    {
-      gtk_label_set_label (GTK_LABEL (self->panel_title), _ (tool_rows[tool].panel_title));
-      gtk_stack_set_visible_child_name (GTK_STACK (self->panel_stack), tool_rows[tool].id);
-    }
+  gtk_label_set_label (GTK_LABEL (self->panel_title), _ (tool_rows[tool].panel_title));
+  gtk_stack_set_visible_child_name (GTK_STACK (self->panel_stack), tool_rows[tool].id);
   gtk_widget_set_visible (self->copy_button, tool == ES_TOOL_LINE || tool == ES_TOOL_RECT);
   gtk_widget_set_visible (self->export_button, tool == ES_TOOL_LINE || tool == ES_TOOL_RECT);
-  gtk_revealer_set_reveal_child (GTK_REVEALER (self->panel), tool != ES_TOOL_POINTER);
+  /* Hidden but measured: the header keeps its height. */
+  gtk_widget_set_child_visible (self->close_button, tool != ES_TOOL_POINTER);
   update_clear_action (self);
   _es_tools_schedule_update (self);
 }
@@ -265,7 +263,8 @@ pixel_at (EsTools *self, double x, double y, int *pane, int *px, int *py)
   return TRUE;
 }
 
-/* The split follows the pointer: the same fraction of every pane's width
+/* The split follows a drag (never the hover, so that the readout can read
+ * both sides): the same fraction of every pane's width
  * (the grid's panes are half the canvas less the 4 px gap). */
 static void
 set_swipe (EsTools *self, double x)
@@ -376,6 +375,8 @@ on_drag_begin (GtkGestureDrag *gesture, double x, double y, EsTools *self)
     }
   gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
   gtk_widget_grab_focus (GTK_WIDGET (self->canvas));
+  es_canvas_hold_fit (self->canvas, TRUE);
+  self->holding_fit = TRUE;
   es_tools_press (self, x, y);
 }
 
@@ -395,6 +396,9 @@ on_drag_end (GtkGestureDrag *gesture, double dx, double dy, EsTools *self)
 
   gtk_gesture_drag_get_start_point (gesture, &x, &y);
   es_tools_release (self, x + dx, y + dy);
+  if (self->holding_fit)
+    es_canvas_hold_fit (self->canvas, FALSE);
+  self->holding_fit = FALSE;
 }
 
 static void
@@ -468,21 +472,39 @@ make_palette (EsTools *self)
   return scroller;
 }
 
+/* The pointer's page: what it does, and the tools that the keys choose. */
+static GtkWidget *
+make_pointer_page (void)
+{
+  g_autoptr (GString) text = g_string_new ("Drag to pan; click a pane of the grid to make it the active one. Tools:");
+  GtkWidget *label;
+
+  for (int tool = ES_TOOL_POINTER + 1; tool < ES_N_TOOLS; tool++)
+    g_string_append_printf (text, "%s %s (%s)", tool == ES_TOOL_POINTER + 1 ? "" : ",", tool_rows[tool].title,
+                            tool_rows[tool].key_label);
+  g_string_append_c (text, '.');
+  label = gtk_label_new (text->str);
+  gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+  gtk_label_set_xalign (GTK_LABEL (label), 0);
+  gtk_widget_set_valign (label, GTK_ALIGN_START);
+  gtk_widget_add_css_class (label, "dim-label");
+  return label;
+}
+
+/* The panel is docked under the image while one is open, whatever the
+ * tool, and keeps one height: choosing a tool, or its results arriving,
+ * never resizes the canvas, so the image stays under the pointer. */
 static GtkWidget *
 make_panel (EsTools *self)
 {
-  GtkWidget *revealer = gtk_revealer_new ();
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
   GtkWidget *close = gtk_button_new_from_icon_name ("window-close-symbolic");
-  GtkWidget *scroller;
 
-  gtk_revealer_set_transition_type (GTK_REVEALER (revealer), GTK_REVEALER_TRANSITION_TYPE_SLIDE_UP);
   /* The canvas takes the window's extra height, never the panel. */
-  gtk_widget_set_vexpand (revealer, FALSE);
+  gtk_widget_set_vexpand (box, FALSE);
   gtk_widget_add_css_class (box, "tools-panel");
   gtk_widget_add_css_class (box, "view");
-  gtk_revealer_set_child (GTK_REVEALER (revealer), box);
 
   gtk_widget_set_margin_start (header, 12);
   gtk_widget_set_margin_end (header, 6);
@@ -503,6 +525,7 @@ make_panel (EsTools *self)
   gtk_accessible_update_property (GTK_ACCESSIBLE (close), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Close the Tool"), -1);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (close), "tools.tool");
   gtk_actionable_set_action_target (GTK_ACTIONABLE (close), "s", tool_rows[ES_TOOL_POINTER].id);
+  self->close_button = close;
   for (GtkWidget *const *b = (GtkWidget *const[]){ _es_tools_shape_button_new (self), self->copy_button,
                                                    self->export_button, close, NULL };
        *b; b++)
@@ -518,19 +541,18 @@ make_panel (EsTools *self)
   gtk_widget_set_margin_bottom (self->panel_stack, 8);
   gtk_stack_set_hhomogeneous (GTK_STACK (self->panel_stack), FALSE);
   gtk_stack_set_vhomogeneous (GTK_STACK (self->panel_stack), FALSE);
+  gtk_stack_add_named (GTK_STACK (self->panel_stack), make_pointer_page (), tool_rows[ES_TOOL_POINTER].id);
   self->profile_plot = _es_profile_plot_new (self);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), self->profile_plot, tool_rows[ES_TOOL_LINE].id);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_roi_page_new (self), tool_rows[ES_TOOL_RECT].id);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_inspector_page_new (self), tool_rows[ES_TOOL_INSPECT].id);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), _es_swipe_page_new (self), tool_rows[ES_TOOL_SWIPE].id);
-  /* Short windows scroll the panel rather than push the status bar out. */
-  scroller = gtk_scrolled_window_new ();
-  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
-  gtk_scrolled_window_set_propagate_natural_height (GTK_SCROLLED_WINDOW (scroller), TRUE);
-  gtk_scrolled_window_set_min_content_height (GTK_SCROLLED_WINDOW (scroller), 48);
-  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (scroller), self->panel_stack);
-  gtk_box_append (GTK_BOX (box), scroller);
-  return revealer;
+  /* A page taller than the panel scrolls inside it (on_window_height sets the height). */
+  self->panel_scroller = gtk_scrolled_window_new ();
+  gtk_scrolled_window_set_policy (GTK_SCROLLED_WINDOW (self->panel_scroller), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+  gtk_scrolled_window_set_child (GTK_SCROLLED_WINDOW (self->panel_scroller), self->panel_stack);
+  gtk_box_append (GTK_BOX (box), self->panel_scroller);
+  return box;
 }
 
 /* Plain keys, as the window's own (they bubble up from the focus widget,
@@ -573,7 +595,9 @@ on_window_height (GtkWindow *window, GParamSpec *pspec, EsTools *self)
   int width, height;
 
   gtk_window_get_default_size (window, &width, &height);
-  gtk_widget_set_size_request (self->panel_stack, -1, height > 0 && height < 640 ? 72 : 128);
+  /* Without natural height propagated, this is the scroller's height. */
+  gtk_scrolled_window_set_min_content_height (GTK_SCROLLED_WINDOW (self->panel_scroller),
+                                              height > 0 && height < 640 ? 72 : 128);
 }
 
 EsTools *

@@ -199,17 +199,11 @@ _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboo
   es_window_export_async (self, file, format, colorbar, NULL, on_exported, g_object_ref (file));
 }
 
-/* By EsExportFormat, as the "export-format" setting's values; a volume's
- * chooser adds EXPORT_EVERY_PLANE ("volume"), which only a volume offers
- * (volumes come from multi-page TIFFs: a build without libtiff has none). */
+/* By EsExportFormat, as the "export-format" setting's values (png, raw16,
+ * text, tiff); a volume's chooser adds EXPORT_EVERY_PLANE ("volume"), which
+ * only a volume offers (volumes come from multi-page TIFFs: a build without
+ * libtiff has none). */
 #define EXPORT_EVERY_PLANE 4
-static const char *const export_ids[] = {
-  "png",  "raw16",  "text",
-#ifdef ES_HAVE_TIFF
-  "tiff", "volume",
-#endif
-  NULL,
-};
 static const char *const export_labels[] = {
   N_ ("Colormapped PNG"),
   N_ ("Raw 16-bit PNG"),
@@ -224,16 +218,6 @@ static const char *const export_extensions[] = { "png", "png", "txt", "tif", "ti
 /* By EsCompression, as the "export-compression" setting's values. */
 static const char *const compression_ids[] = { "fast", "default", "small", NULL };
 static const char *const compression_labels[] = { N_ ("Fast"), N_ ("Default"), N_ ("Small"), NULL };
-/* The file filters of the export dialog, by extension. */
-static const struct {
-  const char *extension, *name, *pattern;
-} export_filters[] = {
-  { "png", N_ ("PNG images"), "*.png" },
-  { "txt", N_ ("Text matrices"), "*.txt" },
-#ifdef ES_HAVE_TIFF
-  { "tif", N_ ("TIFF images"), "*.tif" },
-#endif
-};
 /* Extensions that a name may end with and that the format's replaces. */
 static const char *const known_extensions[] = { "png", "txt", "tif", "tiff", "pgm", NULL };
 
@@ -254,6 +238,106 @@ _es_window_export_name (const char *name, EsExportFormat format)
   return g_strdup_printf ("%s.%s", stem ? stem : name, extension);
 }
 
+/* The export dialog's filters are its formats (named by export_labels): the
+ * filter chosen is the format, and the name's extension follows it. */
+static int
+export_filter_format (GtkFileFilter *filter)
+{
+  const char *name = filter ? gtk_file_filter_get_name (filter) : NULL;
+
+  /* By name: the portal hands back a copy of the filter chosen. */
+  for (guint i = 0; name && export_labels[i]; i++)
+    if (strcmp (name, export_labels[i]) == 0)
+      return i;
+  return -1;
+}
+
+static void
+on_export_filter (GtkFileChooser *chooser, GParamSpec *pspec, EsWindow *self)
+{
+  int format = export_filter_format (gtk_file_chooser_get_filter (chooser));
+  g_autofree char *name = gtk_file_chooser_get_current_name (chooser);
+  g_autofree char *fixed = NULL;
+
+  if (format < 0 || name == NULL || *name == '\0')
+    return;
+  fixed = _es_window_export_name (name, format);
+  if (strcmp (fixed, name) != 0)
+    gtk_file_chooser_set_current_name (chooser, fixed);
+}
+
+typedef struct {
+  EsWindow *window;
+  GFile *file;
+  int format;
+  gboolean colorbar;
+} PendingExport;
+
+static void
+pending_export_free (gpointer data)
+{
+  PendingExport *pending = data;
+
+  g_object_unref (pending->window);
+  g_object_unref (pending->file);
+  g_free (pending);
+}
+
+static void
+start_export (EsWindow *self, GFile *file, int format, gboolean colorbar)
+{
+  if (format == EXPORT_EVERY_PLANE)
+    es_window_export_volume_async (self, file, NULL, on_exported, g_object_ref (file));
+  else
+    _es_window_export_file (self, file, format, colorbar);
+}
+
+static void
+on_replace_response (AdwMessageDialog *dialog, const char *response, PendingExport *pending)
+{
+  if (strcmp (response, "replace") == 0)
+    start_export (pending->window, pending->file, pending->format, pending->colorbar);
+}
+
+GtkWidget *
+_es_window_export_chosen (EsWindow *self, GFile *chosen, int format, gboolean colorbar)
+{
+  g_autoptr (GFile) parent = g_file_get_parent (chosen);
+  g_autofree char *name = g_file_get_basename (chosen);
+  g_autofree char *fixed = _es_window_export_name (name, format);
+  g_autoptr (GFile) file = parent ? g_file_get_child (parent, fixed) : g_object_ref (chosen);
+  g_autofree char *heading = NULL, *body = NULL, *folder = NULL;
+  PendingExport *pending;
+  GtkWidget *dialog;
+
+  /* The chooser asked before replacing the name it showed; a name the
+   * format changed is another file, which nobody was asked about. */
+  if (g_file_equal (file, chosen) || !g_file_query_exists (file, NULL))
+    {
+      start_export (self, file, format, colorbar);
+      return NULL;
+    }
+  folder = parent ? g_file_get_parse_name (parent) : g_strdup ("");
+  heading = g_strdup_printf ("Replace “%s”?", fixed);
+  body = g_strdup_printf ("The format chosen saves “%s” as “%s”, and a file of that name already exists in “%s”. "
+                          "Replacing it overwrites its contents.",
+                          name, fixed, folder);
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, body);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "replace", "_Replace", NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "replace", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  pending = g_new0 (PendingExport, 1);
+  pending->window = g_object_ref (self);
+  pending->file = g_steal_pointer (&file);
+  pending->format = format;
+  pending->colorbar = colorbar;
+  g_signal_connect_data (dialog, "response", G_CALLBACK (on_replace_response), pending,
+                         (GClosureNotify) (void (*) (void)) pending_export_free, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+  return dialog;
+}
+
 static void
 on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
 {
@@ -263,31 +347,18 @@ on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
   if (response == GTK_RESPONSE_ACCEPT)
     {
       g_autoptr (GFile) chosen = gtk_file_chooser_get_file (chooser);
-      g_autoptr (GFile) parent = g_file_get_parent (chosen);
-      g_autoptr (GFile) file = NULL;
-      const char *format = gtk_file_chooser_get_choice (chooser, "format");
-      const char *colorbar = gtk_file_chooser_get_choice (chooser, "colorbar");
-      g_autofree char *name = g_file_get_basename (chosen);
-      g_autofree char *fixed = NULL;
-      int index = 0;
-
+      int format = export_filter_format (gtk_file_chooser_get_filter (chooser));
+      gboolean colorbar = g_strcmp0 (gtk_file_chooser_get_choice (chooser, "colorbar"), "true") == 0;
       const char *compression = gtk_file_chooser_get_choice (chooser, "compression");
 
-      for (guint i = 0; export_ids[i]; i++)
-        if (g_strcmp0 (format, export_ids[i]) == 0)
-          index = i;
+      if (format < 0)
+        format = g_settings_get_enum (self->settings, "export-format");
       for (guint i = 0; compression_ids[i]; i++)
         if (g_strcmp0 (compression, compression_ids[i]) == 0)
           g_settings_set_enum (self->settings, "export-compression", i);
-      g_settings_set_enum (self->settings, "export-format", index);
-      g_settings_set_boolean (self->settings, "export-colorbar", g_strcmp0 (colorbar, "true") == 0);
-      /* The name follows the format chosen last: never text under a .png name. */
-      fixed = _es_window_export_name (name, index);
-      file = parent ? g_file_get_child (parent, fixed) : g_object_ref (chosen);
-      if (index == EXPORT_EVERY_PLANE)
-        es_window_export_volume_async (self, file, NULL, on_exported, g_object_ref (file));
-      else
-        _es_window_export_file (self, file, index, g_strcmp0 (colorbar, "true") == 0);
+      g_settings_set_enum (self->settings, "export-format", format);
+      g_settings_set_boolean (self->settings, "export-colorbar", colorbar);
+      _es_window_export_chosen (self, chosen, format, colorbar);
     }
   g_clear_object (&self->chooser);
 }
@@ -316,6 +387,23 @@ add_choice_selected (GtkFileChooser *chooser, const char *id, const char *label,
   gtk_file_chooser_set_choice (chooser, id, ids[selected]);
 }
 
+/* The file chooser dialog on screen for this window, if GTK shows its own. */
+static GtkFileChooser *
+shown_file_chooser (EsWindow *self)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr (GtkWindow) shown = g_list_model_get_item (toplevels, i);
+
+      if (GTK_IS_FILE_CHOOSER_DIALOG (shown) && gtk_window_get_transient_for (shown) == GTK_WINDOW (self)
+          && gtk_widget_get_visible (GTK_WIDGET (shown)))
+        return GTK_FILE_CHOOSER (shown);
+    }
+  return NULL;
+}
+
 static void
 export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
@@ -323,8 +411,8 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   GtkFileChooserNative *chooser;
   int format = g_settings_get_enum (self->settings, "export-format");
   g_autofree char *stem = NULL, *name = NULL;
-  g_autofree const char **ids = NULL, **labels = NULL;
-  guint n_formats = g_strv_length ((char **) export_ids);
+  GtkFileChooser *shown;
+  guint n_formats = g_strv_length ((char **) export_labels);
   char *dot;
 
   g_assert (ES_IS_WINDOW (self));
@@ -341,11 +429,18 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   /* A format this build does not write (TIFF without libtiff) falls back to PNG. */
   if (format >= (int) n_formats)
     format = ES_EXPORT_PNG;
-  ids = g_new0 (const char *, n_formats + 1);
-  labels = g_new0 (const char *, n_formats + 1);
-  memcpy (ids, export_ids, n_formats * sizeof *ids);
-  memcpy (labels, export_labels, n_formats * sizeof *labels);
-  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", _ ("Format"), ids, labels, format);
+  for (guint i = 0; i < n_formats; i++)
+    {
+      g_autoptr (GtkFileFilter) filter = gtk_file_filter_new ();
+
+      gtk_file_filter_set_name (filter, _ (export_labels[i]));
+      gtk_file_filter_add_suffix (filter, export_extensions[i]);
+      if (strcmp (export_extensions[i], "tif") == 0)
+        gtk_file_filter_add_suffix (filter, "tiff");
+      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+      if ((int) i == format)
+        gtk_file_chooser_set_filter (GTK_FILE_CHOOSER (chooser), filter);
+    }
   add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", _ ("Compression"), compression_ids,
                        compression_labels, g_settings_get_enum (self->settings, "export-compression"));
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", _ ("With colorbar"), NULL, NULL);
@@ -358,19 +453,18 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
                           export_extensions[MIN ((guint) format, G_N_ELEMENTS (export_extensions) - 1)]);
   gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
   _es_window_set_chooser_folder (self, GTK_FILE_CHOOSER (chooser));
-  /* The saved format's files first: the first filter is the one shown. */
-  for (int pass = 0; pass < 2; pass++)
-    for (guint i = 0; i < G_N_ELEMENTS (export_filters); i++)
-      if ((pass == 0) == (g_strcmp0 (export_filters[i].extension, export_extensions[format]) == 0))
-        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ (export_filters[i].name),
-                                       export_filters[i].pattern);
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ ("All files"), "*");
+  g_signal_connect_object (chooser, "notify::filter", G_CALLBACK (on_export_filter), self, 0);
 
   g_clear_object (&self->chooser);
   self->chooser = GTK_NATIVE_DIALOG (chooser);
   gtk_native_dialog_set_modal (self->chooser, TRUE);
   g_signal_connect (chooser, "response", G_CALLBACK (on_export_response), self);
   gtk_native_dialog_show (self->chooser);
+  /* GTK 4.8's GtkFileChooserNative tells of a filter chosen in its own
+   * dialog (the one shown without a portal) only at the response: the
+   * name follows that dialog's filter. */
+  if ((shown = shown_file_chooser (self)))
+    g_signal_connect_object (shown, "notify::filter", G_CALLBACK (on_export_filter), self, 0);
 }
 
 typedef struct {

@@ -18,30 +18,83 @@ menu_label (const char *name)
   return g_strjoinv ("__", parts);
 }
 
+/* The name a recent file is listed by: its file name, or its full name
+ * where that is not valid text. */
+static char *
+recent_name (GFile *file)
+{
+  char *name = g_file_get_basename (file);
+
+  if (name == NULL || !g_utf8_validate (name, -1, NULL))
+    {
+      g_free (name);
+      name = g_file_get_parse_name (file);
+    }
+  return name;
+}
+
+/* The folder a recent file is in, "~/scans" under the home folder; with
+ * whole FALSE, only its last part ("scans"). */
+static char *
+recent_folder (GFile *file, gboolean whole)
+{
+  g_autoptr (GFile) parent = g_file_get_parent (file);
+  g_autoptr (GFile) home = g_file_new_for_path (g_get_home_dir ());
+  g_autofree char *relative = NULL, *folder = NULL;
+
+  if (parent == NULL)
+    return g_file_get_parse_name (file);
+  if (g_file_equal (parent, home))
+    return g_strdup ("~");
+  if (!whole && (folder = g_file_get_basename (parent)) && g_utf8_validate (folder, -1, NULL))
+    return g_steal_pointer (&folder);
+  if ((relative = g_file_get_relative_path (home, parent)) && g_utf8_validate (relative, -1, NULL))
+    return g_build_filename ("~", relative, NULL);
+  return g_file_get_parse_name (parent);
+}
+
 static void
 rebuild_recent_menu (EsWindow *self)
 {
   g_auto (GStrv) uris = g_settings_get_strv (self->settings, "recent-files");
+  guint n = MIN (g_strv_length (uris), MAX_RECENT);
+  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) folders = g_ptr_array_new_with_free_func (g_free);
 
   g_menu_remove_all (self->recent_menu);
-  for (guint i = 0; i < MAX_RECENT && uris[i]; i++)
+  for (guint i = 0; i < n; i++)
     {
       g_autoptr (GFile) file = g_file_new_for_uri (uris[i]);
-      g_autofree char *name = g_file_get_basename (file);
-      g_autofree char *label = NULL;
-      g_autoptr (GMenuItem) item = NULL;
 
-      if (name == NULL || !g_utf8_validate (name, -1, NULL))
-        {
-          g_free (name);
-          name = g_file_get_parse_name (file);
-        }
-      label = menu_label (name);
+      g_ptr_array_add (names, recent_name (file));
+      g_ptr_array_add (folders, recent_folder (file, FALSE));
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (GFile) file = g_file_new_for_uri (uris[i]);
+      const char *name = g_ptr_array_index (names, i);
+      g_autofree char *whole = NULL, *shown = NULL, *label = NULL;
+      g_autoptr (GMenuItem) item = NULL;
+      gboolean repeated = FALSE, same_folder_name = FALSE;
+
+      /* Files of one name in several folders each say their folder: its
+       * name, or its path where the folders' names are alike too. */
+      for (guint j = 0; j < n; j++)
+        if (j != i && g_str_equal (name, g_ptr_array_index (names, j)))
+          {
+            repeated = TRUE;
+            same_folder_name |= g_str_equal (g_ptr_array_index (folders, i), g_ptr_array_index (folders, j));
+          }
+      if (same_folder_name)
+        whole = recent_folder (file, TRUE);
+      if (repeated)
+        shown = g_strdup_printf ("%s — %s", name, whole ? whole : (char *) g_ptr_array_index (folders, i));
+      label = menu_label (shown ? shown : name);
       item = g_menu_item_new (label, NULL);
       g_menu_item_set_action_and_target_value (item, "win.open-recent", g_variant_new_string (uris[i]));
       g_menu_append_item (self->recent_menu, item);
     }
-  if (uris[0] == NULL)
+  if (n == 0)
     g_menu_append (self->recent_menu, "No Recent Files", "win.no-recent");
 }
 
@@ -104,48 +157,89 @@ file_format (EsSource *source)
   return _ ("unknown (the file changed since it was opened)");
 }
 
-char *
-_es_window_describe_source (EsWindow *self)
+static void
+add_fact (GPtrArray *facts, const char *name, char *value)
+{
+  g_ptr_array_add (facts, g_strdup (name));
+  g_ptr_array_add (facts, value);
+}
+
+GStrv
+_es_window_source_facts (EsWindow *self)
 {
   EsSource *source = self->source;
   g_autoptr (GFileInfo) info = NULL;
-  g_autofree char *where = NULL, *size = NULL;
-  GString *text;
+  GPtrArray *facts;
 
   if (source == NULL)
     return NULL;
-  text = g_string_new (NULL);
-  g_string_append_printf (text, _ ("Size: %d × %d pixels (%.2f megapixels)\n"), source->image.width,
-                          source->image.height, (double) source->image.width * source->image.height / 1e6);
-  g_string_append_printf (text, _ ("Depth: %d-bit%s\n"), source->image.depth,
-                          source->image.levels > 0 ? " levels" : " gray");
+  facts = g_ptr_array_new ();
+  add_fact (facts, _ ("Size"),
+            g_strdup_printf (_ ("%d × %d pixels (%.2f megapixels)"), source->image.width, source->image.height,
+                             (double) source->image.width * source->image.height / 1e6));
+  add_fact (facts, _ ("Depth"),
+            g_strdup_printf ("%d-bit%s", source->image.depth, source->image.levels > 0 ? " levels" : " gray"));
   if (source->image.levels > 0)
-    g_string_append_printf (text, "Levels: %d\n", source->image.levels);
-  g_string_append_printf (text, "Format: %s\n", file_format (source));
+    add_fact (facts, _ ("Levels"), g_strdup_printf ("%d", source->image.levels));
+  add_fact (facts, _ ("Format"), g_strdup (file_format (source)));
   if (source->file)
     info = g_file_query_info (source->file, G_FILE_ATTRIBUTE_STANDARD_SIZE, G_FILE_QUERY_INFO_NONE, NULL, NULL);
   if (info)
     {
       g_autofree char *human = g_format_size (g_file_info_get_size (info));
 
-      size = g_strdup_printf ("%s (%" G_GINT64_FORMAT " bytes)", human, g_file_info_get_size (info));
+      add_fact (facts, _ ("File size"),
+                g_strdup_printf ("%s (%" G_GINT64_FORMAT " bytes)", human, g_file_info_get_size (info)));
     }
-  g_string_append_printf (text, _ ("File size: %s\n"), size ? size : "unknown");
-  where = source->file ? g_file_get_parse_name (source->file) : g_strdup (source->name);
-  g_string_append_printf (text, "Path: %s", where);
-  return g_string_free (text, FALSE);
+  else
+    add_fact (facts, _ ("File size"), g_strdup (_ ("unknown")));
+  add_fact (facts, _ ("Path"), source->file ? g_file_get_parse_name (source->file) : g_strdup (source->name));
+  g_ptr_array_add (facts, NULL);
+  return (GStrv) g_ptr_array_free (facts, FALSE);
+}
+
+/* A table of the facts: names on the left, values (selectable, each
+ * labelled by its name for screen readers) on the right. */
+GtkWidget *
+_es_window_facts_table (const char *const *facts)
+{
+  GtkWidget *grid = gtk_grid_new ();
+
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 6);
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 18);
+  gtk_widget_set_halign (grid, GTK_ALIGN_CENTER);
+  for (int row = 0; facts[2 * row]; row++)
+    {
+      GtkWidget *name = gtk_label_new (facts[2 * row]);
+      GtkWidget *value = gtk_label_new (facts[2 * row + 1]);
+
+      gtk_label_set_xalign (GTK_LABEL (name), 1);
+      gtk_widget_set_valign (name, GTK_ALIGN_START);
+      gtk_widget_add_css_class (name, "dim-label");
+      gtk_label_set_xalign (GTK_LABEL (value), 0);
+      gtk_label_set_selectable (GTK_LABEL (value), TRUE);
+      gtk_label_set_wrap (GTK_LABEL (value), TRUE);
+      gtk_label_set_wrap_mode (GTK_LABEL (value), PANGO_WRAP_WORD_CHAR);
+      gtk_label_set_max_width_chars (GTK_LABEL (value), 40);
+      gtk_accessible_update_relation (GTK_ACCESSIBLE (value), GTK_ACCESSIBLE_RELATION_LABELLED_BY, name, NULL, -1);
+      gtk_grid_attach (GTK_GRID (grid), name, 0, row, 1, 1);
+      gtk_grid_attach (GTK_GRID (grid), value, 1, row, 1, 1);
+    }
+  return grid;
 }
 
 static void
 image_info_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
   EsWindow *self = ES_WINDOW (widget);
-  g_autofree char *body = _es_window_describe_source (self);
+  g_auto (GStrv) facts = _es_window_source_facts (self);
   GtkWidget *dialog;
 
-  if (body == NULL)
+  if (facts == NULL)
     return;
-  dialog = adw_message_dialog_new (GTK_WINDOW (self), self->source->name, body);
+  dialog = adw_message_dialog_new (GTK_WINDOW (self), self->source->name, NULL);
+  adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog),
+                                      _es_window_facts_table ((const char *const *) facts));
   adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
   gtk_window_present (GTK_WINDOW (dialog));
 }

@@ -88,14 +88,18 @@ es_window_get_error (EsWindow *self)
   return gtk_revealer_get_reveal_child (self->error_revealer) ? self->last_error : NULL;
 }
 
+void
+_es_window_clear_error (EsWindow *self)
+{
+  gtk_revealer_set_reveal_child (self->error_revealer, FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.dismiss-error", FALSE);
+  g_clear_pointer (&self->last_error, g_free);
+}
+
 static void
 dismiss_error_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 {
-  EsWindow *self = ES_WINDOW (widget);
-
-  gtk_revealer_set_reveal_child (self->error_revealer, FALSE);
-  gtk_widget_action_set_enabled (widget, "win.dismiss-error", FALSE);
-  g_clear_pointer (&self->last_error, g_free);
+  _es_window_clear_error (ES_WINDOW (widget));
 }
 
 /* Actions that need an image */

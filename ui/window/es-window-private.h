@@ -68,6 +68,8 @@ struct _EsWindow {
   guint64 answered_generation;  /* of the newest complete response, or cancel */
   guint64 shown_generation;     /* of the newest response shown */
   guint64 cancelled_generation; /* of the newest request the user cancelled */
+  GQueue requested_keys;        /* RequestedKeys of requests not yet shown, oldest first */
+  GVariant *shown_keys;         /* the job keys of the response on screen (a{sv}), or NULL */
   EsLayer *shown[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
@@ -98,6 +100,7 @@ struct _EsWindow {
   double last_jobs_ms;
 
   int hover_pane, hover_x, hover_y;
+  int readout_width, readout_height; /* the readout's tallest at this width (hold_readout_height) */
   guint status_idle;
   char *last_message;
   char *last_error;
@@ -137,6 +140,8 @@ void _es_window_show_message (EsWindow *self, const char *message);
 /* An error: "summary: reason" stays in the error banner until dismissed,
  * the toast says the summary alone, and the whole is the last message. */
 void _es_window_show_error (EsWindow *self, const char *summary, const char *reason);
+/* The banner goes (Dismiss, or another image on screen: the error was about what came before). */
+void _es_window_clear_error (EsWindow *self);
 void _es_window_update_busy (EsWindow *self);
 /* Counts the task as busy work until it completes; an export or a copy
  * shows the spinner, a comparison its own window's progress. */
@@ -216,6 +221,10 @@ char *_es_window_export_name (const char *name, EsExportFormat format);
 /* Exports the file as the chooser's Export does: the folder is remembered
  * once the file is written, the outcome is a toast (or the error banner). */
 void _es_window_export_file (EsWindow *self, GFile *file, EsExportFormat format, gboolean colorbar);
+/* Exports the file the chooser picked, named for the format (4: a volume's
+ * every plane); when that name is another file that exists, first asks
+ * whether to replace it: returns that question's dialog, else NULL. */
+GtkWidget *_es_window_export_chosen (EsWindow *self, GFile *chosen, int format, gboolean colorbar);
 /* The window closes: exports still writing stop and remove their
  * temporary files (each export holds the window and the application
  * until its thread is done, so that nothing is left half written). */
@@ -250,6 +259,13 @@ void _es_window_settings_create (EsWindow *self, GSettings *defaults);
 void _es_window_settings_dispose (EsWindow *self);
 /* Copies another window's parameters, colours, view and backend. */
 void _es_window_settings_copy_from (EsWindow *self, EsWindow *other);
+/* The keys that jobs read (parameters, definition, variants, backend): noted
+ * as a request goes (its generation), kept once its response is on screen,
+ * and set back to those when the user cancels a newer request, so that the
+ * side panel shows what the result on screen was computed with. */
+void _es_window_note_requested_keys (EsWindow *self, guint64 generation);
+void _es_window_note_shown_keys (EsWindow *self, guint64 generation);
+void _es_window_restore_shown_keys (EsWindow *self);
 
 /* es-window-files.c: recent files, image information. */
 
@@ -259,8 +275,13 @@ void _es_window_files_init (EsWindow *self);
 void _es_window_files_bind (EsWindow *self);
 /* Puts a file opened by the user first in "recent-files". */
 void _es_window_add_recent (EsWindow *self, GFile *file);
-/* "Size 512 × 512\nDepth 8-bit\n…": what Image Information shows. */
-char *_es_window_describe_source (EsWindow *self);
+/* What Image Information shows: the facts of the image on screen as
+ * name, value, name, value…, NULL-terminated ({ "Size", "512 × 512
+ * pixels (0.26 megapixels)", "Depth", "8-bit gray", … }); NULL without
+ * an image. */
+GStrv _es_window_source_facts (EsWindow *self);
+/* Its dialog's table of them: a GtkGrid of names and values. */
+GtkWidget *_es_window_facts_table (const char *const *facts);
 
 /* es-window-compare.c: the Compare Variants window and the EsComparer interface. */
 

@@ -234,6 +234,9 @@ _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *
       self->answered_generation = self->generation;
       _es_window_log_change (self, self->generation, "cancelled");
     }
+  /* The side panel shows the parameters of the result on screen again
+   * (the request this would schedule is dropped below: it is on screen). */
+  _es_window_restore_shown_keys (self);
   g_clear_handle_id (&self->update_idle, g_source_remove);
   g_string_truncate (self->changes, 0);
   _es_window_update_subtitle (self);

@@ -6,6 +6,7 @@
 #include <gio/gsettingsbackend.h>
 #include <glib/gi18n-lib.h>
 
+#include "es-sidebar-definition.h"
 #include "es-window-private.h"
 
 /* Shared by every window: where files are, what was opened, how large an
@@ -32,6 +33,21 @@ typedef struct {
   GVariant *after;
   gint64 time;
 } SettingChange;
+
+/* The job keys of a request (_es_window_note_requested_keys). */
+typedef struct {
+  guint64 generation;
+  GVariant *keys; /* a{sv} */
+} RequestedKeys;
+
+static void
+requested_keys_free (gpointer data)
+{
+  RequestedKeys *requested = data;
+
+  g_variant_unref (requested->keys);
+  g_free (requested);
+}
 
 static const char *
 undoable_key (int i)
@@ -167,6 +183,8 @@ _es_window_settings_dispose (EsWindow *self)
     g_signal_handlers_disconnect_by_data (self->settings, self);
   g_queue_clear_full (&self->undo_stack, setting_change_free);
   g_queue_clear_full (&self->redo_stack, setting_change_free);
+  g_queue_clear_full (&self->requested_keys, requested_keys_free);
+  g_clear_pointer (&self->shown_keys, g_variant_unref);
   if (self->undoable_values)
     for (int i = 0; i < (int) N_UNDOABLE; i++)
       g_variant_unref (self->undoable_values[i]);
@@ -198,6 +216,73 @@ _es_window_settings_copy_from (EsWindow *self, EsWindow *other)
   /* A new window has nothing to undo. */
   g_queue_clear_full (&self->undo_stack, setting_change_free);
   update_undo_actions (self);
+}
+
+/* The job keys of requests, and of the response on screen */
+
+static gboolean
+is_job_key (const char *key)
+{
+  EsParamId param;
+
+  return es_param_from_name (key, &param) || es_sidebar_definition_has_key (key) || g_str_has_prefix (key, "variant-")
+         || g_str_equal (key, "backend");
+}
+
+void
+_es_window_note_requested_keys (EsWindow *self, guint64 generation)
+{
+  g_autoptr (GSettingsSchema) schema = NULL;
+  g_auto (GStrv) keys = NULL;
+  g_auto (GVariantBuilder) builder = G_VARIANT_BUILDER_INIT (G_VARIANT_TYPE_VARDICT);
+  RequestedKeys *requested = g_new (RequestedKeys, 1);
+
+  g_object_get (self->settings, "settings-schema", &schema, NULL);
+  keys = g_settings_schema_list_keys (schema);
+  for (char **key = keys; *key; key++)
+    if (is_job_key (*key))
+      g_variant_builder_add (&builder, "{sv}", *key, g_settings_get_value (self->settings, *key));
+  requested->generation = generation;
+  requested->keys = g_variant_ref_sink (g_variant_builder_end (&builder));
+  g_queue_push_tail (&self->requested_keys, requested);
+}
+
+void
+_es_window_note_shown_keys (EsWindow *self, guint64 generation)
+{
+  RequestedKeys *requested;
+
+  /* Requests up to this one are answered or superseded. */
+  while ((requested = g_queue_peek_head (&self->requested_keys)) && requested->generation <= generation)
+    {
+      g_queue_pop_head (&self->requested_keys);
+      if (requested->generation == generation)
+        {
+          g_clear_pointer (&self->shown_keys, g_variant_unref);
+          self->shown_keys = g_variant_ref (requested->keys);
+        }
+      requested_keys_free (requested);
+    }
+}
+
+void
+_es_window_restore_shown_keys (EsWindow *self)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+
+  g_queue_clear_full (&self->requested_keys, requested_keys_free);
+  if (self->shown_keys == NULL)
+    return;
+  g_variant_iter_init (&iter, self->shown_keys);
+  while (g_variant_iter_loop (&iter, "{&sv}", &key, &value))
+    {
+      g_autoptr (GVariant) now = g_settings_get_value (self->settings, key);
+
+      if (!g_variant_equal (now, value))
+        g_settings_set_value (self->settings, key, value);
+    }
 }
 
 /* What a change of a setting does */

@@ -153,6 +153,32 @@ es_window_get_readout_job (EsWindow *self, EsJob *job)
     }
 }
 
+/* The readout wraps in a narrow window, and its lines come and go with the
+ * pointer's values: it keeps the tallest it has been at this width, so
+ * that the canvas above it does not resize (and the image under the
+ * pointer move) as the pointer crosses it. */
+static void
+hold_readout_height (EsWindow *self)
+{
+  GtkWidget *label = GTK_WIDGET (self->position_label);
+  int width = gtk_widget_get_width (label), height;
+  PangoLayout *layout;
+
+  if (width <= 0)
+    return;
+  /* The text's own height (the label's measure would include the height held). */
+  layout = gtk_widget_create_pango_layout (label, gtk_label_get_label (self->position_label));
+  pango_layout_set_width (layout, width * PANGO_SCALE);
+  pango_layout_set_wrap (layout, PANGO_WRAP_WORD_CHAR);
+  pango_layout_get_pixel_size (layout, NULL, &height);
+  g_object_unref (layout);
+  if (width == self->readout_width && height <= self->readout_height)
+    return;
+  self->readout_width = width;
+  self->readout_height = height;
+  gtk_widget_set_size_request (label, -1, height);
+}
+
 void
 _es_window_update_position (EsWindow *self)
 {
@@ -178,6 +204,7 @@ _es_window_update_position (EsWindow *self)
         }
       else
         gtk_label_set_label (self->position_label, " ");
+      hold_readout_height (self);
       return;
     }
 
@@ -215,6 +242,7 @@ _es_window_update_position (EsWindow *self)
         g_string_append_printf (text, "      %s %d", es_view_title (layer->view), (int) value);
     }
   gtk_label_set_label (self->position_label, text->str);
+  hold_readout_height (self);
 }
 
 void

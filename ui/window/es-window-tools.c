@@ -98,6 +98,14 @@ find_box (GtkWidget *widget, GtkOrientation orientation, GtkWidget **child)
   return NULL;
 }
 
+/* The tools' panel is docked under the image while there is one. */
+static void
+on_stack_page (GtkStack *stack, GParamSpec *pspec, EsWindow *self)
+{
+  gtk_widget_set_visible (es_tools_get_panel (self->tools),
+                          g_strcmp0 (gtk_stack_get_visible_child_name (stack), "canvas") == 0);
+}
+
 void
 _es_window_tools_init (EsWindow *self)
 {
@@ -109,6 +117,8 @@ _es_window_tools_init (EsWindow *self)
     gtk_box_insert_child_after (box, es_tools_get_palette (self->tools), NULL);
   if ((box = find_box (GTK_WIDGET (self->position_label), GTK_ORIENTATION_VERTICAL, &child)))
     gtk_box_insert_child_after (box, es_tools_get_panel (self->tools), gtk_widget_get_prev_sibling (child));
+  g_signal_connect_object (self->stack, "notify::visible-child-name", G_CALLBACK (on_stack_page), self, 0);
+  on_stack_page (self->stack, NULL, self);
 }
 
 EsTools *

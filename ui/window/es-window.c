@@ -195,6 +195,7 @@ send_request (gpointer data)
           if (es_view_has_histogram (view))
             add_item (request, self, view);
       _es_window_log_change (self, request->generation, self->changes->len ? self->changes->str : "update");
+      _es_window_note_requested_keys (self, request->generation);
       /* A new request: whatever was cancelled before is not the news now. */
       gtk_label_set_label (self->notice_label, "");
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), NULL);
@@ -343,6 +344,8 @@ _es_window_show_source (EsWindow *self, EsSource *source)
     {
       g_clear_pointer (&self->source, es_source_unref);
       self->source = es_source_ref (source);
+      es_layer_keep_spares_for (source->image.width, source->image.height);
+      _es_window_clear_error (self);
       _es_window_forget_timings (self);
       _es_window_volume_source_changed (self);
     }
@@ -445,6 +448,7 @@ on_response (EsResponse *response, gpointer user_data)
   if (response->generation > self->shown_generation)
     {
       self->shown_generation = response->generation;
+      _es_window_note_shown_keys (self, response->generation);
       self->last_worker_ms = response->worker_ms;
       self->last_jobs_ms = response->jobs_ms;
     }
