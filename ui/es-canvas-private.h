@@ -12,10 +12,7 @@ typedef struct {
   char *label;
   double cross_x, cross_y;
   /* The last rendering and what it was made for. */
-  GdkTexture *texture;
-  EsColorScale texture_scale;
-  double texture_zoom;
-  int tx, ty, tw, th, torigin_x, torigin_y;
+  EsRendering rendering;
 } Pane;
 
 struct _EsCanvas {

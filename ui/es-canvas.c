@@ -2,6 +2,8 @@
 /* EsCanvas: renders only what is visible, crisp when zoomed in, as a GtkScrollable. */
 #include "es-canvas-private.h"
 
+#include "es-debug.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -36,18 +38,24 @@ static const double zoom_steps[] = {
 /* Geometry */
 
 static void
-pane_size (EsCanvas *self, double *width, double *height)
+pane_size_for (EsCanvas *self, int n_panes, double *width, double *height)
 {
   double w = gtk_widget_get_width (GTK_WIDGET (self));
   double h = gtk_widget_get_height (GTK_WIDGET (self));
 
-  if (self->n_panes > 1)
+  if (n_panes > 1)
     {
       w = (w - GAP) / 2;
       h = (h - GAP) / 2;
     }
   *width = MAX (w, 1);
   *height = MAX (h, 1);
+}
+
+static void
+pane_size (EsCanvas *self, double *width, double *height)
+{
+  pane_size_for (self, self->n_panes, width, height);
 }
 
 static void
@@ -61,17 +69,23 @@ pane_origin (EsCanvas *self, int pane, double *x, double *y)
 }
 
 static double
-fit_zoom (EsCanvas *self)
+fit_zoom_for (EsCanvas *self, int n_panes, int image_width, int image_height)
 {
   double pw, ph, zoom;
 
-  if (self->image_width == 0)
+  if (image_width == 0)
     return 1.0;
-  pane_size (self, &pw, &ph);
-  zoom = MIN (pw / self->image_width, ph / self->image_height);
+  pane_size_for (self, n_panes, &pw, &ph);
+  zoom = MIN (pw / image_width, ph / image_height);
   /* Enlarged, the fit keeps every image pixel the same whole number of
    * screen pixels: uneven blocks would look like artefacts. */
   return zoom >= 1 ? floor (zoom) : zoom;
+}
+
+static double
+fit_zoom (EsCanvas *self)
+{
+  return fit_zoom_for (self, self->n_panes, self->image_width, self->image_height);
 }
 
 static double
@@ -90,17 +104,25 @@ max_zoom (EsCanvas *self)
  * centred when the image is smaller than the pane, else set by the scroll
  * position. Rounded so that pixel blocks sit on the device pixel grid. */
 static void
+origin_for (double pw, double ph, double cw, double ch, double hvalue, double vvalue, int scale_factor, int *ox,
+            int *oy)
+{
+  double x = cw < pw ? (pw - cw) / 2 : -hvalue;
+  double y = ch < ph ? (ph - ch) / 2 : -vvalue;
+
+  *ox = (int) round (x * scale_factor);
+  *oy = (int) round (y * scale_factor);
+}
+
+static void
 content_origin (EsCanvas *self, int scale_factor, int *ox, int *oy)
 {
   double pw, ph;
-  double cw = self->image_width * self->zoom, ch = self->image_height * self->zoom;
-  double x, y;
 
   pane_size (self, &pw, &ph);
-  x = cw < pw ? (pw - cw) / 2 : -gtk_adjustment_get_value (self->hadjustment);
-  y = ch < ph ? (ph - ch) / 2 : -gtk_adjustment_get_value (self->vadjustment);
-  *ox = (int) round (x * scale_factor);
-  *oy = (int) round (y * scale_factor);
+  origin_for (pw, ph, self->image_width * self->zoom, self->image_height * self->zoom,
+              gtk_adjustment_get_value (self->hadjustment), gtk_adjustment_get_value (self->vadjustment), scale_factor,
+              ox, oy);
 }
 
 static void
@@ -188,7 +210,7 @@ _es_canvas_zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fi
   self->fit = fit;
   configure_adjustments (self, ix * zoom - ax, iy * zoom - ay);
   for (int i = 0; i < self->n_panes; i++)
-    g_clear_object (&self->panes[i].texture);
+    es_rendering_clear (&self->panes[i].rendering);
   _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
@@ -233,7 +255,7 @@ pane_clear (Pane *pane)
 {
   g_clear_pointer (&pane->layer, es_layer_unref);
   g_clear_pointer (&pane->label, g_free);
-  g_clear_object (&pane->texture);
+  es_rendering_clear (&pane->rendering);
 }
 
 void
@@ -256,7 +278,14 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
       /* Compared while the old layer is alive, so that a new layer at a
        * recycled address cannot reuse the old rendering. */
       if (old != panes[i].layer)
-        g_clear_object (&self->panes[i].texture);
+        {
+          es_rendering_clear (&self->panes[i].rendering);
+          if (panes[i].rendering && panes[i].rendering->texture)
+            {
+              self->panes[i].rendering = *panes[i].rendering;
+              g_object_ref (self->panes[i].rendering.texture);
+            }
+        }
       self->panes[i].layer = es_layer_ref (panes[i].layer);
       self->panes[i].scale = panes[i].scale;
       g_free (self->panes[i].label);
@@ -287,6 +316,33 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
     }
   _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport)
+{
+  int sf;
+  double pw, ph, hvalue = 0, vvalue = 0, zoom;
+
+  g_return_if_fail (ES_IS_CANVAS (self));
+
+  /* As es_canvas_set_panes will place it: a new size, or the fit, fits
+   * the image to the panes; else zoom and scroll stay, within range. */
+  sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  pane_size_for (self, n_panes, &pw, &ph);
+  if (image_width != self->image_width || image_height != self->image_height || self->fit)
+    zoom = fit_zoom_for (self, n_panes, image_width, image_height);
+  else
+    {
+      zoom = self->zoom;
+      hvalue = CLAMP (gtk_adjustment_get_value (self->hadjustment), 0, MAX (image_width * zoom - pw, 0));
+      vvalue = CLAMP (gtk_adjustment_get_value (self->vadjustment), 0, MAX (image_height * zoom - ph, 0));
+    }
+  origin_for (pw, ph, image_width * zoom, image_height * zoom, hvalue, vvalue, sf, &viewport->origin_x,
+              &viewport->origin_y);
+  viewport->zoom = zoom * sf;
+  viewport->pane_width = (int) (pw * sf);
+  viewport->pane_height = (int) (ph * sf);
 }
 
 void
@@ -406,34 +462,25 @@ es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double
 
 /* Drawing */
 
-static GdkTexture *
-pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph, int *tx, int *ty)
+static const EsRendering *
+pane_rendering (EsCanvas *self, Pane *pane, const EsViewport *viewport)
 {
-  double zoom = self->zoom * sf;
-  int x0 = MAX (ox, 0), y0 = MAX (oy, 0);
-  int x1 = MIN ((int) ceil (ox + es_layer_width (pane->layer) * zoom), pw);
-  int y1 = MIN ((int) ceil (oy + es_layer_height (pane->layer) * zoom), ph);
+  gint64 started;
+  int width, height;
 
-  if (x1 <= x0 || y1 <= y0)
+  if (es_rendering_matches (&pane->rendering, viewport, &pane->scale))
+    return &pane->rendering;
+  /* Zoom, pan, a resize or a display change: rendered here, on the main
+   * thread. A new result comes with its rendering from the worker. */
+  es_rendering_clear (&pane->rendering);
+  started = g_get_monotonic_time ();
+  if (!es_layer_render_viewport (pane->layer, &pane->scale, viewport, &pane->rendering))
     return NULL;
-  *tx = x0;
-  *ty = y0;
-  if (pane->texture && pane->texture_zoom == zoom && pane->tx == x0 && pane->ty == y0 && pane->tw == x1 - x0
-      && pane->th == y1 - y0 && pane->torigin_x == ox && pane->torigin_y == oy
-      && memcmp (&pane->texture_scale, &pane->scale, sizeof pane->scale) == 0)
-    return pane->texture;
-
-  g_clear_object (&pane->texture);
-  pane->texture = es_layer_render (pane->layer, &pane->scale, zoom, ox - x0, oy - y0, x1 - x0, y1 - y0);
-  pane->texture_scale = pane->scale;
-  pane->texture_zoom = zoom;
-  pane->tx = x0;
-  pane->ty = y0;
-  pane->tw = x1 - x0;
-  pane->th = y1 - y0;
-  pane->torigin_x = ox;
-  pane->torigin_y = oy;
-  return pane->texture;
+  width = gdk_texture_get_width (pane->rendering.texture);
+  height = gdk_texture_get_height (pane->rendering.texture);
+  es_debug_log ("canvas: rendered %d × %d pixels on the main thread in %.1f ms", width, height,
+                (g_get_monotonic_time () - started) / 1000.0);
+  return &pane->rendering;
 }
 
 static void
@@ -496,22 +543,24 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     {
       Pane *pane = &self->panes[i];
       double px, py;
-      int tx, ty;
-      GdkTexture *texture;
+      const EsRendering *rendering;
+      EsViewport viewport = { self->zoom * sf, ox, oy, (int) (pw * sf), (int) (ph * sf) };
 
       pane_origin (self, i, &px, &py);
       gtk_snapshot_save (snapshot);
       gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (px, py));
       gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, pw, ph));
 
-      texture = pane_texture (self, pane, sf, ox, oy, (int) (pw * sf), (int) (ph * sf), &tx, &ty);
-      if (texture)
+      rendering = pane_rendering (self, pane, &viewport);
+      if (rendering)
         {
+          GdkTexture *texture = rendering->texture;
+
           gtk_snapshot_save (snapshot);
           gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (
-            snapshot, texture,
-            &GRAPHENE_RECT_INIT (tx, ty, gdk_texture_get_width (texture), gdk_texture_get_height (texture)));
+          gtk_snapshot_append_texture (snapshot, texture,
+                                       &GRAPHENE_RECT_INIT (rendering->x, rendering->y, gdk_texture_get_width (texture),
+                                                            gdk_texture_get_height (texture)));
           gtk_snapshot_restore (snapshot);
         }
       if (self->draw_func)

@@ -21,6 +21,10 @@ typedef struct {
   /* A crosshair through image point (cross_x, cross_y) of the pane: the
    * orthogonal views' lines; no crosshair when cross_x is negative. */
   double cross_x, cross_y;
+  /* The pane's texture made off the main thread (the worker's, for the
+   * viewport of es_canvas_plan_viewport), used while it fits the pane; a
+   * new reference is taken. NULL: the canvas renders the pane itself. */
+  const EsRendering *rendering;
 } EsCanvasPane;
 
 /* Shows one pane, or three or four in a 2×2 grid that share zoom and pan:
@@ -29,6 +33,10 @@ typedef struct {
  * and columns line up with the first's. A new size fits the image to the
  * view; the same size keeps zoom and pan. */
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
+/* Where es_canvas_set_panes with n_panes panes will show a layer of
+ * image_width × image_height pixels, as things stand: the viewport for
+ * which the worker renders a result's first texture. */
+void es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport);
 /* Where the top row's pane labels start (8 px by default): below a caption
  * that the window lays over the canvas's top left corner. */
 void es_canvas_set_label_top (EsCanvas *self, int top);

@@ -203,6 +203,60 @@ es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, d
   return gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes, (size_t) width * 4);
 }
 
+gboolean
+es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport, int *x, int *y, int *width, int *height)
+{
+  int x0 = MAX (viewport->origin_x, 0), y0 = MAX (viewport->origin_y, 0);
+  int x1 = MIN ((int) ceil (viewport->origin_x + es_layer_width (layer) * viewport->zoom), viewport->pane_width);
+  int y1 = MIN ((int) ceil (viewport->origin_y + es_layer_height (layer) * viewport->zoom), viewport->pane_height);
+
+  if (x1 <= x0 || y1 <= y0)
+    return FALSE;
+  *x = x0;
+  *y = y0;
+  *width = x1 - x0;
+  *height = y1 - y0;
+  return TRUE;
+}
+
+gboolean
+es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const EsViewport *viewport,
+                          EsRendering *rendering)
+{
+  int x, y, width, height;
+
+  memset (rendering, 0, sizeof *rendering);
+  if (!es_layer_visible_rect (layer, viewport, &x, &y, &width, &height))
+    return FALSE;
+  rendering->texture = es_layer_render (layer, scale, viewport->zoom, viewport->origin_x - x, viewport->origin_y - y,
+                                        width, height);
+  rendering->x = x;
+  rendering->y = y;
+  rendering->viewport = *viewport;
+  rendering->scale = *scale;
+  return TRUE;
+}
+
+gboolean
+es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale)
+{
+  /* The texture covers the visible rectangle, which zoom, origin and pane
+   * size fix together with the layer's size. */
+  return rendering->texture != NULL && rendering->viewport.zoom == viewport->zoom
+         && rendering->viewport.origin_x == viewport->origin_x && rendering->viewport.origin_y == viewport->origin_y
+         && rendering->viewport.pane_width == viewport->pane_width
+         && rendering->viewport.pane_height == viewport->pane_height && rendering->scale.map == scale->map
+         && rendering->scale.reversed == scale->reversed && rendering->scale.lo == scale->lo
+         && rendering->scale.hi == scale->hi;
+}
+
+void
+es_rendering_clear (EsRendering *rendering)
+{
+  g_clear_object (&rendering->texture);
+  memset (rendering, 0, sizeof *rendering);
+}
+
 GBytes *
 es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride)
 {

@@ -69,6 +69,8 @@ struct _EsWindow {
   guint64 shown_generation;     /* of the newest response shown */
   guint64 cancelled_generation; /* of the newest request the user cancelled */
   EsLayer *shown[ES_N_VIEWS];
+  /* The worker's textures of shown[view], until the canvas takes them. */
+  EsRendering renderings[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
 
