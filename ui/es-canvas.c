@@ -7,7 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#define GAP 4 /* logical pixels between grid panes */
+#define GAP 4                /* logical pixels between grid panes */
+#define OVERLAY_MARGIN 8     /* between an overlay and its pane's edges */
+#define POINTER_CLEARANCE 32 /* how near the pointer may come before an overlay moves away */
 #define MAX_ZOOM 64.0
 
 enum {
@@ -255,7 +257,173 @@ pane_clear (Pane *pane)
 {
   g_clear_pointer (&pane->layer, es_layer_unref);
   g_clear_pointer (&pane->label, g_free);
+  g_clear_pointer (&pane->overlay, g_free);
   es_rendering_clear (&pane->rendering);
+}
+
+/* Overlays */
+
+static gboolean
+overlay_shown (EsCanvas *self, int pane)
+{
+  return pane < self->n_panes && self->panes[pane].overlay != NULL;
+}
+
+static void
+overlay_size (EsCanvas *self, int pane, int *width, int *height)
+{
+  gtk_widget_measure (self->overlay_labels[pane], GTK_ORIENTATION_HORIZONTAL, -1, NULL, width, NULL, NULL);
+  gtk_widget_measure (self->overlay_labels[pane], GTK_ORIENTATION_VERTICAL, *width, NULL, height, NULL, NULL);
+}
+
+/* Where an overlay of width × height sits in a corner, in pane coordinates. */
+static graphene_rect_t
+overlay_rect (EsOverlayCorner corner, double pw, double ph, int width, int height)
+{
+  double left = OVERLAY_MARGIN, right = pw - OVERLAY_MARGIN - width;
+  double top = OVERLAY_MARGIN, bottom = ph - OVERLAY_MARGIN - height;
+  graphene_rect_t rect;
+
+  graphene_rect_init (&rect, MAX (corner == ES_OVERLAY_BOTTOM_LEFT ? left : right, 0),
+                      MAX (corner == ES_OVERLAY_TOP_RIGHT ? top : bottom, 0), width, height);
+  return rect;
+}
+
+static double
+overlap_fraction (const graphene_rect_t *rect, const graphene_rect_t *other)
+{
+  graphene_rect_t common;
+
+  if (!graphene_rect_intersection (rect, other, &common))
+    return 0;
+  return (double) common.size.width * common.size.height / MAX (rect->size.width * rect->size.height, 1);
+}
+
+/* The corner where a pane's overlay hides the least: never where the
+ * pointer is or a tool's shape lies if another corner is free of them,
+ * then in the margin around the image rather than over it, then where it
+ * already is, so that it does not jump about. */
+static EsOverlayCorner
+choose_corner (EsCanvas *self, int index)
+{
+  Pane *pane = &self->panes[index];
+  int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  double pw, ph, px, py, best_score = G_MAXDOUBLE;
+  int width, height, ox, oy;
+  graphene_rect_t image;
+  EsOverlayCorner best = pane->overlay_corner;
+
+  pane_size (self, &pw, &ph);
+  pane_origin (self, index, &px, &py);
+  content_origin (self, sf, &ox, &oy);
+  overlay_size (self, index, &width, &height);
+  graphene_rect_init (&image, (double) ox / sf, (double) oy / sf, es_layer_width (pane->layer) * self->zoom,
+                      es_layer_height (pane->layer) * self->zoom);
+  for (EsOverlayCorner corner = 0; corner < ES_N_OVERLAY_CORNERS; corner++)
+    {
+      graphene_rect_t rect = overlay_rect (corner, pw, ph, width, height), near;
+      double score = 10 * overlap_fraction (&rect, &image) + (corner != pane->overlay_corner);
+
+      graphene_rect_inset_r (&rect, -POINTER_CLEARANCE, -POINTER_CLEARANCE, &near);
+      if (self->pointer_inside
+          && graphene_rect_contains_point (&near, &GRAPHENE_POINT_INIT (self->pointer_x - px, self->pointer_y - py)))
+        score += 1000;
+      for (int k = 0; k < pane->n_keep_clear; k++)
+        score += 100 * (graphene_rect_intersection (&near, &pane->keep_clear[k], NULL) ? 1 : 0);
+      if (score < best_score)
+        {
+          best_score = score;
+          best = corner;
+        }
+    }
+  return best;
+}
+
+/* Moves overlays whose best corner changed; TRUE when one moved. */
+static gboolean
+place_overlays (EsCanvas *self)
+{
+  gboolean moved = FALSE;
+
+  for (int i = 0; i < self->n_panes; i++)
+    if (overlay_shown (self, i))
+      {
+        EsOverlayCorner corner = choose_corner (self, i);
+
+        moved |= corner != self->panes[i].overlay_corner;
+        self->panes[i].overlay_corner = corner;
+      }
+  if (moved)
+    gtk_widget_queue_allocate (GTK_WIDGET (self));
+  return moved;
+}
+
+void
+_es_canvas_pointer_moved (EsCanvas *self)
+{
+  place_overlays (self);
+}
+
+static void
+allocate_overlays (EsCanvas *self)
+{
+  double pw, ph, px, py;
+
+  pane_size (self, &pw, &ph);
+  for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
+    {
+      GtkWidget *label = self->overlay_labels[i];
+      graphene_rect_t rect;
+      int width, height;
+
+      gtk_widget_set_child_visible (label, overlay_shown (self, i));
+      if (!overlay_shown (self, i))
+        continue;
+      self->panes[i].overlay_corner = choose_corner (self, i);
+      overlay_size (self, i, &width, &height);
+      rect = overlay_rect (self->panes[i].overlay_corner, pw, ph, width, height);
+      pane_origin (self, i, &px, &py);
+      gtk_widget_size_allocate (
+        label, &(GtkAllocation){ (int) (px + rect.origin.x), (int) (py + rect.origin.y), width, height }, -1);
+    }
+}
+
+static void
+set_overlay (EsCanvas *self, int index, const char *text)
+{
+  Pane *pane = &self->panes[index];
+
+  if (g_strcmp0 (pane->overlay, text) == 0)
+    return;
+  g_free (pane->overlay);
+  pane->overlay = g_strdup (text);
+  gtk_label_set_label (GTK_LABEL (self->overlay_labels[index]), text ? text : "");
+  gtk_widget_queue_allocate (GTK_WIDGET (self));
+}
+
+void
+es_canvas_keep_clear (EsCanvas *self, const graphene_rect_t *rect)
+{
+  Pane *pane;
+
+  g_return_if_fail (ES_IS_CANVAS (self));
+  g_return_if_fail (self->drawing_pane >= 0);
+
+  pane = &self->panes[self->drawing_pane];
+  if (pane->n_keep_clear < ES_CANVAS_MAX_KEEP_CLEAR)
+    pane->keep_clear[pane->n_keep_clear++] = *rect;
+}
+
+gboolean
+es_canvas_get_overlay (EsCanvas *self, int pane, graphene_rect_t *bounds, const char **text)
+{
+  g_return_val_if_fail (ES_IS_CANVAS (self), FALSE);
+
+  if (pane < 0 || pane >= ES_CANVAS_MAX_PANES || !overlay_shown (self, pane)
+      || !gtk_widget_compute_bounds (self->overlay_labels[pane], GTK_WIDGET (self), bounds))
+    return FALSE;
+  *text = self->panes[pane].overlay;
+  return TRUE;
 }
 
 void
@@ -270,7 +438,10 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
   new_size = es_layer_width (panes[0].layer) != self->image_width
              || es_layer_height (panes[0].layer) != self->image_height;
   for (int i = n_panes; i < ES_CANVAS_MAX_PANES; i++)
-    pane_clear (&self->panes[i]);
+    {
+      set_overlay (self, i, NULL);
+      pane_clear (&self->panes[i]);
+    }
   for (int i = 0; i < n_panes; i++)
     {
       EsLayer *old = self->panes[i].layer;
@@ -292,6 +463,7 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
       self->panes[i].label = g_strdup (panes[i].label);
       self->panes[i].cross_x = panes[i].cross_x;
       self->panes[i].cross_y = panes[i].cross_y;
+      set_overlay (self, i, panes[i].overlay);
       if (old)
         es_layer_unref (old);
     }
@@ -563,11 +735,14 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
                                                             gdk_texture_get_height (texture)));
           gtk_snapshot_restore (snapshot);
         }
+      pane->n_keep_clear = 0;
       if (self->draw_func)
         {
           EsCanvasPaneGeometry geometry = { i, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph, sf, ox, oy };
 
+          self->drawing_pane = i;
           self->draw_func (self, snapshot, &geometry, self->draw_data);
+          self->drawing_pane = -1;
         }
       if (pane->cross_x >= 0)
         draw_crosshair (snapshot, pane, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph);
@@ -578,6 +753,12 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
     }
+  /* The shapes just drawn may lie where an overlay is: it moves in the
+   * next frame. */
+  place_overlays (self);
+  for (int i = 0; i < self->n_panes; i++)
+    if (overlay_shown (self, i))
+      gtk_widget_snapshot_child (widget, self->overlay_labels[i], snapshot);
 }
 
 /* GtkWidget and GtkScrollable */
@@ -594,6 +775,7 @@ es_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
     }
   configure_adjustments (self, self->hadjustment ? gtk_adjustment_get_value (self->hadjustment) : 0,
                          self->vadjustment ? gtk_adjustment_get_value (self->vadjustment) : 0);
+  allocate_overlays (self);
 }
 
 static void
@@ -674,7 +856,10 @@ es_canvas_dispose (GObject *object)
   EsCanvas *self = ES_CANVAS (object);
 
   for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
-    pane_clear (&self->panes[i]);
+    {
+      pane_clear (&self->panes[i]);
+      g_clear_pointer (&self->overlay_labels[i], gtk_widget_unparent);
+    }
   self->n_panes = 0;
   if (self->hadjustment)
     g_signal_handlers_disconnect_by_func (self->hadjustment, on_adjustment_changed, self);
@@ -738,6 +923,19 @@ es_canvas_init (EsCanvas *self)
   set_adjustment (self, &self->vadjustment, NULL);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   gtk_widget_set_overflow (GTK_WIDGET (self), GTK_OVERFLOW_HIDDEN);
+  self->drawing_pane = -1;
+  for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
+    {
+      /* Labels: the pointer goes through them to the image beneath. */
+      GtkWidget *label = gtk_label_new (NULL);
+
+      gtk_widget_add_css_class (label, "timing-overlay");
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_widget_set_can_target (label, FALSE);
+      gtk_widget_set_child_visible (label, FALSE);
+      gtk_widget_set_parent (label, GTK_WIDGET (self));
+      self->overlay_labels[i] = label;
+    }
 
   _es_canvas_input_init (self);
 }

@@ -25,6 +25,8 @@ typedef struct {
    * viewport of es_canvas_plan_viewport), used while it fits the pane; a
    * new reference is taken. NULL: the canvas renders the pane itself. */
   const EsRendering *rendering;
+  /* The timing overlay's text (copied; a line a figure); NULL: none. */
+  const char *overlay;
 } EsCanvasPane;
 
 /* Shows one pane, or three or four in a 2×2 grid that share zoom and pan:
@@ -68,6 +70,12 @@ typedef struct {
 typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
                                   gpointer user_data);
 void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data);
+/* Called by a draw function: the overlay of the pane being drawn keeps
+ * clear of this rectangle (pane coordinates), as of a tool's shape. */
+void es_canvas_keep_clear (EsCanvas *self, const graphene_rect_t *rect);
+/* The overlay of a pane, where it is in the canvas's coordinates and what
+ * it says (borrowed); FALSE when the pane shows none. */
+gboolean es_canvas_get_overlay (EsCanvas *self, int pane, graphene_rect_t *bounds, const char **text);
 /* The pane under a point of the widget and the image point there (it may
  * lie outside the image); FALSE outside every pane. */
 gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy);

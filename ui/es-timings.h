@@ -27,6 +27,10 @@ typedef struct {
  * runs of its job (0 for the original, which runs no job). */
 void es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
                         int n_runs);
+/* The canvas overlay of a pane that shows layer: the backend and the
+ * variant, then the kernel and end-to-end (es_run) times of timing, the
+ * medians that the card shows. Free with g_free. */
+char *es_timings_overlay_text (const EsLayer *layer, const EsTiming *timing);
 /* What the card says of the variant that ran `job` (the chosen one, or the
  * default): "general ran: fast computes …" when the engine ran another
  * because the chosen one cannot compute the job, or the chosen one's slow

@@ -224,7 +224,11 @@ _es_window_on_settings_changed (GSettings *settings, const char *key, EsWindow *
       g_object_notify (G_OBJECT (self), "view");
     }
   else if (g_str_equal (key, "show-timings"))
-    g_object_notify (G_OBJECT (self), "show-timings");
+    {
+      /* The canvas's overlays come and go with the card. */
+      _es_window_refresh (self);
+      g_object_notify (G_OBJECT (self), "show-timings");
+    }
   else if (g_str_equal (key, "backend"))
     {
       _es_window_schedule_update (self, what);

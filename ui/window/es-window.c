@@ -264,6 +264,9 @@ refresh_view (EsWindow *self)
   EsDisplay display;
   EsTiming median;
   int n = _es_window_get_views (self, views), n_runs;
+  /* The timing overlays follow the card (Ctrl+T). */
+  gboolean show_overlays = g_settings_get_boolean (self->settings, "show-timings");
+  char *overlays[ES_CANVAS_MAX_PANES] = { NULL };
 
   _es_window_get_display (self, &display);
   for (int i = 0; i < n; i++)
@@ -273,11 +276,19 @@ refresh_view (EsWindow *self)
         return;
       if (panes[i].layer == self->shown[views[i]])
         panes[i].rendering = &self->renderings[views[i]];
+
       es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
       es_tools_adjust_scale (self->tools, views[i], &panes[i].scale);
     }
+  for (int i = 0; i < n && show_overlays; i++)
+    {
+      _es_window_median_timing (self, panes[i].layer, &median, &n_runs);
+      panes[i].overlay = overlays[i] = es_timings_overlay_text (panes[i].layer, &median);
+    }
   es_canvas_set_panes (self->canvas, panes,
                        _es_window_get_orthogonal (self, NULL) ? _es_window_orthogonal_panes (self, panes) : n);
+  for (int i = 0; i < n; i++)
+    g_free (overlays[i]);
   /* The canvas holds what it took; a later refresh renders itself. */
   for (int view = 0; view < ES_N_VIEWS; view++)
     es_rendering_clear (&self->renderings[view]);
