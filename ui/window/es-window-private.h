@@ -171,6 +171,9 @@ void _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVari
 void _es_window_record_timing (EsWindow *self, const EsLayer *layer);
 void _es_window_forget_timings (EsWindow *self);
 void _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs);
+/* The timing overlay's text for layer (es_timings_overlay_text of the
+ * card's medians). Free with g_free. */
+char *_es_window_overlay_text (EsWindow *self, const EsLayer *layer);
 /* Opening, timed from the request (requested, monotonic µs) to the first
  * frame painted with the image: decoded replaces any opening still waiting
  * (a superseded one never reports); waits_for_paint says whether a frame

@@ -10,8 +10,8 @@
 /* Shared by every window: where files are, what was opened, how large an
  * image may be, how exports are made, the style. */
 static const char *const app_wide_keys[] = {
-  "last-folder",     "recent-files",       "reopen-last", "max-pixels", "export-format",
-  "export-colorbar", "export-compression", "style",       NULL,
+  "last-folder",     "recent-files",       "reopen-last", "max-pixels",      "export-format",
+  "export-colorbar", "export-compression", "style",       "export-overlays", NULL,
 };
 
 /* What Undo steps back through: the parameters (by name, from the table),

@@ -281,10 +281,7 @@ refresh_view (EsWindow *self)
       es_tools_adjust_scale (self->tools, views[i], &panes[i].scale);
     }
   for (int i = 0; i < n && show_overlays; i++)
-    {
-      _es_window_median_timing (self, panes[i].layer, &median, &n_runs);
-      panes[i].overlay = overlays[i] = es_timings_overlay_text (panes[i].layer, &median);
-    }
+    panes[i].overlay = overlays[i] = _es_window_overlay_text (self, panes[i].layer);
   es_canvas_set_panes (self->canvas, panes,
                        _es_window_get_orthogonal (self, NULL) ? _es_window_orthogonal_panes (self, panes) : n);
   for (int i = 0; i < n; i++)
