@@ -325,6 +325,49 @@ test_export (void)
   es_image_clear (&without);
 }
 
+/* The worker renders a pane's texture in bands on every core: the very pixels of the canvas's one
+ * pass, zoomed out (a mip level, bilinear), at 1:1 and zoomed in (blocks), at odd origins. */
+static void
+test_render_bands (void)
+{
+  static const EsViewport viewports[] = {
+    { 0.37, 13, -7, 301, 283 },
+    { 0.5, 0, 0, 256, 256 },
+    { 1, -3, 5, 517, 200 },
+    { 3, -101, -77, 640, 401 },
+  };
+  EsLayer *layer;
+  EsDisplay display;
+  EsColorScale scale;
+
+  ensure_image ();
+  set_view ("entropy");
+  layer = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  _es_window_get_display (window, &display);
+  es_layer_display_scale (layer, &display, &scale);
+  for (guint i = 0; i < G_N_ELEMENTS (viewports); i++)
+    {
+      EsRendering bands, one;
+      g_autofree guint8 *a = NULL, *b = NULL;
+      int width, height;
+
+      g_assert_true (es_layer_render_viewport (layer, &scale, &viewports[i], TRUE, &bands));
+      g_assert_true (es_layer_render_viewport (layer, &scale, &viewports[i], FALSE, &one));
+      g_assert_true (es_rendering_matches (&bands, &viewports[i], &scale));
+      width = gdk_texture_get_width (one.texture);
+      height = gdk_texture_get_height (one.texture);
+      g_assert_cmpint (gdk_texture_get_width (bands.texture), ==, width);
+      g_assert_cmpint (gdk_texture_get_height (bands.texture), ==, height);
+      a = g_malloc ((size_t) width * height * 4);
+      b = g_malloc ((size_t) width * height * 4);
+      gdk_texture_download (bands.texture, a, (size_t) width * 4);
+      gdk_texture_download (one.texture, b, (size_t) width * 4);
+      g_assert_cmpmem (a, (size_t) width * height * 4, b, (size_t) width * height * 4);
+      es_rendering_clear (&bands);
+      es_rendering_clear (&one);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -338,6 +381,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/overlay/tool-shape", test_tool_shape);
   g_test_add_func ("/overlay/copy", test_copy);
   g_test_add_func ("/overlay/export", test_export);
+  g_test_add_func ("/overlay/render-bands", test_render_bands);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

@@ -646,7 +646,7 @@ pane_rendering (EsCanvas *self, Pane *pane, const EsViewport *viewport)
    * thread. A new result comes with its rendering from the worker. */
   es_rendering_clear (&pane->rendering);
   started = g_get_monotonic_time ();
-  if (!es_layer_render_viewport (pane->layer, &pane->scale, viewport, &pane->rendering))
+  if (!es_layer_render_viewport (pane->layer, &pane->scale, viewport, FALSE, &pane->rendering))
     return NULL;
   width = gdk_texture_get_width (pane->rendering.texture);
   height = gdk_texture_get_height (pane->rendering.texture);

@@ -180,9 +180,10 @@ gboolean es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport
                                 int *height);
 /* Renders what a pane shows of the layer (es_layer_render of the visible
  * rectangle) into *rendering; FALSE when nothing of it is visible. Any
- * thread: the worker renders the first texture of a result with it. */
+ * thread: the worker renders the first texture of a result with it, in
+ * bands over its OpenMP team (parallel), the same pixels as one pass. */
 gboolean es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const EsViewport *viewport,
-                                   EsRendering *rendering);
+                                   gboolean parallel, EsRendering *rendering);
 /* Whether rendering shows layer as a pane with viewport and scale would. */
 gboolean es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale);
 void es_rendering_clear (EsRendering *rendering);

@@ -408,7 +408,7 @@ render_viewport (const EsRequest *request, const EsWorkItem *item, const EsLayer
   if (item->viewport.zoom <= 0 || es_image_planes (&layer->result.values) > 1)
     return;
   es_layer_display_scale (layer, &request->display, &scale);
-  es_layer_render_viewport (layer, &scale, &item->viewport, rendering);
+  es_layer_render_viewport (layer, &scale, &item->viewport, TRUE, rendering);
 }
 
 /* A request: the views on screen first, in a response of their own, then
