@@ -373,6 +373,7 @@ allocate_overlays (EsCanvas *self)
   for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
     {
       GtkWidget *label = self->overlay_labels[i];
+      GtkAllocation allocation;
       graphene_rect_t rect;
       int width, height;
 
@@ -383,8 +384,11 @@ allocate_overlays (EsCanvas *self)
       overlay_size (self, i, &width, &height);
       rect = overlay_rect (self->panes[i].overlay_corner, pw, ph, width, height);
       pane_origin (self, i, &px, &py);
-      gtk_widget_size_allocate (
-        label, &(GtkAllocation){ (int) (px + rect.origin.x), (int) (py + rect.origin.y), width, height }, -1);
+      allocation.x = (int) (px + rect.origin.x);
+      allocation.y = (int) (py + rect.origin.y);
+      allocation.width = width;
+      allocation.height = height;
+      gtk_widget_size_allocate (label, &allocation, -1);
     }
 }
 
