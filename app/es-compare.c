@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Compare variants: the medians of every kernel variant of a job on one image, and the copy floor. */
 #include "es-compare.h"
+#include "es-intl.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-static const char cpu_label[] = "CPU (OpenMP)";
-static const char cpu_lesson[] = "The CPU backend has a single implementation of each operation; the variants are CUDA "
-                                 "kernels.";
+static const char *const cpu_label = N_ ("CPU (OpenMP)");
+static const char *const cpu_lesson = N_ (
+  "The CPU backend has a single implementation of each operation; the variants are CUDA "
+  "kernels.");
 
 EsEngine *
 es_compare_engine_new (EsBackendChoice choice, EsError *error)

@@ -404,6 +404,41 @@ validate_input (const EsJob *job, const EsImage *in, EsError *error)
   return job->op != ES_OP_ENTROPY || validate_definition_input (&job->definition, in, error);
 }
 
+/* A job on device memory (es_image_on_device) computes on that device,
+ * straight from and into it: its result, and its mask if any, lie on the
+ * same device, and the result is the caller's, of the right shape and
+ * format (the engine allocates no device memory for results). Nothing the
+ * host would have to read is allowed: minmax binning reads the image's
+ * range, so the caller resolves it first (range:LO:HI). */
+static bool
+validate_device_images (const EsJob *job, const EsImage *in, const EsImage *out, EsError *error)
+{
+  const EsImage *mask = job->op == ES_OP_ENTROPY ? job->definition.mask : NULL;
+  const EsFormat format = es_job_output_format (job, in->format);
+
+  if (!es_image_on_device (in) && !es_image_on_device (out) && !es_image_on_device (mask))
+    return true;
+  if (!es_image_on_device (in) || !es_image_on_device (out) || (mask != NULL && !es_image_on_device (mask)))
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "the image, its result%s must all lie in host memory or all on the same CUDA device",
+                         mask != NULL ? " and its mask" : "");
+  if (out->cuda_device != in->cuda_device || (mask != NULL && mask->cuda_device != in->cuda_device))
+    return es_error_set (error, ES_ERROR_INVALID, "the image is on CUDA device %d, its %s on device %d",
+                         in->cuda_device, out->cuda_device != in->cuda_device ? "result" : "mask",
+                         out->cuda_device != in->cuda_device ? out->cuda_device : mask->cuda_device);
+  if (out->pixels == NULL || out->width != in->width || out->height != in->height
+      || es_image_planes (out) != es_image_planes (in) || out->format != format
+      || out->stride < (size_t) out->width * es_format_size (format)
+      || (es_image_planes (out) > 1 && out->plane_stride < out->stride * (size_t) out->height))
+    return es_error_set (error, ES_ERROR_INVALID, "the result on the device must be a %d×%d%s %s image", in->width,
+                         in->height, es_image_planes (in) > 1 ? "×planes" : "", es_format_name (format));
+  if (job->op == ES_OP_ENTROPY && job->definition.binning == ES_BINNING_MINMAX && in->levels == 0)
+    return es_error_set (error, ES_ERROR_INVALID,
+                         "minmax binning reads the image's range on the host; on a device array give "
+                         "binning range:LO:HI");
+  return true;
+}
+
 bool
 es_engine_volume_alloc (EsEngine *engine, EsImage *image, int width, int height, int planes, EsFormat format, int depth,
                         EsError *error)
@@ -572,7 +607,8 @@ static bool
 run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing, EsControl *control,
             double start, EsError *error)
 {
-  if (!check_host_memory (job, in, error) || !prepare_output (engine, true, job, in, out, error))
+  if (!es_image_on_device (in)
+      && (!check_host_memory (job, in, error) || !prepare_output (engine, true, job, in, out, error)))
     return false;
   for (int z = 0; z < es_image_planes (in); z++)
     {
@@ -612,7 +648,8 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
 
   /* The one gate: past it the job, the input and the variant are valid, and
    * the backends only assert. */
-  if (!es_job_validate (job, error) || !validate_input (job, in, error))
+  if (!es_job_validate (job, error) || !validate_input (job, in, error)
+      || !validate_device_images (job, in, out, error))
     return false;
   /* One whole-image statistic before any band or plane: minmax binning's
    * range, over every plane of a volume. */
@@ -627,6 +664,64 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
   return run_validated (engine, job, in, out, timing, control, start, error);
 }
 
+/* A job on device memory: on that device or not at all. It never goes
+ * to the CPU (which would read device memory, or copy it silently), so a
+ * definition that only the CPU computes, a CPU engine and a failing
+ * kernel are errors. */
+static bool
+run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
+               EsControl *control, double start, EsError *error)
+{
+#ifdef ES_HAVE_CUDA
+  const EsVariant *variant = es_variant_for_job (job);
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+  const char *no_variant = variant != NULL ? es_variant_unsupported (variant, job) : "this build has no CUDA kernel";
+  EsCuda *device;
+
+  if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
+    return es_error_set (error, ES_ERROR_UNAVAILABLE,
+                         "CUDA has no %skernel for %s, and a device array is computed "
+                         "on its device only",
+                         cuda_op == NULL ? "" : "3-D ", es_op_name (job->op));
+  if (no_variant != NULL)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE, "%s: %s, and a device array is computed on its device only",
+                         es_op_name (job->op), no_variant);
+  if (engine->choice != ES_BACKEND_CPU)
+    engine_settle (engine);
+  if (engine->active != ES_BACKEND_CUDA)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE,
+                         "a CUDA device array needs the CUDA backend; this engine computes on the CPU (%s)",
+                         engine->choice == ES_BACKEND_CPU ? "backend cpu was asked for" : engine->cuda_reason);
+  device = es_cuda_on_device (engine->cuda, in->cuda_device);
+  if (device == NULL)
+    return es_error_set (error, ES_ERROR_UNAVAILABLE,
+                         "the array is on CUDA device %d, which this engine did not "
+                         "open (%s)",
+                         in->cuda_device, es_engine_describe (engine));
+  engine->cuda_warm = true;
+  if (!es_cuda_run (device, job, variant, in, out, timing, control, error))
+    {
+      if (es_cuda_is_broken (engine->cuda))
+        {
+          snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
+                    "CUDA is off for this session after a device error: %.180s", error->message);
+          snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
+          es_cuda_close (engine->cuda);
+          engine->cuda = NULL;
+          engine->active = ES_BACKEND_CPU;
+          engine_update_description (engine);
+        }
+      return false;
+    }
+  timing->wall_ms = es_monotonic_ms () - start;
+  return true;
+#else
+  (void) engine, (void) job, (void) out, (void) timing, (void) control, (void) start;
+  return es_error_set (error, ES_ERROR_UNAVAILABLE,
+                       "the array lies on CUDA device %d, and this build has no CUDA backend", in->cuda_device);
+#endif
+}
+
 /* Runs a job that passed the gate on a 2-D image, or on a volume as a whole. */
 static bool
 run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
@@ -636,6 +731,8 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   bool on_cpu = true;
 
   *timing = (EsTiming){ 0 };
+  if (es_image_on_device (in))
+    return run_on_device (engine, job, in, out, timing, control, start, error);
 #ifdef ES_HAVE_CUDA
   /* A variant that cannot compute this definition gives way to one that can. */
   const EsVariant *variant = es_variant_for_job (job);
@@ -749,6 +846,50 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   timing->variant = "openmp";
   timing->wall_ms = es_monotonic_ms () - start;
   return true;
+}
+
+bool
+es_engine_wait_stream (EsEngine *engine, int device, uintptr_t stream, EsError *error)
+{
+#ifdef ES_HAVE_CUDA
+  EsCuda *cuda;
+
+  engine_settle (engine);
+  cuda = engine->active == ES_BACKEND_CUDA ? es_cuda_on_device (engine->cuda, device) : NULL;
+  if (cuda != NULL)
+    return es_cuda_wait_stream (cuda, stream, error);
+#endif
+  (void) stream;
+  return es_error_set (error, ES_ERROR_UNAVAILABLE, "this engine computes nothing on CUDA device %d", device);
+}
+
+bool
+es_engine_pointer_device (const void *pointer, int *device)
+{
+#ifdef ES_HAVE_CUDA
+  return es_cuda_pointer_device (pointer, device);
+#else
+  (void) pointer, (void) device;
+  return false;
+#endif
+}
+
+bool
+es_engine_cuda_stream (EsEngine *engine, int device, uintptr_t *stream)
+{
+#ifdef ES_HAVE_CUDA
+  EsCuda *cuda;
+
+  engine_settle (engine);
+  cuda = engine->active == ES_BACKEND_CUDA ? es_cuda_on_device (engine->cuda, device) : NULL;
+  if (cuda != NULL)
+    {
+      *stream = es_cuda_stream_handle (cuda);
+      return true;
+    }
+#endif
+  (void) engine, (void) device, (void) stream;
+  return false;
 }
 
 bool

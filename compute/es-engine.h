@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "es-error.h"
 #include "es-image.h"
@@ -126,6 +127,22 @@ bool es_run (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out
  * fails with ES_ERROR_CANCELLED; `out` then holds nothing meaningful. */
 bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
                         EsControl *control, EsError *error);
+
+/* Device arrays (EsImage.memory ES_MEMORY_CUDA): es_run computes a job on
+ * them on their own device, with the result (allocated by the caller) and
+ * any mask on the same device, and never through the host; see
+ * validate_device_images in es-engine.c for what is refused. The engine
+ * waits for its own work before es_run returns, so a result is ready for
+ * any stream. These make its next job on `device` wait for the work
+ * queued so far on a producer's stream (`stream` as
+ * __cuda_array_interface__ gives it: 1 the legacy default, 2 the
+ * per-thread default stream), and give the stream it runs on (a DLPack
+ * consumer's stream; false when it does not compute on that device). */
+bool es_engine_wait_stream (EsEngine *engine, int device, uintptr_t stream, EsError *error);
+bool es_engine_cuda_stream (EsEngine *engine, int device, uintptr_t *stream);
+/* The CUDA device whose memory `pointer` points into; false for host
+ * memory, an unknown pointer, or a build without CUDA. */
+bool es_engine_pointer_device (const void *pointer, int *device);
 
 /* Allocates a zeroed volume of `planes` tightly packed planes (1: a 2-D
  * image) in the memory the active backend moves fastest: page-locked host

@@ -159,7 +159,7 @@ es_image_clear (EsImage *image)
     return;
   if (image->release != NULL)
     image->release (image->pixels);
-  else
+  else if (!es_image_on_device (image))
     free (image->pixels);
   *image = (EsImage){ 0 };
 }

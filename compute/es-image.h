@@ -23,6 +23,12 @@ typedef enum {
 /* Default pixel budget (2^30); es_image_set_max_pixels() changes it per process. */
 #define ES_DEFAULT_MAX_PIXELS (1ull << 30)
 
+/* Where an image's pixels lie. */
+typedef enum {
+  ES_MEMORY_HOST, /* host memory, pageable or page-locked (a zeroed struct) */
+  ES_MEMORY_CUDA, /* device memory of CUDA device cuda_device (a CuPy or PyTorch array) */
+} EsMemory;
+
 typedef struct {
   int width;
   int height;
@@ -45,6 +51,11 @@ typedef struct {
   /* Frees pixels; NULL means free(). Page-locked images from
    * es_engine_image_alloc() set it. */
   void (*release) (void *pixels);
+  /* Device memory is only ever borrowed (release NULL, never freed here):
+   * es_run computes on that device, straight from and into it, and never
+   * copies it through the host. */
+  EsMemory memory;
+  int cuda_device;
 } EsImage;
 
 size_t es_format_size (EsFormat format);
@@ -72,7 +83,8 @@ void es_memory_prefer_huge_pages (void *block, size_t size);
  * sample, DESIGN.md §1) and its smallest and largest sample (0 and 0 for an
  * empty image), counted on every core. */
 void es_image_summarize (const EsImage *image, uint64_t histogram[256], uint32_t *lo, uint32_t *hi);
-/* Frees the pixels (if any) and zeroes the struct. Safe on a zeroed struct. */
+/* Frees the pixels (if any; never borrowed device memory) and zeroes the
+ * struct. Safe on a zeroed struct. */
 void es_image_clear (EsImage *image);
 /* Only the size checks of es_image_alloc, for decoders that want to refuse
  * early (before reading pixel data). */
@@ -109,6 +121,13 @@ static inline double
 es_image_sample (const EsImage *image, int x, int y)
 {
   return es_image_voxel_sample (image, x, y, 0);
+}
+
+/* True for an image in CUDA device memory. */
+static inline bool
+es_image_on_device (const EsImage *image)
+{
+  return image != NULL && image->memory == ES_MEMORY_CUDA;
 }
 
 /* The planes of an image: 1 for a 2-D image. */

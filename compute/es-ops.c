@@ -10,6 +10,7 @@
 
 #include "cpu/es-cpu.h"
 #include "es-definitions.h"
+#include "es-i18n.h"
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
 #define ES_CUDA_ENTRY(entry) (&(entry))
@@ -18,23 +19,24 @@
 #endif
 
 static const EsParam params[ES_N_PARAMS] = {
-  [ES_PARAM_WINDOW] = { ES_PARAM_WINDOW, "window", "Window size",
-                        "side of the square window around each pixel, in pixels", "K", ES_WINDOW_MIN, ES_WINDOW_MAX,
-                        ES_WINDOW_DEFAULT, 2, 0, true },
-  [ES_PARAM_LEVELS] = { ES_PARAM_LEVELS, "levels", "Levels",
-                        "levels: bins of the depth, range, minmax and byte binnings; quantize's floor(v · L / 2^depth)",
+  [ES_PARAM_WINDOW] = { ES_PARAM_WINDOW, "window", N_ ("Window size"),
+                        N_ ("side of the square window around each pixel, in pixels"), "K", ES_WINDOW_MIN,
+                        ES_WINDOW_MAX, ES_WINDOW_DEFAULT, 2, 0, true },
+  [ES_PARAM_LEVELS] = { ES_PARAM_LEVELS, "levels", N_ ("Levels"),
+                        N_ ("levels: bins of the depth, range, minmax and byte binnings; quantize's floor(v · L / "
+                            "2^depth)"),
                         "L", ES_LEVELS_MIN, ES_LEVELS_MAX, ES_LEVELS_DEFAULT, 1, 0, false },
-  [ES_PARAM_AMOUNT] = { ES_PARAM_AMOUNT, "amount", "Amount", "sharpen amount a: c + a · (4c − N − S − E − W)", "A",
-                        ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
-  [ES_PARAM_CLIP] = { ES_PARAM_CLIP, "clip", "Clip limit",
-                      "CLAHE's clip limit, OpenCV's clipLimit: bins are clipped at C times a tile's mean count "
-                      "(0: no clipping)",
+  [ES_PARAM_AMOUNT] = { ES_PARAM_AMOUNT, "amount", N_ ("Amount"), N_ ("sharpen amount a: c + a · (4c − N − S − E − W)"),
+                        "A", ES_AMOUNT_MIN, ES_AMOUNT_MAX, ES_AMOUNT_DEFAULT, 0.05, 2, false },
+  [ES_PARAM_CLIP] = { ES_PARAM_CLIP, "clip", N_ ("Clip limit"),
+                      N_ ("CLAHE's clip limit, OpenCV's clipLimit: bins are clipped at C times a tile's mean count "
+                          "(0: no clipping)"),
                       "C", ES_CLIP_MIN, ES_CLIP_MAX, ES_CLIP_DEFAULT, 0.5, 2, false },
-  [ES_PARAM_TILE_COLUMNS] = { ES_PARAM_TILE_COLUMNS, "tile-columns", "Tile columns",
-                              "CLAHE's tiles across the image (OpenCV's tileGridSize.width)", "X", ES_TILES_MIN,
+  [ES_PARAM_TILE_COLUMNS] = { ES_PARAM_TILE_COLUMNS, "tile-columns", N_ ("Tile columns"),
+                              N_ ("CLAHE's tiles across the image (OpenCV's tileGridSize.width)"), "X", ES_TILES_MIN,
                               ES_TILES_MAX, ES_TILES_DEFAULT, 1, 0, false },
-  [ES_PARAM_TILE_ROWS] = { ES_PARAM_TILE_ROWS, "tile-rows", "Tile rows",
-                           "CLAHE's tiles down the image (OpenCV's tileGridSize.height)", "Y", ES_TILES_MIN,
+  [ES_PARAM_TILE_ROWS] = { ES_PARAM_TILE_ROWS, "tile-rows", N_ ("Tile rows"),
+                           N_ ("CLAHE's tiles down the image (OpenCV's tileGridSize.height)"), "Y", ES_TILES_MIN,
                            ES_TILES_MAX, ES_TILES_DEFAULT, 1, 0, false },
 };
 
@@ -760,8 +762,8 @@ entropy_pixel_ns (const EsJob *job)
 
 static const EsOpInfo ops[ES_N_OPS] = {
   [ES_OP_QUANTIZE] = {
-    .op = ES_OP_QUANTIZE, .name = "quantize", .title = "Quantize", .result_title = "Quantized",
-    .summary = "the quantization levels floor(v · L / 2^depth), 0..L−1",
+    .op = ES_OP_QUANTIZE, .name = "quantize", .title = N_ ("Quantize"), .result_title = N_ ("Quantized"),
+    .summary = N_ ("the quantization levels floor(v · L / 2^depth), 0..L−1"),
     .output_format = u8_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_LEVELS),
     .cap = { ES_PARAM_LEVELS, ES_FAST_LEVELS_MAX, "quantize writes 8-bit levels" },
@@ -771,9 +773,9 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
   },
   [ES_OP_ENTROPY] = {
-    .op = ES_OP_ENTROPY, .name = "entropy", .title = "Entropy", .result_title = "Entropy",
-    .summary = "local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
-               "default)",
+    .op = ES_OP_ENTROPY, .name = "entropy", .title = N_ ("Entropy"), .result_title = N_ ("Entropy"),
+    .summary = N_ ("local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
+               "default)"),
     .output_format = f32_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .params_read = entropy_params_read,
@@ -783,8 +785,8 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
   },
   [ES_OP_EQUALIZE] = {
-    .op = ES_OP_EQUALIZE, .name = "equalize", .title = "Equalize", .result_title = "Equalized",
-    .summary = "histogram equalization, bit-identical to OpenCV's equalizeHist",
+    .op = ES_OP_EQUALIZE, .name = "equalize", .title = N_ ("Equalize"), .result_title = N_ ("Equalized"),
+    .summary = N_ ("histogram equalization, bit-identical to OpenCV's equalizeHist"),
     .output_format = u8_output, .input_reads = 2,
     .params = 0,
     .halo = no_halo, .plane_halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
@@ -793,9 +795,9 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
   },
   [ES_OP_SHARPEN] = {
-    .op = ES_OP_SHARPEN, .name = "sharpen", .title = "Sharpen", .result_title = "Sharpened",
-    .summary = "c + A · (4c − N − S − E − W), replicated borders; at A = 1 bit-identical to "
-               "OpenCV's filter2D with [0 −1 0; −1 5 −1; 0 −1 0]",
+    .op = ES_OP_SHARPEN, .name = "sharpen", .title = N_ ("Sharpen"), .result_title = N_ ("Sharpened"),
+    .summary = N_ ("c + A · (4c − N − S − E − W), replicated borders; at A = 1 bit-identical to "
+               "OpenCV's filter2D with [0 −1 0; −1 5 −1; 0 −1 0]"),
     .output_format = u8_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_AMOUNT),
     .halo = stencil_halo, .plane_halo = no_halo, .units = "gray", .colormap = "gray",
@@ -804,9 +806,9 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
   },
   [ES_OP_CLAHE] = {
-    .op = ES_OP_CLAHE, .name = "clahe", .title = "CLAHE", .result_title = "CLAHE",
-    .summary = "contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
-               "createCLAHE(clipLimit, tileGridSize).apply()",
+    .op = ES_OP_CLAHE, .name = "clahe", .title = N_ ("CLAHE"), .result_title = N_ ("CLAHE"),
+    .summary = N_ ("contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
+               "createCLAHE(clipLimit, tileGridSize).apply()"),
     .output_format = clahe_output, .input_reads = 2,
     .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
     .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .units = "gray", .colormap = "gray",

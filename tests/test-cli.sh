@@ -337,6 +337,9 @@ check "bench's table gives window and levels columns" \
 cli bench --backend cpu --ops entropy --sizes 16 --repeats 1 --window 3,5,7
 check "bench's --window also takes a list" \
   eval '[ "$rc" = 0 ] && [ "$(grep -c "^entropy " "$T/out.log")" = 3 ]'
+cli bench --backend cpu --ops sharpen --sizes 16 --repeats 1 --devices 0
+check "bench takes --devices, for multi-GPU figures (the CPU ignores it)" \
+  eval '[ "$rc" = 0 ] && grep -q "^sharpen  *16 " "$T/out.log"'
 cli bench --sizes 16 --windows 3,4
 check "bench --windows with an even window is a usage error naming it" eval '[ "$rc" = 1 ] && one_error_line "window 4"'
 cli bench --sizes 16 --levels 16,1

@@ -3,6 +3,8 @@
  * accelerators, the style, about. */
 #include "es-application.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "es-debug.h"
 #include "es-engine.h"
 #include "es-window.h"
@@ -35,7 +37,7 @@ es_application_create_settings (GError **error)
   if (schema == NULL)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
-                   "The settings schema %s is not installed (nor compiled in %s)", ES_APPLICATION_ID,
+                   _ ("The settings schema %s is not installed (nor compiled in %s)"), ES_APPLICATION_ID,
                    ES_BUILD_SCHEMA_DIR);
       return NULL;
     }
@@ -139,17 +141,17 @@ about_action (GSimpleAction *action, GVariant *parameter, gpointer user_data)
 {
   EsApplication *self = ES_APPLICATION (user_data);
   GtkWindow *parent;
-  const char *developers[] = { "The Entroscope developers", NULL };
+  const char *developers[] = { _ ("The Entroscope developers"), NULL };
   g_autofree char *debug_info = NULL;
   GtkWidget *about;
 
   g_assert (ES_IS_APPLICATION (self));
   parent = gtk_application_get_active_window (GTK_APPLICATION (self));
 
-  debug_info = g_strdup_printf ("Engine: %s\nCUDA backend compiled: %s\nGTK %u.%u.%u, libadwaita %u.%u.%u\n",
+  debug_info = g_strdup_printf (_ ("Engine: %s\nCUDA backend compiled: %s\nGTK %u.%u.%u, libadwaita %u.%u.%u\n"),
                                 parent && ES_IS_WINDOW (parent) && es_window_get_engine_description (ES_WINDOW (parent))
                                   ? es_window_get_engine_description (ES_WINDOW (parent))
-                                  : "not started",
+                                  : _ ("not started"),
                                 es_engine_cuda_compiled () ? "yes" : "no", gtk_get_major_version (),
                                 gtk_get_minor_version (), gtk_get_micro_version (), adw_get_major_version (),
                                 adw_get_minor_version (), adw_get_micro_version ());

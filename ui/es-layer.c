@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <glib/gi18n-lib.h>
 
 /* The view table: one row per view. Titles of operation views come from the
  * operation table (result_title), so that a new operation needs only a row. */
@@ -17,7 +18,7 @@ typedef struct {
 } EsViewRow;
 
 static const EsViewRow view_rows[ES_N_VIEWS] = {
-  [ES_VIEW_ORIGINAL] = { "original", -1, "Original", FALSE, TRUE, FALSE },
+  [ES_VIEW_ORIGINAL] = { "original", -1, N_ ("Original"), FALSE, TRUE, FALSE },
   [ES_VIEW_QUANTIZED] = { "quantized", ES_OP_QUANTIZE, NULL, TRUE, FALSE, TRUE },
   [ES_VIEW_ENTROPY] = { "entropy", ES_OP_ENTROPY, NULL, TRUE, TRUE, FALSE },
   [ES_VIEW_EQUALIZED] = { "equalized", ES_OP_EQUALIZE, NULL, FALSE, TRUE, TRUE },
@@ -36,7 +37,7 @@ const char *
 es_view_title (EsView view)
 {
   g_return_val_if_fail (view < ES_N_VIEWS, NULL);
-  return view_rows[view].op < 0 ? view_rows[view].title : es_op_info (view_rows[view].op)->result_title;
+  return _ (view_rows[view].op < 0 ? view_rows[view].title : es_op_info (view_rows[view].op)->result_title);
 }
 
 gboolean

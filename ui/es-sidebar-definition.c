@@ -3,6 +3,8 @@
  * footprint images the window's jobs point at; presets that set every key, "custom" once one changes. */
 #include "es-sidebar-definition.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "es-load.h"
 #include "es-settings.h"
 
@@ -82,15 +84,18 @@ static const char *preset_nicks[8];
 
 /* What each border mode and binning does, on a row a b c d. */
 static const char *const border_subtitles[] = {
-  "Only in-image pixels count", "d c b a | a b c d | d c b a", "d c b | a b c d | c b a",
-  "a a | a b c d | d d",        "v v | a b c d | v v",
+  N_ ("Only in-image pixels count"),
+  "d c b a | a b c d | d c b a",
+  "d c b | a b c d | c b a",
+  "a a | a b c d | d d",
+  "v v | a b c d | v v",
 };
 static const char *const binning_subtitles[] = {
   "⌊v·L / 2^depth⌋",
-  "L bins over lo … hi, clamped",
-  "L bins over the image’s own min … max",
-  "Every sample value its own bin (all 16 bits)",
-  "L bins of the 8-bit view, as MATLAB’s im2uint8",
+  N_ ("L bins over lo … hi, clamped"),
+  N_ ("L bins over the image’s own min … max"),
+  N_ ("Every sample value its own bin (all 16 bits)"),
+  N_ ("L bins of the 8-bit view, as MATLAB’s im2uint8"),
 };
 
 /* The keys of the definition beyond the parameters; a change of any of them
@@ -122,7 +127,7 @@ load_cells (GFile *file, EsError *error)
 
   if (path == NULL)
     {
-      es_error_set (error, ES_ERROR_IO, "not a local file");
+      es_error_set (error, ES_ERROR_IO, _ ("not a local file"));
       return NULL;
     }
   cells = g_new0 (CellsFile, 1);
@@ -186,8 +191,9 @@ update_rows (EsSidebarDefinition *self)
   gtk_widget_set_visible (self->box_height_row, in_3d && shape_3d == ES_SHAPE_BOX);
   gtk_widget_set_visible (self->box_width_row, in_3d && shape_3d == ES_SHAPE_BOX);
   gtk_widget_set_visible (self->ball_radius_row, in_3d && shape_3d == ES_SHAPE_BALL);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->volume_window_row),
-                               in_3d ? "Counted across neighbouring planes" : "The 2-D shape, on each plane alone");
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->volume_window_row), in_3d
+                                                                           ? _ ("Counted across neighbouring planes")
+                                                                           : _ ("The 2-D shape, on each plane alone"));
   gtk_widget_set_visible (GTK_WIDGET (self->shape_row), !in_3d);
   gtk_widget_set_visible (self->rect_height_row, !in_3d && shape == ES_SHAPE_RECT);
   gtk_widget_set_visible (self->rect_width_row, !in_3d && shape == ES_SHAPE_RECT);
@@ -196,28 +202,28 @@ update_rows (EsSidebarDefinition *self)
   gtk_widget_set_visible (self->border_value_row, border == ES_BORDER_CONSTANT);
   gtk_widget_set_visible (self->range_lo_row, binning == ES_BINNING_RANGE);
   gtk_widget_set_visible (self->range_hi_row, binning == ES_BINNING_RANGE);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->border_row), border_subtitles[border]);
-  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->binning_row), binning_subtitles[binning]);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->border_row), _ (border_subtitles[border]));
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (self->binning_row), _ (binning_subtitles[binning]));
 
   if (self->footprint)
     footprint_text = g_strdup_printf ("%s · %d × %d", self->footprint->name, self->footprint->cells.width,
                                       self->footprint->cells.height);
   adw_action_row_set_subtitle (self->footprint_row,
-                               footprint_text ? footprint_text : "None chosen: the square is used");
+                               footprint_text ? footprint_text : _ ("None chosen: the square is used"));
 
   if (self->mask_loading)
     mask_text = g_strdup_printf ("Reading %s…", self->mask_loading);
   else if (self->mask == NULL)
-    mask_text = g_strdup ("None: every pixel counts");
+    mask_text = g_strdup (_ ("None: every pixel counts"));
   else if (mask_fits (self, self->mask))
-    mask_text = g_strdup_printf ("%s · only its nonzero pixels count", self->mask->name);
+    mask_text = g_strdup_printf (_ ("%s · only its nonzero pixels count"), self->mask->name);
   else if (self->image_planes > 1)
-    mask_text = g_strdup_printf ("%s is %d × %d × %d, the volume %d × %d × %d: not used", self->mask->name,
+    mask_text = g_strdup_printf (_ ("%s is %d × %d × %d, the volume %d × %d × %d: not used"), self->mask->name,
                                  self->mask->cells.width, self->mask->cells.height,
                                  es_image_planes (&self->mask->cells), self->image_width, self->image_height,
                                  self->image_planes);
   else
-    mask_text = g_strdup_printf ("%s is %d × %d, the image %d × %d: not used", self->mask->name,
+    mask_text = g_strdup_printf (_ ("%s is %d × %d, the image %d × %d: not used"), self->mask->name,
                                  self->mask->cells.width, self->mask->cells.height, self->image_width,
                                  self->image_height);
   adw_action_row_set_subtitle (self->mask_row, mask_text);
@@ -314,14 +320,14 @@ load_footprint (EsSidebarDefinition *self)
 
   if (file && footprint == NULL)
     {
-      message (self, "The footprint %s could not be read: %s", path, error.message);
+      message (self, _ ("The footprint %s could not be read: %s"), path, error.message);
       es_error_clear (&error);
     }
   else if (footprint
            && (footprint->cells.width % 2 == 0 || footprint->cells.height % 2 == 0
                || footprint->cells.width > ES_SIDE_MAX || footprint->cells.height > ES_SIDE_MAX))
     {
-      message (self, "A footprint needs odd sides up to %d; %s is %d × %d", ES_SIDE_MAX, footprint->name,
+      message (self, _ ("A footprint needs odd sides up to %d; %s is %d × %d"), ES_SIDE_MAX, footprint->name,
                footprint->cells.width, footprint->cells.height);
       g_clear_pointer (&footprint, cells_file_free);
     }
@@ -542,13 +548,13 @@ on_mask_read (GObject *source, GAsyncResult *result, gpointer generation)
   if (mask == NULL)
     {
       update_rows (self);
-      message (self, "The mask %s could not be read: %s", parse_name, error->message);
+      message (self, _ ("The mask %s could not be read: %s"), parse_name, error->message);
       return;
     }
   if (!mask_fits (self, mask))
     {
       update_rows (self);
-      message (self, "The mask is %d × %d, the image %d × %d: a mask must have the image’s size", mask->cells.width,
+      message (self, _ ("The mask is %d × %d, the image %d × %d: a mask must have the image’s size"), mask->cells.width,
                mask->cells.height, self->image_width, self->image_height);
       cells_file_free (mask);
       return;
@@ -601,7 +607,7 @@ es_sidebar_definition_choose_footprint (EsSidebarDefinition *self, GFile *file)
 
   if (path == NULL)
     {
-      message (self, "The footprint must be a local file");
+      message (self, _ ("The footprint must be a local file"));
       return;
     }
   /* The same file again is read again: it may have changed. */
@@ -638,10 +644,10 @@ choose_file (EsSidebarDefinition *self, gboolean for_mask)
 
   if (self->chooser)
     return;
-  chooser = gtk_file_chooser_native_new (for_mask ? "Choose a Mask" : "Choose a Footprint",
+  chooser = gtk_file_chooser_native_new (for_mask ? _ ("Choose a Mask") : _ ("Choose a Footprint"),
                                          GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL, GTK_FILE_CHOOSER_ACTION_OPEN,
                                          "_Choose", "_Cancel");
-  gtk_file_filter_set_name (filter, "Images");
+  gtk_file_filter_set_name (filter, _ ("Images"));
   gtk_file_filter_add_mime_type (filter, "image/*");
   gtk_file_filter_add_pattern (filter, "*.txt");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
@@ -770,7 +776,7 @@ es_sidebar_definition_init (EsSidebarDefinition *self)
   gtk_string_list_append (presets, "Entroscope");
   for (size_t i = 0; i < n_presets; i++)
     gtk_string_list_append (presets, list[i].title);
-  gtk_string_list_append (presets, "Custom");
+  gtk_string_list_append (presets, _ ("Custom"));
   adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (presets));
   /* Odd sides: ticks are 1 + 2k. */
   gtk_spin_button_set_snap_to_ticks (self->rect_height_spin, TRUE);

@@ -5,6 +5,7 @@
 #include "es-sidebar.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-histogram.h"
 #include "es-settings.h"
@@ -138,7 +139,7 @@ es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason)
       sentence[0] = g_ascii_toupper (sentence[0]);
     }
   gtk_widget_set_sensitive (GTK_WIDGET (self->cuda_row), usable);
-  adw_action_row_set_subtitle (self->cuda_row, usable ? "NVIDIA GPU" : sentence);
+  adw_action_row_set_subtitle (self->cuda_row, usable ? _ ("NVIDIA GPU") : sentence);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->cuda_row), usable ? NULL : sentence);
 }
 
@@ -171,11 +172,11 @@ add_compare_row (EsSidebar *self, gboolean have_variants)
   GtkWidget *arrow = g_object_new (GTK_TYPE_IMAGE, "icon-name", "go-next-symbolic", "accessible-role",
                                    GTK_ACCESSIBLE_ROLE_PRESENTATION, NULL);
 
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), "Compare Variants…");
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _ ("Compare Variants…"));
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), have_variants
-                                                       ? "Time each one on this image, beside the copy floor"
-                                                       : "Time this image on the CPU, and see why variants "
-                                                         "need CUDA");
+                                                       ? _ ("Time each one on this image, beside the copy floor")
+                                                       : _ ("Time this image on the CPU, and see why variants "
+                                                            "need CUDA"));
   gtk_widget_set_tooltip_text (row, "Ctrl+B");
   adw_action_row_add_prefix (ADW_ACTION_ROW (row), icon);
   adw_action_row_add_suffix (ADW_ACTION_ROW (row), arrow);
@@ -201,27 +202,27 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
 
   if (!has_op)
     {
-      adw_preferences_group_set_title (self->variant_group, "Kernel Variant");
-      adw_preferences_group_set_description (self->variant_group, "The original image runs no kernel");
+      adw_preferences_group_set_title (self->variant_group, _ ("Kernel Variant"));
+      adw_preferences_group_set_description (self->variant_group, _ ("The original image runs no kernel"));
       add_compare_row (self, FALSE);
       return;
     }
 
-  title = g_strdup_printf ("Kernel Variant · %s", es_op_name (op));
+  title = g_strdup_printf (_ ("Kernel Variant · %s"), es_op_name (op));
   adw_preferences_group_set_title (self->variant_group, title);
   variants = es_variants (op, &n);
   if (n == 0)
     {
-      adw_preferences_group_set_description (self->variant_group, "This build has no CUDA kernels; the CPU has one "
-                                                                  "implementation of each operation");
+      adw_preferences_group_set_description (self->variant_group, _ ("This build has no CUDA kernels; the CPU has one "
+                                                                     "implementation of each operation"));
       add_compare_row (self, FALSE);
       return;
     }
-  adw_preferences_group_set_description (self->variant_group, cuda_in_use
-                                                                ? "Each variant computes the same result and teaches "
-                                                                  "one lesson about GPU memory (hover for it)"
-                                                                : "Variants run on CUDA only; the CPU has one "
-                                                                  "implementation");
+  adw_preferences_group_set_description (self->variant_group,
+                                         cuda_in_use ? _ ("Each variant computes the same result and teaches "
+                                                          "one lesson about GPU memory (hover for it)")
+                                                     : _ ("Variants run on CUDA only; the CPU has one "
+                                                          "implementation"));
   for (size_t i = 0; i < n; i++)
     {
       GtkWidget *row = adw_action_row_new ();
@@ -230,9 +231,9 @@ es_sidebar_set_variants (EsSidebar *self, gboolean has_op, EsOp op, gboolean cud
       g_autofree char *subtitle = NULL;
 
       subtitle = g_strdup_printf ("%s%s", variants[i].id, variants[i].is_default ? " · default" : "");
-      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), variants[i].label);
+      adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), _ (variants[i].label));
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-      gtk_widget_set_tooltip_text (row, variants[i].lesson);
+      gtk_widget_set_tooltip_text (row, _ (variants[i].lesson));
       gtk_widget_set_valign (check, GTK_ALIGN_CENTER);
       gtk_actionable_set_action_name (GTK_ACTIONABLE (check), "win.variant");
       gtk_actionable_set_action_target (GTK_ACTIONABLE (check), "s", variants[i].id);
@@ -267,14 +268,14 @@ es_sidebar_mark_variants (EsSidebar *self, const EsJob *job)
       why = es_variant_unsupported (variant, job);
       slow = why == NULL ? es_variant_slow_path (variant, job) : NULL;
       if (why)
-        subtitle = g_strdup_printf ("%s%s · not for this job: %s runs it", variant->id, is_default,
-                                    runs ? runs->id : "another variant");
+        subtitle = g_strdup_printf (_ ("%s%s · not for this job: %s runs it"), variant->id, is_default,
+                                    runs ? runs->id : _ ("another variant"));
       else
-        subtitle = g_strdup_printf ("%s%s%s", variant->id, is_default, slow ? " · slow path for this job" : "");
-      tooltip = why    ? g_strdup_printf ("Not for this job: %s; %s runs it.\n\n%s", why,
-                                       runs ? runs->id : "another variant", variant->lesson)
-                : slow ? g_strdup_printf ("Runs this job on a %s.\n\n%s", slow, variant->lesson)
-                       : g_strdup (variant->lesson);
+        subtitle = g_strdup_printf ("%s%s%s", variant->id, is_default, slow ? _ (" · slow path for this job") : "");
+      tooltip = why    ? g_strdup_printf (_ ("Not for this job: %s; %s runs it.\n\n%s"), why,
+                                       runs ? runs->id : _ ("another variant"), _ (variant->lesson))
+                : slow ? g_strdup_printf (_ ("Runs this job on a %s.\n\n%s"), slow, _ (variant->lesson))
+                       : g_strdup (_ (variant->lesson));
       adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
       gtk_widget_set_tooltip_text (row, tooltip);
       if (why)
@@ -294,7 +295,7 @@ es_sidebar_set_histograms (EsSidebar *self, const EsSource *source, const EsLaye
 
   if (quantized && quantized->histogram)
     {
-      title = g_strdup_printf ("Quantized levels (%u)", quantized->n_bins);
+      title = g_strdup_printf (_ ("Quantized levels (%u)"), quantized->n_bins);
       gtk_label_set_label (self->quantized_title, title);
       es_histogram_set_counts (self->quantized_histogram, quantized->histogram, quantized->n_bins, map, reversed);
     }
@@ -333,8 +334,8 @@ es_sidebar_set_colors_sensitive (EsSidebar *self, gboolean sensitive)
 
   gtk_widget_set_sensitive (GTK_WIDGET (self->colormap_row), sensitive);
   gtk_widget_set_sensitive (self->reversed_row, sensitive);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colormap_row), sensitive ? NULL : "Only heatmaps have a colormap");
-  gtk_widget_set_tooltip_text (self->reversed_row, sensitive ? NULL : "Only heatmaps have a colormap");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->colormap_row), sensitive ? NULL : _ ("Only heatmaps have a colormap"));
+  gtk_widget_set_tooltip_text (self->reversed_row, sensitive ? NULL : _ ("Only heatmaps have a colormap"));
 }
 
 /* Traps: the wheel, arrow keys and +/- clicks never change a value unasked */
@@ -476,7 +477,8 @@ setup_param (EsSidebar *self, const EsParam *param)
       return;
     }
   es_param_describe_range (param, range, sizeof range);
-  tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (param->description[0]), param->description + 1, range);
+  tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (_ (param->description)[0]), _ (param->description) + 1,
+                             range);
   gtk_adjustment_configure (adjustment, param->default_value, param->min, param->max, param->step,
                             gtk_adjustment_get_page_increment (adjustment), 0);
   if (GTK_IS_SPIN_BUTTON (control))

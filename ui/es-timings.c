@@ -5,6 +5,7 @@
 
 #include <pango/pangocairo.h>
 #include <string.h>
+#include <glib/gi18n-lib.h>
 
 struct _EsTimings {
   GtkWidget parent_instance;
@@ -145,10 +146,10 @@ es_timings_variant_note (const EsJob *job, const EsTiming *timing)
   if (chosen != ran)
     {
       why = es_variant_unsupported (chosen, job);
-      return g_strdup_printf ("%s ran: %s %s", ran->id, chosen->id, why ? why : "did not run this job");
+      return g_strdup_printf ("%s ran: %s %s", ran->id, chosen->id, why ? why : _ ("did not run this job"));
     }
   why = es_variant_slow_path (ran, job);
-  return why ? g_strdup_printf ("%s ran on its %s", ran->id, why) : NULL;
+  return why ? g_strdup_printf (_ ("%s ran on its %s"), ran->id, why) : NULL;
 }
 
 void
@@ -184,12 +185,12 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   gtk_widget_set_visible (GTK_WIDGET (self->reason_label), reason != NULL);
   if (layer->view == ES_VIEW_ORIGINAL)
     {
-      gtk_label_set_label (self->job_label, "Original · no kernel");
+      gtk_label_set_label (self->job_label, _ ("Original · no kernel"));
       timing = NULL;
     }
   else
     {
-      job = g_strdup_printf ("%s · %s backend · variant %s", es_view_title (layer->view),
+      job = g_strdup_printf (_ ("%s · %s backend · variant %s"), es_view_title (layer->view),
                              es_backend_name (timing->backend), timing->variant ? timing->variant : "default");
       gtk_label_set_label (self->job_label, job);
     }
@@ -211,14 +212,14 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
    * say of how many runs of this very job (image, parameters, backend and
    * variant); running it again, e.g. after trying another value, adds one. */
   if (timing && n_runs > 1)
-    runs = g_strdup_printf ("median of %d runs of this job", n_runs);
+    runs = g_strdup_printf (_ ("median of %d runs of this job"), n_runs);
   else if (timing)
-    runs = g_strdup ("one run of this job so far");
+    runs = g_strdup (_ ("one run of this job so far"));
   gtk_label_set_label (self->runs_label, runs ? runs : "");
   gtk_widget_set_visible (GTK_WIDGET (self->runs_label), runs != NULL);
 
   note = timing == NULL      ? NULL
-         : timing->fell_back ? g_strdup ("CUDA failed during this job; the CPU finished it")
+         : timing->fell_back ? g_strdup (_ ("CUDA failed during this job; the CPU finished it"))
                              : es_timings_variant_note (&layer->job, timing);
   gtk_label_set_label (self->note_label, note ? note : "");
   gtk_widget_set_visible (GTK_WIDGET (self->note_label), note != NULL);
@@ -248,12 +249,12 @@ es_timings_set_open (EsTimings *self, const char *name, const EsOpenTiming *open
     return;
   self->open_name = g_strdup (name);
   self->open = *open;
-  title = g_strdup_printf ("Opening “%s”", name);
+  title = g_strdup_printf (_ ("Opening “%s”"), name);
   gtk_label_set_label (self->open_title, title);
   set_open_ms (self->open_decode_label, open->decode_ms);
   set_open_ms (self->open_compute_label, open->compute_ms);
   set_open_ms (self->open_rest_label, MAX (0, open->total_ms - open->decode_ms - open->compute_ms));
-  gtk_label_set_label (self->open_total_title, open->heatmap ? "to first heatmap" : "to first view");
+  gtk_label_set_label (self->open_total_title, open->heatmap ? _ ("to first heatmap") : _ ("to first view"));
   set_open_ms (self->open_total_label, open->total_ms);
 }
 

@@ -2,6 +2,8 @@
 /* EsWorker's variant comparisons: their thread, which retires the jobs thread while they are timed. */
 #include "es-worker-private.h"
 
+#include <glib/gi18n-lib.h>
+
 void
 es_worker_compare_task_free (CompareTask *compare)
 {
@@ -88,7 +90,7 @@ run_compare (EsWorker *worker, CompareTask *compare)
       g_clear_pointer (&per_gpu, es_engine_free);
       es_comparison_free (comparison);
       if (error.code == ES_OK)
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The comparison was cancelled");
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _ ("The comparison was cancelled"));
       else
         g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
       return;
@@ -169,7 +171,7 @@ run_batch (EsWorker *worker, CompareTask *compare)
           g_thread_join (g_thread_new ("es-compare", compare_thread_main, compare));
         }
       else
-        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The window was closed");
+        g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _ ("The window was closed"));
       es_worker_compare_task_free (compare);
       compare = g_async_queue_try_pop (worker->compares);
     }

@@ -7,6 +7,7 @@
 #ifdef __linux__
 #include <sys/resource.h>
 #include <unistd.h>
+#include <glib/gi18n-lib.h>
 #endif
 
 EsRequest es_worker_quit_marker;
@@ -92,7 +93,7 @@ probe_cuda (EsWorker *worker)
       /* An engine made for the CPU says only that the CPU was chosen. */
       worker->cuda_reason = g_strdup (worker->engine && worker->engine_choice != ES_BACKEND_CPU
                                         ? es_engine_cuda_reason (worker->engine)
-                                        : "this build has no CUDA backend");
+                                        : _ ("this build has no CUDA backend"));
       return;
     }
   if (worker->engine && es_engine_backend (worker->engine) == ES_BACKEND_CUDA)
@@ -127,7 +128,7 @@ es_worker_ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice
   worker->engine = es_engine_new (choice, &error);
   if (worker->engine == NULL && choice == ES_BACKEND_CUDA)
     {
-      *notice = g_strdup_printf ("CUDA is not available (%s); using the CPU", error.message);
+      *notice = g_strdup_printf (_ ("CUDA is not available (%s); using the CPU"), error.message);
       /* The backend choice greys CUDA out with this reason. */
       if (worker->probed)
         {
@@ -140,7 +141,7 @@ es_worker_ensure_engine (EsWorker *worker, EsBackendChoice choice, char **notice
     }
   if (worker->engine == NULL)
     {
-      *failure = g_strdup_printf ("No compute backend: %s", error.message);
+      *failure = g_strdup_printf (_ ("No compute backend: %s"), error.message);
       return FALSE;
     }
   worker->engine_choice = choice;
@@ -638,7 +639,7 @@ es_worker_free (EsWorker *worker)
   g_clear_pointer (&worker->pending, es_request_free);
   while ((compare = g_async_queue_try_pop (worker->compares)))
     {
-      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "The window was closed");
+      g_task_return_new_error (compare->task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _ ("The window was closed"));
       es_worker_compare_task_free (compare);
     }
   for (int i = 0; i < ES_N_VIEWS; i++)

@@ -264,7 +264,7 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
     clash = strcmp (batch->written[j], output) == 0;
   if (clash)
     {
-      es_cli_report (input, "not processed: %s was already written from an earlier input", output);
+      es_cli_report (input, _ ("not processed: %s was already written from an earlier input"), output);
       return ES_EXIT_DATA;
     }
   if (slot->done)
@@ -557,7 +557,7 @@ run_streamed (Batch *batch)
 
       encoding = pthread_create (&encoder, NULL, stream_encoder_main, &st) == 0;
       if (!encoding)
-        es_error_set (&compute_error, ES_ERROR_NO_MEMORY, "cannot start the encoding thread");
+        es_error_set (&compute_error, ES_ERROR_NO_MEMORY, _ ("cannot start the encoding thread"));
       else
         computed = es_stream_run (st.stream, batch->b->engine, batch->b->params, &slot->result, batch->b->interrupt,
                                   &decode_failed, &compute_error);
@@ -616,7 +616,7 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
   batch.written = calloc ((size_t) b->n_inputs, sizeof *batch.written);
   if (!batch.written)
     {
-      es_cli_report (NULL, "out of memory");
+      es_cli_report (NULL, _ ("out of memory"));
       outcome->worst = ES_EXIT_COMPUTE;
       return;
     }

@@ -21,7 +21,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_RECT:
       if (!es_definition_parse_rect (text, d))
         {
-          es_cli_usage_error ("--rect=%s: expected HxW, odd sides 1..%d (9x5)", text, ES_SIDE_MAX);
+          es_cli_usage_error (_ ("--rect=%s: expected HxW, odd sides 1..%d (9x5)"), text, ES_SIDE_MAX);
           return false;
         }
       o->shape_given = true;
@@ -29,7 +29,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_DISK:
       if (!es_definition_parse_uint (text, 0, ES_RADIUS_MAX, &number))
         {
-          es_cli_usage_error ("--disk=%s: expected a radius in 0..%d", text, ES_RADIUS_MAX);
+          es_cli_usage_error (_ ("--disk=%s: expected a radius in 0..%d"), text, ES_RADIUS_MAX);
           return false;
         }
       d->shape = ES_SHAPE_DISK;
@@ -39,7 +39,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_FOOTPRINT:
       if (text[0] == '\0')
         {
-          es_cli_usage_error ("--footprint: the file name is empty");
+          es_cli_usage_error (_ ("--footprint: the file name is empty"));
           return false;
         }
       d->shape = ES_SHAPE_FOOTPRINT;
@@ -49,8 +49,8 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_BORDER:
       if (!es_definition_parse_border (text, d))
         {
-          es_cli_usage_error ("--border=%s: expected clip, symmetric, mirror, replicate or constant[:V] "
-                              "(V a sample value, 0..65535)",
+          es_cli_usage_error (_ ("--border=%s: expected clip, symmetric, mirror, replicate or constant[:V] "
+                                 "(V a sample value, 0..65535)"),
                               text);
           return false;
         }
@@ -58,8 +58,8 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_BINNING:
       if (!es_definition_parse_binning (text, d))
         {
-          es_cli_usage_error ("--binning=%s: expected depth, range:LO:HI (0 ≤ LO ≤ HI ≤ 65535), minmax, "
-                              "exact or byte",
+          es_cli_usage_error (_ ("--binning=%s: expected depth, range:LO:HI (0 ≤ LO ≤ HI ≤ 65535), minmax, "
+                                 "exact or byte"),
                               text);
           return false;
         }
@@ -67,7 +67,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_MASK:
       if (text[0] == '\0')
         {
-          es_cli_usage_error ("--mask: the file name is empty");
+          es_cli_usage_error (_ ("--mask: the file name is empty"));
           return false;
         }
       o->reads[ES_CLI_READS_MASK] = text;
@@ -75,7 +75,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_BOX:
       if (!es_definition_parse_box (text, d))
         {
-          es_cli_usage_error ("--box=%s: expected DxHxW, odd sides 1..%d (3x5x5)", text, ES_SIDE_3D_MAX);
+          es_cli_usage_error (_ ("--box=%s: expected DxHxW, odd sides 1..%d (3x5x5)"), text, ES_SIDE_3D_MAX);
           return false;
         }
       o->shape_given = true;
@@ -83,7 +83,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_BALL:
       if (!es_definition_parse_uint (text, 0, ES_RADIUS_3D_MAX, &number))
         {
-          es_cli_usage_error ("--ball=%s: expected a radius in 0..%d", text, ES_RADIUS_3D_MAX);
+          es_cli_usage_error (_ ("--ball=%s: expected a radius in 0..%d"), text, ES_RADIUS_3D_MAX);
           return false;
         }
       d->shape = ES_SHAPE_BALL;
@@ -95,8 +95,8 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_TIME:
       if (!es_definition_parse_uint (text, 0, 65535, &number))
         {
-          es_cli_usage_error ("--%s=%s: expected a number in 0..65535", option == ES_CLI_CHANNEL ? "channel" : "time",
-                              text);
+          es_cli_usage_error (_ ("--%s=%s: expected a number in 0..65535"),
+                              option == ES_CLI_CHANNEL ? "channel" : "time", text);
           return false;
         }
       if (option == ES_CLI_CHANNEL)
@@ -124,7 +124,7 @@ es_cli_definition_finish (EsCliOptions *o)
   if ((preset = es_preset_find (o->job.op, o->like)) == NULL)
     {
       es_presets_describe (o->job.op, names, sizeof names);
-      es_cli_usage_error ("--like=%s: expected %s", o->like, names);
+      es_cli_usage_error (_ ("--like=%s: expected %s"), o->like, names);
       return false;
     }
   /* A preset sets its operation's definition (entropy: border, binning,
@@ -174,11 +174,11 @@ es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const char *input_pa
   if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
     return true;
   if (es_image_planes (mask) > 1 || es_image_planes (in) > 1)
-    return es_error_set (error, ES_ERROR_FORMAT, "the mask is %d×%d×%d, the input %s %d×%d×%d: they must match",
+    return es_error_set (error, ES_ERROR_FORMAT, _ ("the mask is %d×%d×%d, the input %s %d×%d×%d: they must match"),
                          mask->width, mask->height, es_image_planes (mask), input_path, in->width, in->height,
                          es_image_planes (in));
-  return es_error_set (error, ES_ERROR_FORMAT, "the mask is %d×%d, the input %s %d×%d: they must match", mask->width,
-                       mask->height, input_path, in->width, in->height);
+  return es_error_set (error, ES_ERROR_FORMAT, _ ("the mask is %d×%d, the input %s %d×%d: they must match"),
+                       mask->width, mask->height, input_path, in->width, in->height);
 }
 
 bool
@@ -230,54 +230,54 @@ es_cli_definition_clear (EsCliDefinitionFiles *files)
 void
 es_cli_print_definition_help (FILE *out)
 {
-  fputs ("      --rect=HxW          entropy over an H×W rectangle (odd sides 1..255)\n"
-         "                          instead of the K×K square\n"
-         "      --disk=R            over a disk of radius R (0..127): the cells with\n"
-         "                          x² + y² ≤ R², as scikit-image's morphology.disk\n"
-         "      --footprint=FILE    over the nonzero cells of an image (odd sides up to\n"
-         "                          255), centred on its centre cell; a multi-page TIFF\n"
-         "                          is a 3-D footprint (odd sides up to 63)\n"
-         "      --box=DxHxW         over a D×H×W box of a volume (odd sides 1..63)\n"
-         "      --ball=R            over a ball of radius R (0..31): the cells with\n"
-         "                          z² + y² + x² ≤ R², as scikit-image's morphology.ball\n"
-         "      --border=MODE       outside the image, on a row a b c d: clip (default:\n"
-         "                          only in-image pixels count), symmetric (dcba|abcd|\n"
-         "                          dcba), mirror (dcb|abcd|cba), replicate (aa|abcd|dd)\n"
-         "                          or constant:V (the sample value V, binned as any)\n"
-         "      --binning=RULE      how samples become bins: depth (default,\n"
-         "                          floor(v * L / 2^depth)), range:LO:HI (L bins over\n"
-         "                          LO..HI, clamped), minmax (range over the image's own\n"
-         "                          min..max), exact (every value its own bin, all 16\n"
-         "                          bits), byte (L bins of the 8-bit view)\n"
-         "      --mask=FILE         counts only the pixels where FILE (the input's size)\n"
-         "                          is nonzero as stored: not NaN, any channel of a\n"
-         "                          colour pixel, a float TIFF's values as they are;\n"
-         "                          the others get no value: NaN in txt and tif, the\n"
-         "                          no-data colour (magenta) in PNG heatmaps; a volume's\n"
-         "                          mask is a multi-page TIFF of its size (entropy only)\n"
-         "      --like=PEER         the definition of matlab (entropyfilt: 9x9,\n"
-         "                          symmetric, 256 bins of 8-bit values, bits), skimage\n"
-         "                          (rank.entropy: clip, exact bins, bits) or fiji\n"
-         "                          (Entropy_Filter: disk 3, clip, 256 bins of 8-bit\n"
-         "                          values, bits); --window and the shape options win.\n"
-         "                          On a stack, matlab keeps entropyfilt's default 9x9\n"
-         "                          on every plane, as entropyfilt does on an N-D array;\n"
-         "                          with --box, --ball or a 3-D footprint a preset's\n"
-         "                          border and binning apply in 3-D (skimage: clip and\n"
-         "                          exact bins over the footprint given). clahe:\n"
-         "                          skimage (equalize_adapthist: clip 0.01, kernel\n"
-         "                          side/tiles, float 0..1) or matlab (adapthisteq:\n"
-         "                          8x8, clip 0.01, 256 bins); --clip, --tiles win\n"
-         "Volumes (a multi-page TIFF read whole, for a 3-D window or with --volume):\n"
-         "      --volume            read a multi-page TIFF as one volume whatever the\n"
-         "                          window: equalize then uses one histogram for the\n"
-         "                          whole volume; sharpen, quantize and 2-D windows\n"
-         "                          work plane by plane. The pages must agree in size\n"
-         "                          and format, and the volume must fit --max-pixels\n"
-         "                          (width × height × planes), checked before decoding\n"
-         "      --channel=C, --time=T\n"
-         "                          the planes of channel C at time T of an OME-TIFF\n"
-         "                          (default 0 and 0; SizeZ/C/T and DimensionOrder come\n"
-         "                          from the OME-XML of its first page)\n",
+  fputs (_ ("      --rect=HxW          entropy over an H×W rectangle (odd sides 1..255)\n"
+            "                          instead of the K×K square\n"
+            "      --disk=R            over a disk of radius R (0..127): the cells with\n"
+            "                          x² + y² ≤ R², as scikit-image's morphology.disk\n"
+            "      --footprint=FILE    over the nonzero cells of an image (odd sides up to\n"
+            "                          255), centred on its centre cell; a multi-page TIFF\n"
+            "                          is a 3-D footprint (odd sides up to 63)\n"
+            "      --box=DxHxW         over a D×H×W box of a volume (odd sides 1..63)\n"
+            "      --ball=R            over a ball of radius R (0..31): the cells with\n"
+            "                          z² + y² + x² ≤ R², as scikit-image's morphology.ball\n"
+            "      --border=MODE       outside the image, on a row a b c d: clip (default:\n"
+            "                          only in-image pixels count), symmetric (dcba|abcd|\n"
+            "                          dcba), mirror (dcb|abcd|cba), replicate (aa|abcd|dd)\n"
+            "                          or constant:V (the sample value V, binned as any)\n"
+            "      --binning=RULE      how samples become bins: depth (default,\n"
+            "                          floor(v * L / 2^depth)), range:LO:HI (L bins over\n"
+            "                          LO..HI, clamped), minmax (range over the image's own\n"
+            "                          min..max), exact (every value its own bin, all 16\n"
+            "                          bits), byte (L bins of the 8-bit view)\n"
+            "      --mask=FILE         counts only the pixels where FILE (the input's size)\n"
+            "                          is nonzero as stored: not NaN, any channel of a\n"
+            "                          colour pixel, a float TIFF's values as they are;\n"
+            "                          the others get no value: NaN in txt and tif, the\n"
+            "                          no-data colour (magenta) in PNG heatmaps; a volume's\n"
+            "                          mask is a multi-page TIFF of its size (entropy only)\n"
+            "      --like=PEER         the definition of matlab (entropyfilt: 9x9,\n"
+            "                          symmetric, 256 bins of 8-bit values, bits), skimage\n"
+            "                          (rank.entropy: clip, exact bins, bits) or fiji\n"
+            "                          (Entropy_Filter: disk 3, clip, 256 bins of 8-bit\n"
+            "                          values, bits); --window and the shape options win.\n"
+            "                          On a stack, matlab keeps entropyfilt's default 9x9\n"
+            "                          on every plane, as entropyfilt does on an N-D array;\n"
+            "                          with --box, --ball or a 3-D footprint a preset's\n"
+            "                          border and binning apply in 3-D (skimage: clip and\n"
+            "                          exact bins over the footprint given). clahe:\n"
+            "                          skimage (equalize_adapthist: clip 0.01, kernel\n"
+            "                          side/tiles, float 0..1) or matlab (adapthisteq:\n"
+            "                          8x8, clip 0.01, 256 bins); --clip, --tiles win\n"
+            "Volumes (a multi-page TIFF read whole, for a 3-D window or with --volume):\n"
+            "      --volume            read a multi-page TIFF as one volume whatever the\n"
+            "                          window: equalize then uses one histogram for the\n"
+            "                          whole volume; sharpen, quantize and 2-D windows\n"
+            "                          work plane by plane. The pages must agree in size\n"
+            "                          and format, and the volume must fit --max-pixels\n"
+            "                          (width × height × planes), checked before decoding\n"
+            "      --channel=C, --time=T\n"
+            "                          the planes of channel C at time T of an OME-TIFF\n"
+            "                          (default 0 and 0; SizeZ/C/T and DimensionOrder come\n"
+            "                          from the OME-XML of its first page)\n"),
          out);
 }

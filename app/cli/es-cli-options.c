@@ -118,7 +118,8 @@ option_commands (int opt)
     case OPT_UNITS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
     case 'h':
     case OPT_VERSION: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
-    case OPT_BACKEND: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
+    case OPT_BACKEND:
+    case OPT_DEVICES: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
     case OPT_VARIANT:
     case OPT_MAX_PIXELS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
     case OPT_SIZES:
@@ -144,7 +145,7 @@ parse_long (const char *option, const char *text, long min, long max, long *valu
   v = strtol (text, &end, 10);
   if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE || v < min || v > max)
     {
-      es_cli_usage_error ("--%s=%s: expected an integer in %ld..%ld", option, text, min, max);
+      es_cli_usage_error (_ ("--%s=%s: expected an integer in %ld..%ld"), option, text, min, max);
       return false;
     }
   *value = v;
@@ -162,7 +163,7 @@ parse_max_pixels (const char *text, unsigned long long *value)
   /* strtoull accepts "-1" as a huge number: only digits are allowed. */
   if (!isdigit ((unsigned char) text[0]) || *end != '\0' || errno == ERANGE || v == 0)
     {
-      es_cli_usage_error ("--max-pixels=%s: expected a positive integer", text);
+      es_cli_usage_error (_ ("--max-pixels=%s: expected a positive integer"), text);
       return false;
     }
   *value = v;
@@ -241,8 +242,8 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
       || (param->digits == 0 && !is_integer_text (text)))
     {
       es_param_describe_range (param, range, sizeof range);
-      es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text, param->digits == 0 ? "an integer" : "a number",
-                          range);
+      es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text,
+                          param->digits == 0 ? _ ("an integer") : "a number", range);
       return false;
     }
   es_error_clear (&error);
@@ -272,7 +273,7 @@ parse_list (const char *option, const char *text, const char *items, ListItemFun
 
       if (len == 0 || len >= sizeof item)
         {
-          es_cli_usage_error ("--%s=%s: expected %s separated by commas", option, text, items);
+          es_cli_usage_error (_ ("--%s=%s: expected %s separated by commas"), option, text, items);
           return false;
         }
       memcpy (item, p, len);
@@ -293,7 +294,7 @@ parse_size (const char *list, const char *item, void *data)
 
   if (bench->n_sizes == ES_BENCH_MAX_SIZES)
     {
-      es_cli_usage_error ("--sizes=%s: at most %d sizes", list, ES_BENCH_MAX_SIZES);
+      es_cli_usage_error (_ ("--sizes=%s: at most %d sizes"), list, ES_BENCH_MAX_SIZES);
       return false;
     }
   if (!parse_long ("sizes", item, 1, ES_MAX_SIDE, &side))
@@ -313,13 +314,13 @@ parse_op (const char *list, const char *item, void *data)
   if (!es_op_from_name (item, &op))
     {
       es_cli_op_list (ES_CLI_ALL_OPS, ", ", ", ", ops, sizeof ops);
-      es_cli_usage_error ("--ops: unknown operation '%s' (%s)", item, ops);
+      es_cli_usage_error (_ ("--ops: unknown operation '%s' (%s)"), item, ops);
       return false;
     }
   for (int i = 0; i < bench->n_ops; i++)
     if (bench->ops[i] == op)
       {
-        es_cli_usage_error ("--ops: '%s' is listed twice", item);
+        es_cli_usage_error (_ ("--ops: '%s' is listed twice"), item);
         return false;
       }
   bench->ops[bench->n_ops++] = op;
@@ -345,7 +346,7 @@ parse_param_value (const char *list, const char *item, void *data)
 
   if (bench->n_values[id] == ES_BENCH_MAX_VALUES)
     {
-      es_cli_usage_error ("--%s=%s: at most %d values", pl->option, list, ES_BENCH_MAX_VALUES);
+      es_cli_usage_error (_ ("--%s=%s: at most %d values"), pl->option, list, ES_BENCH_MAX_VALUES);
       return false;
     }
   if (!parse_param (pl->param, item, &job))
@@ -354,7 +355,7 @@ parse_param_value (const char *list, const char *item, void *data)
   for (int i = 0; i < bench->n_values[id]; i++)
     if (bench->values[id][i] == value)
       {
-        es_cli_usage_error ("--%s: '%s' is listed twice", pl->option, item);
+        es_cli_usage_error (_ ("--%s: '%s' is listed twice"), pl->option, item);
         return false;
       }
   bench->values[id][bench->n_values[id]++] = value;
@@ -421,20 +422,20 @@ refuse_option (int opt, char **argv, EsCliCommand command)
   if (opt == '?')
     {
       if (optopt > 0 && optopt < 256)
-        return es_cli_usage_error ("unknown option '-%c'", optopt);
-      return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
+        return es_cli_usage_error (_ ("unknown option '-%c'"), optopt);
+      return es_cli_usage_error (_ ("unknown option '%s'"), argv[optind - 1]);
     }
   if (opt == ':')
     {
       if (optopt > 0 && optopt < 256)
-        return es_cli_usage_error ("option '-%c' needs a value", optopt);
-      return es_cli_usage_error ("option '%s' needs a value", argv[optind - 1]);
+        return es_cli_usage_error (_ ("option '-%c' needs a value"), optopt);
+      return es_cli_usage_error (_ ("option '%s' needs a value"), argv[optind - 1]);
     }
   if (!(option_commands (opt) & command))
     {
       if (opt == 'o' || opt == 'q')
-        return es_cli_usage_error ("option '-%c' does not apply to '%s'", opt, argv[0]);
-      return es_cli_usage_error ("option '--%s' does not apply to '%s'", option_name (opt), argv[0]);
+        return es_cli_usage_error (_ ("option '-%c' does not apply to '%s'"), opt, argv[0]);
+      return es_cli_usage_error (_ ("option '--%s' does not apply to '%s'"), option_name (opt), argv[0]);
     }
   return OPTION_TAKEN;
 }
@@ -450,7 +451,7 @@ parse_tiles (const char *text, EsCliOptions *o)
   char columns[16];
 
   if (x == NULL || (size_t) (x - text) >= sizeof columns)
-    return es_cli_usage_error ("--tiles=%s: expected COLUMNSxROWS, such as 8x8", text), false;
+    return es_cli_usage_error (_ ("--tiles=%s: expected COLUMNSxROWS, such as 8x8"), text), false;
   memcpy (columns, text, (size_t) (x - text));
   columns[x - text] = '\0';
   o->params_given |= ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS);
@@ -484,7 +485,7 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
     {
     case OPT_BACKEND:
       if (!es_backend_from_name (optarg, &o->backend))
-        return es_cli_usage_error ("--backend=%s: expected auto, cpu or cuda", optarg);
+        return es_cli_usage_error (_ ("--backend=%s: expected auto, cpu or cuda"), optarg);
       break;
     case OPT_VARIANT: o->variant = optarg; break;
     case OPT_TILES:
@@ -521,15 +522,15 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
       break;
     case OPT_CSV:
       if (optarg[0] == '\0')
-        return es_cli_usage_error ("--csv: the file name is empty");
+        return es_cli_usage_error (_ ("--csv: the file name is empty"));
       o->bench.csv_path = optarg;
       break;
     case OPT_IMAGE:
       if (optarg[0] == '\0')
-        return es_cli_usage_error ("--image: the file name is empty");
+        return es_cli_usage_error (_ ("--image: the file name is empty"));
       o->bench.image = optarg;
       break;
-    default: return es_cli_usage_error ("unknown option '%s'", argv[optind - 1]);
+    default: return es_cli_usage_error (_ ("unknown option '%s'"), argv[optind - 1]);
     }
   return OPTION_TAKEN;
 }
@@ -547,7 +548,7 @@ apply_option (int opt, char **argv, EsCliOptions *o)
     case OPT_VERSION: es_cli_print_version (stdout); return ES_EXIT_OK;
     case 'o':
       if (optarg[0] == '\0')
-        return es_cli_usage_error ("-o: the output name is empty");
+        return es_cli_usage_error (_ ("-o: the output name is empty"));
       o->output = optarg;
       break;
     case 'q': o->quiet = true; break;
@@ -555,8 +556,8 @@ apply_option (int opt, char **argv, EsCliOptions *o)
         EsColormap map;
         bool reversed;
         if (!es_colormap_from_name (optarg, &map, &reversed))
-          return es_cli_usage_error ("--colormap=%s: unknown colormap (viridis, magma, inferno, "
-                                     "cividis, gray, or one of them with _r)",
+          return es_cli_usage_error (_ ("--colormap=%s: unknown colormap (viridis, magma, inferno, "
+                                        "cividis, gray, or one of them with _r)"),
                                      optarg);
         o->colormap = optarg;
       }
@@ -570,7 +571,7 @@ apply_option (int opt, char **argv, EsCliOptions *o)
       break;
     case OPT_COMPRESSION:
       if (!es_compression_from_name (optarg, &o->compression))
-        return es_cli_usage_error ("--compression=%s: expected fast, default or small", optarg);
+        return es_cli_usage_error (_ ("--compression=%s: expected fast, default or small"), optarg);
       break;
     case OPT_RANGE:
       if (!parse_choice ("range", optarg, ranges, &value))

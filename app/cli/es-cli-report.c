@@ -123,6 +123,6 @@ es_cli_usage_error (const char *format, ...)
   va_start (args, format);
   vsnprintf (message, sizeof message, format, args);
   va_end (args);
-  es_cli_report (NULL, "%s (see '" ES_CLI_PROGRAM " --help')", message);
+  es_cli_report (NULL, _ ("%s (see '%s --help')"), message, ES_CLI_PROGRAM);
   return ES_EXIT_USAGE;
 }

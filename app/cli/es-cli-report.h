@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "es-error.h"
+#include "es-intl.h"
 
 #define ES_CLI_PROGRAM "entroscope-cli"
 

@@ -15,13 +15,13 @@ es_cli_volume_check_output (EsExportFormat format, bool to_stdout, int planes, E
     return true;
   if (format == ES_EXPORT_TEXT)
     return es_error_set (error, ES_ERROR_INVALID,
-                         "a volume of %d planes is not written as a text matrix: write a multi-page TIFF "
-                         "(-o NAME.tif) or a PNG heatmap per plane (-o DIR/)",
+                         _ ("a volume of %d planes is not written as a text matrix: write a multi-page TIFF "
+                            "(-o NAME.tif) or a PNG heatmap per plane (-o DIR/)"),
                          planes);
   if (to_stdout && format != ES_EXPORT_TIFF)
     return es_error_set (error, ES_ERROR_INVALID,
-                         "a volume of %d planes is written as one PNG per plane, into files, not to stdout "
-                         "(--format tif writes one multi-page TIFF there)",
+                         _ ("a volume of %d planes is written as one PNG per plane, into files, not to stdout "
+                            "(--format tif writes one multi-page TIFF there)"),
                          planes);
   return true;
 }
@@ -49,9 +49,9 @@ write_planes (const char *output, EsExportFormat format, const EsResult *result,
         }
       ok = path != NULL && read == NULL;
       if (path == NULL)
-        es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
+        es_error_set (error, ES_ERROR_NO_MEMORY, _ ("out of memory"));
       else if (read != NULL)
-        es_error_set (error, ES_ERROR_IO, "%s (plane %d) is the %s %s; nothing was written", path, z,
+        es_error_set (error, ES_ERROR_IO, _ ("%s (plane %d) is the %s %s; nothing was written"), path, z,
                       read->role != NULL ? read->role : "input", read->path);
       free (path);
       if (!ok)

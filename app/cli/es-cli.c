@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope-cli: its commands, one per operation of compute/es-ops.h (over files), info and bench. */
 #include <errno.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,9 @@ check_variant (EsOp op, const char *id)
   for (size_t i = 0; i < n && len < sizeof list; i++)
     len += (size_t) snprintf (list + len, sizeof list - len, "%s%s", i ? ", " : "", variants[i].id);
   if (n == 0)
-    es_cli_usage_error ("--variant=%s: this build has no CUDA kernel variants", id);
+    es_cli_usage_error (_ ("--variant=%s: this build has no CUDA kernel variants"), id);
   else
-    es_cli_usage_error ("--variant=%s: %s has no such variant (%s)", id, es_op_name (op), list);
+    es_cli_usage_error (_ ("--variant=%s: %s has no such variant (%s)"), id, es_op_name (op), list);
   return false;
 }
 
@@ -175,7 +176,7 @@ plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir
 
   if (!outputs)
     {
-      es_cli_report (NULL, "out of memory");
+      es_cli_report (NULL, _ ("out of memory"));
       *outputs_out = NULL;
       return ES_EXIT_COMPUTE;
     }
@@ -188,7 +189,7 @@ plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir
       outputs[i] = o->output && !to_dir ? strdup (o->output) : output_path_for (o->output, inputs[i], op, ext);
       if (!outputs[i])
         {
-          es_cli_report (inputs[i], "out of memory");
+          es_cli_report (inputs[i], _ ("out of memory"));
           status = ES_EXIT_COMPUTE;
           break;
         }
@@ -206,13 +207,13 @@ plan_outputs (EsOp op, const EsCliOptions *o, EsExportFormat format, bool to_dir
           if (!es_cli_same_file (&read->key, &output_key))
             continue;
           if (read->role != NULL)
-            es_cli_report (read->path, "is the %s and also the output%s; nothing was written", read->role,
+            es_cli_report (read->path, _ ("is the %s and also the output%s; nothing was written"), read->role,
                            is_stdout_name (outputs[i]) ? " (stdout)" : "");
           else if (read->index == i)
-            es_cli_report (read->path, "is also the output%s; nothing was written",
+            es_cli_report (read->path, _ ("is also the output%s; nothing was written"),
                            is_stdout_name (outputs[i]) ? " (stdout)" : "");
           else
-            es_cli_report (read->path, "is also the output of %s; nothing was written", inputs[i]);
+            es_cli_report (read->path, _ ("is also the output of %s; nothing was written"), inputs[i]);
           status = ES_EXIT_DATA;
         }
       if (!is_stdout_name (outputs[i]))
@@ -238,11 +239,11 @@ check_output_target (const EsCliOptions *o, int n_inputs, bool *to_dir)
   if (o->output && !is_stdout_name (o->output))
     *to_dir = ends_with (o->output, "/") || (stat (o->output, &st) == 0 && S_ISDIR (st.st_mode));
   if (n_inputs > 1 && o->output && !*to_dir)
-    return es_cli_usage_error ("%d inputs need -o DIR/ (a folder), not the file '%s'", n_inputs, o->output);
+    return es_cli_usage_error (_ ("%d inputs need -o DIR/ (a folder), not the file '%s'"), n_inputs, o->output);
   /* One line for a missing folder rather than one per input. */
   if (*to_dir && stat (o->output, &st) != 0)
     {
-      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? "no such folder" : strerror (errno));
+      es_cli_report (o->output, "%s", errno == ENOENT || errno == ENOTDIR ? _ ("no such folder") : strerror (errno));
       return ES_EXIT_DATA;
     }
   return ES_EXIT_OK;
@@ -290,18 +291,18 @@ choose_export_format (const EsCliOptions *o, bool to_dir, EsExportFormat *format
       *format = output_suffixes[i].format;
   for (size_t i = 0; named && !o->format_set && i < sizeof unwritten_suffixes / sizeof unwritten_suffixes[0]; i++)
     if (ends_with_nocase (o->output, unwritten_suffixes[i].suffix))
-      return es_cli_usage_error ("-o %s: %s output is not supported; use .png, .tif or .txt", o->output,
+      return es_cli_usage_error (_ ("-o %s: %s output is not supported; use .png, .tif or .txt"), o->output,
                                  unwritten_suffixes[i].name);
   if (o->raw16)
     {
       if (*format == ES_EXPORT_TEXT || *format == ES_EXPORT_TIFF)
-        return es_cli_usage_error ("--raw16 writes a PNG; it cannot be combined with a %s",
-                                   *format == ES_EXPORT_TEXT ? "text matrix" : "TIFF");
+        return es_cli_usage_error (_ ("--raw16 writes a PNG; it cannot be combined with a %s"),
+                                   *format == ES_EXPORT_TEXT ? _ ("text matrix") : "TIFF");
       *format = ES_EXPORT_RAW16;
     }
   if (o->colorbar && *format != ES_EXPORT_PNG)
-    return es_cli_usage_error ("--colorbar applies to PNG heatmaps only, not to %s",
-                               *format == ES_EXPORT_TEXT   ? "text matrices"
+    return es_cli_usage_error (_ ("--colorbar applies to PNG heatmaps only, not to %s"),
+                               *format == ES_EXPORT_TEXT   ? _ ("text matrices")
                                : *format == ES_EXPORT_TIFF ? "TIFF"
                                                            : "--raw16");
   return ES_EXIT_OK;
@@ -342,9 +343,9 @@ report_interrupted (const EsCliBatchOutcome *outcome, int n_inputs)
   int sig = interrupt_signal ? interrupt_signal : SIGINT;
 
   if (sig != SIGPIPE)
-    es_cli_report (NULL, "interrupted by %s: %d of %d input%s written%s%s%s", signal_name (sig), outcome->n_written,
+    es_cli_report (NULL, _ ("interrupted by %s: %d of %d input%s written%s%s%s"), signal_name (sig), outcome->n_written,
                    n_inputs, n_inputs == 1 ? "" : "s", outcome->cut ? "; " : "", outcome->cut ? outcome->cut : "",
-                   outcome->cut ? " was not written" : "");
+                   outcome->cut ? _ (" was not written") : "");
   return ES_EXIT_SIGNAL_BASE + sig;
 }
 
@@ -363,7 +364,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   EsCliReadFiles reads = { 0 };
 
   if (n_inputs == 0)
-    return es_cli_usage_error ("%s: no input file", es_op_name (op));
+    return es_cli_usage_error (_ ("%s: no input file"), es_op_name (op));
   if ((status = check_output_target (o, n_inputs, &to_dir)) != ES_EXIT_OK)
     return status;
   if ((status = choose_export_format (o, to_dir, &format)) != ES_EXIT_OK)
@@ -372,14 +373,14 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
     return ES_EXIT_USAGE;
   /* Binary on a terminal is noise, and no one meant it. */
   if (is_stdout_name (o->output) && format != ES_EXPORT_TEXT && isatty (STDOUT_FILENO))
-    return es_cli_usage_error ("-o -: stdout is a terminal; redirect it to write a PNG there, "
-                               "or use --format txt");
+    return es_cli_usage_error (_ ("-o -: stdout is a terminal; redirect it to write a PNG there, "
+                                  "or use --format txt"));
 
   /* The files of the entropy definition mean nothing to another
    * operation: saying so beats computing as if they were not there. */
   for (int role = 0; role < ES_CLI_N_READS; role++)
     if (op != ES_OP_ENTROPY && o->reads[role] != NULL)
-      return es_cli_usage_error ("--%s belongs to the entropy definition; %s takes no %s", es_cli_reads_name[role],
+      return es_cli_usage_error (_ ("--%s belongs to the entropy definition; %s takes no %s"), es_cli_reads_name[role],
                                  es_op_name (op), es_cli_reads_name[role]);
 
   view_params_from_options (op, o, &params);
@@ -399,8 +400,8 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
   if ((o->volume_choice.channel_given || o->volume_choice.time_given) && !es_cli_reads_volumes (o, &params.job))
     {
       es_cli_definition_clear (&definition_files);
-      return es_cli_usage_error ("--%s chooses the planes of a volume: give a 3-D window (--box, --ball, a "
-                                 "multi-page --footprint) or --volume",
+      return es_cli_usage_error (_ ("--%s chooses the planes of a volume: give a 3-D window (--box, --ball, a "
+                                    "multi-page --footprint) or --volume"),
                                  o->volume_choice.channel_given ? "channel" : "time");
     }
   if (o->max_pixels)
@@ -416,7 +417,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
 
   if (!es_cli_read_files_init (&reads, o, inputs, n_inputs))
     {
-      es_cli_report (NULL, "out of memory");
+      es_cli_report (NULL, _ ("out of memory"));
       status = ES_EXIT_COMPUTE;
     }
   else
@@ -470,10 +471,10 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
   char definition[160];
 
   es_job_describe_definition (job, units == ES_UNITS_BITS ? "bits" : "nats", definition, sizeof definition);
-  printf ("    This job%s%s%s runs on %s by default.\n", definition[0] ? " (" : "", definition,
-          definition[0] ? ")" : "", runs != NULL ? runs->id : "the CPU");
+  printf (_ ("    This job%s%s%s runs on %s by default.\n"), definition[0] ? " (" : "", definition,
+          definition[0] ? ")" : "", runs != NULL ? runs->id : _ ("the CPU"));
   if (job->op == ES_OP_ENTROPY && es_definition_is_3d (&job->definition))
-    printf ("    Its window is 3-D (%d cells): a multi-page TIFF is read as one volume, not a stack of planes.\n",
+    printf (_ ("    Its window is 3-D (%d cells): a multi-page TIFF is read as one volume, not a stack of planes.\n"),
             es_window_pixels (job));
   for (size_t i = 0; i < n; i++)
     {
@@ -481,12 +482,12 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
       const char *slow = why == NULL ? es_variant_slow_path (&variants[i], job) : NULL;
 
       printf ("  %c %-20s %s\n                         %s\n", variants[i].is_default ? '*' : ' ', variants[i].id,
-              variants[i].label, variants[i].lesson);
+              _ (variants[i].label), _ (variants[i].lesson));
       if (why != NULL)
-        printf ("                         Not for this job: %s; %s runs it.\n", why,
-                runs != NULL ? runs->id : "the CPU");
+        printf (_ ("                         Not for this job: %s; %s runs it.\n"), why,
+                runs != NULL ? runs->id : _ ("the CPU"));
       else if (slow != NULL)
-        printf ("                         Runs this job on a %s.\n", slow);
+        printf (_ ("                         Runs this job on a %s.\n"), slow);
     }
 }
 
@@ -514,21 +515,21 @@ run_info (EsCliOptions *o, EsOp only)
     }
 
   printf (ES_CLI_PROGRAM " " ES_VERSION "\n");
-  printf ("Backends compiled: cpu (OpenMP)%s\n", es_engine_cuda_compiled () ? ", cuda" : "");
+  printf (_ ("Backends compiled: cpu (OpenMP)%s\n"), es_engine_cuda_compiled () ? ", cuda" : "");
   reason = es_engine_cuda_reason (engine);
   if (es_engine_backend (engine) == ES_BACKEND_CUDA)
-    printf ("Backend in use:    cuda (%s)\n",
-            o->backend == ES_BACKEND_CUDA ? "requested with --backend=cuda" : "a usable CUDA device was found");
+    printf (_ ("Backend in use:    cuda (%s)\n"),
+            o->backend == ES_BACKEND_CUDA ? _ ("requested with --backend=cuda") : _ ("a usable CUDA device was found"));
   else if (o->backend == ES_BACKEND_CPU)
-    printf ("Backend in use:    cpu (requested with --backend=cpu)\n");
+    printf (_ ("Backend in use:    cpu (requested with --backend=cpu)\n"));
   else
-    printf ("Backend in use:    cpu (%s)\n", reason[0]                    ? reason
-                                             : es_engine_cuda_compiled () ? "CUDA is not usable"
-                                                                          : "this build has no CUDA backend");
+    printf (_ ("Backend in use:    cpu (%s)\n"), reason[0]                    ? reason
+                                                 : es_engine_cuda_compiled () ? _ ("CUDA is not usable")
+                                                                              : _ ("this build has no CUDA backend"));
   printf ("Device:            %s\n", es_engine_describe (engine));
-  printf ("CPU threads:       %d\n", es_cpu_thread_count ());
+  printf (_ ("CPU threads:       %d\n"), es_cpu_thread_count ());
 
-  printf ("\nCUDA kernel variants (* the default):\n");
+  printf (_ ("\nCUDA kernel variants (* the default):\n"));
   for (int op = 0; op < ES_N_OPS; op++)
     {
       size_t n;
@@ -540,7 +541,7 @@ run_info (EsCliOptions *o, EsOp only)
         continue;
       job.op = (EsOp) op;
       job.variant = NULL;
-      printf ("  %s:%s\n", es_op_name ((EsOp) op), n ? "" : " none in this build (CPU only)");
+      printf ("  %s:%s\n", es_op_name ((EsOp) op), n ? "" : _ (" none in this build (CPU only)"));
       print_variants_for_job (&job, o->units, variants, n);
     }
 
@@ -558,15 +559,15 @@ run_bench (EsCliOptions *o, int n_operands)
   EsBenchOptions *bench = &o->bench;
 
   if (n_operands > 0)
-    return es_cli_usage_error ("bench takes no input files; --image=FILE times the variants on one");
+    return es_cli_usage_error (_ ("bench takes no input files; --image=FILE times the variants on one"));
   bench->backend = o->backend;
   bench->job = o->job;
   if (bench->image)
     {
       if (o->sizes_given)
-        return es_cli_usage_error ("--image and --sizes exclude each other: the image sets the size");
+        return es_cli_usage_error (_ ("--image and --sizes exclude each other: the image sets the size"));
       if (o->variant && strcmp (o->variant, "all") != 0)
-        return es_cli_usage_error ("--image compares every variant; --variant=%s does not apply", o->variant);
+        return es_cli_usage_error (_ ("--image compares every variant; --variant=%s does not apply"), o->variant);
       if (o->max_pixels)
         es_image_set_max_pixels (o->max_pixels);
       return es_bench_image_run (bench);
@@ -620,7 +621,7 @@ run (int argc, char **argv)
   int status;
 
   if (argc < 2)
-    return es_cli_usage_error ("no command given");
+    return es_cli_usage_error (_ ("no command given"));
   word = argv[1];
   if (strcmp (word, "--help") == 0 || strcmp (word, "-h") == 0 || strcmp (word, "help") == 0)
     {
@@ -640,9 +641,9 @@ run (int argc, char **argv)
   else if (es_op_from_name (word, &op))
     command = ES_CLI_COMMAND_OP;
   else if (word[0] == '-')
-    return es_cli_usage_error ("expected a command before '%s'", word);
+    return es_cli_usage_error (_ ("expected a command before '%s'"), word);
   else
-    return es_cli_usage_error ("unknown command '%s'", word);
+    return es_cli_usage_error (_ ("unknown command '%s'"), word);
 
   interrupt_install ();
   es_cli_options_init (&options);
@@ -659,7 +660,7 @@ run (int argc, char **argv)
     {
     case ES_CLI_COMMAND_INFO:
       if (argc > 1 || (argc == 1 && !es_op_from_name (argv[0], &op)))
-        return es_cli_usage_error ("info takes no input files, only an operation's name ('%s')", argv[0]);
+        return es_cli_usage_error (_ ("info takes no input files, only an operation's name ('%s')"), argv[0]);
       return run_info (&options, argc == 1 ? op : ES_N_OPS);
     case ES_CLI_COMMAND_BENCH: return run_bench (&options, argc);
     case ES_CLI_COMMAND_OP:
@@ -670,7 +671,13 @@ run (int argc, char **argv)
 int
 main (int argc, char **argv)
 {
-  int status = finish (run (argc, argv));
+  int status;
+
+  /* Messages only: numbers in outputs and parsed options keep the C locale's
+   * decimal point whatever the user's locale. */
+  setlocale (LC_MESSAGES, "");
+  es_intl_init ();
+  status = finish (run (argc, argv));
 
   if (exit_without_cleanup)
     {

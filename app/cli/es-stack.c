@@ -151,7 +151,8 @@ es_cli_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliO
 
   if (format != ES_EXPORT_TIFF)
     {
-      es_cli_report (input, "a stack of %d pages is written only as a multi-page TIFF (--format tif, or -o NAME.tif)",
+      es_cli_report (input,
+                     _ ("a stack of %d pages is written only as a multi-page TIFF (--format tif, or -o NAME.tif)"),
                      es_pages_count (pages));
       return ES_EXIT_DATA;
     }

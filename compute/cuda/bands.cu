@@ -159,7 +159,7 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
       ES_CUDA_TRY (cuda, cudaStreamWaitEvent (down, cuda->ev_k1[s], 0), "stream wait", error);
       ES_CUDA_TRY (cuda, cudaMemcpy2DAsync ((char *) m->out->pixels + (size_t) y0 * m->out->stride, m->out->stride,
                                             (const char *) cuda->band_out[s].ptr + (size_t) (y0 - iy0) * f->out_pitch,
-                                            f->out_pitch, m->out_row, (size_t) (y1 - y0), cudaMemcpyDeviceToHost,
+                                            f->out_pitch, m->out_row, (size_t) (y1 - y0), cudaMemcpyDefault,
                                             down), "band download", error);
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[s], down), "event record", error);
     }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* CLAHE on the GPU: per-tile histograms four ways, clipped CDFs as LUTs, a bilinear blend; bit-identical to OpenCV. */
 #include "es-cuda-internal.h"
+#include "es-i18n.h"
 
 /* Why four variants: CLAHE counts a histogram per tile, turns each into a
  * LUT (clip, redistribute, scan), then blends four tiles' LUTs per pixel.
@@ -679,26 +680,26 @@ presets_on_cpu (const EsJob *job)
 }
 
 static const EsVariant clahe_variants[] = {
-  { "global-atomics", "Global atomics",
-    "Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
-    "64 × 256 counters, and every SM queues on the same few addresses in L2.",
+  { "global-atomics", N_ ("Global atomics"),
+    N_ ("Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
+    "64 × 256 counters, and every SM queues on the same few addresses in L2."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
     false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu },
-  { "shared-chunks", "Shared-memory chunks",
-    "Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
-    "global atomics: the contended updates move on chip, and every SM has chunks to count.",
+  { "shared-chunks", N_ ("Shared-memory chunks"),
+    N_ ("Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
+    "global atomics: the contended updates move on chip, and every SM has chunks to count."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
     false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu },
-  { "tile-block", "One block a tile",
-    "One block counts its whole tile in shared memory, then clips it and scans its LUT without "
+  { "tile-block", N_ ("One block a tile"),
+    N_ ("One block counts its whole tile in shared memory, then clips it and scans its LUT without "
     "leaving the SM: no global histogram and one launch fewer, but an 8×8 grid gives 64 blocks for "
-    "132 SMs.",
+    "132 SMs."),
     "OpenCV's CUDA CLAHE (cudaimgproc: one block a tile)",
     false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu },
-  { "fast", "Chunks, last block builds the LUT",
-    "Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
+  { "fast", N_ ("Chunks, last block builds the LUT"),
+    N_ ("Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
     "tile's LUT (threadfence reduction): every SM busy, two kernels in all, and the blend reads its "
-    "16 pixels with one 16-byte load.",
+    "16 pixels with one 16-byte load."),
     "CUDA C++ Programming Guide, §Memory fence functions; cuda-samples threadFenceReduction",
     true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu },
 };

@@ -310,6 +310,7 @@ open_resources (EsCuda *cuda, EsError *error)
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_uploaded), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_computed), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_done), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_producer, cudaEventDisableTiming), "event creation", error);
   for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
     {
       /* Uploads and band kernels are timed; downloads only order work. */
@@ -492,7 +493,8 @@ es_cuda_close (EsCuda *cuda)
     (void) cudaFree (cuda->histogram);
   if (cuda->lut != NULL)
     (void) cudaFree (cuda->lut);
-  cudaEvent_t *events[] = { &cuda->ev_start, &cuda->ev_uploaded, &cuda->ev_computed, &cuda->ev_done };
+  cudaEvent_t *events[] = { &cuda->ev_start, &cuda->ev_uploaded, &cuda->ev_computed, &cuda->ev_done,
+                            &cuda->ev_producer };
   for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
     if (*events[i] != NULL)
       (void) cudaEventDestroy (*events[i]);
@@ -514,6 +516,54 @@ const char *
 es_cuda_device_name (EsCuda *cuda)
 {
   return cuda != NULL ? cuda->description : "";
+}
+
+EsCuda *
+es_cuda_on_device (EsCuda *cuda, int device)
+{
+  if (cuda == NULL || cuda->device == device)
+    return cuda;
+  for (int i = 0; i < cuda->n_peers; i++)
+    if (cuda->peers[i]->device == device)
+      return cuda->peers[i];
+  return NULL;
+}
+
+bool
+es_cuda_pointer_device (const void *pointer, int *device)
+{
+  cudaPointerAttributes attributes;
+
+  if (cudaPointerGetAttributes (&attributes, pointer) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      return false;
+    }
+  if (attributes.type != cudaMemoryTypeDevice && attributes.type != cudaMemoryTypeManaged)
+    return false;
+  *device = attributes.device;
+  return true;
+}
+
+uintptr_t
+es_cuda_stream_handle (EsCuda *cuda)
+{
+  return (uintptr_t) cuda->stream;
+}
+
+bool
+es_cuda_wait_stream (EsCuda *cuda, uintptr_t producer, EsError *error)
+{
+  cudaStream_t stream = producer == 1   ? cudaStreamLegacy
+                        : producer == 2 ? cudaStreamPerThread
+                                        : (cudaStream_t) producer;
+
+  if (producer == 0 || producer == (uintptr_t) cuda->stream)
+    return true;
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_producer, stream), "producer stream event", error);
+  ES_CUDA_TRY (cuda, cudaStreamWaitEvent (cuda->stream, cuda->ev_producer, 0), "producer stream wait", error);
+  return true;
 }
 
 bool

@@ -815,7 +815,7 @@ vol_upload_planes (EsCuda *cuda, const EsImage *image, int s0, int s1, void *dev
     ES_CUDA_TRY (cuda,
                  cudaMemcpy2DAsync ((char *) device + (size_t) (z - s0) * row * image->height, row,
                                     es_image_voxel_row (image, z, 0), image->stride, row, (size_t) image->height,
-                                    cudaMemcpyHostToDevice, cuda->stream),
+                                    cudaMemcpyDefault, cuda->stream),
                  "volume upload", error);
   return true;
 }
@@ -909,7 +909,7 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
                      cudaMemcpy2DAsync (es_image_voxel_row (w->out, z, 0), w->out->stride,
                                         (const float *) cuda->d_out.ptr + (size_t) (z - z0) * plane,
                                         (size_t) in->width * sizeof (float), (size_t) in->width * sizeof (float),
-                                        (size_t) in->height, cudaMemcpyDeviceToHost, cuda->stream),
+                                        (size_t) in->height, cudaMemcpyDefault, cuda->stream),
                      "volume download", error);
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
       ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "3-D entropy", error);

@@ -2,6 +2,7 @@
 /* Histogram equalization on the GPU: four ways to build the histogram, one LUT, bit-identical to cv::equalizeHist. */
 #include "es-cuda-internal.h"
 #include "../es-definitions.h"
+#include "es-i18n.h"
 
 /* histogram[256] counts the blocks that have merged (the fused variant). */
 #define BLOCKS_DONE 256
@@ -346,26 +347,26 @@ apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
 /* ---- the operation --------------------------------------------------------- */
 
 static const EsVariant equalize_variants[] = {
-  { "global-atomics", "Global atomics",
-    "Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
-    "queues on the same few addresses in L2, 40× slower than a privatized histogram.",
+  { "global-atomics", N_ ("Global atomics"),
+    N_ ("Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
+    "queues on the same few addresses in L2, 40× slower than a privatized histogram."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_GLOBAL>, NULL },
-  { "block-shared", "Per-block shared histogram",
-    "Each block counts into its own 256 bins in shared memory and merges them with 256 global "
-    "atomics at the end: the contended updates move on chip.",
+  { "block-shared", N_ ("Per-block shared histogram"),
+    N_ ("Each block counts into its own 256 bins in shared memory and merges them with 256 global "
+    "atomics at the end: the contended updates move on chip."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_BLOCK>, NULL },
-  { "warp-private", "Per-warp sub-histograms",
-    "Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
+  { "warp-private", N_ ("Per-warp sub-histograms"),
+    N_ ("Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
     "a bin: the cure for contention on GPUs before Maxwell, but Hopper's shared-memory atomics "
-    "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image.",
+    "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image."),
     "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_WARP>, NULL },
-  { "fused", "Fused: vector loads, device LUT",
-    "Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
+  { "fused", N_ ("Fused: vector loads, device LUT"),
+    N_ ("Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
     "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
-    "shared-memory LUT: two kernels in all.",
+    "shared-memory LUT: two kernels in all."),
     "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction",
     true, ES_TRANSFER_DEFAULT, launch_fused, NULL },
 };

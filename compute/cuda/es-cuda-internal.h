@@ -69,6 +69,7 @@ struct EsCuda {
   cudaStream_t stream;                 /* kernels, and every copy of the plain paths */
   cudaStream_t up_stream, down_stream; /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
+  cudaEvent_t ev_producer; /* es_cuda_wait_stream: the work queued on a device array's stream */
   /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
   cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
   cudaEvent_t ev_k1[ES_CUDA_MAX_CHUNKS], ev_down[ES_CUDA_MAX_CHUNKS];
@@ -171,13 +172,18 @@ bool es_cuda_inject_launch_fault (EsCuda *cuda, EsError *error);
 
 /* How one run moves the image. A direct side is copied by cudaMemcpy from
  * the image itself: by DMA when it is page-locked, through the driver's own
- * staging when it is pageable (the pageable lesson). Otherwise the rows go
- * through the engine's pinned staging buffers, chunk by chunk. */
+ * staging when it is pageable (the pageable lesson), device to device when
+ * it lies on the device (every image copy says cudaMemcpyDefault, and
+ * unified addressing tells which). Otherwise the rows go through the
+ * engine's pinned staging buffers, chunk by chunk. A borrowed side is a
+ * device image laid out as the frame's buffer: the kernels read or write
+ * it in place, and nothing is copied. */
 typedef struct EsMove {
   const EsImage *in;
   EsImage *out;
   size_t in_row, out_row; /* bytes per image row */
   bool in_direct, out_direct;
+  bool in_borrowed, out_borrowed;
 } EsMove;
 
 /* Uploads `rows` rows of row_bytes into device rows of `pitch` bytes and

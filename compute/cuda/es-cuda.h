@@ -87,6 +87,20 @@ bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, cons
                   EsTiming *timing, EsControl *control, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
 
+/* The engine's handle of CUDA device `device` (the first one or one of its
+ * peers), or NULL when it did not open that device. */
+EsCuda *es_cuda_on_device (EsCuda *cuda, int device);
+/* The stream that runs this device's jobs, as an integer (a DLPack
+ * consumer's stream). */
+uintptr_t es_cuda_stream_handle (EsCuda *cuda);
+/* Makes this device's next job wait for the work queued so far on the
+ * producer's stream (a cudaStream_t as an integer; 1 and 2 name the legacy
+ * and per-thread default streams, 0 nothing to wait for, as
+ * __cuda_array_interface__ says). */
+bool es_cuda_wait_stream (EsCuda *cuda, uintptr_t producer, EsError *error);
+/* es_engine_pointer_device. */
+bool es_cuda_pointer_device (const void *pointer, int *device);
+
 /* Page-locked host memory for EsImage pixels (es_engine_image_alloc), freed
  * blocks cached process-wide for reuse;
  * es_cuda_host_free is the image's release function. */

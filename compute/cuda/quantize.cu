@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Quantization on the GPU: samples to levels, 16 samples per thread. */
 #include "es-cuda-internal.h"
+#include "es-i18n.h"
 
 /* Grid-stride over the 16-sample vectors of the padded image. */
 template <typename T>
@@ -54,9 +55,9 @@ launch_elementwise (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, Es
 /* ---- the operation --------------------------------------------------------- */
 
 static const EsVariant quantize_variants[] = {
-  { "elementwise", "Elementwise, 16 samples per thread",
-    "Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
-    "store per 16 pixels, the kernel runs at the speed of a copy.",
+  { "elementwise", N_ ("Elementwise, 16 samples per thread"),
+    N_ ("Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
+    "store per 16 pixels, the kernel runs at the speed of a copy."),
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access to global memory",
     true, ES_TRANSFER_DEFAULT, launch_elementwise, NULL },
 };

@@ -86,7 +86,7 @@ bool
 es_cuda_upload_2d (EsCuda *cuda, void *device, size_t pitch, const void *host, size_t stride, size_t row_bytes,
                    size_t rows, cudaStream_t stream, const char *what, EsError *error)
 {
-  ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (device, pitch, host, stride, row_bytes, rows, cudaMemcpyHostToDevice,
+  ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (device, pitch, host, stride, row_bytes, rows, cudaMemcpyDefault,
                                         stream), what, error);
   if (pitch > row_bytes && rows > 0)
     ES_CUDA_TRY (cuda, cudaMemset2DAsync ((char *) device + row_bytes, pitch, 0, pitch - row_bytes, rows, stream),
@@ -109,7 +109,7 @@ upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
       const char *host = (const char *) m->in->pixels + (size_t) y0 * m->in->stride;
       if (m->in->stride == f->in_pitch && m->in_row == f->in_pitch)
         ES_CUDA_TRY (cuda, cudaMemcpyAsync (device, host, (size_t) (y1 - y0) * f->in_pitch,
-                                            cudaMemcpyHostToDevice, stream), "upload", error);
+                                            cudaMemcpyDefault, stream), "upload", error);
       else if (!es_cuda_upload_2d (cuda, device, f->in_pitch, host, m->in->stride, m->in_row, (size_t) (y1 - y0),
                                    stream, "upload", error))
         return false;
@@ -138,10 +138,10 @@ download_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int 
       char *host = (char *) m->out->pixels + (size_t) y0 * m->out->stride;
       if (m->out->stride == f->out_pitch && m->out_row == f->out_pitch)
         ES_CUDA_TRY (cuda, cudaMemcpyAsync (host, device, (size_t) (y1 - y0) * f->out_pitch,
-                                            cudaMemcpyDeviceToHost, stream), "download", error);
+                                            cudaMemcpyDefault, stream), "download", error);
       else
         ES_CUDA_TRY (cuda, cudaMemcpy2DAsync (host, m->out->stride, device, f->out_pitch, m->out_row,
-                                              (size_t) (y1 - y0), cudaMemcpyDeviceToHost, stream),
+                                              (size_t) (y1 - y0), cudaMemcpyDefault, stream),
                      "download", error);
       return true;
     }
@@ -200,7 +200,7 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
   const int out_step = m->out_direct ? h : chunk_rows (image.out_pitch, h);
 
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
-  for (int y0 = 0; y0 < h; y0 += in_step)
+  for (int y0 = 0; y0 < h && !m->in_borrowed; y0 += in_step)
     if (!upload_rows (cuda, m, &image, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
       return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
@@ -210,14 +210,14 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
   if (!es_cuda_run_kernels (cuda, variant, frame, job, error))
     return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
-  for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
+  for (int y0 = 0, i = 0; y0 < h && !m->out_borrowed; y0 += out_step, i++)
     {
       if (!download_rows (cuda, m, &image, y0, y0 + out_step < h ? y0 + out_step : h, cuda->stream, error))
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[i], cuda->stream), "event record", error);
     }
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_done, cuda->stream), "event record", error);
-  for (int y0 = 0, i = 0; y0 < h; y0 += out_step, i++)
+  for (int y0 = 0, i = 0; y0 < h && !m->out_borrowed; y0 += out_step, i++)
     if (!finish_rows (cuda, m, &image, y0, y0 + out_step < h ? y0 + out_step : h, cuda->ev_down[i], error))
       return false;
   ES_CUDA_TRY (cuda, cudaEventSynchronize (cuda->ev_done), "kernel run or download", error);
@@ -371,9 +371,10 @@ run_volume_staged (EsCuda *cuda, const EsJob *job, const EsVariant *variant, con
                    float times[3], EsControl *control, EsError *error)
 {
   const EsImage *mask = job->definition.mask;
-  const bool stage_in = !is_page_locked (in->pixels, volume_extent (in));
-  const bool stage_mask = mask != NULL && !is_page_locked (mask->pixels, volume_extent (mask));
-  const bool stage_out = !is_page_locked (out->pixels, volume_extent (out));
+  const bool stage_in = !es_image_on_device (in) && !is_page_locked (in->pixels, volume_extent (in));
+  const bool stage_mask = mask != NULL && !es_image_on_device (mask)
+                          && !is_page_locked (mask->pixels, volume_extent (mask));
+  const bool stage_out = !es_image_on_device (out) && !is_page_locked (out->pixels, volume_extent (out));
   /* The mask follows the input in one buffer, at a 256-byte boundary. */
   const size_t in_bytes = stage_in ? es_cuda_div_up (packed_bytes (in), 256) * 256 : 0;
   const size_t mask_bytes = stage_mask ? packed_bytes (mask) : 0;
@@ -442,6 +443,18 @@ frame_for (const EsJob *job, const EsImage *in, EsFormat out_format, int pad)
   return frame;
 }
 
+/* Whether a device image can be the frame's buffer itself: laid out as the
+ * frame (rows of `pitch` bytes, whole vectors of samples with no padding to
+ * zero or to write past its rows, no border pad) and aligned for the
+ * kernels' 16-byte loads and stores. */
+static bool
+can_borrow (const EsImage *image, size_t pitch, const EsCudaFrame *frame)
+{
+  return es_image_on_device (image) && frame->pad == 0 && image->width % ES_CUDA_VECTOR == 0
+         && image->stride == pitch && (es_image_planes (image) == 1 || image->plane_stride == pitch * image->height)
+         && (uintptr_t) image->pixels % 16 == 0;
+}
+
 /* The whole image at once on the first device, in buffers kept between runs
  * (or, for the per-call lesson, allocated and freed by this run: allocating
  * belongs to the upload, freeing to the download, in alloc_ms and free_ms). */
@@ -464,9 +477,10 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
       b_lev = &d_lev;
       b_out = &d_out;
     }
-  ok = es_cuda_device_reserve (cuda, b_in, frame->in_pitch * rows, "input buffer", error)
+  ok = (move->in_borrowed || es_cuda_device_reserve (cuda, b_in, frame->in_pitch * rows, "input buffer", error))
        && (!levels || es_cuda_device_reserve (cuda, b_lev, frame->lev_pitch * rows, "levels buffer", error))
-       && es_cuda_device_reserve (cuda, b_out, frame->out_pitch * rows, "output buffer", error);
+       && (move->out_borrowed
+           || es_cuda_device_reserve (cuda, b_out, frame->out_pitch * rows, "output buffer", error));
   if (per_call)
     *alloc_ms = es_monotonic_ms () - t0;
   if (ok && !move->in_direct)
@@ -476,10 +490,12 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
 
   if (ok)
     {
-      frame->in = b_in->ptr;
+      frame->in = move->in_borrowed ? move->in->pixels : b_in->ptr;
       frame->lev = (uint8_t *) b_lev->ptr;
-      frame->out = b_out->ptr;
-      ok = variant->transfer == ES_TRANSFER_STREAMS ? run_frame_streams (cuda, job, move, frame, times, error)
+      frame->out = move->out_borrowed ? move->out->pixels : b_out->ptr;
+      /* Overlapping transfers is a lesson about host images. */
+      ok = variant->transfer == ES_TRANSFER_STREAMS && !es_image_on_device (move->in)
+               ? run_frame_streams (cuda, job, move, frame, times, error)
                                                     : run_frame (cuda, job, variant, move, frame, times, error);
     }
 
@@ -546,9 +562,12 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   const size_t rows = (size_t) frame.height;
   const bool pageable = variant->transfer == ES_TRANSFER_PAGEABLE;
   EsMove move = { in, out, (size_t) in->width * es_format_size (in->format),
-                  (size_t) out->width * es_format_size (out->format), false, false };
-  move.in_direct = pageable || is_page_locked (in->pixels, image_bytes (in, move.in_row));
-  move.out_direct = pageable || is_page_locked (out->pixels, image_bytes (out, move.out_row));
+                  (size_t) out->width * es_format_size (out->format), false, false, false, false };
+  move.in_direct = pageable || es_image_on_device (in) || is_page_locked (in->pixels, image_bytes (in, move.in_row));
+  move.out_direct = pageable || es_image_on_device (out)
+                    || is_page_locked (out->pixels, image_bytes (out, move.out_row));
+  move.in_borrowed = can_borrow (in, frame.in_pitch, &frame);
+  move.out_borrowed = can_borrow (out, frame.out_pitch, &frame);
   float times[3] = { 0, 0, 0 };
   double alloc_ms = 0, free_ms = 0;
   bool ok;
@@ -560,9 +579,12 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
    * whole on one device; the engine finishes on the CPU when it does not
    * fit. */
   const size_t budget = es_cuda_memory_budget (cuda);
-  const size_t footprint = (frame.in_pitch + (cuda_op->uses_levels ? frame.lev_pitch : 0) + frame.out_pitch) * rows;
+  const size_t footprint = ((move.in_borrowed ? 0 : frame.in_pitch) + (cuda_op->uses_levels ? frame.lev_pitch : 0)
+                            + (move.out_borrowed ? 0 : frame.out_pitch))
+                           * rows;
   const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL
-                      && !info->image_grid && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+                      && !info->image_grid && !es_image_on_device (in)
+                      && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
   if (info->image_grid && footprint > budget)
     return es_error_set (error, ES_ERROR_NO_MEMORY,
                          "CUDA %s takes the image whole: %zu MiB of buffers, %zu MiB of device memory to use",
@@ -573,8 +595,9 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   if (spread || footprint > budget)
     {
       /* Bands are cut from the image itself: no pad (the kernels then take
-       * the border mode by index mapping). */
+       * the border mode by index mapping), and copied into band buffers. */
       frame = frame_for (job, in, out_format, 0);
+      move.in_borrowed = move.out_borrowed = false;
       ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
     }
   else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Sharpening on the GPU: a 5-point Laplacian stencil with replicated borders, five memory strategies. */
 #include "es-cuda-internal.h"
+#include "es-i18n.h"
 
 /* The Laplacian part of the kernel; out = c + amount · Σ mask · pixels. */
 static __constant__ int c_mask[3][3] = {
@@ -317,34 +318,35 @@ launch (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error
 /* ---- the operation --------------------------------------------------------- */
 
 static const EsVariant sharpen_variants[] = {
-  { "global", "Global memory only",
-    "Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
+  { "global", N_ ("Global memory only"),
+    N_ ("Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
     "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
-    "both shared-memory tiles.",
+    "both shared-memory tiles."),
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL>, NULL },
-  { "constant-mask", "3×3 mask in constant memory",
-    "The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
+  { "constant-mask", N_ ("3×3 mask in constant memory"),
+    N_ ("The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
     "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
-    "loads and multiplies per pixel (four by zero) make it the slowest variant.",
+    "loads and multiplies per pixel (four by zero) make it the slowest variant."),
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL },
-  { "shared-tile", "Shared-memory tile with halo",
-    "Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
+  { "shared-tile", N_ ("Shared-memory tile with halo"),
+    /* xgettext:no-c-format */
+    N_ ("Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
     "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
-    "cost more than the caches that the plain global kernel relies on.",
+    "cost more than the caches that the plain global kernel relies on."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE>, NULL },
-  { "l2-halo", "Tile interior in shared, halo from L2",
-    "The block loads only its interior into shared memory and reads the few neighbours outside the "
+  { "l2-halo", N_ ("Tile interior in shared, halo from L2"),
+    N_ ("The block loads only its interior into shared memory and reads the few neighbours outside the "
     "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
-    "costs more than the halo loads it saves, so it trails the plain tile.",
+    "costs more than the halo loads it saves, so it trails the plain tile."),
     "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO>, NULL },
-  { "fast", "Fast: 16 pixels per thread",
-    "Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
+  { "fast", N_ ("Fast: 16 pixels per thread"),
+    N_ ("Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
     "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
-    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others.",
+    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others."),
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)",
     true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST>, NULL },
 };

@@ -21,14 +21,14 @@ with the GIL released while it computes). `Engine` makes a private one, for
 example one per thread or per GPU.
 """
 
-from __future__ import annotations
+# The module's own imports are private (dir(entroscope) is the API), and no
+# `from __future__ import annotations`, whose name would be public too.
+import os as _os
+import threading as _threading
 
-import os
-import threading
+import numpy as _np
 
-import numpy as np
-
-from . import _entroscope
+from . import _device, _entroscope
 from ._entroscope import (
     Cancelled,
     Engine,
@@ -81,7 +81,7 @@ __all__ = [
 ]
 
 
-class Image(np.ndarray):
+class Image(_np.ndarray):
     """A gray image as `load` returns it: a NumPy array (uint8 or uint16)
     that also records how to read its samples.
 
@@ -95,11 +95,11 @@ class Image(np.ndarray):
     `entroscope-cli entropy path` computes. Views and slices keep them.
     """
 
-    depth: int | None
+    depth: "int | None"
     levels: int
 
     def __new__(cls, array, depth=None, levels=0):
-        obj = np.asarray(array).view(cls)
+        obj = _np.asarray(array).view(cls)
         obj.depth = depth
         obj.levels = levels
         return obj
@@ -118,15 +118,16 @@ class Image(np.ndarray):
 
 
 _entroscope._register_image_type(Image)
+_entroscope._register_device_allocator(_device.empty_like_device)
 
 # ---- the shared engines -------------------------------------------------------
 
 _engines: dict = {}
-_engines_lock = threading.Lock()
+_engines_lock = _threading.Lock()
 _abandoned: list = []
 
 
-def default_engine(backend: str = "auto") -> Engine:
+def default_engine(backend: str = "auto") -> "Engine":
     """The engine that the module-level functions use for `backend`
     ('auto', 'cpu' or 'cuda'), created on first use. Thread-safe."""
     engine = _engines.get(backend)
@@ -147,8 +148,8 @@ def _after_fork_in_child():
     _engines.clear()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(after_in_child=_after_fork_in_child)
 
 # ---- the operations -----------------------------------------------------------
 
@@ -170,6 +171,17 @@ def _channels(channel_axis):
     return {} if channel_axis is _NOT_GIVEN else {"channel_axis": channel_axis}
 
 
+def _unmasked(image, channel_axis, definition):
+    """A numpy.ma image's data, and its mask as entropy's mask= (masked
+    pixels count in no window and get no value): the two say the same."""
+    if definition.get("mask") is not None:
+        raise TypeError("a numpy.ma.MaskedArray image and mask= both mask the image: give one of them")
+    if channel_axis is not _NOT_GIVEN and channel_axis is not None:
+        raise TypeError("a colour numpy.ma.MaskedArray: reduce it to gray (entroscope.gray) and pass mask= for the "
+                        "pixels to leave out")
+    return image.data, {**definition, "mask": ~_np.ma.getmaskarray(image)}
+
+
 def entropy(image, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None, out=None,
             return_timing=False, channel_axis=_NOT_GIVEN, **definition):
     """Local entropy of the bins in a window centred on each pixel: float32,
@@ -188,9 +200,13 @@ def entropy(image, window=None, levels=None, *, backend="auto", variant=None, un
     counts the neighbouring planes' cells and a 2-D window works plane by
     plane. ``entropy(img, like='skimage', footprint=fp)`` equals
     ``skimage.filters.rank.entropy(img, fp)`` inside the mask, for images
-    and volumes. window and levels default to 5 and 16, or to the preset's.
+    and volumes. window and levels default to 5 and 16, or to the preset's;
+    window= and a shape keyword together are a TypeError. A numpy.ma image's
+    mask is honoured: its masked pixels count in no window and get NaN.
     channel_axis=-1 reads colour (reduced to gray with BT.709)."""
     given = {name: value for name, value in (("window", window), ("levels", levels)) if value is not None}
+    if isinstance(image, _np.ma.MaskedArray):
+        image, definition = _unmasked(image, channel_axis, definition)
     return default_engine(backend).entropy(image, variant=variant, units=units, depth=depth, out=out,
                                            return_timing=return_timing, **_channels(channel_axis), **given,
                                            **definition)
@@ -257,7 +273,7 @@ def run(op, image, *args, backend="auto", **kwargs):
 # ---- files --------------------------------------------------------------------
 
 
-def load(path, *, levels=16) -> Image:
+def load(path, *, levels=16) -> "Image":
     """Reads a PNG (every colour type and bit depth; colour becomes gray
     with BT.709 weights on the stored values), a PGM (P2/P5) or a text
     matrix, with entroscope-cli's decoders, limits and messages.

@@ -190,8 +190,8 @@ def _mask_for(mask, array):
 def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_GIVEN, **params):
     """Any operation of the operation table by name on a dask array, with its
     parameters (``run("entropy", a, window=9, disk=4, border="symmetric")``,
-    ``run("entropy", volume, ball=3)``): a lazy dask array with the same
-    chunks, equal to ``entroscope.run(op, a.compute(), ...)``.
+    ``run("entropy", volume, ball=3)``): a lazy dask array with the input's
+    chunks (uneven ones too), equal to ``entroscope.run(op, a.compute(), ...)``.
 
     Each chunk reads its neighbours' cells as far as the window reaches:
     ``entroscope.extent_3d`` gives the planes, rows and columns (a 3-D
@@ -223,6 +223,11 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
         reach = entroscope.extent_3d(op, **{k: v for k, v in params.items() if k != "variant"})
     if op == "equalize":
         return equalize(array, backend=backend, depth=depth, variant=params.get("variant"))
+    # The result comes back in these chunks, whatever the halo needed on the way
+    # (map_overlap enlarges chunks thinner than the halo; a window past the array,
+    # or CLAHE's whole planes, make an axis one chunk): the caller's chunking is
+    # what to_zarr and the next step of a pipeline expect.
+    chunks = array.chunks
     if info["whole_image"]:
         # Tiles placed by the image's own size (CLAHE): each plane in one chunk.
         array = array.rechunk({array.ndim - 2: -1, array.ndim - 1: -1})
@@ -241,8 +246,11 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
     chunk = functools.partial(_run_chunk, op=op, backend=backend, params=params, depth=depth)
     meta = np.empty((0,) * array.ndim, dtype)
     if not any(halo.values()):
-        return da.map_blocks(chunk, *arrays, dtype=dtype, meta=meta, **extra)
-    return da.map_overlap(chunk, *arrays, depth=halo, boundary="none", trim=True, dtype=dtype, meta=meta, **extra)
+        result = da.map_blocks(chunk, *arrays, dtype=dtype, meta=meta, **extra)
+    else:
+        result = da.map_overlap(chunk, *arrays, depth=halo, boundary="none", trim=True, dtype=dtype, meta=meta,
+                                **extra)
+    return result if result.chunks == chunks else result.rechunk(chunks)
 
 
 def entropy(array, window=None, levels=None, *, backend="auto", variant=None, units=None, depth=None,

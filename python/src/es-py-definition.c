@@ -89,9 +89,11 @@ cells_of_floats (PyArrayObject *given)
 static PyArrayObject *
 cells_of (PyObject *value, const char *what)
 {
-  PyArrayObject *given = (PyArrayObject *) PyArray_FROM_O (value);
-  PyArrayObject *cells;
+  PyArrayObject *given, *cells;
 
+  if (!es_py_refuse_masked (value, what, "pass its filled(0) (masked cells out) or its data"))
+    return NULL;
+  given = (PyArrayObject *) PyArray_FROM_O (value);
   if (given == NULL)
     return NULL;
   cells = PyArray_ISFLOAT (given) ? cells_of_floats (given)
@@ -208,6 +210,13 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
       return false;
     }
   shape_given = shapes_given == 1;
+  if (shape_given && window_given)
+    {
+      /* Both would set the window: the shape would win and the window be dropped unseen. */
+      PyErr_SetString (PyExc_TypeError, "window= and a shape (rect, disk, footprint, box or ball) both set the "
+                                        "window: give one of them");
+      return false;
+    }
   /* The preset first: the other keywords override it. */
   if (kw[ES_PY_KW_LIKE] != NULL)
     {
@@ -314,7 +323,13 @@ parse_definition (PyObject *const *kw, EsJob *job, bool window_given, int *units
           return false;
         }
     }
-  if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
+  if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None && es_py_is_device_array (kw[ES_PY_KW_MASK]))
+    {
+      if (!es_py_device_mask (NULL, kw[ES_PY_KW_MASK], &held->mask, &held->mask_owner, &held->mask_stream))
+        return false;
+      d->mask = &held->mask;
+    }
+  else if (kw[ES_PY_KW_MASK] != NULL && kw[ES_PY_KW_MASK] != Py_None)
     {
       PyArrayObject *cells = held->mask_cells = cells_of (kw[ES_PY_KW_MASK], "mask");
       int ndim;
@@ -402,6 +417,7 @@ es_py_definition_release (EsPyDefinition *held)
 {
   Py_CLEAR (held->footprint_cells);
   Py_CLEAR (held->mask_cells);
+  Py_CLEAR (held->mask_owner);
 }
 
 /* Whether name is one of the NULL-ended names. */

@@ -222,6 +222,16 @@ open_buffers (EsPyEngine *self, const EsJob *job, PyObject *image, int depth, Py
   PyObject *pooled = NULL;
   bool ok;
 
+  if (es_py_is_device_array (image))
+    {
+      if (!es_py_device_input_open (self->engine, image, depth, channel_axis, input))
+        return false;
+      ok = es_py_device_output_open (self->engine, out, image, input, es_job_output_format (job, input->image.format),
+                                     output);
+      if (!ok)
+        es_py_input_close (input);
+      return ok;
+    }
   if (!es_py_input_open (image, depth, channel_axis, input))
     return false;
   if (out == NULL)
@@ -245,8 +255,8 @@ open_buffers (EsPyEngine *self, const EsJob *job, PyObject *image, int depth, Py
  * engine's notice, if any, lands in notice. *closed: the engine was closed
  * by another thread before the job could start. */
 static bool
-run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, EsTiming *timing, char *notice,
-         size_t notice_size, bool *closed, EsError *error)
+run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, const uintptr_t wait_streams[3],
+         EsTiming *timing, char *notice, size_t notice_size, bool *closed, EsError *error)
 {
   const char *text;
   int threads;
@@ -259,6 +269,13 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
       *closed = true;
       return false;
     }
+  /* A device array's producers: their work so far comes first. */
+  for (int i = 0; i < 3; i++)
+    if (wait_streams[i] != 0 && !es_engine_wait_stream (self->engine, input->image.cuda_device, wait_streams[i], error))
+      {
+        PyThread_release_lock (self->lock);
+        return false;
+      }
   threads = (long long) input->width * input->height * input->planes <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
   if (threads > 1)
     omp_set_num_threads (1);
@@ -362,13 +379,20 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
                      sorted.kw[KW_OUT] != Py_None ? sorted.kw[KW_OUT] : NULL, &input, &output))
     return NULL;
 
+  if (input.device && !es_py_device_resolve_minmax (args[0], &job))
+    {
+      es_py_output_close (&output, false);
+      es_py_input_close (&input);
+      return NULL;
+    }
   if ((long long) input.width * input.height * input.planes >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);
+  const uintptr_t wait_streams[3] = { input.wait_stream, output.wait_stream, definition->mask_stream };
   Py_BEGIN_ALLOW_THREADS ok = es_py_input_materialize (&input, &error)
-                              && run_job (self, &job, &input, &output.image, &timing, notice, sizeof notice, &closed,
-                                          &error);
-  if (ok && units == ES_UNITS_BITS)
+                              && run_job (self, &job, &input, &output.image, wait_streams, &timing, notice,
+                                          sizeof notice, &closed, &error);
+  if (ok && units == ES_UNITS_BITS && !output.device)
     nats_to_bits (&output.image);
   if (ok)
     ok = es_py_output_finish (&output, &error);
@@ -392,6 +416,20 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       if (error.code == ES_ERROR_CANCELLED && sigint_cancelled && PyErr_CheckSignals () < 0)
         return NULL;
       return es_py_raise (&error, NULL);
+    }
+  /* Bits on the device: the array's own library scales it, in place. */
+  if (units == ES_UNITS_BITS && output.device)
+    {
+      PyObject *factor = PyFloat_FromDouble (1.0 / M_LN2), *scaled;
+
+      scaled = factor != NULL ? PyNumber_InPlaceMultiply (output.result, factor) : NULL;
+      Py_XDECREF (factor);
+      if (scaled == NULL)
+        {
+          es_py_output_close (&output, false);
+          return NULL;
+        }
+      Py_SETREF (output.result, scaled);
     }
   es_py_output_close (&output, true);
   return return_timing ? result_with_timing (output.result, &timing, start, &input, &output) : output.result;

@@ -352,33 +352,43 @@ engine_repr (EsPyEngine *self)
 #define FASTCALL(fn) (PyCFunction) (void (*) (void)) (fn), METH_FASTCALL | METH_KEYWORDS
 
 static PyMethodDef engine_methods[] = {
+  /* Each docstring opens with its __text_signature__ (name(...), "--", a
+   * blank line), which inspect.signature reads; None stands for "the
+   * parameter table's default, or the like= preset's". */
   { "entropy", FASTCALL (engine_entropy),
-    "entropy(image, window=5, levels=16, *, variant=None, units=None, depth=None, out=None, "
-    "return_timing=False, rect=None, disk=None, footprint=None, border='clip', binning='depth', mask=None, "
-    "like=None) -> float32 array: local entropy in a window around each pixel (DESIGN.md section 1)." },
+    "entropy($self, image, /, window=None, levels=None, *, variant=None, units=None, depth=None, out=None, "
+    "return_timing=False, channel_axis=..., rect=None, disk=None, footprint=None, box=None, ball=None, "
+    "border=None, binning=None, mask=None, like=None)\n--\n\n"
+    "Local entropy in a window around each pixel, float32 (DESIGN.md section 1); window 5 and levels 16 by "
+    "default, or the like= preset's." },
   { "equalize", FASTCALL (engine_equalize),
-    "equalize(image, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
-    "histogram equalization, bit-identical to cv2.equalizeHist." },
+    "equalize($self, image, /, *, variant=None, depth=None, out=None, return_timing=False, channel_axis=...)"
+    "\n--\n\nHistogram equalization to uint8, bit-identical to cv2.equalizeHist." },
   { "sharpen", FASTCALL (engine_sharpen),
-    "sharpen(image, amount=1.0, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
-    "c + amount * (4c - N - S - E - W), replicated borders." },
+    "sharpen($self, image, /, amount=None, *, variant=None, depth=None, out=None, return_timing=False, "
+    "channel_axis=...)\n--\n\n"
+    "c + amount * (4c - N - S - E - W) to uint8 with replicated borders (amount 1.0 by default)." },
   { "clahe", FASTCALL (engine_clahe),
-    "clahe(image, clip=40.0, tile_columns=8, tile_rows=8, *, variant=None, depth=None, out=None, "
-    "return_timing=False) -> array of the input's dtype: contrast-limited adaptive histogram equalization, "
-    "bit-identical to cv2.createCLAHE(clip, (tile_columns, tile_rows)).apply." },
+    "clahe($self, image, /, clip=None, tile_columns=None, tile_rows=None, *, variant=None, depth=None, out=None, "
+    "return_timing=False, channel_axis=..., like=None, kernel_size=None, nbins=None)\n--\n\n"
+    "Contrast-limited adaptive histogram equalization in the input's dtype, bit-identical to "
+    "cv2.createCLAHE(clip, (tile_columns, tile_rows)).apply (clip 40, 8 x 8 tiles by default)." },
   { "quantize", FASTCALL (engine_quantize),
-    "quantize(image, levels=16, *, variant=None, depth=None, out=None, return_timing=False) -> uint8 array: "
-    "floor(v * levels / 2^depth)." },
-  { "run", FASTCALL (engine_run), "run(op, image, ...): any operation by name, with its own arguments." },
+    "quantize($self, image, /, levels=None, *, variant=None, depth=None, out=None, return_timing=False, "
+    "channel_axis=...)\n--\n\nfloor(v * levels / 2^depth) as uint8 (16 levels by default)." },
+  { "run", FASTCALL (engine_run),
+    "run($self, op, image, /, *args, **kwargs)\n--\n\nAny operation by name, with its own arguments." },
   { "zeros", (PyCFunction) (void (*) (void)) engine_zeros, METH_VARARGS | METH_KEYWORDS,
-    "zeros(shape, dtype=numpy.uint8) -> array: zeroed, in the memory this engine moves fastest (page-locked "
-    "on CUDA), for inputs and out= reused over many calls." },
+    "zeros($self, shape, dtype='uint8')\n--\n\nA zeroed array in the memory this engine moves fastest "
+    "(page-locked on CUDA), for inputs and out= reused over many calls." },
   { "cancel", (PyCFunction) engine_cancel, METH_NOARGS,
-    "cancel(): stops the job this engine is running now (it raises entroscope.Cancelled); thread-safe." },
+    "cancel($self, /)\n--\n\nStops the job this engine is running now (it raises entroscope.Cancelled); "
+    "thread-safe." },
   { "close", (PyCFunction) engine_close, METH_NOARGS,
-    "close(): frees the engine's device buffers now; later calls raise ValueError." },
-  { "__enter__", (PyCFunction) engine_enter, METH_NOARGS, NULL },
-  { "__exit__", (PyCFunction) engine_exit, METH_VARARGS, NULL },
+    "close($self, /)\n--\n\nFrees the engine's device buffers now; later calls raise ValueError." },
+  { "__enter__", (PyCFunction) engine_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nThe engine itself." },
+  { "__exit__", (PyCFunction) engine_exit, METH_VARARGS,
+    "__exit__($self, exc_type, exc_value, traceback, /)\n--\n\nCloses the engine." },
   { NULL, NULL, 0, NULL },
 };
 
@@ -399,7 +409,7 @@ PyTypeObject es_py_engine_type = {
   .tp_dealloc = (destructor) engine_dealloc,
   .tp_repr = (reprfunc) engine_repr,
   .tp_flags = Py_TPFLAGS_DEFAULT,
-  .tp_doc = "Engine(backend='auto', devices=None): a compute engine that keeps its device buffers, streams "
+  .tp_doc = "Engine(backend='auto', devices=None)\n--\n\nA compute engine that keeps its device buffers, streams "
             "and pinned staging between calls. backend is 'auto' (CUDA when usable, else the CPU), 'cpu' "
             "or 'cuda' (RuntimeError when CUDA cannot be used); devices lists CUDA device numbers (None: "
             "ES_DEVICES, else every usable one). One job runs at a time per engine; calls from several "

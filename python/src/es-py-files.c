@@ -116,6 +116,8 @@ values_open (PyObject *object, Py_buffer *view, EsImage *image, void **owned)
   Py_ssize_t planes, height, width, plane_step, row_step, column_step;
 
   *owned = NULL;
+  if (!es_py_refuse_masked (object, "the result", "pass its filled(numpy.nan) to write masked pixels as no value"))
+    return false;
   if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
     {
       PyErr_Clear ();

@@ -301,6 +301,10 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
   size_t sample, stride, plane_stride;
 
   memset (input, 0, sizeof *input);
+  if (!es_py_refuse_masked (object, "the image",
+                            "entroscope.entropy honours it (masked pixels count in no window); elsewhere pass "
+                            "its filled(value) or its data"))
+    return false;
   if (PyObject_GetBuffer (object, view, PyBUF_RECORDS_RO) != 0)
     {
       PyErr_Clear ();
@@ -527,6 +531,8 @@ check_limit (const EsPyInput *input, EsError *error)
 bool
 es_py_input_materialize (EsPyInput *input, EsError *error)
 {
+  if (input->device)
+    return true;
   if (input->mode == ES_PY_INPUT_WRAP)
     input->image.pixels = input->view.buf;
   else
@@ -557,6 +563,7 @@ es_py_input_close (EsPyInput *input)
   if (input->have_view)
     PyBuffer_Release (&input->view);
   input->have_view = false;
+  Py_CLEAR (input->device_owner);
 }
 
 /* ---- outputs ---- */
@@ -746,6 +753,7 @@ es_py_output_close (EsPyOutput *output, bool keep)
   if (output->have_view)
     PyBuffer_Release (&output->view);
   output->have_view = false;
+  Py_CLEAR (output->device_owner);
   if (!keep)
     Py_CLEAR (output->result);
 }

@@ -153,10 +153,23 @@ es_py_parse_param (const EsParam *param, PyObject *value, EsJob *job)
       if (index == NULL)
         return false;
       n = PyLong_AsLongLongAndOverflow (index, &overflow);
-      Py_DECREF (index);
       if (n == -1 && PyErr_Occurred ())
-        return false;
-      v = overflow > 0 ? HUGE_VAL : overflow < 0 ? -HUGE_VAL : (double) n;
+        {
+          Py_DECREF (index);
+          return false;
+        }
+      if (overflow != 0)
+        {
+          /* Past long long: the table's message, with the number as given (not "inf"). */
+          char range[64];
+
+          es_param_describe_range (param, range, sizeof range);
+          PyErr_Format (PyExc_ValueError, "%s %S is out of range: %s", param->name, index, range);
+          Py_DECREF (index);
+          return false;
+        }
+      Py_DECREF (index);
+      v = (double) n;
     }
   else
     {
@@ -541,6 +554,71 @@ module_gray (PyObject *module, PyObject *args, PyObject *kwargs)
   return result;
 }
 
+/* A histogram of signed or float counts, refused where a count is negative
+ * or NaN: the cast to uint64 below would turn -1 into 2^64 - 1. */
+static bool
+refuse_negative_counts (PyObject *arg)
+{
+  PyArrayObject *given = (PyArrayObject *) PyArray_FROM_O (arg), *values;
+  bool ok = true;
+
+  if (given == NULL)
+    return false;
+  if (!PyArray_ISSIGNED (given) && !PyArray_ISFLOAT (given))
+    {
+      Py_DECREF (given);
+      return true;
+    }
+  values = (PyArrayObject *) PyArray_FROM_OTF ((PyObject *) given, NPY_DOUBLE, NPY_ARRAY_IN_ARRAY);
+  Py_DECREF (given);
+  if (values == NULL)
+    return false;
+  for (npy_intp i = 0; ok && i < PyArray_SIZE (values); i++)
+    {
+      double count = ((const double *) PyArray_DATA (values))[i];
+
+      if (!(count >= 0.0))
+        {
+          PyObject *shown = PyFloat_FromDouble (count);
+
+          if (shown != NULL)
+            PyErr_Format (PyExc_ValueError, "histogram bin %zd holds %R: counts are 0 or more", (Py_ssize_t) i, shown);
+          Py_XDECREF (shown);
+          ok = false;
+        }
+    }
+  Py_DECREF (values);
+  return ok;
+}
+
+bool
+es_py_refuse_masked (PyObject *value, const char *what, const char *instead)
+{
+  static PyObject *masked_array_type;
+  int masked;
+
+  /* Only an ndarray subclass can be one: plain arrays cost one check. */
+  if (!PyArray_Check (value) || PyArray_CheckExact (value))
+    return true;
+  if (masked_array_type == NULL)
+    {
+      PyObject *ma = PyImport_ImportModule ("numpy.ma");
+
+      if (ma == NULL)
+        return false;
+      masked_array_type = PyObject_GetAttrString (ma, "MaskedArray");
+      Py_DECREF (ma);
+      if (masked_array_type == NULL)
+        return false;
+    }
+  masked = PyObject_IsInstance (value, masked_array_type);
+  if (masked < 0)
+    return false;
+  if (masked)
+    PyErr_Format (PyExc_TypeError, "%s is a numpy.ma.MaskedArray, whose mask would be ignored here: %s", what, instead);
+  return !masked;
+}
+
 /* equalize_lut(hist) -> uint8[256]: the LUT of cv::equalizeHist for a
  * 256-bin histogram (compute/es-definitions.h), so that equalization split
  * over chunks (entroscope.dask) is one histogram, then this, then a map. */
@@ -553,6 +631,8 @@ module_equalize_lut (PyObject *module, PyObject *arg)
   uint64_t counts[256], n = 0;
 
   (void) module;
+  if (!refuse_negative_counts (arg))
+    return NULL;
   hist = (PyArrayObject *) PyArray_FROMANY (arg, NPY_UINT64, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
   if (hist == NULL)
     return NULL;
@@ -628,38 +708,67 @@ module_register_image_type (PyObject *module, PyObject *type)
   Py_RETURN_NONE;
 }
 
+/* The function that allocates device results: (like, (planes, rows,
+ * columns), dtype name, ndim) -> an empty array of the input's library on
+ * the input's device (entroscope/_device.py). */
+static PyObject *
+module_register_device_allocator (PyObject *module, PyObject *allocator)
+{
+  (void) module;
+  if (!PyCallable_Check (allocator))
+    return PyErr_Format (PyExc_TypeError, "expected a callable");
+  Py_INCREF (allocator);
+  Py_XSETREF (es_py_device_allocator, allocator);
+  Py_RETURN_NONE;
+}
+
+/* Each docstring opens with its __text_signature__ (name(...), "--", a
+ * blank line), which inspect.signature reads. */
 static PyMethodDef module_methods[] = {
   { "variants", module_variants, METH_O,
-    "variants(op) -> list of Variant: the CUDA kernel variants of an operation (empty without CUDA)." },
-  { "ops", module_ops, METH_NOARGS, "ops() -> dict: the operation table, one dict per operation." },
-  { "params", module_params, METH_NOARGS, "params() -> dict: the parameter table (ranges and defaults)." },
+    "variants($module, op, /)\n--\n\n"
+    "The CUDA kernel variants of an operation, a list of Variant (empty without CUDA)." },
+  { "ops", module_ops, METH_NOARGS, "ops($module, /)\n--\n\nThe operation table: a dict per operation." },
+  { "params", module_params, METH_NOARGS,
+    "params($module, /)\n--\n\nThe parameter table: a dict per parameter (ranges and defaults)." },
   { "halo", (PyCFunction) (void (*) (void)) module_halo, METH_VARARGS | METH_KEYWORDS,
-    "halo(op, **job) -> int: input rows beyond a tile that its result reads, for the job these keywords describe: "
-    "the operation's parameters by the parameter table's names (params()), units and entropy()'s definition "
+    "halo($module, op, **job)\n--\n\n"
+    "Input rows beyond a tile that its result reads (an int), for the job these keywords describe: the "
+    "operation's parameters by the parameter table's names (params()), units and entropy()'s definition "
     "keywords." },
   { "extent", (PyCFunction) (void (*) (void)) module_extent, METH_VARARGS | METH_KEYWORDS,
-    "extent(op, *, <halo's keywords>) -> (rows, columns): input beyond a tile, on each side, that its result "
-    "reads (a window's half height and half width)." },
+    "extent($module, op, **job)\n--\n\n"
+    "(rows, columns): input beyond a tile, on each side, that its result reads (a window's half height and half "
+    "width), for halo()'s keywords." },
   { "extent_3d", (PyCFunction) (void (*) (void)) module_extent_3d, METH_VARARGS | METH_KEYWORDS,
-    "extent_3d(op, *, <halo's keywords>) -> (planes, rows, columns): input beyond a block of a volume, on each "
-    "side, that its result reads (a 3-D window's half depth, height and width; 0 planes for a 2-D window)." },
+    "extent_3d($module, op, **job)\n--\n\n"
+    "(planes, rows, columns): input beyond a block of a volume, on each side, that its result reads (a 3-D "
+    "window's half depth, height and width; 0 planes for a 2-D window), for halo()'s keywords." },
   { "load", (PyCFunction) (void (*) (void)) es_py_load, METH_VARARGS | METH_KEYWORDS,
-    "load(path, *, levels=16) -> (array, depth, levels): a PNG, PGM or text matrix as gray samples." },
+    "load($module, path, *, levels=16)\n--\n\n"
+    "(array, depth, levels): a PNG, PGM or text matrix as gray samples." },
   { "save", (PyCFunction) (void (*) (void)) es_py_save, METH_VARARGS | METH_KEYWORDS,
-    "save(path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, "
-    "compression=None, **job): writes a result as entroscope-cli does for the job the other keywords describe "
-    "(halo()'s)." },
+    "save($module, path, array, *, op=None, format=None, colormap=None, range='absolute', colorbar=False, "
+    "compression=None, **job)\n--\n\n"
+    "Writes a result as entroscope-cli does for the job the other keywords describe (halo()'s)." },
   { "gray", (PyCFunction) (void (*) (void)) module_gray, METH_VARARGS | METH_KEYWORDS,
-    "gray(image, *, depth=None, channel_axis=None) -> array: the gray samples the operations read (colour, along "
-    "channel_axis, reduced with BT.709 on the stored values, as the CLI does); a volume stays 3-D." },
+    "gray($module, image, *, depth=None, channel_axis=...)\n--\n\n"
+    "The gray samples the operations read (colour, along channel_axis, reduced with BT.709 on the stored values, "
+    "as the CLI does); a volume stays 3-D." },
   { "equalize_lut", module_equalize_lut, METH_O,
-    "equalize_lut(hist) -> uint8 array: the LUT of cv2.equalizeHist for a 256-bin histogram (DESIGN.md section 1)." },
+    "equalize_lut($module, hist, /)\n--\n\n"
+    "The uint8 LUT of cv2.equalizeHist for a 256-bin histogram of counts (DESIGN.md section 1)." },
   { "set_max_pixels", module_set_max_pixels, METH_O,
-    "set_max_pixels(n): refuse images of more than n pixels (the CLI's --max-pixels); process-wide." },
-  { "get_max_pixels", module_get_max_pixels, METH_NOARGS, "get_max_pixels() -> int" },
-  { "cpu_threads", module_cpu_threads, METH_NOARGS, "cpu_threads() -> int: OpenMP threads of the CPU backend." },
-  { "cuda_compiled", module_cuda_compiled, METH_NOARGS, "cuda_compiled() -> bool: whether this build has CUDA." },
+    "set_max_pixels($module, n, /)\n--\n\n"
+    "Refuse images of more than n pixels (the CLI's --max-pixels); process-wide." },
+  { "get_max_pixels", module_get_max_pixels, METH_NOARGS,
+    "get_max_pixels($module, /)\n--\n\nThe pixel budget (the CLI's --max-pixels)." },
+  { "cpu_threads", module_cpu_threads, METH_NOARGS,
+    "cpu_threads($module, /)\n--\n\nOpenMP threads of the CPU backend." },
+  { "cuda_compiled", module_cuda_compiled, METH_NOARGS,
+    "cuda_compiled($module, /)\n--\n\nWhether this build has CUDA." },
   { "_register_image_type", module_register_image_type, METH_O, NULL },
+  { "_register_device_allocator", module_register_device_allocator, METH_O, NULL },
   { NULL, NULL, 0, NULL },
 };
 

@@ -69,6 +69,10 @@ typedef struct {
    * or an image that already holds levels), checked while materializing so
    * that no kernel ever indexes past its histogram. */
   unsigned limit;
+  /* A device array (es-py-device.c): image lies on its CUDA device. */
+  bool device;
+  PyObject *device_owner; /* a DLPack capsule held for the call, or NULL */
+  uintptr_t wait_stream;  /* the producer's stream to wait for, or 0 */
 } EsPyInput;
 
 /* With the GIL: the buffer, its dtype, shape and size (checked against
@@ -93,6 +97,9 @@ typedef struct {
   EsImage image;    /* what the engine writes */
   void *owned;      /* a temporary, copied into view afterwards */
   bool copy_back;
+  bool device; /* as EsPyInput's */
+  PyObject *device_owner;
+  uintptr_t wait_stream;
 } EsPyOutput;
 
 /* With the GIL: out= (None for a new array) for a result of the input's
@@ -107,6 +114,28 @@ void es_py_output_close (EsPyOutput *output, bool keep);
  * whether it is one of EsFormat's (uint8, uint16, float32) in native or
  * swapped order. */
 bool es_py_buffer_format (const Py_buffer *view, EsFormat *format, bool *swap, char *name, size_t size);
+
+/* ---- device arrays (es-py-device.c) ----
+ * Objects exposing __cuda_array_interface__ (read first) or DLPack with a
+ * CUDA device: read and written where they lie, never copied through the
+ * host. A result comes from the registered allocator (the input's own
+ * library: entroscope/_device.py) unless out= gives one. */
+
+extern PyObject *es_py_device_allocator;
+bool es_py_is_device_array (PyObject *object);
+/* With the GIL: the image as an EsImage on its device (uint8 or uint16, 2-D
+ * or 3-D, columns contiguous), depth checked by the array's own max(). */
+bool es_py_device_input_open (EsEngine *engine, PyObject *object, int depth, PyObject *channel_axis, EsPyInput *input);
+/* With the GIL: out= (NULL: a new array like `like`) as the result on the
+ * device, of the input's shape and `format`, not overlapping the input. */
+bool es_py_device_output_open (EsEngine *engine, PyObject *out, PyObject *like, const EsPyInput *input, EsFormat format,
+                               EsPyOutput *output);
+/* minmax binning on a device array: its range, from its own library
+ * (the engine reads no device memory on the host). */
+bool es_py_device_resolve_minmax (PyObject *array, EsJob *job);
+/* mask= on the device (bool or uint8; engine NULL: through
+ * __cuda_array_interface__ only); *owner and *stream as the input's. */
+bool es_py_device_mask (EsEngine *engine, PyObject *object, EsImage *mask, PyObject **owner, uintptr_t *stream);
 
 /* ---- the engine type (es-py-engine.c) ---- */
 
@@ -144,6 +173,8 @@ typedef struct {
   PyArrayObject *footprint_cells, *mask_cells;
   EsFootprint footprint;
   EsImage mask;
+  PyObject *mask_owner;  /* a device mask's capsule, or NULL */
+  uintptr_t mask_stream; /* a device mask's producer stream, or 0 */
 } EsPyDefinition;
 
 /* The keywords that make a job, as Python passes them (NULL or None: not
@@ -181,6 +212,9 @@ bool es_py_parse_choice (PyObject *value, const char *what, const char *const *n
 /* Checks a parameter value (int or float as the table says) against the
  * parameter table, with its messages; stores it into job. */
 bool es_py_parse_param (const EsParam *param, PyObject *value, EsJob *job);
+/* TypeError for a numpy.ma.MaskedArray (its buffer is its data alone, so
+ * reading it would drop the mask), saying what to give instead. */
+bool es_py_refuse_masked (PyObject *value, const char *what, const char *instead);
 /* "entropy" -> ES_OP_ENTROPY, or ValueError naming the operations. */
 bool es_py_parse_op (PyObject *value, EsOp *op);
 /* A variant id valid for op (NULL for None), as the CLI checks it. The

@@ -49,7 +49,9 @@ def main(argv):
                 if state["failed"]:
                     self.point(False, report.nodeid)
                 elif state["xfail"]:
-                    self.point(True, report.nodeid, f" # TODO {state['xfail']}")
+                    # TAP's known failure: "not ok # TODO" (meson: EXPECTEDFAIL); an
+                    # "ok # TODO" would read as a TODO that passed (UNEXPECTEDPASS).
+                    self.point(False, report.nodeid, f" # TODO {state['xfail']}")
                 elif state["skipped"]:
                     self.point(True, report.nodeid, f" # SKIP {state['skipped']}")
                 else:

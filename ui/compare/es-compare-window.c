@@ -4,6 +4,7 @@
 #include "es-compare-window-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-accessible.h"
 #include "es-bar.h"
@@ -64,7 +65,7 @@ describe_job (const EsJob *job)
 {
   g_autofree char *params = es_job_describe_params (job, ", ");
 
-  return g_strconcat (es_op_info (job->op)->title, *params ? ", " : "", params, NULL);
+  return g_strconcat (_ (es_op_info (job->op)->title), *params ? ", " : "", params, NULL);
 }
 
 /* The command that prints the same numbers (es-cli.c, bench --image). */
@@ -183,19 +184,20 @@ add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *
 
   any_variant.variant = NULL;
   runs = es_variant_for_job (&any_variant);
-  why = g_strdup_printf ("Not for this job: %s; %s runs it.", v->unsupported, runs ? runs->id : "another variant");
-  tooltip = g_strdup_printf ("%s\n\n%s", why, v->lesson);
+  why = g_strdup_printf (_ ("Not for this job: %s; %s runs it."), v->unsupported,
+                         runs ? runs->id : _ ("another variant"));
+  tooltip = g_strdup_printf ("%s\n\n%s", why, _ (v->lesson));
   add_chart_row (grid, row,
                  &(ChartRow){
                    .kind = ES_BAR_VARIANT,
-                   .title = v->label,
+                   .title = _ (v->label),
                    .subtitle = subtitle,
                    .lesson = why,
                    .tooltip = tooltip,
                    .value = 0,
                    .max = max,
                    .floor = floor,
-                   .value_text = "not timed",
+                   .value_text = _ ("not timed"),
                    .extra_text = "–",
                  });
 }
@@ -215,7 +217,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
     if (comparison->rows[i].unsupported == NULL)
       max = MAX (max, comparison->rows[i].kernel_ms);
 
-  heading = g_strdup_printf ("%s: median kernel time of %d runs", what, comparison->repeats);
+  heading = g_strdup_printf (_ ("%s: median kernel time of %d runs"), what, comparison->repeats);
   gtk_label_set_label (self->chart_heading, heading);
   gtk_label_set_label (self->chart_engine, comparison->engine.description);
 
@@ -225,15 +227,15 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   out_text = format_bytes (out_bytes);
   floor_text = format_ms (floor);
   {
-    g_autofree char *subtitle = g_strdup_printf ("%s read, %s written", in_text, out_text);
+    g_autofree char *subtitle = g_strdup_printf (_ ("%s read, %s written"), in_text, out_text);
     ChartRow r = {
       .kind = ES_BAR_FLOOR,
-      .title = "Copy floor",
+      .title = _ ("Copy floor"),
       .subtitle = subtitle,
-      .lesson = "A plain copy kernel that moves the same bytes: no kernel that reads its input "
-                "once and writes its output once can beat it.",
-      .tooltip = "The copy floor: the median time of a device-to-device copy kernel of the "
-                 "operation's bytes",
+      .lesson = _ ("A plain copy kernel that moves the same bytes: no kernel that reads its input "
+                   "once and writes its output once can beat it."),
+      .tooltip = _ ("The copy floor: the median time of a device-to-device copy kernel of the "
+                    "operation's bytes"),
       .value = floor,
       .max = max,
       .floor = NAN,
@@ -256,15 +258,15 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
       g_autofree char *value = format_ms (v->kernel_ms), *wall = format_ms (v->wall_ms);
       g_autofree char *extra = isfinite (v->floor_multiple) ? g_strdup_printf ("%.2f× floor", v->floor_multiple)
                                                             : g_strdup ("–");
-      g_autofree char *tooltip = g_strdup_printf ("%s\n\nFrom: %s\nMedian of %d runs: kernel %s, "
-                                                  "end to end %s",
-                                                  v->lesson, v->source && *v->source ? v->source : "–", v->repeats,
+      g_autofree char *tooltip = g_strdup_printf (_ ("%s\n\nFrom: %s\nMedian of %d runs: kernel %s, "
+                                                     "end to end %s"),
+                                                  _ (v->lesson), v->source && *v->source ? v->source : "–", v->repeats,
                                                   value, wall);
       ChartRow r = {
         .kind = v->is_default ? ES_BAR_DEFAULT : ES_BAR_VARIANT,
-        .title = v->label,
+        .title = _ (v->label),
         .subtitle = subtitle,
-        .lesson = v->lesson,
+        .lesson = _ (v->lesson),
         .tooltip = tooltip,
         .value = v->kernel_ms,
         .max = max,
@@ -276,10 +278,10 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
     }
 
   command = cli_command (comparison);
-  footnote = g_markup_printf_escaped ("Kernel times come from CUDA events, after one warm-up "
-                                      "run; the dashed line marks the copy floor. Hover over a "
-                                      "variant for where its lesson comes from. The same numbers "
-                                      "from a shell:\n<tt>%s</tt>",
+  footnote = g_markup_printf_escaped (_ ("Kernel times come from CUDA events, after one warm-up "
+                                         "run; the dashed line marks the copy floor. Hover over a "
+                                         "variant for where its lesson comes from. The same numbers "
+                                         "from a shell:\n<tt>%s</tt>"),
                                       command);
   gtk_label_set_markup (self->chart_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "chart");
@@ -302,36 +304,37 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
 
   if (comparison->engine.cuda_usable)
     {
-      gtk_label_set_label (self->cpu_title, "The CPU Backend Is Selected");
-      description = g_strdup_printf ("Variants are CUDA kernels: each computes the same result and "
-                                     "teaches one lesson about GPU memory. A GPU is available; "
-                                     "switch to CUDA to time every %s variant beside the copy "
-                                     "floor.",
+      gtk_label_set_label (self->cpu_title, _ ("The CPU Backend Is Selected"));
+      description = g_strdup_printf (_ ("Variants are CUDA kernels: each computes the same result and "
+                                        "teaches one lesson about GPU memory. A GPU is available; "
+                                        "switch to CUDA to time every %s variant beside the copy "
+                                        "floor."),
                                      es_op_name (job->op));
     }
   else
     {
-      gtk_label_set_label (self->cpu_title, "Kernel Variants Need CUDA");
-      description = g_strdup_printf ("CUDA is not available: %s. Variants are CUDA kernels: each "
-                                     "computes the same result and teaches one lesson about GPU "
-                                     "memory. On a computer with an NVIDIA GPU, this view times "
-                                     "every variant beside the copy floor, the time a plain copy "
-                                     "of the same bytes takes.",
-                                     reason && *reason ? reason : "CUDA is not in use");
+      gtk_label_set_label (self->cpu_title, _ ("Kernel Variants Need CUDA"));
+      description = g_strdup_printf (_ ("CUDA is not available: %s. Variants are CUDA kernels: each "
+                                        "computes the same result and teaches one lesson about GPU "
+                                        "memory. On a computer with an NVIDIA GPU, this view times "
+                                        "every variant beside the copy floor, the time a plain copy "
+                                        "of the same bytes takes."),
+                                     reason && *reason ? reason : _ ("CUDA is not in use"));
     }
   gtk_label_set_label (self->cpu_description, description);
   gtk_widget_set_visible (GTK_WIDGET (self->use_cuda_button), comparison->engine.cuda_usable);
 
-  heading = g_strdup_printf ("%s, on the CPU: median of %d runs", what, comparison->repeats);
+  heading = g_strdup_printf (_ ("%s, on the CPU: median of %d runs"), what, comparison->repeats);
   gtk_label_set_label (self->cpu_heading, heading);
-  tooltip = g_strdup_printf ("Median of %d runs after a warm-up: kernel %s, end to end %s", cpu->repeats, value, wall);
+  tooltip = g_strdup_printf (_ ("Median of %d runs after a warm-up: kernel %s, end to end %s"), cpu->repeats, value,
+                             wall);
   clear_grid (self->cpu_grid);
   {
     ChartRow r = {
       .kind = ES_BAR_CPU,
-      .title = cpu->label,
+      .title = _ (cpu->label),
       .subtitle = subtitle,
-      .lesson = cpu->lesson,
+      .lesson = _ (cpu->lesson),
       .tooltip = tooltip,
       .value = cpu->kernel_ms,
       .max = cpu->kernel_ms,
@@ -341,7 +344,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
     };
     add_chart_row (self->cpu_grid, &row, &r);
   }
-  footnote = g_markup_printf_escaped ("The same numbers from a shell:\n<tt>%s</tt>", command);
+  footnote = g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
   gtk_label_set_markup (self->cpu_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "cpu");
 }
@@ -364,7 +367,7 @@ on_progress (double fraction, const char *step, gpointer user_data)
   g_assert (ES_IS_COMPARE_WINDOW (self));
   if (self->progress_bar == NULL) /* disposed */
     return;
-  text = step ? g_strdup_printf ("%s…", step) : g_strdup ("Done");
+  text = step ? g_strdup_printf ("%s…", step) : g_strdup (_ ("Done"));
   gtk_progress_bar_set_fraction (self->progress_bar, fraction);
   gtk_progress_bar_set_text (self->progress_bar, text);
 }
@@ -436,12 +439,12 @@ es_compare_window_run (EsCompareWindow *self)
   op = es_compare_window_get_op (self);
   subtitle = g_strdup_printf ("%s · %d × %d", source->name, source->image.width, source->image.height);
   adw_window_title_set_subtitle (self->window_title, subtitle);
-  title = g_strdup_printf ("Timing the %s Variants", es_op_info (op)->title);
+  title = g_strdup_printf (_ ("Timing the %s Variants"), _ (es_op_info (op)->title));
   adw_status_page_set_title (self->progress_page, title);
-  adw_status_page_set_description (self->progress_page, "Each one runs once to warm up, then several times for the "
-                                                        "median");
+  adw_status_page_set_description (self->progress_page, _ ("Each one runs once to warm up, then several times for the "
+                                                           "median"));
   gtk_progress_bar_set_fraction (self->progress_bar, 0);
-  gtk_progress_bar_set_text (self->progress_bar, "Waiting for the current view to finish…");
+  gtk_progress_bar_set_text (self->progress_bar, _ ("Waiting for the current view to finish…"));
   /* At once, not with the stack's crossfade: frames drawn during the timed
    * runs would take a core from them (see docs/performance/window-loop.md,
    * "Compare Variants against `entroscope-cli bench`"). The results still
@@ -619,9 +622,9 @@ es_compare_window_init (EsCompareWindow *self)
   gtk_widget_init_template (GTK_WIDGET (self));
   /* Every operation, from the table (see es_compare_window_set_op). */
   for (int op = 0; op < ES_N_OPS; op++)
-    gtk_string_list_append (ops, es_op_info (op)->title);
+    gtk_string_list_append (ops, _ (es_op_info (op)->title));
   gtk_drop_down_set_model (self->op_dropdown, G_LIST_MODEL (ops));
-  es_accessible_name_drop_down (self->op_dropdown, "Operation");
+  es_accessible_name_drop_down (self->op_dropdown, _ ("Operation"));
   es_accessible_fix_mnemonic_buttons (GTK_WIDGET (self));
   set_running (self, FALSE);
 }

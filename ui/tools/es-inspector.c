@@ -5,6 +5,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 /* Beyond this many rows the table says how many more bins there are: a label
  * of 65 536 lines would take seconds to lay out on every pointer move. */
@@ -197,7 +198,7 @@ append_table (GString *text, const EsWindowCounts *counts)
                               -p * log (p));
     }
   if (counts->n_used > TABLE_ROWS_MAX)
-    g_string_append_printf (text, "… and %zu more bins\n", counts->n_used - TABLE_ROWS_MAX);
+    g_string_append_printf (text, _ ("… and %zu more bins\n"), counts->n_used - TABLE_ROWS_MAX);
   g_string_truncate (text, text->len - 1);
 }
 
@@ -207,9 +208,9 @@ static void
 append_sum (GString *text, const EsWindowCounts *counts, const EsValueInfo *info)
 {
   if (counts->masked)
-    g_string_append_printf (text, "No data: the pixel is masked out  ·  n = %u", counts->n);
+    g_string_append_printf (text, _ ("No data: the pixel is masked out  ·  n = %u"), counts->n);
   else if (counts->n == 0)
-    g_string_append (text, "No data: the window counts no pixel  ·  n = 0");
+    g_string_append (text, _ ("No data: the window counts no pixel  ·  n = 0"));
   else if (counts->normalized)
     g_string_append_printf (text,
                             "H = −Σ p ln p = %.4f nats;  H / ln(min(B, n)) = H / ln %u = %.4f "
@@ -246,9 +247,10 @@ _es_inspector_update (EsTools *self)
   if (!data->valid)
     {
       gtk_label_set_label (GTK_LABEL (self->inspector_counts),
-                           error.code != ES_OK ? error.message
-                                               : "Point at the image: the entropy window there, and the count of each "
-                                                 "bin in it (I; a click pins the pixel)");
+                           error.code != ES_OK
+                             ? error.message
+                             : _ ("Point at the image: the entropy window there, and the count of each "
+                                  "bin in it (I; a click pins the pixel)"));
       gtk_label_set_label (GTK_LABEL (self->inspector_caption), "");
       gtk_widget_queue_draw (self->inspector_cells);
       return;
@@ -268,9 +270,9 @@ _es_inspector_update (EsTools *self)
 
       es_layer_display_info (entropy, &display, &info);
       if (isnan (value))
-        g_string_append (data->text, "  ·  Entropy view: no data");
+        g_string_append (data->text, _ ("  ·  Entropy view: no data"));
       else
-        g_string_append_printf (data->text, "  ·  Entropy view %.4f %s",
+        g_string_append_printf (data->text, _ ("  ·  Entropy view %.4f %s"),
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
     }
   if (source->volume.source)

@@ -4,6 +4,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #define STRIP_MIN_HEIGHT 22
 /* The channels' names left of the strips: at most a quarter of the width. */
@@ -57,7 +58,7 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
   if (profile->n == 0)
     {
       cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.55);
-      draw_text (cr, widget, "Drag on the image to draw a line (L); Esc clears it", 0, 4, FALSE);
+      draw_text (cr, widget, _ ("Drag on the image to draw a line (L); Esc clears it"), 0, 4, FALSE);
       return;
     }
   strip = (height - 18.0) / profile->n_channels;
@@ -116,7 +117,7 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
   cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.55);
   draw_text (cr, widget, "0", left, height - 17, FALSE);
   /* The pointer's place replaces the line's length while the plot is hovered. */
-  g_snprintf (text, sizeof text, "%.1f px · %zu samples", total, profile->n);
+  g_snprintf (text, sizeof text, _ ("%.1f px · %zu samples"), total, profile->n);
   if (plot->hover_index < 0)
     draw_text (cr, widget, text, right, height - 17, TRUE);
   if (plot->hover_index >= 0 && (size_t) plot->hover_index < profile->n)
@@ -179,7 +180,8 @@ _es_profile_plot_new (EsTools *tools)
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), draw_plot, NULL, NULL);
   gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), 3 * STRIP_MIN_HEIGHT + 18);
   gtk_widget_set_hexpand (area, TRUE);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (area), GTK_ACCESSIBLE_PROPERTY_LABEL, "Values along the line", -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (area), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Values along the line"),
+                                  -1);
   g_signal_connect (motion, "motion", G_CALLBACK (on_plot_motion), area);
   g_signal_connect (motion, "leave", G_CALLBACK (on_plot_leave), area);
   gtk_widget_add_controller (area, motion);

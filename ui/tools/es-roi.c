@@ -4,6 +4,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-histogram.h"
 
@@ -75,7 +76,8 @@ _es_roi_update (EsTools *self)
       for (child = gtk_widget_get_first_child (self->roi_grid); child; child = gtk_widget_get_next_sibling (child))
         gtk_widget_set_visible (child, FALSE);
       gtk_widget_set_visible (self->roi_histogram, FALSE);
-      gtk_label_set_label (GTK_LABEL (self->roi_caption), "Drag on the image to draw a rectangle (R); Esc clears it");
+      gtk_label_set_label (GTK_LABEL (self->roi_caption),
+                           _ ("Drag on the image to draw a rectangle (R); Esc clears it"));
       return;
     }
   self->roi = es_rect_from_corners (self->rect_corners[0], self->rect_corners[1], self->rect_corners[2],
@@ -133,7 +135,7 @@ _es_roi_update (EsTools *self)
     es_histogram_set_counts (ES_HISTOGRAM (self->roi_histogram), self->roi_bins, G_N_ELEMENTS (self->roi_bins),
                              channels->heatmap[a] ? display.colormap : ES_N_COLORMAPS, display.reversed);
     gtk_widget_set_visible (self->roi_histogram, TRUE);
-    caption = g_strdup_printf ("x %d  y %d  ·  %d × %d px  ·  histogram of %s, %g … %g", self->roi.x, self->roi.y,
+    caption = g_strdup_printf (_ ("x %d  y %d  ·  %d × %d px  ·  histogram of %s, %g … %g"), self->roi.x, self->roi.y,
                                self->roi.width, self->roi.height, channels->names[a], lo, hi);
     gtk_label_set_label (GTK_LABEL (self->roi_caption), caption);
   }

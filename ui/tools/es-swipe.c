@@ -4,6 +4,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-accessible.h"
 
@@ -81,8 +82,8 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), handle, 1, FALSE, 6);
   /* Which side is which (the grid's panes name their right side already). */
   draw_label (snapshot, GTK_WIDGET (self->canvas),
-              layer ? es_view_title (self->swipe_view) : "not computed: show it once", split - 6, geometry->height - 34,
-              TRUE);
+              layer ? es_view_title (self->swipe_view) : _ ("not computed: show it once"), split - 6,
+              geometry->height - 34, TRUE);
   if (n == 1)
     draw_label (snapshot, GTK_WIDGET (self->canvas), es_view_title (views[0]), split + 6, geometry->height - 34, FALSE);
 }
@@ -106,7 +107,7 @@ GtkWidget *
 _es_swipe_page_new (EsTools *self)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *label = gtk_label_new_with_mnemonic ("_Left of the split");
+  GtkWidget *label = gtk_label_new_with_mnemonic (_ ("_Left of the split"));
   GtkWidget *split_label = gtk_label_new_with_mnemonic ("S_plit");
   GtkAdjustment *adjustment = gtk_adjustment_new (50, 0, 100, 1, 10, 0);
   g_autoptr (GtkStringList) titles = gtk_string_list_new (NULL);
@@ -131,6 +132,6 @@ _es_swipe_page_new (EsTools *self)
   gtk_box_append (GTK_BOX (box), split_label);
   gtk_box_append (GTK_BOX (box), scale);
   gtk_widget_set_valign (box, GTK_ALIGN_CENTER);
-  gtk_widget_set_tooltip_text (box, "Drag on the image to move the split; both sides share zoom and pan");
+  gtk_widget_set_tooltip_text (box, _ ("Drag on the image to move the split; both sides share zoom and pan"));
   return box;
 }

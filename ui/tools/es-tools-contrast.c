@@ -5,6 +5,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #define N_BINS G_N_ELEMENTS (((EsTools *) NULL)->contrast_bins)
 
@@ -110,7 +111,8 @@ _es_contrast_update (EsTools *self)
       gtk_spin_button_set_value (spin, (i == 0 ? lo : hi) * unit);
     }
   self->contrast_updating = FALSE;
-  caption = g_strdup_printf ("%s · the histogram spans %g … %g", es_view_title (view), abs_lo * unit, abs_hi * unit);
+  caption = g_strdup_printf (_ ("%s · the histogram spans %g … %g"), es_view_title (view), abs_lo * unit,
+                             abs_hi * unit);
   gtk_label_set_label (GTK_LABEL (self->contrast_caption), caption);
   gtk_widget_queue_draw (self->contrast_range);
 }
@@ -242,15 +244,15 @@ _es_contrast_button_new (EsTools *self)
   GtkWidget *popover = gtk_popover_new ();
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 8);
   GtkWidget *header = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
-  GtkWidget *title = gtk_label_new ("Manual Contrast Limits");
+  GtkWidget *title = gtk_label_new (_ ("Manual Contrast Limits"));
   GtkWidget *limits = gtk_grid_new ();
   GtkGesture *drag = gtk_gesture_drag_new ();
 
   gtk_menu_button_set_child (GTK_MENU_BUTTON (button), _es_tools_icon_new (ES_N_TOOLS));
   gtk_widget_add_css_class (button, "flat");
-  gtk_widget_set_tooltip_text (button, "Contrast Limits (C)");
+  gtk_widget_set_tooltip_text (button, _ ("Contrast Limits (C)"));
   gtk_menu_button_set_direction (GTK_MENU_BUTTON (button), GTK_ARROW_RIGHT);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Contrast Limits", -1);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Contrast Limits"), -1);
 
   gtk_widget_add_css_class (title, "heading");
   gtk_widget_set_hexpand (title, TRUE);
@@ -258,7 +260,7 @@ _es_contrast_button_new (EsTools *self)
   gtk_box_append (GTK_BOX (header), title);
   self->contrast_switch = gtk_switch_new ();
   gtk_widget_set_tooltip_text (self->contrast_switch,
-                               "On: these limits; off: the side panel's Range (absolute or automatic)");
+                               _ ("On: these limits; off: the side panel's Range (absolute or automatic)"));
   gtk_accessible_update_relation (GTK_ACCESSIBLE (self->contrast_switch), GTK_ACCESSIBLE_RELATION_LABELLED_BY, title,
                                   NULL, -1);
   g_signal_connect (self->contrast_switch, "notify::active", G_CALLBACK (on_switch_active), self);
@@ -269,7 +271,7 @@ _es_contrast_button_new (EsTools *self)
   gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (self->contrast_range), 256);
   gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (self->contrast_range), 72);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->contrast_range), draw_range, self, NULL);
-  gtk_widget_set_tooltip_text (self->contrast_range, "Drag to move the nearer limit");
+  gtk_widget_set_tooltip_text (self->contrast_range, _ ("Drag to move the nearer limit"));
   g_signal_connect (drag, "drag-begin", G_CALLBACK (on_range_begin), self);
   g_signal_connect (drag, "drag-update", G_CALLBACK (on_range_update), self);
   gtk_widget_add_controller (self->contrast_range, GTK_EVENT_CONTROLLER (drag));

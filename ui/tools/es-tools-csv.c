@@ -3,6 +3,8 @@
  * file chooser (tools.export), written atomically by es_csv_write. */
 #include "es-tools-private.h"
 
+#include <glib/gi18n-lib.h>
+
 /* The CSV of the current tool's results; FALSE without any. */
 static gboolean
 build_csv (EsTools *self, EsCsv *csv)
@@ -44,7 +46,7 @@ es_tools_export_csv (EsTools *self, const char *path, GError **error)
   if (!build_csv (self, &csv))
     {
       es_csv_clear (&csv);
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "Draw a line or a rectangle first");
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _ ("Draw a line or a rectangle first"));
       return FALSE;
     }
   ok = es_csv_write (&csv, path, &es_error);
@@ -63,8 +65,8 @@ _es_tools_copy_action (GSimpleAction *action, GVariant *parameter, gpointer data
   if (text == NULL)
     return;
   gdk_clipboard_set_text (gtk_widget_get_clipboard (GTK_WIDGET (self->host)), text);
-  es_tools_host_show_message (self->host,
-                              self->tool == ES_TOOL_LINE ? "Profile copied as CSV" : "Statistics copied as CSV");
+  es_tools_host_show_message (self->host, self->tool == ES_TOOL_LINE ? _ ("Profile copied as CSV")
+                                                                     : _ ("Statistics copied as CSV"));
 }
 
 static void
@@ -82,7 +84,7 @@ on_export_response (GtkNativeDialog *chooser, int response, EsTools *self)
       if (es_tools_export_csv (self, path, &error))
         message = g_strdup_printf ("Wrote “%s”", name);
       else
-        message = g_strdup_printf ("Could not export “%s”: %s", name, error->message);
+        message = g_strdup_printf (_ ("Could not export “%s”: %s"), name, error->message);
       es_tools_host_show_message (self->host, message);
     }
   gtk_native_dialog_destroy (chooser);
@@ -101,7 +103,8 @@ _es_tools_export_action (GSimpleAction *action, GVariant *parameter, gpointer da
 
   if (source == NULL || !(self->tool == ES_TOOL_LINE ? self->has_line : self->has_rect))
     return;
-  chooser = gtk_file_chooser_native_new (self->tool == ES_TOOL_LINE ? "Export the Profile" : "Export the Statistics",
+  chooser = gtk_file_chooser_native_new (self->tool == ES_TOOL_LINE ? _ ("Export the Profile")
+                                                                    : _ ("Export the Statistics"),
                                          GTK_WINDOW (self->host), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   es_tools_host_set_chooser_folder (self->host, GTK_FILE_CHOOSER (chooser));
   filter = gtk_file_filter_new ();

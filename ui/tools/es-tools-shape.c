@@ -3,6 +3,8 @@
  * popover of the panel's header, so that a shape can be drawn, or made exact, from the keyboard. */
 #include "es-tools-private.h"
 
+#include <glib/gi18n-lib.h>
+
 static const char *const titles[4] = { "From _x", "From _y", "To x", "To y" };
 
 /* The shape the spin buttons edit: the line's ends or the rectangle's corners. */
@@ -62,8 +64,8 @@ _es_tools_shape_button_new (EsTools *self)
   GtkWidget *grid = gtk_grid_new ();
 
   gtk_menu_button_set_icon_name (GTK_MENU_BUTTON (button), "document-edit-symbolic");
-  gtk_widget_set_tooltip_text (button, "Coordinates");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Coordinates", -1);
+  gtk_widget_set_tooltip_text (button, _ ("Coordinates"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Coordinates"), -1);
   gtk_widget_add_css_class (button, "flat");
   gtk_grid_set_column_spacing (GTK_GRID (grid), 8);
   gtk_grid_set_row_spacing (GTK_GRID (grid), 6);

@@ -6,6 +6,7 @@
 #include "es-tools-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 G_DEFINE_FINAL_TYPE (EsTools, es_tools, G_TYPE_OBJECT)
 
@@ -17,11 +18,11 @@ static const struct {
   const char *key_label;
   const char *panel_title;
 } tool_rows[ES_N_TOOLS] = {
-  [ES_TOOL_POINTER] = { "pointer", "Pan and Select Pane", GDK_KEY_v, "V", NULL },
-  [ES_TOOL_LINE] = { "line", "Line Profile", GDK_KEY_l, "L", "Line Profile" },
-  [ES_TOOL_RECT] = { "rectangle", "Rectangle Statistics", GDK_KEY_r, "R", "Rectangle Statistics" },
-  [ES_TOOL_INSPECT] = { "inspect", "Pixel Inspector", GDK_KEY_i, "I", "Pixel Inspector" },
-  [ES_TOOL_SWIPE] = { "swipe", "Swipe Compare", GDK_KEY_s, "S", "Swipe Compare" },
+  [ES_TOOL_POINTER] = { "pointer", N_ ("Pan and Select Pane"), GDK_KEY_v, "V", NULL },
+  [ES_TOOL_LINE] = { "line", N_ ("Line Profile"), GDK_KEY_l, "L", N_ ("Line Profile") },
+  [ES_TOOL_RECT] = { "rectangle", N_ ("Rectangle Statistics"), GDK_KEY_r, "R", N_ ("Rectangle Statistics") },
+  [ES_TOOL_INSPECT] = { "inspect", N_ ("Pixel Inspector"), GDK_KEY_i, "I", N_ ("Pixel Inspector") },
+  [ES_TOOL_SWIPE] = { "swipe", N_ ("Swipe Compare"), GDK_KEY_s, "S", N_ ("Swipe Compare") },
 };
 
 /* Channels */
@@ -206,7 +207,7 @@ es_tools_set_tool (EsTools *self, EsTool tool)
                                                                                       : "crosshair");
   if (tool_rows[tool].panel_title)
     {
-      gtk_label_set_label (GTK_LABEL (self->panel_title), tool_rows[tool].panel_title);
+      gtk_label_set_label (GTK_LABEL (self->panel_title), _ (tool_rows[tool].panel_title));
       gtk_stack_set_visible_child_name (GTK_STACK (self->panel_stack), tool_rows[tool].id);
     }
   gtk_widget_set_visible (self->copy_button, tool == ES_TOOL_LINE || tool == ES_TOOL_RECT);
@@ -459,12 +460,12 @@ make_palette (EsTools *self)
   for (int tool = 0; tool < ES_N_TOOLS; tool++)
     {
       GtkWidget *button = gtk_toggle_button_new ();
-      g_autofree char *tooltip = g_strdup_printf ("%s (%s)", tool_rows[tool].title, tool_rows[tool].key_label);
+      g_autofree char *tooltip = g_strdup_printf ("%s (%s)", _ (tool_rows[tool].title), tool_rows[tool].key_label);
 
       gtk_button_set_child (GTK_BUTTON (button), _es_tools_icon_new (tool));
       gtk_widget_add_css_class (button, "flat");
       gtk_widget_set_tooltip_text (button, tooltip);
-      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, tool_rows[tool].title,
+      gtk_accessible_update_property (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_PROPERTY_LABEL, _ (tool_rows[tool].title),
                                       -1);
       gtk_actionable_set_action_name (GTK_ACTIONABLE (button), "tools.tool");
       gtk_actionable_set_action_target (GTK_ACTIONABLE (button), "s", tool_rows[tool].id);
@@ -507,13 +508,14 @@ make_panel (EsTools *self)
   gtk_label_set_xalign (GTK_LABEL (self->panel_title), 0);
   gtk_box_append (GTK_BOX (header), self->panel_title);
   self->copy_button = gtk_button_new_from_icon_name ("edit-copy-symbolic");
-  gtk_widget_set_tooltip_text (self->copy_button, "Copy as CSV");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (self->copy_button), GTK_ACCESSIBLE_PROPERTY_LABEL, "Copy as CSV", -1);
+  gtk_widget_set_tooltip_text (self->copy_button, _ ("Copy as CSV"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->copy_button), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Copy as CSV"),
+                                  -1);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->copy_button), "tools.copy");
-  self->export_button = gtk_button_new_with_mnemonic ("E_xport CSV…");
+  self->export_button = gtk_button_new_with_mnemonic (_ ("E_xport CSV…"));
   gtk_actionable_set_action_name (GTK_ACTIONABLE (self->export_button), "tools.export");
-  gtk_widget_set_tooltip_text (close, "Close the Tool (Esc)");
-  gtk_accessible_update_property (GTK_ACCESSIBLE (close), GTK_ACCESSIBLE_PROPERTY_LABEL, "Close the Tool", -1);
+  gtk_widget_set_tooltip_text (close, _ ("Close the Tool (Esc)"));
+  gtk_accessible_update_property (GTK_ACCESSIBLE (close), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Close the Tool"), -1);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (close), "tools.tool");
   gtk_actionable_set_action_target (GTK_ACTIONABLE (close), "s", tool_rows[ES_TOOL_POINTER].id);
   for (GtkWidget *const *b = (GtkWidget *const[]){ _es_tools_shape_button_new (self), self->copy_button,

@@ -2,6 +2,8 @@
 /* EsWindow: the Compare Variants window (win.compare), which it serves as an EsComparer. */
 #include "es-window-private.h"
 
+#include <glib/gi18n-lib.h>
+
 #include "es-compare-window.h"
 
 /* EsComparer */
@@ -24,7 +26,7 @@ es_window_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats, GC
   g_task_set_source_tag (task, es_window_comparer_compare_async);
   if (self->source == NULL)
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "No image is open");
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _ ("No image is open"));
       g_object_unref (task);
       return;
     }

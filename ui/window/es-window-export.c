@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <glib/gi18n-lib.h>
 
 /* Exports of every window stop through this once a window closes with its
  * exports still writing: es_atomic_file removes their temporary files. */
@@ -106,13 +107,13 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
   g_task_set_source_tag (task, es_window_export_async);
   if (every_plane && layer == NULL && es_window_get_layer (self, es_window_get_active_view (self)) != NULL)
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "The image is not a volume");
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _ ("The image is not a volume"));
       g_object_unref (task);
       return;
     }
   if (layer == NULL)
     {
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "Nothing to export yet");
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, _ ("Nothing to export yet"));
       g_object_unref (task);
       return;
     }
@@ -121,7 +122,7 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
   if (export->path == NULL)
     {
       g_free (export);
-      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "Exports need a local file");
+      g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, _ ("Exports need a local file"));
       g_object_unref (task);
       return;
     }
@@ -200,7 +201,7 @@ on_exported (GObject *object, GAsyncResult *result, gpointer user_data)
   g_assert (ES_IS_WINDOW (self));
   if (!es_window_export_finish (self, result, &error))
     {
-      message = g_strdup_printf ("Could not export “%s”", name);
+      message = g_strdup_printf (_ ("Could not export “%s”"), name);
       _es_window_show_error (self, message, error->message);
       return;
     }
@@ -234,27 +235,27 @@ static const char *const export_ids[] = {
   NULL,
 };
 static const char *const export_labels[] = {
-  "Colormapped PNG",
-  "Raw 16-bit PNG",
-  "Text matrix",
+  N_ ("Colormapped PNG"),
+  N_ ("Raw 16-bit PNG"),
+  N_ ("Text matrix"),
 #ifdef ES_HAVE_TIFF
-  "TIFF (the values as they are)",
-  "Multi-page TIFF (every plane)",
+  N_ ("TIFF (the values as they are)"),
+  N_ ("Multi-page TIFF (every plane)"),
 #endif
   NULL,
 };
 static const char *const export_extensions[] = { "png", "png", "txt", "tif", "tif" };
 /* By EsCompression, as the "export-compression" setting's values. */
 static const char *const compression_ids[] = { "fast", "default", "small", NULL };
-static const char *const compression_labels[] = { "Fast", "Default", "Small", NULL };
+static const char *const compression_labels[] = { N_ ("Fast"), N_ ("Default"), N_ ("Small"), NULL };
 /* The file filters of the export dialog, by extension. */
 static const struct {
   const char *extension, *name, *pattern;
 } export_filters[] = {
-  { "png", "PNG images", "*.png" },
-  { "txt", "Text matrices", "*.txt" },
+  { "png", N_ ("PNG images"), "*.png" },
+  { "txt", N_ ("Text matrices"), "*.txt" },
 #ifdef ES_HAVE_TIFF
-  { "tif", "TIFF images", "*.tif" },
+  { "tif", N_ ("TIFF images"), "*.tif" },
 #endif
 };
 /* Extensions that a name may end with and that the format's replaces. */
@@ -330,12 +331,12 @@ add_choice_selected (GtkFileChooser *chooser, const char *id, const char *label,
   g_autofree const char **order_labels = g_new0 (const char *, n + 1);
 
   order_ids[0] = ids[selected];
-  order_labels[0] = labels[selected];
+  order_labels[0] = _ (labels[selected]);
   for (guint i = 0; i < n; i++)
     if (i != selected)
       {
         order_ids[j] = ids[i];
-        order_labels[j++] = labels[i];
+        order_labels[j++] = _ (labels[i]);
       }
   gtk_file_chooser_add_choice (chooser, id, label, order_ids, order_labels);
   gtk_file_chooser_set_choice (chooser, id, ids[selected]);
@@ -355,8 +356,8 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   g_assert (ES_IS_WINDOW (self));
   if (self->source == NULL)
     return;
-  chooser = gtk_file_chooser_native_new (es_source_planes (self->source) > 1 ? "Export the Plane or the Volume"
-                                                                             : "Export What Is Shown",
+  chooser = gtk_file_chooser_native_new (es_source_planes (self->source) > 1 ? _ ("Export the Plane or the Volume")
+                                                                             : _ ("Export What Is Shown"),
                                          GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
   /* Every plane is a volume's choice only; a 2-D image takes the plane's TIFF instead. */
   if (n_formats > EXPORT_EVERY_PLANE && es_source_planes (self->source) <= 1)
@@ -370,10 +371,10 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   labels = g_new0 (const char *, n_formats + 1);
   memcpy (ids, export_ids, n_formats * sizeof *ids);
   memcpy (labels, export_labels, n_formats * sizeof *labels);
-  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", "Format", ids, labels, format);
-  add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", "Compression", compression_ids, compression_labels,
-                       g_settings_get_enum (self->settings, "export-compression"));
-  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", "With colorbar", NULL, NULL);
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "format", _ ("Format"), ids, labels, format);
+  add_choice_selected (GTK_FILE_CHOOSER (chooser), "compression", _ ("Compression"), compression_ids,
+                       compression_labels, g_settings_get_enum (self->settings, "export-compression"));
+  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", _ ("With colorbar"), NULL, NULL);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "colorbar",
                                g_settings_get_boolean (self->settings, "export-colorbar") ? "true" : "false");
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "overlays", "Include timing overlays (colormapped PNG)",
@@ -391,8 +392,9 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   for (int pass = 0; pass < 2; pass++)
     for (guint i = 0; i < G_N_ELEMENTS (export_filters); i++)
       if ((pass == 0) == (g_strcmp0 (export_filters[i].extension, export_extensions[format]) == 0))
-        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), export_filters[i].name, export_filters[i].pattern);
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
+        _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ (export_filters[i].name),
+                                       export_filters[i].pattern);
+  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ ("All files"), "*");
 
   g_clear_object (&self->chooser);
   self->chooser = GTK_NATIVE_DIALOG (chooser);
@@ -452,7 +454,7 @@ on_copied (GObject *object, GAsyncResult *result, gpointer user_data)
   texture = gdk_memory_texture_new (es_layer_width (copy->layer), es_layer_height (copy->layer), GDK_MEMORY_R8G8B8,
                                     bytes, copy->stride);
   gdk_clipboard_set_texture (gtk_widget_get_clipboard (GTK_WIDGET (self)), texture);
-  _es_window_show_message (self, "Copied the view to the clipboard");
+  _es_window_show_message (self, _ ("Copied the view to the clipboard"));
 }
 
 static void

@@ -3,6 +3,7 @@
 #include "es-window-private.h"
 
 #include <string.h>
+#include <glib/gi18n-lib.h>
 
 #define MAX_RECENT 10
 
@@ -90,17 +91,17 @@ file_format (EsSource *source)
   gsize n = 0;
 
   if (source->image.levels > 0)
-    return "Text matrix";
+    return _ ("Text matrix");
   if (source->file == NULL || !(stream = g_file_read (source->file, NULL, NULL))
       || !g_input_stream_read_all (G_INPUT_STREAM (stream), magic, sizeof magic, &n, NULL, NULL))
-    return "unknown (the file cannot be read now)";
+    return _ ("unknown (the file cannot be read now)");
   if (n >= 8 && memcmp (magic, "\x89PNG\r\n\x1a\n", 8) == 0)
     return "PNG";
   if (n >= 2 && magic[0] == 'P' && (magic[1] == '2' || magic[1] == '5'))
-    return magic[1] == '2' ? "PGM (plain, P2)" : "PGM (binary, P5)";
+    return magic[1] == '2' ? _ ("PGM (plain, P2)") : _ ("PGM (binary, P5)");
   if (n >= 4 && (memcmp (magic, "II*\0", 4) == 0 || memcmp (magic, "MM\0*", 4) == 0))
     return "TIFF";
-  return "unknown (the file changed since it was opened)";
+  return _ ("unknown (the file changed since it was opened)");
 }
 
 char *
@@ -114,9 +115,9 @@ _es_window_describe_source (EsWindow *self)
   if (source == NULL)
     return NULL;
   text = g_string_new (NULL);
-  g_string_append_printf (text, "Size: %d × %d pixels (%.2f megapixels)\n", source->image.width, source->image.height,
-                          (double) source->image.width * source->image.height / 1e6);
-  g_string_append_printf (text, "Depth: %d-bit%s\n", source->image.depth,
+  g_string_append_printf (text, _ ("Size: %d × %d pixels (%.2f megapixels)\n"), source->image.width,
+                          source->image.height, (double) source->image.width * source->image.height / 1e6);
+  g_string_append_printf (text, _ ("Depth: %d-bit%s\n"), source->image.depth,
                           source->image.levels > 0 ? " levels" : " gray");
   if (source->image.levels > 0)
     g_string_append_printf (text, "Levels: %d\n", source->image.levels);
@@ -129,7 +130,7 @@ _es_window_describe_source (EsWindow *self)
 
       size = g_strdup_printf ("%s (%" G_GINT64_FORMAT " bytes)", human, g_file_info_get_size (info));
     }
-  g_string_append_printf (text, "File size: %s\n", size ? size : "unknown");
+  g_string_append_printf (text, _ ("File size: %s\n"), size ? size : "unknown");
   where = source->file ? g_file_get_parse_name (source->file) : g_strdup (source->name);
   g_string_append_printf (text, "Path: %s", where);
   return g_string_free (text, FALSE);

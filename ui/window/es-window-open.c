@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-load.h"
 #include "es-sandbox.h"
@@ -51,8 +52,8 @@ too_large_message (int width, int height, guint64 max_pixels)
   g_autofree char *size = format_megapixels ((guint64) width * (guint64) height);
   g_autofree char *limit = format_megapixels (max_pixels);
 
-  return g_strdup_printf ("the image is %d × %d, %s megapixels: over the Maximum Image Size of "
-                          "%s megapixels (side panel)",
+  return g_strdup_printf (_ ("the image is %d × %d, %s megapixels: over the Maximum Image Size of "
+                             "%s megapixels (side panel)"),
                           width, height, size, limit);
 }
 
@@ -265,7 +266,7 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
 
   if (source == NULL)
     {
-      g_autofree char *summary = g_strdup_printf ("Could not open “%s”", load->name);
+      g_autofree char *summary = g_strdup_printf (_ ("Could not open “%s”"), load->name);
 
       _es_window_show_error (self, summary, error->message);
       _es_window_update_subtitle (self);
@@ -402,10 +403,10 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 
   g_assert (ES_IS_WINDOW (self));
 
-  chooser = gtk_file_chooser_native_new ("Open an Image", GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
+  chooser = gtk_file_chooser_native_new (_ ("Open an Image"), GTK_WINDOW (self), GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
                                          "_Cancel");
   filter = gtk_file_filter_new ();
-  gtk_file_filter_set_name (filter, "Images and text matrices");
+  gtk_file_filter_set_name (filter, _ ("Images and text matrices"));
   gtk_file_filter_add_mime_type (filter, "image/png");
   gtk_file_filter_add_mime_type (filter, "image/x-portable-graymap");
   gtk_file_filter_add_pattern (filter, "*.png");
@@ -413,7 +414,7 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_file_filter_add_pattern (filter, "*.txt");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
   g_object_unref (filter);
-  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), "All files", "*");
+  _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ ("All files"), "*");
   _es_window_set_chooser_folder (self, GTK_FILE_CHOOSER (chooser));
 
   g_clear_object (&self->chooser);

@@ -3,6 +3,8 @@
  * (Escape, Cancel); the accessors of its state. */
 #include "es-window-private.h"
 
+#include <glib/gi18n-lib.h>
+
 /* Busy work: loading, computing the views, exporting, copying, comparing. */
 
 /* The views on screen are older than the settings and a result is coming. */
@@ -90,13 +92,14 @@ describe_work (EsWindow *self, char **title, char **detail)
 
   if (self->loading_name || self->pending_source)
     {
-      *title = g_strdup_printf ("Opening “%s”", self->loading_name ? self->loading_name : self->pending_source->name);
-      *detail = self->loading_name ? g_strdup ("Reading the file")
-                : n > 1            ? g_strdup ("Computing the grid")
-                                   : g_strdup_printf ("Computing %s", es_view_title (active));
+      *title = g_strdup_printf (_ ("Opening “%s”"),
+                                self->loading_name ? self->loading_name : self->pending_source->name);
+      *detail = self->loading_name ? g_strdup (_ ("Reading the file"))
+                : n > 1            ? g_strdup (_ ("Computing the grid"))
+                                   : g_strdup_printf (_ ("Computing %s"), es_view_title (active));
       return;
     }
-  *title = n > 1 ? g_strdup ("Computing the Grid") : g_strdup_printf ("Computing %s", es_view_title (active));
+  *title = n > 1 ? g_strdup (_ ("Computing the Grid")) : g_strdup_printf (_ ("Computing %s"), es_view_title (active));
   es_window_get_view_job (self, active, &job);
   *detail = es_view_get_op (active, &job.op) ? es_job_describe_params (&job, " · ") : g_strdup ("");
 }
@@ -157,7 +160,7 @@ progress_tick (gpointer data)
     {
       /* Reading the file, or the worker is finishing something else. */
       gtk_progress_bar_pulse (self->progress_bar);
-      gtk_progress_bar_set_text (self->progress_bar, self->loading_name ? "Reading…" : "Waiting…");
+      gtk_progress_bar_set_text (self->progress_bar, self->loading_name ? _ ("Reading…") : _ ("Waiting…"));
       self->progress_fraction = -1;
     }
   else if (fabs (fraction - self->progress_fraction) >= 0.005)
@@ -204,15 +207,15 @@ _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *
 
   describe_work (self, &title, &detail);
   if (self->loading_name || self->pending_source)
-    message = g_strdup_printf ("Cancelled opening “%s”",
+    message = g_strdup_printf (_ ("Cancelled opening “%s”"),
                                self->loading_name ? self->loading_name : self->pending_source->name);
   else
     message = g_strdup_printf ("Cancelled: %s%s%s",
-                               n_views (self) > 1 ? "the grid" : es_view_title (es_window_get_active_view (self)),
+                               n_views (self) > 1 ? _ ("the grid") : es_view_title (es_window_get_active_view (self)),
                                *detail ? " · " : "", detail);
   _es_window_show_message (self, message);
   /* Until the next request: what is on screen is older than the settings. */
-  gtk_label_set_label (self->notice_label, "Cancelled");
+  gtk_label_set_label (self->notice_label, _ ("Cancelled"));
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->notice_label), message);
 
   /* The file's decoding cannot stop halfway: its result is dropped. */

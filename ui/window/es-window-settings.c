@@ -4,6 +4,7 @@
 /* g_memory_settings_backend_new () */
 #define G_SETTINGS_ENABLE_BACKEND
 #include <gio/gsettingsbackend.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-window-private.h"
 
@@ -307,7 +308,7 @@ reset_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
 
         g_settings_set_value (self->settings, *key, fallback);
       }
-  _es_window_show_message (self, "Settings reset to their defaults");
+  _es_window_show_message (self, _ ("Settings reset to their defaults"));
 }
 
 static void

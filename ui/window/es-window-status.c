@@ -5,6 +5,7 @@
 #include "es-window-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 #include "es-debug.h"
 #include "es-definitions.h"
@@ -206,7 +207,7 @@ _es_window_update_position (EsWindow *self)
       es_layer_display_info (layer, &display, &info);
       /* Masked out, or a window that counts nothing. */
       if (isnan (value))
-        g_string_append_printf (text, "      %s no data", es_view_title (layer->view));
+        g_string_append_printf (text, _ ("      %s no data"), es_view_title (layer->view));
       else if (layer->result.values.format == ES_FORMAT_F32)
         g_string_append_printf (text, "      %s %.4f %s", es_view_title (layer->view),
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1.0), info.units ? info.units : "");
@@ -245,11 +246,11 @@ describe_canvas (EsWindow *self, const EsLayer *layer, const char *job_text)
   g_autoptr (GString) text = g_string_new (NULL);
 
   if (_es_window_get_orthogonal (self, &orthogonal_view))
-    g_string_append_printf (text, "%s %s, three orthogonal planes through", es_view_title (orthogonal_view),
+    g_string_append_printf (text, _ ("%s %s, three orthogonal planes through"), es_view_title (orthogonal_view),
                             es_view_is_heatmap (orthogonal_view) ? "heatmap" : "image");
   else if (n > 1)
     {
-      g_string_append_printf (text, "Grid of %d views (", n);
+      g_string_append_printf (text, _ ("Grid of %d views ("), n);
       for (int i = 0; i < n; i++)
         g_string_append_printf (text, "%s%s", i ? ", " : "", es_view_title (views[i]));
       g_string_append (text, ") of");
@@ -260,7 +261,7 @@ describe_canvas (EsWindow *self, const EsLayer *layer, const char *job_text)
   g_string_append_printf (text, " %s, %d × %d", source->name, source->image.width, source->image.height);
   if (es_source_planes (source) > 1)
     g_string_append_printf (text, " × %d, plane %d", es_source_planes (source), _es_window_get_plane (self));
-  g_string_append_printf (text, n > 1 ? "; the active pane: %s" : ": %s", job_text);
+  g_string_append_printf (text, n > 1 ? _ ("; the active pane: %s") : ": %s", job_text);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->canvas), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, text->str, -1);
 }
 

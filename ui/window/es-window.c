@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
+
 #include "es-accessible.h"
 #include "es-settings.h"
 #include "es-tools.h"
@@ -330,13 +332,13 @@ _es_window_update_subtitle (EsWindow *self)
     return;
   /* Until the new image's views are ready, the old one stays, marked. */
   if (opening)
-    subtitle = g_strdup_printf ("Opening “%s”…", opening);
+    subtitle = g_strdup_printf (_ ("Opening “%s”…"), opening);
   else if (source && es_source_planes (source) > 1)
-    subtitle = g_strdup_printf ("%d × %d × %d · %d-bit volume", source->image.width, source->image.height,
+    subtitle = g_strdup_printf (_ ("%d × %d × %d · %d-bit volume"), source->image.width, source->image.height,
                                 es_source_planes (source), source->image.depth);
   else if (source)
-    subtitle = g_strdup_printf ("%d × %d · %d-bit%s", source->image.width, source->image.height, source->image.depth,
-                                source->image.levels > 0 ? " · text matrix" : "");
+    subtitle = g_strdup_printf (_ ("%d × %d · %d-bit%s"), source->image.width, source->image.height,
+                                source->image.depth, source->image.levels > 0 ? _ (" · text matrix") : "");
   adw_window_title_set_subtitle (self->window_title, subtitle);
 }
 
@@ -423,9 +425,9 @@ on_response (EsResponse *response, gpointer user_data)
     {
       if (!has_views (self, response))
         {
-          g_autofree char *summary = g_strdup_printf ("Could not show “%s”", response->source->name);
+          g_autofree char *summary = g_strdup_printf (_ ("Could not show “%s”"), response->source->name);
 
-          _es_window_show_error (self, summary, response->error ? response->error : "its views failed");
+          _es_window_show_error (self, summary, response->error ? response->error : _ ("its views failed"));
           g_clear_pointer (&self->pending_source, es_source_unref);
           _es_window_update_subtitle (self);
           _es_window_apply_max_pixels (self);
@@ -469,7 +471,7 @@ on_response (EsResponse *response, gpointer user_data)
       memset (&response->renderings[i], 0, sizeof response->renderings[i]);
     }
   if (response->error)
-    _es_window_show_error (self, "Could not compute the view", response->error);
+    _es_window_show_error (self, _ ("Could not compute the view"), response->error);
   if (response->notice)
     _es_window_show_message (self, response->notice);
   refresh_view (self);
@@ -771,11 +773,11 @@ es_window_init (EsWindow *self)
    * es_window_get_view_nicks () and of the Alt+digit accelerators. */
   for (int view = 0; view < ES_N_VIEWS; view++)
     gtk_string_list_append (views, es_view_title (view));
-  gtk_string_list_append (views, "Grid 2×2");
+  gtk_string_list_append (views, _ ("Grid 2×2"));
   gtk_drop_down_set_model (self->view_dropdown, G_LIST_MODEL (views));
-  tooltip = g_strdup_printf ("What to Show (Alt+1…%d)", ES_N_VIEWS + 1);
+  tooltip = g_strdup_printf (_ ("What to Show (Alt+1…%d)"), ES_N_VIEWS + 1);
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->view_dropdown), tooltip);
-  es_accessible_name_drop_down (self->view_dropdown, "View");
+  es_accessible_name_drop_down (self->view_dropdown, _ ("View"));
 
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.compare", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel", FALSE);

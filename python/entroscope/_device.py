@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+"""Results of device arrays, allocated by the input's own library.
+
+A CuPy or PyTorch input gets a result of its own kind on its own device,
+from that library's allocator (its memory pool, counted by its own tools).
+The extension calls `empty_like_device` when no out= is given."""
+
+_TORCH_DTYPES = {"uint8": "uint8", "uint16": "uint16", "float32": "float32"}
+
+
+def empty_like_device(like, sides, dtype, ndim):
+    """An empty array of shape sides[-ndim:] and `dtype` ("uint8", "uint16",
+    "float32") of `like`'s library, on `like`'s device."""
+    shape = tuple(sides[-ndim:])
+    library = type(like).__module__.partition(".")[0]
+    if library == "cupy":
+        import cupy
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype=dtype)
+    if library == "torch":
+        import torch
+        kind = getattr(torch, _TORCH_DTYPES[dtype], None)
+        if kind is None:
+            raise TypeError(f"this PyTorch has no {dtype} tensors; pass out= a device array of {dtype}")
+        return torch.empty(shape, dtype=kind, device=like.device)
+    raise TypeError(f"entroscope does not know how to allocate a result like a {type(like).__name__}; "
+                    f"pass out= a device array of shape {shape} and dtype {dtype}")

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+"""``skimage.filters.rank.entropy`` on Entroscope's kernels.
+
+    from entroscope.skimage.filters.rank import entropy
+    h = entropy(image, disk(5))            # float64, in bits, as scikit-image's
+
+The footprint, its centre and shifts, the bins, the borders and the mask
+mean what they mean in scikit-image 0.19: the footprint is padded with empty
+cells until its centre (``shape // 2 + shift``) is its middle, which is
+`entroscope.entropy(like="skimage")`'s footprint convention. Values match
+scikit-image's to float32 precision: Entroscope's kernels compute in float32
+(DESIGN.md section 1), not in scikit-image's float64 summation order.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+import entroscope
+
+from .._arrays import img_as_ubyte, namespace, renamed_keyword, small_host_array
+
+__all__ = ["entropy"]
+
+# scikit-image warns from this many histogram bins on (16-bit images).
+_MANY_BINS = 2**10
+# The largest side of a 3-D footprint (ES_SIDE_3D_MAX): masked calls use one.
+_SIDE_3D_MAX = 63
+
+
+def _centred(cells, shifts, names):
+    """The footprint padded with empty cells so that scikit-image's centre,
+    ``shape // 2 + shift`` on each axis, is its middle cell (odd sides)."""
+    centre = [side // 2 + int(shift) for side, shift in zip(cells.shape, shifts)]
+    for side, middle, name in zip(cells.shape, centre, names):
+        if not 0 <= middle < side:
+            raise ValueError(f"half footprint + {name} must be between 0 and footprint: the centre "
+                             f"{side // 2} + {middle - side // 2} lies outside a side of {side}")
+    reach = [max(middle, side - 1 - middle) for side, middle in zip(cells.shape, centre)]
+    padded = np.zeros([2 * r + 1 for r in reach], np.uint8)
+    padded[tuple(slice(r - middle, r - middle + side) for r, middle, side in zip(reach, centre, cells.shape))] = cells
+    return padded
+
+
+def _entropy_everywhere(xp, image, cells, counted):
+    """Entropy at every pixel of the mask's cells in its window, masked-out
+    pixels included, as scikit-image gives it (Entroscope's mask also keeps
+    a masked-out pixel from having a value). The volume's planes are
+    interleaved with empty ones whose pixels are all in the mask, and the
+    footprint reaches from each empty plane into the image's planes only:
+    one call computes every pixel's value on the empty planes."""
+    volume = image if image.ndim == 3 else image[None]
+    cells = cells if cells.ndim == 3 else cells[None]
+    reach = cells.shape[0] // 2
+    if 4 * reach + 3 > _SIDE_3D_MAX or max(cells.shape[1:]) > _SIDE_3D_MAX:
+        raise ValueError(f"with a mask, a footprint has up to {_SIDE_3D_MAX} cells a side and "
+                         f"{(_SIDE_3D_MAX - 3) // 4 * 2 + 1} planes, its centre in the middle; this one needs "
+                         f"{cells.shape} (its shape about the centre)")
+    planes = volume.shape[0]
+    doubled = xp.zeros((2 * planes,) + volume.shape[1:], volume.dtype)
+    doubled[0::2] = volume
+    in_mask = xp.ones(doubled.shape, xp.bool_)
+    in_mask[0::2] = counted.reshape(volume.shape) != 0
+    # Footprint plane 2k reads the image's plane k - m from an empty plane, k = 0..2m.
+    spread = np.zeros((4 * reach + 3,) + cells.shape[1:], np.uint8)
+    spread[0:4 * reach + 1:2] = cells
+    values = entroscope.entropy(doubled, like="skimage", footprint=spread, mask=in_mask, channel_axis=None)
+    return values[1::2].reshape(image.shape)
+
+
+@renamed_keyword("selem", "footprint")
+def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False, shift_z=False):
+    """Local entropy in bits, scikit-image 0.19's ``filters.rank.entropy``.
+
+    image: a 2-D (rows, columns) or 3-D (planes, rows, columns) array,
+    uint8 or uint16 (other dtypes are converted by scikit-image's
+    ``img_as_ubyte``, with its warning). footprint: an array of the image's
+    dimensions, > 0 = in, any sides, even ones included; its centre is
+    ``shape // 2`` plus the shifts: (shift_y, shift_x) on an image's rows
+    and columns, and, as in scikit-image 0.19, (shift_x, shift_y, shift_z)
+    on a volume's planes, rows and columns. mask: cells where it is nonzero
+    (after ``img_as_ubyte`` for dtypes other than bool and uint8) are
+    counted; every pixel, masked-out ones too, gets the entropy of its
+    window's counted cells, 0 where it counts none. out: float32 or float64,
+    of the image's shape (default: a new float64 array); returned."""
+    if isinstance(image, np.ma.MaskedArray):
+        raise TypeError("a numpy.ma.MaskedArray image: scikit-image reads its data and drops its mask; pass "
+                        "image.data to do the same, or mask=~numpy.ma.getmaskarray(image) to count only the unmasked")
+    if image.dtype == np.bool_:
+        raise ValueError("dtype cannot be bool.")
+    if image.ndim not in (2, 3):
+        raise ValueError(f"The parameter `image` must be a 2-dimensional or 3-dimensional array, not {image.ndim}-D")
+    if image.dtype not in (np.uint8, np.uint16):
+        warnings.warn(f"Possible precision loss converting image of type {image.dtype} to uint8 as required by rank "
+                      "filters. Convert manually using skimage.util.img_as_ubyte to silence this warning.",
+                      stacklevel=3)
+        image = img_as_ubyte(image, "an image")
+    if out is image:
+        raise NotImplementedError("Cannot perform rank operation in place.")
+    if out is not None and (out.shape != image.shape or out.dtype not in (np.float32, np.float64)):
+        raise TypeError(f"out must be float32 or float64 of the image's shape {image.shape}, not {out.dtype} of "
+                        f"{out.shape}")
+    cells = small_host_array(footprint) > 0
+    if cells.ndim != image.ndim:
+        raise ValueError("Image dimensions and neighborhood dimensions do not match")
+    if image.ndim == 2:
+        cells = _centred(cells, (shift_y, shift_x), ("shift_y", "shift_x"))
+    else:
+        cells = _centred(cells, (shift_x, shift_y, shift_z), ("shift_x", "shift_y", "shift_z"))
+    if image.dtype == np.uint16:
+        # scikit-image's bins: one per value up to the maximum (at least 4).
+        bins = int(max(3, int(image.max()))) + 1
+        if bins > _MANY_BINS:
+            warnings.warn(f"Bad rank filter performance is expected due to a large number of bins ({bins}), "
+                          f"equivalent to an approximate bitdepth of {np.log2(bins):.1f}. (scikit-image's "
+                          "warning, kept for drop-in compatibility)",
+                          stacklevel=3)
+    xp = namespace(image)
+    if not cells.any():
+        values = xp.zeros(image.shape, xp.float32)
+    elif mask is None:
+        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None)
+    else:
+        if not hasattr(mask, "dtype"):
+            mask = np.asarray(mask)
+        if mask.dtype not in (np.bool_, np.uint8):
+            mask = img_as_ubyte(mask, "a mask")
+        if mask.shape != image.shape:
+            raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
+        values = _entropy_everywhere(xp, image, cells, mask)
+    # A window that counts no cell has no value in Entroscope, 0 in scikit-image.
+    values[xp.isnan(values)] = 0
+    if out is None:
+        return values.astype(xp.float64)
+    out[...] = values
+    return out

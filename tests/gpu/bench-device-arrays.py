@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Calls on CuPy arrays: what a call costs beyond its kernels, and entroscope against cuCIM's rank.entropy.
+
+Usage: PYTHONPATH=<build>/python:<cucim src> python3 tests/gpu/bench-device-arrays.py [--side N] [--repeats R]
+
+Part 1, the call's overhead: for each definition, the median wall time of a
+call on a CuPy array (into out=, then a device synchronize, as a pipeline
+waits for it) against the median of its own kernel time
+(return_timing's kernel_ms); the difference is what the call adds (argument
+parsing, the stream wait, launches and events). Target: kernel + 50 µs.
+
+Part 2, against cuCIM: `filters.rank.entropy` on the same CuPy array with the
+same footprint (square 3, 5, 9, 15, 31; disk 5, 15), each timed with CUDA
+events around the call, device in and device out. Entroscope runs
+`like="skimage", border="symmetric"` (cuCIM reflects at the borders, and
+counts every value of uint8 its own bin, in bits). Both results are compared.
+cuCIM runs from a source checkout (PERFORMANCE.md says how). Markdown tables
+last.
+"""
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import entroscope
+
+
+def wall_median_ms(cp, fn, repeats):
+    fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        cp.cuda.Device().synchronize()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def event_median_ms(cp, fn, repeats):
+    fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeats):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+def overhead_table(cp, engine, side, repeats):
+    rng = np.random.default_rng(1)
+    image = cp.asarray(rng.integers(0, 256, (side, side), dtype=np.uint8))
+    rows = []
+    cases = [
+        ("entropy 5×5 (default)", "entropy", {}),
+        ("entropy 9×9, 256 bins", "entropy", {"window": 9, "levels": 256}),
+        ("entropy like=skimage square 3", "entropy", {"like": "skimage", "footprint": np.ones((3, 3), bool)}),
+        ("entropy like=skimage disk 15", "entropy", {"like": "skimage", "disk": 15}),
+        ("entropy like=matlab", "entropy", {"like": "matlab"}),
+        ("equalize", "equalize", {}),
+        ("sharpen", "sharpen", {}),
+        ("clahe 8×8", "clahe", {}),
+    ]
+    for label, op, kwargs in cases:
+        out = engine.run(op, image, **kwargs)
+        kernels = []
+
+        def call():
+            _, timing = engine.run(op, image, out=out, return_timing=True, **kwargs)
+            kernels.append(timing.kernel_ms)
+
+        wall = wall_median_ms(cp, call, repeats)
+        kernel = statistics.median(kernels)
+        rows.append((label, kernel, wall, (wall - kernel) * 1e3))
+    print(f"\n### A call on a CuPy array, {side}², median of {repeats}\n")
+    print("| definition | kernel ms | call ms | call − kernel µs |")
+    print("| --- | ---: | ---: | ---: |")
+    for label, kernel, wall, extra in rows:
+        print(f"| {label} | {kernel:.3f} | {wall:.3f} | {extra:.0f} |")
+
+
+def cucim_table(cp, engine, side, repeats):
+    try:
+        from cucim.skimage.filters.rank import entropy as cucim_entropy
+        from cucim.skimage.morphology import disk
+    except ImportError as error:
+        print(f"\ncuCIM is not importable ({error}): its comparison is skipped")
+        return
+    rng = np.random.default_rng(2)
+    image = cp.asarray(rng.integers(0, 256, (side, side), dtype=np.uint8))
+    footprints = [(f"square {k}", cp.ones((k, k), cp.uint8)) for k in (3, 5, 9, 15, 31)]
+    footprints += [(f"disk {r}", disk(r)) for r in (5, 15)]
+    rows = []
+    for label, footprint in footprints:
+        host_fp = cp.asnumpy(footprint).astype(bool)
+        out = cp.empty(image.shape, cp.float32)
+
+        def ours():
+            engine.entropy(image, like="skimage", border="symmetric", footprint=host_fp, out=out)
+
+        theirs_result = cucim_entropy(image, footprint)
+        ours()
+        diff = float(cp.abs(out - theirs_result.astype(cp.float32)).max())
+        t_ours = event_median_ms(cp, ours, repeats)
+        t_theirs = event_median_ms(cp, lambda: cucim_entropy(image, footprint), max(3, repeats // 4))
+        rows.append((label, t_ours, t_theirs, t_theirs / t_ours, diff))
+    print(f"\n### rank.entropy on a CuPy array, {side}² uint8: entroscope against cuCIM\n")
+    print("| footprint | entroscope ms | cuCIM ms | × faster | max |diff| bits |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for label, ours_ms, theirs_ms, ratio, diff in rows:
+        print(f"| {label} | {ours_ms:.3f} | {theirs_ms:.2f} | {ratio:.1f}× | {diff:.1e} |")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--side", type=int, default=8192)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+    import cupy as cp
+
+    engine = entroscope.Engine("cuda")
+    print(f"# {engine.description}")
+    overhead_table(cp, engine, args.side, args.repeats)
+    cucim_table(cp, engine, args.side, args.repeats)
+
+
+if __name__ == "__main__":
+    main()
