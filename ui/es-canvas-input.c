@@ -12,6 +12,7 @@ on_motion (GtkEventControllerMotion *controller, double x, double y, EsCanvas *s
   self->pointer_x = x;
   self->pointer_y = y;
   _es_canvas_update_hover (self);
+  _es_canvas_pointer_moved (self);
 }
 
 static void
@@ -20,6 +21,7 @@ on_leave (GtkEventControllerMotion *controller, EsCanvas *self)
   g_assert (ES_IS_CANVAS (self));
   self->pointer_inside = FALSE;
   _es_canvas_update_hover (self);
+  _es_canvas_pointer_moved (self);
 }
 
 static gboolean

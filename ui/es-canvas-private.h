@@ -6,16 +6,30 @@
 
 G_BEGIN_DECLS
 
+/* The pane corners a timing overlay may take; the top left holds the
+ * caption and the grid's pane labels. */
+typedef enum {
+  ES_OVERLAY_BOTTOM_LEFT,
+  ES_OVERLAY_BOTTOM_RIGHT,
+  ES_OVERLAY_TOP_RIGHT,
+  ES_N_OVERLAY_CORNERS
+} EsOverlayCorner;
+
+/* Shapes that a pane's overlay keeps clear of, gathered while it is drawn. */
+#define ES_CANVAS_MAX_KEEP_CLEAR 4
+
 typedef struct {
   EsLayer *layer;
   EsColorScale scale;
   char *label;
   double cross_x, cross_y;
   /* The last rendering and what it was made for. */
-  GdkTexture *texture;
-  EsColorScale texture_scale;
-  double texture_zoom;
-  int tx, ty, tw, th, torigin_x, torigin_y;
+  EsRendering rendering;
+  /* The timing overlay's text (NULL: none) and where it sits. */
+  char *overlay;
+  EsOverlayCorner overlay_corner;
+  graphene_rect_t keep_clear[ES_CANVAS_MAX_KEEP_CLEAR];
+  int n_keep_clear;
 } Pane;
 
 struct _EsCanvas {
@@ -48,6 +62,10 @@ struct _EsCanvas {
 
   EsCanvasDrawFunc draw_func;
   gpointer draw_data;
+
+  /* One label a pane: real widgets, so that screen readers read them. */
+  GtkWidget *overlay_labels[ES_CANVAS_MAX_PANES];
+  int drawing_pane; /* the pane whose draw function runs, for es_canvas_keep_clear */
 };
 
 /* Image coordinates under a point of the widget, and the pane it is in. */
@@ -61,6 +79,8 @@ void _es_canvas_update_hover (EsCanvas *self);
 void _es_canvas_zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fit);
 /* The next zoom step up (direction > 0) or down from zoom. */
 double _es_canvas_next_zoom (double zoom, int direction);
+/* Moves the overlays away from the pointer when it comes near them. */
+void _es_canvas_pointer_moved (EsCanvas *self);
 /* Adds the motion, scroll, drag and pinch controllers. */
 void _es_canvas_input_init (EsCanvas *self);
 

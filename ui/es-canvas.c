@@ -2,10 +2,14 @@
 /* EsCanvas: renders only what is visible, crisp when zoomed in, as a GtkScrollable. */
 #include "es-canvas-private.h"
 
+#include "es-debug.h"
+
 #include <math.h>
 #include <string.h>
 
-#define GAP 4 /* logical pixels between grid panes */
+#define GAP 4                /* logical pixels between grid panes */
+#define OVERLAY_MARGIN 8     /* between an overlay and its pane's edges */
+#define POINTER_CLEARANCE 32 /* how near the pointer may come before an overlay moves away */
 #define MAX_ZOOM 64.0
 
 enum {
@@ -36,18 +40,24 @@ static const double zoom_steps[] = {
 /* Geometry */
 
 static void
-pane_size (EsCanvas *self, double *width, double *height)
+pane_size_for (EsCanvas *self, int n_panes, double *width, double *height)
 {
   double w = gtk_widget_get_width (GTK_WIDGET (self));
   double h = gtk_widget_get_height (GTK_WIDGET (self));
 
-  if (self->n_panes > 1)
+  if (n_panes > 1)
     {
       w = (w - GAP) / 2;
       h = (h - GAP) / 2;
     }
   *width = MAX (w, 1);
   *height = MAX (h, 1);
+}
+
+static void
+pane_size (EsCanvas *self, double *width, double *height)
+{
+  pane_size_for (self, self->n_panes, width, height);
 }
 
 static void
@@ -61,17 +71,23 @@ pane_origin (EsCanvas *self, int pane, double *x, double *y)
 }
 
 static double
-fit_zoom (EsCanvas *self)
+fit_zoom_for (EsCanvas *self, int n_panes, int image_width, int image_height)
 {
   double pw, ph, zoom;
 
-  if (self->image_width == 0)
+  if (image_width == 0)
     return 1.0;
-  pane_size (self, &pw, &ph);
-  zoom = MIN (pw / self->image_width, ph / self->image_height);
+  pane_size_for (self, n_panes, &pw, &ph);
+  zoom = MIN (pw / image_width, ph / image_height);
   /* Enlarged, the fit keeps every image pixel the same whole number of
    * screen pixels: uneven blocks would look like artefacts. */
   return zoom >= 1 ? floor (zoom) : zoom;
+}
+
+static double
+fit_zoom (EsCanvas *self)
+{
+  return fit_zoom_for (self, self->n_panes, self->image_width, self->image_height);
 }
 
 static double
@@ -90,17 +106,25 @@ max_zoom (EsCanvas *self)
  * centred when the image is smaller than the pane, else set by the scroll
  * position. Rounded so that pixel blocks sit on the device pixel grid. */
 static void
+origin_for (double pw, double ph, double cw, double ch, double hvalue, double vvalue, int scale_factor, int *ox,
+            int *oy)
+{
+  double x = cw < pw ? (pw - cw) / 2 : -hvalue;
+  double y = ch < ph ? (ph - ch) / 2 : -vvalue;
+
+  *ox = (int) round (x * scale_factor);
+  *oy = (int) round (y * scale_factor);
+}
+
+static void
 content_origin (EsCanvas *self, int scale_factor, int *ox, int *oy)
 {
   double pw, ph;
-  double cw = self->image_width * self->zoom, ch = self->image_height * self->zoom;
-  double x, y;
 
   pane_size (self, &pw, &ph);
-  x = cw < pw ? (pw - cw) / 2 : -gtk_adjustment_get_value (self->hadjustment);
-  y = ch < ph ? (ph - ch) / 2 : -gtk_adjustment_get_value (self->vadjustment);
-  *ox = (int) round (x * scale_factor);
-  *oy = (int) round (y * scale_factor);
+  origin_for (pw, ph, self->image_width * self->zoom, self->image_height * self->zoom,
+              gtk_adjustment_get_value (self->hadjustment), gtk_adjustment_get_value (self->vadjustment), scale_factor,
+              ox, oy);
 }
 
 static void
@@ -188,7 +212,7 @@ _es_canvas_zoom_at (EsCanvas *self, double zoom, double x, double y, gboolean fi
   self->fit = fit;
   configure_adjustments (self, ix * zoom - ax, iy * zoom - ay);
   for (int i = 0; i < self->n_panes; i++)
-    g_clear_object (&self->panes[i].texture);
+    es_rendering_clear (&self->panes[i].rendering);
   _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ZOOM]);
@@ -233,7 +257,177 @@ pane_clear (Pane *pane)
 {
   g_clear_pointer (&pane->layer, es_layer_unref);
   g_clear_pointer (&pane->label, g_free);
-  g_clear_object (&pane->texture);
+  g_clear_pointer (&pane->overlay, g_free);
+  es_rendering_clear (&pane->rendering);
+}
+
+/* Overlays */
+
+static gboolean
+overlay_shown (EsCanvas *self, int pane)
+{
+  return pane < self->n_panes && self->panes[pane].overlay != NULL;
+}
+
+static void
+overlay_size (EsCanvas *self, int pane, int *width, int *height)
+{
+  gtk_widget_measure (self->overlay_labels[pane], GTK_ORIENTATION_HORIZONTAL, -1, NULL, width, NULL, NULL);
+  gtk_widget_measure (self->overlay_labels[pane], GTK_ORIENTATION_VERTICAL, *width, NULL, height, NULL, NULL);
+}
+
+/* Where an overlay of width × height sits in a corner, in pane coordinates. */
+static graphene_rect_t
+overlay_rect (EsOverlayCorner corner, double pw, double ph, int width, int height)
+{
+  double left = OVERLAY_MARGIN, right = pw - OVERLAY_MARGIN - width;
+  double top = OVERLAY_MARGIN, bottom = ph - OVERLAY_MARGIN - height;
+  graphene_rect_t rect;
+
+  graphene_rect_init (&rect, MAX (corner == ES_OVERLAY_BOTTOM_LEFT ? left : right, 0),
+                      MAX (corner == ES_OVERLAY_TOP_RIGHT ? top : bottom, 0), width, height);
+  return rect;
+}
+
+static double
+overlap_fraction (const graphene_rect_t *rect, const graphene_rect_t *other)
+{
+  graphene_rect_t common;
+
+  if (!graphene_rect_intersection (rect, other, &common))
+    return 0;
+  return (double) common.size.width * common.size.height / MAX (rect->size.width * rect->size.height, 1);
+}
+
+/* The corner where a pane's overlay hides the least: never where the
+ * pointer is or a tool's shape lies if another corner is free of them,
+ * then in the margin around the image rather than over it, then where it
+ * already is, so that it does not jump about. */
+static EsOverlayCorner
+choose_corner (EsCanvas *self, int index)
+{
+  Pane *pane = &self->panes[index];
+  int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  double pw, ph, px, py, best_score = G_MAXDOUBLE;
+  int width, height, ox, oy;
+  graphene_rect_t image;
+  EsOverlayCorner best = pane->overlay_corner;
+
+  pane_size (self, &pw, &ph);
+  pane_origin (self, index, &px, &py);
+  content_origin (self, sf, &ox, &oy);
+  overlay_size (self, index, &width, &height);
+  graphene_rect_init (&image, (double) ox / sf, (double) oy / sf, es_layer_width (pane->layer) * self->zoom,
+                      es_layer_height (pane->layer) * self->zoom);
+  for (EsOverlayCorner corner = 0; corner < ES_N_OVERLAY_CORNERS; corner++)
+    {
+      graphene_rect_t rect = overlay_rect (corner, pw, ph, width, height), near;
+      double score = 10 * overlap_fraction (&rect, &image) + (corner != pane->overlay_corner);
+
+      graphene_rect_inset_r (&rect, -POINTER_CLEARANCE, -POINTER_CLEARANCE, &near);
+      if (self->pointer_inside
+          && graphene_rect_contains_point (&near, &GRAPHENE_POINT_INIT (self->pointer_x - px, self->pointer_y - py)))
+        score += 1000;
+      for (int k = 0; k < pane->n_keep_clear; k++)
+        score += 100 * (graphene_rect_intersection (&near, &pane->keep_clear[k], NULL) ? 1 : 0);
+      if (score < best_score)
+        {
+          best_score = score;
+          best = corner;
+        }
+    }
+  return best;
+}
+
+/* Moves overlays whose best corner changed; TRUE when one moved. */
+static gboolean
+place_overlays (EsCanvas *self)
+{
+  gboolean moved = FALSE;
+
+  for (int i = 0; i < self->n_panes; i++)
+    if (overlay_shown (self, i))
+      {
+        EsOverlayCorner corner = choose_corner (self, i);
+
+        moved |= corner != self->panes[i].overlay_corner;
+        self->panes[i].overlay_corner = corner;
+      }
+  if (moved)
+    gtk_widget_queue_allocate (GTK_WIDGET (self));
+  return moved;
+}
+
+void
+_es_canvas_pointer_moved (EsCanvas *self)
+{
+  place_overlays (self);
+}
+
+static void
+allocate_overlays (EsCanvas *self)
+{
+  double pw, ph, px, py;
+
+  pane_size (self, &pw, &ph);
+  for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
+    {
+      GtkWidget *label = self->overlay_labels[i];
+      GtkAllocation allocation;
+      graphene_rect_t rect;
+      int width, height;
+
+      gtk_widget_set_child_visible (label, overlay_shown (self, i));
+      if (!overlay_shown (self, i))
+        continue;
+      self->panes[i].overlay_corner = choose_corner (self, i);
+      overlay_size (self, i, &width, &height);
+      rect = overlay_rect (self->panes[i].overlay_corner, pw, ph, width, height);
+      pane_origin (self, i, &px, &py);
+      allocation.x = (int) (px + rect.origin.x);
+      allocation.y = (int) (py + rect.origin.y);
+      allocation.width = width;
+      allocation.height = height;
+      gtk_widget_size_allocate (label, &allocation, -1);
+    }
+}
+
+static void
+set_overlay (EsCanvas *self, int index, const char *text)
+{
+  Pane *pane = &self->panes[index];
+
+  if (g_strcmp0 (pane->overlay, text) == 0)
+    return;
+  g_free (pane->overlay);
+  pane->overlay = g_strdup (text);
+  gtk_label_set_label (GTK_LABEL (self->overlay_labels[index]), text ? text : "");
+  gtk_widget_queue_allocate (GTK_WIDGET (self));
+}
+
+void
+es_canvas_keep_clear (EsCanvas *self, const graphene_rect_t *rect)
+{
+  Pane *pane;
+
+  g_return_if_fail (ES_IS_CANVAS (self));
+  g_return_if_fail (self->drawing_pane >= 0);
+
+  pane = &self->panes[self->drawing_pane];
+  if (pane->n_keep_clear < ES_CANVAS_MAX_KEEP_CLEAR)
+    pane->keep_clear[pane->n_keep_clear++] = *rect;
+}
+
+gboolean
+es_canvas_get_overlay (EsCanvas *self, int pane, graphene_rect_t *bounds, const char **text)
+{
+  g_return_val_if_fail (ES_IS_CANVAS (self), FALSE);
+
+  if (pane < 0 || pane >= ES_CANVAS_MAX_PANES || !overlay_shown (self, pane)
+      || !gtk_widget_compute_bounds (self->overlay_labels[pane], GTK_WIDGET (self), bounds))
+    return FALSE;
+  *text = self->panes[pane].overlay;
+  return TRUE;
 }
 
 void
@@ -248,7 +442,10 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
   new_size = es_layer_width (panes[0].layer) != self->image_width
              || es_layer_height (panes[0].layer) != self->image_height;
   for (int i = n_panes; i < ES_CANVAS_MAX_PANES; i++)
-    pane_clear (&self->panes[i]);
+    {
+      set_overlay (self, i, NULL);
+      pane_clear (&self->panes[i]);
+    }
   for (int i = 0; i < n_panes; i++)
     {
       EsLayer *old = self->panes[i].layer;
@@ -256,13 +453,21 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
       /* Compared while the old layer is alive, so that a new layer at a
        * recycled address cannot reuse the old rendering. */
       if (old != panes[i].layer)
-        g_clear_object (&self->panes[i].texture);
+        {
+          es_rendering_clear (&self->panes[i].rendering);
+          if (panes[i].rendering && panes[i].rendering->texture)
+            {
+              self->panes[i].rendering = *panes[i].rendering;
+              g_object_ref (self->panes[i].rendering.texture);
+            }
+        }
       self->panes[i].layer = es_layer_ref (panes[i].layer);
       self->panes[i].scale = panes[i].scale;
       g_free (self->panes[i].label);
       self->panes[i].label = g_strdup (panes[i].label);
       self->panes[i].cross_x = panes[i].cross_x;
       self->panes[i].cross_y = panes[i].cross_y;
+      set_overlay (self, i, panes[i].overlay);
       if (old)
         es_layer_unref (old);
     }
@@ -287,6 +492,33 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
     }
   _es_canvas_update_hover (self);
   gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+void
+es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport)
+{
+  int sf;
+  double pw, ph, hvalue = 0, vvalue = 0, zoom;
+
+  g_return_if_fail (ES_IS_CANVAS (self));
+
+  /* As es_canvas_set_panes will place it: a new size, or the fit, fits
+   * the image to the panes; else zoom and scroll stay, within range. */
+  sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  pane_size_for (self, n_panes, &pw, &ph);
+  if (image_width != self->image_width || image_height != self->image_height || self->fit)
+    zoom = fit_zoom_for (self, n_panes, image_width, image_height);
+  else
+    {
+      zoom = self->zoom;
+      hvalue = CLAMP (gtk_adjustment_get_value (self->hadjustment), 0, MAX (image_width * zoom - pw, 0));
+      vvalue = CLAMP (gtk_adjustment_get_value (self->vadjustment), 0, MAX (image_height * zoom - ph, 0));
+    }
+  origin_for (pw, ph, image_width * zoom, image_height * zoom, hvalue, vvalue, sf, &viewport->origin_x,
+              &viewport->origin_y);
+  viewport->zoom = zoom * sf;
+  viewport->pane_width = (int) (pw * sf);
+  viewport->pane_height = (int) (ph * sf);
 }
 
 void
@@ -418,34 +650,25 @@ es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double
 
 /* Drawing */
 
-static GdkTexture *
-pane_texture (EsCanvas *self, Pane *pane, int sf, int ox, int oy, int pw, int ph, int *tx, int *ty)
+static const EsRendering *
+pane_rendering (EsCanvas *self, Pane *pane, const EsViewport *viewport)
 {
-  double zoom = self->zoom * sf;
-  int x0 = MAX (ox, 0), y0 = MAX (oy, 0);
-  int x1 = MIN ((int) ceil (ox + es_layer_width (pane->layer) * zoom), pw);
-  int y1 = MIN ((int) ceil (oy + es_layer_height (pane->layer) * zoom), ph);
+  gint64 started;
+  int width, height;
 
-  if (x1 <= x0 || y1 <= y0)
+  if (es_rendering_matches (&pane->rendering, viewport, &pane->scale))
+    return &pane->rendering;
+  /* Zoom, pan, a resize or a display change: rendered here, on the main
+   * thread. A new result comes with its rendering from the worker. */
+  es_rendering_clear (&pane->rendering);
+  started = g_get_monotonic_time ();
+  if (!es_layer_render_viewport (pane->layer, &pane->scale, viewport, FALSE, &pane->rendering))
     return NULL;
-  *tx = x0;
-  *ty = y0;
-  if (pane->texture && pane->texture_zoom == zoom && pane->tx == x0 && pane->ty == y0 && pane->tw == x1 - x0
-      && pane->th == y1 - y0 && pane->torigin_x == ox && pane->torigin_y == oy
-      && memcmp (&pane->texture_scale, &pane->scale, sizeof pane->scale) == 0)
-    return pane->texture;
-
-  g_clear_object (&pane->texture);
-  pane->texture = es_layer_render (pane->layer, &pane->scale, zoom, ox - x0, oy - y0, x1 - x0, y1 - y0);
-  pane->texture_scale = pane->scale;
-  pane->texture_zoom = zoom;
-  pane->tx = x0;
-  pane->ty = y0;
-  pane->tw = x1 - x0;
-  pane->th = y1 - y0;
-  pane->torigin_x = ox;
-  pane->torigin_y = oy;
-  return pane->texture;
+  width = gdk_texture_get_width (pane->rendering.texture);
+  height = gdk_texture_get_height (pane->rendering.texture);
+  es_debug_log ("canvas: rendered %d × %d pixels on the main thread in %.1f ms", width, height,
+                (g_get_monotonic_time () - started) / 1000.0);
+  return &pane->rendering;
 }
 
 static void
@@ -508,29 +731,34 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
     {
       Pane *pane = &self->panes[i];
       double px, py;
-      int tx, ty;
-      GdkTexture *texture;
+      const EsRendering *rendering;
+      EsViewport viewport = { self->zoom * sf, ox, oy, (int) (pw * sf), (int) (ph * sf) };
 
       pane_origin (self, i, &px, &py);
       gtk_snapshot_save (snapshot);
       gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (px, py));
       gtk_snapshot_push_clip (snapshot, &GRAPHENE_RECT_INIT (0, 0, pw, ph));
 
-      texture = pane_texture (self, pane, sf, ox, oy, (int) (pw * sf), (int) (ph * sf), &tx, &ty);
-      if (texture)
+      rendering = pane_rendering (self, pane, &viewport);
+      if (rendering)
         {
+          GdkTexture *texture = rendering->texture;
+
           gtk_snapshot_save (snapshot);
           gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (
-            snapshot, texture,
-            &GRAPHENE_RECT_INIT (tx, ty, gdk_texture_get_width (texture), gdk_texture_get_height (texture)));
+          gtk_snapshot_append_texture (snapshot, texture,
+                                       &GRAPHENE_RECT_INIT (rendering->x, rendering->y, gdk_texture_get_width (texture),
+                                                            gdk_texture_get_height (texture)));
           gtk_snapshot_restore (snapshot);
         }
+      pane->n_keep_clear = 0;
       if (self->draw_func)
         {
           EsCanvasPaneGeometry geometry = { i, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph, sf, ox, oy };
 
+          self->drawing_pane = i;
           self->draw_func (self, snapshot, &geometry, self->draw_data);
+          self->drawing_pane = -1;
         }
       if (pane->cross_x >= 0)
         draw_crosshair (snapshot, pane, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph);
@@ -541,6 +769,12 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
     }
+  /* The shapes just drawn may lie where an overlay is: it moves in the
+   * next frame. */
+  place_overlays (self);
+  for (int i = 0; i < self->n_panes; i++)
+    if (overlay_shown (self, i))
+      gtk_widget_snapshot_child (widget, self->overlay_labels[i], snapshot);
 }
 
 /* GtkWidget and GtkScrollable */
@@ -557,6 +791,7 @@ es_canvas_size_allocate (GtkWidget *widget, int width, int height, int baseline)
     }
   configure_adjustments (self, self->hadjustment ? gtk_adjustment_get_value (self->hadjustment) : 0,
                          self->vadjustment ? gtk_adjustment_get_value (self->vadjustment) : 0);
+  allocate_overlays (self);
 }
 
 static void
@@ -637,7 +872,10 @@ es_canvas_dispose (GObject *object)
   EsCanvas *self = ES_CANVAS (object);
 
   for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
-    pane_clear (&self->panes[i]);
+    {
+      pane_clear (&self->panes[i]);
+      g_clear_pointer (&self->overlay_labels[i], gtk_widget_unparent);
+    }
   self->n_panes = 0;
   if (self->hadjustment)
     g_signal_handlers_disconnect_by_func (self->hadjustment, on_adjustment_changed, self);
@@ -701,6 +939,19 @@ es_canvas_init (EsCanvas *self)
   set_adjustment (self, &self->vadjustment, NULL);
   gtk_widget_set_focusable (GTK_WIDGET (self), TRUE);
   gtk_widget_set_overflow (GTK_WIDGET (self), GTK_OVERFLOW_HIDDEN);
+  self->drawing_pane = -1;
+  for (int i = 0; i < ES_CANVAS_MAX_PANES; i++)
+    {
+      /* Labels: the pointer goes through them to the image beneath. */
+      GtkWidget *label = gtk_label_new (NULL);
+
+      gtk_widget_add_css_class (label, "timing-overlay");
+      gtk_label_set_xalign (GTK_LABEL (label), 0);
+      gtk_widget_set_can_target (label, FALSE);
+      gtk_widget_set_child_visible (label, FALSE);
+      gtk_widget_set_parent (label, GTK_WIDGET (self));
+      self->overlay_labels[i] = label;
+    }
 
   _es_canvas_input_init (self);
 }

@@ -21,6 +21,12 @@ typedef struct {
   /* A crosshair through image point (cross_x, cross_y) of the pane: the
    * orthogonal views' lines; no crosshair when cross_x is negative. */
   double cross_x, cross_y;
+  /* The pane's texture made off the main thread (the worker's, for the
+   * viewport of es_canvas_plan_viewport), used while it fits the pane; a
+   * new reference is taken. NULL: the canvas renders the pane itself. */
+  const EsRendering *rendering;
+  /* The timing overlay's text (copied; a line a figure); NULL: none. */
+  const char *overlay;
 } EsCanvasPane;
 
 /* Shows one pane, or three or four in a 2×2 grid that share zoom and pan:
@@ -29,6 +35,10 @@ typedef struct {
  * and columns line up with the first's. A new size fits the image to the
  * view; the same size keeps zoom and pan. */
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
+/* Where es_canvas_set_panes with n_panes panes will show a layer of
+ * image_width × image_height pixels, as things stand: the viewport for
+ * which the worker renders a result's first texture. */
+void es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport);
 /* Where the top row's pane labels start (8 px by default): below a caption
  * that the window lays over the canvas's top left corner. */
 void es_canvas_set_label_top (EsCanvas *self, int top);
@@ -65,6 +75,12 @@ typedef struct {
 typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
                                   gpointer user_data);
 void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data);
+/* Called by a draw function: the overlay of the pane being drawn keeps
+ * clear of this rectangle (pane coordinates), as of a tool's shape. */
+void es_canvas_keep_clear (EsCanvas *self, const graphene_rect_t *rect);
+/* The overlay of a pane, where it is in the canvas's coordinates and what
+ * it says (borrowed); FALSE when the pane shows none. */
+gboolean es_canvas_get_overlay (EsCanvas *self, int pane, graphene_rect_t *bounds, const char **text);
 /* The pane under a point of the widget and the image point there (it may
  * lie outside the image); FALSE outside every pane. */
 gboolean es_canvas_widget_to_image (EsCanvas *self, double x, double y, int *pane, double *ix, double *iy);

@@ -179,16 +179,12 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
     }
 }
 
-GdkTexture *
-es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                 int width, int height)
+/* Each output pixel depends on its own position only, so that bands of rows
+ * rendered apart give the very pixels of one pass. */
+static void
+render_pixels (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+               int width, int height, guint32 *pixels)
 {
-  g_autoptr (GBytes) bytes = NULL;
-  guint32 *pixels;
-
-  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, NULL);
-
-  pixels = g_new (guint32, (size_t) width * height);
   if (zoom >= 0.999)
     render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels);
   else
@@ -199,8 +195,94 @@ es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, d
 
       render_bilinear (&layer->mips[m], scale, r, origin_x, origin_y, width, height, pixels);
     }
+}
+
+/* Rows a band: each band colours its own crop, and the rows that two
+ * bands share are coloured twice, under 2 % more work at this height. */
+#define BAND_ROWS 64
+
+static GdkTexture *
+render_texture (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                int width, int height, gboolean parallel)
+{
+  g_autoptr (GBytes) bytes = NULL;
+  guint32 *pixels = g_new (guint32, (size_t) width * height);
+  int n_bands = (height + BAND_ROWS - 1) / BAND_ROWS;
+
+  /* The worker's bands go over every core; on the main thread one serial
+   * pass, since a second OpenMP team would fight the worker's for them. */
+#pragma omp parallel for schedule(dynamic) if (parallel && n_bands > 1)
+  for (int band = 0; band < n_bands; band++)
+    {
+      int y0 = band * BAND_ROWS;
+
+      render_pixels (layer, scale, zoom, origin_x, origin_y - y0, width, MIN (BAND_ROWS, height - y0),
+                     pixels + (size_t) y0 * width);
+    }
   bytes = g_bytes_new_take (pixels, (size_t) width * height * 4);
   return gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes, (size_t) width * 4);
+}
+
+gboolean
+es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport, int *x, int *y, int *width, int *height)
+{
+  int x0 = MAX (viewport->origin_x, 0), y0 = MAX (viewport->origin_y, 0);
+  int x1 = MIN ((int) ceil (viewport->origin_x + es_layer_width (layer) * viewport->zoom), viewport->pane_width);
+  int y1 = MIN ((int) ceil (viewport->origin_y + es_layer_height (layer) * viewport->zoom), viewport->pane_height);
+
+  if (x1 <= x0 || y1 <= y0)
+    return FALSE;
+  *x = x0;
+  *y = y0;
+  *width = x1 - x0;
+  *height = y1 - y0;
+  return TRUE;
+}
+
+GdkTexture *
+es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                 int width, int height)
+{
+  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, NULL);
+  return render_texture (layer, scale, zoom, origin_x, origin_y, width, height, FALSE);
+}
+
+gboolean
+es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const EsViewport *viewport,
+                          gboolean parallel, EsRendering *rendering)
+{
+  int x, y, width, height;
+
+  memset (rendering, 0, sizeof *rendering);
+  if (!es_layer_visible_rect (layer, viewport, &x, &y, &width, &height))
+    return FALSE;
+  rendering->texture = render_texture (layer, scale, viewport->zoom, viewport->origin_x - x, viewport->origin_y - y,
+                                       width, height, parallel);
+  rendering->x = x;
+  rendering->y = y;
+  rendering->viewport = *viewport;
+  rendering->scale = *scale;
+  return TRUE;
+}
+
+gboolean
+es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale)
+{
+  /* The texture covers the visible rectangle, which zoom, origin and pane
+   * size fix together with the layer's size. */
+  return rendering->texture != NULL && rendering->viewport.zoom == viewport->zoom
+         && rendering->viewport.origin_x == viewport->origin_x && rendering->viewport.origin_y == viewport->origin_y
+         && rendering->viewport.pane_width == viewport->pane_width
+         && rendering->viewport.pane_height == viewport->pane_height && rendering->scale.map == scale->map
+         && rendering->scale.reversed == scale->reversed && rendering->scale.lo == scale->lo
+         && rendering->scale.hi == scale->hi;
+}
+
+void
+es_rendering_clear (EsRendering *rendering)
+{
+  g_clear_object (&rendering->texture);
+  memset (rendering, 0, sizeof *rendering);
 }
 
 GBytes *

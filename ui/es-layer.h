@@ -161,6 +161,37 @@ void es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsVa
  * a shallow copy (the values stay the layer's), valid while the layer lives. */
 void es_layer_export_result (const EsLayer *layer, const EsDisplay *display, EsResult *result);
 
+/* Where a pane shows a layer, in device pixels: the zoom (device pixels
+ * per image pixel), the image's top-left corner in the pane, and the
+ * pane's size. */
+typedef struct {
+  double zoom;
+  int origin_x, origin_y;
+  int pane_width, pane_height;
+} EsViewport;
+
+/* A texture of the visible part of a layer: the rectangle (x, y, its size)
+ * of the pane that it covers, and what it was rendered for. */
+typedef struct {
+  GdkTexture *texture;
+  int x, y;
+  EsViewport viewport;
+  EsColorScale scale;
+} EsRendering;
+
+/* The part of the pane that shows the layer; FALSE when none does. */
+gboolean es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport, int *x, int *y, int *width,
+                                int *height);
+/* Renders what a pane shows of the layer (es_layer_render of the visible
+ * rectangle) into *rendering; FALSE when nothing of it is visible. Any
+ * thread: the worker renders the first texture of a result with it, in
+ * bands over its OpenMP team (parallel), the same pixels as one pass. */
+gboolean es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const EsViewport *viewport,
+                                   gboolean parallel, EsRendering *rendering);
+/* Whether rendering shows layer as a pane with viewport and scale would. */
+gboolean es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale);
+void es_rendering_clear (EsRendering *rendering);
+
 /* Renders a width×height device-pixel texture of the layer, scaled by zoom
  * (device pixels per image pixel) with the image's top-left corner at
  * (origin_x, origin_y) in the texture. Zoomed in, each image pixel becomes a

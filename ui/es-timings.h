@@ -27,6 +27,15 @@ typedef struct {
  * runs of its job (0 for the original, which runs no job). */
 void es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
                         int n_runs);
+/* The canvas overlay of a pane that shows layer: the backend and the
+ * variant, then the kernel and end-to-end (es_run) times of timing, the
+ * medians that the card shows. Free with g_free. */
+char *es_timings_overlay_text (const EsLayer *layer, const EsTiming *timing);
+/* Draws an overlay's text in its dark box over the bottom left corner of
+ * the area (x, y, width × height) of packed RGB pixels, sized for that
+ * area so that it stays legible on a slide: what Copy View and the export
+ * with overlays carry. Any thread. */
+void es_timings_overlay_draw (const char *text, guint8 *rgb, size_t stride, int x, int y, int width, int height);
 /* What the card says of the variant that ran `job` (the chosen one, or the
  * default): "general ran: fast computes …" when the engine ran another
  * because the chosen one cannot compute the job, or the chosen one's slow

@@ -27,8 +27,11 @@ es_response_free (EsResponse *response)
   if (response == NULL)
     return;
   for (int i = 0; i < response->n_layers; i++)
-    if (response->layers[i])
-      es_layer_unref (response->layers[i]);
+    {
+      if (response->layers[i])
+        es_layer_unref (response->layers[i]);
+      es_rendering_clear (&response->renderings[i]);
+    }
   es_source_unref (response->source);
   g_free (response->error);
   g_free (response->notice);
@@ -399,6 +402,21 @@ post_cancelled (EsWorker *worker, guint64 generation, EsSource *source)
   deliver_later (worker, response);
 }
 
+/* Colours and scales what the item's pane will show of layer, here rather
+ * than on the main thread: at 4096² and more this is the longest step
+ * between a result and its frame. A volume's layer is shown a plane at a
+ * time, by a layer made on the main thread: the canvas renders that. */
+static void
+render_viewport (const EsRequest *request, const EsWorkItem *item, const EsLayer *layer, EsRendering *rendering)
+{
+  EsColorScale scale;
+
+  if (item->viewport.zoom <= 0 || es_image_planes (&layer->result.values) > 1)
+    return;
+  es_layer_display_scale (layer, &request->display, &scale);
+  es_layer_render_viewport (layer, &scale, &item->viewport, TRUE, rendering);
+}
+
 /* A request: the views on screen first, in a response of their own, then
  * the rest (the side panel's histograms). A request that a newer one
  * supersedes stops between jobs, or within its running job when the newer
@@ -434,6 +452,8 @@ process (EsWorker *worker, EsRequest *request)
       part->n_layers++;
       if (part->layers[k] && part->fresh[k])
         part->jobs_ms += part->layers[k]->result.timing.wall_ms;
+      if (part->layers[k])
+        render_viewport (request, &request->items[i], part->layers[k], &part->renderings[k]);
 
       g_mutex_lock (&worker->lock);
       stopped = job_cancelled || superseded_locked (worker, request);

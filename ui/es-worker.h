@@ -14,12 +14,19 @@ G_BEGIN_DECLS
 typedef struct {
   EsView view;
   EsJob job; /* job.variant must be static (es_variant_find) */
+  /* Where a view on screen will be drawn (es_canvas_plan_viewport): the
+   * worker renders the result's first texture for it, so that showing the
+   * result on the main thread only draws it. Zoom 0: none. */
+  EsViewport viewport;
 } EsWorkItem;
 
 typedef struct {
   guint64 generation; /* increases with every request */
   EsSource *source;   /* owned by the request; NULL: only set up the engine */
   EsBackendChoice backend;
+  /* The colours the items' viewports are rendered with. The jobs never
+   * depend on it: a display change runs nothing (the canvas renders it). */
+  EsDisplay display;
   int n_items;
   /* The first n_shown items are on screen: they are answered first, in a
    * response of their own; the rest (for histograms) follow in a second. */
@@ -43,8 +50,10 @@ typedef struct {
   int n_layers;
   EsLayer *layers[ES_N_VIEWS]; /* in request order; NULL where a job failed */
   gboolean fresh[ES_N_VIEWS];  /* computed for this request, not from the cache */
-  char *error;                 /* the first failure, for the user */
-  char *notice;                /* a CUDA fallback notice, for the user */
+  /* The layers' textures for their items' viewports, where they had one. */
+  EsRendering renderings[ES_N_VIEWS];
+  char *error;  /* the first failure, for the user */
+  char *notice; /* a CUDA fallback notice, for the user */
   EsEngineInfo engine;
   double worker_ms; /* from picking the request up to posting this */
   double jobs_ms;   /* es_run time of the layers computed for this */

@@ -296,6 +296,34 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
   return write_png (path, width, height, 8, 3, NULL, &chunks, heatmap_fill_rows, &rows, gate, error);
 }
 
+bool
+es_heatmap_canvas_render (const EsImage *values, const EsColorScale *scale, bool colorbar, const EsValueInfo *info,
+                          EsHeatmapCanvas *canvas, EsError *error)
+{
+  HeatmapRows rows = { .values = values, .scale = scale };
+  EsColorbarLayout bar;
+
+  memset (canvas, 0, sizeof *canvas);
+  if (!values || !values->pixels || values->width <= 0 || values->height <= 0 || !scale)
+    return es_error_set (error, ES_ERROR_INVALID, "cannot draw the heatmap: no image or no colour scale");
+  canvas->width = values->width;
+  canvas->height = values->height;
+  if (colorbar)
+    {
+      es_colorbar_layout_init (&bar, values->width, values->height, scale, info);
+      rows.bar = &bar;
+      canvas->width = bar.width;
+      canvas->height = bar.height;
+      canvas->image_x = canvas->image_y = bar.margin;
+    }
+  canvas->stride = 3 * (size_t) canvas->width;
+  if ((canvas->rgb = malloc (canvas->stride * canvas->height)) == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot draw the heatmap: out of memory for %d × %d pixels",
+                         canvas->width, canvas->height);
+  heatmap_fill_rows (&rows, 0, canvas->height, canvas->rgb, canvas->stride);
+  return true;
+}
+
 /* ---- Raw 16-bit ------------------------------------------------------- */
 
 bool
@@ -355,6 +383,20 @@ es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, si
     return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
   text_add_info (&chunks, NULL);
   return write_png (path, width, height, 8, 3, NULL, &chunks, rgb_fill_rows, &rows, NULL, error);
+}
+
+bool
+es_save_heatmap_canvas_png (const char *path, const EsHeatmapCanvas *canvas, const EsColorScale *scale,
+                            const EsValueInfo *info, EsError *error)
+{
+  RgbRows rows = { .rgb = canvas->rgb, .width = canvas->width, .stride = canvas->stride };
+  TextChunks chunks = { .n = 0 };
+
+  if (!canvas->rgb || canvas->width <= 0 || canvas->height <= 0)
+    return es_save_fail (error, ES_ERROR_INVALID, path, "no image to write");
+  text_add_info (&chunks, info);
+  text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale_of (info), scale->hi * unit_scale_of (info));
+  return write_png (path, canvas->width, canvas->height, 8, 3, NULL, &chunks, rgb_fill_rows, &rows, NULL, error);
 }
 
 /* ---- Text matrix ------------------------------------------------------ */

@@ -93,6 +93,22 @@ bool es_save_text_matrix (const char *path, const EsImage *values, const EsValue
  * the keys of the PNG tEXt chunks as "Key=value" lines in ImageDescription;
  * BigTIFF when the file could pass 4 GiB. */
 bool es_save_tiff (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error);
+/* The colour picture of es_save_heatmap_png (the heatmap, with its
+ * colorbar when asked), in memory, for a caller that draws over it (the
+ * window's timing overlays on slides) before es_save_heatmap_canvas_png. */
+typedef struct {
+  uint8_t *rgb; /* packed RGB, stride bytes a row; free() */
+  int width, height;
+  size_t stride;
+  int image_x, image_y; /* where the heatmap lies in it */
+} EsHeatmapCanvas;
+
+bool es_heatmap_canvas_render (const EsImage *values, const EsColorScale *scale, bool colorbar, const EsValueInfo *info,
+                               EsHeatmapCanvas *canvas, EsError *error);
+/* An RGB PNG of the canvas with the tEXt chunks of es_save_heatmap_png:
+ * with nothing drawn over a canvas with a colorbar, the same file. */
+bool es_save_heatmap_canvas_png (const char *path, const EsHeatmapCanvas *canvas, const EsColorScale *scale,
+                                 const EsValueInfo *info, EsError *error);
 /* An 8-bit RGB PNG of packed pixels (3 bytes each), written atomically. */
 bool es_save_rgb_png (const char *path, const uint8_t *rgb, int width, int height, size_t stride, EsError *error);
 

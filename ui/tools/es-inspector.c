@@ -347,6 +347,7 @@ _es_inspector_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeom
   _es_tools_to_pane (geometry, counts->x + counts->half_width + 1, counts->y + counts->half_height + 1, &points[4],
                      &points[5]);
   points[2] = points[4], points[3] = points[1], points[6] = points[0], points[7] = points[5];
+  _es_tools_keep_clear (self, points, 4);
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 4, TRUE, 0);
   if (geometry->zoom >= 4)
     {

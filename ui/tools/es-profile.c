@@ -210,6 +210,7 @@ _es_profile_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeomet
     return;
   _es_tools_to_pane (geometry, self->line[0] + 0.5, self->line[1] + 0.5, &points[0], &points[1]);
   _es_tools_to_pane (geometry, self->line[2] + 0.5, self->line[3] + 0.5, &points[2], &points[3]);
+  _es_tools_keep_clear (self, points, 2);
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 2, FALSE,
                          3.5);
   /* The plot's pointer, on the line. */

@@ -183,5 +183,6 @@ _es_roi_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *
   points[3] = points[1];
   points[6] = points[0];
   points[7] = points[5];
+  _es_tools_keep_clear (self, points, 4);
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 4, TRUE, 0);
 }

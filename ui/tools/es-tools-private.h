@@ -95,6 +95,9 @@ EsLayer *_es_tools_get_layer (EsTools *self, EsView view);
 void _es_tools_schedule_update (EsTools *self);
 /* The pane geometry's point of an image coordinate. */
 void _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, double *px, double *py);
+/* The timing overlays keep clear of the box around these pane points (a
+ * shape being drawn). */
+void _es_tools_keep_clear (EsTools *self, const double *points, int n_points);
 /* Tests drive the tools as the pointer does, in canvas coordinates. */
 void es_tools_set_tool (EsTools *self, EsTool tool);
 void es_tools_press (EsTools *self, double x, double y);

@@ -419,6 +419,21 @@ _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, d
   *py = geometry->y + iy * geometry->zoom;
 }
 
+void
+_es_tools_keep_clear (EsTools *self, const double *points, int n_points)
+{
+  double x0 = points[0], y0 = points[1], x1 = points[0], y1 = points[1];
+
+  for (int i = 1; i < n_points; i++)
+    {
+      x0 = MIN (x0, points[2 * i]);
+      x1 = MAX (x1, points[2 * i]);
+      y0 = MIN (y0, points[2 * i + 1]);
+      y1 = MAX (y1, points[2 * i + 1]);
+    }
+  es_canvas_keep_clear (self->canvas, &GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0));
+}
+
 static void
 draw_shapes (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry, gpointer data)
 {

@@ -5,6 +5,7 @@
 #include "es-tools.h"
 #include "es-volume-export.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
@@ -20,6 +21,7 @@ typedef struct {
   EsExportFormat format;
   gboolean colorbar;
   gboolean every_plane; /* the volume's every plane as one multi-page TIFF */
+  char *overlay;        /* drawn over a colormapped PNG (slides); NULL: none */
 } ExportData;
 
 static void
@@ -29,7 +31,26 @@ export_data_free (gpointer data)
 
   es_layer_unref (export->layer);
   g_free (export->path);
+  g_free (export->overlay);
   g_free (export);
+}
+
+/* The colormapped PNG with the timing overlay over the image: the export's
+ * picture drawn in memory, the overlay over it, then written. */
+static gboolean
+export_with_overlay (ExportData *export, EsError *error)
+{
+  EsHeatmapCanvas canvas;
+  gboolean ok;
+
+  if (!es_heatmap_canvas_render (&export->result.values, &export->result.scale, export->colorbar, &export->result.info,
+                                 &canvas, error))
+    return FALSE;
+  es_timings_overlay_draw (export->overlay, canvas.rgb, canvas.stride, canvas.image_x, canvas.image_y,
+                           export->result.values.width, export->result.values.height);
+  ok = es_save_heatmap_canvas_png (export->path, &canvas, &export->result.scale, &export->result.info, error);
+  free (canvas.rgb);
+  return ok;
 }
 
 static void
@@ -38,9 +59,9 @@ export_thread (GTask *task, gpointer source_object, gpointer task_data, GCancell
   ExportData *export = task_data;
   EsError error = { 0 };
 
-  if (export->every_plane
-        ? es_volume_export_tiff (export->path, &export->result, &error)
-        : es_pipeline_export (export->path, export->format, &export->result, export->colorbar, &error))
+  if (export->every_plane ? es_volume_export_tiff (export->path, &export->result, &error)
+      : export->overlay   ? export_with_overlay (export, &error)
+                        : es_pipeline_export (export->path, export->format, &export->result, export->colorbar, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_new_error (task, G_IO_ERROR, G_IO_ERROR_FAILED, "%s", error.message);
@@ -116,6 +137,9 @@ export_async (EsWindow *self, GFile *file, EsExportFormat format, gboolean color
   export->format = format;
   export->colorbar = colorbar;
   export->every_plane = every_plane;
+  /* Slides: only a picture takes the overlay; values stay values. */
+  if (format == ES_EXPORT_PNG && !every_plane && g_settings_get_boolean (self->settings, "export-overlays"))
+    export->overlay = _es_window_overlay_text (self, layer);
   g_task_set_task_data (task, export, export_data_free);
   /* The process has one compression setting, as the application has. */
   es_save_set_compression (g_settings_get_enum (self->settings, "export-compression"));
@@ -358,6 +382,8 @@ on_export_response (GtkNativeDialog *dialog, int response, EsWindow *self)
           g_settings_set_enum (self->settings, "export-compression", i);
       g_settings_set_enum (self->settings, "export-format", format);
       g_settings_set_boolean (self->settings, "export-colorbar", colorbar);
+      g_settings_set_boolean (self->settings, "export-overlays",
+                              g_strcmp0 (gtk_file_chooser_get_choice (chooser, "overlays"), "true") == 0);
       _es_window_export_chosen (self, chosen, format, colorbar);
     }
   g_clear_object (&self->chooser);
@@ -446,6 +472,10 @@ export_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "colorbar", _ ("With colorbar"), NULL, NULL);
   gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "colorbar",
                                g_settings_get_boolean (self->settings, "export-colorbar") ? "true" : "false");
+  gtk_file_chooser_add_choice (GTK_FILE_CHOOSER (chooser), "overlays", _ ("Include timing overlays (colormapped PNG)"),
+                               NULL, NULL);
+  gtk_file_chooser_set_choice (GTK_FILE_CHOOSER (chooser), "overlays",
+                               g_settings_get_boolean (self->settings, "export-overlays") ? "true" : "false");
   stem = g_strdup (self->source->name);
   if ((dot = strrchr (stem, '.')) && dot != stem)
     *dot = '\0';
@@ -471,6 +501,7 @@ typedef struct {
   EsLayer *layer;
   EsColorScale scale;
   gsize stride;
+  char *overlay; /* the pane's timing overlay while it shows; NULL: none */
 } CopyData;
 
 static void
@@ -479,6 +510,7 @@ copy_data_free (gpointer data)
   CopyData *copy = data;
 
   es_layer_unref (copy->layer);
+  g_free (copy->overlay);
   g_free (copy);
 }
 
@@ -486,9 +518,19 @@ static void
 copy_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellable *cancellable)
 {
   CopyData *copy = task_data;
+  GBytes *rgb = es_layer_render_rgb (copy->layer, &copy->scale, &copy->stride);
 
-  g_task_return_pointer (task, es_layer_render_rgb (copy->layer, &copy->scale, &copy->stride),
-                         (GDestroyNotify) g_bytes_unref);
+  /* The copy is the view as seen: with its overlay when it has one. */
+  if (copy->overlay)
+    {
+      gsize size;
+      guint8 *pixels = g_bytes_unref_to_data (rgb, &size);
+
+      es_timings_overlay_draw (copy->overlay, pixels, copy->stride, 0, 0, es_layer_width (copy->layer),
+                               es_layer_height (copy->layer));
+      rgb = g_bytes_new_take (pixels, size);
+    }
+  g_task_return_pointer (task, rgb, (GDestroyNotify) g_bytes_unref);
 }
 
 static void
@@ -534,6 +576,8 @@ copy_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
   _es_window_get_display (self, &display);
   es_layer_display_scale (layer, &display, &copy->scale);
   es_tools_adjust_scale (self->tools, layer->view, &copy->scale);
+  if (g_settings_get_boolean (self->settings, "show-timings"))
+    copy->overlay = _es_window_overlay_text (self, layer);
   task = g_task_new (self, self->cancellable, on_copied, NULL);
   g_task_set_task_data (task, copy, copy_data_free);
   _es_window_track_task (self, task, FALSE);

@@ -71,6 +71,8 @@ struct _EsWindow {
   GQueue requested_keys;        /* RequestedKeys of requests not yet shown, oldest first */
   GVariant *shown_keys;         /* the job keys of the response on screen (a{sv}), or NULL */
   EsLayer *shown[ES_N_VIEWS];
+  /* The worker's textures of shown[view], until the canvas takes them. */
+  EsRendering renderings[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
 
@@ -174,6 +176,9 @@ void _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVari
 void _es_window_record_timing (EsWindow *self, const EsLayer *layer);
 void _es_window_forget_timings (EsWindow *self);
 void _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median, int *n_runs);
+/* The timing overlay's text for layer (es_timings_overlay_text of the
+ * card's medians). Free with g_free. */
+char *_es_window_overlay_text (EsWindow *self, const EsLayer *layer);
 /* Opening, timed from the request (requested, monotonic µs) to the first
  * frame painted with the image: decoded replaces any opening still waiting
  * (a superseded one never reports); waits_for_paint says whether a frame

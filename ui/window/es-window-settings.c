@@ -12,8 +12,8 @@
 /* Shared by every window: where files are, what was opened, how large an
  * image may be, how exports are made, the style. */
 static const char *const app_wide_keys[] = {
-  "last-folder",     "recent-files",       "reopen-last", "max-pixels", "export-format",
-  "export-colorbar", "export-compression", "style",       NULL,
+  "last-folder",     "recent-files",       "reopen-last", "max-pixels",      "export-format",
+  "export-colorbar", "export-compression", "style",       "export-overlays", NULL,
 };
 
 /* What Undo steps back through: the parameters (by name, from the table),
@@ -313,7 +313,11 @@ _es_window_on_settings_changed (GSettings *settings, const char *key, EsWindow *
       g_object_notify (G_OBJECT (self), "view");
     }
   else if (g_str_equal (key, "show-timings"))
-    g_object_notify (G_OBJECT (self), "show-timings");
+    {
+      /* The canvas's overlays come and go with the card. */
+      _es_window_refresh (self);
+      g_object_notify (G_OBJECT (self), "show-timings");
+    }
   else if (g_str_equal (key, "backend"))
     {
       _es_window_schedule_update (self, what);

@@ -123,6 +123,16 @@ _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median
   *n_runs = n;
 }
 
+char *
+_es_window_overlay_text (EsWindow *self, const EsLayer *layer)
+{
+  EsTiming median;
+  int n_runs;
+
+  _es_window_median_timing (self, layer, &median, &n_runs);
+  return es_timings_overlay_text (layer, &median);
+}
+
 /* Opening: from the request to the first frame painted with the image */
 
 void

@@ -98,11 +98,15 @@ _es_window_orthogonal_panes (EsWindow *self, EsCanvasPane *panes)
   panes[0].cross_x = self->cross_x;
   panes[0].cross_y = self->cross_y;
   panes[1] = panes[0];
+  /* The slices come from the XY pane's job: its overlay says it once;
+   * what was rendered for the XY pane is not theirs. */
+  panes[1].overlay = NULL;
+  panes[1].rendering = NULL;
   panes[1].layer = slice_of (self, volume, ES_SLICE_YZ);
   panes[1].label = self->pane_labels[1];
   panes[1].cross_x = self->z;
   panes[1].cross_y = self->cross_y;
-  panes[2] = panes[0];
+  panes[2] = panes[1];
   panes[2].layer = slice_of (self, volume, ES_SLICE_XZ);
   panes[2].label = self->pane_labels[2];
   panes[2].cross_x = self->cross_x;

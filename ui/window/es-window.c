@@ -4,6 +4,8 @@
 #include "es-window-private.h"
 
 #include <math.h>
+#include <string.h>
+
 #include <glib/gi18n-lib.h>
 
 #include "es-accessible.h"
@@ -189,6 +191,13 @@ send_request (gpointer data)
       for (int i = 0; i < n; i++)
         add_item (request, self, views[i]);
       request->n_shown = request->n_items;
+      /* Orthogonal views and volumes' planes are drawn from layers that
+       * the main thread makes: only 2-D views are rendered ahead. */
+      _es_window_get_display (self, &request->display);
+      if (es_source_planes (source) == 1 && !_es_window_get_orthogonal (self, NULL))
+        for (int i = 0; i < n; i++)
+          es_canvas_plan_viewport (self->canvas, n, source->image.width, source->image.height,
+                                   &request->items[i].viewport);
       /* The side panel's histograms need their views too. */
       if (_es_window_get_panel_shown (self))
         for (int view = 0; view < ES_N_VIEWS; view++)
@@ -270,6 +279,9 @@ refresh_view (EsWindow *self)
   EsDisplay display;
   EsTiming median;
   int n = _es_window_get_views (self, views), n_runs;
+  /* The timing overlays follow the card (Ctrl+T). */
+  gboolean show_overlays = g_settings_get_boolean (self->settings, "show-timings");
+  char *overlays[ES_CANVAS_MAX_PANES] = { NULL };
 
   _es_window_get_display (self, &display);
   for (int i = 0; i < n; i++)
@@ -277,11 +289,21 @@ refresh_view (EsWindow *self)
       panes[i] = (EsCanvasPane){ .layer = es_window_get_layer (self, views[i]), .cross_x = -1 };
       if (panes[i].layer == NULL)
         return;
+      if (panes[i].layer == self->shown[views[i]])
+        panes[i].rendering = &self->renderings[views[i]];
+
       es_layer_display_scale (panes[i].layer, &display, &panes[i].scale);
       es_tools_adjust_scale (self->tools, views[i], &panes[i].scale);
     }
+  for (int i = 0; i < n && show_overlays; i++)
+    panes[i].overlay = overlays[i] = _es_window_overlay_text (self, panes[i].layer);
   es_canvas_set_panes (self->canvas, panes,
                        _es_window_get_orthogonal (self, NULL) ? _es_window_orthogonal_panes (self, panes) : n);
+  for (int i = 0; i < n; i++)
+    g_free (overlays[i]);
+  /* The canvas holds what it took; a later refresh renders itself. */
+  for (int view = 0; view < ES_N_VIEWS; view++)
+    es_rendering_clear (&self->renderings[view]);
   es_tools_views_changed (self->tools);
   gtk_stack_set_visible_child_name (self->stack, "canvas");
 
@@ -462,6 +484,9 @@ on_response (EsResponse *response, gpointer user_data)
         _es_window_record_timing (self, layer);
       g_clear_pointer (&self->shown[layer->view], es_layer_unref);
       self->shown[layer->view] = es_layer_ref (layer);
+      es_rendering_clear (&self->renderings[layer->view]);
+      self->renderings[layer->view] = response->renderings[i];
+      memset (&response->renderings[i], 0, sizeof response->renderings[i]);
     }
   if (response->error)
     _es_window_show_error (self, _ ("Could not compute the view"), response->error);
@@ -642,7 +667,10 @@ es_window_dispose (GObject *object)
     gtk_native_dialog_destroy (self->chooser);
   g_clear_object (&self->chooser);
   for (int i = 0; i < ES_N_VIEWS; i++)
-    g_clear_pointer (&self->shown[i], es_layer_unref);
+    {
+      g_clear_pointer (&self->shown[i], es_layer_unref);
+      es_rendering_clear (&self->renderings[i]);
+    }
   g_clear_pointer (&self->source, es_source_unref);
   g_clear_pointer (&self->pending_source, es_source_unref);
   _es_window_forget_timings (self);
