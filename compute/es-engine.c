@@ -575,9 +575,8 @@ es_host_memory_name (EsHostMemory memory)
   return (unsigned) memory < sizeof names / sizeof names[0] ? names[memory] : "?";
 }
 
-/* The rates of a run's metrics from its bytes and times. */
-static void
-metrics_rates (EsTiming *timing)
+void
+es_timing_update_rates (EsTiming *timing)
 {
   EsMetrics *m = &timing->metrics;
   const double bytes = m->model.read_bytes + m->model.write_bytes;
@@ -605,7 +604,7 @@ finish_metrics (EsEngine *engine, const EsJob *job, const EsVariant *variant, co
 #else
   m->copy_gbs = engine->cpu_copy_gbs;
 #endif
-  metrics_rates (timing);
+  es_timing_update_rates (timing);
 }
 
 void
@@ -626,7 +625,7 @@ es_timing_accumulate (EsTiming *total, const EsTiming *part)
   total->metrics.model.shared_bytes += sum.model.shared_bytes;
   total->metrics.upload_bytes += sum.upload_bytes;
   total->metrics.download_bytes += sum.download_bytes;
-  metrics_rates (total);
+  es_timing_update_rates (total);
 }
 
 /* A job whose planes are independent (a 2-D window, sharpen, quantize) on

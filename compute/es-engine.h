@@ -85,6 +85,9 @@ typedef struct {
  * transfers summed, bandwidths recomputed from the sums, the resources and
  * peaks of the latest part kept. */
 void es_timing_accumulate (EsTiming *total, const EsTiming *part);
+/* Recomputes the metrics' rates (achieved GB/s and its shares, PCIe GB/s)
+ * from the bytes and times, after a caller replaced the times (medians). */
+void es_timing_update_rates (EsTiming *timing);
 
 /* Milliseconds of the monotonic clock: every wall time the program reports
  * (EsTiming, the CLI's stages, the Python module's calls) is a difference of two. */
