@@ -41,7 +41,7 @@ es_cli_metrics_columns (FILE *out, const EsMetrics *m)
 
   figure (rd, sizeof rd, "%.2f", m->model.read_bytes / pixels);
   figure (wr, sizeof wr, "%.2f", m->model.write_bytes / pixels);
-  figure (mb, sizeof mb, "%.1f", (m->model.read_bytes + m->model.write_bytes) / 1e6);
+  figure (mb, sizeof mb, "%.3f", (m->model.read_bytes + m->model.write_bytes) / 1e6);
   figure (gbs, sizeof gbs, "%.1f", m->achieved_gbs);
   figure (copy, sizeof copy, "%.0f", 100 * m->copy_share);
   figure (peak, sizeof peak, "%.0f", 100 * m->datasheet_share);
