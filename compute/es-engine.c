@@ -831,12 +831,13 @@ es_engine_measure_peak (EsEngine *engine, EsError *error)
   /* Each way, CUDA: 256 MiB, four times an H200's L2, so that the copy
    * streams from DRAM as the jobs the metrics describe do; CPU: 64 MiB,
    * far past any last-level cache, at a quarter of the time. */
-  const size_t bytes = (size_t) 256 << 20, cpu_bytes = (size_t) 64 << 20;
+  const size_t cpu_bytes = (size_t) 64 << 20;
 
 #ifdef ES_HAVE_CUDA
   engine_settle (engine);
   if (engine->active == ES_BACKEND_CUDA)
     {
+      const size_t bytes = (size_t) 256 << 20;
       double ms = 0;
 
       if (engine->cuda_copy_gbs > 0)
