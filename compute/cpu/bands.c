@@ -156,7 +156,7 @@ es_cpu_copy_gbs (size_t bytes, int repeats)
 {
   enum { MOST_REPEATS = 32 };
   uint8_t *source = aligned_alloc (64, (bytes + 63) / 64 * 64), *target = aligned_alloc (64, (bytes + 63) / 64 * 64);
-  double ms[MOST_REPEATS];
+  double ms[MOST_REPEATS] = { 0 };
   double gbs = 0;
 
   repeats = repeats < 1 ? 1 : repeats > MOST_REPEATS ? MOST_REPEATS : repeats;

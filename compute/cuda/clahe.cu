@@ -701,8 +701,9 @@ enum { COUNT_GLOBAL, COUNT_SHARED, COUNT_TILE_BLOCK, COUNT_FAST };
  * rows), the LUTs or cells once (they sit in L2: 16 KiB at 8 bits, 8 MiB
  * at 16), and writes the result in the input's depth. The atomics land in
  * L2 or shared memory. */
+template <int COUNTING>
 static void
-clahe_memory (const EsJob *job, const EsExtent *extent, int counting, EsTraffic *traffic)
+clahe_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
 {
   EsClaheGeometry g;
   const bool wide = extent->format == ES_FORMAT_U16;
@@ -713,7 +714,7 @@ clahe_memory (const EsJob *job, const EsExtent *extent, int counting, EsTraffic 
   const double tiles = (double) job->tile_columns * job->tile_rows, bins = wide ? 65536 : 256;
   const double counts = (tiles * bins + tiles) * 4, luts = tiles * bins * sample;
   const double cells = wide ? 0 : (job->tile_columns + 1.0) * (job->tile_rows + 1.0) * 256 * 4;
-  const int path = wide ? COUNT_GLOBAL : counting;
+  const int path = wide ? COUNT_GLOBAL : COUNTING;
 
   *traffic = (EsTraffic){ 0, 0, 0 };
   traffic->write_bytes += counts;
@@ -727,30 +728,6 @@ clahe_memory (const EsJob *job, const EsExtent *extent, int counting, EsTraffic 
   traffic->write_bytes += cells;
   traffic->read_bytes += vectors * sample;
   traffic->write_bytes += vectors * sample;
-}
-
-static void
-global_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
-{
-  clahe_memory (job, extent, COUNT_GLOBAL, traffic);
-}
-
-static void
-shared_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
-{
-  clahe_memory (job, extent, COUNT_SHARED, traffic);
-}
-
-static void
-tile_block_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
-{
-  clahe_memory (job, extent, COUNT_TILE_BLOCK, traffic);
-}
-
-static void
-fast_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
-{
-  clahe_memory (job, extent, COUNT_FAST, traffic);
 }
 
 /* ---- the operation ---------------------------------------------------------------- */
@@ -768,24 +745,24 @@ static const EsVariant clahe_variants[] = {
     "Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
     "64 × 256 counters, and every SM queues on the same few addresses in L2.",
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
-    false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu, global_memory },
+    false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu, clahe_memory<COUNT_GLOBAL> },
   { "shared-chunks", "Shared-memory chunks",
     "Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
     "global atomics: the contended updates move on chip, and every SM has chunks to count.",
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
-    false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu, shared_memory },
+    false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu, clahe_memory<COUNT_SHARED> },
   { "tile-block", "One block a tile",
     "One block counts its whole tile in shared memory, then clips it and scans its LUT without "
     "leaving the SM: no global histogram and one launch fewer, but an 8×8 grid gives 64 blocks for "
     "132 SMs.",
     "OpenCV's CUDA CLAHE (cudaimgproc: one block a tile)",
-    false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu, tile_block_memory },
+    false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu, clahe_memory<COUNT_TILE_BLOCK> },
   { "fast", "Chunks, last block builds the LUT",
     "Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
     "tile's LUT (threadfence reduction): every SM busy, two kernels in all, and the blend reads its "
     "16 pixels with one 16-byte load.",
     "CUDA C++ Programming Guide, §Memory fence functions; cuda-samples threadFenceReduction",
-    true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu, fast_memory },
+    true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu, clahe_memory<COUNT_FAST> },
 };
 
 const EsCudaOp es_cuda_clahe = ES_CUDA_OP_VARIANTS_ONLY (clahe_variants);

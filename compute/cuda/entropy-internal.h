@@ -16,8 +16,7 @@ bool es_cuda_entropy_teaching_init (EsCuda *cuda, EsError *error);
 /* Their memory models (EsVariant.memory). */
 void es_cuda_entropy_naive_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 void es_cuda_entropy_per_thread_histogram_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
-void es_cuda_entropy_table_global_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
-void es_cuda_entropy_table_constant_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_table_cached_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 void es_cuda_entropy_table_shared_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 void es_cuda_entropy_shared_tile_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 

@@ -422,15 +422,10 @@ es_cuda_entropy_per_thread_histogram_memory (const EsJob *job, const EsExtent *e
     }
 }
 
+/* log-table-global and log-table-constant: the table's lookups go to the
+ * L1 or the constant cache, not shared memory, so both count the same. */
 void
-es_cuda_entropy_table_global_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
-{
-  teaching_dram (extent, traffic);
-  traffic->shared_bytes = es_extent_pixels (extent) * table_shared_bytes (job, false);
-}
-
-void
-es_cuda_entropy_table_constant_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+es_cuda_entropy_table_cached_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
 {
   teaching_dram (extent, traffic);
   traffic->shared_bytes = es_extent_pixels (extent) * table_shared_bytes (job, false);

@@ -106,14 +106,14 @@ static const EsVariant entropy_variants[] = {
     "table, because the L1 cache serves a warp's different entries from one or two cache lines.",
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only,
-    es_cuda_entropy_table_global_memory },
+    es_cuda_entropy_table_cached_memory },
   { "log-table-constant", "c·ln c table in constant memory",
     "The same table in __constant__ memory: one address per warp would be a broadcast, but each "
     "thread looks up its own count, the constant cache serves the different addresses one after "
     "another, and the kernel runs about 30% slower than with the table in global or shared memory.",
     "NVIDIA CUDA C++ Programming Guide, §Constant memory",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant, default_definition_only,
-    es_cuda_entropy_table_constant_memory },
+    es_cuda_entropy_table_cached_memory },
   { "log-table-shared", "c·ln c table in shared memory",
     "The same table copied into shared memory by each block: 32 banks serve a warp's different "
     "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "

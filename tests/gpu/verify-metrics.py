@@ -9,7 +9,11 @@ random VOLUME³ volume (default 512³, ball r=3), this runs the CLI once with
 ncu for dram__bytes_read.sum + dram__bytes_write.sum, summed over every
 kernel of the run, and prints one table: variant, modelled MB, ncu MB, their
 ratio and PASS or FAIL at 10 %. The model's read and write bytes are shown
-beside ncu's, so that a FAIL says which side is off. One failure never stops
+beside ncu's, so that a FAIL says which side is off, and so are the bytes
+that stores wrote into L2 (lts__t_sectors_op_write.sum × 32): a kernel's
+last dirty lines can still sit in L2 when it ends, so that DRAM writes come
+in short of a large output by up to the L2's size, where the L2 writes do
+not (they also count atomics, which stay in L2). One failure never stops
 the table; the exit status is 1 when any variant failed or could not run.
 
 The run under ncu has no --metrics: the copy floor that --metrics measures
@@ -129,9 +133,9 @@ def model_bytes(args, env):
 
 
 def ncu_bytes(args, env):
-    """(read, write, kernels) DRAM bytes that ncu counts over every kernel of the run."""
-    command = [NCU, "--csv", "--print-units", "base", "--metrics", "dram__bytes_read.sum,dram__bytes_write.sum",
-               CLI] + args + ["-q"]
+    """(DRAM read, DRAM write, kernels, L2 write) bytes that ncu counts over every kernel of the run."""
+    command = [NCU, "--csv", "--print-units", "base", "--metrics",
+               "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum", CLI] + args + ["-q"]
     try:
         run = subprocess.run(command, env=env, capture_output=True, text=True)
     except OSError as error:
@@ -140,7 +144,7 @@ def ncu_bytes(args, env):
         tail = (run.stderr.strip() or run.stdout.strip()).splitlines()[-2:]
         return None, "ncu exit %d: %s" % (run.returncode, " ".join(tail))
     body = "\n".join(l for l in run.stdout.splitlines() if l.startswith('"'))
-    read = write = 0.0
+    read = write = l2_write = 0.0
     kernels = set()
     for row in csv.DictReader(io.StringIO(body)):
         name, unit = row.get("Metric Name"), row.get("Metric Unit", "byte")
@@ -153,9 +157,11 @@ def ncu_bytes(args, env):
             read += value
         elif name == "dram__bytes_write.sum":
             write += value
+        elif name == "lts__t_sectors_op_write.sum":
+            l2_write += 32 * value
     if not kernels:
         return None, "ncu profiled no kernel (counters not permitted?): %s" % run.stdout.strip()[-200:]
-    return (read, write, len(kernels)), None
+    return (read, write, len(kernels), l2_write), None
 
 
 def main():
@@ -176,9 +182,9 @@ def main():
         volume = os.path.join(d, "volume.tif")
         if options.volume > 0 and "entropy" in ops:
             write_volume_tiff(volume, options.volume, rng)
-        print("%-9s %-22s %10s %10s %7s  %-7s %9s %9s %9s %9s %4s" % (
+        print("%-9s %-22s %10s %10s %7s  %-7s %9s %9s %9s %9s %9s %4s" % (
             "op", "variant", "model MB", "ncu MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "ncu wr",
-            "krn"))
+            "L2 wr", "krn"))
         for op, variant in variants(env):
             if op not in ops:
                 continue
@@ -200,9 +206,9 @@ def main():
             ratio = total_model / total_ncu if total_ncu > 0 else float("inf")
             ok = abs(ratio - 1) <= TOLERANCE
             failed += 0 if ok else 1
-            print("%-9s %-22s %10.1f %10.1f %7.3f  %-7s %9.1f %9.1f %9.1f %9.1f %4d" % (
+            print("%-9s %-22s %10.1f %10.1f %7.3f  %-7s %9.1f %9.1f %9.1f %9.1f %9.1f %4d" % (
                 op, label, total_model, total_ncu, ratio, "PASS" if ok else "FAIL", model[0] / 1e6,
-                measured[0] / 1e6, model[1] / 1e6, measured[1] / 1e6, measured[2]))
+                measured[0] / 1e6, model[1] / 1e6, measured[1] / 1e6, measured[3] / 1e6, measured[2]))
             sys.stdout.flush()
     print("%s: %d variant%s off by more than %d %% or not run" % (
         "FAIL" if failed else "PASS", failed, "" if failed == 1 else "s", round(TOLERANCE * 100)))
