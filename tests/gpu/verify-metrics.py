@@ -16,7 +16,10 @@ in short of a large output by up to the L2's size, where the L2 writes do
 not (they also count atomics, which stay in L2). One failure never stops
 the table; the exit status is 1 when any variant failed or could not run.
 
-The run under ncu has no --metrics: the copy floor that --metrics measures
+The input is a PGM, which the CLI decodes whole, so that each run is one job
+on the whole image (a PNG may be computed band by band while it is read,
+whose small bands' outputs would stay in L2). The run under ncu has no
+--metrics: the copy floor that --metrics measures
 for its shares is a kernel of its own, which ncu would count. ncu flushes the
 caches before each kernel (--cache-control all, its default), which is what
 the models assume for a buffer that one kernel writes and the next reads.
