@@ -67,26 +67,26 @@ run_once (EsEngine *engine, const EsJob *job, const EsImage *image, EsImage *out
 
 bool
 es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
-                    double *kernel_ms, double *wall_ms, EsError *error)
+                    EsTiming *timing, EsError *error)
 {
   double *kernel = calloc (2 * (size_t) repeats, sizeof *kernel);
   double *wall = kernel + repeats;
-  EsTiming timing;
   bool ok = kernel != NULL;
 
   if (!ok)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory");
-  ok = run_once (engine, job, image, out, &timing, error);
+  ok = run_once (engine, job, image, out, timing, error);
   for (int i = 0; ok && i < repeats; i++)
     {
-      ok = run_once (engine, job, image, out, &timing, error);
-      kernel[i] = timing.kernel_ms;
-      wall[i] = timing.wall_ms;
+      ok = run_once (engine, job, image, out, timing, error);
+      kernel[i] = timing->kernel_ms;
+      wall[i] = timing->wall_ms;
     }
   if (ok)
     {
-      *kernel_ms = median (kernel, repeats);
-      *wall_ms = median (wall, repeats);
+      timing->kernel_ms = median (kernel, repeats);
+      timing->wall_ms = median (wall, repeats);
+      es_timing_update_rates (timing);
     }
   free (kernel);
   return ok;
@@ -164,8 +164,12 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
           row->kernel_ms = row->wall_ms = row->floor_multiple = NAN;
           continue;
         }
-      if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &row->kernel_ms, &row->wall_ms, error))
+      EsTiming timing;
+      if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &timing, error))
         goto out;
+      row->kernel_ms = timing.kernel_ms;
+      row->wall_ms = timing.wall_ms;
+      row->metrics = timing.metrics;
       row->repeats = repeats;
       row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;
     }

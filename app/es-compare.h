@@ -22,6 +22,7 @@ typedef struct {
   double kernel_ms;      /* median of EsTiming.kernel_ms */
   double wall_ms;        /* median of EsTiming.wall_ms */
   double floor_multiple; /* kernel_ms / the copy floor; NAN without a floor (the CPU) */
+  EsMetrics metrics;     /* of the median kernel time (es_compare_measure) */
   /* Why the variant cannot compute the job (es_variant_unsupported): then
    * it is not timed (repeats 0, the figures NAN), since the engine would
    * time another variant under its name. NULL when it was timed. */
@@ -45,11 +46,13 @@ EsEngine *es_compare_engine_new (EsBackendChoice choice, EsError *error);
  * its input twice: histogram, then the LUT). The copy floor moves these. */
 void es_compare_op_bytes (const EsJob *job, size_t pixels, size_t *in_bytes, size_t *out_bytes);
 
-/* A warm-up run, then the medians of `repeats` timed runs of one job; a CUDA
- * run that falls back to the CPU is an error (it would time the CPU under a
- * CUDA label). `out` is reused between runs; the caller clears it. */
+/* A warm-up run, then `repeats` timed runs of one job: *timing is the last
+ * run's, with the medians of the kernel and wall times and the metrics'
+ * rates from them. A CUDA run that falls back to the CPU is an error (it
+ * would time the CPU under a CUDA label). `out` is reused between runs;
+ * the caller clears it. */
 bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
-                         double *kernel_ms, double *wall_ms, EsError *error);
+                         EsTiming *timing, EsError *error);
 
 /* On a CUDA engine: the copy floor of the op's bytes (median of `repeats`),
  * then for each CUDA variant of job->op (job->variant is ignored) a warm-up

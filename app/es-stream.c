@@ -230,12 +230,7 @@ es_stream_run (EsStream *stream, EsEngine *engine, const EsViewParams *params, E
        * is computed apart and only its own rows go into the result. */
       for (int y = y0; y < y1; y++)
         memcpy (es_image_row (&result->values, y), es_image_row (&out, y - in0), row_bytes);
-      result->timing.upload_ms += timing.upload_ms;
-      result->timing.kernel_ms += timing.kernel_ms;
-      result->timing.download_ms += timing.download_ms;
-      result->timing.backend = timing.backend;
-      result->timing.variant = timing.variant;
-      result->timing.fell_back |= timing.fell_back;
+      es_timing_accumulate (&result->timing, &timing);
       if (y1 < height)
         es_row_gate_advance (&stream->computed, y1);
     }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "es-auto.h"
+#include "cpu/es-cpu.h"
 
 #ifdef ES_HAVE_CUDA
 #include "cuda/es-cuda.h"
@@ -40,7 +41,9 @@ struct EsEngine {
   char open_reason[256];
   double open_start_ms; /* when the opener started */
   bool cuda_warm;       /* a job ran on the device: its kernels are loaded */
+  double cuda_copy_gbs; /* es_engine_measure_peak on CUDA; 0 until then */
 #endif
+  double cpu_copy_gbs; /* es_engine_measure_peak on the CPU; 0 until then */
 };
 
 /* A sticky device error poisons the CUDA context for the whole process, so
@@ -600,6 +603,66 @@ needs_volume_kernel (const EsJob *job, const EsImage *in)
 static bool run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
                            EsControl *control, double start, EsError *error);
 
+const char *
+es_host_memory_name (EsHostMemory memory)
+{
+  static const char *const names[] = { "none", "pinned", "staged", "pageable", "mixed" };
+  return (unsigned) memory < sizeof names / sizeof names[0] ? names[memory] : "?";
+}
+
+void
+es_timing_update_rates (EsTiming *timing)
+{
+  EsMetrics *m = &timing->metrics;
+  const double bytes = m->model.read_bytes + m->model.write_bytes;
+
+  m->achieved_gbs = timing->kernel_ms > 0 ? bytes / 1e6 / timing->kernel_ms : 0;
+  m->copy_share = m->copy_gbs > 0 ? m->achieved_gbs / m->copy_gbs : 0;
+  m->datasheet_share = m->datasheet_gbs > 0 ? m->achieved_gbs / m->datasheet_gbs : 0;
+  m->upload_gbs = timing->upload_ms > 0 ? m->upload_bytes / 1e6 / timing->upload_ms : 0;
+  m->download_gbs = timing->download_ms > 0 ? m->download_bytes / 1e6 / timing->download_ms : 0;
+}
+
+/* The model of the code that ran (the variant's, or the CPU runner's) on
+ * this run's input, and the rates from it. */
+static void
+finish_metrics (EsEngine *engine, const EsJob *job, const EsVariant *variant, const EsImage *in, EsTiming *timing)
+{
+  EsMetrics *m = &timing->metrics;
+  const EsExtent extent = es_extent_of (in);
+  const EsMemoryModel model = variant != NULL ? variant->memory : es_op_info (job->op)->cpu_memory;
+
+  m->pixels = es_extent_pixels (&extent);
+  model (job, &extent, &m->model);
+#ifdef ES_HAVE_CUDA
+  m->copy_gbs = variant != NULL ? engine->cuda_copy_gbs : engine->cpu_copy_gbs;
+#else
+  m->copy_gbs = engine->cpu_copy_gbs;
+#endif
+  es_timing_update_rates (timing);
+}
+
+void
+es_timing_accumulate (EsTiming *total, const EsTiming *part)
+{
+  EsMetrics sum = total->metrics;
+
+  total->upload_ms += part->upload_ms;
+  total->kernel_ms += part->kernel_ms;
+  total->download_ms += part->download_ms;
+  total->backend = part->backend;
+  total->variant = part->variant;
+  total->fell_back |= part->fell_back;
+  total->metrics = part->metrics;
+  total->metrics.pixels += sum.pixels;
+  total->metrics.model.read_bytes += sum.model.read_bytes;
+  total->metrics.model.write_bytes += sum.model.write_bytes;
+  total->metrics.model.shared_bytes += sum.model.shared_bytes;
+  total->metrics.upload_bytes += sum.upload_bytes;
+  total->metrics.download_bytes += sum.download_bytes;
+  es_timing_update_rates (total);
+}
+
 /* A job whose planes are independent (a 2-D window, sharpen, quantize) on
  * a volume: today's 2-D path on each plane, on any backend, so that every
  * plane's result and speed are those of the same 2-D image. */
@@ -623,12 +686,7 @@ run_planes (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out,
         }
       if (!run_validated (engine, &plane_job, &in_plane, &out_plane, &plane_timing, control, es_monotonic_ms (), error))
         return false;
-      timing->upload_ms += plane_timing.upload_ms;
-      timing->kernel_ms += plane_timing.kernel_ms;
-      timing->download_ms += plane_timing.download_ms;
-      timing->backend = plane_timing.backend;
-      timing->variant = plane_timing.variant;
-      timing->fell_back |= plane_timing.fell_back;
+      es_timing_accumulate (timing, &plane_timing);
     }
   timing->wall_ms = es_monotonic_ms () - start;
   return true;
@@ -806,6 +864,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
       engine->cuda_warm = true;
       if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
+          finish_metrics (engine, job, variant, in, timing);
           timing->wall_ms = es_monotonic_ms () - start;
           return true;
         }
@@ -844,6 +903,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   timing->kernel_ms = es_monotonic_ms () - cpu_start;
   timing->backend = ES_BACKEND_CPU;
   timing->variant = "openmp";
+  finish_metrics (engine, job, NULL, in, timing);
   timing->wall_ms = es_monotonic_ms () - start;
   return true;
 }
@@ -904,4 +964,35 @@ es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out
   (void) kind, (void) in_bytes, (void) out_bytes, (void) repeats, (void) median_ms;
   return es_error_set (error, ES_ERROR_UNAVAILABLE, "the %s floor needs CUDA: %s",
                        kind == ES_FLOOR_COPY ? "copy" : "transfer", engine->cuda_reason);
+}
+
+bool
+es_engine_measure_peak (EsEngine *engine, EsError *error)
+{
+  /* Each way, CUDA: 256 MiB, four times an H200's L2, so that the copy
+   * streams from DRAM as the jobs the metrics describe do; CPU: 64 MiB,
+   * far past any last-level cache, at a quarter of the time. */
+  const size_t cpu_bytes = (size_t) 64 << 20;
+
+#ifdef ES_HAVE_CUDA
+  engine_settle (engine);
+  if (engine->active == ES_BACKEND_CUDA)
+    {
+      const size_t bytes = (size_t) 256 << 20;
+      double ms = 0;
+
+      if (engine->cuda_copy_gbs > 0)
+        return true;
+      if (!es_cuda_floor (engine->cuda, ES_FLOOR_COPY, bytes, bytes, 5, &ms, error))
+        return false;
+      engine->cuda_copy_gbs = ms > 0 ? 2.0 * (double) bytes / 1e6 / ms : 0;
+    }
+#endif
+  if (engine->cpu_copy_gbs > 0)
+    return true;
+  engine->cpu_copy_gbs = es_cpu_copy_gbs (cpu_bytes, 5);
+  if (engine->cpu_copy_gbs <= 0)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the 2 × %zu MiB of the memcpy peak",
+                         cpu_bytes >> 20);
+  return true;
 }

@@ -23,6 +23,54 @@ typedef enum {
 const char *es_backend_name (EsBackendChoice backend); /* "auto", "cpu", "cuda" */
 bool es_backend_from_name (const char *name, EsBackendChoice *backend);
 
+/* How a run's images crossed PCIe (none on the CPU backend). */
+typedef enum {
+  ES_HOST_NONE,     /* no transfer: the CPU backend */
+  ES_HOST_PINNED,   /* DMA straight from and to page-locked images */
+  ES_HOST_STAGED,   /* pageable images copied through the engine's pinned staging */
+  ES_HOST_PAGEABLE, /* cudaMemcpy from and to pageable images (the driver stages them) */
+  ES_HOST_MIXED,    /* one side pinned, the other staged */
+} EsHostMemory;
+
+const char *es_host_memory_name (EsHostMemory memory); /* "none", "pinned", "staged", "pageable", "mixed" */
+
+/* One kernel of a CUDA run as the device holds it: cudaFuncGetAttributes
+ * and the occupancy API, read once per kernel and launch shape and cached. */
+typedef struct {
+  const char *name; /* "pair-counter entropy kernel" (static) */
+  unsigned grid[3], block[3];
+  size_t dynamic_shared; /* bytes a block, given at launch */
+  size_t static_shared;  /* bytes a block, declared in the kernel */
+  int registers;         /* a thread */
+  size_t local_bytes;    /* local memory a thread: spills and local arrays */
+  int blocks_per_sm;     /* resident blocks an SM holds */
+  double occupancy;      /* resident threads over the SM's most, 0..1 */
+} EsKernelInfo;
+
+/* The kernels one run's metrics keep (the first launched of each). */
+#define ES_METRICS_KERNELS 4
+
+/* Why a run took its time, beside the time (DESIGN.md §3): the variant's
+ * memory model, the bandwidth it achieved against the device's peak, the
+ * kernels' resources and the transfers. Filled by every es_run; the
+ * figures a backend does not have are 0. */
+typedef struct {
+  double pixels;       /* pixels (voxels) the run computed */
+  EsTraffic model;     /* the memory model of the code that ran (EsVariant.memory, EsOpInfo.cpu_memory) */
+  double achieved_gbs; /* (model read + write bytes) / kernel time, GB/s (10^9 bytes) */
+  /* The peak: the measured copy bandwidth (CUDA: es_engine_floor's copy
+   * kernel; CPU: a parallel memcpy), 0 until es_engine_measure_peak has
+   * run; and the datasheet's (CUDA: 2 × memory clock × bus width). */
+  double copy_gbs, datasheet_gbs;
+  double copy_share, datasheet_share; /* achieved over each peak, 0..~1; 0 without it */
+  int n_kernels;
+  EsKernelInfo kernels[ES_METRICS_KERNELS];
+  int main_kernel; /* the kernel that carries the variant's lesson (an index of kernels) */
+  EsHostMemory host_memory;
+  double upload_bytes, download_bytes; /* what crossed PCIe */
+  double upload_gbs, download_gbs;     /* over upload_ms and download_ms */
+} EsMetrics;
+
 typedef struct {
   double upload_ms;        /* host -> device (CUDA events); 0 on the CPU */
   double kernel_ms;        /* the kernels alone (CUDA events, or wall on the CPU) */
@@ -31,7 +79,16 @@ typedef struct {
   EsBackendChoice backend; /* the backend that produced the result */
   const char *variant;     /* id of the variant that ran ("cpu" on the CPU) */
   bool fell_back;          /* CUDA failed during the job and the CPU finished it */
+  EsMetrics metrics;
 } EsTiming;
+
+/* Adds a part of a run (a plane, a chunk) into `total`: times, bytes and
+ * transfers summed, bandwidths recomputed from the sums, the resources and
+ * peaks of the latest part kept. */
+void es_timing_accumulate (EsTiming *total, const EsTiming *part);
+/* Recomputes the metrics' rates (achieved GB/s and its shares, PCIe GB/s)
+ * from the bytes and times, after a caller replaced the times (medians). */
+void es_timing_update_rates (EsTiming *timing);
 
 /* Milliseconds of the monotonic clock: every wall time the program reports
  * (EsTiming, the CLI's stages, the Python module's calls) is a difference of two. */
@@ -66,6 +123,10 @@ typedef struct {
   /* Why the variant cannot compute `job` (one static sentence), or NULL when
    * it can; a NULL hook: every job of its operation. */
   const char *(*unsupported) (const EsJob *job);
+  /* The bytes its kernels move for a job it can compute (DRAM and, where
+   * that is the bound, shared memory), as counted from its code: every
+   * variant has one, written beside its kernels. */
+  EsMemoryModel memory;
 } EsVariant;
 
 /* The CUDA variants of an operation compiled into this build (n = 0 without
@@ -171,6 +232,13 @@ typedef enum {
  * `repeats` runs of a floor. Fails without CUDA. */
 bool es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_t out_bytes, int repeats,
                       double *median_ms, EsError *error);
+
+/* Measures the backend's peak bandwidth once (CUDA: the copy floor of
+ * 256 MiB in and out; CPU: a parallel memcpy of 64 MiB) and keeps it,
+ * so that every later run's metrics carry copy_gbs and copy_share. It
+ * takes a fraction of a second, and never happens unless asked for:
+ * `--metrics`, `bench`. */
+bool es_engine_measure_peak (EsEngine *engine, EsError *error);
 
 /* Number of OpenMP threads the CPU backend uses. */
 int es_cpu_thread_count (void);

@@ -778,7 +778,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .halo = no_halo, .plane_halo = no_halo, .units = "level", .colormap = "gray",
     .range_max = levels_range_max, .range_text = "0..L−1",
     .cpu_pixel_ns = quantize_pixel_ns,
-    .cpu = es_cpu_quantize, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
+    .cpu = es_cpu_quantize, .cpu_memory = es_cpu_quantize_memory, .cuda = ES_CUDA_ENTRY (es_cuda_quantize),
   },
   [ES_OP_ENTROPY] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = N_ ("Entropy"), .result_title = N_ ("Entropy"),
@@ -791,7 +791,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .halo = window_halo, .plane_halo = window_plane_halo, .units = "nats", .colormap = "viridis",
     .range_max = entropy_range_max, .range_text = "0..ln(min(B, n)), 0..1 normalized",
     .tolerance = ENTROPY_TOLERANCE, .cpu_pixel_ns = entropy_pixel_ns,
-    .cpu = es_cpu_entropy, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
+    .cpu = es_cpu_entropy, .cpu_memory = es_cpu_entropy_memory, .cuda = ES_CUDA_ENTRY (es_cuda_entropy),
   },
   [ES_OP_EQUALIZE] = {
     .op = ES_OP_EQUALIZE, .name = "equalize", .title = N_ ("Equalize"), .result_title = N_ ("Equalized"),
@@ -801,7 +801,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .halo = no_halo, .plane_halo = no_halo, .whole_image = true, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
     .cpu_pixel_ns = equalize_pixel_ns,
-    .cpu = es_cpu_equalize, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
+    .cpu = es_cpu_equalize, .cpu_memory = es_cpu_equalize_memory, .cuda = ES_CUDA_ENTRY (es_cuda_equalize),
   },
   [ES_OP_SHARPEN] = {
     .op = ES_OP_SHARPEN, .name = "sharpen", .title = N_ ("Sharpen"), .result_title = N_ ("Sharpened"),
@@ -812,7 +812,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .halo = stencil_halo, .plane_halo = no_halo, .units = "gray", .colormap = "gray",
     .range_max = gray_range_max, .range_text = "0..255",
     .cpu_pixel_ns = sharpen_pixel_ns,
-    .cpu = es_cpu_sharpen, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
+    .cpu = es_cpu_sharpen, .cpu_memory = es_cpu_sharpen_memory, .cuda = ES_CUDA_ENTRY (es_cuda_sharpen),
   },
   [ES_OP_CLAHE] = {
     .op = ES_OP_CLAHE, .name = "clahe", .title = N_ ("CLAHE"), .result_title = N_ ("CLAHE"),
@@ -825,9 +825,16 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .units = "gray", .colormap = "gray",
     .range_max = clahe_range_max, .range_text = "0..255 (8-bit input; 16-bit input's 0..65535; like skimage 0..1)",
     .cpu_pixel_ns = clahe_pixel_ns,
-    .cpu = es_cpu_clahe, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),
+    .cpu = es_cpu_clahe, .cpu_memory = es_cpu_clahe_memory, .cuda = ES_CUDA_ENTRY (es_cuda_clahe),
   },
 };
+
+EsExtent
+es_extent_of (const EsImage *in)
+{
+  EsExtent extent = { in->width, in->height, es_image_planes (in), in->format, in->depth, in->levels };
+  return extent;
+}
 
 const EsOpInfo *
 es_op_info (EsOp op)

@@ -303,6 +303,42 @@ void es_presets_describe (EsOp op, char *text, size_t size);
  * parameters win sets them again afterwards (es_job_set_param). */
 void es_preset_apply (const EsPreset *preset, EsJob *job, bool keep_shape);
 
+/* ---- memory models -------------------------------------------------------------
+ * The bytes a run moves, counted from its kernels' code: every CUDA variant
+ * (EsVariant.memory) and every CPU runner (EsOpInfo.cpu_memory) has a model
+ * beside the code it describes, so that the achieved bandwidth of a run is
+ * its modelled bytes over its kernel time. DESIGN.md §3 says what they
+ * count and what they assume of the caches. */
+
+/* What a run computes on, for the models: the input's geometry and samples. */
+typedef struct {
+  int width, height;
+  int planes;      /* > 1 only for a volumetric job (a 3-D window): 2-D jobs run plane by plane */
+  EsFormat format; /* ES_FORMAT_U8 or ES_FORMAT_U16 */
+  int depth;       /* significant bits of a sample */
+  int levels;      /* a levels image's own levels (EsImage.levels), else 0 */
+} EsExtent;
+
+/* The extent of `in` as a run sees it (every plane). */
+EsExtent es_extent_of (const EsImage *in);
+
+/* Pixels (voxels) of an extent. */
+static inline double
+es_extent_pixels (const EsExtent *e)
+{
+  return (double) e->width * (double) e->height * (double) (e->planes > 1 ? e->planes : 1);
+}
+
+typedef struct {
+  double read_bytes, write_bytes; /* through device memory (CUDA: DRAM) or main memory (CPU) */
+  /* Through shared memory, for kernels whose shared-memory pipe is the
+   * bound (table lookups, counts); 0 where the model does not count it. */
+  double shared_bytes;
+} EsTraffic;
+
+/* Fills `traffic` for a valid job on `extent`; a pure function of both. */
+typedef void (*EsMemoryModel) (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+
 /* ---- operations -------------------------------------------------------------- */
 
 /* A backend's implementation of one operation. `out` is already allocated
@@ -411,6 +447,8 @@ typedef struct {
    * engine's cost model (compute/es-auto.c) weighs against CUDA. */
   double (*cpu_pixel_ns) (const EsJob *job);
   EsCpuRunner cpu;
+  /* What `cpu` moves through main memory (compute/cpu, beside the runner). */
+  EsMemoryModel cpu_memory;
   const EsCudaOp *cuda;
 } EsOpInfo;
 

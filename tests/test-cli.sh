@@ -222,6 +222,14 @@ fi
 cli entropy --timings --backend cpu "$SAMPLE" -o timed.png
 check "--timings prints kernel and wall ms on stderr" \
   eval 'grep -q "kernel .* ms" "$T/err.log" && grep -q "wall .* ms" "$T/err.log" && grep -q "Mpx/s" "$T/err.log"'
+check "without --metrics the default output has no metrics" eval '! grep -q "B/px" "$T/err.log"'
+cli entropy --metrics --backend cpu "$SAMPLE" -o metrics.png
+check "--metrics prints a heading and a row of the CPU model: 1 B/px read, 4 written, no transfer" \
+  eval 'grep -q "^metrics .*rd B/px .*wr B/px .*model MB .*ach GB/s .*%copy" "$T/err.log" \
+        && grep -Eq "camera.png +1\.00 +4\.00 +[0-9.]+ +[0-9.]+ +[0-9]+ +- .* none " "$T/err.log"'
+cli bench --backend cpu --sizes 64 --ops sharpen --repeats 1 --metrics
+check "bench --metrics adds the metrics columns beside each time" \
+  eval 'grep -q "kernel ms .*rd B/px .*ach GB/s" "$T/out.log" && grep -Eq "^sharpen +64 .* 1\.00 +1\.00 " "$T/out.log"'
 cd "$T" || exit 1
 
 # -- text matrix input --

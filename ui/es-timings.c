@@ -18,6 +18,8 @@ struct _EsTimings {
   GtkLabel *download_label;
   GtkLabel *total_label;
   GtkLabel *rate_label;
+  GtkLabel *bandwidth_label;
+  GtkLabel *occupancy_label;
   GtkLabel *runs_label;
   GtkLabel *note_label;
   GtkWidget *open_box;
@@ -152,6 +154,31 @@ es_timings_variant_note (const EsJob *job, const EsTiming *timing)
   return why ? g_strdup_printf (_ ("%s ran on its %s"), ran->id, why) : NULL;
 }
 
+/* "812 GB/s · 24% of peak" (the copy floor when measured, else the
+ * datasheet), and "38% · 40 registers" with the spills, if any, of the
+ * main kernel; "—" where the run has no such figure (the CPU has no
+ * occupancy, the original view no run). */
+static void
+set_metrics (EsTimings *self, const EsTiming *timing)
+{
+  const EsMetrics *m = timing ? &timing->metrics : NULL;
+  const EsKernelInfo *k = m && m->n_kernels > 0 && m->main_kernel >= 0 && m->main_kernel < m->n_kernels
+                            ? &m->kernels[m->main_kernel]
+                            : NULL;
+  const double share = m ? (m->copy_share > 0 ? m->copy_share : m->datasheet_share) : 0;
+  g_autofree char *bandwidth = NULL, *occupancy = NULL;
+
+  if (m && m->achieved_gbs > 0)
+    bandwidth = share > 0 ? g_strdup_printf ("%.1f GB/s · %.0f%% of peak", m->achieved_gbs, 100 * share)
+                          : g_strdup_printf ("%.1f GB/s", m->achieved_gbs);
+  if (k && k->occupancy > 0)
+    occupancy = k->local_bytes > 0 ? g_strdup_printf ("%.0f%% · %d registers · %zu B local", 100 * k->occupancy,
+                                                      k->registers, k->local_bytes)
+                                   : g_strdup_printf ("%.0f%% · %d registers", 100 * k->occupancy, k->registers);
+  gtk_label_set_label (self->bandwidth_label, bandwidth ? bandwidth : "—");
+  gtk_label_set_label (self->occupancy_label, occupancy ? occupancy : "—");
+}
+
 void
 es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
                    int n_runs)
@@ -207,6 +234,7 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
   else
     g_strlcpy (rate, "—", sizeof rate);
   gtk_label_set_label (self->rate_label, rate);
+  set_metrics (self, timing);
 
   /* One run says little on a busy computer: the figures are medians, and
    * say of how many runs of this very job (image, parameters, backend and
@@ -303,6 +331,8 @@ es_timings_class_init (EsTimingsClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsTimings, download_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, total_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, bandwidth_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, occupancy_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, runs_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, open_box);

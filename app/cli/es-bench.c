@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "es-bench.h"
+#include "es-cli-metrics.h"
 #include "es-cli-report.h"
 #include "es-compare.h"
 #include "es-load.h"
@@ -35,6 +36,7 @@ typedef struct {
 typedef struct {
   double kernel_ms; /* medians */
   double wall_ms;
+  EsTiming timing; /* the last run's, with the medians (es_compare_measure) */
 } Measure;
 
 typedef struct {
@@ -49,6 +51,7 @@ typedef struct {
   double xfer_ms;  /* page-locked upload + download of the image and result; NAN on the CPU */
   double naive_ms; /* NAN where not measured */
   size_t bytes;    /* read + written by the operation */
+  bool metrics;    /* --metrics: m.timing.metrics beside the times */
 } BenchRow;
 
 /* Never time on zeros: uniform samples in base..base+span-1 (xorshift64*):
@@ -249,7 +252,11 @@ naive_variant (const EsVariant *variants, size_t n)
 static bool
 measure (BenchBackend *b, const EsJob *job, const EsImage *in, EsImage *out, Measure *m, EsError *error)
 {
-  return es_compare_measure (b->engine, job, in, b->repeats, out, &m->kernel_ms, &m->wall_ms, error);
+  if (!es_compare_measure (b->engine, job, in, b->repeats, out, &m->timing, error))
+    return false;
+  m->kernel_ms = m->timing.kernel_ms;
+  m->wall_ms = m->timing.wall_ms;
+  return true;
 }
 
 static void
@@ -290,6 +297,11 @@ print_row (const BenchRow *row, FILE *csv)
   printf ("%-9s %6d %-8s %-7s %-22s %7d %10.3f %10.3f %10.1f %9s %8s %8s %8s %9s %8s", es_op_name (row->op), row->size,
           row->image, es_backend_name (row->backend->choice), row->variant, row->backend->repeats, row->m.kernel_ms,
           row->m.wall_ms, mpx, floor_text, multiple_text, gbs_text, speedup_text, xfer_text, e2e_text);
+  if (row->metrics)
+    {
+      putchar (' ');
+      es_cli_metrics_columns (stdout, &row->m.timing.metrics);
+    }
   print_params (row->job, stdout, NULL);
   putchar ('\n');
   fflush (stdout);
@@ -395,8 +407,14 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
   const EsVariant *variants = es_variants (job->op, &n_variants);
   const EsVariant *naive = naive_variant (variants, n_variants);
   const char *op = es_op_name (job->op);
-  BenchRow row = { .op = job->op, .job = job, .size = in->width, .image = input->name, .backend = b, .naive_ms = NAN };
-  Measure naive_m = { NAN, NAN };
+  BenchRow row = { .op = job->op,
+                   .job = job,
+                   .size = in->width,
+                   .image = input->name,
+                   .backend = b,
+                   .naive_ms = NAN,
+                   .metrics = options->metrics };
+  Measure naive_m = { .kernel_ms = NAN, .wall_ms = NAN };
   EsError error;
   int status = ES_EXIT_OK;
 
@@ -477,6 +495,11 @@ print_heading (const EsBenchOptions *options, const BenchBackend *cpu, const Ben
   printf ("%-9s %6s %-8s %-7s %-22s %7s %10s %10s %10s %9s %8s %8s %8s %9s %8s", "op", "size", "image", "backend",
           "variant", "repeats", "kernel ms", "wall ms", "Mpx/s", "floor ms", "x floor", "GB/s", "speed-up", "xfer ms",
           "e2e x");
+  if (options->metrics)
+    {
+      putchar (' ');
+      es_cli_metrics_heading (stdout);
+    }
   print_param_headings (stdout, NULL);
   putchar ('\n');
   fflush (stdout);
@@ -528,7 +551,8 @@ bench_image (const EsBenchOptions *options, EsOp op_id, int size, int kind, Benc
                            .variant = "cpu",
                            .floor_ms = NAN,
                            .xfer_ms = NAN,
-                           .naive_ms = NAN };
+                           .naive_ms = NAN,
+                           .metrics = options->metrics };
           if (measure (cpu, &job, &in, &cpu->out, &row.m, &error))
             {
               print_row (&row, csv);
@@ -595,6 +619,14 @@ es_bench_run (const EsBenchOptions *options)
       fputc ('\n', csv);
     }
 
+  /* The shares need the peaks: measured once, before the first row. */
+  if (options->metrics)
+    {
+      if (cpu.engine)
+        es_cli_metrics_measure_peak (cpu.engine);
+      if (cuda.engine)
+        es_cli_metrics_measure_peak (cuda.engine);
+    }
   print_heading (options, &cpu, &cuda, cuda_note);
   for (int o = 0; o < options->n_ops; o++)
     for (int s = 0; s < options->n_sizes; s++)
@@ -620,7 +652,7 @@ out:
 }
 
 static void
-print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, FILE *csv)
+print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, bool metrics, FILE *csv)
 {
   EsOp op = job->op;
   char floor_text[32] = "-", multiple_text[32] = "-";
@@ -638,6 +670,11 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, F
   /* The parameters go before the label, which is free text. */
   printf ("%-9s %-7s %-22s %7d %10.4f %10.4f %9s %8s", es_op_name (op), es_backend_name (row->backend), row->id,
           row->repeats, row->kernel_ms, row->wall_ms, floor_text, multiple_text);
+  if (metrics)
+    {
+      putchar (' ');
+      es_cli_metrics_columns (stdout, &row->metrics);
+    }
   print_params (job, stdout, NULL);
   printf ("  %s%s\n", row->label, row->is_default ? " (default)" : "");
   if (csv)
@@ -704,8 +741,15 @@ es_bench_image_run (const EsBenchOptions *options)
   if (es_engine_backend (engine) != ES_BACKEND_CUDA)
     printf ("# kernel variants and the copy floor need CUDA: %s\n",
             es_engine_cuda_reason (engine)[0] ? es_engine_cuda_reason (engine) : "the CPU backend was asked for");
+  if (options->metrics)
+    es_cli_metrics_measure_peak (engine);
   printf ("%-9s %-7s %-22s %7s %10s %10s %9s %8s", "op", "backend", "variant", "repeats", "kernel ms", "wall ms",
           "floor ms", "x floor");
+  if (options->metrics)
+    {
+      putchar (' ');
+      es_cli_metrics_heading (stdout);
+    }
   print_param_headings (stdout, NULL);
   printf ("  label\n");
   fflush (stdout);
@@ -728,7 +772,7 @@ es_bench_image_run (const EsBenchOptions *options)
             continue;
           }
         for (size_t r = 0; r < n_rows; r++)
-          print_compare_row (&job, &rows[r], floor_ms, csv);
+          print_compare_row (&job, &rows[r], floor_ms, options->metrics, csv);
         fflush (stdout);
         free (rows);
       }

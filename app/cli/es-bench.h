@@ -28,6 +28,7 @@ typedef struct {
    * the parameters it uses. n_values[id] = 0: job's single value. */
   double values[ES_N_PARAMS][ES_BENCH_MAX_VALUES];
   int n_values[ES_N_PARAMS];
+  bool metrics;         /* --metrics: each row's EsTiming.metrics beside its times */
   const char *csv_path; /* NULL: no CSV */
   const char *image;    /* es_bench_image_run's file */
 } EsBenchOptions;

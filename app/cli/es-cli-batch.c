@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "es-cli-metrics.h"
 #include "es-cli-volume.h"
 #include "es-load.h"
 #include "es-sandbox.h"
@@ -62,6 +63,7 @@ typedef struct {
   uint64_t bytes_done;
   char **written; /* outputs written so far (the encoder's) */
   bool notice_shown;
+  bool metrics_heading_shown;
   bool streamed; /* the one input went band by band (run_streamed) */
   EsCliBatchOutcome *outcome;
 } Batch;
@@ -245,6 +247,24 @@ print_timings (const char *input, const EsResult *result)
            t->variant ? t->variant : "-", t->kernel_ms > 0.0 ? mpx / (t->kernel_ms / 1e3) : 0.0);
 }
 
+/* --metrics: the heading once, then a row an input and its kernels. */
+static void
+print_metrics (Batch *batch, const char *input, const EsResult *result)
+{
+  es_cli_progress_clear ();
+  if (!batch->metrics_heading_shown)
+    {
+      fprintf (stderr, "%-24s ", "metrics");
+      es_cli_metrics_heading (stderr);
+      fputc ('\n', stderr);
+      batch->metrics_heading_shown = true;
+    }
+  fprintf (stderr, "%-24s ", input);
+  es_cli_metrics_columns (stderr, &result->timing.metrics);
+  fputc ('\n', stderr);
+  es_cli_metrics_kernels (stderr, &result->timing.metrics);
+}
+
 /* Reports and writes input i; returns its exit status. With `exported`,
  * a streamed run has already written it and export_error says how. */
 static int
@@ -291,6 +311,8 @@ encode (Batch *batch, int i, Slot *slot, const bool *exported, const EsError *ex
     }
   if (o->timings)
     print_timings (input, &slot->result);
+  if (o->metrics)
+    print_metrics (batch, input, &slot->result);
 
   es_error_clear (&error);
   snprintf (wrote, sizeof wrote, "%s", output);
@@ -622,6 +644,9 @@ es_cli_batch_run (const EsCliBatch *b, EsCliBatchOutcome *outcome)
     }
   pthread_mutex_init (&batch.lock, NULL);
   pthread_cond_init (&batch.changed, NULL);
+  /* Before the first job, so that its shares have their peak. */
+  if (b->options->metrics)
+    es_cli_metrics_measure_peak (b->engine);
   batch.start_ms = es_monotonic_ms ();
   if (b->n_inputs == 1)
     run_inline (&batch);

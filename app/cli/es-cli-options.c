@@ -25,6 +25,7 @@ enum {
   OPT_VARIANT,
   OPT_DEVICES,
   OPT_TIMINGS,
+  OPT_METRICS,
   OPT_SANDBOX,
   OPT_MAX_PIXELS,
   OPT_SIZES,
@@ -53,6 +54,7 @@ static const struct option fixed_options[] = {
   { "variant", required_argument, NULL, OPT_VARIANT },
   { "devices", required_argument, NULL, OPT_DEVICES },
   { "timings", no_argument, NULL, OPT_TIMINGS },
+  { "metrics", no_argument, NULL, OPT_METRICS },
   { "sandbox", no_argument, NULL, OPT_SANDBOX },
   { "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
   { "sizes", required_argument, NULL, OPT_SIZES },
@@ -123,6 +125,7 @@ option_commands (int opt)
     case OPT_BACKEND:
     case OPT_DEVICES: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
     case OPT_VARIANT:
+    case OPT_METRICS:
     case OPT_MAX_PIXELS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_BENCH;
     case OPT_SIZES:
     case OPT_WINDOWS:
@@ -499,6 +502,10 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
       setenv ("ES_DEVICES", optarg, 1);
       break;
     case OPT_TIMINGS: o->timings = true; break;
+    case OPT_METRICS:
+      o->metrics = true;
+      o->bench.metrics = true;
+      break;
     case OPT_SANDBOX: o->sandbox = true; break;
     case OPT_MAX_PIXELS:
       if (!parse_max_pixels (optarg, &o->max_pixels))

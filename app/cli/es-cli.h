@@ -36,6 +36,7 @@ typedef struct {
   const char *output;
   bool quiet;
   bool timings;
+  bool metrics; /* --metrics: EsTiming.metrics beside each time */
   bool sandbox; /* --sandbox: inputs decoded by es_sandbox_decode_fd */
   bool colorbar;
   bool raw16;

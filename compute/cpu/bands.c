@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What every CPU operation shares: the band driver, per-thread scratch, input rows mapped to levels or 8 bits. */
+#include "es-cpu.h"
 #include "es-cpu-internal.h"
 
 #include <omp.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "../es-definitions.h"
+#include "../es-engine.h"
 
 /* 0: the backend chooses; tests set it through es-cpu-internal.h. */
 static int band_rows_override;
@@ -140,4 +142,46 @@ es_cpu_map_row (const EsImage *in, int y, EsCpuMap kind, int levels, uint8_t *ds
         for (int x = 0; x < w; x++)
           dst[x] = view_sample (src[x], maxval, reciprocal);
     }
+}
+
+static int
+compare_doubles (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+double
+es_cpu_copy_gbs (size_t bytes, int repeats)
+{
+  enum { MOST_REPEATS = 32 };
+  uint8_t *source = aligned_alloc (64, (bytes + 63) / 64 * 64), *target = aligned_alloc (64, (bytes + 63) / 64 * 64);
+  double ms[MOST_REPEATS] = { 0 };
+  double gbs = 0;
+
+  repeats = repeats < 1 ? 1 : repeats > MOST_REPEATS ? MOST_REPEATS : repeats;
+  if (source != NULL && target != NULL)
+    {
+      /* Written first, so that the copies time memory, not page faults. */
+      memset (source, 1, bytes);
+      memset (target, 0, bytes);
+      for (int r = 0; r < repeats; r++)
+        {
+          double start = es_monotonic_ms ();
+#pragma omp parallel
+          {
+            /* Each thread copies its own contiguous share, as the bands do. */
+            size_t threads = (size_t) omp_get_num_threads (), t = (size_t) omp_get_thread_num ();
+            size_t begin = bytes * t / threads, end = bytes * (t + 1) / threads;
+            memcpy (target + begin, source + begin, end - begin);
+          }
+          ms[r] = es_monotonic_ms () - start;
+        }
+      qsort (ms, (size_t) repeats, sizeof *ms, compare_doubles);
+      if (ms[repeats / 2] > 0)
+        gbs = 2.0 * (double) bytes / 1e6 / ms[repeats / 2];
+    }
+  free (source);
+  free (target);
+  return gbs;
 }

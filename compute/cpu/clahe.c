@@ -468,3 +468,15 @@ const EsTilePasses es_cpu_clahe_passes = {
   .apply_rows = passes_apply_rows,
   .free = passes_free,
 };
+/* Two passes: the tiles' histograms read every sample, the blend reads it
+ * again and writes the result (the input's depth, or floats for the skimage
+ * preset); the tiles' histograms and LUTs stay in cache. */
+void
+es_cpu_clahe_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+  const double sample = (double) es_format_size (extent->format);
+
+  *traffic = (EsTraffic){ 2 * pixels * sample,
+                          pixels * (double) es_format_size (es_job_output_format (job, extent->format)), 0 };
+}

@@ -367,3 +367,16 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   free (tables);
   return ok;
 }
+
+/* Every method (2-D and 3-D) slides its counts over a band's rings of
+ * binned rows, held in cache: each sample is read once (a band's halo rows
+ * again, which the model leaves out: k − 1 rows a band of 16 rows or more),
+ * the mask once if there is one, and each float result written once. */
+void
+es_cpu_entropy_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+  const double mask = job->definition.mask != NULL ? pixels : 0;
+
+  *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format) + mask, pixels * sizeof (float), 0 };
+}

@@ -81,3 +81,20 @@ es_cpu_equalize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *c
       }
   return es_cpu_finish (control, error);
 }
+
+/* Two passes (es_cpu_equalize): an 8-bit image whose view is itself is
+ * read by both and written by the second; any other image is read once,
+ * its view written into the output, which the second pass reads and
+ * rewrites in place. */
+void
+es_cpu_equalize_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+  const bool identity = extent->format == ES_FORMAT_U8 && (extent->levels != 0 || extent->depth == 8);
+
+  (void) job;
+  if (identity)
+    *traffic = (EsTraffic){ 2 * pixels, pixels, 0 };
+  else
+    *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format) + pixels, 2 * pixels, 0 };
+}

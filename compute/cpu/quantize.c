@@ -20,3 +20,13 @@ es_cpu_quantize (const EsJob *job, const EsImage *in, EsImage *out, EsControl *c
       }
   return es_cpu_finish (control, error);
 }
+
+/* One pass: each sample read, each level written. */
+void
+es_cpu_quantize_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format), pixels, 0 };
+}

@@ -65,3 +65,14 @@ es_cpu_sharpen (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
   assert (out->format == ES_FORMAT_U8 && out->width == in->width && out->height == in->height);
   return es_cpu_run_bands (&work, in->height, control, error);
 }
+
+/* A band's rows are read once (the rows above and below come from the
+ * thread's ring, in cache) and each result written once. */
+void
+es_cpu_sharpen_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format), pixels, 0 };
+}

@@ -49,5 +49,9 @@ es_cuda_fill_border (EsCuda *cuda, const EsCudaFrame *frame, EsBorder border, ui
     fill_border_kernel<uint8_t><<<blocks, BORDER_BLOCK, 0, cuda->stream>>> (
       (void *) frame->in, frame->in_pitch, width, height, frame->pad, border, value);
   ES_CUDA_LAUNCHED (cuda, "border fill kernel", error);
+  es_cuda_note_kernel (cuda,
+                       frame->in_format == ES_FORMAT_U16 ? (const void *) fill_border_kernel<uint16_t>
+                                                         : (const void *) fill_border_kernel<uint8_t>,
+                       blocks, BORDER_BLOCK, 0, "border fill kernel", false);
   return true;
 }

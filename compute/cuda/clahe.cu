@@ -577,10 +577,14 @@ blend (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *error)
     {
       pack_cells_kernel<<<(unsigned) cell_count (g), 256, 0, cuda->stream>>> ((const uint8_t *) luts, g, cells);
       ES_CUDA_LAUNCHED (cuda, "CLAHE cell kernel", error);
+      es_cuda_note_kernel (cuda, (const void *) pack_cells_kernel, (unsigned) cell_count (g), 256, 0,
+                           "CLAHE cell kernel", false);
     }
-  blend_kernel<T><<<es_cuda_blocks (cuda, (size_t) f->vectors * (size_t) f->height, 256), 256, 0, cuda->stream>>> (
-    f->in, f->in_pitch, f->vectors, g, luts, cells, f->out, f->out_pitch);
+  const unsigned blocks = es_cuda_blocks (cuda, (size_t) f->vectors * (size_t) f->height, 256);
+  blend_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->vectors, g, luts, cells, f->out,
+                                                     f->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "CLAHE blend kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) blend_kernel<T>, blocks, 256, 0, "CLAHE blend kernel", false);
   return true;
 }
 
@@ -600,15 +604,20 @@ global_typed (EsCuda *cuda, const EsCudaFrame *f, const ClaheGrid &g, EsError *e
   if (!reserve (cuda, g, sizeof (T), error))
     return false;
   uint32_t *counts = (uint32_t *) cuda->clahe_counts.ptr;
-  histogram_global_kernel<T><<<es_cuda_blocks (cuda, padded, 256), 256, 0, cuda->stream>>> (f->in, f->in_pitch, g,
-                                                                                            counts);
+  const unsigned blocks = es_cuda_blocks (cuda, padded, 256);
+  histogram_global_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, g, counts);
   ES_CUDA_LAUNCHED (cuda, "CLAHE histogram kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) histogram_global_kernel<T>, blocks, 256, 0, "CLAHE histogram kernel",
+                       true);
   if (sizeof (T) == 1)
     lut_u8_kernel<<<clahe_tiles (g), 256, 0, cuda->stream>>> (counts, g, (uint8_t *) cuda->clahe_luts.ptr);
   else
     lut_u16_kernel<<<clahe_tiles (g), LUT16_THREADS, 0, cuda->stream>>> (counts, g,
                                                                          (uint16_t *) cuda->clahe_luts.ptr);
   ES_CUDA_LAUNCHED (cuda, "CLAHE LUT kernel", error);
+  es_cuda_note_kernel (cuda, sizeof (T) == 1 ? (const void *) lut_u8_kernel : (const void *) lut_u16_kernel,
+                       (unsigned) clahe_tiles (g), sizeof (T) == 1 ? 256 : LUT16_THREADS, 0, "CLAHE LUT kernel",
+                       false);
   return blend<T> (cuda, f, g, error);
 }
 
@@ -634,8 +643,12 @@ launch_shared (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *er
   uint32_t *counts = (uint32_t *) cuda->clahe_counts.ptr;
   histogram_shared_kernel<<<chunk_grid (g), HIST_THREADS, 0, cuda->stream>>> (f->in, f->in_pitch, g, counts);
   ES_CUDA_LAUNCHED (cuda, "CLAHE histogram kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) histogram_shared_kernel, chunk_grid (g), HIST_THREADS, 0,
+                       "CLAHE histogram kernel", true);
   lut_u8_kernel<<<clahe_tiles (g), 256, 0, cuda->stream>>> (counts, g, (uint8_t *) cuda->clahe_luts.ptr);
   ES_CUDA_LAUNCHED (cuda, "CLAHE LUT kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) lut_u8_kernel, (unsigned) clahe_tiles (g), 256, 0, "CLAHE LUT kernel",
+                       false);
   return blend<uint8_t> (cuda, f, g, error);
 }
 
@@ -651,6 +664,8 @@ launch_fused (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *err
   fused_u8_kernel<<<clahe_tiles (g), FUSED_THREADS, 0, cuda->stream>>> (f->in, f->in_pitch, g,
                                                                         (uint8_t *) cuda->clahe_luts.ptr);
   ES_CUDA_LAUNCHED (cuda, "CLAHE fused kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) fused_u8_kernel, (unsigned) clahe_tiles (g), FUSED_THREADS, 0,
+                       "CLAHE fused kernel", true);
   return blend<uint8_t> (cuda, f, g, error);
 }
 
@@ -666,7 +681,54 @@ launch_fast (EsCuda *cuda, const EsCudaFrame *f, const EsJob *job, EsError *erro
   histogram_lut_kernel<<<chunk_grid (g), HIST_THREADS, 0, cuda->stream>>> (
     f->in, f->in_pitch, g, (uint32_t *) cuda->clahe_counts.ptr, (uint8_t *) cuda->clahe_luts.ptr);
   ES_CUDA_LAUNCHED (cuda, "CLAHE histogram and LUT kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) histogram_lut_kernel, chunk_grid (g), HIST_THREADS, 0,
+                       "CLAHE histogram and LUT kernel", true);
   return blend<uint8_t> (cuda, f, g, error);
+}
+
+/* ---- memory models ------------------------------------------------------------------ */
+
+/* Which kernels count the tiles: every variant takes a 16-bit image to
+ * the global-atomics kernels. */
+enum { COUNT_GLOBAL, COUNT_SHARED, COUNT_TILE_BLOCK, COUNT_FAST };
+
+/* Every variant: the counts cleared (cudaMemsetAsync, tiles × (bins + 1)
+ * words), the histogram pass reading the image padded to the grid (the
+ * reflected rows and columns are read again), the counts written back and
+ * read by the LUT kernel (the tile-block kernel keeps them in shared
+ * memory; the fast kernel's last chunk of a tile reads them from L2), the
+ * LUTs written; at 8 bits the cells of four LUT entries packed from them;
+ * then the blend reads every sample again (16-sample vectors of the padded
+ * rows), the LUTs or cells once (they sit in L2: 16 KiB at 8 bits, 8 MiB
+ * at 16), and writes the result in the input's depth. The atomics land in
+ * L2 or shared memory. */
+template <int COUNTING>
+static void
+clahe_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  EsClaheGeometry g;
+  const bool wide = extent->format == ES_FORMAT_U16;
+  const double sample = es_model_sample_bytes (extent);
+  const double vectors = es_model_vector_pixels (extent);
+
+  es_clahe_geometry (job, extent->width, extent->height, &g);
+  const double tiles = (double) job->tile_columns * job->tile_rows, bins = wide ? 65536 : 256;
+  const double counts = (tiles * bins + tiles) * 4, luts = tiles * bins * sample;
+  const double cells = wide ? 0 : (job->tile_columns + 1.0) * (job->tile_rows + 1.0) * 256 * 4;
+  const int path = wide ? COUNT_GLOBAL : COUNTING;
+
+  *traffic = (EsTraffic){ 0, 0, 0 };
+  traffic->write_bytes += counts;
+  traffic->read_bytes += (double) g.padded_width * g.padded_height * sample;
+  if (path != COUNT_TILE_BLOCK)
+    traffic->write_bytes += counts;
+  if (path == COUNT_GLOBAL || path == COUNT_SHARED)
+    traffic->read_bytes += counts;
+  traffic->write_bytes += luts;
+  traffic->read_bytes += luts + cells;
+  traffic->write_bytes += cells;
+  traffic->read_bytes += vectors * sample;
+  traffic->write_bytes += vectors * sample;
 }
 
 /* ---- the operation ---------------------------------------------------------------- */
@@ -684,24 +746,24 @@ static const EsVariant clahe_variants[] = {
     N_ ("Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
     "64 × 256 counters, and every SM queues on the same few addresses in L2."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
-    false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu },
+    false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu, clahe_memory<COUNT_GLOBAL> },
   { "shared-chunks", N_ ("Shared-memory chunks"),
     N_ ("Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
     "global atomics: the contended updates move on chip, and every SM has chunks to count."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
-    false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu },
+    false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu, clahe_memory<COUNT_SHARED> },
   { "tile-block", N_ ("One block a tile"),
     N_ ("One block counts its whole tile in shared memory, then clips it and scans its LUT without "
     "leaving the SM: no global histogram and one launch fewer, but an 8×8 grid gives 64 blocks for "
     "132 SMs."),
     "OpenCV's CUDA CLAHE (cudaimgproc: one block a tile)",
-    false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu },
+    false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu, clahe_memory<COUNT_TILE_BLOCK> },
   { "fast", N_ ("Chunks, last block builds the LUT"),
     N_ ("Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
     "tile's LUT (threadfence reduction): every SM busy, two kernels in all, and the blend reads its "
     "16 pixels with one 16-byte load."),
     "CUDA C++ Programming Guide, §Memory fence functions; cuda-samples threadFenceReduction",
-    true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu },
+    true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu, clahe_memory<COUNT_FAST> },
 };
 
 const EsCudaOp es_cuda_clahe = ES_CUDA_OP_VARIANTS_ONLY (clahe_variants);

@@ -87,6 +87,82 @@ es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size
   return wanted > 0 ? (unsigned) wanted : 1u;
 }
 
+/* ---- kernel resources ----------------------------------------------------- */
+
+/* The cached resources of `kernel` at this shape, read from the driver the
+ * first time; NULL when the driver does not answer or memory runs out (the
+ * metrics then show no resources: never an error of the run). */
+static const EsKernelResources *
+kernel_resources (EsCuda *cuda, const void *kernel, unsigned threads, size_t dynamic_shared)
+{
+  for (int i = 0; i < cuda->n_resources; i++)
+    {
+      const EsKernelResources *r = &cuda->resources[i];
+      if (r->kernel == kernel && r->threads == threads && r->dynamic_shared == dynamic_shared)
+        return r;
+    }
+  cudaFuncAttributes attributes;
+  int per_sm = 0;
+  if (cudaFuncGetAttributes (&attributes, kernel) != cudaSuccess
+      || cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, (int) threads, dynamic_shared) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      return NULL;
+    }
+  if (cuda->n_resources == cuda->resources_capacity)
+    {
+      const int capacity = cuda->resources_capacity > 0 ? 2 * cuda->resources_capacity : 32;
+      EsKernelResources *grown
+        = (EsKernelResources *) realloc (cuda->resources, (size_t) capacity * sizeof *grown);
+      if (grown == NULL)
+        return NULL;
+      cuda->resources = grown;
+      cuda->resources_capacity = capacity;
+    }
+  EsKernelResources *r = &cuda->resources[cuda->n_resources++];
+  *r = (EsKernelResources){ kernel, threads, dynamic_shared, attributes.numRegs, attributes.sharedSizeBytes,
+                            attributes.localSizeBytes, per_sm };
+  return r;
+}
+
+void
+es_cuda_begin_kernels (EsCuda *cuda)
+{
+  cuda->n_run_kernels = 0;
+  cuda->run_main_kernel = -1;
+}
+
+void
+es_cuda_note_kernel (EsCuda *cuda, const void *kernel, dim3 grid, dim3 block, size_t dynamic_shared,
+                     const char *name, bool main)
+{
+  const unsigned threads = block.x * block.y * block.z;
+  int slot = 0;
+
+  /* A kernel launched again (bands, strips of rows) keeps its first slot;
+   * kernels past the first ES_METRICS_KERNELS are not kept. */
+  while (slot < cuda->n_run_kernels && strcmp (cuda->run_kernels[slot].name, name) != 0)
+    slot++;
+  if (slot == ES_METRICS_KERNELS)
+    return;
+  EsKernelInfo *info = &cuda->run_kernels[slot];
+  const EsKernelResources *r = kernel_resources (cuda, kernel, threads, dynamic_shared);
+  *info = (EsKernelInfo){ name, { grid.x, grid.y, grid.z }, { block.x, block.y, block.z }, dynamic_shared, 0, 0, 0,
+                          0, 0 };
+  if (r != NULL)
+    {
+      info->static_shared = r->static_shared;
+      info->registers = r->registers;
+      info->local_bytes = r->local_bytes;
+      info->blocks_per_sm = r->blocks_per_sm;
+      info->occupancy = (double) r->blocks_per_sm * threads / (double) cuda->max_threads_per_sm;
+    }
+  if (slot == cuda->n_run_kernels)
+    cuda->n_run_kernels++;
+  if (main)
+    cuda->run_main_kernel = slot;
+}
+
 /* ---- tables ---------------------------------------------------------------- */
 
 static void
@@ -302,6 +378,23 @@ open_resources (EsCuda *cuda, EsError *error)
   cuda->total_memory = prop.totalGlobalMem;
   snprintf (cuda->name, sizeof cuda->name, "%.200s (sm_%d%d, %d SMs, %.0f GiB)", prop.name, prop.major, prop.minor,
             prop.multiProcessorCount, (double) prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+  /* The datasheet bandwidth: two transfers a clock (DDR/HBM) of the bus.
+   * cudaDeviceProp's memoryClockRate and memoryBusWidth are gone from
+   * CUDA 13; the attributes remain. */
+  int memory_khz = 0, bus_bits = 0, threads_per_sm = 0;
+  if (cudaDeviceGetAttribute (&memory_khz, cudaDevAttrMemoryClockRate, cuda->device) != cudaSuccess
+      || cudaDeviceGetAttribute (&bus_bits, cudaDevAttrGlobalMemoryBusWidth, cuda->device) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      memory_khz = bus_bits = 0;
+    }
+  cuda->datasheet_gbs = 2.0 * memory_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  if (cudaDeviceGetAttribute (&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, cuda->device) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      threads_per_sm = 2048;
+    }
+  cuda->max_threads_per_sm = threads_per_sm > 0 ? threads_per_sm : 2048;
 
   cudaStream_t *streams[] = { &cuda->stream, &cuda->up_stream, &cuda->down_stream };
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
@@ -509,6 +602,7 @@ es_cuda_close (EsCuda *cuda)
     if (streams[i] != NULL)
       (void) cudaStreamDestroy (streams[i]);
   (void) cudaGetLastError ();
+  free (cuda->resources);
   free (cuda);
 }
 

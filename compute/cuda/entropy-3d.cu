@@ -733,6 +733,7 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
     {
       vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
       ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
+      es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D entropy kernel", true);
       return true;
     }
   const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
@@ -745,6 +746,7 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
   p.global_counts = (unsigned long long *) cuda->general_counts.ptr;
   vol_entropy_global_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
   ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
+  es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D entropy kernel", true);
   return true;
 }
 
@@ -761,6 +763,7 @@ vol_launch_registers (EsCuda *cuda, const VolBand &band, EsError *error)
   const unsigned blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
   vol_register_kernel<<<blocks, VOL_THREADS, smem, cuda->stream>>> (band);
   ES_CUDA_LAUNCHED (cuda, "3-D register-count entropy kernel", error);
+  es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D register-count entropy kernel", true);
   return true;
 }
 
@@ -786,6 +789,7 @@ vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErro
       unsigned blocks = es_cuda_resident_blocks (cuda, kernel, VOL_TILE * VOL_TILE, smem, tiles * VOL_TILE * VOL_TILE);
       vol_tile_kernel<Bin><<<blocks, VOL_TILE * VOL_TILE, smem, cuda->stream>>> (p, tile_plane, tile_row);
       ES_CUDA_LAUNCHED (cuda, "3-D tile kernel", error);
+      es_cuda_note_kernel (cuda, kernel, blocks, VOL_TILE * VOL_TILE, smem, "3-D tile kernel", true);
       return true;
     }
   if (w->narrow)
@@ -800,8 +804,10 @@ vol_bin (EsCuda *cuda, const VolBinning &b, void *binned, EsError *error)
 {
   const size_t total = (size_t) b.padded_w * b.padded_h * b.padded_planes;
 
-  vol_bin_kernel<Bin><<<es_cuda_blocks (cuda, total, 256), 256, 0, cuda->stream>>> (b, (Bin *) binned);
+  const unsigned blocks = es_cuda_blocks (cuda, total, 256);
+  vol_bin_kernel<Bin><<<blocks, 256, 0, cuda->stream>>> (b, (Bin *) binned);
   ES_CUDA_LAUNCHED (cuda, "3-D binning kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) vol_bin_kernel<Bin>, blocks, 256, 0, "3-D binning kernel", false);
   return true;
 }
 
@@ -1065,4 +1071,70 @@ done:
   free (bin_of);
   free ((void *) w.tables);
   return ok;
+}
+
+/* ---- memory models ------------------------------------------------------------ */
+
+/* Both 3-D variants, as es_cuda_entropy_volume picks their kernels, on a
+ * volume that fits one band a device (a 512³ volume of 8-bit samples needs
+ * under 1 GiB): the bin pass reads every voxel (and the mask) once and
+ * writes the padded block of bins; the sliding (or tile) kernel reads the
+ * block back once and writes a float a voxel. Its re-reads of a window's
+ * rows and planes hit L2: the resident blocks walk the band plane after
+ * plane, so the planes that a window spans are in flight together (tens
+ * of planes of 512² bins, well within L2). Counts that outgrow shared
+ * memory (exact 16-bit bins) live in a global scratch, cleared first,
+ * whose misses past L2 cost a sector each way for each of the two updates
+ * a span and voxel. */
+static void
+volume_memory (const EsJob *job, const EsExtent *extent, bool tile_variant, EsTraffic *traffic)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  const double voxels = es_extent_pixels (extent);
+  const int planes = extent->planes > 1 ? extent->planes : 1;
+  const int cells = es_window_pixels (job);
+  const uint32_t bins = extent->levels != 0               ? (uint32_t) extent->levels
+                        : d->binning == ES_BINNING_EXACT ? 1u << extent->depth
+                                                         : (uint32_t) job->levels;
+  int hd, hh, hw;
+
+  es_window_extent_3d (job, &hd, &hh, &hw);
+  const bool tiled = tile_variant && vol_tile_fits (job, bins);
+  const bool registers = !tiled && bins <= VOL_REG_BINS && cells <= VOL_REG_CELLS;
+  const bool voids = d->mask != NULL || d->border == ES_BORDER_CLIP;
+  const uint32_t largest_bin = voids ? bins : bins - 1;
+  const int bin_bytes = tiled ? 2 : registers || largest_bin < 256 ? 1 : largest_bin < 65536 ? 2 : 4;
+  const double block = (double) (extent->width + 2 * hw) * (extent->height + 2 * hh) * (planes + 2 * hd) * bin_bytes;
+
+  *traffic = (EsTraffic){ 0, 0, 0 };
+  traffic->read_bytes = voxels * es_model_sample_bytes (extent) + (d->mask != NULL ? voxels : 0) + block;
+  traffic->write_bytes = block + voxels * sizeof (float);
+
+  const int count_bytes = cells > VOL_NARROW_CELLS ? 4 : cells < 256 ? 1 : 2;
+  const double shared_counts = ((double) bins + 1) * VOL_THREADS * count_bytes;
+  if (!tiled && !registers && shared_counts > (double) VOL_SHARED_COUNTS_MAX)
+    {
+      const double scratch = fmin (ES_MODEL_RESIDENT_THREADS / VOL_THREADS * shared_counts,
+                                   (double) VOL_GLOBAL_COUNTS_MAX);
+      const int n_runs = es_window_spans_3d (job, NULL, 0);
+      traffic->write_bytes += scratch;
+      if (scratch > ES_MODEL_L2_BYTES)
+        {
+          const double missed = 1.0 - ES_MODEL_L2_BYTES / scratch, updates = 2.0 * n_runs * voxels;
+          traffic->read_bytes += missed * updates * 32;
+          traffic->write_bytes += missed * updates * 32;
+        }
+    }
+}
+
+void
+es_cuda_entropy_volume_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  volume_memory (job, extent, false, traffic);
+}
+
+void
+es_cuda_entropy_volume_tile_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  volume_memory (job, extent, true, traffic);
 }

@@ -308,6 +308,10 @@ launch_bins (EsCuda *cuda, const EsCudaFrame *frame, const uint8_t *src, unsigne
   entropy_bins_edges_kernel<<<(unsigned) rows, 128, 0, cuda->stream>>> (frame->out, (unsigned) frame->out_pitch,
                                                                          frame->width, frame->height, R,
                                                                          cuda->tables, y_first);
+  es_cuda_note_kernel (cuda, kernel, (unsigned) es_cuda_div_up ((size_t) items, BINS_WARPS), 32 * BINS_WARPS, 0,
+                       "column-histogram entropy kernel", true);
+  es_cuda_note_kernel (cuda, (const void *) entropy_bins_edges_kernel, (unsigned) rows, 128, 0,
+                       "column-histogram edges kernel", false);
 }
 
 template <int NB, int NW>

@@ -220,6 +220,8 @@ launch_counts (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
   entropy_counts_kernel<K><<<(unsigned) items, COUNTS_BLOCK, smem, cuda->stream>>> (
     frame->lev, (unsigned) frame->lev_pitch, frame->width, frame->height, frame->levels, cuda->tables,
     frame->out, (unsigned) frame->out_pitch, y_first, y_last, strip, tiles);
+  es_cuda_note_kernel (cuda, (const void *) entropy_counts_kernel<K>, (unsigned) items, COUNTS_BLOCK, smem,
+                       "shared-count entropy kernel", true);
 }
 
 /* Every window size, as a function pointer table and for es_cuda_entropy_counts_init. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Local entropy on the GPU for every definition (DESIGN.md §1): any window shape, border, binning, units and mask. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,8 @@ es_cuda_general_bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p, boo
   else
     bin_cells_kernel<uint16_t><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
   ES_CUDA_LAUNCHED (cuda, "bin kernel", error);
+  es_cuda_note_kernel (cuda, bytes ? (const void *) bin_cells_kernel<uint8_t> : (const void *) bin_cells_kernel<uint16_t>,
+                       grid, GENERAL_BLOCK, 0, "bin kernel", false);
   return true;
 }
 
@@ -271,4 +274,89 @@ es_cuda_entropy_general_init (EsCuda *cuda, EsError *error)
   free (diff);
   ok = ok && es_cuda_entropy_span_counts_init (cuda, error);
   return ok && es_cuda_general_slide_init (cuda, error);
+}
+
+/* ---- memory model ------------------------------------------------------------- */
+
+/* The bin pass (bin_cells_kernel): every sample read once (and the mask),
+ * the bin table where there is one, the padded frame of cells written with
+ * one row more; the kernel after it reads those cells back once (a
+ * window's re-reads, a few rows apart, hit L2). */
+static void
+bin_pass_memory (const EsJob *job, const EsExtent *extent, bool table, int cell_bytes, EsTraffic *traffic)
+{
+  int half_h, half_w;
+  const double pixels = es_extent_pixels (extent);
+
+  es_window_extent (job, &half_h, &half_w);
+  const double pitch = (double) es_cuda_div_up ((size_t) (extent->width + 2 * half_w), ES_CUDA_VECTOR) * ES_CUDA_VECTOR;
+  const double cells = pitch * (extent->height + 2 * half_h + 1) * cell_bytes;
+  traffic->read_bytes += pixels * es_model_sample_bytes (extent) + (job->definition.mask != NULL ? pixels : 0)
+                         + (table ? (double) ((size_t) 2 << extent->depth) : 0) + cells;
+  traffic->write_bytes += cells;
+}
+
+/* "general", as es_cuda_entropy_general picks its path: shared counts slid
+ * down the column spans after the bin pass (8-bit cells unless a mask
+ * comes with 256 bins); small windows sorted from the samples themselves
+ * (full 3×3 and 5×5 squares of a levels image or exact bins, no mask) or
+ * from 16-bit cells; larger windows slid over 16-bit cells, their counts in
+ * a global scratch past 256 bins. One float written a pixel. */
+void
+es_cuda_entropy_general_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  const double pixels = es_extent_pixels (extent);
+  const int cells = es_window_pixels (job);
+  const uint32_t bins = extent->levels != 0               ? (uint32_t) extent->levels
+                        : d->binning == ES_BINNING_EXACT ? 1u << extent->depth
+                                                         : (uint32_t) job->levels;
+  /* The bin table exists unless the bins are the samples. */
+  const bool table = extent->levels == 0 && d->binning != ES_BINNING_EXACT;
+  EsSpan *spans = NULL;
+  const int n_spans = es_cuda_column_spans (job, &spans);
+
+  free (spans);
+  *traffic = (EsTraffic){ 0, 0, 0 };
+  traffic->write_bytes = pixels * sizeof (float);
+  if (bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT && n_spans >= 0
+      && n_spans <= ES_CUDA_SPAN_COUNTS_MAX_SPANS && (bins <= 16 || cells > SORT_ONLY_CELLS))
+    {
+      bin_pass_memory (job, extent, table, d->mask == NULL || bins <= 255 ? 1 : 2, traffic);
+      return;
+    }
+  if (cells <= SMALL_CELLS)
+    {
+      int half_h, half_w;
+      es_window_extent (job, &half_h, &half_w);
+      const bool full_square = half_h == half_w && cells == (2 * half_h + 1) * (2 * half_h + 1)
+                               && (half_h == 1 || half_h == 2);
+      if (full_square && !table && d->mask == NULL)
+        traffic->read_bytes += pixels * es_model_sample_bytes (extent);
+      else
+        bin_pass_memory (job, extent, table, 2, traffic);
+      return;
+    }
+  if (bins <= GENERAL_VOID)
+    bin_pass_memory (job, extent, table, 2, traffic);
+  else
+    traffic->read_bytes += pixels * es_model_sample_bytes (extent);
+  /* Past 256 bins each thread's histogram lives in a global scratch
+   * (bins × 2 bytes a thread, up to 512 MiB), cleared first. Where the
+   * resident threads' histograms outgrow L2, each of the two count
+   * updates a span and pixel misses in the share that does not fit: a
+   * 32-byte sector read and written back. */
+  if (bins > 256)
+    {
+      const double histogram = 2.0 * bins;
+      const double threads = fmin (ES_MODEL_RESIDENT_THREADS, (double) ((size_t) 512 << 20) / histogram);
+      const double scratch = threads * histogram;
+      traffic->write_bytes += scratch;
+      if (scratch > ES_MODEL_L2_BYTES)
+        {
+          const double missed = 1.0 - ES_MODEL_L2_BYTES / scratch, updates = 2.0 * n_spans * pixels;
+          traffic->read_bytes += missed * updates * 32;
+          traffic->write_bytes += missed * updates * 32;
+        }
+    }
 }

@@ -13,6 +13,12 @@ bool es_cuda_entropy_table_constant (EsCuda *cuda, const EsCudaFrame *frame, con
 bool es_cuda_entropy_table_shared (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_shared_tile (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_teaching_init (EsCuda *cuda, EsError *error);
+/* Their memory models (EsVariant.memory). */
+void es_cuda_entropy_naive_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_per_thread_histogram_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_table_cached_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_table_shared_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_shared_tile_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 
 /* entropy-fast.cu: the fast variant on every row (its EsCudaLaunch), on
  * output rows [y_first, y_last) (EsCudaOp.launch_rows), and its setup. */
@@ -20,11 +26,15 @@ bool es_cuda_entropy_fast (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *
 bool es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first, int y_last,
                                   int q_first, int q_last, EsError *error);
 bool es_cuda_entropy_fast_init (EsCuda *cuda, EsError *error);
+/* The memory model of "fast" and of its transfer lessons. */
+void es_cuda_entropy_fast_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 
 /* entropy-general.cu: every definition (EsEntropyDefinition), and its table
  * (its kernels in entropy-span-counts.cu, entropy-sort.cu and entropy-slide.cu). */
 bool es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error);
 bool es_cuda_entropy_general_init (EsCuda *cuda, EsError *error);
+/* Its memory model, following the path it takes for the job. */
+void es_cuda_entropy_general_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 
 /* entropy-3d.cu: 3-D windows on a volume (or a 2-D image, a volume of one
  * plane) in bands of planes over every device, EsCudaOp.run_volume of
@@ -33,6 +43,9 @@ bool es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *va
                              float times[3], EsControl *control, EsError *error);
 const char *es_cuda_entropy_volume_unsupported (const EsJob *job);
 const char *es_cuda_entropy_volume_tile_unsupported (const EsJob *job);
+/* Their memory models. */
+void es_cuda_entropy_volume_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
+void es_cuda_entropy_volume_tile_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic);
 
 /* A job on a frame that the general kernel's first pass binned, padded by
  * the window's half extents, with one more row (a row's words may be read

@@ -527,6 +527,8 @@ launch_pairs (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
     frame->in, (unsigned) frame->in_pitch, frame->width, frame->height, es_cuda_sample_map (frame), shift,
     (uint32_t) (levels - 1) * 0x01010101u, cuda->tables, frame->out, (unsigned) frame->out_pitch, y_first, y_last,
     strip, groups, items);
+  es_cuda_note_kernel (cuda, kernel, (unsigned) es_cuda_div_up ((size_t) items, PAIRS_WARPS), 32 * PAIRS_WARPS, smem,
+                       "pair-counter entropy kernel", true);
 }
 
 template <int K, int NP>

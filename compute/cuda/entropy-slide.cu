@@ -202,6 +202,8 @@ es_cuda_general_slide (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError
 
   kernel<<<(unsigned) (threads / GENERAL_BLOCK), GENERAL_BLOCK, smem, cuda->stream>>> (*p);
   ES_CUDA_LAUNCHED (cuda, "general entropy kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) kernel, (unsigned) (threads / GENERAL_BLOCK), GENERAL_BLOCK, smem,
+                       "general entropy kernel", true);
   return true;
 }
 

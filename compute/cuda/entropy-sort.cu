@@ -239,6 +239,11 @@ launch_small (EsCuda *cuda, const GeneralParams *p)
 
   /* Squares of 3 and 5 from row pointers, the rest from the cell offsets. */
   const int square = small_square (p);
+  const void *kernel = square == 3            ? (const void *) entropy_small_kernel<9, 3, 3>
+                       : square == 5          ? (const void *) entropy_small_kernel<25, 5, 5>
+                       : p->n_cells <= 16     ? (const void *) entropy_small_kernel<16, 0, 0>
+                       : p->n_cells <= 25     ? (const void *) entropy_small_kernel<25, 0, 0>
+                                              : (const void *) entropy_small_kernel<32, 0, 0>;
   if (square == 3)
     entropy_small_kernel<9, 3, 3><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
   else if (square == 5)
@@ -249,6 +254,7 @@ launch_small (EsCuda *cuda, const GeneralParams *p)
     entropy_small_kernel<25, 0, 0><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
   else
     entropy_small_kernel<32, 0, 0><<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p);
+  es_cuda_note_kernel (cuda, kernel, grid, GENERAL_BLOCK, 0, "small-window entropy kernel", true);
 }
 
 bool

@@ -474,6 +474,8 @@ es_cuda_entropy_span_counts (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran
   ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, dim3 ((unsigned) blocks), dim3 (SPAN_COUNTS_BLOCK), args, smem,
                                        cuda->stream),
                "span-counts entropy kernel", error);
+  es_cuda_note_kernel (cuda, kernel, dim3 ((unsigned) blocks), dim3 (SPAN_COUNTS_BLOCK), smem,
+                       "span-counts entropy kernel", true);
   *ran = true;
   return true;
 }

@@ -299,6 +299,17 @@ launch_teaching (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsErr
     entropy_tile_kernel<<<grid, block, table_smem (l, job->window, true, true), cuda->stream>>> (
       lev, lp, w, h, r, l, cuda->tables, frame->out, frame->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "entropy kernel", error);
+
+  const void *kernel = KERNEL == TEACH_NAIVE           ? (const void *) entropy_naive_kernel
+                       : KERNEL == TEACH_HISTOGRAM      ? (const void *) entropy_histogram_kernel
+                       : KERNEL == TEACH_TABLE_GLOBAL   ? (const void *) entropy_table_kernel<TABLE_GLOBAL>
+                       : KERNEL == TEACH_TABLE_CONSTANT ? (const void *) entropy_table_kernel<TABLE_CONSTANT>
+                       : KERNEL == TEACH_TABLE_SHARED   ? (const void *) entropy_table_kernel<TABLE_SHARED>
+                                                        : (const void *) entropy_tile_kernel;
+  const size_t smem = KERNEL == TEACH_NAIVE || KERNEL == TEACH_HISTOGRAM ? 0
+                      : table_smem (l, job->window, KERNEL == TEACH_TABLE_SHARED || KERNEL == TEACH_TILE,
+                                    KERNEL == TEACH_TILE);
+  es_cuda_note_kernel (cuda, kernel, grid, block, smem, "entropy kernel", true);
   return true;
 }
 
@@ -355,4 +366,89 @@ es_cuda_entropy_teaching_init (EsCuda *cuda, EsError *error)
     ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernels[i], cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              TABLE_SMEM_MAX), "shared memory limit", error);
   return true;
+}
+
+/* ---- memory models ------------------------------------------------------------ */
+
+/* Every teaching kernel in DRAM: the quantize pass (samples in, levels
+ * out), then the levels read once (a 32×2 block's window rows, k + 1 of
+ * them, are the next blocks' rows too, read while they are in L1 and L2)
+ * and one float written a pixel. */
+static void
+teaching_dram (const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+
+  *traffic = (EsTraffic){ 0, 0, 0 };
+  es_model_quantize_pass (extent, pixels, traffic);
+  traffic->read_bytes += pixels;
+  traffic->write_bytes += pixels * sizeof (float);
+}
+
+/* Shared memory a pixel of the table kernels: its L counts zeroed and read
+ * back (4 bytes each, twice), its k² cells counted (a 4-byte read and
+ * write each); table_lookups more 4-byte reads where the c ln c table is
+ * in shared memory. */
+static double
+table_shared_bytes (const EsJob *job, bool table_in_shared)
+{
+  const double k2 = (double) job->window * job->window, levels = job->levels;
+
+  return 8 * levels + 8 * k2 + (table_in_shared ? 4 * levels : 0);
+}
+
+void
+es_cuda_entropy_naive_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  /* Its L·k² level loads a pixel hit L1: DRAM sees the levels once. */
+  (void) job;
+  teaching_dram (extent, traffic);
+}
+
+void
+es_cuda_entropy_per_thread_histogram_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  teaching_dram (extent, traffic);
+  /* Each thread's L 16-bit counts live in local memory, zeroed and summed
+   * for every pixel. While the resident threads' arrays fit in L2 (L ≤ 96
+   * on the nominal device) they never reach DRAM; beyond, the share that
+   * does not fit makes each pixel's zeroing a write and its sum a read. */
+  const double array = 2.0 * job->levels, resident = ES_MODEL_RESIDENT_THREADS * array;
+  if (resident > ES_MODEL_L2_BYTES)
+    {
+      const double missed = 1.0 - ES_MODEL_L2_BYTES / resident, pixels = es_extent_pixels (extent);
+      traffic->read_bytes += missed * pixels * array;
+      traffic->write_bytes += missed * pixels * array;
+    }
+}
+
+/* log-table-global and log-table-constant: the table's lookups go to the
+ * L1 or the constant cache, not shared memory, so both count the same. */
+void
+es_cuda_entropy_table_cached_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  teaching_dram (extent, traffic);
+  traffic->shared_bytes = es_extent_pixels (extent) * table_shared_bytes (job, false);
+}
+
+void
+es_cuda_entropy_table_shared_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  teaching_dram (extent, traffic);
+  traffic->shared_bytes = es_extent_pixels (extent) * table_shared_bytes (job, true);
+}
+
+void
+es_cuda_entropy_shared_tile_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  /* The tile's halo loads come from L2 (its rows are the neighbour
+   * blocks'), so DRAM sees what the table kernels' does; shared memory
+   * adds the tile's writes, (32 + 2r)(2 + 2r) bytes a 64-pixel block, and
+   * the k² level reads from it. */
+  const int r = job->window / 2;
+  const double k2 = (double) job->window * job->window;
+  const double staged = (double) (TABLE_W + 2 * r) * (TABLE_H + 2 * r) / TABLE_THREADS;
+
+  teaching_dram (extent, traffic);
+  traffic->shared_bytes = es_extent_pixels (extent) * (table_shared_bytes (job, true) + k2 + staged);
 }

@@ -92,38 +92,38 @@ static const EsVariant entropy_variants[] = {
     N_ ("For every level the thread scans its whole window again in global memory, so a 5×5 window "
     "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on."),
     "Classroom local-entropy exercise (one loop per level)",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_naive, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_naive, default_definition_only, es_cuda_entropy_naive_memory },
   { "per-thread-histogram", N_ ("Per-thread histogram in local memory"),
     N_ ("Each thread counts its window once into a private array in local memory, trading space for "
     "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
     "addresses of slow, cached DRAM-backed memory."),
     "NVIDIA CUDA C++ Programming Guide, §Local memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_per_thread_histogram, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_per_thread_histogram, default_definition_only, es_cuda_entropy_per_thread_histogram_memory },
   { "log-table-global", N_ ("c·ln c table in global memory"),
     N_ ("Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
     "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
     "table, because the L1 cache serves a warp's different entries from one or two cache lines."),
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only, es_cuda_entropy_table_cached_memory },
   { "log-table-constant", N_ ("c·ln c table in constant memory"),
     /* xgettext:no-c-format */
     N_ ("The same table in __constant__ memory: one address per warp would be a broadcast, but each "
     "thread looks up its own count, the constant cache serves the different addresses one after "
     "another, and the kernel runs about 30% slower than with the table in global or shared memory."),
     "NVIDIA CUDA C++ Programming Guide, §Constant memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant, default_definition_only, es_cuda_entropy_table_cached_memory },
   { "log-table-shared", N_ ("c·ln c table in shared memory"),
     N_ ("The same table copied into shared memory by each block: 32 banks serve a warp's different "
     "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
     "L1-cached global table, well ahead of constant memory)."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_shared, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_shared, default_definition_only, es_cuda_entropy_table_shared_memory },
   { "shared-tile", N_ ("Shared-memory tile with halo"),
     N_ ("As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
     "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
     "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile, default_definition_only },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile, default_definition_only, es_cuda_entropy_shared_tile_memory },
   { "fast", N_ ("Fast: pair counters in registers, sliding windows"),
     N_ ("Four columns per thread; levels 2i and 2i+1 share one packed counter, the windows slide down the "
     "image one row in and one out, each column's change comes from one shared-memory lookup indexed "
@@ -133,24 +133,24 @@ static const EsVariant entropy_variants[] = {
     "levels) or per-thread counts in shared memory."),
     "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank; "
     "Perreault & Hébert, Median Filtering in Constant Time (2007)",
-    true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast, square_depth_any_border },
+    true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "streams-overlap", N_ ("Fast kernel, transfers overlapped in streams"),
     N_ ("The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
     "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
     "time drops below upload + download (the kernel time is the sum of the bands)."),
     "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation",
-    false, ES_TRANSFER_STREAMS, es_cuda_entropy_fast, default_definition_only },
+    false, ES_TRANSFER_STREAMS, es_cuda_entropy_fast, default_definition_only, es_cuda_entropy_fast_memory },
   { "pageable-transfers", N_ ("Fast kernel, pageable host memory"),
     N_ ("The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
     "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
     "below the speed of DMA from page-locked memory."),
     "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory",
-    false, ES_TRANSFER_PAGEABLE, es_cuda_entropy_fast, square_depth_any_border },
+    false, ES_TRANSFER_PAGEABLE, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "per-call-alloc", N_ ("Fast kernel, buffers allocated per call"),
     N_ ("The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
     "and cudaFree synchronize and cost far more than the kernel (the time shows in upload and download)."),
     "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation",
-    false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast, square_depth_any_border },
+    false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "general", N_ ("General: every window shape, border, binning and mask"),
     N_ ("A first pass bins the frame once a cell (border, mask, a table of every sample value, up to 65536 "
     "bins); then each thread slides the histogram of one output column's window down a strip of rows, "
@@ -159,7 +159,7 @@ static const EsVariant entropy_variants[] = {
     "bins are sorted in registers instead, and the rest count in shared or global memory with Σ c ln c "
     "exact in 64-bit fixed point. It runs every definition, and the jobs that the other variants cannot."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
-    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, two_d_windows },
+    false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, two_d_windows, es_cuda_entropy_general_memory },
   { "volume", N_ ("Volume: 3-D windows, a histogram slid down each column"),
     N_ ("For box, ball and 3-D footprint windows: each thread slides one output column's histogram down a "
     "strip of rows of a plane, one cell out and one in for each (dz, dx) column of the window, so a voxel "
@@ -167,7 +167,7 @@ static const EsVariant entropy_variants[] = {
     "32 neighbouring bins, which the L1 cache serves, and Σ c ln c moves exactly in fixed point. Volumes "
     "larger than a GPU run in bands of planes, over every GPU."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
-    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported },
+    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported, es_cuda_entropy_volume_memory },
   { "volume-tile", N_ ("Volume, shared-memory tile with halo"),
     N_ ("As volume, but each block of 8×8 columns first stages its 8³ cube of outputs with the window's halo "
     "in shared memory: the halo grows as (T+2r)³/T³, 5.4× the outputs' cells for a ball of radius 3, "
@@ -175,7 +175,8 @@ static const EsVariant entropy_variants[] = {
     "than the L1 and L2 caches, which already serve the sliding window's re-reads."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); Micikevicius, 3D finite difference "
     "computation on GPUs using CUDA (2009)",
-    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_tile_unsupported },
+    false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_tile_unsupported,
+    es_cuda_entropy_volume_tile_memory },
 };
 
 const EsCudaOp es_cuda_entropy = {

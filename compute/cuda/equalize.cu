@@ -242,12 +242,19 @@ separate_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
     histogram_warp_kernel<T><<<blocks, WARP_BLOCK, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height,
                                                                        map, histogram);
   ES_CUDA_LAUNCHED (cuda, "histogram kernel", error);
+  es_cuda_note_kernel (cuda,
+                       HISTOGRAM == HISTOGRAM_GLOBAL  ? (const void *) histogram_global_kernel<T>
+                       : HISTOGRAM == HISTOGRAM_BLOCK ? (const void *) histogram_block_kernel<T>
+                                                      : (const void *) histogram_warp_kernel<T>,
+                       blocks, HISTOGRAM == HISTOGRAM_WARP ? WARP_BLOCK : 256, 0, "histogram kernel", true);
 
   lut_kernel<<<1, 256, 0, cuda->stream>>> (histogram, n, cuda->lut);
   ES_CUDA_LAUNCHED (cuda, "equalize LUT kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) lut_kernel, 1, 256, 0, "equalize LUT kernel", false);
   apply_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map, cuda->lut,
                                                      out, f->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) apply_kernel<T>, blocks, 256, 0, "equalize apply kernel", false);
   return true;
 }
 
@@ -274,12 +281,18 @@ fused_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
 
   ES_CUDA_TRY (cuda, cudaMemsetAsync (histogram, 0, (BLOCKS_DONE + 1) * sizeof *histogram, cuda->stream),
                "histogram reset", error);
-  histogram_fused_kernel<T><<<es_cuda_blocks (cuda, cells, FUSED_BLOCK), FUSED_BLOCK, 0, cuda->stream>>> (
+  const unsigned histogram_blocks = es_cuda_blocks (cuda, cells, FUSED_BLOCK);
+  histogram_fused_kernel<T><<<histogram_blocks, FUSED_BLOCK, 0, cuda->stream>>> (
     f->in, f->in_pitch, f->width, f->height, f->vectors, map, histogram, cuda->lut);
   ES_CUDA_LAUNCHED (cuda, "fused histogram kernel", error);
-  apply_vector_kernel<T><<<es_cuda_blocks (cuda, cells, 256), 256, 0, cuda->stream>>> (
-    f->in, f->in_pitch, f->vectors, f->height, map, cuda->lut, out, f->out_pitch);
+  es_cuda_note_kernel (cuda, (const void *) histogram_fused_kernel<T>, histogram_blocks, FUSED_BLOCK, 0,
+                       "fused histogram kernel", true);
+  const unsigned apply_blocks = es_cuda_blocks (cuda, cells, 256);
+  apply_vector_kernel<T><<<apply_blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->vectors, f->height, map,
+                                                                  cuda->lut, out, f->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) apply_vector_kernel<T>, apply_blocks, 256, 0, "equalize apply kernel",
+                       false);
   return true;
 }
 
@@ -303,9 +316,11 @@ histogram_band_typed (EsCuda *cuda, const EsCudaFrame *f, EsError *error)
 {
   const size_t pixels = (size_t) f->width * (size_t) f->height;
 
-  histogram_block_kernel<T><<<es_cuda_blocks (cuda, pixels, 256), 256, 0, cuda->stream>>> (
-    f->in, f->in_pitch, f->width, f->height, es_cuda_sample_map (f), cuda->histogram);
+  const unsigned blocks = es_cuda_blocks (cuda, pixels, 256);
+  histogram_block_kernel<T><<<blocks, 256, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height,
+                                                               es_cuda_sample_map (f), cuda->histogram);
   ES_CUDA_LAUNCHED (cuda, "histogram kernel", error);
+  es_cuda_note_kernel (cuda, (const void *) histogram_block_kernel<T>, blocks, 256, 0, "histogram kernel", true);
   return true;
 }
 
@@ -341,7 +356,37 @@ apply_band (EsCuda *cuda, const EsCudaFrame *frame, EsError *error)
       frame->in, frame->in_pitch, frame->vectors, frame->height, es_cuda_sample_map (frame), cuda->lut,
       (uint8_t *) frame->out, frame->out_pitch);
   ES_CUDA_LAUNCHED (cuda, "equalize apply kernel", error);
+  es_cuda_note_kernel (cuda,
+                       frame->in_format == ES_FORMAT_U8 ? (const void *) apply_vector_kernel<uint8_t>
+                                                        : (const void *) apply_vector_kernel<uint16_t>,
+                       blocks, 256, 0, "equalize apply kernel", false);
   return true;
+}
+
+/* ---- memory models ------------------------------------------------------------ */
+
+/* Two passes over the image whatever the histogram: it reads every sample
+ * (its atomics land on 256 counters in L2 or shared memory, never DRAM),
+ * then the apply kernel reads every sample again and writes a byte a
+ * pixel; the histogram and LUT are 2 KiB. The image (64 MiB at 8192²)
+ * does not stay in L2 from one pass to the next. */
+static void
+separate_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ 2 * pixels * es_model_sample_bytes (extent), pixels, 0 };
+}
+
+/* The same two passes over whole 16-sample vectors of the padded rows. */
+static void
+fused_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_model_vector_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ 2 * pixels * es_model_sample_bytes (extent), pixels, 0 };
 }
 
 /* ---- the operation --------------------------------------------------------- */
@@ -351,24 +396,24 @@ static const EsVariant equalize_variants[] = {
     N_ ("Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
     "queues on the same few addresses in L2, 40× slower than a privatized histogram."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
-    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_GLOBAL>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_GLOBAL>, NULL, separate_memory },
   { "block-shared", N_ ("Per-block shared histogram"),
     N_ ("Each block counts into its own 256 bins in shared memory and merges them with 256 global "
     "atomics at the end: the contended updates move on chip."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
-    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_BLOCK>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_BLOCK>, NULL, separate_memory },
   { "warp-private", N_ ("Per-warp sub-histograms"),
     N_ ("Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
     "a bin: the cure for contention on GPUs before Maxwell, but Hopper's shared-memory atomics "
     "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image."),
     "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)",
-    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_WARP>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_WARP>, NULL, separate_memory },
   { "fused", N_ ("Fused: vector loads, device LUT"),
     N_ ("Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
     "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
     "shared-memory LUT: two kernels in all."),
     "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction",
-    true, ES_TRANSFER_DEFAULT, launch_fused, NULL },
+    true, ES_TRANSFER_DEFAULT, launch_fused, NULL, fused_memory },
 };
 
 const EsCudaOp es_cuda_equalize = {

@@ -56,6 +56,17 @@ typedef struct {
  * downloads from the other set. */
 #define ES_CUDA_BAND_SLOTS 2
 
+/* What cudaFuncGetAttributes and the occupancy API say of one kernel at one
+ * launch shape: read once, kept for the life of the device. */
+typedef struct {
+  const void *kernel;
+  unsigned threads;
+  size_t dynamic_shared;
+  int registers;
+  size_t static_shared, local_bytes;
+  int blocks_per_sm;
+} EsKernelResources;
+
 struct EsCuda {
   int device;
   int sm_count;
@@ -88,6 +99,16 @@ struct EsCuda {
   uint8_t *lut; /* device: 256 entries */
   /* CLAHE's buffers (clahe.cu): every tile's histogram, every tile's LUT. */
   EsCudaBuffer clahe_counts, clahe_luts;
+  /* The metrics (es-engine.h, EsMetrics): the datasheet bandwidth and the
+   * SM's thread limit, read at open; the resources of every kernel and
+   * launch shape seen, read once (es_cuda_note_kernel); the kernels of the
+   * run in progress. */
+  double datasheet_gbs;
+  int max_threads_per_sm;
+  EsKernelResources *resources;
+  int n_resources, resources_capacity;
+  EsKernelInfo run_kernels[ES_METRICS_KERNELS];
+  int n_run_kernels, run_main_kernel;
   bool broken;
   /* ES_CUDA_FAULT, read at open; each fires once. */
   bool fault_alloc, fault_launch, fault_sticky;
@@ -154,6 +175,19 @@ es_cuda_div_up (size_t a, size_t b)
 {
   return (a + b - 1) / b;
 }
+
+/* ---- kernel resources (device.cu) ------------------------------------------ */
+
+/* Records a launch of `kernel` for the run's metrics (EsMetrics.kernels):
+ * its shape, and its registers, shared and local memory and occupancy,
+ * read from the driver the first time this kernel and shape are seen and
+ * from a cache after that. `main`: the kernel carries the variant's lesson
+ * (else the last kernel launched stands for the run). Called after the
+ * launch, off the device's critical path: it never synchronizes. */
+void es_cuda_note_kernel (EsCuda *cuda, const void *kernel, dim3 grid, dim3 block, size_t dynamic_shared,
+                          const char *name, bool main);
+/* Forgets the kernels of the previous run (es_cuda_run, before any launch). */
+void es_cuda_begin_kernels (EsCuda *cuda);
 
 /* ---- buffers and fault injection (device.cu) ------------------------------- */
 
@@ -230,6 +264,48 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
     .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .frame_pad = NULL,                  \
     .slow_path = NULL, .volumes = false, .run_volume = NULL,                                                           \
   }
+
+/* ---- memory models (EsVariant.memory) -----------------------------------------
+ * The DRAM bytes of a variant's kernels for a job, counted from its code
+ * under one assumption about L2 (DESIGN.md §3): a kernel that walks the
+ * image in order reads each byte from DRAM once, because the re-reads of a
+ * window's halo by neighbouring threads and blocks come a few rows later,
+ * while the rows are still in L2; every byte written reaches DRAM once; a
+ * buffer that one kernel writes and the next reads (levels, bins) goes to
+ * DRAM and back, as it does at the sizes where bandwidth matters (64 MiB of
+ * levels at 8192² against 50–60 MiB of L2; Nsight Compute flushes L2
+ * between kernels besides). Tables of a few KiB, read once by each SM from
+ * L2, are left out. */
+
+/* Bytes of the input's samples. */
+static inline double
+es_model_sample_bytes (const EsExtent *extent)
+{
+  return (double) es_format_size (extent->format);
+}
+
+/* Pixels of the padded device rows (whole ES_CUDA_VECTOR vectors) that
+ * the kernels walking vectors read and write. */
+static inline double
+es_model_vector_pixels (const EsExtent *extent)
+{
+  const double row = (double) ((extent->width + ES_CUDA_VECTOR - 1) / ES_CUDA_VECTOR * ES_CUDA_VECTOR);
+  return row * extent->height * (extent->planes > 1 ? extent->planes : 1);
+}
+
+/* The quantize pass (quantize.cu): every sample read, every level written. */
+static inline void
+es_model_quantize_pass (const EsExtent *extent, double pixels, EsTraffic *traffic)
+{
+  traffic->read_bytes += pixels * es_model_sample_bytes (extent);
+  traffic->write_bytes += pixels;
+}
+
+/* The nominal device of the models that depend on what a device holds at
+ * once (local arrays, scratch histograms): an H100's 132 SMs of 2048
+ * threads and its 50 MiB of L2. */
+#define ES_MODEL_RESIDENT_THREADS (132.0 * 2048.0)
+#define ES_MODEL_L2_BYTES (50.0 * 1024.0 * 1024.0)
 
 /* Quantizes frame->in into frame->lev (quantize.cu; the first step of the
  * entropy kernels that read levels). */

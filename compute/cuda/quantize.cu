@@ -29,13 +29,21 @@ quantize_into (EsCuda *cuda, const EsCudaFrame *frame, uint8_t *out, size_t out_
   unsigned blocks = es_cuda_blocks (cuda, (size_t) frame->vectors * (size_t) frame->height, block);
   EsSampleMap map = es_cuda_sample_map (frame);
 
+  const void *kernel;
   if (frame->in_format == ES_FORMAT_U8)
-    quantize_kernel<uint8_t><<<blocks, block, 0, cuda->stream>>> (frame->in, frame->in_pitch, frame->vectors,
-                                                                  frame->height, map, out, out_pitch);
+    {
+      quantize_kernel<uint8_t><<<blocks, block, 0, cuda->stream>>> (frame->in, frame->in_pitch, frame->vectors,
+                                                                    frame->height, map, out, out_pitch);
+      kernel = (const void *) quantize_kernel<uint8_t>;
+    }
   else
-    quantize_kernel<uint16_t><<<blocks, block, 0, cuda->stream>>> (frame->in, frame->in_pitch, frame->vectors,
-                                                                   frame->height, map, out, out_pitch);
+    {
+      quantize_kernel<uint16_t><<<blocks, block, 0, cuda->stream>>> (frame->in, frame->in_pitch, frame->vectors,
+                                                                     frame->height, map, out, out_pitch);
+      kernel = (const void *) quantize_kernel<uint16_t>;
+    }
   ES_CUDA_LAUNCHED (cuda, "quantize kernel", error);
+  es_cuda_note_kernel (cuda, kernel, blocks, block, 0, "quantize kernel", false);
   return true;
 }
 
@@ -52,6 +60,15 @@ launch_elementwise (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, Es
   return quantize_into (cuda, frame, (uint8_t *) frame->out, frame->out_pitch, error);
 }
 
+/* One 16-byte vector of samples in, one of levels out: a copy's bytes. */
+static void
+elementwise_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  (void) job;
+  *traffic = (EsTraffic){ 0, 0, 0 };
+  es_model_quantize_pass (extent, es_model_vector_pixels (extent), traffic);
+}
+
 /* ---- the operation --------------------------------------------------------- */
 
 static const EsVariant quantize_variants[] = {
@@ -59,7 +76,7 @@ static const EsVariant quantize_variants[] = {
     N_ ("Each thread turns one 16-byte vector of samples into levels: with one aligned load and one "
     "store per 16 pixels, the kernel runs at the speed of a copy."),
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access to global memory",
-    true, ES_TRANSFER_DEFAULT, launch_elementwise, NULL },
+    true, ES_TRANSFER_DEFAULT, launch_elementwise, NULL, elementwise_memory },
 };
 
 const EsCudaOp es_cuda_quantize = ES_CUDA_OP_VARIANTS_ONLY (quantize_variants);

@@ -510,6 +510,36 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
   return ok;
 }
 
+/* A run's share of the metrics that the device knows (EsMetrics): the
+ * datasheet bandwidth, the kernels it launched, how its images crossed
+ * PCIe and how many bytes did in the upload time (a volume's mask goes
+ * with its planes; a 2-D mask is uploaded by the general kernels, in the
+ * kernel time); the engine adds the model and the rates. */
+static void
+device_metrics (const EsCuda *cuda, const EsImage *in, const EsImage *mask, const EsImage *out, EsHostMemory host,
+                EsTiming *timing)
+{
+  EsMetrics *m = &timing->metrics;
+
+  m->datasheet_gbs = cuda->datasheet_gbs;
+  m->n_kernels = cuda->n_run_kernels;
+  memcpy (m->kernels, cuda->run_kernels, sizeof m->kernels);
+  m->main_kernel = cuda->run_main_kernel >= 0 ? cuda->run_main_kernel : cuda->n_run_kernels - 1;
+  m->host_memory = host;
+  m->upload_bytes = (double) packed_bytes (in) + (mask != NULL ? (double) packed_bytes (mask) : 0);
+  m->download_bytes = (double) packed_bytes (out);
+}
+
+static EsHostMemory
+host_memory (const EsMove *move, bool pageable)
+{
+  if (pageable)
+    return ES_HOST_PAGEABLE;
+  if (move->in_direct && move->out_direct)
+    return ES_HOST_PINNED;
+  return move->in_direct || move->out_direct ? ES_HOST_MIXED : ES_HOST_STAGED;
+}
+
 bool
 es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
              EsTiming *timing, EsControl *control, EsError *error)
@@ -533,6 +563,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   if (es_cuda_is_broken (cuda))
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "CUDA is unusable after an earlier device error");
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  es_cuda_begin_kernels (cuda);
 
   /* A 3-D window: the op's volume path moves the planes in bands itself. */
   if (cuda_op->run_volume != NULL && es_job_is_volumetric (job))
@@ -551,6 +582,13 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
           timing->download_ms = volume_times[2];
           timing->backend = ES_BACKEND_CUDA;
           timing->variant = variant->id;
+          const bool pinned_in = is_page_locked (in->pixels, volume_extent (in));
+          const bool pinned_out = is_page_locked (out->pixels, volume_extent (out));
+          device_metrics (cuda, in, job->definition.mask, out,
+                          pinned_in && pinned_out   ? ES_HOST_PINNED
+                          : pinned_in || pinned_out ? ES_HOST_MIXED
+                                                    : ES_HOST_STAGED,
+                          timing);
         }
       return true;
     }
@@ -612,6 +650,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       timing->download_ms = times[2] + free_ms;
       timing->backend = ES_BACKEND_CUDA;
       timing->variant = variant->id;
+      device_metrics (cuda, in, NULL, out, host_memory (&move, pageable), timing);
     }
   return ok;
 }

@@ -282,26 +282,46 @@ launch_typed (EsCuda *cuda, const EsCudaFrame *f, float amount, EsError *error)
   const dim3 grid ((unsigned) es_cuda_div_up ((size_t) f->width, TILE_W),
                    es_cuda_grid_y (es_cuda_div_up ((size_t) f->height, TILE_H)));
 
+  /* What was launched, for the run's metrics. */
+  const void *kernel;
+  dim3 launched_grid = grid, launched_block = block;
+
   if constexpr (KERNEL == SHARPEN_FAST)
     {
       size_t cells = (size_t) f->vectors * (size_t) f->height;
       unsigned blocks = es_cuda_resident_blocks (cuda, (const void *) sharpen_fast_kernel<T>, 256, 0, cells);
       sharpen_fast_kernel<T><<<blocks, 256, 0, cuda->stream>>> (
         f->in, f->in_pitch, f->width, f->height, f->vectors, map, amount, f->out, f->out_pitch);
+      kernel = (const void *) sharpen_fast_kernel<T>;
+      launched_grid = dim3 (blocks);
+      launched_block = dim3 (256);
     }
   else if constexpr (KERNEL == SHARPEN_GLOBAL)
-    sharpen_global_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
-                                                                amount, f->out, f->out_pitch);
+    {
+      sharpen_global_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                  amount, f->out, f->out_pitch);
+      kernel = (const void *) sharpen_global_kernel<T>;
+    }
   else if constexpr (KERNEL == SHARPEN_MASK)
-    sharpen_mask_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
-                                                              amount, f->out, f->out_pitch);
+    {
+      sharpen_mask_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                amount, f->out, f->out_pitch);
+      kernel = (const void *) sharpen_mask_kernel<T>;
+    }
   else if constexpr (KERNEL == SHARPEN_TILE)
-    sharpen_tile_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
-                                                              amount, f->out, f->out_pitch);
+    {
+      sharpen_tile_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                amount, f->out, f->out_pitch);
+      kernel = (const void *) sharpen_tile_kernel<T>;
+    }
   else
-    sharpen_l2_halo_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
-                                                                 amount, f->out, f->out_pitch);
+    {
+      sharpen_l2_halo_kernel<T><<<grid, block, 0, cuda->stream>>> (f->in, f->in_pitch, f->width, f->height, map,
+                                                                   amount, f->out, f->out_pitch);
+      kernel = (const void *) sharpen_l2_halo_kernel<T>;
+    }
   ES_CUDA_LAUNCHED (cuda, "sharpen kernel", error);
+  es_cuda_note_kernel (cuda, kernel, launched_grid, launched_block, 0, "sharpen kernel", true);
   return true;
 }
 
@@ -315,6 +335,32 @@ launch (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, EsError *error
   return launch_typed<KERNEL, uint16_t> (cuda, frame, job->amount, error);
 }
 
+/* ---- memory models ------------------------------------------------------------ */
+
+/* Every variant reads each sample from DRAM once and writes a byte a pixel:
+ * the rows above and below (the plain kernels' four neighbour loads, the
+ * tiles' halo, the fast kernel's three row loads) are the neighbouring
+ * threads' and blocks' rows, read a few rows apart and served by L1 and L2.
+ * The variants differ in instructions and shared memory, not in DRAM. */
+static void
+stencil_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_extent_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ pixels * es_model_sample_bytes (extent), pixels, 0 };
+}
+
+/* The fast kernel walks whole 16-pixel vectors of the padded rows. */
+static void
+fast_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
+{
+  const double pixels = es_model_vector_pixels (extent);
+
+  (void) job;
+  *traffic = (EsTraffic){ pixels * es_model_sample_bytes (extent), pixels, 0 };
+}
+
 /* ---- the operation --------------------------------------------------------- */
 
 static const EsVariant sharpen_variants[] = {
@@ -323,32 +369,32 @@ static const EsVariant sharpen_variants[] = {
     "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
     "both shared-memory tiles."),
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL>, NULL, stencil_memory },
   { "constant-mask", N_ ("3×3 mask in constant memory"),
     N_ ("The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
     "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
     "loads and multiplies per pixel (four by zero) make it the slowest variant."),
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL, stencil_memory },
   { "shared-tile", N_ ("Shared-memory tile with halo"),
     /* xgettext:no-c-format */
     N_ ("Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
     "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
     "cost more than the caches that the plain global kernel relies on."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE>, NULL, stencil_memory },
   { "l2-halo", N_ ("Tile interior in shared, halo from L2"),
     N_ ("The block loads only its interior into shared memory and reads the few neighbours outside the "
     "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
     "costs more than the halo loads it saves, so it trails the plain tile."),
     "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants",
-    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO>, NULL },
+    false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO>, NULL, stencil_memory },
   { "fast", N_ ("Fast: 16 pixels per thread"),
     N_ ("Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
     "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
     "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others."),
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)",
-    true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST>, NULL },
+    true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST>, NULL, fast_memory },
 };
 
 const EsCudaOp es_cuda_sharpen = ES_CUDA_OP_VARIANTS_ONLY (sharpen_variants);

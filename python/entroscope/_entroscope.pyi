@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Type stubs of the C extension entroscope._entroscope (python/src/).
 from os import PathLike
-from typing import Any, Literal, NamedTuple, Sequence, overload
+from typing import Any, Literal, NamedTuple, Sequence, TypedDict, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -19,6 +19,35 @@ ImageLike = npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | memoryview | Any
 
 class Cancelled(RuntimeError): ...
 
+class KernelMetrics(TypedDict):
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    registers: int
+    static_shared: int
+    dynamic_shared: int
+    local_bytes: int
+    blocks_per_sm: int
+    occupancy: float
+    main: bool
+
+class Metrics(TypedDict):
+    pixels: float
+    read_bytes: float
+    write_bytes: float
+    shared_bytes: float
+    achieved_gbs: float
+    copy_gbs: float
+    datasheet_gbs: float
+    copy_share: float
+    datasheet_share: float
+    kernels: list[KernelMetrics]
+    host_memory: Literal["none", "pinned", "staged", "pageable", "mixed"]
+    upload_bytes: float
+    download_bytes: float
+    upload_gbs: float
+    download_gbs: float
+
 class Timing(NamedTuple):
     upload_ms: float
     kernel_ms: float
@@ -30,6 +59,9 @@ class Timing(NamedTuple):
     call_ms: float
     input_copied: bool
     output_copied: bool
+    # By name only: the tuple keeps its ten fields.
+    @property
+    def metrics(self) -> Metrics: ...
 
 class Variant(NamedTuple):
     id: str

@@ -20,6 +20,8 @@ static PyStructSequence_Field timing_fields[] = {
   { "call_ms", "the whole Python call: checks, copies, the run and the result" },
   { "input_copied", "the input was copied (strided, Fortran order, byte-swapped, colour) rather than read in place" },
   { "output_copied", "the result went through a temporary into out= (non-contiguous or overlapping the input)" },
+  { "metrics", "why the run took its time (a dict; by name only, not in the tuple): the memory model's bytes, "
+               "the achieved GB/s and its shares of the peaks, the kernels' resources, the transfers" },
   { NULL, NULL },
 };
 
@@ -306,6 +308,36 @@ nats_to_bits (const EsImage *values)
     }
 }
 
+/* EsMetrics as a dict, the names of the C fields; NULL when it raised. */
+static PyObject *
+metrics_dict (const EsMetrics *m)
+{
+  PyObject *kernels = PyList_New (0);
+
+  for (int i = 0; kernels != NULL && i < m->n_kernels; i++)
+    {
+      const EsKernelInfo *k = &m->kernels[i];
+      PyObject *kernel = Py_BuildValue ("{s:s,s:(III),s:(III),s:i,s:n,s:n,s:n,s:i,s:d,s:O}", "name", k->name, "grid",
+                                        k->grid[0], k->grid[1], k->grid[2], "block", k->block[0], k->block[1],
+                                        k->block[2], "registers", k->registers, "static_shared",
+                                        (Py_ssize_t) k->static_shared, "dynamic_shared", (Py_ssize_t) k->dynamic_shared,
+                                        "local_bytes", (Py_ssize_t) k->local_bytes, "blocks_per_sm", k->blocks_per_sm,
+                                        "occupancy", k->occupancy, "main", i == m->main_kernel ? Py_True : Py_False);
+      if (kernel == NULL || PyList_Append (kernels, kernel) < 0)
+        Py_CLEAR (kernels);
+      Py_XDECREF (kernel);
+    }
+  if (kernels == NULL)
+    return NULL;
+  return Py_BuildValue ("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:N,s:s,s:d,s:d,s:d,s:d}", "pixels", m->pixels,
+                        "read_bytes", m->model.read_bytes, "write_bytes", m->model.write_bytes, "shared_bytes",
+                        m->model.shared_bytes, "achieved_gbs", m->achieved_gbs, "copy_gbs", m->copy_gbs,
+                        "datasheet_gbs", m->datasheet_gbs, "copy_share", m->copy_share, "datasheet_share",
+                        m->datasheet_share, "kernels", kernels, "host_memory", es_host_memory_name (m->host_memory),
+                        "upload_bytes", m->upload_bytes, "download_bytes", m->download_bytes, "upload_gbs",
+                        m->upload_gbs, "download_gbs", m->download_gbs);
+}
+
 /* (result, Timing) for return_timing=True; steals result, NULL when it raised. */
 static PyObject *
 result_with_timing (PyObject *result, const EsTiming *timing, double start, const EsPyInput *input,
@@ -328,6 +360,7 @@ result_with_timing (PyObject *result, const EsTiming *timing, double start, cons
   PyStructSequence_SET_ITEM (t, 7, PyFloat_FromDouble (es_monotonic_ms () - start));
   PyStructSequence_SET_ITEM (t, 8, PyBool_FromLong (input->mode != ES_PY_INPUT_WRAP));
   PyStructSequence_SET_ITEM (t, 9, PyBool_FromLong (output->copy_back));
+  PyStructSequence_SET_ITEM (t, 10, metrics_dict (&timing->metrics));
   if (PyErr_Occurred ())
     {
       Py_DECREF (t);

@@ -50,6 +50,10 @@ def test_cuda_engine_and_devices(gpu, rng):
     image = rng.integers(0, 256, (300, 400), dtype=np.uint8)
     values, timing = engine.entropy(image, 9, return_timing=True)
     assert timing.upload_ms > 0 and timing.download_ms > 0
+    metrics = timing.metrics
+    assert metrics["read_bytes"] > 0 and metrics["datasheet_gbs"] > 0 and metrics["host_memory"] != "none"
+    main = [k for k in metrics["kernels"] if k["main"]]
+    assert len(main) == 1 and main[0]["registers"] > 0 and 0 < main[0]["occupancy"] <= 1, metrics["kernels"]
     assert np.abs(values - entroscope.Engine("cpu").entropy(image, 9)).max() <= 1e-5
     assert entroscope.info("cuda")["why"] == "requested with backend='cuda'"
 

@@ -92,6 +92,18 @@ def test_timing(rng):
     assert timing.upload_ms == timing.download_ms == 0
 
 
+def test_timing_metrics(rng):
+    """The run's memory model and bandwidth, by name beside the ten fields of the tuple."""
+    image = rng.integers(0, 256, (64, 48), dtype=np.uint8)
+    _, timing = entroscope.entropy(image, return_timing=True, backend="cpu")
+    metrics = timing.metrics
+    assert len(timing) == 10
+    assert metrics["pixels"] == 64 * 48
+    assert metrics["read_bytes"] == 64 * 48 and metrics["write_bytes"] == 4 * 64 * 48
+    assert np.isfinite(metrics["achieved_gbs"]) and metrics["achieved_gbs"] > 0
+    assert metrics["kernels"] == [] and metrics["host_memory"] == "none" and metrics["datasheet_gbs"] == 0
+
+
 # ---- threads ------------------------------------------------------------------
 
 

@@ -120,6 +120,8 @@ _es_window_median_timing (EsWindow *self, const EsLayer *layer, EsTiming *median
   median->kernel_ms = median_of (kernel, n);
   median->download_ms = median_of (download, n);
   median->wall_ms = median_of (wall, n);
+  /* The bandwidth beside the median time is the model's bytes over it. */
+  es_timing_update_rates (median);
   *n_runs = n;
 }
 
