@@ -784,7 +784,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_ENTROPY, .name = "entropy", .title = N_ ("Entropy"), .result_title = N_ ("Entropy"),
     .summary = N_ ("local entropy in nats of the bins in a window around each pixel (K×K clipped to the image by "
                "default)"),
-    .definition_name = "entroscope", .definition_title = "Entroscope",
+    .definition_name = "entroscope", .definition_title = N_ ("Entroscope"),
     .output_format = f32_output, .input_reads = 1,
     .params = ES_PARAM_BIT (ES_PARAM_WINDOW) | ES_PARAM_BIT (ES_PARAM_LEVELS),
     .params_read = entropy_params_read,
@@ -818,7 +818,7 @@ static const EsOpInfo ops[ES_N_OPS] = {
     .op = ES_OP_CLAHE, .name = "clahe", .title = N_ ("CLAHE"), .result_title = N_ ("CLAHE"),
     .summary = N_ ("contrast-limited adaptive histogram equalization over a grid of tiles, bit-identical to OpenCV's "
                "createCLAHE(clipLimit, tileGridSize).apply()"),
-    .definition_name = "opencv", .definition_title = "OpenCV createCLAHE",
+    .definition_name = "opencv", .definition_title = N_ ("OpenCV createCLAHE"),
     .output_format = clahe_output, .input_reads = 2,
     .params = ES_PARAM_BIT (ES_PARAM_CLIP) | ES_PARAM_BIT (ES_PARAM_TILE_COLUMNS) | ES_PARAM_BIT (ES_PARAM_TILE_ROWS),
     .halo = no_halo, .plane_halo = no_halo, .image_grid = true, .tile_passes = &es_cpu_clahe_passes,

@@ -444,8 +444,9 @@ bind_preset_row (EsSidebarDefinition *self)
   if (!has_menu || self->settings == NULL)
     return;
   key = es_settings_preset_key (self->op);
-  description = g_strdup_printf ("What %s means here; presets match other tools",
-                                 self->op == ES_OP_ENTROPY ? "local entropy" : es_op_info (self->op)->title);
+  /* TRANSLATORS: %s is "local entropy" or an operation's title ("CLAHE"). */
+  description = g_strdup_printf (_ ("What %s means here; presets match other tools"),
+                                 self->op == ES_OP_ENTROPY ? _ ("local entropy") : _ (es_op_info (self->op)->title));
   adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (self), description);
   adw_combo_row_set_model (self->preset_row, G_LIST_MODEL (self->preset_titles[self->op]));
   es_settings_bind_choice (self->settings, key, self->preset_row, preset_nicks[self->op]);
@@ -901,7 +902,7 @@ es_sidebar_definition_init (EsSidebarDefinition *self)
       if (n_presets == 0)
         continue;
       self->preset_titles[op] = gtk_string_list_new (NULL);
-      gtk_string_list_append (self->preset_titles[op], es_op_info (op)->definition_title);
+      gtk_string_list_append (self->preset_titles[op], _ (es_op_info (op)->definition_title));
       for (size_t i = 0; i < n_presets; i++)
         gtk_string_list_append (self->preset_titles[op], list[i].title);
       if (op == ES_OP_ENTROPY)

@@ -51,11 +51,11 @@ es_timings_overlay_text (const EsLayer *layer, const EsTiming *timing)
   g_autofree char *backend = NULL;
 
   if (layer->view == ES_VIEW_ORIGINAL)
-    return g_strdup ("Original · no kernel");
+    return g_strdup (_ ("Original · no kernel"));
   backend = g_ascii_strup (es_backend_name (timing->backend), -1);
   /* One line names what ran, one gives its figures; a figure that the
    * timing record gains (the achieved bandwidth) joins the second line. */
-  return g_strdup_printf ("%s · %s\nkernel %.2f ms · end to end %.2f ms", backend,
+  return g_strdup_printf (_ ("%s · %s\nkernel %.2f ms · end to end %.2f ms"), backend,
                           timing->variant ? timing->variant : "default", timing->kernel_ms, timing->wall_ms);
 }
 

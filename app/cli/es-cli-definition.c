@@ -140,14 +140,15 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
     case ES_CLI_KERNEL_SIZE:
       if (!parse_kernel_size (text, &o->job.clahe))
         {
-          es_cli_usage_error ("--kernel-size=%s: expected K or HxW (rows × columns), 1..%d a side", text, ES_MAX_SIDE);
+          es_cli_usage_error (_ ("--kernel-size=%s: expected K or HxW (rows × columns), 1..%d a side"), text,
+                              ES_MAX_SIDE);
           return false;
         }
       return true;
     case ES_CLI_NBINS:
       if (!es_definition_parse_uint (text, ES_CLAHE_BINS_MIN, ES_CLAHE_BINS_MAX, &number))
         {
-          es_cli_usage_error ("--nbins=%s: expected a number of bins in %d..%d", text, ES_CLAHE_BINS_MIN,
+          es_cli_usage_error (_ ("--nbins=%s: expected a number of bins in %d..%d"), text, ES_CLAHE_BINS_MIN,
                               ES_CLAHE_BINS_MAX);
           return false;
         }
@@ -165,12 +166,12 @@ check_clahe_options (const EsCliOptions *o, const EsPreset *preset)
   EsClaheKind kind = preset && preset->op == ES_OP_CLAHE ? preset->clahe : ES_CLAHE_OPENCV;
 
   if (o->job.clahe.kernel_height != 0 && kind != ES_CLAHE_SKIMAGE)
-    return es_cli_usage_error ("--kernel-size is scikit-image's kernel_size: it applies to clahe --like skimage "
-                               "(OpenCV's and MATLAB's tiles are --tiles)"),
+    return es_cli_usage_error (_ ("--kernel-size is scikit-image's kernel_size: it applies to clahe --like skimage "
+                                  "(OpenCV's and MATLAB's tiles are --tiles)")),
            false;
   if (o->job.clahe.bins != 0 && kind == ES_CLAHE_OPENCV)
-    return es_cli_usage_error ("--nbins applies to clahe --like skimage or --like matlab (OpenCV's bins are the "
-                               "depth's)"),
+    return es_cli_usage_error (_ ("--nbins applies to clahe --like skimage or --like matlab (OpenCV's bins are the "
+                                  "depth's)")),
            false;
   return true;
 }

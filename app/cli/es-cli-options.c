@@ -248,7 +248,7 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
     {
       es_param_describe_range (param, range, sizeof range);
       es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text,
-                          param->digits == 0 ? _ ("an integer") : "a number", range);
+                          param->digits == 0 ? _ ("an integer") : _ ("a number"), range);
       return false;
     }
   es_error_clear (&error);

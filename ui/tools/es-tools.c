@@ -491,14 +491,21 @@ make_palette (EsTools *self)
 static GtkWidget *
 make_pointer_page (void)
 {
-  g_autoptr (GString) text = g_string_new ("Drag to pan; click a pane of the grid to make it the active one. Tools:");
+  g_autoptr (GString) tools = g_string_new (NULL);
+  g_autofree char *text = NULL;
   GtkWidget *label;
 
   for (int tool = ES_TOOL_POINTER + 1; tool < ES_N_TOOLS; tool++)
-    g_string_append_printf (text, "%s %s (%s)", tool == ES_TOOL_POINTER + 1 ? "" : ",", tool_rows[tool].title,
-                            tool_rows[tool].key_label);
-  g_string_append_c (text, '.');
-  label = gtk_label_new (text->str);
+    {
+      if (tools->len > 0)
+        /* TRANSLATORS: between two tools of the list on the pointer's page. */
+        g_string_append (tools, _ (", "));
+      g_string_append_printf (tools, "%s (%s)", _ (tool_rows[tool].title), tool_rows[tool].key_label);
+    }
+  /* TRANSLATORS: %s lists the tools with their keys: "Line Profile (L), Rectangle Statistics (R), …". */
+  text = g_strdup_printf (_ ("Drag to pan; click a pane of the grid to make it the active one. Tools: %s."),
+                          tools->str);
+  label = gtk_label_new (text);
   gtk_label_set_wrap (GTK_LABEL (label), TRUE);
   gtk_label_set_xalign (GTK_LABEL (label), 0);
   gtk_widget_set_valign (label, GTK_ALIGN_START);

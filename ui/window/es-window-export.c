@@ -342,12 +342,13 @@ _es_window_export_chosen (EsWindow *self, GFile *chosen, int format, gboolean co
       return NULL;
     }
   folder = parent ? g_file_get_parse_name (parent) : g_strdup ("");
-  heading = g_strdup_printf ("Replace “%s”?", fixed);
-  body = g_strdup_printf ("The format chosen saves “%s” as “%s”, and a file of that name already exists in “%s”. "
-                          "Replacing it overwrites its contents.",
+  heading = g_strdup_printf (_ ("Replace “%s”?"), fixed);
+  body = g_strdup_printf (_ ("The format chosen saves “%s” as “%s”, and a file of that name already exists in “%s”. "
+                             "Replacing it overwrites its contents."),
                           name, fixed, folder);
   dialog = adw_message_dialog_new (GTK_WINDOW (self), heading, body);
-  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", "_Cancel", "replace", "_Replace", NULL);
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog), "cancel", _ ("_Cancel"), "replace", _ ("_Replace"),
+                                    NULL);
   adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "replace", ADW_RESPONSE_DESTRUCTIVE);
   adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
   adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");

@@ -178,7 +178,7 @@ _es_window_source_facts (EsWindow *self)
             g_strdup_printf (_ ("%d × %d pixels (%.2f megapixels)"), source->image.width, source->image.height,
                              (double) source->image.width * source->image.height / 1e6));
   add_fact (facts, _ ("Depth"),
-            g_strdup_printf ("%d-bit%s", source->image.depth, source->image.levels > 0 ? " levels" : " gray"));
+            g_strdup_printf (source->image.levels > 0 ? _ ("%d-bit levels") : _ ("%d-bit gray"), source->image.depth));
   if (source->image.levels > 0)
     add_fact (facts, _ ("Levels"), g_strdup_printf ("%d", source->image.levels));
   add_fact (facts, _ ("Format"), g_strdup (file_format (source)));
@@ -187,9 +187,10 @@ _es_window_source_facts (EsWindow *self)
   if (info)
     {
       g_autofree char *human = g_format_size (g_file_info_get_size (info));
+      /* Apart from the message: xgettext cannot read G_GINT64_FORMAT. */
+      g_autofree char *bytes = g_strdup_printf ("%" G_GINT64_FORMAT, g_file_info_get_size (info));
 
-      add_fact (facts, _ ("File size"),
-                g_strdup_printf ("%s (%" G_GINT64_FORMAT " bytes)", human, g_file_info_get_size (info)));
+      add_fact (facts, _ ("File size"), g_strdup_printf (_ ("%s (%s bytes)"), human, bytes));
     }
   else
     add_fact (facts, _ ("File size"), g_strdup (_ ("unknown")));
@@ -240,7 +241,7 @@ image_info_action (GtkWidget *widget, const char *action_name, GVariant *paramet
   dialog = adw_message_dialog_new (GTK_WINDOW (self), self->source->name, NULL);
   adw_message_dialog_set_extra_child (ADW_MESSAGE_DIALOG (dialog),
                                       _es_window_facts_table ((const char *const *) facts));
-  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", "_Close");
+  adw_message_dialog_add_response (ADW_MESSAGE_DIALOG (dialog), "close", _ ("_Close"));
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
