@@ -58,6 +58,9 @@ test_toggle (void)
   const char *text;
   g_autofree char *expected = NULL, *backend = NULL;
 
+  /* Room around the sample at its size (the docked tools panel takes
+   * height), so that the overlay has a margin to sit in. */
+  gtk_window_set_default_size (GTK_WINDOW (window), 1600, 1000);
   ensure_image ();
   set_view ("entropy");
   wait_frames ();
