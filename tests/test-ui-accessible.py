@@ -10,6 +10,7 @@
 # entry), an image (the canvas, the colorbar, a histogram) or focusable, and has no name: GTK 4.8
 # then reports its type name ("GtkImage", "GtkDropDown"), which is what Orca reads aloud.
 
+import atexit
 import os
 import re
 import shutil
@@ -197,6 +198,11 @@ def start_session_bus():
     """A D-Bus session bus of the test's own, which starts the accessibility bus for the window.
     Unlike dbus-run-session's, its services' chatter ("SpiRegistry daemon is running…") stays off
     the TAP stream."""
+    # The accessibility bus's socket goes into $XDG_RUNTIME_DIR/at-spi (else ~/.cache/at-spi, one
+    # path for every test): a directory of the test's own keeps two such tests (this one and
+    # ui-translated, run side by side) from taking each other's socket.
+    os.environ['XDG_RUNTIME_DIR'] = tempfile.mkdtemp(prefix='es-a11y-runtime-')
+    atexit.register(shutil.rmtree, os.environ['XDG_RUNTIME_DIR'], ignore_errors=True)
     ready, write_end = os.pipe()
     bus = subprocess.Popen(['dbus-daemon', '--session', '--nofork', '--print-address=%d' % write_end],
                            pass_fds=(write_end,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
