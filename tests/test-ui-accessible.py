@@ -45,9 +45,8 @@ TYPE_NAME = re.compile(r'^(Gtk|Adw|Es)[A-Z]\w*$')
 # mnemonic "_Open… Open…", and a drop-down named besides its label "Left of the split Left of the split".
 MNEMONIC = re.compile(r'(^|\s)_\w')
 TWICE = re.compile(r'^(.+) \1$')
-# A loaded two-core machine (CI runs two tests at a time) can take over a minute to bring
-# the grid window at the minimum size onto the accessibility bus.
-TIMEOUT_S = 180
+# How long a window may take to reach the accessibility bus, on a loaded two-core machine.
+TIMEOUT_S = 120
 SCREEN = (1600, 1000)
 
 count = 0
