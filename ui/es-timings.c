@@ -169,12 +169,12 @@ set_metrics (EsTimings *self, const EsTiming *timing)
   g_autofree char *bandwidth = NULL, *occupancy = NULL;
 
   if (m && m->achieved_gbs > 0)
-    bandwidth = share > 0 ? g_strdup_printf ("%.1f GB/s · %.0f%% of peak", m->achieved_gbs, 100 * share)
+    bandwidth = share > 0 ? g_strdup_printf (_ ("%.1f GB/s · %.0f%% of peak"), m->achieved_gbs, 100 * share)
                           : g_strdup_printf ("%.1f GB/s", m->achieved_gbs);
   if (k && k->occupancy > 0)
-    occupancy = k->local_bytes > 0 ? g_strdup_printf ("%.0f%% · %d registers · %zu B local", 100 * k->occupancy,
+    occupancy = k->local_bytes > 0 ? g_strdup_printf (_ ("%.0f%% · %d registers · %zu B local"), 100 * k->occupancy,
                                                       k->registers, k->local_bytes)
-                                   : g_strdup_printf ("%.0f%% · %d registers", 100 * k->occupancy, k->registers);
+                                   : g_strdup_printf (_ ("%.0f%% · %d registers"), 100 * k->occupancy, k->registers);
   gtk_label_set_label (self->bandwidth_label, bandwidth ? bandwidth : "—");
   gtk_label_set_label (self->occupancy_label, occupancy ? occupancy : "—");
 }
