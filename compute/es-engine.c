@@ -722,6 +722,22 @@ es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, EsImag
   return run_validated (engine, job, in, out, timing, control, start, error);
 }
 
+#ifdef ES_HAVE_CUDA
+/* After a sticky device error: CUDA off for this engine and, through
+ * cuda_poisoned_reason, for every engine made afterwards. */
+static void
+engine_turn_cuda_off (EsEngine *engine, const char *message)
+{
+  snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
+            "CUDA is off for this session after a device error: %.180s", message);
+  snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
+  es_cuda_close (engine->cuda);
+  engine->cuda = NULL;
+  engine->active = ES_BACKEND_CPU;
+  engine_update_description (engine);
+}
+#endif
+
 /* A job on device memory: on that device or not at all. It never goes
  * to the CPU (which would read device memory, or copy it silently), so a
  * definition that only the CPU computes, a CPU engine and a failing
@@ -760,15 +776,7 @@ run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   if (!es_cuda_run (device, job, variant, in, out, timing, control, error))
     {
       if (es_cuda_is_broken (engine->cuda))
-        {
-          snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
-                    "CUDA is off for this session after a device error: %.180s", error->message);
-          snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
-          es_cuda_close (engine->cuda);
-          engine->cuda = NULL;
-          engine->active = ES_BACKEND_CPU;
-          engine_update_description (engine);
-        }
+        engine_turn_cuda_off (engine, error->message);
       return false;
     }
   timing->wall_ms = es_monotonic_ms () - start;
@@ -877,13 +885,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
       /* Finish the job on the CPU; the user hears about it once. */
       if (es_cuda_is_broken (engine->cuda))
         {
-          snprintf (cuda_poisoned_reason, sizeof cuda_poisoned_reason,
-                    "CUDA is off for this session after a device error: %.180s", cuda_error.message);
-          snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
-          es_cuda_close (engine->cuda);
-          engine->cuda = NULL;
-          engine->active = ES_BACKEND_CPU;
-          engine_update_description (engine);
+          engine_turn_cuda_off (engine, cuda_error.message);
           snprintf (engine->notice, sizeof engine->notice,
                     "CUDA failed (%.400s); the result was computed on the CPU, which is used from now on",
                     cuda_error.message);

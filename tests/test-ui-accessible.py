@@ -11,6 +11,7 @@
 # then reports its type name ("GtkImage", "GtkDropDown"), which is what Orca reads aloud.
 
 import atexit
+import contextlib
 import os
 import re
 import shutil
@@ -301,20 +302,38 @@ def check_window(entroscope, image, schema_dir, home, width, height, view, descr
         process.wait(timeout=TIMEOUT_S)
 
 
+@contextlib.contextmanager
+def desktop(prefix):
+    """A session bus, an X server and a home folder of the test's own for the length of the
+    block (yields the folder); None instead, with the TAP SKIP line printed, where a program
+    they need is not installed."""
+    for program, package in (('Xvfb', 'xvfb'), ('dbus-daemon', 'dbus-daemon'),
+                             ('/usr/libexec/at-spi-bus-launcher', 'at-spi2-core')):
+        if shutil.which(program) is None:
+            print('1..0 # SKIP no %s (%s)' % (program, package))
+            yield None
+            return
+    bus = start_session_bus()
+    server = start_x_server()
+    home = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+        server.terminate()
+        server.wait()
+        bus.terminate()
+        bus.wait()
+
+
 def main():
     if len(sys.argv) != 4:
         print('Bail out! usage: %s ENTROSCOPE IMAGE SCHEMA_DIR' % sys.argv[0])
         return 1
     entroscope, image, schema_dir = sys.argv[1:]
-    for program, package in (('Xvfb', 'xvfb'), ('dbus-daemon', 'dbus-daemon'),
-                             ('/usr/libexec/at-spi-bus-launcher', 'at-spi2-core')):
-        if shutil.which(program) is None:
-            print('1..0 # SKIP no %s (%s)' % (program, package))
+    with desktop('es-a11y-') as home:
+        if home is None:
             return 0
-    bus = start_session_bus()
-    server = start_x_server()
-    home = tempfile.mkdtemp(prefix='es-a11y-')
-    try:
         # The window as large as the screen with one view; at its minimum size, the grid of views.
         for width, height, view, described in (SCREEN + ('entropy', 'Entropy heatmap of'),
                                                (640, 420, 'grid', 'Grid of 4 views')):
@@ -323,12 +342,6 @@ def main():
                              described)
             except (TimeoutError, Broken, RuntimeError) as error:
                 ok(False, 'the window at %d×%d: %s' % (width, height, error))
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
-        server.terminate()
-        server.wait()
-        bus.terminate()
-        bus.wait()
     print('1..%d' % count)
     return 1 if failed else 0
 

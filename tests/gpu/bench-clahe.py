@@ -20,27 +20,18 @@ Prints a Markdown table last.
 """
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 import entroscope
+from medians import median_ms
 
 VARIANTS = ("global-atomics", "shared-chunks", "tile-block", "fast")
 
 
-def median_ms(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
 def check_variants(cv2, rng):
@@ -76,13 +67,11 @@ def check_variants(cv2, rng):
     return cases, failures
 
 
-def floors(cli, side):
-    """The copy and transfer floors (ms) of side² bytes in and out, from the
-    CLI's benchmark, which prints them per size."""
-    out = subprocess.run([cli, "bench", "--backend", "cuda", "--ops", "clahe", "--sizes", str(side), "--repeats", "5"],
-                         capture_output=True, text=True, check=True).stdout
-    print(out)
-    return out
+def print_floors(cli, side):
+    """Prints the CLI's benchmark of CLAHE at side², which gives the copy and
+    transfer floors (ms) of side² bytes in and out beside each variant."""
+    print(subprocess.run([cli, "bench", "--backend", "cuda", "--ops", "clahe", "--sizes", str(side), "--repeats", "5"],
+                         capture_output=True, text=True, check=True).stdout)
 
 
 def main():
@@ -98,7 +87,7 @@ def main():
     cases, failures = check_variants(cv2, rng)
     print(f"bit-identity against cv2.createCLAHE().apply: {cases - failures} equal, {failures} differ", flush=True)
 
-    bench = floors(args.cli, args.side)
+    print_floors(args.cli, args.side)
     side, repeats = args.side, args.repeats
     image = rng.integers(0, 256, (side, side)).astype(np.uint8)
     engine = entroscope.Engine("cuda")

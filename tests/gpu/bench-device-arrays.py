@@ -22,37 +22,15 @@ last.
 
 import argparse
 import statistics
-import time
 
 import numpy as np
 
 import entroscope
+from medians import cuda_event_median_ms, median_ms
 
 
-def wall_median_ms(cp, fn, repeats):
-    fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        cp.cuda.Device().synchronize()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
-def event_median_ms(cp, fn, repeats):
-    fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
 
 
 def overhead_table(cp, engine, side, repeats):
@@ -75,7 +53,8 @@ def overhead_table(cp, engine, side, repeats):
         # Timing (and its metrics dict), which a plain call does not pay.
         kernel = statistics.median(engine.run(op, image, out=out, return_timing=True, **kwargs)[1].kernel_ms
                                    for _ in range(repeats))
-        wall = wall_median_ms(cp, lambda: engine.run(op, image, out=out, **kwargs), repeats)
+        wall = median_ms(lambda: engine.run(op, image, out=out, **kwargs), repeats,
+                         sync=cp.cuda.Device().synchronize)
         rows.append((label, kernel, wall, (wall - kernel) * 1e3))
     print(f"\n### A call on a CuPy array, {side}², median of {repeats}\n")
     print("| definition | kernel ms | call ms | call − kernel µs |")
@@ -106,8 +85,8 @@ def cucim_table(cp, engine, side, repeats):
         theirs_result = cucim_entropy(image, footprint)
         ours()
         diff = float(cp.abs(out - theirs_result.astype(cp.float32)).max())
-        t_ours = event_median_ms(cp, ours, repeats)
-        t_theirs = event_median_ms(cp, lambda: cucim_entropy(image, footprint), max(3, repeats // 4))
+        t_ours = cuda_event_median_ms(cp, ours, repeats)
+        t_theirs = cuda_event_median_ms(cp, lambda: cucim_entropy(image, footprint), max(3, repeats // 4))
         rows.append((label, t_ours, t_theirs, t_theirs / t_ours, diff))
     print(f"\n### rank.entropy on a CuPy array, {side}² uint8: entroscope against cuCIM\n")
     print("| footprint | entroscope ms | cuCIM ms | × faster | max |diff| bits |")

@@ -26,37 +26,18 @@ import time
 import numpy as np
 
 import entroscope
+from medians import cuda_event_median_ms, median_ms
 
 
-def median_ms(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
-def cupy_median_ms(cp, fn, repeats):
-    fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(repeats):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
 
 
 def copy_floor_ms(cp, voxels, repeats):
     """A device copy that reads `voxels` bytes and writes 4 × `voxels` bytes."""
     src = cp.random.randint(1, 255, size=voxels, dtype=cp.uint8)
     dst = cp.empty(voxels, dtype=cp.float32)
-    return cupy_median_ms(cp, lambda: dst.__setitem__(slice(None), src), repeats)
+    return cuda_event_median_ms(cp, lambda: dst.__setitem__(slice(None), src), repeats)
 
 
 def main():
@@ -114,7 +95,7 @@ def main():
                 cp.cuda.Device().synchronize()
                 once = (time.perf_counter() - t0) * 1e3
                 if once < args.peer_limit_ms:
-                    peer_ms = cupy_median_ms(cp, lambda: cucim_rank.entropy(device_data, device_fp),
+                    peer_ms = cuda_event_median_ms(cp, lambda: cucim_rank.entropy(device_data, device_fp),
                                              max(1, min(args.repeats, int(60000 / max(once, 1)))))
                 else:
                     peer_ms = once
