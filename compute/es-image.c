@@ -116,6 +116,14 @@ es_memory_prefer_huge_pages (void *block, size_t size)
 #endif
 }
 
+static const EsPixelAllocator *pixel_allocator;
+
+void
+es_image_set_allocator (const EsPixelAllocator *allocator)
+{
+  pixel_allocator = allocator;
+}
+
 bool
 es_image_alloc (EsImage *image, int width, int height, EsFormat format, int depth, EsError *error)
 {
@@ -132,7 +140,10 @@ es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsForm
     return false;
   stride = (size_t) width * es_format_size (format);
   plane_stride = stride * (size_t) height;
-  image->pixels = calloc ((size_t) planes, plane_stride);
+  if (pixel_allocator != NULL && (image->pixels = pixel_allocator->take ((size_t) planes * plane_stride)) != NULL)
+    image->release = pixel_allocator->release;
+  else
+    image->pixels = calloc ((size_t) planes, plane_stride);
   if (image->pixels == NULL)
     {
       if (planes > 1)
@@ -141,7 +152,8 @@ es_image_alloc_volume (EsImage *image, int width, int height, int planes, EsForm
       return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB for a %d×%d image", plane_stride >> 20,
                            width, height);
     }
-  es_memory_prefer_huge_pages (image->pixels, (size_t) planes * plane_stride);
+  if (image->release == NULL)
+    es_memory_prefer_huge_pages (image->pixels, (size_t) planes * plane_stride);
   image->width = width;
   image->height = height;
   image->stride = stride;

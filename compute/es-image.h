@@ -79,6 +79,17 @@ bool es_image_alloc_volume (EsImage *image, int width, int height, int planes, E
  * does it for every image; no effect on small blocks or elsewhere. */
 void es_memory_prefer_huge_pages (void *block, size_t size);
 
+/* Where es_image_alloc takes large pixel buffers from in place of calloc:
+ * the decoding sandbox's helper decodes into the memory that it hands to
+ * its parent, so that its images never need copying there. `take` returns
+ * `bytes` zeroed bytes, or NULL for calloc's; the image's release is then
+ * `release`. NULL (the default) is calloc for every image. */
+typedef struct {
+  void *(*take) (size_t bytes);
+  void (*release) (void *pixels);
+} EsPixelAllocator;
+void es_image_set_allocator (const EsPixelAllocator *allocator);
+
 /* The histogram of the image's 8-bit view (es_sample_to_u8_max of every
  * sample, DESIGN.md §1) and its smallest and largest sample (0 and 0 for an
  * empty image), counted on every core. */

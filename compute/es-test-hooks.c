@@ -26,13 +26,16 @@
  *                             (es-stream.c)                               test-png-unfilter.py
  *   ES_TEST_PNG_ZLIB          set: PNGs are inflated by zlib as they      test-cli-stream.sh
  *                             are read (es-png-inflate.c)
- *   ES_TEST_DECODER_FAULT     crash, hang, open or memory: the sandbox's   test-cli-sandbox.sh,
- *                             helper misbehaves so, once its filter is    test-sandbox,
- *                             in place (es-decode-main.c; read by the     test-ui-files
- *                             helper only)
+ *   ES_TEST_DECODER_FAULT     crash, hang, open, memory or foreign: the   test-cli-sandbox.sh,
+ *                             sandbox's helper misbehaves so, once its    test-sandbox,
+ *                             filter is in place (es-decode-main.c; read  test-ui-files
+ *                             by the helper only)
  *   ES_TEST_SANDBOX_TIMEOUT_MS  N: the sandbox's time limit, in place of  test-cli-sandbox.sh,
  *                             the one it derives from the file size       test-sandbox,
  *                             (es-sandbox.c)                              test-ui-files
+ *   ES_TEST_SANDBOX_MEMORY_FILE  set: the sandbox's helper keeps the     test-sandbox
+ *                             parent's memory file, as where user
+ *                             namespaces are off (es-decode-main.c)
  *
  * Variables that users set are not here: ES_DEVICES and
  * ES_GPU_MEMORY_BUDGET (README), ES_CPU_AVX512 (compute/cpu/entropy.c),
@@ -109,7 +112,15 @@ es_test_hook_decoder_fault (void)
     return ES_TEST_DECODER_FAULT_OPEN;
   if (strcmp (fault, "memory") == 0)
     return ES_TEST_DECODER_FAULT_MEMORY;
+  if (strcmp (fault, "foreign") == 0)
+    return ES_TEST_DECODER_FAULT_FOREIGN;
   return ES_TEST_DECODER_FAULT_NONE;
+}
+
+bool
+es_test_hook_sandbox_memory_file (void)
+{
+  return getenv ("ES_TEST_SANDBOX_MEMORY_FILE") != NULL;
 }
 
 int

@@ -45,10 +45,11 @@ bool es_test_hook_png_zlib (void);
  * its filter is in place (read by the helper alone). */
 typedef enum {
   ES_TEST_DECODER_FAULT_NONE,
-  ES_TEST_DECODER_FAULT_CRASH,  /* "crash": a segmentation fault */
-  ES_TEST_DECODER_FAULT_HANG,   /* "hang": an endless loop */
-  ES_TEST_DECODER_FAULT_OPEN,   /* "open": opens /etc/passwd and reads it */
-  ES_TEST_DECODER_FAULT_MEMORY, /* "memory": allocates until memory runs out */
+  ES_TEST_DECODER_FAULT_CRASH,   /* "crash": a segmentation fault */
+  ES_TEST_DECODER_FAULT_HANG,    /* "hang": an endless loop */
+  ES_TEST_DECODER_FAULT_OPEN,    /* "open": opens /etc/passwd and reads it */
+  ES_TEST_DECODER_FAULT_MEMORY,  /* "memory": allocates until memory runs out */
+  ES_TEST_DECODER_FAULT_FOREIGN, /* "foreign": sends its standard error as its pixel file */
 } EsTestDecoderFault;
 
 EsTestDecoderFault es_test_hook_decoder_fault (void);
@@ -56,6 +57,11 @@ EsTestDecoderFault es_test_hook_decoder_fault (void);
 /* ES_TEST_SANDBOX_TIMEOUT_MS=N: the sandbox's time limit in ms; 0 when
  * unset or not positive (the limit then follows the file size). */
 int es_test_hook_sandbox_timeout_ms (void);
+
+/* ES_TEST_SANDBOX_MEMORY_FILE (any value): the sandbox's helper writes the
+ * pixels into the parent's memory file (4 KiB pages), as where it cannot
+ * mount a tmpfs of 2 MiB pages (read by the helper alone). */
+bool es_test_hook_sandbox_memory_file (void);
 
 #ifdef __cplusplus
 }

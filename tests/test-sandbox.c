@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,52 @@ test_memory (void)
     }
 }
 
+/* Images of 2 MiB and more are decoded straight into the helper's pixel
+ * file, in blocks that the parent then maps (es-decode-main.c): PGMs of
+ * 8 and 16 bits, each also written into, as a caller may. */
+static void
+test_large (void)
+{
+  const struct {
+    const char *what;
+    int width, height, maxval;
+  } cases[] = {
+    { "8-bit PGM of 4100 × 1000", 4100, 1000, 255 },
+    { "16-bit PGM of 2048 × 1536", 2048, 1536, 65535 },
+  };
+  int fd;
+
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      int sample = cases[i].maxval > 255 ? 2 : 1;
+      size_t pixels = (size_t) cases[i].width * (size_t) cases[i].height * sample;
+      char header[64];
+      int header_size = snprintf (header, sizeof header, "P5 %d %d %d\n", cases[i].width, cases[i].height,
+                                  cases[i].maxval);
+      uint8_t *bytes = malloc (header_size + pixels);
+      EsImage image = { 0 };
+      EsError error = { 0 };
+      char notice[256];
+      bool ok;
+
+      memcpy (bytes, header, header_size);
+      for (size_t p = 0; p < pixels; p++)
+        bytes[header_size + p] = (uint8_t) (p * 2654435761u >> 13);
+      fd = memfd_create ("test", MFD_CLOEXEC);
+      ok = fd >= 0 && write (fd, bytes, header_size + pixels) == (ssize_t) (header_size + pixels)
+           && same_both_ways (fd, cases[i].what);
+      if (fd >= 0)
+        close (fd);
+      ok = ok
+           && es_sandbox_decode_memory (bytes, header_size + pixels, &request, &image, notice, sizeof notice, &error);
+      if (ok)
+        memset (image.pixels, 7, pixels);
+      tap_ok (ok, "%s: the same in the sandbox, writable %s", cases[i].what, error.message);
+      es_image_clear (&image);
+      free (bytes);
+    }
+}
+
 static double
 now_s (void)
 {
@@ -189,6 +236,31 @@ test_faults (const char *camera)
   close (fd);
 }
 
+/* A subverted helper that sends a descriptor it was given in place of its
+ * pixel file (here standard error, made an unnamed memory file so that
+ * only its file system gives it away) has it refused, not read as pixels. */
+static void
+test_foreign_file (const char *camera)
+{
+  EsImage image = { 0 };
+  EsError error = { 0 };
+  char notice[256];
+  int fd = open (camera, O_RDONLY | O_CLOEXEC), saved = dup (STDERR_FILENO), fake = memfd_create ("stderr", 0);
+  bool ok;
+
+  dup2 (fake, STDERR_FILENO);
+  setenv ("ES_TEST_DECODER_FAULT", "foreign", 1);
+  ok = es_sandbox_decode_fd (fd, &request, &image, notice, sizeof notice, &error);
+  unsetenv ("ES_TEST_DECODER_FAULT");
+  dup2 (saved, STDERR_FILENO);
+  tap_ok (!ok && strcmp (error.message, "the decoder handed over a file that is not its pixels") == 0
+            && image.pixels == NULL,
+          "a helper that sends its standard error as its pixels: \"%s\"", error.message);
+  close (saved);
+  close (fake);
+  close (fd);
+}
+
 /* The pixels come back as a private mapping of a sealed memory file: the
  * caller may write into its image. */
 static void
@@ -226,9 +298,20 @@ main (void)
     }
   snprintf (camera, sizeof camera, "%s/images/camera.png", testdata);
   es_image_set_max_pixels (0);
-  test_files (testdata);
+  /* The helper's own pixel file (2 MiB pages) where it can mount one, then
+   * the parent's memory file, as where user namespaces are off. */
+  for (int memory_file = 0; memory_file < 2; memory_file++)
+    {
+      tap_diag ("the pixels in %s", memory_file ? "the parent's memory file" : "the helper's pixel file");
+      if (memory_file)
+        setenv ("ES_TEST_SANDBOX_MEMORY_FILE", "1", 1);
+      test_files (testdata);
+      test_large ();
+      test_writable (camera);
+    }
+  unsetenv ("ES_TEST_SANDBOX_MEMORY_FILE");
   test_memory ();
-  test_writable (camera);
   test_faults (camera);
+  test_foreign_file (camera);
   return tap_done ();
 }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -23,22 +25,149 @@
 
 /* ---- the pixels ---- */
 
-/* The image goes into the memory file by pwrite: the kernel allocates its
- * pages as it copies, and this process never maps them. Decoding straight
- * into a shared mapping of it was twice as slow here (memory files get
- * 4 KiB pages, where the decoders' own buffers get 2 MiB ones: every page
- * then costs a fault to map and again to unmap, PERFORMANCE.md "Files");
- * and with no mapping left, the parent can seal the file against writes
- * the moment it has the answer. */
+/* The memory file that the parent gives gets 4 KiB pages (Debian's
+ * shmem_enabled is "never"): each costs a fault in this process and again,
+ * twice, in the parent, 30 % of an 8192² PNG's decode. A tmpfs mounted with
+ * huge=always gets 2 MiB pages whatever that setting says, and an
+ * unprivileged process may mount one in a user and mount namespace of its
+ * own. The mount is never attached anywhere (fsmount), its one file is
+ * unnamed (O_TMPFILE), and both are made before the filter, which then
+ * forbids any other. Where user namespaces are off (a sysctl, an LSM), the
+ * parent's memory file stays. */
 static bool
-write_pixels (const EsImage *image)
+write_file (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  bool ok = fd >= 0 && write (fd, text, strlen (text)) == (ssize_t) strlen (text);
+
+  if (fd >= 0)
+    close (fd);
+  return ok;
+}
+
+static bool
+use_huge_page_file (unsigned long long max_bytes)
+{
+  uid_t uid = getuid ();
+  gid_t gid = getgid ();
+  char map[64], size[32];
+  int context = -1, mount = -1, file = -1;
+  bool ok;
+
+  /* The tmpfs's files belong to this user inside the namespace too:
+   * O_TMPFILE refuses an owner that maps to nobody. */
+  ok = unshare (CLONE_NEWUSER | CLONE_NEWNS) == 0 && write_file ("/proc/self/setgroups", "deny")
+       && snprintf (map, sizeof map, "%u %u 1", (unsigned) uid, (unsigned) uid) > 0
+       && write_file ("/proc/self/uid_map", map)
+       && snprintf (map, sizeof map, "%u %u 1", (unsigned) gid, (unsigned) gid) > 0
+       && write_file ("/proc/self/gid_map", map);
+  snprintf (size, sizeof size, "%llu", max_bytes);
+  ok = ok && (context = fsopen ("tmpfs", FSOPEN_CLOEXEC)) >= 0
+       && fsconfig (context, FSCONFIG_SET_STRING, "huge", "always", 0) == 0
+       && fsconfig (context, FSCONFIG_SET_STRING, "size", size, 0) == 0
+       && fsconfig (context, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0
+       && (mount = fsmount (context, FSMOUNT_CLOEXEC, 0)) >= 0
+       && (file = openat (mount, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)) >= 0
+       && dup3 (file, ES_SANDBOX_FD_PIXELS, 0) == ES_SANDBOX_FD_PIXELS;
+  if (context >= 0)
+    close (context);
+  if (mount >= 0)
+    close (mount);
+  if (file >= 0)
+    close (file);
+  return ok;
+}
+
+/* In the huge-page file, the decoders' images are allocated straight from
+ * it (es_image_set_allocator), each a block at a 2 MiB boundary mapped
+ * shared, so that the decoded image is already where the parent maps it.
+ * A released block's pages go back (a hole punched) and the block is
+ * reused. Blocks under 2 MiB, and any past the table or the file's limit,
+ * come from calloc: the image is then written into the file at the end. */
+enum { HUGE_PAGE = 2 << 20, MAX_BLOCKS = 64 };
+
+typedef struct {
+  uint8_t *address; /* NULL while free */
+  uint64_t offset, length;
+} PixelBlock;
+
+static PixelBlock blocks[MAX_BLOCKS];
+static int block_count;
+static uint64_t file_end, file_limit;
+
+static PixelBlock *
+find_block (const void *pixels)
+{
+  for (int i = 0; i < block_count; i++)
+    if (blocks[i].address != NULL && blocks[i].address == pixels)
+      return &blocks[i];
+  return NULL;
+}
+
+static void *
+take_block (size_t bytes)
+{
+  uint64_t length = ((uint64_t) bytes + HUGE_PAGE - 1) & ~(uint64_t) (HUGE_PAGE - 1);
+  PixelBlock *block = NULL;
+  void *address;
+
+  if (bytes < HUGE_PAGE)
+    return NULL;
+  for (int i = 0; i < block_count && block == NULL; i++)
+    if (blocks[i].address == NULL && blocks[i].length >= length)
+      block = &blocks[i];
+  if (block == NULL)
+    {
+      if (block_count == MAX_BLOCKS || file_end + length > file_limit
+          || ftruncate (ES_SANDBOX_FD_PIXELS, (off_t) (file_end + length)) != 0)
+        return NULL;
+      block = &blocks[block_count++];
+      *block = (PixelBlock){ .offset = file_end, .length = length };
+      file_end += length;
+    }
+  address = mmap (NULL, block->length, PROT_READ | PROT_WRITE, MAP_SHARED, ES_SANDBOX_FD_PIXELS, (off_t) block->offset);
+  if (address == MAP_FAILED)
+    return NULL;
+  block->address = address;
+  return address;
+}
+
+/* A punched hole reads as zeros again: a reused block is zeroed, as
+ * calloc's memory would be. */
+static void
+release_block (void *pixels)
+{
+  PixelBlock *block = find_block (pixels);
+
+  munmap (block->address, block->length);
+  fallocate (ES_SANDBOX_FD_PIXELS, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t) block->offset,
+             (off_t) block->length);
+  block->address = NULL;
+}
+
+static const EsPixelAllocator block_allocator = { .take = take_block, .release = release_block };
+
+/* Puts the image in the pixel file, and says where: it is there already
+ * when it was decoded into a block; else it is written in with pwrite, by
+ * which the kernel allocates the file's pages as it copies, past the
+ * blocks. */
+static bool
+place_pixels (const EsImage *image, uint64_t *offset)
 {
   size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+  const PixelBlock *block = find_block (image->pixels);
   size_t done = 0;
 
+  if (block != NULL)
+    {
+      *offset = block->offset;
+      return true;
+    }
+  *offset = file_end;
   while (done < bytes)
     {
-      ssize_t n = pwrite (ES_SANDBOX_FD_PIXELS, (const uint8_t *) image->pixels + done, bytes - done, (off_t) done);
+      ssize_t n = pwrite (ES_SANDBOX_FD_PIXELS, (const uint8_t *) image->pixels + done, bytes - done,
+                          (off_t) (file_end + done));
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
@@ -89,8 +218,14 @@ install_filter (void)
        && allow (filter, SCMP_SYS (brk), 0) && allow (filter, SCMP_SYS (madvise), 0);
   /* The pixels, the answer, and the decoders' warnings on standard error. */
   ok = ok && allow (filter, SCMP_SYS (pwrite64), 1, pixels)
-       && allow (filter, SCMP_SYS (write), 1, SCMP_A0 (SCMP_CMP_EQ, ES_SANDBOX_FD_ANSWER))
+       && allow (filter, SCMP_SYS (sendmsg), 1, SCMP_A0 (SCMP_CMP_EQ, ES_SANDBOX_FD_ANSWER))
        && allow (filter, SCMP_SYS (write), 1, SCMP_A0 (SCMP_CMP_EQ, STDERR_FILENO));
+  /* The images in the pixel file: grown for a new block, a released
+   * block's pages given back (the file stays within RLIMIT_FSIZE and its
+   * tmpfs's size). The answer goes with sendmsg, which may carry that file
+   * (a descriptor this process holds: the parent accepts only one on a
+   * file system that none of the descriptors it gave is on). */
+  ok = ok && allow (filter, SCMP_SYS (ftruncate), 1, pixels) && allow (filter, SCMP_SYS (fallocate), 1, pixels);
   /* Threads (OpenMP's pool, decoding a PNG's bands) and the end. clone3's
    * arguments lie in memory that a filter cannot read: ENOSYS makes glibc
    * fall back to clone, whose flags it can. */
@@ -159,26 +294,40 @@ misbehave (EsTestDecoderFault fault, EsError *error)
         }
       es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate more than %zu MiB", allocated >> 20);
       break;
+    case ES_TEST_DECODER_FAULT_FOREIGN: /* at the answer */
     case ES_TEST_DECODER_FAULT_NONE: break;
     }
 }
 
 /* ---- main ---- */
 
+/* One message: the answer, and a descriptor when `send` is one (the pixel
+ * file when it is this process's own: the parent has the memory file it
+ * gave). */
 static void
-answer_with (const EsSandboxAnswer *answer)
+answer_with (const EsSandboxAnswer *answer, int send)
 {
-  size_t done = 0;
+  union {
+    struct cmsghdr header;
+    char bytes[CMSG_SPACE (sizeof (int))];
+  } control = { 0 };
+  struct iovec part = { .iov_base = (void *) answer, .iov_len = sizeof *answer };
+  struct msghdr message = { .msg_iov = &part, .msg_iovlen = 1 };
+  ssize_t n;
 
-  while (done < sizeof *answer)
+  if (send >= 0)
     {
-      ssize_t n = write (ES_SANDBOX_FD_ANSWER, (const uint8_t *) answer + done, sizeof *answer - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        _exit (1);
-      done += (size_t) n;
+      message.msg_control = control.bytes;
+      message.msg_controllen = sizeof control.bytes;
+      control.header.cmsg_level = SOL_SOCKET;
+      control.header.cmsg_type = SCM_RIGHTS;
+      control.header.cmsg_len = CMSG_LEN (sizeof send);
+      memcpy (CMSG_DATA (&control.header), &send, sizeof send);
     }
+  while ((n = sendmsg (ES_SANDBOX_FD_ANSWER, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+    ;
+  if (n != (ssize_t) sizeof *answer)
+    _exit (1);
 }
 
 /* Written from the warm-up region, so that the compiler keeps it. */
@@ -211,6 +360,8 @@ main (int argc, char **argv)
   EsError error = { 0 };
   EsImage image = { 0 };
   EsTestDecoderFault fault = es_test_hook_decoder_fault ();
+  bool own_pixel_file;
+  uint64_t offset = 0;
 
   if (argc != ES_SANDBOX_ARGC)
     {
@@ -227,6 +378,13 @@ main (int argc, char **argv)
   };
   es_image_set_max_pixels (v[1]);
   es_load_set_max_file_size (v[2]);
+
+  /* While this process may still write its own /proc files (not once it
+   * is no longer dumpable) and has one thread (unshare's condition). */
+  own_pixel_file = !es_test_hook_sandbox_memory_file () && use_huge_page_file (v[9]);
+  file_limit = v[9];
+  if (own_pixel_file)
+    es_image_set_allocator (&block_allocator);
 
   /* No core file of a crash (the file that made it could be in it), a
    * bounded address space, and a bounded memory file (a write past
@@ -258,7 +416,7 @@ main (int argc, char **argv)
 
   if (error.code == ES_OK
       && es_decode_fd (ES_SANDBOX_FD_INPUT, &request, &image, answer.notice, sizeof answer.notice, &error)
-      && (write_pixels (&image)
+      && (place_pixels (&image, &offset)
           || es_error_set (&error, ES_ERROR_NO_MEMORY, "cannot hand over the pixels: %s", strerror (errno))))
     {
       answer.width = image.width;
@@ -270,13 +428,16 @@ main (int argc, char **argv)
       answer.maxval = image.maxval;
       answer.stride = image.stride;
       answer.plane_stride = image.plane_stride;
+      answer.pixel_offset = offset;
     }
   else
     {
       answer.error_code = error.code;
       memcpy (answer.message, error.message, sizeof answer.message);
     }
-  answer_with (&answer);
+  answer_with (&answer, fault == ES_TEST_DECODER_FAULT_FOREIGN ? STDERR_FILENO
+                        : own_pixel_file                       ? ES_SANDBOX_FD_PIXELS
+                                                               : -1);
   /* No exit handlers: a leak checker's would need calls the filter forbids. */
   _exit (0);
 }

@@ -10,8 +10,11 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -135,17 +138,21 @@ monotonic_ms (void)
 
 /* ---- the pixels, mapped from the memory file ---- */
 
-/* A private page in front of the shared pixels holds the mapping's length,
- * which es_image_clear's release (given only the pixels) needs to unmap,
- * where the child cannot write it. */
+/* A private page in front of the shared pixels holds where the mapping
+ * starts and its length, which es_image_clear's release (given only the
+ * pixels) needs to unmap, where the child cannot write them. */
+typedef struct {
+  void *base;
+  size_t length;
+} MappingFrame;
+
 static void
 release_mapped (void *pixels)
 {
-  uint8_t *base = (uint8_t *) pixels - sysconf (_SC_PAGESIZE);
-  size_t length;
+  MappingFrame frame;
 
-  memcpy (&length, base, sizeof length);
-  munmap (base, length);
+  memcpy (&frame, (uint8_t *) pixels - sysconf (_SC_PAGESIZE), sizeof frame);
+  munmap (frame.base, frame.length);
 }
 
 /* Checks the child's answer against the memory file, sealed by now, and
@@ -154,11 +161,12 @@ release_mapped (void *pixels)
 static bool
 map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError *error)
 {
-  size_t page = sysconf (_SC_PAGESIZE);
-  size_t sample, bytes, length;
+  const size_t page = sysconf (_SC_PAGESIZE), huge = (size_t) 2 << 20;
+  size_t sample, bytes;
   int planes = answer->planes > 1 ? answer->planes : 1;
   struct stat st;
-  uint8_t *base;
+  MappingFrame frame;
+  uint8_t *pixels;
 
   if (answer->format < ES_FORMAT_U8 || answer->format > ES_FORMAT_F32 || answer->width < 1 || answer->height < 1
       || answer->planes < 0 || answer->depth < 1 || answer->depth > 16 || answer->levels < 0)
@@ -169,21 +177,28 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
   bytes = (size_t) answer->width * sample * (size_t) answer->height * (size_t) planes;
   if (answer->stride != (uint64_t) answer->width * sample
       || answer->plane_stride != (planes > 1 ? answer->stride * (uint64_t) answer->height : 0)
-      || fstat (pixels_fd, &st) != 0 || bytes > (uint64_t) st.st_size)
+      || answer->pixel_offset % page != 0 || fstat (pixels_fd, &st) != 0 || answer->pixel_offset > (uint64_t) st.st_size
+      || bytes > (uint64_t) st.st_size - answer->pixel_offset)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an image that its memory does not hold");
-  length = page + bytes;
-  base = mmap (NULL, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (base == MAP_FAILED)
+  /* The pixels start at a 2 MiB boundary, as they do in the file, so that
+   * a file of 2 MiB pages is mapped 2 MiB a fault; the frame's page is
+   * just before. */
+  frame.length = huge + bytes;
+  frame.base = mmap (NULL, frame.length, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (frame.base == MAP_FAILED)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot map %zu MiB of decoded pixels", bytes >> 20);
-  if (mmap (base + page, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, pixels_fd, 0) == MAP_FAILED)
+  pixels = (uint8_t *) (((uintptr_t) frame.base + page + huge - 1) & ~(uintptr_t) (huge - 1));
+  if (mmap (pixels - page, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED
+      || mmap (pixels, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, pixels_fd, (off_t) answer->pixel_offset)
+           == MAP_FAILED)
     {
-      munmap (base, length);
+      munmap (frame.base, frame.length);
       return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot map %zu MiB of decoded pixels", bytes >> 20);
     }
   /* Not populated: the caller's first pass maps the pages 16 to a fault
-   * (fault-around), which here is faster than MADV_POPULATE_READ, page
-   * by page, followed by that pass. */
-  memcpy (base, &length, sizeof length);
+   * (fault-around) or 2 MiB to one, which here is faster than
+   * MADV_POPULATE_READ followed by that pass. */
+  memcpy (pixels - page, &frame, sizeof frame);
   *image = (EsImage){
     .width = answer->width,
     .height = answer->height,
@@ -194,7 +209,7 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
     .depth = answer->depth,
     .levels = answer->levels,
     .maxval = answer->maxval,
-    .pixels = base + page,
+    .pixels = pixels,
     .release = release_mapped,
   };
   return true;
@@ -239,6 +254,31 @@ high_fd (int fd)
   return fcntl (fd, F_DUPFD_CLOEXEC, 10);
 }
 
+/* This process's environment, with OpenMP's threads told to sleep when
+ * idle rather than spin: the helper's threads would otherwise spin through
+ * its start, its answer and its end, which doubled its fixed cost (16 ms
+ * of CPU against 8.5 for a 512² PNG), and its decoders' few parallel
+ * regions lose nothing by it. NULL when out of memory. */
+static char **
+helper_environment (void)
+{
+  static const char passive[] = "OMP_WAIT_POLICY=passive";
+  size_t count = 0, kept = 0;
+  char **copy;
+
+  while (environ[count] != NULL)
+    count++;
+  copy = malloc ((count + 2) * sizeof *copy);
+  if (copy == NULL)
+    return NULL;
+  for (size_t i = 0; i < count; i++)
+    if (strncmp (environ[i], "OMP_WAIT_POLICY=", 16) != 0 && strncmp (environ[i], "GOMP_SPINCOUNT=", 15) != 0)
+      copy[kept++] = environ[i];
+  copy[kept++] = (char *) passive;
+  copy[kept] = NULL;
+  return copy;
+}
+
 static bool
 spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t file_bytes,
               const EsDecodeRequest *request, pid_t *pid, EsError *error)
@@ -248,7 +288,11 @@ spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t fi
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attributes;
   sigset_t none, all;
+  char **environment = helper_environment ();
   int err;
+
+  if (environment == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot start the sandbox's decoder: out of memory");
 
   snprintf (args[0], sizeof args[0], "%d", request->levels);
   snprintf (args[1], sizeof args[1], "%llu", (unsigned long long) es_image_get_max_pixels ());
@@ -280,7 +324,8 @@ spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t fi
   posix_spawnattr_setsigmask (&attributes, &none);
   posix_spawnattr_setsigdefault (&attributes, &all);
   posix_spawnattr_setflags (&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  err = posix_spawn (pid, helper, &actions, &attributes, argv, environ);
+  err = posix_spawn (pid, helper, &actions, &attributes, argv, environment);
+  free (environment);
   posix_spawnattr_destroy (&attributes);
   posix_spawn_file_actions_destroy (&actions);
   if (err != 0)
@@ -289,18 +334,44 @@ spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t fi
   return true;
 }
 
-/* Reads the answer until it is whole, the child closes the pipe (by
- * ending), the time limit passes, or an interruption cancels the load.
- * Returns the bytes read, or -1 with *timed_out or *cancelled set. */
-static ssize_t
-read_answer (int fd, EsSandboxAnswer *answer, int64_t deadline, bool *timed_out, bool *cancelled)
+/* Keeps the one descriptor that came with a message, closing any other. */
+static void
+take_descriptors (struct msghdr *message, int *sent_fd)
 {
-  size_t got = 0;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (message); c != NULL; c = CMSG_NXTHDR (message, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN (0)) / sizeof (int); i++)
+        {
+          int fd;
 
+          memcpy (&fd, CMSG_DATA (c) + i * sizeof fd, sizeof fd);
+          if (*sent_fd < 0)
+            *sent_fd = fd;
+          else
+            close (fd);
+        }
+}
+
+/* Waits for the answer, one message, until the child ends without one
+ * (its socket closes), the time limit passes, or an interruption cancels
+ * the load. Returns the bytes received (0 for none, or for a message cut
+ * short), or -1 with *timed_out or *cancelled set; *sent_fd gets the
+ * descriptor that came with the answer, or stays -1. */
+static ssize_t
+read_answer (int fd, EsSandboxAnswer *answer, int64_t deadline, int *sent_fd, bool *timed_out, bool *cancelled)
+{
   for (;;)
     {
       struct pollfd pfd = { .fd = fd, .events = POLLIN };
       int64_t left = deadline - monotonic_ms ();
+      union {
+        struct cmsghdr header;
+        char bytes[CMSG_SPACE (sizeof (int))];
+      } control;
+      struct iovec part = { .iov_base = answer, .iov_len = sizeof *answer };
+      struct msghdr message = {
+        .msg_iov = &part, .msg_iovlen = 1, .msg_control = control.bytes, .msg_controllen = sizeof control.bytes
+      };
       ssize_t n;
       int ready;
 
@@ -317,35 +388,40 @@ read_answer (int fd, EsSandboxAnswer *answer, int64_t deadline, bool *timed_out,
         }
       if (ready <= 0)
         continue;
-      n = read (fd, (uint8_t *) answer + got, sizeof *answer - got);
-      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-        return (ssize_t) got;
-      if (n > 0)
-        got += (size_t) n;
-      /* The whole answer: the child ends next, or reap stops it. */
-      if (got == sizeof *answer)
-        return (ssize_t) got;
+      n = recvmsg (fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      take_descriptors (&message, sent_fd);
+      if (n < 0 || (message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+        return 0;
+      return n;
     }
 }
 
-/* Waits for the child to end: it already has (its answer's pipe is
- * closed), or it is stopped here. The child is always reaped. */
+/* Waits for the child to end: it is about to (it answered, or its socket
+ * closed), or it is stopped here, or at the deadline. The child is always
+ * reaped. */
 static int
-reap (pid_t pid, bool stop, int64_t deadline)
+reap (pid_t pid, int pidfd, bool stop, int64_t deadline)
 {
   int status = 0;
 
   if (!stop)
     while (waitpid (pid, &status, WNOHANG) == 0)
       {
-        /* Only a child that closed its pipe and went on running gets here
-         * more than once. */
-        if (monotonic_ms () >= deadline)
+        int64_t left = deadline - monotonic_ms ();
+
+        if (left <= 0)
           {
             stop = true;
             break;
           }
-        nanosleep (&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+        /* The pidfd turns readable as the child ends; without one (a
+         * kernel before 5.3), a nap of a millisecond. */
+        if (pidfd >= 0)
+          poll (&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, left > INT_MAX ? INT_MAX : (int) left);
+        else
+          nanosleep (&(struct timespec){ .tv_nsec = 1000000 }, NULL);
       }
   if (stop)
     {
@@ -356,13 +432,61 @@ reap (pid_t pid, bool stop, int64_t deadline)
   return status;
 }
 
+/* Whether a descriptor that came with the answer is the child's own pixel
+ * file: a regular, unnamed file on a file system that none of the
+ * descriptors it was given lies on. A subverted child could otherwise send
+ * one of those (this process's standard error, say) to be read as pixels. */
+static bool
+child_made (int sent, const int given[], int count)
+{
+  struct stat file, other;
+
+  if (fstat (sent, &file) != 0 || !S_ISREG (file.st_mode) || file.st_nlink != 0)
+    return false;
+  for (int i = 0; i < count; i++)
+    if (fstat (given[i], &other) == 0 && other.st_dev == file.st_dev)
+      return false;
+  return true;
+}
+
+/* Makes the pixel file final and maps the image from it. The parent's
+ * memory file, which the child wrote before it answered and never mapped,
+ * is sealed: final at once, it is mapped while the child ends (a child
+ * that mapped it, which only a subverted one would, is waited for). The
+ * child's own file cannot be sealed (only memory files can): it is final
+ * once the child, its only other holder, has ended. */
+static bool
+take_pixels (int memory_file, int sent, int input, pid_t pid, int pidfd, int64_t deadline,
+             const EsSandboxAnswer *answer, EsImage *image, int *status, bool *reaped, EsError *error)
+{
+  const int given[] = { STDOUT_FILENO, STDERR_FILENO, input, memory_file };
+
+  if (sent >= 0)
+    {
+      *status = reap (pid, pidfd, false, deadline);
+      *reaped = true;
+      if (!child_made (sent, given, (int) (sizeof given / sizeof *given)))
+        return es_error_set (error, ES_ERROR_FORMAT, "the decoder handed over a file that is not its pixels");
+      return map_image (sent, answer, image, error);
+    }
+  if (!seal_pixels (memory_file))
+    {
+      *status = reap (pid, pidfd, false, deadline);
+      *reaped = true;
+      if (!seal_pixels (memory_file))
+        return es_error_set (error, ES_ERROR_FORMAT, "the decoder's pixels could not be sealed");
+    }
+  return map_image (memory_file, answer, image, error);
+}
+
 bool
 es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
                       EsError *error)
 {
   const char *reason, *helper;
-  int input = -1, pixels = -1, pipe_fds[2] = { -1, -1 }, answer_fd = -1;
+  int input = -1, pixels = -1, sockets[2] = { -1, -1 }, answer_fd = -1, sent = -1, pidfd = -1;
   EsSandboxAnswer answer = { 0 };
+  EsError pixel_error = { 0 };
   bool timed_out = false, cancelled = false, complete, reaped = false, mapped = false, ok = false;
   uint64_t file_bytes;
   int64_t limit_ms, deadline;
@@ -387,8 +511,10 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
       close (pixels);
       pixels = high;
     }
-  if (pipe2 (pipe_fds, O_CLOEXEC) == 0)
-    answer_fd = high_fd (pipe_fds[1]);
+  /* Sequenced packets: the answer arrives whole, in one message, with the
+   * child's pixel file beside it. */
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sockets) == 0)
+    answer_fd = high_fd (sockets[1]);
   if (input < 0 || pixels < 0 || answer_fd < 0)
     {
       es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot prepare the sandbox: %s", strerror (errno));
@@ -397,30 +523,17 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
   if (!spawn_helper (helper, input, pixels, answer_fd, file_bytes, request, &pid, error))
     goto out;
   deadline = monotonic_ms () + limit_ms;
-  /* The child holds the writing end now: its end is the pipe's end. */
+  pidfd = pidfd_open (pid, 0);
+  /* The child holds the other end now: its end is the socket's end. */
   close (answer_fd);
-  close (pipe_fds[1]);
-  answer_fd = pipe_fds[1] = -1;
-  got = read_answer (pipe_fds[0], &answer, deadline, &timed_out, &cancelled);
+  close (sockets[1]);
+  answer_fd = sockets[1] = -1;
+  got = read_answer (sockets[0], &answer, deadline, &sent, &timed_out, &cancelled);
   complete = got == (ssize_t) sizeof answer && answer.magic == ES_SANDBOX_MAGIC;
   if (complete && answer.error_code == ES_OK)
-    {
-      /* The child wrote its pixels before it answered, and never mapped
-       * them: sealed, they are final while it ends, and are mapped
-       * meanwhile. A child that mapped them (it could only be a subverted
-       * one) is waited for. */
-      bool sealed = seal_pixels (pixels);
-
-      if (!sealed)
-        {
-          status = reap (pid, false, deadline);
-          reaped = true;
-          sealed = seal_pixels (pixels);
-        }
-      mapped = sealed && map_image (pixels, &answer, image, error);
-    }
+    mapped = take_pixels (pixels, sent, input, pid, pidfd, deadline, &answer, image, &status, &reaped, &pixel_error);
   if (!reaped)
-    status = reap (pid, got < 0, deadline);
+    status = reap (pid, pidfd, got < 0, deadline);
 
   if (cancelled)
     es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
@@ -436,7 +549,7 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
                     "%s", answer.message);
     }
   else if (!mapped)
-    es_error_set (error, ES_ERROR_FORMAT, "the decoder's pixels could not be sealed");
+    es_error_set (error, pixel_error.code, "%s", pixel_error.message);
   else
     {
       answer.notice[sizeof answer.notice - 1] = '\0';
@@ -447,15 +560,19 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
   if (!ok)
     es_image_clear (image);
 out:
+  for (int i = 0; i < 2; i++)
+    if (sockets[i] >= 0)
+      close (sockets[i]);
   if (input >= 0)
     close (input);
   if (pixels >= 0)
     close (pixels);
   if (answer_fd >= 0)
     close (answer_fd);
-  for (int i = 0; i < 2; i++)
-    if (pipe_fds[i] >= 0)
-      close (pipe_fds[i]);
+  if (sent >= 0)
+    close (sent);
+  if (pidfd >= 0)
+    close (pidfd);
   return ok;
 }
 
