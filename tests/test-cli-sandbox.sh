@@ -45,9 +45,15 @@ printf '3 4\n0 1 2 3\n4 5 6 7\n1 1 1 1\n' >m.txt
 check "text matrix" same_both_ways m.png m.txt entropy --levels 8
 printf '2 2\n0 1\n9 1\n' >over.txt
 check "text matrix over its levels: the same message" same_both_ways o.png over.txt entropy --levels 8
+# Masks and footprints are read in the sandbox too (the faults below show that they are).
+"$CLI" quantize -q --levels 2 "$CAMERA" -o mask.png 2>/dev/null
+printf '3 3\n0 1 0\n1 1 1\n0 1 0\n' >cross.txt
+check "a mask and a footprint" same_both_ways mf.png "$CAMERA" entropy --mask mask.png --footprint cross.txt
+check "a float TIFF as a mask" same_both_ways ff.png "$CAMERA" entropy --mask float.tif
 
 if python3 "$here/volume-tiff.py" vol.tif 4 12 13; then
   check "a multi-page TIFF as a volume (3-D job)" same_both_ways v.tif vol.tif entropy --ball 1
+  check "a multi-page TIFF as a volume's mask" same_both_ways vm.tif vol.tif entropy --ball 1 --mask vol.tif
   cli entropy --sandbox --rect 3x5 vol.tif -o stack.tif
   check "a stack page by page is refused with --sandbox, with a reason" \
     eval '[ "$rc" = 1 ] && grep -q "vol.tif: a multi-page TIFF (4 pages) is decoded in the sandbox only as a volume" "$T/err.log"'
@@ -74,6 +80,18 @@ if ldd "$CLI" 2>/dev/null | grep -q -e asan -e ubsan; then
 else
   check "a decoder that eats memory meets its address-space limit" fault memory 3 "cannot allocate more than"
 fi
+# mask_fault OPTION FILE FAULT MESSAGE: a mask or footprint whose decoder crashes or hangs: exit 2, the file named.
+mask_fault () {
+  ES_TEST_DECODER_FAULT=$3 ES_TEST_SANDBOX_TIMEOUT_MS=500 "$CLI" entropy --sandbox "$1" "$2" "$CAMERA" -o fault.png \
+    >/dev/null 2>"$T/err.log"
+  status=$?
+  [ $status = 2 ] && grep -q "^entroscope-cli: ${1#--} $2: $4" "$T/err.log" && [ ! -e fault.png ]
+}
+check "a mask whose decoder crashes: exit 2, the mask named" mask_fault --mask mask.png crash "the decoder crashed (SIGSEGV"
+check "a mask whose decoder hangs: exit 2, the mask named" \
+  mask_fault --mask mask.png hang "the decoder took longer than its time limit of 0.5 s"
+check "a footprint whose decoder crashes: exit 2, the footprint named" \
+  mask_fault --footprint cross.txt crash "the decoder crashed (SIGSEGV"
 # SIGTERM while the decoder hangs: the child is stopped, and the CLI ends at once as interrupted.
 ES_TEST_DECODER_FAULT=hang "$CLI" entropy -q --sandbox "$CAMERA" -o term.png 2>/dev/null &
 pid=$!

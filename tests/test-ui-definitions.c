@@ -8,6 +8,7 @@
 
 #include "es-definitions.h"
 #include "es-inspect.h"
+#include "es-sandbox.h"
 #include "es-sidebar-definition.h"
 
 static EsSidebarDefinition *
@@ -456,6 +457,19 @@ test_mask (void)
   small = write_pgm ("small-mask.pgm", 100, 80, one_cell);
   fits_file = g_file_new_for_path (fits);
   small_file = g_file_new_for_path (small);
+
+  /* Read in the sandbox, as the window's images are: a decoder that
+   * crashes on the mask (the helper's test hook) is a message. */
+  if (es_sandbox_available (NULL))
+    {
+      g_autofree char *expected = g_strdup_printf ("The mask %s could not be read: the decoder crashed (SIGSEGV", fits);
+
+      g_setenv ("ES_TEST_DECODER_FAULT", "crash", TRUE);
+      es_sidebar_definition_load_mask (definition_panel (), fits_file);
+      wait_until (message_starts, "The mask ", NULL, NULL);
+      g_unsetenv ("ES_TEST_DECODER_FAULT");
+      g_assert_true (message_starts (expected));
+    }
 
   /* The wrong size: a message, no job, the result stays. */
   before = entropy_layer ();

@@ -436,6 +436,75 @@ test_sandbox_faults (void)
   g_assert_cmpstr (window->source->name, ==, "camera.png");
 }
 
+/* Whether this process has a child (a sandbox's decoder), exited or not:
+ * read from /proc, so that the load thread alone reaps it. */
+static gboolean
+has_children (void)
+{
+  g_autoptr (GDir) tasks = g_dir_open ("/proc/self/task", 0, NULL);
+  gboolean found = FALSE;
+  const char *task;
+
+  while (tasks != NULL && !found && (task = g_dir_read_name (tasks)) != NULL)
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/children", task);
+      g_autofree char *children = NULL;
+
+      found = g_file_get_contents (path, &children, NULL, NULL) && *g_strstrip (children) != '\0';
+    }
+  return found;
+}
+
+/* Runs the main loop until has_children () is `wanted`, or `seconds` pass:
+ * whether it became so. */
+static gboolean
+children_become (gboolean wanted, double seconds)
+{
+  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
+
+  while (has_children () != wanted && g_get_monotonic_time () < end)
+    {
+      while (g_main_context_iteration (NULL, FALSE))
+        ;
+      g_usleep (5 * G_TIME_SPAN_MILLISECOND);
+    }
+  return has_children () == wanted;
+}
+
+/* A decoder whose result is no longer wanted, the user having opened
+ * another file while it hangs, is stopped (killed and reaped) at once,
+ * not at its time limit of a minute; the other file opens as usual. */
+static void
+test_sandbox_superseded (void)
+{
+  g_autofree char *camera = test_image ("images", "camera.png");
+  g_autofree char *gravel = test_image ("images", "gravel.png");
+  g_autoptr (GFile) hanging = g_file_new_for_path (gravel);
+  const char *reason;
+  gint64 start;
+
+  if (!es_sandbox_available (&reason))
+    {
+      g_test_skip (reason);
+      return;
+    }
+  g_assert_false (has_children ());
+  g_setenv ("ES_TEST_SANDBOX_TIMEOUT_MS", "60000", TRUE);
+  g_setenv ("ES_TEST_DECODER_FAULT", "hang", TRUE);
+  es_window_open (window, hanging);
+  g_assert_true (children_become (TRUE, 30));
+  g_unsetenv ("ES_TEST_DECODER_FAULT");
+  g_unsetenv ("ES_TEST_SANDBOX_TIMEOUT_MS");
+  start = g_get_monotonic_time ();
+  open_path (camera);
+  g_assert_true (children_become (FALSE, 10));
+  g_test_message ("the hanging decoder was gone %.0f ms after the next file was asked for",
+                  (g_get_monotonic_time () - start) / 1000.0);
+  g_assert_null (es_window_get_error (window));
+  g_assert_nonnull (window->source);
+  g_assert_cmpstr (window->source->name, ==, "camera.png");
+}
+
 /* Undo, reset, files */
 
 static void
@@ -897,6 +966,7 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/close-mid-export", test_close_mid_export);
   g_test_add_func ("/ui-files/error-banner", test_error_banner);
   g_test_add_func ("/ui-files/sandbox-faults", test_sandbox_faults);
+  g_test_add_func ("/ui-files/sandbox-superseded", test_sandbox_superseded);
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);

@@ -2,7 +2,6 @@
 /* entroscope-cli's inputs: decode (a thread), compute (the main thread) and encode (a thread) overlapped over a ring of images. */
 #include "es-cli-batch.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -123,26 +122,12 @@ decode_sandboxed (const EsCliBatch *b, const char *input, Slot *slot)
     .stack_as_volume = es_cli_reads_volumes (b->options, &b->params->job),
     .choice = b->options->volume_choice,
   };
-  int fd;
 
-  /* Opening a FIFO waits for a writer; an interruption ends the wait. */
-  while ((fd = open (input, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR && !es_control_cancelled (b->interrupt))
-    ;
-  if (fd < 0)
-    {
-      slot->failed = true;
-      if (errno == EINTR)
-        es_error_set (&slot->error, ES_ERROR_CANCELLED, "interrupted");
-      else
-        es_error_set (&slot->error, ES_ERROR_IO, "%s", strerror (errno));
-      return;
-    }
-  slot->failed = !es_sandbox_decode_fd (fd, &request, &slot->image, slot->page_notice, sizeof slot->page_notice,
-                                        &slot->error)
+  slot->failed = !es_decode_path (input, true, &request, &slot->image, slot->page_notice, sizeof slot->page_notice,
+                                  &slot->error)
                  || (es_image_planes (&slot->image) > 1
                      && !es_cli_volume_check_output (b->format, b->to_stdout, es_image_planes (&slot->image),
                                                      &slot->error));
-  close (fd);
 }
 
 /* Loads input i into the slot; with a watch, telling it of rows as they are decoded. */

@@ -4,6 +4,7 @@
 
 #include "es-cli.h"
 #include "es-load.h"
+#include "es-sandbox.h"
 
 const char *const es_cli_reads_name[ES_CLI_N_READS] = {
   [ES_CLI_READS_FOOTPRINT] = "footprint",
@@ -209,10 +210,14 @@ es_cli_definition_finish (EsCliOptions *o)
   return true;
 }
 
+/* A mask or footprint: in the sandbox with --sandbox, as every input. */
 static bool
-load_cells (const char *what, const char *path, EsImage *cells, EsError *error)
+load_cells (const EsCliOptions *o, const char *what, const char *path, EsImage *cells, EsError *error)
 {
-  if (es_load_cells (path, cells, error))
+  const EsDecodeRequest request = { .cells = true };
+  char notice[8];
+
+  if (es_decode_path (path, o->sandbox, &request, cells, notice, sizeof notice, error))
     return true;
   es_error_prefix (error, "%s %s", what, path);
   return false;
@@ -263,7 +268,7 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
 
   if (o->reads[ES_CLI_READS_FOOTPRINT] != NULL)
     {
-      if (!load_cells ("footprint", o->reads[ES_CLI_READS_FOOTPRINT], &files->footprint_cells, error))
+      if (!load_cells (o, "footprint", o->reads[ES_CLI_READS_FOOTPRINT], &files->footprint_cells, error))
         return false;
       files->footprint = (EsFootprint){
         files->footprint_cells.width,
@@ -282,7 +287,7 @@ es_cli_definition_load (EsCliOptions *o, EsCliDefinitionFiles *files, EsError *e
     }
   if (o->reads[ES_CLI_READS_MASK] != NULL)
     {
-      if (!load_cells ("mask", o->reads[ES_CLI_READS_MASK], &files->mask, error))
+      if (!load_cells (o, "mask", o->reads[ES_CLI_READS_MASK], &files->mask, error))
         return false;
       d->mask = &files->mask;
     }

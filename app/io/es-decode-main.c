@@ -375,6 +375,7 @@ main (int argc, char **argv)
     .levels = (int) v[0],
     .stack_as_volume = v[3] != 0,
     .choice = { .channel = (int) v[4], .time = (int) v[5], .channel_given = v[6] != 0, .time_given = v[7] != 0 },
+    .cells = v[10] != 0,
   };
   es_image_set_max_pixels (v[1]);
   es_load_set_max_file_size (v[2]);

@@ -671,11 +671,10 @@ cells_from_page (const EsImage *page, EsImage *cells, int z)
     }
 }
 
-bool
-es_load_cells (const char *path, EsImage *cells, EsError *error)
+/* Every page of pages (closed here) as a plane of cells. */
+static bool
+cells_from_pages (EsPages *pages, EsImage *cells, EsError *error)
 {
-  /* 256 levels: a text matrix of cells holds any byte value. */
-  EsPages *pages = pages_open_path (path, 256, NULL, ES_SAMPLES_CELLS, error);
   int count, width = 0, height = 0;
   bool ok;
 
@@ -709,4 +708,17 @@ es_load_cells (const char *path, EsImage *cells, EsError *error)
   if (!ok)
     es_image_clear (cells);
   return ok;
+}
+
+/* 256 levels: a text matrix of cells holds any byte value. */
+bool
+es_load_cells (const char *path, EsImage *cells, EsError *error)
+{
+  return cells_from_pages (pages_open_path (path, 256, NULL, ES_SAMPLES_CELLS, error), cells, error);
+}
+
+bool
+es_load_cells_fd (int fd, EsImage *cells, EsError *error)
+{
+  return cells_from_pages (pages_open_fd (fd, 256, NULL, ES_SAMPLES_CELLS, error), cells, error);
 }

@@ -53,6 +53,8 @@ typedef enum {
  * volume of them, its pages of one size. The masks and footprints of entropy
  * definitions, for the CLI and the window alike. */
 bool es_load_cells (const char *path, EsImage *cells, EsError *error);
+/* The same on the file open on fd (not closed). */
+bool es_load_cells_fd (int fd, EsImage *cells, EsError *error);
 /* The same from an open descriptor (not closed): a file, a pipe, a device. */
 bool es_load_fd (int fd, int levels, EsImage *image, EsError *error);
 /* The same recognition and decoders on bytes already in memory (the window

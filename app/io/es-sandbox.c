@@ -29,13 +29,15 @@ extern char **environ;
 bool
 es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size, EsError *error)
 {
-  EsPages *pages = es_pages_open_fd (fd, request->levels, error);
+  EsPages *pages;
   bool ok;
 
   *image = (EsImage){ 0 };
   if (notice_size > 0)
     notice[0] = '\0';
-  if (pages == NULL)
+  if (request->cells)
+    return es_load_cells_fd (fd, image, error);
+  if ((pages = es_pages_open_fd (fd, request->levels, error)) == NULL)
     return false;
   if (es_pages_count (pages) > 1 && request->stack_as_volume)
     ok = es_pages_load_volume (pages, &request->choice, image, notice, notice_size, error);
@@ -304,6 +306,7 @@ spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t fi
   snprintf (args[7], sizeof args[7], "%d", request->choice.time_given);
   snprintf (args[8], sizeof args[8], "%llu", (unsigned long long) address_space_limit (file_bytes));
   snprintf (args[9], sizeof args[9], "%llu", (unsigned long long) pixel_file_limit ());
+  snprintf (args[10], sizeof args[10], "%d", request->cells);
   argv[0] = (char *) "entroscope-decode";
   for (int i = 0; i < ES_SANDBOX_ARGC - 1; i++)
     argv[i + 1] = args[i];
@@ -353,16 +356,18 @@ take_descriptors (struct msghdr *message, int *sent_fd)
 }
 
 /* Waits for the answer, one message, until the child ends without one
- * (its socket closes), the time limit passes, or an interruption cancels
- * the load. Returns the bytes received (0 for none, or for a message cut
+ * (its socket closes), the time limit passes, or the load is cancelled (an
+ * interruption, or the request's cancel_fd). Returns the bytes received (0 for none, or for a message cut
  * short), or -1 with *timed_out or *cancelled set; *sent_fd gets the
  * descriptor that came with the answer, or stays -1. */
 static ssize_t
-read_answer (int fd, EsSandboxAnswer *answer, int64_t deadline, int *sent_fd, bool *timed_out, bool *cancelled)
+read_answer (int fd, const EsDecodeRequest *request, EsSandboxAnswer *answer, int64_t deadline, int *sent_fd,
+             bool *timed_out, bool *cancelled)
 {
   for (;;)
     {
-      struct pollfd pfd = { .fd = fd, .events = POLLIN };
+      struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN },
+                               { .fd = request->cancellable ? request->cancel_fd : -1, .events = POLLIN } };
       int64_t left = deadline - monotonic_ms ();
       union {
         struct cmsghdr header;
@@ -380,13 +385,14 @@ read_answer (int fd, EsSandboxAnswer *answer, int64_t deadline, int *sent_fd, bo
           *timed_out = true;
           return -1;
         }
-      ready = poll (&pfd, 1, left > INT_MAX ? INT_MAX : (int) left);
-      if (ready < 0 && errno == EINTR && es_control_cancelled (es_load_get_interrupt ()))
+      ready = poll (pfd, 2, left > INT_MAX ? INT_MAX : (int) left);
+      if ((ready < 0 && errno == EINTR && es_control_cancelled (es_load_get_interrupt ()))
+          || (ready > 0 && pfd[1].revents != 0))
         {
           *cancelled = true;
           return -1;
         }
-      if (ready <= 0)
+      if (ready <= 0 || pfd[0].revents == 0)
         continue;
       n = recvmsg (fd, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
       if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -528,7 +534,7 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
   close (answer_fd);
   close (sockets[1]);
   answer_fd = sockets[1] = -1;
-  got = read_answer (sockets[0], &answer, deadline, &sent, &timed_out, &cancelled);
+  got = read_answer (sockets[0], request, &answer, deadline, &sent, &timed_out, &cancelled);
   complete = got == (ssize_t) sizeof answer && answer.magic == ES_SANDBOX_MAGIC;
   if (complete && answer.error_code == ES_OK)
     mapped = take_pixels (pixels, sent, input, pid, pidfd, deadline, &answer, image, &status, &reaped, &pixel_error);
@@ -573,6 +579,29 @@ out:
     close (sent);
   if (pidfd >= 0)
     close (pidfd);
+  return ok;
+}
+
+bool
+es_decode_path (const char *path, bool sandboxed, const EsDecodeRequest *request, EsImage *image, char *notice,
+                size_t notice_size, EsError *error)
+{
+  int fd;
+  bool ok;
+
+  *image = (EsImage){ 0 };
+  if (notice_size > 0)
+    notice[0] = '\0';
+  while ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR
+         && !es_control_cancelled (es_load_get_interrupt ()))
+    ;
+  if (fd < 0 && errno == EINTR)
+    return es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
+  if (fd < 0)
+    return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
+  ok = sandboxed ? es_sandbox_decode_fd (fd, request, image, notice, notice_size, error)
+                 : es_decode_fd (fd, request, image, notice, notice_size, error);
+  close (fd);
   return ok;
 }
 

@@ -16,12 +16,21 @@ typedef struct {
    * stacks page by page, which the sandbox does not do). */
   bool stack_as_volume;
   EsVolumeChoice choice;
+  /* The file as 0/1 cells, a mask or a footprint (es_load_cells_fd): levels,
+   * stack_as_volume and choice do not apply. */
+  bool cells;
+  /* Set when the result may stop being wanted (the window opened another
+   * file): cancel_fd (a GCancellable's descriptor) turns readable then, and
+   * es_sandbox_decode_fd stops its child at once (ES_ERROR_CANCELLED). */
+  bool cancellable;
+  int cancel_fd;
 } EsDecodeRequest;
 
 /* Decodes the file open on fd (not closed) in this process, as the sandbox
  * decodes it: the same recognition, limits, images and messages as
- * es_pages_open_fd, then page 0, or every page as a volume. `notice` gets
- * what the loader says beside the image (NaN samples), or "". */
+ * es_pages_open_fd, then page 0, or every page as a volume; or as
+ * es_load_cells_fd for cells. `notice` gets what the loader says beside
+ * the image (NaN samples), or "". */
 bool es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
                    EsError *error);
 
@@ -49,5 +58,10 @@ bool es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *imag
                            EsError *error);
 /* The same on bytes in memory (the window reads remote files through GIO):
  * they are copied into a memory file that the child reads. */
+/* Opens path (an interruption of the process's control ends the wait of a
+ * FIFO for its writer) and decodes it: with es_sandbox_decode_fd when
+ * sandboxed, else with es_decode_fd. */
+bool es_decode_path (const char *path, bool sandboxed, const EsDecodeRequest *request, EsImage *image, char *notice,
+                     size_t notice_size, EsError *error);
 bool es_sandbox_decode_memory (const void *data, size_t size, const EsDecodeRequest *request, EsImage *image,
                                char *notice, size_t notice_size, EsError *error);

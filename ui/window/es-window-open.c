@@ -2,11 +2,8 @@
 /* EsWindow: opening images (off the main thread), the file chooser, drag and drop, the bundled sample. */
 #include "es-window-private.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <glib/gi18n-lib.h>
 
 #include "es-load.h"
@@ -79,11 +76,20 @@ use_sandbox (void)
 
 /* A multi-page TIFF (or an OME-TIFF's channel 0 at time 0) opens as a
  * volume, a page a plane, as entroscope-cli reads it for a 3-D window;
- * everything else as one image. */
+ * everything else as one image. A sandboxed decoder is stopped as soon as
+ * the load is cancelled (another file opened): the cancellable's
+ * descriptor, released by the caller, wakes the wait for its answer. */
 static const EsDecodeRequest *
-decode_request (int levels, EsDecodeRequest *request)
+decode_request (int levels, GCancellable *cancellable, EsDecodeRequest *request)
 {
-  *request = (EsDecodeRequest){ .levels = levels, .stack_as_volume = TRUE };
+  int cancel_fd = cancellable ? g_cancellable_get_fd (cancellable) : -1;
+
+  *request = (EsDecodeRequest){
+    .levels = levels,
+    .stack_as_volume = TRUE,
+    .cancellable = cancel_fd >= 0,
+    .cancel_fd = cancel_fd,
+  };
   return request;
 }
 
@@ -116,8 +122,10 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
       EsDecodeRequest request;
       char notice[256];
 
-      es_sandbox_decode_memory (bytes->data, bytes->len, decode_request (load->levels, &request), image, notice,
-                                sizeof notice, es_error);
+      es_sandbox_decode_memory (bytes->data, bytes->len, decode_request (load->levels, cancellable, &request), image,
+                                notice, sizeof notice, es_error);
+      if (request.cancellable)
+        g_cancellable_release_fd (cancellable);
     }
   else
     es_load_memory (bytes->data, bytes->len, load->levels, image, es_error);
@@ -125,22 +133,15 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
 }
 
 static void
-load_local (const char *path, int levels, EsImage *image, EsError *error)
+load_local (const char *path, int levels, GCancellable *cancellable, EsImage *image, EsError *error)
 {
   EsDecodeRequest request;
   char notice[256];
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
 
-  if (fd < 0)
-    {
-      es_error_set (error, ES_ERROR_IO, "%s", g_strerror (errno));
-      return;
-    }
-  if (use_sandbox ())
-    es_sandbox_decode_fd (fd, decode_request (levels, &request), image, notice, sizeof notice, error);
-  else
-    es_decode_fd (fd, decode_request (levels, &request), image, notice, sizeof notice, error);
-  close (fd);
+  es_decode_path (path, use_sandbox (), decode_request (levels, cancellable, &request), image, notice, sizeof notice,
+                  error);
+  if (request.cancellable)
+    g_cancellable_release_fd (cancellable);
 }
 
 static void
@@ -157,7 +158,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
 
   /* A local file goes through the bounded reader, as in entroscope-cli. */
   if (path)
-    load_local (path, load->levels, &image, &es_error);
+    load_local (path, load->levels, cancellable, &image, &es_error);
   else if (!load_stream (load, cancellable, &image, &es_error, &error))
     {
       g_task_return_error (task, error);
