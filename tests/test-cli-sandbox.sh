@@ -56,7 +56,7 @@ if python3 "$here/volume-tiff.py" vol.tif 4 12 13; then
   check "a multi-page TIFF as a volume's mask" same_both_ways vm.tif vol.tif entropy --ball 1 --mask vol.tif
   cli entropy --sandbox --rect 3x5 vol.tif -o stack.tif
   check "a stack page by page is refused with --sandbox, with a reason" \
-    eval '[ "$rc" = 1 ] && grep -q "vol.tif: a multi-page TIFF (4 pages) is decoded in the sandbox only as a volume" "$T/err.log"'
+    eval '[ "$rc" = 1 ] && grep -q "vol.tif: a multi-page TIFF (4 pages) is decoded in the sandbox only whole, as a volume for a 3-D window (--volume, --box, --ball); page by page, only in-process (without --sandbox)" "$T/err.log"'
 else
   skip "no python3" "multi-page TIFF"
 fi

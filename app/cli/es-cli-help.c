@@ -350,7 +350,7 @@ print_computation_options (FILE *out)
             "                          only that file (seccomp: no other file, no network):\n"
             "                          a decoder crash, hang or memory blow-up on a hostile\n"
             "                          file becomes an error (exit 2); a multi-page TIFF\n"
-            "                          only as a volume; masks and footprints in-process\n"
+            "                          only as a volume; masks and footprints as well\n"
             "\n"),
          out);
 }

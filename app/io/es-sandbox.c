@@ -43,7 +43,8 @@ es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *noti
     ok = es_pages_load_volume (pages, &request->choice, image, notice, notice_size, error);
   else if (es_pages_count (pages) > 1)
     ok = es_error_set (error, ES_ERROR_INVALID,
-                       "a multi-page TIFF (%d pages) is decoded in the sandbox only as a volume, by a 3-D job",
+                       "a multi-page TIFF (%d pages) is decoded in the sandbox only whole, as a volume for a 3-D "
+                       "window (--volume, --box, --ball); page by page, only in-process (without --sandbox)",
                        es_pages_count (pages));
   else
     {
