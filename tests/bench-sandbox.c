@@ -76,7 +76,7 @@ touch (const EsImage *image)
 static bool
 decode (const char *path, bool sandboxed, EsImage *image, double *ms, double *cpu)
 {
-  EsDecodeRequest request = { .levels = 256, .stack_as_volume = true };
+  EsDecodeRequest request = { .levels = 256 };
   EsError error = { 0 };
   char notice[256];
   double start = now_ms (), cpu_start = cpu_ms ();

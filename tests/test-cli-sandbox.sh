@@ -54,9 +54,19 @@ check "a float TIFF as a mask" same_both_ways ff.png "$CAMERA" entropy --mask fl
 if python3 "$here/volume-tiff.py" vol.tif 4 12 13; then
   check "a multi-page TIFF as a volume (3-D job)" same_both_ways v.tif vol.tif entropy --ball 1
   check "a multi-page TIFF as a volume's mask" same_both_ways vm.tif vol.tif entropy --ball 1 --mask vol.tif
-  cli entropy --sandbox --rect 3x5 vol.tif -o stack.tif
-  check "a stack page by page is refused with --sandbox, with a reason" \
-    eval '[ "$rc" = 1 ] && grep -q "vol.tif: a multi-page TIFF (4 pages) is decoded in the sandbox only whole, as a volume for a 3-D window (--volume, --box, --ball); page by page, only in-process (without --sandbox)" "$T/err.log"'
+  # Stacks page by page: pages in batches, a helper each (es_sandbox_decode_stack).
+  check "a stack page by page" same_both_ways s.tif vol.tif entropy --rect 3x5
+  python3 "$here/volume-tiff.py" mixed.tif 3 40 50 --bits 16 --page-size 2:21:31 --page-bits 3:8
+  check "a stack of pages of two sizes and depths" same_both_ways mixed-out.tif mixed.tif entropy --rect 3x5
+  python3 "$here/volume-tiff.py" many.tif 4200 1 2
+  check "a stack of 4200 pages (two batches)" same_both_ways many-out.tif many.tif quantize --levels 4
+  check "a stack from a pipe, read again for its batches" eval \
+    'cat many.tif | "$CLI" quantize -q --sandbox --levels 4 /dev/stdin -o piped.tif && cmp -s piped.tif there-many-out.tif'
+  stack_crash () {
+    ES_TEST_DECODER_FAULT=crash "$CLI" entropy -q --sandbox --rect 3x5 vol.tif -o crashed.tif 2>"$T/err.log"
+    [ $? = 2 ] && grep -q "vol.tif: the decoder crashed (SIGSEGV" "$T/err.log" && [ ! -e crashed.tif ]
+  }
+  check "a stack whose decoder crashes: exit 2, the cause named" stack_crash
 else
   skip "no python3" "multi-page TIFF"
 fi

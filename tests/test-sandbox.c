@@ -15,7 +15,7 @@
 #include "es-sandbox.h"
 #include "tap.h"
 
-static const EsDecodeRequest request = { .levels = 256, .stack_as_volume = true };
+static const EsDecodeRequest request = { .levels = 256 };
 
 static bool
 same_image (const EsImage *a, const EsImage *b)

@@ -34,10 +34,10 @@ typedef struct {
   SlotState state;
   EsImage image;
   EsResult result;
-  bool is_stack;  /* a multi-page input: the main thread runs it whole */
-  EsPages *pages; /* a stack's pages, kept open: a pipe can be read only once */
-  bool done;      /* already reported and written (a stack) */
-  bool failed;    /* error holds why, unless cancelled */
+  bool is_stack;      /* a multi-page input: the main thread runs it whole */
+  EsStackPages stack; /* its pages, kept open: a pipe can be read only once */
+  bool done;          /* already reported and written (a stack) */
+  bool failed;        /* error holds why, unless cancelled */
   bool cancelled;
   int status; /* of a stack */
   EsError error;
@@ -112,22 +112,49 @@ wait_a_little (Batch *batch)
 
 /* ---- the stages: one input each ---- */
 
-/* --sandbox: the whole input decoded by es_sandbox_decode_fd (a stack only
- * as a volume, for a 3-D job). */
+/* --sandbox: the input decoded in the sandbox: whole as a volume for a
+ * 3-D job, else page by page, the first batch of pages here (a stack's
+ * others as it is processed). */
 static void
 decode_sandboxed (const EsCliBatch *b, const char *input, Slot *slot)
 {
-  EsDecodeRequest request = {
+  const EsDecodeRequest request = {
     .levels = b->params->job.levels,
-    .stack_as_volume = es_cli_reads_volumes (b->options, &b->params->job),
     .choice = b->options->volume_choice,
   };
+  EsSandboxStack batch = { 0 };
+  int fd;
 
-  slot->failed = !es_decode_path (input, true, &request, &slot->image, slot->page_notice, sizeof slot->page_notice,
-                                  &slot->error)
-                 || (es_image_planes (&slot->image) > 1
-                     && !es_cli_volume_check_output (b->format, b->to_stdout, es_image_planes (&slot->image),
-                                                     &slot->error));
+  if (es_cli_reads_volumes (b->options, &b->params->job))
+    {
+      slot->failed = !es_decode_path (input, true, &request, &slot->image, slot->page_notice, sizeof slot->page_notice,
+                                      &slot->error)
+                     || (es_image_planes (&slot->image) > 1
+                         && !es_cli_volume_check_output (b->format, b->to_stdout, es_image_planes (&slot->image),
+                                                         &slot->error));
+      return;
+    }
+  if ((fd = es_sandbox_open_stack (input, &slot->error)) < 0
+      || !es_sandbox_decode_stack (fd, &request, 0, &batch, &slot->error))
+    {
+      slot->failed = true;
+      es_sandbox_stack_clear (&batch);
+      if (fd >= 0)
+        close (fd);
+    }
+  else if (batch.count > 1)
+    {
+      slot->is_stack = true;
+      slot->stack = (EsStackPages){ .sandboxed = true, .fd = fd, .request = request, .batch = batch };
+    }
+  else
+    {
+      slot->image = batch.images[0];
+      batch.images[0] = (EsImage){ 0 };
+      snprintf (slot->page_notice, sizeof slot->page_notice, "%s", batch.notices[0]);
+      es_sandbox_stack_clear (&batch);
+      close (fd);
+    }
 }
 
 /* Loads input i into the slot; with a watch, telling it of rows as they are decoded. */
@@ -160,7 +187,7 @@ decode (Batch *batch, int i, Slot *slot, EsRowWatch *watch)
   else if (es_pages_count (pages) > 1)
     {
       slot->is_stack = true;
-      slot->pages = pages;
+      slot->stack.pages = pages;
       pages = NULL;
     }
   else
@@ -193,10 +220,9 @@ compute (Batch *batch, int i, Slot *slot)
       while (batch->encoded < i)
         wait_a_little (batch);
       pthread_mutex_unlock (&batch->lock);
-      slot->status = es_cli_stack_process (b->engine, b->params, b->options, b->format, slot->pages, b->inputs[i],
+      slot->status = es_cli_stack_process (b->engine, b->params, b->options, b->format, &slot->stack, b->inputs[i],
                                            b->outputs[i], b->to_stdout, b->interrupt, &slot->result);
-      es_pages_close (slot->pages);
-      slot->pages = NULL;
+      es_stack_pages_close (&slot->stack);
       slot->done = true;
       slot->cancelled = slot->status == ES_EXIT_SIGNAL_BASE;
       return;
@@ -348,8 +374,7 @@ clear_slot (Slot *slot)
   EsResult result = slot->result;
 
   es_image_clear (&slot->image);
-  if (slot->pages != NULL)
-    es_pages_close (slot->pages);
+  es_stack_pages_close (&slot->stack);
   *slot = (Slot){ .result = result };
 }
 

@@ -349,8 +349,8 @@ print_computation_options (FILE *out)
             "      --sandbox           decodes each input in a child process that can read\n"
             "                          only that file (seccomp: no other file, no network):\n"
             "                          a decoder crash, hang or memory blow-up on a hostile\n"
-            "                          file becomes an error (exit 2); a multi-page TIFF\n"
-            "                          only as a volume; masks and footprints as well\n"
+            "                          file becomes an error (exit 2); its masks and\n"
+            "                          footprints alike\n"
             "\n"),
          out);
 }

@@ -104,10 +104,16 @@ find_block (const void *pixels)
   return NULL;
 }
 
+static uint64_t
+round_up (uint64_t bytes, uint64_t unit)
+{
+  return (bytes + unit - 1) & ~(unit - 1);
+}
+
 static void *
 take_block (size_t bytes)
 {
-  uint64_t length = ((uint64_t) bytes + HUGE_PAGE - 1) & ~(uint64_t) (HUGE_PAGE - 1);
+  uint64_t length = round_up (bytes, HUGE_PAGE), offset = round_up (file_end, HUGE_PAGE);
   PixelBlock *block = NULL;
   void *address;
 
@@ -118,12 +124,12 @@ take_block (size_t bytes)
       block = &blocks[i];
   if (block == NULL)
     {
-      if (block_count == MAX_BLOCKS || file_end + length > file_limit
-          || ftruncate (ES_SANDBOX_FD_PIXELS, (off_t) (file_end + length)) != 0)
+      if (block_count == MAX_BLOCKS || offset + length > file_limit
+          || ftruncate (ES_SANDBOX_FD_PIXELS, (off_t) (offset + length)) != 0)
         return NULL;
       block = &blocks[block_count++];
-      *block = (PixelBlock){ .offset = file_end, .length = length };
-      file_end += length;
+      *block = (PixelBlock){ .offset = offset, .length = length };
+      file_end = offset + length;
     }
   address = mmap (NULL, block->length, PROT_READ | PROT_WRITE, MAP_SHARED, ES_SANDBOX_FD_PIXELS, (off_t) block->offset);
   if (address == MAP_FAILED)
@@ -147,34 +153,116 @@ release_block (void *pixels)
 
 static const EsPixelAllocator block_allocator = { .take = take_block, .release = release_block };
 
-/* Puts the image in the pixel file, and says where: it is there already
- * when it was decoded into a block; else it is written in with pwrite, by
- * which the kernel allocates the file's pages as it copies, past the
- * blocks. */
+/* Writes bytes into the pixel file past everything in it, at a page
+ * boundary, with pwrite, by which the kernel allocates the file's pages as
+ * it copies; says where. */
 static bool
-place_pixels (const EsImage *image, uint64_t *offset)
+append (const void *bytes, size_t size, uint64_t *offset)
 {
-  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
-  const PixelBlock *block = find_block (image->pixels);
   size_t done = 0;
 
-  if (block != NULL)
+  *offset = round_up (file_end, (uint64_t) sysconf (_SC_PAGESIZE));
+  while (done < size)
     {
-      *offset = block->offset;
-      return true;
-    }
-  *offset = file_end;
-  while (done < bytes)
-    {
-      ssize_t n = pwrite (ES_SANDBOX_FD_PIXELS, (const uint8_t *) image->pixels + done, bytes - done,
-                          (off_t) (file_end + done));
+      ssize_t n = pwrite (ES_SANDBOX_FD_PIXELS, (const uint8_t *) bytes + done, size - done, (off_t) (*offset + done));
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
         return false;
       done += (size_t) n;
     }
+  file_end = *offset + size;
   return true;
+}
+
+/* Puts the image in the pixel file, and says where: it is there already
+ * when it was decoded into a block; else it is appended. */
+static bool
+place_pixels (const EsImage *image, uint64_t *offset)
+{
+  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+  const PixelBlock *block = find_block (image->pixels);
+
+  if (block != NULL)
+    {
+      *offset = block->offset;
+      return true;
+    }
+  return append (image->pixels, bytes, offset);
+}
+
+/* ---- a stack's batch ---- */
+
+static void
+describe_page (const EsImage *image, uint64_t offset, const char *notice, EsSandboxPage *entry)
+{
+  entry->width = image->width;
+  entry->height = image->height;
+  entry->format = (int32_t) image->format;
+  entry->depth = image->depth;
+  entry->levels = image->levels;
+  entry->maxval = image->maxval;
+  entry->decoded = 1;
+  entry->pixel_offset = offset;
+  snprintf (entry->notice, sizeof entry->notice, "%s", notice ? notice : "");
+}
+
+/* The pages of the stack on the input from `first` (ES_SANDBOX_BATCH_BYTES
+ * and _PAGES), each image in the pixel file, then the table (every page's
+ * size and format when first is 0), as es_sandbox_decode_stack reads them.
+ * A decoded page's image stays where it is until this process ends. */
+static bool
+decode_stack (int levels, int first, EsSandboxAnswer *answer, EsError *error)
+{
+  EsPages *pages = es_pages_open_fd (ES_SANDBOX_FD_INPUT, levels, error);
+  EsSandboxPage *table = NULL;
+  uint64_t bytes = 0;
+  int count, table_count, decoded = 0;
+  bool ok;
+
+  if (pages == NULL)
+    return false;
+  count = es_pages_count (pages);
+  table_count = first == 0 ? count : count - first < ES_SANDBOX_BATCH_PAGES ? count - first : ES_SANDBOX_BATCH_PAGES;
+  ok = first < count || es_error_set (error, ES_ERROR_FORMAT, "the file has %d pages, not %d", count, first + 1);
+  ok = ok
+       && ((table = calloc ((size_t) table_count, sizeof *table)) != NULL
+           || es_error_set (error, ES_ERROR_NO_MEMORY, "cannot describe %d pages", table_count));
+  for (int i = 0; ok && first == 0 && i < count; i++)
+    {
+      EsFormat format;
+      bool floats;
+
+      ok = es_pages_size (pages, i, &table[i].width, &table[i].height, error)
+           && es_pages_format (pages, i, &format, &table[i].depth, &floats, error);
+      table[i].format = (int32_t) format;
+    }
+  for (int i = first; ok && i < count && decoded < ES_SANDBOX_BATCH_PAGES && bytes < ES_SANDBOX_BATCH_BYTES; i++)
+    {
+      EsImage image = { 0 };
+      uint64_t offset = 0;
+
+      ok = es_pages_load (pages, i, &image, error)
+           && (place_pixels (&image, &offset)
+               || es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hand over the pixels: %s", strerror (errno)));
+      if (ok)
+        describe_page (&image, offset, es_pages_notice (pages), &table[i - (first == 0 ? 0 : first)]);
+      bytes += image.stride * (uint64_t) image.height;
+      decoded++;
+      /* An image in a block is where the parent maps it; one appended is
+       * copied. */
+      if (find_block (image.pixels) == NULL)
+        es_image_clear (&image);
+    }
+  ok = ok
+       && (append (table, (size_t) table_count * sizeof *table, &answer->table_offset)
+           || es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hand over the pages: %s", strerror (errno)));
+  answer->page_count = count;
+  answer->table_first = first == 0 ? 0 : first;
+  answer->table_count = table_count;
+  free (table);
+  es_pages_close (pages);
+  return ok;
 }
 
 /* ---- the filter ---- */
@@ -371,31 +459,32 @@ main (int argc, char **argv)
   for (int i = 0; i < ES_SANDBOX_ARGC - 1; i++)
     if (!parse_u64 (argv[i + 1], &v[i]))
       return 2;
+  if (v[10] > INT32_MAX)
+    return 2;
   request = (EsDecodeRequest){
     .levels = (int) v[0],
-    .stack_as_volume = v[3] != 0,
-    .choice = { .channel = (int) v[4], .time = (int) v[5], .channel_given = v[6] != 0, .time_given = v[7] != 0 },
-    .cells = v[10] != 0,
+    .choice = { .channel = (int) v[3], .time = (int) v[4], .channel_given = v[5] != 0, .time_given = v[6] != 0 },
+    .cells = v[9] != 0,
   };
   es_image_set_max_pixels (v[1]);
   es_load_set_max_file_size (v[2]);
 
   /* While this process may still write its own /proc files (not once it
    * is no longer dumpable) and has one thread (unshare's condition). */
-  own_pixel_file = !es_test_hook_sandbox_memory_file () && use_huge_page_file (v[9]);
-  file_limit = v[9];
+  own_pixel_file = !es_test_hook_sandbox_memory_file () && use_huge_page_file (v[8]);
+  file_limit = v[8];
   if (own_pixel_file)
     es_image_set_allocator (&block_allocator);
 
   /* No core file of a crash (the file that made it could be in it), a
    * bounded address space, and a bounded memory file (a write past
    * RLIMIT_FSIZE raises SIGXFSZ). */
-  if (prctl (PR_SET_DUMPABLE, 0) != 0 || !set_limit (RLIMIT_CORE, 0) || !set_limit (RLIMIT_FSIZE, v[9]))
+  if (prctl (PR_SET_DUMPABLE, 0) != 0 || !set_limit (RLIMIT_CORE, 0) || !set_limit (RLIMIT_FSIZE, v[8]))
     return 3;
 #ifndef __SANITIZE_ADDRESS__
   /* AddressSanitizer reserves terabytes of address space for its shadow:
    * a sanitizer build goes without this limit. */
-  if (!set_limit (RLIMIT_AS, v[8]))
+  if (!set_limit (RLIMIT_AS, v[7]))
     return 3;
 #endif
     /* OpenMP starts its threads before the filter: the first parallel
@@ -415,10 +504,18 @@ main (int argc, char **argv)
     return 3;
   misbehave (fault, &error);
 
-  if (error.code == ES_OK
-      && es_decode_fd (ES_SANDBOX_FD_INPUT, &request, &image, answer.notice, sizeof answer.notice, &error)
-      && (place_pixels (&image, &offset)
-          || es_error_set (&error, ES_ERROR_NO_MEMORY, "cannot hand over the pixels: %s", strerror (errno))))
+  if (error.code == ES_OK && v[10] > 0)
+    {
+      if (!decode_stack (request.levels, (int) (v[10] - 1), &answer, &error))
+        {
+          answer.error_code = error.code;
+          memcpy (answer.message, error.message, sizeof answer.message);
+        }
+    }
+  else if (error.code == ES_OK
+           && es_decode_fd (ES_SANDBOX_FD_INPUT, &request, &image, answer.notice, sizeof answer.notice, &error)
+           && (place_pixels (&image, &offset)
+               || es_error_set (&error, ES_ERROR_NO_MEMORY, "cannot hand over the pixels: %s", strerror (errno))))
     {
       answer.width = image.width;
       answer.height = image.height;

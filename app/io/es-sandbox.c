@@ -39,13 +39,8 @@ es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *noti
     return es_load_cells_fd (fd, image, error);
   if ((pages = es_pages_open_fd (fd, request->levels, error)) == NULL)
     return false;
-  if (es_pages_count (pages) > 1 && request->stack_as_volume)
+  if (es_pages_count (pages) > 1)
     ok = es_pages_load_volume (pages, &request->choice, image, notice, notice_size, error);
-  else if (es_pages_count (pages) > 1)
-    ok = es_error_set (error, ES_ERROR_INVALID,
-                       "a multi-page TIFF (%d pages) is decoded in the sandbox only whole, as a volume for a 3-D "
-                       "window (--volume, --box, --ball); page by page, only in-process (without --sandbox)",
-                       es_pages_count (pages));
   else
     {
       ok = es_pages_load (pages, 0, image, error);
@@ -158,31 +153,67 @@ release_mapped (void *pixels)
   munmap (frame.base, frame.length);
 }
 
-/* Checks the child's answer against the memory file, sealed by now, and
- * maps the pixels copy-on-write: the caller may write into its image, and
- * nothing can change it behind the caller's back. */
+/* One image as the child describes it: its answer's, or a stack page's. */
+typedef struct {
+  int32_t width, height, planes, format, depth, levels;
+  uint32_t maxval;
+  uint64_t stride, plane_stride, pixel_offset;
+} ImageHeader;
+
+static ImageHeader
+answer_header (const EsSandboxAnswer *answer)
+{
+  return (ImageHeader){ answer->width,  answer->height, answer->planes, answer->format,       answer->depth,
+                        answer->levels, answer->maxval, answer->stride, answer->plane_stride, answer->pixel_offset };
+}
+
+/* Checks the child's description against the pixel file, final by now,
+ * and gives the image: mapped copy-on-write (the caller may write into
+ * it, and nothing can change it behind the caller's back), or, under
+ * 2 MiB, read into memory of its own (cheaper than a mapping of its own). */
 static bool
-map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError *error)
+map_image (int pixels_fd, const ImageHeader *h, EsImage *image, EsError *error)
 {
   const size_t page = sysconf (_SC_PAGESIZE), huge = (size_t) 2 << 20;
-  size_t sample, bytes;
-  int planes = answer->planes > 1 ? answer->planes : 1;
+  size_t sample, bytes, done = 0;
+  int planes = h->planes > 1 ? h->planes : 1;
   struct stat st;
   MappingFrame frame;
   uint8_t *pixels;
 
-  if (answer->format < ES_FORMAT_U8 || answer->format > ES_FORMAT_F32 || answer->width < 1 || answer->height < 1
-      || answer->planes < 0 || answer->depth < 1 || answer->depth > 16 || answer->levels < 0)
+  if (h->format < ES_FORMAT_U8 || h->format > ES_FORMAT_F32 || h->width < 1 || h->height < 1 || h->planes < 0
+      || h->depth < 1 || h->depth > 16 || h->levels < 0)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid image header");
-  if (!es_image_check_volume_size (answer->width, answer->height, planes, (EsFormat) answer->format, error))
+  if (!es_image_check_volume_size (h->width, h->height, planes, (EsFormat) h->format, error))
     return false;
-  sample = es_format_size ((EsFormat) answer->format);
-  bytes = (size_t) answer->width * sample * (size_t) answer->height * (size_t) planes;
-  if (answer->stride != (uint64_t) answer->width * sample
-      || answer->plane_stride != (planes > 1 ? answer->stride * (uint64_t) answer->height : 0)
-      || answer->pixel_offset % page != 0 || fstat (pixels_fd, &st) != 0 || answer->pixel_offset > (uint64_t) st.st_size
-      || bytes > (uint64_t) st.st_size - answer->pixel_offset)
+  sample = es_format_size ((EsFormat) h->format);
+  bytes = (size_t) h->width * sample * (size_t) h->height * (size_t) planes;
+  if (h->stride != (uint64_t) h->width * sample
+      || h->plane_stride != (planes > 1 ? h->stride * (uint64_t) h->height : 0) || h->pixel_offset % page != 0
+      || fstat (pixels_fd, &st) != 0 || h->pixel_offset > (uint64_t) st.st_size
+      || bytes > (uint64_t) st.st_size - h->pixel_offset)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an image that its memory does not hold");
+  if (bytes < huge)
+    {
+      if (!es_image_alloc_volume (image, h->width, h->height, planes, (EsFormat) h->format, h->depth, error))
+        return false;
+      while (done < bytes)
+        {
+          ssize_t n = pread (pixels_fd, (uint8_t *) image->pixels + done, bytes - done,
+                             (off_t) (h->pixel_offset + done));
+          if (n < 0 && errno == EINTR)
+            continue;
+          if (n <= 0)
+            {
+              es_image_clear (image);
+              return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder's pixels cannot be read");
+            }
+          done += (size_t) n;
+        }
+      image->levels = h->levels;
+      image->maxval = h->maxval;
+      return true;
+    }
   /* The pixels start at a 2 MiB boundary, as they do in the file, so that
    * a file of 2 MiB pages is mapped 2 MiB a fault; the frame's page is
    * just before. */
@@ -192,7 +223,7 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot map %zu MiB of decoded pixels", bytes >> 20);
   pixels = (uint8_t *) (((uintptr_t) frame.base + page + huge - 1) & ~(uintptr_t) (huge - 1));
   if (mmap (pixels - page, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED
-      || mmap (pixels, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, pixels_fd, (off_t) answer->pixel_offset)
+      || mmap (pixels, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, pixels_fd, (off_t) h->pixel_offset)
            == MAP_FAILED)
     {
       munmap (frame.base, frame.length);
@@ -203,15 +234,15 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
    * MADV_POPULATE_READ followed by that pass. */
   memcpy (pixels - page, &frame, sizeof frame);
   *image = (EsImage){
-    .width = answer->width,
-    .height = answer->height,
-    .stride = answer->stride,
-    .planes = answer->planes > 1 ? answer->planes : 0,
-    .plane_stride = answer->plane_stride,
-    .format = (EsFormat) answer->format,
-    .depth = answer->depth,
-    .levels = answer->levels,
-    .maxval = answer->maxval,
+    .width = h->width,
+    .height = h->height,
+    .stride = h->stride,
+    .planes = h->planes > 1 ? h->planes : 0,
+    .plane_stride = h->plane_stride,
+    .format = (EsFormat) h->format,
+    .depth = h->depth,
+    .levels = h->levels,
+    .maxval = h->maxval,
     .pixels = pixels,
     .release = release_mapped,
   };
@@ -284,7 +315,7 @@ helper_environment (void)
 
 static bool
 spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t file_bytes,
-              const EsDecodeRequest *request, pid_t *pid, EsError *error)
+              const EsDecodeRequest *request, int batch, pid_t *pid, EsError *error)
 {
   char args[ES_SANDBOX_ARGC - 1][32];
   char *argv[ES_SANDBOX_ARGC + 1];
@@ -300,14 +331,14 @@ spawn_helper (const char *helper, int input, int pixels, int answer, uint64_t fi
   snprintf (args[0], sizeof args[0], "%d", request->levels);
   snprintf (args[1], sizeof args[1], "%llu", (unsigned long long) es_image_get_max_pixels ());
   snprintf (args[2], sizeof args[2], "%llu", (unsigned long long) es_load_get_max_file_size ());
-  snprintf (args[3], sizeof args[3], "%d", request->stack_as_volume);
-  snprintf (args[4], sizeof args[4], "%d", request->choice.channel);
-  snprintf (args[5], sizeof args[5], "%d", request->choice.time);
-  snprintf (args[6], sizeof args[6], "%d", request->choice.channel_given);
-  snprintf (args[7], sizeof args[7], "%d", request->choice.time_given);
-  snprintf (args[8], sizeof args[8], "%llu", (unsigned long long) address_space_limit (file_bytes));
-  snprintf (args[9], sizeof args[9], "%llu", (unsigned long long) pixel_file_limit ());
-  snprintf (args[10], sizeof args[10], "%d", request->cells);
+  snprintf (args[3], sizeof args[3], "%d", request->choice.channel);
+  snprintf (args[4], sizeof args[4], "%d", request->choice.time);
+  snprintf (args[5], sizeof args[5], "%d", request->choice.channel_given);
+  snprintf (args[6], sizeof args[6], "%d", request->choice.time_given);
+  snprintf (args[7], sizeof args[7], "%llu", (unsigned long long) address_space_limit (file_bytes));
+  snprintf (args[8], sizeof args[8], "%llu", (unsigned long long) pixel_file_limit ());
+  snprintf (args[9], sizeof args[9], "%d", request->cells);
+  snprintf (args[10], sizeof args[10], "%d", batch);
   argv[0] = (char *) "entroscope-decode";
   for (int i = 0; i < ES_SANDBOX_ARGC - 1; i++)
     argv[i + 1] = args[i];
@@ -456,55 +487,47 @@ child_made (int sent, const int given[], int count)
   return true;
 }
 
-/* Makes the pixel file final and maps the image from it. The parent's
- * memory file, which the child wrote before it answered and never mapped,
- * is sealed: final at once, it is mapped while the child ends (a child
- * that mapped it, which only a subverted one would, is waited for). The
- * child's own file cannot be sealed (only memory files can): it is final
- * once the child, its only other holder, has ended. */
-static bool
-take_pixels (int memory_file, int sent, int input, pid_t pid, int pidfd, int64_t deadline,
-             const EsSandboxAnswer *answer, EsImage *image, int *status, bool *reaped, EsError *error)
+/* Makes the pixel file final: the parent's memory file, which the child
+ * wrote before it answered and never mapped, is sealed; the child's own
+ * file cannot be sealed (only memory files can), and is final now that the
+ * child, its only other holder, has ended. Returns the file to map, or -1. */
+static int
+final_pixels (int memory_file, int sent, int input, EsError *error)
 {
   const int given[] = { STDOUT_FILENO, STDERR_FILENO, input, memory_file };
 
-  if (sent >= 0)
+  if (sent >= 0 && !child_made (sent, given, (int) (sizeof given / sizeof *given)))
     {
-      *status = reap (pid, pidfd, false, deadline);
-      *reaped = true;
-      if (!child_made (sent, given, (int) (sizeof given / sizeof *given)))
-        return es_error_set (error, ES_ERROR_FORMAT, "the decoder handed over a file that is not its pixels");
-      return map_image (sent, answer, image, error);
+      es_error_set (error, ES_ERROR_FORMAT, "the decoder handed over a file that is not its pixels");
+      return -1;
     }
-  if (!seal_pixels (memory_file))
+  if (sent < 0 && !seal_pixels (memory_file))
     {
-      *status = reap (pid, pidfd, false, deadline);
-      *reaped = true;
-      if (!seal_pixels (memory_file))
-        return es_error_set (error, ES_ERROR_FORMAT, "the decoder's pixels could not be sealed");
+      es_error_set (error, ES_ERROR_FORMAT, "the decoder's pixels could not be sealed");
+      return -1;
     }
-  return map_image (memory_file, answer, image, error);
+  return sent >= 0 ? sent : memory_file;
 }
 
-bool
-es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
-                      EsError *error)
+/* Runs the helper on fd (batch: 0 for one image, else a stack's batch from
+ * page batch - 1) and waits for it to end. True when it answered with
+ * success: *pixels is then the final pixel file (closed by the caller).
+ * Otherwise error says why: the child's own error, or how it ended. */
+static bool
+run_helper (int fd, const EsDecodeRequest *request, int batch, EsSandboxAnswer *answer, int *pixels_out, EsError *error)
 {
   const char *reason, *helper;
   int input = -1, pixels = -1, sockets[2] = { -1, -1 }, answer_fd = -1, sent = -1, pidfd = -1;
-  EsSandboxAnswer answer = { 0 };
-  EsError pixel_error = { 0 };
-  bool timed_out = false, cancelled = false, complete, reaped = false, mapped = false, ok = false;
+  bool timed_out = false, cancelled = false, complete, ok = false;
   uint64_t file_bytes;
   int64_t limit_ms, deadline;
   struct stat st;
   ssize_t got;
   pid_t pid;
-  int status = 0;
+  int status;
 
-  *image = (EsImage){ 0 };
-  if (notice_size > 0)
-    notice[0] = '\0';
+  *answer = (EsSandboxAnswer){ 0 };
+  *pixels_out = -1;
   if (!es_sandbox_available (&reason) || (helper = helper_path ()) == NULL)
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot decode in a sandbox: %s", reason);
   file_bytes = fstat (fd, &st) == 0 && S_ISREG (st.st_mode) ? (uint64_t) st.st_size : es_load_get_max_file_size ();
@@ -527,7 +550,7 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
       es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot prepare the sandbox: %s", strerror (errno));
       goto out;
     }
-  if (!spawn_helper (helper, input, pixels, answer_fd, file_bytes, request, &pid, error))
+  if (!spawn_helper (helper, input, pixels, answer_fd, file_bytes, request, batch, &pid, error))
     goto out;
   deadline = monotonic_ms () + limit_ms;
   pidfd = pidfd_open (pid, 0);
@@ -535,37 +558,33 @@ es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, ch
   close (answer_fd);
   close (sockets[1]);
   answer_fd = sockets[1] = -1;
-  got = read_answer (sockets[0], request, &answer, deadline, &sent, &timed_out, &cancelled);
-  complete = got == (ssize_t) sizeof answer && answer.magic == ES_SANDBOX_MAGIC;
-  if (complete && answer.error_code == ES_OK)
-    mapped = take_pixels (pixels, sent, input, pid, pidfd, deadline, &answer, image, &status, &reaped, &pixel_error);
-  if (!reaped)
-    status = reap (pid, pidfd, got < 0, deadline);
+  got = read_answer (sockets[0], request, answer, deadline, &sent, &timed_out, &cancelled);
+  complete = got == (ssize_t) sizeof *answer && answer->magic == ES_SANDBOX_MAGIC;
+  status = reap (pid, pidfd, got < 0, deadline);
 
   if (cancelled)
     es_error_set (error, ES_ERROR_CANCELLED, "interrupted");
   else if (!complete || !WIFEXITED (status) || WEXITSTATUS (status) != 0)
     child_failed (status, limit_ms, timed_out, error);
-  else if (answer.error_code != ES_OK)
+  else if (answer->error_code != ES_OK)
     {
-      answer.message[sizeof answer.message - 1] = '\0';
+      answer->message[sizeof answer->message - 1] = '\0';
       es_error_set (error,
-                    answer.error_code > ES_OK && answer.error_code <= ES_ERROR_CANCELLED
-                      ? (EsErrorCode) answer.error_code
+                    answer->error_code > ES_OK && answer->error_code <= ES_ERROR_CANCELLED
+                      ? (EsErrorCode) answer->error_code
                       : ES_ERROR_FORMAT,
-                    "%s", answer.message);
+                    "%s", answer->message);
     }
-  else if (!mapped)
-    es_error_set (error, pixel_error.code, "%s", pixel_error.message);
-  else
+  else if ((*pixels_out = final_pixels (pixels, sent, input, error)) >= 0)
     {
-      answer.notice[sizeof answer.notice - 1] = '\0';
-      if (notice_size > 0)
-        snprintf (notice, notice_size, "%s", answer.notice);
+      answer->notice[sizeof answer->notice - 1] = '\0';
+      /* The caller closes the one it maps. */
+      if (*pixels_out == sent)
+        sent = -1;
+      else
+        pixels = -1;
       ok = true;
     }
-  if (!ok)
-    es_image_clear (image);
 out:
   for (int i = 0; i < 2; i++)
     if (sockets[i] >= 0)
@@ -580,6 +599,146 @@ out:
     close (sent);
   if (pidfd >= 0)
     close (pidfd);
+  return ok;
+}
+
+bool
+es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
+                      EsError *error)
+{
+  EsSandboxAnswer answer;
+  ImageHeader header;
+  int pixels;
+  bool ok;
+
+  *image = (EsImage){ 0 };
+  if (notice_size > 0)
+    notice[0] = '\0';
+  if (!run_helper (fd, request, 0, &answer, &pixels, error))
+    return false;
+  header = answer_header (&answer);
+  ok = map_image (pixels, &header, image, error);
+  close (pixels);
+  if (ok && notice_size > 0)
+    snprintf (notice, notice_size, "%s", answer.notice);
+  return ok;
+}
+
+/* ---- a stack, a batch of pages at a time ---- */
+
+void
+es_sandbox_stack_clear (EsSandboxStack *stack)
+{
+  for (int i = 0; stack->images != NULL && i < stack->decoded; i++)
+    es_image_clear (&stack->images[i]);
+  free (stack->images);
+  free (stack->notices);
+  free (stack->shapes);
+  *stack = (EsSandboxStack){ 0 };
+}
+
+/* Reads the batch's table from the pixel file and takes its pages: the
+ * shapes of them all (first 0), and the decoded pages' images. */
+static bool
+take_batch (int pixels, const EsSandboxAnswer *answer, int first, EsSandboxStack *stack, EsError *error)
+{
+  size_t size = (size_t) answer->table_count * sizeof (EsSandboxPage), done = 0;
+  EsSandboxPage *table;
+  struct stat st;
+  int decoded = 0;
+  bool ok = true;
+
+  if (answer->page_count < 1 || first >= answer->page_count || answer->table_first != first || answer->table_count < 1
+      || answer->table_count > answer->page_count - first || (first == 0 && answer->table_count != answer->page_count)
+      || (first > 0 && answer->page_count != stack->count) || fstat (pixels, &st) != 0
+      || answer->table_offset > (uint64_t) st.st_size || size > (uint64_t) st.st_size - answer->table_offset)
+    return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid table of pages");
+  if ((table = malloc (size)) == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot read a table of %d pages", answer->table_count);
+  while (ok && done < size)
+    {
+      ssize_t n = pread (pixels, (uint8_t *) table + done, size - done, (off_t) (answer->table_offset + done));
+      ok = n > 0 || (n < 0 && errno == EINTR);
+      done += n > 0 ? (size_t) n : 0;
+    }
+  if (!ok)
+    es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder's table of pages cannot be read");
+  /* The decoded pages come first in the table, one at least. */
+  while (ok && decoded < answer->table_count && table[decoded].decoded)
+    decoded++;
+  ok = ok && (decoded > 0 || es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave no page"));
+  if (ok && first == 0)
+    {
+      stack->count = answer->page_count;
+      ok = (stack->shapes = calloc ((size_t) stack->count, sizeof *stack->shapes)) != NULL
+           || es_error_set (error, ES_ERROR_NO_MEMORY, "cannot describe %d pages", stack->count);
+      for (int i = 0; ok && i < stack->count; i++)
+        {
+          ok = table[i].format >= ES_FORMAT_U8 && table[i].format <= ES_FORMAT_F32
+               && es_image_check_size (table[i].width, table[i].height, (EsFormat) table[i].format, error);
+          stack->shapes[i] = (EsPageShape){ table[i].width, table[i].height, (EsFormat) table[i].format,
+                                            table[i].depth };
+        }
+      if (!ok && error->code == ES_OK)
+        es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid table of pages");
+    }
+  ok = ok
+       && ((stack->images = calloc ((size_t) decoded, sizeof *stack->images)) != NULL
+           && (stack->notices = calloc ((size_t) decoded, sizeof *stack->notices)) != NULL);
+  if (ok)
+    {
+      stack->first = first;
+      stack->decoded = decoded;
+    }
+  for (int i = 0; ok && i < decoded; i++)
+    {
+      const EsSandboxPage *entry = &table[i];
+      ImageHeader header = {
+        entry->width,       entry->height, 0, entry->format, entry->depth, entry->levels, entry->maxval, 0, 0,
+        entry->pixel_offset
+      };
+      const EsPageShape *shape = &stack->shapes[first + i];
+
+      if (entry->format >= ES_FORMAT_U8 && entry->format <= ES_FORMAT_F32)
+        header.stride = (uint64_t) entry->width * es_format_size ((EsFormat) entry->format);
+      /* The page is the one its shape promised. */
+      ok = (entry->width == shape->width && entry->height == shape->height && entry->format == (int32_t) shape->format
+            && entry->depth == shape->depth)
+           || es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave page %d unlike its description",
+                            first + i + 1);
+      ok = ok && map_image (pixels, &header, &stack->images[i], error);
+      memcpy (stack->notices[i], entry->notice, sizeof stack->notices[i]);
+      stack->notices[i][sizeof stack->notices[i] - 1] = '\0';
+    }
+  free (table);
+  if (!ok && error->code == ES_OK)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hold a batch of %d pages", decoded);
+  return ok;
+}
+
+bool
+es_sandbox_decode_stack (int fd, const EsDecodeRequest *request, int first, EsSandboxStack *stack, EsError *error)
+{
+  EsSandboxAnswer answer;
+  int pixels;
+  bool ok;
+
+  for (int i = 0; stack->images != NULL && i < stack->decoded; i++)
+    es_image_clear (&stack->images[i]);
+  free (stack->images);
+  free (stack->notices);
+  stack->images = NULL;
+  stack->notices = NULL;
+  stack->decoded = 0;
+  if (first < 0 || (first > 0 && first >= stack->count))
+    return es_error_set (error, ES_ERROR_INVALID, "page %d of a stack of %d", first + 1, stack->count);
+  /* Each batch reads the file from its start. */
+  if (lseek (fd, 0, SEEK_SET) != 0 && first > 0)
+    return es_error_set (error, ES_ERROR_IO, "cannot read the stack again: %s", strerror (errno));
+  if (!run_helper (fd, request, first + 1, &answer, &pixels, error))
+    return false;
+  ok = take_batch (pixels, &answer, first, stack, error);
+  close (pixels);
   return ok;
 }
 
@@ -604,6 +763,48 @@ es_decode_path (const char *path, bool sandboxed, const EsDecodeRequest *request
                  : es_decode_fd (fd, request, image, notice, notice_size, error);
   close (fd);
   return ok;
+}
+
+int
+es_sandbox_open_stack (const char *path, EsError *error)
+{
+  uint64_t limit = es_load_get_max_file_size (), held = 0;
+  int fd, copy = -1;
+  struct stat st;
+  uint8_t piece[64 << 10];
+  ssize_t n = 0;
+
+  while ((fd = open (path, O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR
+         && !es_control_cancelled (es_load_get_interrupt ()))
+    ;
+  if (fd < 0)
+    {
+      es_error_set (error, errno == EINTR ? ES_ERROR_CANCELLED : ES_ERROR_IO, "%s",
+                    errno == EINTR ? "interrupted" : strerror (errno));
+      return -1;
+    }
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
+    return fd;
+  /* A pipe is read once: held in a memory file, within the size limit. */
+  copy = memfd_create ("entroscope-input", MFD_CLOEXEC);
+  while (copy >= 0 && (n = read (fd, piece, sizeof piece)) != 0)
+    {
+      if (n < 0 && errno == EINTR && !es_control_cancelled (es_load_get_interrupt ()))
+        continue;
+      if (n < 0 || (held += (uint64_t) n) > limit || write (copy, piece, (size_t) n) != n)
+        {
+          es_error_set (error, n < 0 && errno == EINTR ? ES_ERROR_CANCELLED : ES_ERROR_IO, "%s",
+                        n < 0 && errno == EINTR ? "interrupted"
+                        : held > limit          ? "file is larger than the limit"
+                                                : strerror (errno));
+          close (copy);
+          copy = -1;
+        }
+    }
+  if (copy < 0 && n == 0)
+    es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hold the file: %s", strerror (errno));
+  close (fd);
+  return copy;
 }
 
 bool

@@ -11,13 +11,11 @@
 /* What to decode from a file, in a sandbox or in-process alike. */
 typedef struct {
   int levels; /* as es_load_fd's */
-  /* A multi-page TIFF: true reads it whole as a volume (choice picks an
-   * OME-TIFF's channel and time), false refuses it (a caller that reads
-   * stacks page by page, which the sandbox does not do). */
-  bool stack_as_volume;
+  /* A multi-page TIFF is read whole, as a volume: choice picks an
+   * OME-TIFF's channel and time (page by page: es_sandbox_decode_stack). */
   EsVolumeChoice choice;
-  /* The file as 0/1 cells, a mask or a footprint (es_load_cells_fd): levels,
-   * stack_as_volume and choice do not apply. */
+  /* The file as 0/1 cells, a mask or a footprint (es_load_cells_fd): levels
+   * and choice do not apply. */
   bool cells;
   /* Set when the result may stop being wanted (the window opened another
    * file): cancel_fd (a GCancellable's descriptor) turns readable then, and
@@ -28,7 +26,7 @@ typedef struct {
 
 /* Decodes the file open on fd (not closed) in this process, as the sandbox
  * decodes it: the same recognition, limits, images and messages as
- * es_pages_open_fd, then page 0, or every page as a volume; or as
+ * es_pages_open_fd, then its one page, or every page as a volume; or as
  * es_load_cells_fd for cells. `notice` gets what the loader says beside
  * the image (NaN samples), or "". */
 bool es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
@@ -63,5 +61,34 @@ bool es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *imag
  * sandboxed, else with es_decode_fd. */
 bool es_decode_path (const char *path, bool sandboxed, const EsDecodeRequest *request, EsImage *image, char *notice,
                      size_t notice_size, EsError *error);
+/* A multi-page file read page by page in the sandbox (entroscope-cli's
+ * stacks with --sandbox), a batch of pages a helper: as many from `first`
+ * as take less than 64 MiB (one at least) and at most 4096, so that small
+ * pages come in few batches and large ones one at a time. */
+typedef struct {
+  int width, height;
+  EsFormat format;
+  int depth;
+} EsPageShape;
+
+typedef struct {
+  int count;           /* pages in the file */
+  EsPageShape *shapes; /* every page's, as es_pages_size and es_pages_format give them */
+  int first, decoded;  /* the batch: pages first .. first + decoded - 1 */
+  EsImage *images;     /* its images, as es_pages_load gives them; the caller may take them */
+  char (*notices)[256];
+} EsSandboxStack;
+
+/* Decodes the batch from page `first` (0: the first batch, which also
+ * fills count and shapes; the stack starts zeroed) of the file on fd, read
+ * from its start each time (es_sandbox_open_stack), replacing the batch
+ * before. Errors, limits and the child's end as es_sandbox_decode_fd's. */
+bool es_sandbox_decode_stack (int fd, const EsDecodeRequest *request, int first, EsSandboxStack *stack, EsError *error);
+void es_sandbox_stack_clear (EsSandboxStack *stack);
+/* Opens path for es_sandbox_decode_stack: a regular file as it is, else
+ * (a pipe, a FIFO) its bytes held in a memory file, within the loader's
+ * size limit. -1 with error set when it cannot. */
+int es_sandbox_open_stack (const char *path, EsError *error);
+
 bool es_sandbox_decode_memory (const void *data, size_t size, const EsDecodeRequest *request, EsImage *image,
                                char *notice, size_t notice_size, EsError *error);

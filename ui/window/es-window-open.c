@@ -86,7 +86,6 @@ decode_request (int levels, GCancellable *cancellable, EsDecodeRequest *request)
 
   *request = (EsDecodeRequest){
     .levels = levels,
-    .stack_as_volume = TRUE,
     .cancellable = cancel_fd >= 0,
     .cancel_fd = cancel_fd,
   };
