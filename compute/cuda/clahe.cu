@@ -744,24 +744,28 @@ presets_on_cpu (const EsJob *job)
 static const EsVariant clahe_variants[] = {
   { "global-atomics", N_ ("Global atomics"),
     N_ ("Every pixel adds one to its tile's bin in global memory: at 8×8 tiles an 8-bit image has only "
-    "64 × 256 counters, and every SM queues on the same few addresses in L2."),
+    "64 × 256 counters, and every SM queues on the same few addresses in L2. On an H200 at 8192²: 1.64 ms for 3 bytes a "
+    "pixel of DRAM traffic (123 GB/s), 10× the shared-memory variants."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
     false, ES_TRANSFER_DEFAULT, launch_global, presets_on_cpu, clahe_memory<COUNT_GLOBAL> },
   { "shared-chunks", N_ ("Shared-memory chunks"),
     N_ ("Blocks count 32-row chunks of a tile into 256 bins of shared memory and merge them with 256 "
-    "global atomics: the contended updates move on chip, and every SM has chunks to count."),
+    "global atomics: the contended updates move on chip, and every SM has chunks to count. On an H200 at 8192²: 0.169 ms, "
+    "2.9× the copy floor, the 3 bytes a pixel at 1.19 TB/s."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
     false, ES_TRANSFER_DEFAULT, launch_shared, presets_on_cpu, clahe_memory<COUNT_SHARED> },
   { "tile-block", N_ ("One block a tile"),
+    /* xgettext:no-c-format */
     N_ ("One block counts its whole tile in shared memory, then clips it and scans its LUT without "
     "leaving the SM: no global histogram and one launch fewer, but an 8×8 grid gives 64 blocks for "
-    "132 SMs."),
+    "132 SMs. On an H200 at 8192²: 0.197 ms, 17% slower than shared chunks."),
     "OpenCV's CUDA CLAHE (cudaimgproc: one block a tile)",
     false, ES_TRANSFER_DEFAULT, launch_fused, presets_on_cpu, clahe_memory<COUNT_TILE_BLOCK> },
   { "fast", N_ ("Chunks, last block builds the LUT"),
     N_ ("Shared-memory chunks as in shared-chunks, and the last chunk of each tile to merge builds that "
     "tile's LUT (threadfence reduction): every SM busy, two kernels in all, and the blend reads its "
-    "16 pixels with one 16-byte load."),
+    "16 pixels with one 16-byte load. On an H200 at 8192²: 0.168 ms, 2.9× the copy floor, the 3 bytes "
+    "a pixel at 1.2 TB/s."),
     "CUDA C++ Programming Guide, §Memory fence functions; cuda-samples threadFenceReduction",
     true, ES_TRANSFER_DEFAULT, launch_fast, presets_on_cpu, clahe_memory<COUNT_FAST> },
 };
