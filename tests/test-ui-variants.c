@@ -10,7 +10,11 @@
  * LANGUAGE=zh_CN too to see the window in Chinese. */
 #include "test-ui-common.h"
 
+#include <glib/gi18n-lib.h>
+#include <locale.h>
+
 #include "es-bandwidth-chart.h"
+#include "es-intl.h"
 #include "es-sidebar.h"
 #include "es-timings.h"
 
@@ -577,6 +581,11 @@ main (int argc, char *argv[])
 {
   int status;
 
+  /* The language of the environment, as ui/main.c sets it up: ES_TEST_SCREENSHOTS under LANGUAGE=zh_CN
+   * shows the window in Chinese (the checks above read English, the tests' default). */
+  setlocale (LC_ALL, "");
+  es_intl_init ();
+  textdomain (GETTEXT_PACKAGE);
   ui_test_setup (&argc, &argv);
   g_test_add_func ("/variants/sidebar", test_sidebar_marks);
   g_test_add_func ("/variants/window", test_window_marks);
