@@ -348,7 +348,7 @@ if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
             variant_block naive | grep -q "registers"'
   else
     check "info says in one line that kernel resources need a CUDA device" \
-      eval '[ "$(grep -c "need a CUDA device" "$T/out.log")" = 1 ] && ! grep -q "registers," "$T/out.log"'
+      eval '[ "$(grep -c "need a CUDA device" "$T/out.log")" = 1 ] && ! grep -q "B local a thread" "$T/out.log"'
   fi
 else
   for what in "info names the job and the variant that runs it" "info says why fast cannot run a disk" \
