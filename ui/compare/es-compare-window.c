@@ -103,8 +103,9 @@ kernel_summary (const EsMetrics *m)
 }
 
 /* A variant's memory model, bandwidth and main kernel under its bar: "5.2
- * MB read, 1.0 MB written (24.0 B/px) · 1210 GB/s, 62% of the copy floor",
- * then "occupancy 75%, 40 registers, no spills". NULL without a model. */
+ * MB read, 1.0 MB written (24.0 B/px) · 1210 GB/s, 62% of the copy floor,
+ * 25% of the datasheet peak", then "occupancy 75%, 40 registers, no
+ * spills". NULL without a model. */
 static char *
 metrics_summary (const EsMetrics *m, double floor_gbs)
 {
@@ -131,6 +132,11 @@ metrics_summary (const EsMetrics *m, double floor_gbs)
         {
           g_string_append (text, ", ");
           g_string_append_printf (text, _ ("%.0f%% of memcpy"), 100 * m->copy_share);
+        }
+      if (m->datasheet_share > 0)
+        {
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of the datasheet peak"), 100 * m->datasheet_share);
         }
     }
   /* The main kernel on a line of its own, so that neither half wraps mid-figure. */
