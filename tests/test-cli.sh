@@ -342,10 +342,19 @@ if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
   check "info flags no 2-D variant for the default job (the volume variants say why)" \
     eval '[ "$rc" = 0 ] && ! grep "Not for this job\|slow path" "$T/out.log" | grep -vq "computes 3-D windows only" &&
           grep -q "This job (5×5 · clip · 16 bins · nats) runs on fast by default" "$T/out.log"'
+  if grep -q "^Backend in use: *cuda" "$T/out.log"; then
+    check "info lists each variant's kernels with their registers, memory and occupancy" \
+      eval 'variant_block fast | grep -q "(the lesson.s): [0-9]* registers, [0-9]* B shared, [0-9]* B local a thread, .*occupancy [0-9]*%" &&
+            variant_block naive | grep -q "registers"'
+  else
+    check "info says in one line that kernel resources need a CUDA device" \
+      eval '[ "$(grep -c "need a CUDA device" "$T/out.log")" = 1 ] && ! grep -q "B local a thread" "$T/out.log"'
+  fi
 else
   for what in "info names the job and the variant that runs it" "info says why fast cannot run a disk" \
               "info lets general run every definition" "info says that fast runs an 11x11 window on a slow path" \
-              "info flags no 2-D variant for the default job (the volume variants say why)"; do
+              "info flags no 2-D variant for the default job (the volume variants say why)" \
+              "info lists each variant's kernels, or says in one line that they need a CUDA device"; do
     skip "this build has no CUDA variants" "$what"
   done
 fi
