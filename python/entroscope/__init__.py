@@ -275,8 +275,9 @@ def run(op, image, *args, backend="auto", **kwargs):
 
 def load(path, *, levels=16) -> "Image":
     """Reads a PNG (every colour type and bit depth; colour becomes gray
-    with BT.709 weights on the stored values), a PGM (P2/P5) or a text
-    matrix, with entroscope-cli's decoders, limits and messages.
+    with BT.709 weights on the stored values), a PGM (P2/P5), a TIFF, a
+    JPEG (turned upright by its EXIF orientation) or a text matrix, with
+    entroscope-cli's decoders, limits and messages.
     `levels` is what a text matrix's values must stay below. Raises
     OSError (FileNotFoundError, ...) or ValueError ("path: reason")."""
     array, depth, matrix_levels = _entroscope.load(path, levels=levels)

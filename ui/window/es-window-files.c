@@ -154,6 +154,8 @@ file_format (EsSource *source)
     return magic[1] == '2' ? _ ("PGM (plain, P2)") : _ ("PGM (binary, P5)");
   if (n >= 4 && (memcmp (magic, "II*\0", 4) == 0 || memcmp (magic, "MM\0*", 4) == 0))
     return "TIFF";
+  if (n >= 3 && memcmp (magic, "\xff\xd8\xff", 3) == 0)
+    return "JPEG";
   return _ ("unknown (the file changed since it was opened)");
 }
 
