@@ -263,8 +263,8 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
   {                                                                                                                    \
     .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false, .init = NULL,                 \
     .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .tile_sizes = NULL,                 \
-    .count_band = NULL, .build_maps = NULL, .blend_band = NULL, .frame_pad = NULL, .slow_path = NULL, .volumes = false, \
-    .run_volume = NULL,                                                                                                \
+    .count_band = NULL, .build_maps = NULL, .blend_band = NULL, .frame_pad = NULL, .slow_path = NULL,                  \
+    .volumes = false, .run_volume = NULL,                                                                              \
   }
 
 /* ---- memory models (EsVariant.memory) -----------------------------------------

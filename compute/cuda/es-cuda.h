@@ -66,8 +66,8 @@ struct EsCudaOp {
   bool (*count_band) (EsCuda *cuda, const EsVariant *variant, const EsJob *job, const struct EsCudaFrame *whole,
                       const struct EsCudaFrame *band, EsError *error);
   bool (*build_maps) (EsCuda *cuda, const EsJob *job, const struct EsCudaFrame *whole, EsError *error);
-  bool (*blend_band) (EsCuda *cuda, const EsJob *job, const struct EsCudaFrame *whole,
-                      const struct EsCudaFrame *band, EsError *error);
+  bool (*blend_band) (EsCuda *cuda, const EsJob *job, const struct EsCudaFrame *whole, const struct EsCudaFrame *band,
+                      EsError *error);
   /* Pixels of border to pad the frame with on every side (0: none) when
    * `variant` computes `job`'s border mode as clip on a padded frame (the
    * frame's pad, filled by es_cuda_fill_border); NULL: never. */
