@@ -193,7 +193,8 @@ random_bands (int height, int *starts, int *order)
 }
 
 /* One job in bands through its operation's tile passes (EsTilePasses): the
- * statistics of bands of random heights added in a random order, then other
+ * statistics of bands of random heights added in a random order, into two
+ * states whose counts are then summed (as dask's chunks are), then other
  * bands blended in a random order, must give the whole run's bits. */
 static void
 check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const char *what)
@@ -201,7 +202,7 @@ check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const cha
   const EsTilePasses *passes = es_job_tile_passes (job);
   EsImage whole = { 0 }, banded = { 0 };
   EsError error = { 0 };
-  EsTileState *state = NULL;
+  EsTileState *state = NULL, *other = NULL;
   int *starts = malloc ((size_t) (in->height + 1) * sizeof *starts);
   int *order = malloc ((size_t) in->height * sizeof *order);
   int n;
@@ -211,12 +212,23 @@ check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const cha
     goto out;
   ok = es_run (cpu, job, in, &whole, NULL, &error)
        && es_image_alloc (&banded, in->width, in->height, whole.format, whole.depth, &error)
-       && (state = passes->begin (job, in->width, in->height, in->format, &error)) != NULL;
+       && (state = passes->begin (job, in->width, in->height, in->format, &error)) != NULL
+       && (other = passes->begin (job, in->width, in->height, in->format, &error)) != NULL;
   n = random_bands (in->height, starts, order);
   for (int i = 0; ok && i < n; i++)
     {
       EsImage rows = es_image_rows (in, starts[order[i]], starts[order[i] + 1] - starts[order[i]]);
-      ok = passes->add_rows (state, &rows, starts[order[i]], NULL, &error);
+      ok = passes->add_rows (i % 2 ? other : state, &rows, starts[order[i]], NULL, &error);
+    }
+  if (ok)
+    {
+      size_t count, other_count;
+      int *sum = passes->counts (state, &count);
+      const int *part = passes->counts (other, &other_count);
+
+      ok = tap_ok (count == other_count && count > 0, "%s: two states of one job hold as many counts", what);
+      for (size_t i = 0; ok && i < count; i++)
+        sum[i] += part[i];
     }
   ok = ok && passes->finish (state, NULL, &error);
   n = random_bands (in->height, starts, order);
@@ -231,6 +243,8 @@ check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const cha
 out:
   if (state)
     passes->free (state);
+  if (other)
+    passes->free (other);
   free (starts);
   free (order);
   es_image_clear (&whole);
