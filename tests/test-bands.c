@@ -388,7 +388,8 @@ test_few_megabytes (EsEngine *cuda, EsEngine *cpu)
 }
 
 /* Every operation with tile passes in bands on CUDA (CLAHE): random sizes
- * (one column, sizes no grid divides, grids of more tiles than rows),
+ * (one column, sizes no grid divides, grids of more tiles than rows, one
+ * large enough to spread over several GPUs),
  * grids from 1×1 to 64×64, clip limits from none to the largest, 8 and 16
  * bits, every variant, under budgets that leave room, beside the tiles'
  * counts and maps, for bands of one tile row or of one image row. The
@@ -403,7 +404,7 @@ test_tile_bands (EsEngine *cuda, EsEngine *cpu)
 
       if (es_op_info ((EsOp) op)->tile_passes == NULL)
         continue;
-      for (int round = 0; round < 10; round++)
+      for (int round = 0; round < 11; round++)
         for (size_t v = 0; v < n_variants; v++)
           {
             const bool wide = round % 2 == 1;
@@ -420,8 +421,12 @@ test_tile_bands (EsEngine *cuda, EsEngine *cpu)
             job.clip = random_in (0, 3) == 0   ? 0
                        : random_in (0, 4) == 0 ? random_in (1, 65536)
                                                : random_in (1, 80) / 8.0;
-            const int width = round == 0 ? 1 : random_in (1, 900);
-            const int height = random_in (3, 600);
+            /* The last round past ES_CUDA_SPREAD_MIN_PIXELS: with several
+             * GPUs the one-shot run spreads, each device's band kept on it
+             * between the passes. */
+            const bool large = round == 10;
+            const int width = round == 0 ? 1 : large ? random_in (2100, 2600) : random_in (1, 900);
+            const int height = large ? random_in (2000, 2400) : random_in (3, 600);
             if (!make_image (&in, width, height, wide ? ES_FORMAT_U16 : ES_FORMAT_U8, wide ? random_in (9, 16) : 8, 0))
               {
                 tap_ok (false, "test image %d×%d allocated", width, height);

@@ -102,6 +102,10 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
   const EsCudaOp *cuda_op = es_op_info (w->job->op)->cuda;
   const bool levels = w->pass == ES_BAND_KERNELS && cuda_op->uses_levels;
   const bool output = w->pass != ES_BAND_REDUCE && w->pass != ES_BAND_COUNT;
+  /* A device whose bands all fit its slots still holds them from the count
+   * pass (cut alike, in the same slots): the blend reads them again
+   * without a second upload. */
+  const bool resident = w->pass == ES_BAND_BLEND && w->b_end - w->b_begin <= ES_CUDA_BAND_SLOTS;
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
 
   *ms = 0;
@@ -149,14 +153,17 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
       const int iy0 = y0 - w->halo > 0 ? y0 - w->halo : 0, iy1 = y1 + w->halo < h ? y1 + w->halo : h;
       EsCudaFrame band = *f;
 
-      if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
-        ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
-      if (!es_cuda_upload_2d (cuda, cuda->band_in[s].ptr, f->in_pitch,
-                              (const char *) m->in->pixels + (size_t) iy0 * m->in->stride, m->in->stride,
-                              m->in_row, (size_t) (iy1 - iy0), up, "band upload", error))
-        return false;
-      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
-      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
+      if (!resident)
+        {
+          if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
+            ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
+          if (!es_cuda_upload_2d (cuda, cuda->band_in[s].ptr, f->in_pitch,
+                                  (const char *) m->in->pixels + (size_t) iy0 * m->in->stride, m->in->stride,
+                                  m->in_row, (size_t) (iy1 - iy0), up, "band upload", error))
+            return false;
+          ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
+          ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
+        }
 
       band.height = iy1 - iy0;
       band.y_origin = iy0;
