@@ -392,20 +392,17 @@ module_ops (PyObject *module, PyObject *unused)
   return result;
 }
 
-/* halo(), extent() and extent_3d(): the job of op with its keywords (the
- * same parser as entropy()'s), and the half depth, half height and half
- * width of what a result reads (half depth 0 for 2-D windows and for the
- * operations that run plane by plane on a volume). */
+/* The job of `function (op, **job)` (the same parser as entropy()'s):
+ * halo(), extent(), extent_3d() and tile_passes(). *held keeps what the
+ * definition borrows until es_py_definition_release. */
 static bool
-job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_depth, int *half_height, int *half_width)
+op_job (PyObject *args, PyObject *kwargs, const char *function, EsJob *job, EsPyDefinition *held)
 {
   static char *keywords[] = { "op", NULL };
   PyObject *op_name, *rest;
   EsPyJobKeywords kw = { .units = NULL };
-  EsPyDefinition held = { 0 };
   EsUnits units;
   EsOp op;
-  EsJob job;
   bool ok;
   char format[32];
 
@@ -416,17 +413,33 @@ job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_de
   Py_XDECREF (rest);
   if (!ok)
     return false;
-  job = (EsJob) ES_JOB_INIT (op);
-  ok = es_py_parse_job (op, &kw, &job, &units, &held);
-  if (ok && op == ES_OP_ENTROPY)
+  *job = (EsJob) ES_JOB_INIT (op);
+  if (es_py_parse_job (op, &kw, job, &units, held))
+    return true;
+  es_py_definition_release (held);
+  return false;
+}
+
+/* halo(), extent() and extent_3d(): the half depth, half height and half
+ * width of what a result of the job reads (half depth 0 for 2-D windows
+ * and for the operations that run plane by plane on a volume). */
+static bool
+job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_depth, int *half_height, int *half_width)
+{
+  EsPyDefinition held = { 0 };
+  EsJob job;
+
+  if (!op_job (args, kwargs, function, &job, &held))
+    return false;
+  if (job.op == ES_OP_ENTROPY)
     es_window_extent_3d (&job, half_depth, half_height, half_width);
-  else if (ok)
+  else
     {
-      *half_depth = es_op_info (op)->plane_halo (&job);
-      *half_height = *half_width = es_op_info (op)->halo (&job);
+      *half_depth = es_op_info (job.op)->plane_halo (&job);
+      *half_height = *half_width = es_op_info (job.op)->halo (&job);
     }
   es_py_definition_release (&held);
-  return ok;
+  return true;
 }
 
 /* The halo of an operation for given parameters: the rows (and columns) of
@@ -718,28 +731,16 @@ tile_rows_open (EsOp op, const EsPyJobKeywords *kw, PyObject *rows_object, int y
 static PyObject *
 module_tile_passes (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "op", NULL };
-  PyObject *op_name, *rest;
-  EsPyJobKeywords kw = { .units = NULL };
   EsPyDefinition held = { 0 };
-  EsUnits units;
-  EsOp op;
   EsJob job;
-  bool ok;
+  bool passes;
 
   (void) module;
-  if (!es_py_split_job_keywords ("tile_passes", keywords, kwargs, &kw, &rest))
+  if (!op_job (args, kwargs, "tile_passes", &job, &held))
     return NULL;
-  ok = PyArg_ParseTupleAndKeywords (args, rest, "O:tile_passes", keywords, &op_name) && es_py_parse_op (op_name, &op);
-  Py_XDECREF (rest);
-  if (!ok)
-    return NULL;
-  job = (EsJob) ES_JOB_INIT (op);
-  ok = es_py_parse_job (op, &kw, &job, &units, &held);
+  passes = es_job_tile_passes (&job) != NULL;
   es_py_definition_release (&held);
-  if (!ok)
-    return NULL;
-  return PyBool_FromLong (es_job_tile_passes (&job) != NULL);
+  return PyBool_FromLong (passes);
 }
 
 /* tile_counts(op, rows, y0, height, **job) -> int32 array: the statistics
