@@ -126,9 +126,9 @@ test_profile (void)
     return;
 
   EsChannel channels[] = {
-    { "gray", &gray, 0, 1.0 },
-    { "level", &gray, params.job.levels, 1.0 },
-    { "entropy (bits)", &result.values, 0, 1 / M_LN2 },
+    { "gray", &gray, 0, 1.0, 0 },
+    { "level", &gray, params.job.levels, 1.0, 0 },
+    { "entropy (bits)", &result.values, 0, 1 / M_LN2, 0 },
   };
   for (int t = 0; t < 50 && values_ok; t++)
     {
@@ -220,7 +220,7 @@ test_roi_stats (void)
         double scale = t % 2 ? 1.0 : 1 / M_LN2;
         EsRect rect = es_rect_from_corners (random_int (-10, width + 10), random_int (-10, height + 10),
                                             random_int (-10, width + 10), random_int (-10, height + 10));
-        EsChannel channel = { "values", &image, 0, scale };
+        EsChannel channel = { "values", &image, 0, scale, 0 };
         EsStats stats;
         long double mean, stddev;
         double min, max;
@@ -266,7 +266,7 @@ test_roi_stats (void)
   tap_ok (clipped_ok, "rectangles are clipped to the image");
 
   EsImage one = { 0 };
-  EsChannel channel = { "one", &one, 0, 1 };
+  EsChannel channel = { "one", &one, 0, 1, 0 };
   EsStats stats;
 
   random_image (&one, 3, 3, ES_FORMAT_U8, 8);
@@ -700,9 +700,9 @@ test_csv_tables (const char *dir)
   random_image (&values, 64, 48, ES_FORMAT_F32, 0);
   random_image (&gray, 64, 48, ES_FORMAT_U16, 12);
   EsChannel channels[] = {
-    { "gray", &gray, 0, 1 },
-    { "level", &gray, 16, 1 },
-    { "entropy (nats)", &values, 0, 1 },
+    { "gray", &gray, 0, 1, 0 },
+    { "level", &gray, 16, 1, 0 },
+    { "entropy (nats)", &values, 0, 1, 0 },
   };
 
   es_profile_sample (&profile, channels, 3, 3, 40, 60, 2, &error);

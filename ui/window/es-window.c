@@ -312,8 +312,9 @@ refresh_view (EsWindow *self)
   es_tools_adjust_scale (self->tools, active->view, &scale);
   es_layer_display_info (active, &display, &info);
   _es_window_update_job_label (self, active, &info);
-  es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.units,
-                         active->result.values.format != ES_FORMAT_F32);
+  es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.value_offset, info.units,
+                         active->result.values.format != ES_FORMAT_F32
+                           && (info.unit_scale == 0 || info.unit_scale == 1));
   _es_window_median_timing (self, active, &median, &n_runs);
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, _es_window_get_shown_source (self),
