@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 72 dpi in whole pixels a metre, as PNG writers store it. */
+#define ES_DEFAULT_PIXELS_PER_METRE 2835
+
 static const struct {
   const char *symbol;
   double metres;
@@ -81,7 +84,7 @@ es_image_meta_set_pixels_per_metre (EsImageMeta *meta, double x, double y)
   EsLengthUnit unit = ES_LENGTH_NM;
   double size;
 
-  if (!positive (x) || !positive (y))
+  if (!positive (x) || !positive (y) || (x == ES_DEFAULT_PIXELS_PER_METRE && y == ES_DEFAULT_PIXELS_PER_METRE))
     return;
   size = 1.0 / x;
   for (size_t i = 0; i < sizeof metric / sizeof metric[0]; i++)

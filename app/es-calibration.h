@@ -24,7 +24,10 @@ void es_image_meta_set_pixel_size (EsImageMeta *meta, double width, double heigh
 
 /* Sets the size of a pixel from a density in pixels a metre (PNG's pHYs),
  * shown in the largest of nm, µm, mm, cm and m in which a pixel measures
- * at least 0.1 (a 72 dpi pixel, 0.35 mm, in mm; 0.65 µm in µm). */
+ * at least 0.1 (a 100 dpi pixel, 0.25 mm, in mm; 0.65 µm in µm). 2835
+ * pixels a metre, the 72 dpi that writers put in by default, says nothing
+ * of a pixel's size and leaves it uncalibrated (as ImageJ ignores 72 dpi
+ * in a TIFF). */
 void es_image_meta_set_pixels_per_metre (EsImageMeta *meta, double x, double y);
 
 /* The density that exports record, in pixels a `unit` (PNG's pHYs counts

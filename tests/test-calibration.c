@@ -57,10 +57,13 @@ test_units (void)
   tap_ok (!es_image_meta_calibrated (&meta) && es_image_meta_length (&meta, 3, 4) == 5
             && strcmp (es_image_meta_length_symbol (&meta), "px") == 0,
           "a size that is not a number leaves it uncalibrated: lengths in pixels");
+  meta = (EsImageMeta){ 0 };
   es_image_meta_set_pixels_per_metre (&meta, 2835, 2835);
+  tap_ok (!es_image_meta_calibrated (&meta), "72 dpi, what writers put in by default, leaves a PNG uncalibrated");
+  es_image_meta_set_pixels_per_metre (&meta, 3937, 3937);
   tap_ok (strcmp (es_image_meta_length_symbol (&meta), "mm") == 0
-            && near (es_image_meta_length (&meta, 1, 0), 1 / 2.835),
-          "72 dpi in pixels a metre is shown in mm");
+            && near (es_image_meta_length (&meta, 1, 0), 1 / 3.937),
+          "100 dpi in pixels a metre is shown in mm");
   es_image_meta_set_pixels_per_metre (&meta, 1538462, 1538462);
   tap_ok (strcmp (es_image_meta_length_symbol (&meta), "µm") == 0, "0.65 µm pixels are shown in µm");
   es_format_significant (text, sizeof text, 0.65000000001, 5);
@@ -247,6 +250,10 @@ test_tiff_calibration (void)
   tap_ok (write_tiff (path, 8, SAMPLEFORMAT_UINT, row, 4, 300, 300, RESUNIT_INCH, NULL, 1)
             && load_first (path, &image, &error) && pixel_size_is (&image, 1 / 300.0, 1 / 300.0, 0, "in"),
           "300 pixels an inch: 1/300 in pixels (%s)", error.message);
+  es_image_clear (&image);
+  tap_ok (write_tiff (path, 8, SAMPLEFORMAT_UINT, row, 4, 72, 72, RESUNIT_INCH, NULL, 1)
+            && load_first (path, &image, &error) && !es_image_meta_calibrated (&image.meta),
+          "72 pixels an inch says nothing of the size: uncalibrated, as in ImageJ (%s)", error.message);
   es_image_clear (&image);
   tap_ok (write_tiff (path, 8, SAMPLEFORMAT_UINT, row, 4, 300, 300, RESUNIT_NONE, NULL, 1)
             && load_first (path, &image, &error) && !es_image_meta_calibrated (&image.meta),

@@ -844,8 +844,10 @@ es_tiff_read_description (EsTiff *tiff)
 
 /* The pixel size of the selected page (DESIGN.md §1): the OME-XML's, else
  * XResolution and YResolution (pixels a unit) in ImageJ's unit, or with
- * ResolutionUnit centimetre or inch; a page without ResolutionUnit, or
- * with "none" and no ImageJ unit, stays uncalibrated, as in Fiji. */
+ * ResolutionUnit centimetre or inch; a page without ResolutionUnit, with
+ * "none" and no ImageJ unit, or at 72 pixels an inch (the default of
+ * writers that know no size, which ImageJ ignores too) stays uncalibrated,
+ * as in Fiji. */
 static void
 es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
 {
@@ -870,6 +872,8 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
     unit = resolution_unit == RESUNIT_CENTIMETER ? ES_LENGTH_CM
            : resolution_unit == RESUNIT_INCH     ? ES_LENGTH_INCH
                                                  : ES_LENGTH_NONE;
+  if (unit == ES_LENGTH_INCH && x_resolution == 72 && y_resolution == 72)
+    return;
   if (unit != ES_LENGTH_NONE && x_resolution > 0 && y_resolution > 0)
     es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution,
                                   unit == tiff->ij_unit ? tiff->ij_spacing : 0, unit);
