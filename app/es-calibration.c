@@ -78,22 +78,27 @@ es_image_meta_set_pixel_size (EsImageMeta *meta, double width, double height, do
 }
 
 void
-es_image_meta_set_pixels_per_metre (EsImageMeta *meta, double x, double y)
+es_image_meta_set_metric_pixel_size (EsImageMeta *meta, double width, double height, double depth)
 {
   static const EsLengthUnit metric[] = { ES_LENGTH_M, ES_LENGTH_CM, ES_LENGTH_MM, ES_LENGTH_UM, ES_LENGTH_NM };
   EsLengthUnit unit = ES_LENGTH_NM;
-  double size;
 
-  if (!positive (x) || !positive (y) || (x == ES_DEFAULT_PIXELS_PER_METRE && y == ES_DEFAULT_PIXELS_PER_METRE))
-    return;
-  size = 1.0 / x;
   for (size_t i = 0; i < sizeof metric / sizeof metric[0]; i++)
-    if (size >= 0.1 * units[metric[i]].metres)
+    if (width >= 0.1 * units[metric[i]].metres)
       {
         unit = metric[i];
         break;
       }
-  es_image_meta_set_pixel_size (meta, size / units[unit].metres, 1.0 / y / units[unit].metres, 0, unit);
+  es_image_meta_set_pixel_size (meta, width / units[unit].metres, height / units[unit].metres,
+                                depth / units[unit].metres, unit);
+}
+
+void
+es_image_meta_set_pixels_per_metre (EsImageMeta *meta, double x, double y)
+{
+  if (!positive (x) || !positive (y) || (x == ES_DEFAULT_PIXELS_PER_METRE && y == ES_DEFAULT_PIXELS_PER_METRE))
+    return;
+  es_image_meta_set_metric_pixel_size (meta, 1.0 / x, 1.0 / y, 0);
 }
 
 bool

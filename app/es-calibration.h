@@ -22,9 +22,12 @@ const char *es_length_unit_symbol (EsLengthUnit unit);
  * uncalibrated (depth alone is then dropped too). */
 void es_image_meta_set_pixel_size (EsImageMeta *meta, double width, double height, double depth, EsLengthUnit unit);
 
-/* Sets the size of a pixel from a density in pixels a metre (PNG's pHYs),
- * shown in the largest of nm, µm, mm, cm and m in which a pixel measures
- * at least 0.1 (a 100 dpi pixel, 0.25 mm, in mm; 0.65 µm in µm). 2835
+/* Sets the size of a pixel given in metres, shown in the largest of nm,
+ * µm, mm, cm and m in which a pixel measures at least 0.1 (a 100 dpi
+ * pixel, 0.25 mm, in mm; 0.65 µm in µm), as ImageJ shows a TIFF's tiny
+ * centimetres in µm. */
+void es_image_meta_set_metric_pixel_size (EsImageMeta *meta, double width, double height, double depth);
+/* The same from a density in pixels a metre (PNG's pHYs). 2835
  * pixels a metre, the 72 dpi that writers put in by default, says nothing
  * of a pixel's size and leaves it uncalibrated (as ImageJ ignores 72 dpi
  * in a TIFF). */

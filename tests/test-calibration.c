@@ -244,8 +244,8 @@ test_tiff_calibration (void)
   char notice[256];
 
   tap_ok (write_tiff (path, 8, SAMPLEFORMAT_UINT, row, 4, 100, 50, RESUNIT_CENTIMETER, NULL, 1)
-            && load_first (path, &image, &error) && pixel_size_is (&image, 0.01, 0.02, 0, "cm"),
-          "XResolution 100, YResolution 50 a centimetre: 0.01 × 0.02 cm pixels (%s)", error.message);
+            && load_first (path, &image, &error) && pixel_size_is (&image, 0.1, 0.2, 0, "mm"),
+          "XResolution 100, YResolution 50 a centimetre: 0.1 × 0.2 mm pixels (%s)", error.message);
   es_image_clear (&image);
   tap_ok (write_tiff (path, 8, SAMPLEFORMAT_UINT, row, 4, 300, 300, RESUNIT_INCH, NULL, 1)
             && load_first (path, &image, &error) && pixel_size_is (&image, 1 / 300.0, 1 / 300.0, 0, "in"),
@@ -321,8 +321,8 @@ test_tiff_write (void)
   ok = pages != NULL && es_pages_load_floats (pages, 0, &image, &error);
   if (pages != NULL)
     es_pages_close (pages);
-  tap_ok (ok && pixel_size_is (&image, 0.65e-4, 1.3e-4, 0, "cm") && same_image (&image, &values),
-          "read back: 0.65 × 1.3 µm in cm, the values unchanged (%s)", error.message);
+  tap_ok (ok && pixel_size_is (&image, 0.65, 1.3, 0, "µm") && same_image (&image, &values),
+          "read back: 0.65 × 1.3 µm, the values unchanged (%s)", error.message);
   es_image_clear (&image);
 
   info.pixel_size = (EsImageMeta){ 0 };
@@ -363,7 +363,7 @@ test_sandbox (void)
   ok = fd >= 0 && es_decode_fd (fd, &request, &here, notice, sizeof notice, &error) && lseek (fd, 0, SEEK_SET) == 0
        && es_sandbox_decode_fd (fd, &request, &there, notice, sizeof notice, &error);
   tap_ok (ok && memcmp (&here.meta, &there.meta, sizeof here.meta) == 0 && here.meta.stored == ES_STORED_FLOAT
-            && pixel_size_is (&there, 5e-4, 5e-4, 0, "cm"),
+            && pixel_size_is (&there, 5, 5, 0, "µm"),
           "the sandbox hands back the float values' map and the pixel size (%s)", error.message);
   if (fd >= 0)
     close (fd);

@@ -853,7 +853,6 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
 {
   float x_resolution = 0, y_resolution = 0;
   uint16_t resolution_unit = RESUNIT_NONE;
-  EsLengthUnit unit = ES_LENGTH_NONE;
 
   if (es_image_meta_calibrated (&tiff->description))
     {
@@ -866,17 +865,22 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
   if (!TIFFGetField (tiff->tif, TIFFTAG_XRESOLUTION, &x_resolution)
       || !TIFFGetField (tiff->tif, TIFFTAG_YRESOLUTION, &y_resolution))
     return;
-  if (tiff->imagej && tiff->ij_unit != ES_LENGTH_NONE)
-    unit = tiff->ij_unit;
-  else if (TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit))
-    unit = resolution_unit == RESUNIT_CENTIMETER ? ES_LENGTH_CM
-           : resolution_unit == RESUNIT_INCH     ? ES_LENGTH_INCH
-                                                 : ES_LENGTH_NONE;
-  if (unit == ES_LENGTH_INCH && x_resolution == 72 && y_resolution == 72)
+  if (!(x_resolution > 0) || !(y_resolution > 0))
     return;
-  if (unit != ES_LENGTH_NONE && x_resolution > 0 && y_resolution > 0)
-    es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution,
-                                  unit == tiff->ij_unit ? tiff->ij_spacing : 0, unit);
+  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them. */
+  if (tiff->imagej && tiff->ij_unit != ES_LENGTH_NONE)
+    {
+      es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, tiff->ij_spacing, tiff->ij_unit);
+      return;
+    }
+  if (!TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit))
+    return;
+  /* Centimetres (what TIFF writers, ours too, give) are shown in the metric
+   * unit that suits the pixel: 0.65 µm, not 6.5e-05 cm. */
+  if (resolution_unit == RESUNIT_CENTIMETER)
+    es_image_meta_set_metric_pixel_size (meta, 0.01 / x_resolution, 0.01 / y_resolution, 0);
+  else if (resolution_unit == RESUNIT_INCH && !(x_resolution == 72 && y_resolution == 72))
+    es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, 0, ES_LENGTH_INCH);
 }
 
 /* Maps the float plane to U16 (DESIGN.md §1) into *image. */

@@ -221,7 +221,7 @@ def test_load_values_and_pixel_size(tmp_path):
     assert image.dtype == np.uint16 and image.value_map is not None
     assert np.allclose(image.values(), floats, atol=3.5 / 65535 / 2)
     width, height, depth, unit = image.pixel_size
-    assert unit == "cm" and depth is None and width == pytest.approx(0.65e-4, rel=1e-6)
+    assert unit == "µm" and depth is None and width == pytest.approx(0.65, rel=1e-6)
     assert image[:, 1:].pixel_size == image.pixel_size
     gray = np.arange(12, dtype=np.uint16).reshape(3, 4)
     tifffile.imwrite(tmp_path / "gray.tif", gray)
