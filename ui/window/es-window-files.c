@@ -195,6 +195,18 @@ add_value_facts (GPtrArray *facts, const EsImage *image)
     add_fact (facts, _ ("Step"), g_strdup_printf ("%.6g", meta->value_scale));
 }
 
+char *
+_es_window_describe_samples (const EsImage *image)
+{
+  switch (image->meta.stored)
+    {
+    case ES_STORED_FLOAT: return g_strdup (_ ("float"));
+    case ES_STORED_SIGNED: return g_strdup_printf (_ ("%d-bit signed"), image->depth);
+    case ES_STORED_UNSIGNED: break;
+    }
+  return g_strdup_printf (_ ("%d-bit"), image->depth);
+}
+
 /* "0.65 × 0.65 µm, planes 2 µm apart", or that lengths are in pixels. */
 static char *
 pixel_size_text (const EsImage *image)

@@ -323,7 +323,11 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
         g_string_append_printf (text, " · %s", info->units);
     }
   else
-    g_string_append_printf (text, " · %d-bit", layer->source->image.depth);
+    {
+      g_autofree char *samples = _es_window_describe_samples (&layer->source->image);
+
+      g_string_append_printf (text, " · %s", samples);
+    }
   gtk_label_set_label (self->info_label, text->str);
   describe_canvas (self, layer, text->str);
 

@@ -350,11 +350,20 @@ _es_window_update_subtitle (EsWindow *self)
   if (opening)
     subtitle = g_strdup_printf (_ ("Opening “%s”…"), opening);
   else if (source && es_source_planes (source) > 1)
-    subtitle = g_strdup_printf (_ ("%d × %d × %d · %d-bit volume"), source->image.width, source->image.height,
-                                es_source_planes (source), source->image.depth);
+    {
+      g_autofree char *samples = _es_window_describe_samples (&source->image);
+
+      /* TRANSLATORS: sides, planes, then the samples: "16-bit", "float"… */
+      subtitle = g_strdup_printf (_ ("%d × %d × %d · %s volume"), source->image.width, source->image.height,
+                                  es_source_planes (source), samples);
+    }
   else if (source)
-    subtitle = g_strdup_printf (_ ("%d × %d · %d-bit%s"), source->image.width, source->image.height,
-                                source->image.depth, source->image.levels > 0 ? _ (" · text matrix") : "");
+    {
+      g_autofree char *samples = _es_window_describe_samples (&source->image);
+
+      subtitle = g_strdup_printf (_ ("%d × %d · %s%s"), source->image.width, source->image.height, samples,
+                                  source->image.levels > 0 ? _ (" · text matrix") : "");
+    }
   adw_window_title_set_subtitle (self->window_title, subtitle);
 }
 
