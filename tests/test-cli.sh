@@ -193,6 +193,33 @@ else
   skip "/usr/bin/python3 cannot import numpy, skimage and PIL" "clahe --like skimage equals equalize_adapthist"
 fi
 
+# -- calibration: an input's pixel size is recorded by its results --
+cli entropy -q "$IMAGES/astronaut.png" -o calibrated.tif
+cli entropy -q calibrated.tif -o calibrated-again.tif
+cli entropy -q "$IMAGES/astronaut.png" -o calibrated.png
+cli entropy -q "$IMAGES/brick.png" -o uncalibrated.tif
+if /usr/bin/python3 -c "import PIL" 2>/dev/null; then
+  # astronaut.png's pHYs is 11811 pixels a metre (300 dpi): 118.11 a centimetre.
+  /usr/bin/python3 - calibrated.tif calibrated-again.tif calibrated.png uncalibrated.tif >calibration.log 2>&1 <<'PY'
+import sys
+from PIL import Image
+
+def tags(path):
+    tags = Image.open(path).tag_v2
+    return tags.get(282), tags.get(296)
+
+(tif_x, tif_unit), (again_x, again_unit), (plain_x, plain_unit) = (tags(p) for p in (sys.argv[1], sys.argv[2], sys.argv[4]))
+png_dpi = Image.open(sys.argv[3]).info.get("dpi")
+print(tif_x, tif_unit, again_x, again_unit, png_dpi, plain_x, plain_unit)
+ok = tif_unit == 3 and abs(float(tif_x) - 118.11) < 1e-6 and again_unit == 3 and abs(float(again_x) - 118.11) < 1e-4
+ok = ok and png_dpi is not None and abs(png_dpi[0] - 11811 * 0.0254) < 1e-3 and plain_x is None and plain_unit is None
+sys.exit(0 if ok else 1)
+PY
+  check "a result TIFF and PNG of a 300 dpi PNG record its pixel size (resolution in cm, pHYs), and a TIFF passes it on" [ $? = 0 ]
+else
+  skip "/usr/bin/python3 cannot import PIL" "results record their input's pixel size"
+fi
+
 # -- determinism and backends --
 for op in equalize sharpen entropy; do
   "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png

@@ -268,6 +268,7 @@ main (int argc, char **argv)
       answer.depth = image.depth;
       answer.levels = image.levels;
       answer.maxval = image.maxval;
+      answer.meta = image.meta;
       answer.stride = image.stride;
       answer.plane_stride = image.plane_stride;
     }

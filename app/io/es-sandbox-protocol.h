@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "es-error.h"
+#include "es-image.h"
 
 /* The helper finds these open (posix_spawn's file actions put them there;
  * nothing else is open but 0, 1 and 2). */
@@ -29,6 +30,7 @@ typedef struct {
   int32_t width, height, planes, format, depth, levels;
   uint32_t maxval;
   uint64_t stride, plane_stride;
+  EsImageMeta meta; /* what the samples and pixels stand for; checked as the rest */
   char notice[256];
   char message[sizeof ((EsError *) 0)->message];
 } EsSandboxAnswer;

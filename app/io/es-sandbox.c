@@ -3,6 +3,7 @@
 #include "es-sandbox.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -151,6 +152,17 @@ release_mapped (void *pixels)
 /* Checks the child's answer against the memory file, sealed by now, and
  * maps the pixels copy-on-write: the caller may write into its image, and
  * nothing can change it behind the caller's back. */
+/* Whether a value map and pixel size can be what a decoder gives: known
+ * kinds and units, finite numbers, sizes not negative. */
+static bool
+meta_valid (const EsImageMeta *meta)
+{
+  return meta->stored >= ES_STORED_UNSIGNED && meta->stored <= ES_STORED_FLOAT && meta->length_unit >= ES_LENGTH_NONE
+         && meta->length_unit < ES_N_LENGTH_UNITS && isfinite (meta->value_offset) && isfinite (meta->value_scale)
+         && isfinite (meta->pixel_width) && meta->pixel_width >= 0 && isfinite (meta->pixel_height)
+         && meta->pixel_height >= 0 && isfinite (meta->pixel_depth) && meta->pixel_depth >= 0;
+}
+
 static bool
 map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError *error)
 {
@@ -163,6 +175,8 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
   if (answer->format < ES_FORMAT_U8 || answer->format > ES_FORMAT_F32 || answer->width < 1 || answer->height < 1
       || answer->planes < 0 || answer->depth < 1 || answer->depth > 16 || answer->levels < 0)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid image header");
+  if (!meta_valid (&answer->meta))
+    return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid value map or pixel size");
   if (!es_image_check_volume_size (answer->width, answer->height, planes, (EsFormat) answer->format, error))
     return false;
   sample = es_format_size ((EsFormat) answer->format);
@@ -194,6 +208,7 @@ map_image (int pixels_fd, const EsSandboxAnswer *answer, EsImage *image, EsError
     .depth = answer->depth,
     .levels = answer->levels,
     .maxval = answer->maxval,
+    .meta = answer->meta,
     .pixels = base + page,
     .release = release_mapped,
   };

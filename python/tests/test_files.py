@@ -111,8 +111,9 @@ def test_png_output_equals_cli(tmp_path, cli, sample, testdata, options, kwargs)
     units = kwargs.get("units", "nats")
     for path in (sample, testdata / "images" / "astronaut.png"):
         run_cli(cli, "entropy", "-q", *options, path, "-o", tmp_path / "cli.png")
-        values = entroscope.entropy(entroscope.load(path), units=units, **op_kwargs)
-        entroscope.save(tmp_path / "module.png", values, **kwargs)
+        image = entroscope.load(path)
+        values = entroscope.entropy(image, units=units, **op_kwargs)
+        entroscope.save(tmp_path / "module.png", values, pixel_size=image.pixel_size, **kwargs)
         assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), path.name
 
 
@@ -238,6 +239,28 @@ def test_save_tiff(tmp_path, rng, cli, sample):
         assert "TIFF is not supported" in str(e)
         pytest.skip("built without libtiff")
     assert image.depth == 16 and np.array_equal(image, gray)
+
+
+def test_load_values_and_pixel_size(tmp_path):
+    """A float TIFF's samples stand for its values (value_map, values()),
+    and its resolution tags give pixel_size, in the file's unit."""
+    tifffile = pytest.importorskip("tifffile")
+    floats = np.array([[-1.0, 2.5, 0.75, 0.0]], dtype=np.float32)
+    tifffile.imwrite(tmp_path / "floats.tif", floats, resolution=(1e4 / 0.65, 1e4 / 0.65), resolutionunit="CENTIMETER")
+    try:
+        image = entroscope.load(tmp_path / "floats.tif")
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+    assert image.dtype == np.uint16 and image.value_map is not None
+    assert np.allclose(image.values(), floats, atol=3.5 / 65535 / 2)
+    width, height, depth, unit = image.pixel_size
+    assert unit == "µm" and depth is None and width == pytest.approx(0.65, rel=1e-6)
+    assert image[:, 1:].pixel_size == image.pixel_size
+    gray = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    tifffile.imwrite(tmp_path / "gray.tif", gray)
+    plain = entroscope.load(tmp_path / "gray.tif")
+    assert plain.pixel_size is None and plain.value_map is None and np.array_equal(plain.values(), gray)
 
 
 @pytest.mark.parametrize("compression", ["fast", "default", "small"])
