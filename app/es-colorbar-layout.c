@@ -123,6 +123,7 @@ es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_heigh
                          const EsValueInfo *info)
 {
   double unit_scale = info && info->unit_scale != 0 ? info->unit_scale : 1.0;
+  double offset = info ? info->value_offset : 0;
   int s, label_width = 0, decimals;
 
   memset (bar, 0, sizeof *bar);
@@ -152,7 +153,8 @@ es_colorbar_layout_init (EsColorbarLayout *bar, int image_width, int image_heigh
 
       /* Tick 0 (lo) at the bottom, the last (hi) at the top. */
       bar->tick_y[k] = bar->bar_top + ((last - k) * (bar->bar_height - 1) + last / 2) / last;
-      format_label (bar->labels[k], sizeof bar->labels[k], v * unit_scale, decimals);
+      format_label (bar->labels[k], sizeof bar->labels[k], offset != 0 ? offset + v * unit_scale : v * unit_scale,
+                    decimals);
       w = text_width (bar->labels[k], s);
       label_width = w > label_width ? w : label_width;
     }

@@ -35,6 +35,51 @@ es_compare_op_bytes (const EsJob *job, size_t pixels, size_t *in_bytes, size_t *
   *out_bytes = es_format_size (es_job_output_format (job, ES_FORMAT_U8)) * pixels;
 }
 
+void
+es_compare_row_init (EsCompareRow *row, const EsVariant *variant)
+{
+  *row = (EsCompareRow){
+    .id = variant ? variant->id : "openmp",
+    .label = variant ? variant->label : cpu_label,
+    .lesson = variant ? variant->lesson : cpu_lesson,
+    .source = variant ? variant->source : "",
+    .is_default = variant ? variant->is_default : false,
+    .backend = variant ? ES_BACKEND_CUDA : ES_BACKEND_CPU,
+    /* Untimed until es_compare_row_record. */
+    .kernel_ms = NAN,
+    .wall_ms = NAN,
+    .floor_multiple = NAN,
+  };
+}
+
+void
+es_compare_row_record (EsCompareRow *row, const EsTiming *timing, int repeats, double floor_ms)
+{
+  row->kernel_ms = timing->kernel_ms;
+  row->wall_ms = timing->wall_ms;
+  row->metrics = timing->metrics;
+  row->repeats = repeats;
+  row->floor_multiple = floor_ms > 0.0 ? row->kernel_ms / floor_ms : NAN;
+}
+
+void
+es_compare_bandwidth (const EsJob *job, size_t pixels, const EsCompareRow *rows, size_t n_rows, double floor_ms,
+                      EsCompareBandwidth *bandwidth)
+{
+  size_t in_bytes, out_bytes;
+
+  es_compare_op_bytes (job, pixels, &in_bytes, &out_bytes);
+  bandwidth->floor_gbs = floor_ms > 0.0 ? (double) (in_bytes + out_bytes) / 1e6 / floor_ms : NAN;
+  bandwidth->datasheet_gbs = 0;
+  bandwidth->fastest_gbs = 0;
+  for (size_t i = 0; i < n_rows; i++)
+    if (rows[i].unsupported == NULL && rows[i].repeats > 0)
+      {
+        bandwidth->datasheet_gbs = fmax (bandwidth->datasheet_gbs, rows[i].metrics.datasheet_gbs);
+        bandwidth->fastest_gbs = fmax (bandwidth->fastest_gbs, rows[i].metrics.achieved_gbs);
+      }
+}
+
 static int
 compare_double (const void *a, const void *b)
 {
@@ -138,40 +183,17 @@ es_compare_variants (EsEngine *engine, const EsImage *image, const EsJob *job, i
     {
       EsCompareRow *row = &result[i];
 
-      if (cuda)
-        {
-          row->id = variants[i].id;
-          row->label = variants[i].label;
-          row->lesson = variants[i].lesson;
-          row->source = variants[i].source;
-          row->is_default = variants[i].is_default;
-          variant_job.variant = variants[i].id;
-        }
-      else
-        {
-          row->id = "openmp";
-          row->label = cpu_label;
-          row->lesson = cpu_lesson;
-          row->source = "";
-          variant_job.variant = NULL;
-        }
+      es_compare_row_init (row, cuda ? &variants[i] : NULL);
+      variant_job.variant = cuda ? variants[i].id : NULL;
       if (progress && !progress (step, total, row->label, user_data))
         goto out;
-      row->backend = cuda ? ES_BACKEND_CUDA : ES_BACKEND_CPU;
       row->unsupported = cuda ? es_variant_unsupported (&variants[i], job) : NULL;
       if (row->unsupported != NULL)
-        {
-          row->kernel_ms = row->wall_ms = row->floor_multiple = NAN;
-          continue;
-        }
+        continue;
       EsTiming timing;
       if (!es_compare_measure (engine, &variant_job, image, repeats, &out, &timing, error))
         goto out;
-      row->kernel_ms = timing.kernel_ms;
-      row->wall_ms = timing.wall_ms;
-      row->metrics = timing.metrics;
-      row->repeats = repeats;
-      row->floor_multiple = cuda && floor > 0.0 ? row->kernel_ms / floor : NAN;
+      es_compare_row_record (row, &timing, repeats, floor);
     }
   if (progress && !progress (total, total, NULL, user_data))
     goto out;

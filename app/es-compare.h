@@ -29,6 +29,34 @@ typedef struct {
   const char *unsupported;
 } EsCompareRow;
 
+/* A CUDA variant's row before it is timed: its names and lesson, from the
+ * variant table (variant NULL: the CPU's single implementation). */
+void es_compare_row_init (EsCompareRow *row, const EsVariant *variant);
+
+/* Records a timed row: the medians and metrics of `timing` (as
+ * es_compare_measure gives them) and its multiple of the copy floor
+ * (floor_ms NAN: none). es_compare_variants fills its rows so; a test fills
+ * a comparison of its own the same way. */
+void es_compare_row_record (EsCompareRow *row, const EsTiming *timing, int repeats, double floor_ms);
+
+/* The peaks a comparison's achieved bandwidths are drawn against. */
+typedef struct {
+  /* The copy floor's bytes (es_compare_op_bytes) over its median time:
+   * what a plain copy achieves on the same image, in the same process. NAN
+   * without a floor (the CPU). */
+  double floor_gbs;
+  /* The device's datasheet bandwidth (EsMetrics.datasheet_gbs) of the
+   * rows; 0 when unknown (the CPU). */
+  double datasheet_gbs;
+  /* The fastest row's achieved GB/s (EsMetrics.achieved_gbs), 0 when none
+   * was timed or none has a memory model. */
+  double fastest_gbs;
+} EsCompareBandwidth;
+
+/* The peaks of a comparison of job on an image of `pixels` pixels. */
+void es_compare_bandwidth (const EsJob *job, size_t pixels, const EsCompareRow *rows, size_t n_rows, double floor_ms,
+                           EsCompareBandwidth *bandwidth);
+
 /* Called before each step (the copy floor, then each variant) with the
  * number of steps done, the total and the label of the step that starts,
  * and once at the end with done == total and label NULL. Called on the

@@ -3,9 +3,11 @@
 #include "es-inspect.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "es-calibration.h"
 #include "es-definitions.h"
 
 double
@@ -17,11 +19,23 @@ es_channel_value (const EsChannel *channel, int x, int y)
   uint32_t sample;
 
   if (image->format == ES_FORMAT_F32)
-    return ((const float *) row)[x] * scale;
+    return channel->offset + ((const float *) row)[x] * scale;
   sample = image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x];
   if (channel->levels > 0 && image->levels == 0)
     sample = es_quantize_sample (sample, channel->levels, image->depth);
-  return sample * scale;
+  return channel->offset + sample * scale;
+}
+
+EsChannel
+es_channel_of_values (const EsImage *image)
+{
+  const EsImageMeta *meta = &image->meta;
+
+  if (meta->stored == ES_STORED_UNSIGNED)
+    return (EsChannel){ "gray", image, 0, 1.0, 0 };
+  /* A constant float page (step 0) maps every sample to its one value:
+   * the tiny scale keeps "0 means 1" from reading it as a step of 1. */
+  return (EsChannel){ "value", image, 0, meta->value_scale != 0 ? meta->value_scale : 1e-300, meta->value_offset };
 }
 
 size_t
@@ -86,11 +100,12 @@ es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels
   profile->n = n;
   profile->n_channels = n_channels;
   es_line_pixels (x0, y0, x1, y1, profile->pixels);
+  profile->distance_unit = es_image_meta_length_symbol (&channels[0].image->meta);
   for (size_t i = 0; i < n; i++)
     {
       const EsPixel *p = &profile->pixels[i];
 
-      profile->distance[i] = hypot (p->x - x0, p->y - y0);
+      profile->distance[i] = es_image_meta_length (&channels[0].image->meta, p->x - x0, p->y - y0);
       for (int c = 0; c < n_channels; c++)
         profile->values[c * n + i] = es_channel_value (&channels[c], p->x, p->y);
     }
@@ -109,10 +124,15 @@ es_profile_clear (EsProfile *profile)
 void
 es_profile_csv (const EsProfile *profile, const EsChannel *channels, EsCsv *csv)
 {
-  static const char *const columns[] = { "index", "x", "y", "distance" };
+  static const char *const columns[] = { "index", "x", "y" };
+  char distance[32] = "distance";
 
   for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
     es_csv_text (csv, columns[i]);
+  /* Pixels stay "distance", as before calibration was read. */
+  if (profile->distance_unit != NULL && strcmp (profile->distance_unit, "px") != 0)
+    snprintf (distance, sizeof distance, "distance (%s)", profile->distance_unit);
+  es_csv_text (csv, distance);
   for (int c = 0; c < profile->n_channels; c++)
     es_csv_text (csv, channels[c].name);
   es_csv_end_row (csv);
@@ -220,9 +240,17 @@ void
 es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect, EsCsv *csv)
 {
   static const char *const columns[] = { "channel", "x", "y", "width", "height", "n", "mean", "stddev", "min", "max" };
+  const EsImageMeta *meta = n_channels > 0 ? &channels[0].image->meta : NULL;
+  bool calibrated = meta != NULL && es_image_meta_calibrated (meta);
+  char area[32];
 
   for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
     es_csv_text (csv, columns[i]);
+  if (calibrated)
+    {
+      snprintf (area, sizeof area, "area (%s²)", es_image_meta_length_symbol (meta));
+      es_csv_text (csv, area);
+    }
   es_csv_end_row (csv);
   for (int c = 0; c < n_channels; c++)
     {
@@ -236,6 +264,8 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
       es_csv_number (csv, stats[c].n ? stats[c].stddev : NAN);
       es_csv_number (csv, stats[c].n ? stats[c].min : NAN);
       es_csv_number (csv, stats[c].n ? stats[c].max : NAN);
+      if (calibrated)
+        es_csv_number (csv, es_image_meta_area (meta, rect.width, rect.height));
       es_csv_end_row (csv);
     }
 }

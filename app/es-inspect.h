@@ -13,15 +13,22 @@
 
 /* What is inspected: an image's samples as they are or, with levels > 0,
  * their quantization levels (DESIGN.md §1; a text matrix's samples already
- * are levels), multiplied by scale (1/ln 2 shows nats as bits; 0 means 1). */
+ * are levels), as offset + sample × scale (1/ln 2 shows nats as bits; a
+ * float TIFF's samples stand for offset + sample × its step; scale 0
+ * means 1). */
 typedef struct {
   const char *name; /* the CSV column or row: "gray", "level", "entropy (nats)" */
   const EsImage *image;
   int levels;
   double scale;
+  double offset;
 } EsChannel;
 
 double es_channel_value (const EsChannel *channel, int x, int y);
+/* The channel of an image's values as the file stored them: its samples
+ * through its value map (EsImageMeta), named "value" when they were
+ * floats or signed integers, else "gray". */
+EsChannel es_channel_of_values (const EsImage *image);
 
 typedef struct {
   int x, y;
@@ -36,7 +43,10 @@ size_t es_line_pixels (int x0, int y0, int x1, int y1, EsPixel *pixels);
 typedef struct {
   size_t n;
   EsPixel *pixels;
-  double *distance; /* from the first pixel, in pixels */
+  double *distance; /* from the first pixel, in distance_unit */
+  /* The unit of distances: the first channel's image's pixel size
+   * (EsImageMeta), "µm", "mm"…, or "px" when it has none. */
+  const char *distance_unit;
   int n_channels;
   double *values; /* channel c at pixel i: values[c * n + i] */
 } EsProfile;
@@ -45,7 +55,8 @@ typedef struct {
 bool es_profile_sample (EsProfile *profile, const EsChannel *channels, int n_channels, int x0, int y0, int x1, int y1,
                         EsError *error);
 void es_profile_clear (EsProfile *profile);
-/* "index,x,y,distance,<channel names…>" then one record per pixel. */
+/* "index,x,y,distance,<channel names…>" then one record per pixel; a
+ * calibrated profile's column is "distance (µm)". */
 void es_profile_csv (const EsProfile *profile, const EsChannel *channels, EsCsv *csv);
 
 typedef struct {
@@ -70,7 +81,9 @@ void es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats);
 /* n_bins equal bins over lo..hi (hi in the last bin; values outside go to
  * the end bins), counted over the clipped rectangle. */
 void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, uint64_t *bins, int n_bins);
-/* "channel,x,y,width,height,n,mean,stddev,min,max", one record per channel. */
+/* "channel,x,y,width,height,n,mean,stddev,min,max", one record per channel;
+ * when the first channel's image is calibrated, then "area (µm²)" too, the
+ * rectangle's area in its unit. */
 void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect, EsCsv *csv);
 
 /* ---- The entropy window of one pixel ------------------------------------------

@@ -88,7 +88,21 @@ es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsVie
   if (!es_run_controlled (engine, &params->job, source, &result->values, &result->timing, control, error))
     return false;
   es_pipeline_describe (params, result);
+  es_result_calibrate (result, source);
   return true;
+}
+
+void
+es_result_calibrate (EsResult *result, const EsImage *input)
+{
+  const EsImageMeta *meta = &input->meta;
+
+  result->info.pixel_size = (EsImageMeta){
+    .pixel_width = meta->pixel_width,
+    .pixel_height = meta->pixel_height,
+    .pixel_depth = meta->pixel_depth,
+    .length_unit = meta->length_unit,
+  };
 }
 
 void

@@ -75,6 +75,9 @@ bool es_pipeline_streams (EsEngine *engine, const EsViewParams *params, EsExport
 /* Sets result's scale and info for params (what es_pipeline_run does
  * after computing; the absolute range needs no values). */
 void es_pipeline_describe (const EsViewParams *params, EsResult *result);
+/* Records the input's pixel size in result's info, for its exports (TIFF
+ * resolution, PNG pHYs); results are computed on samples alone. */
+void es_result_calibrate (EsResult *result, const EsImage *input);
 
 /* Runs params->job on source and fills result (reusing its buffers). */
 bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,

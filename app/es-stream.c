@@ -117,6 +117,7 @@ es_stream_prepare (EsStream *stream, const EsViewParams *params, EsResult *resul
                        error))
     return false;
   es_pipeline_describe (params, result);
+  es_result_calibrate (result, &stream->input);
   result->gate = &stream->computed;
   return true;
 }

@@ -23,6 +23,44 @@ typedef enum {
 /* Default pixel budget (2^30); es_image_set_max_pixels() changes it per process. */
 #define ES_DEFAULT_MAX_PIXELS (1ull << 30)
 
+/* How a file stored the samples that became an image's unsigned samples
+ * (DESIGN.md §1): as they are, or mapped from signed integers or floats. */
+typedef enum {
+  ES_STORED_UNSIGNED, /* the sample is the value (a zeroed struct) */
+  ES_STORED_SIGNED,   /* a signed integer, offset by 2^(bits−1) */
+  ES_STORED_FLOAT,    /* a float, mapped linearly from its finite range */
+} EsStoredType;
+
+/* The unit a file gives its pixel size in, kept to show lengths in it. */
+typedef enum {
+  ES_LENGTH_NONE, /* uncalibrated: lengths are in pixels */
+  ES_LENGTH_NM,
+  ES_LENGTH_UM,
+  ES_LENGTH_MM,
+  ES_LENGTH_CM,
+  ES_LENGTH_M,
+  ES_LENGTH_INCH,
+} EsLengthUnit;
+
+#define ES_N_LENGTH_UNITS (ES_LENGTH_INCH + 1)
+
+/* What an image's numbers stand for, for the people who read them: compute/
+ * never reads it (kernels work on the samples), the loaders fill it and the
+ * inspection, the window and the exports show and record it. A zeroed
+ * struct: samples are the values, the size of a pixel is unknown. */
+typedef struct {
+  /* value = value_offset + sample · value_scale, unless stored is
+   * ES_STORED_UNSIGNED (then the sample is the value). A float page whose
+   * finite samples are all one value has value_scale 0. */
+  EsStoredType stored;
+  double value_offset;
+  double value_scale;
+  /* The size of a pixel along x and y, and the spacing of a volume's planes
+   * along z, in metres; 0 where the file does not say. */
+  double pixel_width, pixel_height, pixel_depth;
+  EsLengthUnit length_unit; /* ES_LENGTH_NONE when pixel_width or pixel_height is 0 */
+} EsImageMeta;
+
 /* Where an image's pixels lie. */
 typedef enum {
   ES_MEMORY_HOST, /* host memory, pageable or page-locked (a zeroed struct) */
@@ -47,6 +85,8 @@ typedef struct {
   /* For U8/U16: the largest sample a full-scale white has (a PGM's maxval);
    * 0 means 2^depth − 1. Only the 8-bit view reads it. */
   uint32_t maxval;
+  /* What the samples and the pixels stand for (values, physical size). */
+  EsImageMeta meta;
   void *pixels;
   /* Frees pixels; NULL means free(). Page-locked images from
    * es_engine_image_alloc() set it. */
@@ -180,6 +220,20 @@ es_image_plane (const EsImage *image, int z)
   plane.plane_stride = 0;
   plane.release = NULL;
   return plane;
+}
+
+/* The value that a sample of the image stands for (EsImageMeta). */
+static inline double
+es_image_meta_value (const EsImageMeta *meta, double sample)
+{
+  return meta->stored == ES_STORED_UNSIGNED ? sample : meta->value_offset + sample * meta->value_scale;
+}
+
+/* Whether the image knows the physical size of its pixels. */
+static inline bool
+es_image_meta_calibrated (const EsImageMeta *meta)
+{
+  return meta->length_unit != ES_LENGTH_NONE && meta->pixel_width > 0 && meta->pixel_height > 0;
 }
 
 #ifdef __CUDACC__

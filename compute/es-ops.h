@@ -372,6 +372,12 @@ typedef struct {
   bool (*add_rows) (EsTileState *state, const EsImage *rows, int y0, EsControl *control, EsError *error);
   /* Between the passes, once every row is in: the tiles' maps. */
   bool (*finish) (EsTileState *state, EsControl *control, EsError *error);
+  /* The statistics as *n counts, until finish: for passes split between
+   * processes (entroscope.dask's chunks). The counts of states of one job
+   * that added disjoint rows add up, bin by bin, to those of one state
+   * that added them all; a fresh state given that sum (written here)
+   * finishes as that one would. */
+  int *(*counts) (EsTileState *state, size_t *n);
   /* Pass 2: output rows [y0, y0 + rows->height) into `out` (as many rows,
    * the job's output format) from the same input rows; bands in any order,
    * concurrently. */
@@ -417,8 +423,9 @@ typedef struct {
   /* The output depends on where the image's tile grid lies, which the
    * image's own size fixes (CLAHE): a band or a chunk computed as an image
    * of its own would have other tiles, so banded, streamed and chunked runs
-   * take each plane whole (es_job_whole_image), and CUDA runs it on one
-   * device, the engine finishing on the CPU when the plane does not fit. */
+   * go through the tile passes (below) or take each plane whole
+   * (es_job_whole_image); without tile passes CUDA runs it on one device,
+   * the engine finishing on the CPU when the plane does not fit. */
   bool image_grid;
   /* With image_grid: the two passes that compute a job in bands all the
    * same, its halo a tile (EsTilePasses; es_job_tile_passes); NULL: none. */

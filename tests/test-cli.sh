@@ -193,6 +193,33 @@ else
   skip "/usr/bin/python3 cannot import numpy, skimage and PIL" "clahe --like skimage equals equalize_adapthist"
 fi
 
+# -- calibration: an input's pixel size is recorded by its results --
+cli entropy -q "$IMAGES/astronaut.png" -o calibrated.tif
+cli entropy -q calibrated.tif -o calibrated-again.tif
+cli entropy -q "$IMAGES/astronaut.png" -o calibrated.png
+cli entropy -q "$IMAGES/brick.png" -o uncalibrated.tif
+if /usr/bin/python3 -c "import PIL" 2>/dev/null; then
+  # astronaut.png's pHYs is 11811 pixels a metre (300 dpi): 118.11 a centimetre.
+  /usr/bin/python3 - calibrated.tif calibrated-again.tif calibrated.png uncalibrated.tif >calibration.log 2>&1 <<'PY'
+import sys
+from PIL import Image
+
+def tags(path):
+    tags = Image.open(path).tag_v2
+    return tags.get(282), tags.get(296)
+
+(tif_x, tif_unit), (again_x, again_unit), (plain_x, plain_unit) = (tags(p) for p in (sys.argv[1], sys.argv[2], sys.argv[4]))
+png_dpi = Image.open(sys.argv[3]).info.get("dpi")
+print(tif_x, tif_unit, again_x, again_unit, png_dpi, plain_x, plain_unit)
+ok = tif_unit == 3 and abs(float(tif_x) - 118.11) < 1e-6 and again_unit == 3 and abs(float(again_x) - 118.11) < 1e-4
+ok = ok and png_dpi is not None and abs(png_dpi[0] - 11811 * 0.0254) < 1e-3 and plain_x is None and plain_unit is None
+sys.exit(0 if ok else 1)
+PY
+  check "a result TIFF and PNG of a 300 dpi PNG record its pixel size (resolution in cm, pHYs), and a TIFF passes it on" [ $? = 0 ]
+else
+  skip "/usr/bin/python3 cannot import PIL" "results record their input's pixel size"
+fi
+
 # -- determinism and backends --
 for op in equalize sharpen entropy; do
   "$CLI" "$op" -q "$SAMPLE" -o a.png && "$CLI" "$op" -q "$SAMPLE" -o b.png
@@ -342,10 +369,19 @@ if grep -q "^Backends compiled:.*cuda" "$T/out.log"; then
   check "info flags no 2-D variant for the default job (the volume variants say why)" \
     eval '[ "$rc" = 0 ] && ! grep "Not for this job\|slow path" "$T/out.log" | grep -vq "computes 3-D windows only" &&
           grep -q "This job (5×5 · clip · 16 bins · nats) runs on fast by default" "$T/out.log"'
+  if grep -q "^Backend in use: *cuda" "$T/out.log"; then
+    check "info lists each variant's kernels with their registers, memory and occupancy" \
+      eval 'variant_block fast | grep -q "(the lesson.s): [0-9]* registers, [0-9]* B shared, [0-9]* B local a thread, .*occupancy [0-9]*%" &&
+            variant_block naive | grep -q "registers"'
+  else
+    check "info says in one line that kernel resources need a CUDA device" \
+      eval '[ "$(grep -c "need a CUDA device" "$T/out.log")" = 1 ] && ! grep -q "B local a thread" "$T/out.log"'
+  fi
 else
   for what in "info names the job and the variant that runs it" "info says why fast cannot run a disk" \
               "info lets general run every definition" "info says that fast runs an 11x11 window on a slow path" \
-              "info flags no 2-D variant for the default job (the volume variants say why)"; do
+              "info flags no 2-D variant for the default job (the volume variants say why)" \
+              "info lists each variant's kernels, or says in one line that they need a CUDA device"; do
     skip "this build has no CUDA variants" "$what"
   done
 fi

@@ -19,7 +19,7 @@ includes="-I compute -I compute/cpu -I app -I app/io -I app/cli -I ui"
 # The configuration the build compiles (meson.build's defines): cppcheck
 # checks that one rather than every combination of #ifdef, which takes
 # many times as long.
-defines="-DES_HAVE_TIFF -DES_HAVE_LIBDEFLATE"
+defines="-DES_HAVE_TIFF -DES_HAVE_JPEG -DES_HAVE_LIBDEFLATE"
 count=0
 failed=0
 for folder in compute app ui python/src; do

@@ -11,6 +11,7 @@
 
 #include "es-csv.h"
 #include "es-definitions.h"
+#include "es-calibration.h"
 #include "es-inspect.h"
 #include "es-pipeline.h"
 #include "tap.h"
@@ -126,9 +127,9 @@ test_profile (void)
     return;
 
   EsChannel channels[] = {
-    { "gray", &gray, 0, 1.0 },
-    { "level", &gray, params.job.levels, 1.0 },
-    { "entropy (bits)", &result.values, 0, 1 / M_LN2 },
+    { "gray", &gray, 0, 1.0, 0 },
+    { "level", &gray, params.job.levels, 1.0, 0 },
+    { "entropy (bits)", &result.values, 0, 1 / M_LN2, 0 },
   };
   for (int t = 0; t < 50 && values_ok; t++)
     {
@@ -220,7 +221,7 @@ test_roi_stats (void)
         double scale = t % 2 ? 1.0 : 1 / M_LN2;
         EsRect rect = es_rect_from_corners (random_int (-10, width + 10), random_int (-10, height + 10),
                                             random_int (-10, width + 10), random_int (-10, height + 10));
-        EsChannel channel = { "values", &image, 0, scale };
+        EsChannel channel = { "values", &image, 0, scale, 0 };
         EsStats stats;
         long double mean, stddev;
         double min, max;
@@ -266,7 +267,7 @@ test_roi_stats (void)
   tap_ok (clipped_ok, "rectangles are clipped to the image");
 
   EsImage one = { 0 };
-  EsChannel channel = { "one", &one, 0, 1 };
+  EsChannel channel = { "one", &one, 0, 1, 0 };
   EsStats stats;
 
   random_image (&one, 3, 3, ES_FORMAT_U8, 8);
@@ -700,9 +701,9 @@ test_csv_tables (const char *dir)
   random_image (&values, 64, 48, ES_FORMAT_F32, 0);
   random_image (&gray, 64, 48, ES_FORMAT_U16, 12);
   EsChannel channels[] = {
-    { "gray", &gray, 0, 1 },
-    { "level", &gray, 16, 1 },
-    { "entropy (nats)", &values, 0, 1 },
+    { "gray", &gray, 0, 1, 0 },
+    { "level", &gray, 16, 1, 0 },
+    { "entropy (nats)", &values, 0, 1, 0 },
   };
 
   es_profile_sample (&profile, channels, 3, 3, 40, 60, 2, &error);
@@ -767,6 +768,60 @@ test_csv_tables (const char *dir)
   es_image_clear (&gray);
 }
 
+/* Values and lengths in their own units: a float image's channel of values
+ * (offset + sample × step), and a calibrated image's profile distances, CSV
+ * headers and ROI area. */
+static void
+test_values_and_units (void)
+{
+  EsImage gray = { 0 };
+  EsProfile profile = { 0 };
+  EsError error = { 0 };
+  EsStats stats;
+  EsCsv csv;
+  EsChannel values;
+  bool ok = true;
+
+  es_image_alloc (&gray, 8, 6, ES_FORMAT_U16, 16, NULL);
+  for (int y = 0; y < 6; y++)
+    for (int x = 0; x < 8; x++)
+      ((uint16_t *) es_image_row (&gray, y))[x] = (uint16_t) (x * 9362 + (y & 1));
+  /* A float TIFF of −1 … 2.5 as the loader leaves it. */
+  gray.meta = (EsImageMeta){ .stored = ES_STORED_FLOAT, .value_offset = -1, .value_scale = 3.5 / 65535 };
+  values = es_channel_of_values (&gray);
+  for (int y = 0; y < 6; y++)
+    for (int x = 0; x < 8; x++)
+      ok &= es_channel_value (&values, x, y) == -1 + (x * 9362 + (y & 1)) * (3.5 / 65535);
+  es_roi_stats (&values, (EsRect){ 0, 0, 8, 6 }, &stats);
+  tap_ok (ok && strcmp (values.name, "value") == 0 && stats.min == -1 && close_to (stats.max, 2.5, 1e-4),
+          "a float image's channel gives its values: offset + sample × step, min −1, max 2.5");
+
+  gray.meta = (EsImageMeta){ .stored = ES_STORED_SIGNED, .value_offset = -32768, .value_scale = 1 };
+  values = es_channel_of_values (&gray);
+  tap_ok (es_channel_value (&values, 0, 0) == -32768 && es_channel_value (&values, 1, 0) == 9362 - 32768,
+          "a signed image's channel gives its integers");
+
+  gray.meta = (EsImageMeta){ 0 };
+  es_image_meta_set_pixel_size (&gray.meta, 0.5, 2, 0, ES_LENGTH_UM);
+  values = es_channel_of_values (&gray);
+  ok = es_profile_sample (&profile, &values, 1, 0, 0, 3, 4, &error) && profile.n == 5
+       && strcmp (profile.distance_unit, "µm") == 0 && close_to (profile.distance[4], hypot (1.5, 8), 1e-12);
+  es_csv_init (&csv);
+  es_profile_csv (&profile, &values, &csv);
+  tap_ok (ok && strncmp (es_csv_get_text (&csv), "index,x,y,distance (µm),gray\n", 28) == 0,
+          "a calibrated profile's distances are in µm (0.5 × 2 µm pixels), and its CSV says so");
+  es_csv_clear (&csv);
+  es_profile_clear (&profile);
+  es_csv_init (&csv);
+  es_roi_stats (&values, (EsRect){ 1, 1, 4, 3 }, &stats);
+  es_roi_csv (&values, &stats, 1, (EsRect){ 1, 1, 4, 3 }, &csv);
+  tap_ok (strstr (es_csv_get_text (&csv), ",max,area (µm²)\n") != NULL
+            && strstr (es_csv_get_text (&csv), ",12\n") != NULL,
+          "a calibrated ROI's CSV has its area, 4 × 3 pixels of 1 µm² = 12 µm²");
+  es_csv_clear (&csv);
+  es_image_clear (&gray);
+}
+
 int
 main (void)
 {
@@ -785,6 +840,7 @@ main (void)
   test_window_counts_3d ();
   test_csv_quoting ();
   test_csv_tables (dir);
+  test_values_and_units ();
   rmdir (dir);
   return tap_done ();
 }

@@ -101,7 +101,7 @@ test_memory (void)
     { "text matrix", "2 3\n0 1 2\n3 4 5\n" },
     { "text matrix over its levels", "1 2\n0 300\n" },
     { "PGM", "P2 2 2 65535\n0 1000\n65535 7\n" },
-    { "JPEG", "\xff\xd8\xff\xe0 JFIF" },
+    { "JPEG cut short", "\xff\xd8\xff\xe0 JFIF" },
     { "empty file", "" },
   };
 

@@ -509,7 +509,7 @@ test_mask (void)
   /* Statistics over masked and counted pixels skip the masked ones. */
   {
     const EsImage *values = &entropy_layer ()->result.values;
-    EsChannel channel = { "entropy", values, 0, 1.0 };
+    EsChannel channel = { "entropy", values, 0, 1.0, 0 };
     EsRect rect = { 150, 100, 60, 50 };
     double sum = 0, squares = 0, mean;
     uint64_t n = 0;

@@ -2,7 +2,7 @@
 /* UI tests of the window's files and settings (GTest, under Xvfb): a failed export keeps the remembered
  * folder, export names follow the format, PNG compression, closing mid-export, the error banner, the
  * export dialog's saved choices, the size-limit message in megapixels, undo/redo/reset, recent files, reopening the last image, image
- * information, New Window, the time opening an image took in the timings card. */
+ * information, New Window, the time opening an image took in the timings card, a JPEG opened upright. */
 #include "es-sandbox.h"
 #include "test-ui-common.h"
 
@@ -757,6 +757,27 @@ test_files (void)
   }
 }
 
+#ifdef ES_HAVE_JPEG
+/* A JPEG opens as any image does (decoded in the sandbox helper), upright:
+ * the seed corpus's 37×75 photograph, stored turned, with EXIF orientation
+ * 6, is shown 75 wide and 37 high. */
+static void
+test_open_jpeg (void)
+{
+  g_autofree char *photo = g_build_filename (g_getenv ("ES_TESTDATA"), "..", "fuzz", "corpus", "jpeg",
+                                             "orientation-6.jpg", NULL);
+  g_auto (GStrv) facts = NULL;
+
+  open_path (photo);
+  g_assert_null (es_window_get_error (window));
+  facts = _es_window_source_facts (window);
+  g_assert_nonnull (facts);
+  g_assert_cmpstr (fact (facts, "Format"), ==, "JPEG");
+  g_assert_cmpstr (fact (facts, "Size"), ==, "75 × 37 pixels (0.00 megapixels)");
+  g_assert_cmpstr (fact (facts, "Depth"), ==, "8-bit gray");
+}
+#endif
+
 /* The size-limit message gives one unit, the setting's. */
 static void
 test_size_limit_message (void)
@@ -970,6 +991,9 @@ main (int argc, char **argv)
   g_test_add_func ("/ui-files/size-limit-message", test_size_limit_message);
   g_test_add_func ("/ui-files/undo", test_undo);
   g_test_add_func ("/ui-files/files", test_files);
+#ifdef ES_HAVE_JPEG
+  g_test_add_func ("/ui-files/open-jpeg", test_open_jpeg);
+#endif
   g_test_add_func ("/ui-files/recent-folders", test_recent_folders);
   g_test_add_func ("/ui-files/memory-returned", test_memory_returned);
   g_test_add_func ("/ui-files/reopen-last", test_reopen_last);

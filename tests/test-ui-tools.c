@@ -5,6 +5,7 @@
  * limits that recolour without a job; swipe; Escape. */
 #include "test-ui-common.h"
 
+#include "es-calibration.h"
 #include "es-definitions.h"
 #include "es-tools-private.h"
 
@@ -502,6 +503,92 @@ test_escape (void)
   es_tools_set_tool (tools, ES_TOOL_POINTER);
 }
 
+/* The value in a fact list ("name", "value", …, NULL). */
+static const char *
+fact (GStrv facts, const char *name)
+{
+  for (int i = 0; facts[i] != NULL; i += 2)
+    if (g_str_equal (facts[i], name))
+      return facts[i + 1];
+  return NULL;
+}
+
+/* A float TIFF of −1 … 2.5 with 0.5 µm pixels (our own TIFF writer): the
+ * window shows its values, not their 16-bit samples, and lengths and areas
+ * in µm. */
+static void
+test_values_and_units (void)
+{
+#ifdef ES_HAVE_TIFF
+  g_autofree char *path = g_build_filename (tmpdir, "calibrated-floats.tif", NULL);
+  g_autofree char *length = NULL, *csv = NULL;
+  g_auto (GStrv) facts = NULL;
+  EsValueInfo info = { .operation = "test", .units = "value", .unit_scale = 1 };
+  EsImage values = { 0 };
+  EsError error = { 0 };
+  EsLayer *original;
+  EsDisplay display;
+  EsValueInfo shown;
+  const char *label;
+  int width = 64, height = 48;
+
+  g_assert_true (es_image_alloc (&values, width, height, ES_FORMAT_F32, 0, &error));
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      ((float *) es_image_row (&values, y))[x] = (float) (-1.0 + 3.5 * (x + y) / (width + height - 2));
+  es_image_meta_set_pixel_size (&info.pixel_size, 0.5, 0.5, 0, ES_LENGTH_UM);
+  g_assert_true (es_save_tiff (path, &values, &info, &error));
+  es_image_clear (&values);
+  open_path (path);
+  set_view ("original");
+  wait_idle ();
+  tools = es_window_get_tools (window);
+
+  /* The readout: the value under the pointer, to the step between samples. */
+  g_signal_emit_by_name (es_window_get_canvas (window), "hover", 0, width - 1, height - 1);
+  wait_idle ();
+  label = gtk_label_get_label (window->position_label);
+  g_assert_nonnull (strstr (label, "value 2.50000"));
+  g_assert_null (strstr (label, "gray"));
+
+  /* The colorbar's scale: the samples' 0 … 65535 stand for −1 … 2.5. */
+  original = es_window_get_layer (window, ES_VIEW_ORIGINAL);
+  _es_window_get_display (window, &display);
+  es_layer_display_info (original, &display, &shown);
+  g_assert_cmpfloat_with_epsilon (shown.value_offset + original->result.scale.lo * shown.unit_scale, -1, 1e-12);
+  g_assert_cmpfloat_with_epsilon (shown.value_offset + original->result.scale.hi * shown.unit_scale, 2.5, 1e-9);
+
+  /* Statistics of the rectangle in values, its area in µm². */
+  es_tools_set_tool (tools, ES_TOOL_RECT);
+  drag (0, 0, 9, 3);
+  g_assert_cmpstr (es_tools_get_roi_cell (tools, 1, 0), ==, "value");
+  g_assert_cmpstr (es_tools_get_roi_cell (tools, 1, 4), ==, "-1.00000");
+  g_assert_cmpfloat_with_epsilon (g_ascii_strtod (es_tools_get_roi_cell (tools, 1, 5), NULL),
+                                  -1.0 + 3.5 * 12 / (width + height - 2), 3.5 / 65535);
+  g_assert_nonnull (strstr (gtk_label_get_label (GTK_LABEL (tools->roi_caption)), "10 × 4 px = 5 × 2 µm, area 10 µm²"));
+  csv = es_tools_get_csv (tools);
+  g_assert_nonnull (strstr (csv, "area (µm²)"));
+  g_clear_pointer (&csv, g_free);
+
+  /* The profile's length and its CSV's distances in µm. */
+  es_tools_set_tool (tools, ES_TOOL_LINE);
+  drag (2, 1, 8, 9);
+  length = _es_profile_length_text (&tools->profile);
+  g_assert_cmpstr (length, ==, "5 µm · 9 samples");
+  csv = es_tools_get_csv (tools);
+  g_assert_true (g_str_has_prefix (csv, "index,x,y,distance (µm),value,level"));
+  es_tools_set_tool (tools, ES_TOOL_POINTER);
+
+  /* Image Information: the values and the pixel size. */
+  facts = _es_window_source_facts (window);
+  g_assert_cmpstr (fact (facts, "Values"), ==, "-1.00000 … 2.50000");
+  g_assert_cmpstr (fact (facts, "Pixel size"), ==, "0.5 × 0.5 µm");
+  g_unlink (path);
+#else
+  g_test_skip ("built without libtiff");
+#endif
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -517,6 +604,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/tools/swipe", test_swipe);
   g_test_add_func ("/tools/coordinates", test_coordinates);
   g_test_add_func ("/tools/escape", test_escape);
+  g_test_add_func ("/tools/values-and-units", test_values_and_units);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

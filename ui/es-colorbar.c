@@ -16,6 +16,7 @@ struct _EsColorbar {
   gboolean has_scale;
   EsColorScale scale;
   double unit_scale;
+  double value_offset;
   char *units;
   gboolean integral;
 };
@@ -55,8 +56,8 @@ es_colorbar_ticks (double lo, double hi, int max_ticks, gboolean integral, doubl
 }
 
 void
-es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale, const char *units,
-                       gboolean integral)
+es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale, double value_offset,
+                       const char *units, gboolean integral)
 {
   g_return_if_fail (ES_IS_COLORBAR (self));
 
@@ -64,6 +65,7 @@ es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_
   if (scale)
     self->scale = *scale;
   self->unit_scale = unit_scale > 0 ? unit_scale : 1.0;
+  self->value_offset = value_offset;
   g_free (self->units);
   self->units = g_strdup (units);
   self->integral = integral;
@@ -119,8 +121,8 @@ es_colorbar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   if (self->units)
     append_text (self, snapshot, self->units, bar_x, MARGIN_TOP / 2.0, 0, &color);
 
-  lo = self->scale.lo * self->unit_scale;
-  hi = self->scale.hi * self->unit_scale;
+  lo = self->value_offset + self->scale.lo * self->unit_scale;
+  hi = self->value_offset + self->scale.hi * self->unit_scale;
   n_ticks = es_colorbar_ticks (lo, hi, MIN (MAX_TICKS, (int) ((bottom - top) / 28) + 1), self->integral, ticks,
                                &decimals);
   for (int i = 0; i < n_ticks; i++)

@@ -9,6 +9,8 @@
 #include <malloc.h>
 #endif
 
+#include "es-calibration.h"
+
 /* The view table: one row per view. Titles of operation views come from the
  * operation table (result_title), so that a new operation needs only a row. */
 typedef struct {
@@ -614,8 +616,15 @@ es_layer_new_original (EsSource *source)
   layer->result.scale.lo = 0;
   layer->result.scale.hi = image->levels > 0 ? image->levels - 1 : (1 << image->depth) - 1;
   layer->result.info.operation = "original";
-  layer->result.info.units = image->levels > 0 ? "level" : "gray";
-  layer->result.info.unit_scale = 1.0;
+  layer->result.info.units = image->levels > 0 ? "level" : image->meta.stored == ES_STORED_FLOAT ? "value" : "gray";
+  /* A float or signed TIFF's samples stand for its values: the colorbar
+   * and every readout show those (a constant float page steps by 0, shown
+   * as its one value). */
+  layer->result.info.unit_scale = image->meta.stored == ES_STORED_UNSIGNED || image->meta.value_scale == 0
+                                    ? 1.0
+                                    : image->meta.value_scale;
+  layer->result.info.value_offset = image->meta.stored == ES_STORED_UNSIGNED ? 0 : image->meta.value_offset;
+  es_result_calibrate (&layer->result, image);
   layer->min = layer->result.scale.lo;
   layer->max = layer->result.scale.hi;
   /* A volume's planes get their mips when shown (es_layer_new_plane). */
@@ -716,6 +725,17 @@ es_layer_new_slice (EsLayer *volume, EsSource *plane_source, EsSliceAxis axis, i
     return NULL;
   slice.levels = from->levels;
   slice.maxval = from->maxval;
+  /* The slice's pixels measure a voxel's width (or height) by the planes'
+   * spacing: calibrated only where that is known. */
+  slice.meta = from->meta;
+  if (es_image_meta_calibrated (&from->meta))
+    {
+      double unit = es_length_unit_metres (from->meta.length_unit);
+
+      es_image_meta_set_pixel_size (
+        &slice.meta, (axis == ES_SLICE_XZ ? from->meta.pixel_width : from->meta.pixel_depth) / unit,
+        (axis == ES_SLICE_XZ ? from->meta.pixel_depth : from->meta.pixel_height) / unit, 0, from->meta.length_unit);
+    }
   if (axis == ES_SLICE_XZ) /* row z of the slice: row `at` of plane z */
     for (int z = 0; z < planes; z++)
       memcpy (es_image_row (&slice, z), es_image_voxel_row (from, z, at), (size_t) from->width * sample);
@@ -853,6 +873,7 @@ es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueIn
   /* Bits are a display conversion of nats: the values stay, unit_scale and
    * the words (the definition line too) follow the display's units. */
   *info = layer->view == ES_VIEW_ORIGINAL ? layer->result.info : es_value_info_for (&layer->job, display->units);
+  info->pixel_size = layer->result.info.pixel_size;
 }
 
 void

@@ -455,6 +455,14 @@ bench_cuda (BenchBackend *b, const EsBenchOptions *options, EsJob *job, const Be
 
       if (options->variant && strcmp (options->variant, v->id) != 0)
         continue;
+      /* A variant that cannot compute the job would time the one the
+       * engine runs in its place (the volume variants on a 2-D window). */
+      const char *why_not = es_variant_unsupported (v, job);
+      if (why_not != NULL)
+        {
+          printf ("# %s %s: not timed: %s\n", op, v->id, _ (why_not));
+          continue;
+        }
       row.variant = v->id;
       if (v == naive && !isfinite (row.naive_ms))
         continue; /* its failure is reported above */

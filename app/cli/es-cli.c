@@ -462,11 +462,73 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
 
 /* ---- info ---- */
 
-/* Under each variant of `job`'s operation: why it cannot run the job (and
- * the variant that runs it instead), or why it runs it on a slow path. */
-static void
-print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *variants, size_t n)
+/* The 8-bit image info runs each variant on to learn its kernels: the
+ * mask's extent where the job has one (a mask must fit its input), else
+ * 1024², which every variant runs in milliseconds. Registers, shared and
+ * local memory are the kernels' own; the occupancy is that of the launch
+ * shapes the launchers pick for the job at this size. */
+static bool
+probe_image_new (EsEngine *engine, const EsJob *job, EsImage *probe, EsError *error)
 {
+  const EsImage *mask = job->op == ES_OP_ENTROPY ? job->definition.mask : NULL;
+  const int width = mask ? mask->width : 1024, height = mask ? mask->height : 1024;
+  const int planes = mask ? es_image_planes (mask) : 1;
+  uint8_t *pixels;
+  size_t count;
+
+  if (!es_engine_volume_alloc (engine, probe, width, height, planes, ES_FORMAT_U8, 8, error))
+    return false;
+  /* Varied samples, so that no kernel sees the flat image of a special case. */
+  pixels = probe->pixels;
+  count = planes > 1 ? (size_t) planes * probe->plane_stride : (size_t) height * probe->stride;
+  for (size_t i = 0; i < count; i++)
+    pixels[i] = (uint8_t) ((i * 2654435761u) >> 13);
+  return true;
+}
+
+/* The kernels `variant` launches for `job` and their resources (registers,
+ * shared and local memory, occupancy), printed under its entry. A launcher
+ * picks its kernels, their launch shapes and dynamic shared memory from the
+ * job, so one run of the variant on the probe image is what tells them;
+ * cudaFuncGetAttributes and the occupancy API then give the figures
+ * (EsMetrics.kernels). */
+static void
+print_variant_kernels (EsEngine *engine, const EsJob *job, const EsVariant *variant, const EsImage *probe, EsImage *out)
+{
+  EsJob variant_job = *job;
+  EsTiming timing;
+  EsError error = { 0 };
+
+  variant_job.variant = variant->id;
+  if (!es_run (engine, &variant_job, probe, out, &timing, &error))
+    {
+      printf (_ ("                         Kernels not measured: %s\n"), error.message);
+      return;
+    }
+  /* Another variant ran it, or the CPU after a CUDA failure: its kernels are not this variant's. */
+  if (timing.backend != ES_BACKEND_CUDA || timing.variant == NULL || strcmp (timing.variant, variant->id) != 0)
+    return;
+  for (int i = 0; i < timing.metrics.n_kernels; i++)
+    {
+      const EsKernelInfo *k = &timing.metrics.kernels[i];
+
+      printf (_ ("                         %s%s: %d registers, %zu B shared, %zu B local a thread, "
+                 "%d blocks of %u threads an SM, occupancy %.0f%%\n"),
+              k->name, i == timing.metrics.main_kernel ? _ (" (the lesson's)") : "", k->registers,
+              k->static_shared + k->dynamic_shared, k->local_bytes, k->blocks_per_sm,
+              k->block[0] * k->block[1] * k->block[2], 100 * k->occupancy);
+    }
+}
+
+/* Under each variant of `job`'s operation: why it cannot run the job (and
+ * the variant that runs it instead), or why it runs it on a slow path; with
+ * `engine` on CUDA, the kernels it launches for the job and their resources. */
+static void
+print_variants_for_job (EsEngine *engine, const EsJob *job, EsUnits units, const EsVariant *variants, size_t n)
+{
+  const bool cuda = es_engine_backend (engine) == ES_BACKEND_CUDA;
+  EsImage probe = { 0 }, out = { 0 };
+  EsError error = { 0 };
   const EsVariant *runs = es_variant_for_job (job);
   char definition[160];
 
@@ -488,7 +550,17 @@ print_variants_for_job (const EsJob *job, EsUnits units, const EsVariant *varian
                 runs != NULL ? runs->id : _ ("the CPU"));
       else if (slow != NULL)
         printf (_ ("                         Runs this job on a %s.\n"), slow);
+      if (why != NULL || !cuda)
+        continue;
+      if (probe.pixels == NULL && !probe_image_new (engine, job, &probe, &error))
+        {
+          printf (_ ("                         Kernels not measured: %s\n"), error.message);
+          continue;
+        }
+      print_variant_kernels (engine, job, &variants[i], &probe, &out);
     }
+  es_image_clear (&out);
+  es_image_clear (&probe);
 }
 
 /* `only`: the operation named after 'info', or ES_N_OPS for every one. */
@@ -530,6 +602,12 @@ run_info (EsCliOptions *o, EsOp only)
   printf (_ ("CPU threads:       %d\n"), es_cpu_thread_count ());
 
   printf (_ ("\nCUDA kernel variants (* the default):\n"));
+  /* Their kernels' resources come from the device (print_variant_kernels). */
+  if (es_engine_cuda_compiled () && es_engine_backend (engine) != ES_BACKEND_CUDA)
+    printf (_ ("  Their kernels' registers, shared and local memory and occupancy need a CUDA device: %s.\n"),
+            o->backend == ES_BACKEND_CPU ? _ ("--backend=cpu is in use")
+            : reason[0]                  ? reason
+                                         : _ ("CUDA is not usable"));
   for (int op = 0; op < ES_N_OPS; op++)
     {
       size_t n;
@@ -542,7 +620,7 @@ run_info (EsCliOptions *o, EsOp only)
       job.op = (EsOp) op;
       job.variant = NULL;
       printf ("  %s:%s\n", es_op_name ((EsOp) op), n ? "" : _ (" none in this build (CPU only)"));
-      print_variants_for_job (&job, o->units, variants, n);
+      print_variants_for_job (engine, &job, o->units, variants, n);
     }
 
   es_engine_free (engine);

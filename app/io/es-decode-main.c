@@ -204,6 +204,7 @@ describe_page (const EsImage *image, uint64_t offset, const char *notice, EsSand
   entry->maxval = image->maxval;
   entry->decoded = 1;
   entry->pixel_offset = offset;
+  entry->meta = image->meta;
   snprintf (entry->notice, sizeof entry->notice, "%s", notice ? notice : "");
 }
 
@@ -524,6 +525,7 @@ main (int argc, char **argv)
       answer.depth = image.depth;
       answer.levels = image.levels;
       answer.maxval = image.maxval;
+      answer.meta = image.meta;
       answer.stride = image.stride;
       answer.plane_stride = image.plane_stride;
       answer.pixel_offset = offset;

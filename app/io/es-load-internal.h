@@ -57,6 +57,7 @@ typedef enum {
   ES_INPUT_PGM,
   ES_INPUT_TEXT_MATRIX,
   ES_INPUT_TIFF,        /* classic or BigTIFF, either byte order (read when built with libtiff) */
+  ES_INPUT_JPEG,        /* SOI and a marker (read when built with libjpeg-turbo) */
   ES_INPUT_UNSUPPORTED, /* a known image format that this program does not read */
   ES_INPUT_UNKNOWN,
 } EsInputKind;

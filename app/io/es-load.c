@@ -14,13 +14,22 @@
 #ifdef ES_HAVE_TIFF
 #include "es-tiff.h"
 #endif
-
-/* What refusals list as readable. */
-#ifdef ES_HAVE_TIFF
-#define ES_LOAD_FORMATS "PNG, PGM, TIFF, text matrix"
-#else
-#define ES_LOAD_FORMATS "PNG, PGM, text matrix"
+#ifdef ES_HAVE_JPEG
+#include "es-jpeg.h"
 #endif
+
+/* What refusals list as readable: the formats of the libraries built in. */
+#ifdef ES_HAVE_TIFF
+#define ES_LOAD_FORMATS_TIFF ", TIFF"
+#else
+#define ES_LOAD_FORMATS_TIFF ""
+#endif
+#ifdef ES_HAVE_JPEG
+#define ES_LOAD_FORMATS_JPEG ", JPEG"
+#else
+#define ES_LOAD_FORMATS_JPEG ""
+#endif
+#define ES_LOAD_FORMATS "PNG, PGM" ES_LOAD_FORMATS_TIFF ES_LOAD_FORMATS_JPEG ", text matrix"
 
 /* Larger inputs are refused: no accepted image needs them (2^30 pixels of
  * 16-bit PGM is 2 GiB) and a text matrix that large would take minutes. A
@@ -61,8 +70,8 @@ es_load_get_interrupt (void)
 
 /* ---- recognising the format ---- */
 
-/* Formats that are recognised only to be named in the refusal (TIFF too,
- * without libtiff). The magic numbers are those of the formats'
+/* Formats that are recognised only to be named in the refusal (TIFF and
+ * JPEG too, without libtiff or libjpeg-turbo). The magic numbers are those of the formats'
  * specifications (and of file(1)). */
 typedef struct {
   const char *name;
@@ -186,6 +195,11 @@ es_load_sniff (const uint8_t *head, size_t size, bool complete, const char **nam
   if (has (head, size, 0, "II*\0", 4) || has (head, size, 0, "MM\0*", 4) || has (head, size, 0, "II+\0", 4)
       || has (head, size, 0, "MM\0+", 4))
     return ES_INPUT_TIFF;
+#endif
+#ifdef ES_HAVE_JPEG
+  /* SOI, then the 0xFF of the next marker (ITU T.81 B.1.1.3). */
+  if (has (head, size, 0, "\xff\xd8\xff", 3))
+    return ES_INPUT_JPEG;
 #endif
   /* Netpbm: 'P', a digit, then whitespace (or a comment, or the end). */
   if (head[0] == 'P' && size >= 2 && (size == 2 || is_space (head[2]) || head[2] == '#'))
@@ -416,7 +430,8 @@ es_pages_open_memory (const void *data, size_t size, int levels, EsError *error)
   EsPages *pages;
   bool ok;
 
-  if (kind != ES_INPUT_PNG && kind != ES_INPUT_PGM && kind != ES_INPUT_TEXT_MATRIX && kind != ES_INPUT_TIFF)
+  if (kind != ES_INPUT_PNG && kind != ES_INPUT_PGM && kind != ES_INPUT_TEXT_MATRIX && kind != ES_INPUT_TIFF
+      && kind != ES_INPUT_JPEG)
     {
       es_load_refuse (kind, name, error);
       return NULL;
@@ -432,6 +447,9 @@ es_pages_open_memory (const void *data, size_t size, int levels, EsError *error)
       if (ok)
         pages->count = es_tiff_page_count (pages->tiff);
       break;
+#endif
+#ifdef ES_HAVE_JPEG
+    case ES_INPUT_JPEG: ok = es_jpeg_decode (data, size, &pages->first, error); break;
 #endif
     case ES_INPUT_PNG: ok = es_png_decode (data, size, &pages->first, error); break;
     case ES_INPUT_PGM: ok = es_pgm_decode (data, size, &pages->first, error); break;
@@ -544,7 +562,8 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsSampleRule rule, EsError
   }
 
   /* A regular file says how long it is: refuse it unread. */
-  if (kind == ES_INPUT_PNG || kind == ES_INPUT_PGM || kind == ES_INPUT_TEXT_MATRIX || kind == ES_INPUT_TIFF)
+  if (kind == ES_INPUT_PNG || kind == ES_INPUT_PGM || kind == ES_INPUT_TEXT_MATRIX || kind == ES_INPUT_TIFF
+      || kind == ES_INPUT_JPEG)
     if (S_ISREG (st.st_mode) && (uint64_t) st.st_size > max_file_size)
       {
         reader.error = EFBIG;
@@ -558,6 +577,9 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsSampleRule rule, EsError
     {
     case ES_INPUT_PNG: ok = es_png_decode_reader (&reader, &pages->first, watch, rule, error); break;
     case ES_INPUT_PGM: ok = es_pgm_decode_reader (&reader, &pages->first, error); break;
+#ifdef ES_HAVE_JPEG
+    case ES_INPUT_JPEG: ok = es_jpeg_decode_reader (&reader, &pages->first, rule, error); break;
+#endif
 #ifdef ES_HAVE_TIFF
     case ES_INPUT_TIFF:
       pages->tiff = es_load_open_tiff (&reader, fd, &st, error);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Image decoding: PNG (libpng), PGM (P2/P5) and the text matrix, to gray. */
+/* Image decoding: PNG (libpng), PGM (P2/P5), TIFF (libtiff), JPEG (libjpeg-turbo) and the text matrix, to gray. */
 #pragma once
 
 #include <stddef.h>
@@ -10,11 +10,12 @@
 
 /* Loads a file, recognising its format from its first bytes, never from
  * its name: the PNG signature, "P2"/"P5" and whitespace, a TIFF or BigTIFF
- * header (when built with libtiff), or a text matrix (a digit first, after
- * blank lines perhaps). Anything else is refused at once (ES_ERROR_FORMAT):
- * "empty file", "JPEG is not supported (PNG, PGM, TIFF, text matrix are)"
- * for a format known by its magic number (JPEG, PPM, PBM, PAM, GIF, BMP,
- * WebP, TIFF without libtiff...), else "not an image this program reads
+ * header (when built with libtiff), a JPEG's SOI (when built with
+ * libjpeg-turbo), or a text matrix (a digit first, after blank lines
+ * perhaps). Anything else is refused at once (ES_ERROR_FORMAT): "empty
+ * file", "GIF is not supported (PNG, PGM, TIFF, JPEG, text matrix are)" for
+ * a format known by its magic number (PPM, PBM, PAM, GIF, BMP, WebP, TIFF
+ * or JPEG without their library...), else "not an image this program reads
  * (...)"; only what looks like a text matrix gets text-matrix errors.
  *
  * The file is read in bounded pieces and never past the size limit (4 GiB)
@@ -22,14 +23,15 @@
  * else once it has given limit + 1 bytes ("file is larger than 4 GiB",
  * ES_ERROR_IO). PNG and PGM are decoded as they are read, holding the image
  * and a 64 KiB buffer (what follows a P5 raster or the PNG IEND chunk is not
- * read); a text matrix is held whole, as its parser needs, but reading stops
+ * read), and so is JPEG, up to its EOI marker (es-jpeg.h); a text matrix is held whole, as its parser needs, but reading stops
  * at the first byte that no text matrix holds.
  *
  * A TIFF needs to seek: a regular file is read where it lies, anything else
  * is read into memory first (never past the limit). These functions give
  * its first page; es_pages_* below give every page of a stack.
  *
- * PNG, PGM and integer TIFF give U8 (depth 1..8) or U16 (depth 9..16)
+ * JPEG gives U8 (depth 8), turned upright by its EXIF orientation. PNG, PGM
+ * and integer TIFF give U8 (depth 1..8) or U16 (depth 9..16)
  * samples as stored (no rescaling), colour reduced with BT.709 weights on
  * the stored values; float TIFF gives U16 (depth 16) by DESIGN.md §1;
  * a text matrix gives U8/U16 levels with image->levels = levels and fails on

@@ -3,8 +3,12 @@
  * (the few elements and attributes needed have a fixed form in the schema). */
 #include "es-ome.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "es-calibration.h"
 
 /* Whether the tag name at q (after "<" or "</") is `name`, with or without
  * a namespace prefix ("Pixels" or "ome:Pixels"). */
@@ -94,6 +98,36 @@ int_attribute (const char *tag, const char *close, const char *name, long fallba
   return stop == text || *stop != '\0' || value < 0 || value > 1000000 ? -1 : value;
 }
 
+/* The physical size attribute `name` (PhysicalSizeX…) in metres, its unit
+ * from `name`Unit (OME's default, µm, when absent) into *unit; 0 when
+ * absent, not a positive number or in a unit that is no known length. */
+static double
+physical_size (const char *tag, const char *close, const char *name, EsLengthUnit *unit)
+{
+  char text[64], unit_attribute[32], unit_name[32] = "µm";
+  double value;
+
+  if (!attribute (tag, close, name, text, sizeof text))
+    return 0;
+  if (!es_parse_decimal (text, &value))
+    return 0;
+  snprintf (unit_attribute, sizeof unit_attribute, "%sUnit", name);
+  attribute (tag, close, unit_attribute, unit_name, sizeof unit_name);
+  if (!isfinite (value) || value <= 0 || !es_length_unit_from_name (unit_name, unit))
+    return 0;
+  return value * es_length_unit_metres (*unit);
+}
+
+void
+es_ome_pixel_size (const EsOmePixels *pixels, EsImageMeta *meta)
+{
+  double metres = es_length_unit_metres (pixels->physical_unit);
+
+  if (pixels->physical_x > 0 && pixels->physical_y > 0)
+    es_image_meta_set_pixel_size (meta, pixels->physical_x / metres, pixels->physical_y / metres,
+                                  pixels->physical_z / metres, pixels->physical_unit);
+}
+
 bool
 es_ome_read (const char *text, EsOmePixels *pixels, bool *is_ome, EsError *error)
 {
@@ -121,6 +155,15 @@ es_ome_read (const char *text, EsOmePixels *pixels, bool *is_ome, EsError *error
       || strncmp (pixels->order, "XY", 2) != 0 || strchr (pixels->order + 2, 'Z') == NULL
       || strchr (pixels->order + 2, 'C') == NULL || strchr (pixels->order + 2, 'T') == NULL)
     return es_error_set (error, ES_ERROR_FORMAT, "OME-XML: Pixels has no valid DimensionOrder (XYZCT, ...)");
+  {
+    EsLengthUnit unit_y, unit_z;
+
+    pixels->physical_x = physical_size (tag, close, "PhysicalSizeX", &pixels->physical_unit);
+    pixels->physical_y = physical_size (tag, close, "PhysicalSizeY", &unit_y);
+    pixels->physical_z = physical_size (tag, close, "PhysicalSizeZ", &unit_z);
+    if (pixels->physical_x == 0)
+      pixels->physical_unit = ES_LENGTH_NONE;
+  }
   /* The content runs to the closing tag (none when the element is empty). */
   pixels->body = close + 1;
   content_end = close[-1] == '/' ? close + 1 : NULL;

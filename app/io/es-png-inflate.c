@@ -13,6 +13,7 @@
 #include <libdeflate.h>
 #endif
 
+#include "es-calibration.h"
 #include "es-inflate-parallel.h"
 #include "es-load-internal.h"
 #include "es-png-inflate.h"
@@ -89,6 +90,11 @@ typedef struct {
   uint8_t *idat;
   size_t idat_size, idat_capacity;
   uint64_t idat_max; /* more cannot be image data (deflate's worst case) */
+  EsImageMeta meta;  /* the pixel size of a pHYs chunk in metres */
+  /* The image rows are decoded into while the chunks are read (NULL when
+   * they are all read first): it gets meta before its first row, so that
+   * a consumer of rows (EsRowWatch) sees the pixel size. */
+  EsImage *image;
 } EsPngChunks;
 
 static bool streamed_feed (Streamed *s, const uint8_t *bytes, size_t n, EsError *error);
@@ -201,6 +207,8 @@ es_png_read_chunks (EsPngChunks *c)
 
       if (memcmp (type, "IDAT", 4) == 0 && !idat_ended)
         {
+          if (!seen_idat && c->image != NULL)
+            c->image->meta = c->meta;
           seen_idat = true;
           if (!es_png_chunk_idat (c, length, &crc))
             return false;
@@ -218,8 +226,19 @@ es_png_read_chunks (EsPngChunks *c)
           if (!(type[0] & 0x20) && memcmp (type, "IDAT", 4) != 0 && memcmp (type, "PLTE", 4) != 0
               && memcmp (type, "IEND", 4) != 0)
             return es_error_set (c->error, ES_ERROR_FORMAT, "%.4s: unknown critical chunk", type);
-          /* Ancillary chunks are skipped, their CRC checked. */
-          if (!es_png_chunk_data (c, NULL, false, length, &crc))
+          /* pHYs in metres calibrates the pixels (libpng's rules: before
+           * IDAT, 9 bytes); other ancillary chunks are skipped, their CRC
+           * checked. */
+          if (memcmp (type, "pHYs", 4) == 0 && length == 9 && !seen_idat)
+            {
+              uint8_t phys[9];
+
+              if (!es_png_chunk_data (c, phys, false, length, &crc))
+                return false;
+              if (phys[8] == 1)
+                es_image_meta_set_pixels_per_metre (&c->meta, be32 (phys), be32 (phys + 4));
+            }
+          else if (!es_png_chunk_data (c, NULL, false, length, &crc))
             return false;
         }
       if (!es_png_chunk_crc (c, type, crc))
@@ -363,6 +382,7 @@ decode_streamed (EsPngChunks *chunks, Layout *l, const EsRowWatch *watch, EsErro
                        l->depth, error))
     goto done;
   chunks->stream = &s;
+  chunks->image = &l->out;
   if (!es_png_read_chunks (chunks))
     goto done;
   /* The same verdicts, in the same order, as decode_whole's. */
@@ -380,6 +400,7 @@ decode_streamed (EsPngChunks *chunks, Layout *l, const EsRowWatch *watch, EsErro
 done:
   /* The caller's chunks must not keep the address of this frame's state. */
   chunks->stream = NULL;
+  chunks->image = NULL;
   if (s.z_ready)
     inflateEnd (&s.z);
   free (s.rows);
@@ -415,6 +436,7 @@ decode_whole (EsPngChunks *chunks, Layout *l, EsRowWatch *watch, EsError *error)
   if (!es_image_alloc (&l->out, (int) l->width, (int) l->height, l->depth == 16 ? ES_FORMAT_U16 : ES_FORMAT_U8,
                        l->depth, error))
     goto done;
+  l->out.meta = chunks->meta;
   raw = malloc ((size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
   es_memory_prefer_huge_pages (raw, (size_t) l->raw_size + ES_PNG_INFLATE_SLACK);
   zeros = calloc (1, l->row_bytes);
@@ -511,7 +533,10 @@ es_png_inflate_decode (EsReader *reader, EsImage *image, EsRowWatch *watch, EsEr
     ok = decode_streamed (&chunks, &l, watch, error);
   free (chunks.idat);
   if (ok)
-    *image = l.out;
+    {
+      *image = l.out;
+      image->meta = chunks.meta;
+    }
   else if (watch != NULL && l.out.pixels != NULL)
     watch->kept = l.out; /* its consumer may still be reading rows it was told of */
   else

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "es-calibration.h"
 #include "es-load.h"
 #include "es-png-error.h"
 #include "es-load-internal.h"
@@ -115,7 +116,7 @@ es_png_precheck_size (EsReader *reader, EsError *error)
 }
 
 /* The ancillary chunks libpng knows, each name followed by a NUL. */
-static const png_byte ignored_chunks[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0pHYs\0sBIT\0sCAL\0"
+static const png_byte ignored_chunks[] = "bKGD\0cHRM\0eXIf\0gAMA\0hIST\0iCCP\0iTXt\0oFFs\0pCAL\0sBIT\0sCAL\0"
                                          "sPLT\0sRGB\0tEXt\0tIME\0tRNS\0zTXt\0";
 
 /* The part that runs under setjmp. Returns false with decoder->errors set
@@ -138,7 +139,8 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
   /* Critical chunks already fail on a bad CRC; ancillary ones would only
    * warn and be dropped, but a damaged file should not pass as valid. */
   png_set_crc_action (decoder->png, PNG_CRC_DEFAULT, PNG_CRC_ERROR_QUIT);
-  /* Only IHDR, PLTE, IDAT and IEND matter here. libpng allocates a whole
+  /* Only IHDR, PLTE, IDAT, IEND and pHYs (9 bytes: the pixel size)
+   * matter here. libpng allocates a whole
    * text or profile chunk at the length it claims (the chunk malloc limit
    * is not applied to them), so a 49-byte file could ask for 2 GiB: every
    * ancillary chunk is skipped instead, its CRC still checked as it is. */
@@ -167,6 +169,13 @@ es_png_decode_rows (EsPngDecoder *decoder, EsError *error)
   if (!es_image_alloc (&decoder->image, (int) width, (int) height, sixteen ? ES_FORMAT_U16 : ES_FORMAT_U8, depth,
                        error))
     return false;
+  {
+    png_uint_32 x_density, y_density;
+    int unit;
+
+    if (png_get_pHYs (decoder->png, decoder->info, &x_density, &y_density, &unit) && unit == PNG_RESOLUTION_METER)
+      es_image_meta_set_pixels_per_metre (&decoder->image.meta, x_density, y_density);
+  }
   decoder->row = malloc (png_get_rowbytes (decoder->png, decoder->info));
   if (decoder->row == NULL)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "out of memory for a row of %zu bytes",

@@ -704,6 +704,8 @@ es_png_write (const char *path, const EsPngPicture *p, EsError *error)
     }
   if (p->n_text > 0)
     png_set_text (png, info, text, p->n_text);
+  if (p->pixels_per_metre_x > 0 && p->pixels_per_metre_y > 0)
+    png_set_pHYs (png, info, p->pixels_per_metre_x, p->pixels_per_metre_y, PNG_RESOLUTION_METER);
   /* No tIME chunk: the same job must give the same bytes. */
   png_write_info (png, info);
   if (!write_pixels (w))

@@ -30,6 +30,8 @@ typedef struct {
   int band_rows;         /* rows deflated as one piece; 0 picks a size that keeps every core busy */
   const EsPngText *text; /* tEXt chunks, before the pixels */
   int n_text;
+  /* The pixel size as a pHYs chunk, pixels a metre; 0: none written. */
+  uint32_t pixels_per_metre_x, pixels_per_metre_y;
   EsPngFillRows fill_rows;
   void *data;
   /* NULL, or the gate through which the rows fill_rows reads arrive: a

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "es-error.h"
+#include "es-image.h"
 
 /* The helper finds these open (posix_spawn's file actions put them there;
  * nothing else is open but 0, 1 and 2). */
@@ -42,6 +43,7 @@ typedef struct {
   int32_t width, height, planes, format, depth, levels;
   uint32_t maxval;
   uint64_t stride, plane_stride;
+  EsImageMeta meta;      /* what the samples and pixels stand for; checked as the rest */
   uint64_t pixel_offset; /* where the pixels start in the pixel file: a multiple of the page size */
   /* A stack's batch: the file's pages, and the table of EsSandboxPage at
    * table_offset in the pixel file: every page when the batch starts at 0
@@ -59,5 +61,6 @@ typedef struct {
   int32_t width, height, format, depth, levels, decoded;
   uint32_t maxval;
   uint64_t pixel_offset;
+  EsImageMeta meta;
   char notice[256];
 } EsSandboxPage;

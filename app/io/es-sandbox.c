@@ -3,6 +3,7 @@
 #include "es-sandbox.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -153,18 +154,31 @@ release_mapped (void *pixels)
   munmap (frame.base, frame.length);
 }
 
+/* Whether a value map and pixel size can be what a decoder gives: known
+ * kinds and units, finite numbers, sizes not negative. */
+static bool
+meta_valid (const EsImageMeta *meta)
+{
+  return meta->stored >= ES_STORED_UNSIGNED && meta->stored <= ES_STORED_FLOAT && meta->length_unit >= ES_LENGTH_NONE
+         && meta->length_unit < ES_N_LENGTH_UNITS && isfinite (meta->value_offset) && isfinite (meta->value_scale)
+         && isfinite (meta->pixel_width) && meta->pixel_width >= 0 && isfinite (meta->pixel_height)
+         && meta->pixel_height >= 0 && isfinite (meta->pixel_depth) && meta->pixel_depth >= 0;
+}
+
 /* One image as the child describes it: its answer's, or a stack page's. */
 typedef struct {
   int32_t width, height, planes, format, depth, levels;
   uint32_t maxval;
   uint64_t stride, plane_stride, pixel_offset;
+  EsImageMeta meta;
 } ImageHeader;
 
 static ImageHeader
 answer_header (const EsSandboxAnswer *answer)
 {
-  return (ImageHeader){ answer->width,  answer->height, answer->planes, answer->format,       answer->depth,
-                        answer->levels, answer->maxval, answer->stride, answer->plane_stride, answer->pixel_offset };
+  return (ImageHeader){ answer->width,        answer->height,       answer->planes, answer->format,
+                        answer->depth,        answer->levels,       answer->maxval, answer->stride,
+                        answer->plane_stride, answer->pixel_offset, answer->meta };
 }
 
 /* Checks the child's description against the pixel file, final by now,
@@ -184,6 +198,8 @@ map_image (int pixels_fd, const ImageHeader *h, EsImage *image, EsError *error)
   if (h->format < ES_FORMAT_U8 || h->format > ES_FORMAT_F32 || h->width < 1 || h->height < 1 || h->planes < 0
       || h->depth < 1 || h->depth > 16 || h->levels < 0)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid image header");
+  if (!meta_valid (&h->meta))
+    return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an invalid value map or pixel size");
   if (!es_image_check_volume_size (h->width, h->height, planes, (EsFormat) h->format, error))
     return false;
   sample = es_format_size ((EsFormat) h->format);
@@ -212,6 +228,7 @@ map_image (int pixels_fd, const ImageHeader *h, EsImage *image, EsError *error)
         }
       image->levels = h->levels;
       image->maxval = h->maxval;
+      image->meta = h->meta;
       return true;
     }
   /* The pixels start at a 2 MiB boundary, as they do in the file, so that
@@ -243,6 +260,7 @@ map_image (int pixels_fd, const ImageHeader *h, EsImage *image, EsError *error)
     .depth = h->depth,
     .levels = h->levels,
     .maxval = h->maxval,
+    .meta = h->meta,
     .pixels = pixels,
     .release = release_mapped,
   };
@@ -694,8 +712,8 @@ take_batch (int pixels, const EsSandboxAnswer *answer, int first, EsSandboxStack
     {
       const EsSandboxPage *entry = &table[i];
       ImageHeader header = {
-        entry->width,       entry->height, 0, entry->format, entry->depth, entry->levels, entry->maxval, 0, 0,
-        entry->pixel_offset
+        entry->width,        entry->height, 0, entry->format, entry->depth, entry->levels, entry->maxval, 0, 0,
+        entry->pixel_offset, entry->meta
       };
       const EsPageShape *shape = &stack->shapes[first + i];
 

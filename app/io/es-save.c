@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "es-calibration.h"
 #include "es-colorbar-layout.h"
 #include "es-path.h"
 #include "es-png-write.h"
@@ -29,6 +30,8 @@ typedef struct {
   EsPngText text[12];
   char values[12][128];
   int n;
+  /* The pixel size for pHYs, pixels a metre (0: uncalibrated). */
+  uint32_t pixels_per_metre_x, pixels_per_metre_y;
 } TextChunks;
 
 static void __attribute__ ((format (printf, 3, 4)))
@@ -84,7 +87,25 @@ text_add_item (void *chunks, const char *key, const char *value)
 static void
 text_add_info (TextChunks *chunks, const EsValueInfo *info)
 {
+  double x, y;
+
   es_value_info_each (info, text_add_item, chunks);
+  /* pHYs holds whole pixels a metre, from 1 to 2^31 − 1. */
+  if (info != NULL && es_image_meta_density (&info->pixel_size, ES_LENGTH_M, &x, &y) && x >= 0.5 && y >= 0.5
+      && x < 2147483647.0 && y < 2147483647.0)
+    {
+      chunks->pixels_per_metre_x = (uint32_t) lround (x);
+      chunks->pixels_per_metre_y = (uint32_t) lround (y);
+    }
+}
+
+/* A value in its unit scale as shown: an original's samples stand for
+ * value_offset + sample × scale (results have no offset, and keep their
+ * bytes exactly: −0 stays −0). */
+static double
+shown_value (const EsValueInfo *info, double scaled)
+{
+  return info != NULL && info->value_offset != 0 ? info->value_offset + scaled : scaled;
 }
 
 static double
@@ -107,6 +128,8 @@ write_png (const char *path, int width, int height, int bit_depth, int channels,
     .compression = es_save_get_compression (),
     .text = chunks->text,
     .n_text = chunks->n,
+    .pixels_per_metre_x = chunks->pixels_per_metre_x,
+    .pixels_per_metre_y = chunks->pixels_per_metre_y,
     .fill_rows = fill_rows,
     .data = data,
     .gate = gate,
@@ -281,7 +304,8 @@ es_save_heatmap_png_gated (const char *path, const EsImage *values, const EsColo
       height = bar.height;
     }
   text_add_info (&chunks, info);
-  text_add (&chunks, "Range", "%.9g..%.9g", scale->lo * unit_scale, scale->hi * unit_scale);
+  text_add (&chunks, "Range", "%.9g..%.9g", shown_value (info, scale->lo * unit_scale),
+            shown_value (info, scale->hi * unit_scale));
   if (!colorbar && es_heatmap_is_gray (values, scale) && values->format == ES_FORMAT_U16)
     return write_gray16_png (path, values, scale, &chunks, gate, error);
   if (!colorbar && es_heatmap_is_gray (values, scale))

@@ -59,6 +59,13 @@ typedef struct {
   int tile_rows;
   const char *units; /* "nats", "bits", "normalized", "level", "gray" */
   double unit_scale; /* values are multiplied by this before writing (1/ln 2 for bits) */
+  /* Shown values are value_offset + value × unit_scale: 0 for results; an
+   * original's samples of a float or signed TIFF stand for their values so
+   * (EsImageMeta), which the colorbar and the readout show. */
+  double value_offset;
+  /* The size of a pixel, which exports record (TIFF resolution, PNG pHYs):
+   * the input's (EsImageMeta; its value map is not used here). */
+  EsImageMeta pixel_size;
   /* The entropy definition in force, es_job_describe_definition's line
    * ("disk r=5 · symmetric · 256 bins · bits"); empty for other ops. */
   char definition[128];

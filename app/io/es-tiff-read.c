@@ -11,7 +11,9 @@
 #include <tiffio.h>
 #include <unistd.h>
 
+#include "es-calibration.h"
 #include "es-load-internal.h"
+#include "es-ome.h"
 #include "es-tiff.h"
 
 /* One row of a strip image, or one tile, may not take more than this: a
@@ -60,6 +62,13 @@ struct EsTiff {
   int current;            /* the page whose directory libtiff holds, or -1 */
   EsTiffPageEntry *index; /* where each page's directory lies, and its size */
   EsSampleRule rule;      /* how samples become values (es_tiff_set_sample_rule) */
+  /* What the first page's ImageDescription says of every page's pixel
+   * size (OME-XML, or ImageJ's unit=), read once: described is set then. */
+  bool described;
+  EsImageMeta description;
+  bool imagej;          /* an ImageJ description: the resolution tags count in its unit */
+  EsLengthUnit ij_unit; /* that unit, ES_LENGTH_NONE when it names none we know */
+  double ij_spacing;    /* its spacing= (planes' spacing, in ij_unit), 0 when absent */
 };
 
 static void
@@ -755,6 +764,14 @@ es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
   return true;
 }
 
+void
+es_tiff_float_map (double lo, double hi, EsImageMeta *meta)
+{
+  meta->stored = ES_STORED_FLOAT;
+  meta->value_offset = hi >= lo ? lo : 0;
+  meta->value_scale = hi > lo ? (hi - lo) / 65535.0 : 0;
+}
+
 uint16_t
 es_tiff_float_to_u16 (double v, double lo, double hi)
 {
@@ -765,6 +782,105 @@ es_tiff_float_to_u16 (double v, double lo, double hi)
   if (!(hi > lo))
     return 0;
   return (uint16_t) lround ((v - lo) * 65535.0 / (hi - lo));
+}
+
+/* The value of line `key=` of an ImageJ description into value (NUL-ended,
+ * at most size − 1 bytes); false when it has no such line. */
+static bool
+imagej_field (const char *text, const char *key, char *value, size_t size)
+{
+  size_t n = strlen (key);
+
+  for (const char *line = text; line != NULL && *line != '\0';
+       line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+    if (strncmp (line, key, n) == 0 && line[n] == '=')
+      {
+        const char *v = line + n + 1;
+        size_t length = strcspn (v, "\r\n");
+
+        length = length < size - 1 ? length : size - 1;
+        memcpy (value, v, length);
+        value[length] = '\0';
+        return true;
+      }
+  return false;
+}
+
+/* Reads the first page's ImageDescription once: an OME-XML's PhysicalSize
+ * (every page's pixel size), or ImageJ's unit= and spacing= (the unit of
+ * the resolution tags, which ImageJ writes with ResolutionUnit none). */
+static void
+es_tiff_read_description (EsTiff *tiff)
+{
+  char *text;
+  EsOmePixels ome;
+  EsError ignored = { 0 };
+  bool is_ome = false;
+
+  if (tiff->described)
+    return;
+  tiff->described = true;
+  text = es_tiff_page_description (tiff, 0);
+  if (text == NULL)
+    return;
+  if (es_ome_read (text, &ome, &is_ome, &ignored))
+    es_ome_pixel_size (&ome, &tiff->description);
+  else if (!is_ome && strncmp (text, "ImageJ=", 7) == 0)
+    {
+      char unit[32] = "", spacing[32];
+
+      tiff->imagej = true;
+      /* ImageJ writes µ as the escape "\u00B5". */
+      imagej_field (text, "unit", unit, sizeof unit);
+      if (strcmp (unit, "\\u00B5m") == 0)
+        strcpy (unit, "µm");
+      if (!es_length_unit_from_name (unit, &tiff->ij_unit))
+        tiff->ij_unit = ES_LENGTH_NONE;
+      if (!imagej_field (text, "spacing", spacing, sizeof spacing) || !es_parse_decimal (spacing, &tiff->ij_spacing))
+        tiff->ij_spacing = 0;
+    }
+  free (text);
+}
+
+/* The pixel size of the selected page (DESIGN.md §1): the OME-XML's, else
+ * XResolution and YResolution (pixels a unit) in ImageJ's unit, or with
+ * ResolutionUnit centimetre or inch; a page without ResolutionUnit, with
+ * "none" and no ImageJ unit, or at 72 pixels an inch (the default of
+ * writers that know no size, which ImageJ ignores too) stays uncalibrated,
+ * as in Fiji. */
+static void
+es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
+{
+  float x_resolution = 0, y_resolution = 0;
+  uint16_t resolution_unit = RESUNIT_NONE;
+
+  if (es_image_meta_calibrated (&tiff->description))
+    {
+      meta->pixel_width = tiff->description.pixel_width;
+      meta->pixel_height = tiff->description.pixel_height;
+      meta->pixel_depth = tiff->description.pixel_depth;
+      meta->length_unit = tiff->description.length_unit;
+      return;
+    }
+  if (!TIFFGetField (tiff->tif, TIFFTAG_XRESOLUTION, &x_resolution)
+      || !TIFFGetField (tiff->tif, TIFFTAG_YRESOLUTION, &y_resolution))
+    return;
+  if (!(x_resolution > 0) || !(y_resolution > 0))
+    return;
+  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them. */
+  if (tiff->imagej && tiff->ij_unit != ES_LENGTH_NONE)
+    {
+      es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, tiff->ij_spacing, tiff->ij_unit);
+      return;
+    }
+  if (!TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit))
+    return;
+  /* Centimetres (what TIFF writers, ours too, give) are shown in the metric
+   * unit that suits the pixel: 0.65 µm, not 6.5e-05 cm. */
+  if (resolution_unit == RESUNIT_CENTIMETER)
+    es_image_meta_set_metric_pixel_size (meta, 0.01 / x_resolution, 0.01 / y_resolution, 0);
+  else if (resolution_unit == RESUNIT_INCH && !(x_resolution == 72 && y_resolution == 72))
+    es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, 0, ES_LENGTH_INCH);
 }
 
 /* Maps the float plane to U16 (DESIGN.md §1) into *image. */
@@ -795,6 +911,7 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_fin
       for (int x = 0; x < plane->width; x++)
         dst[x] = es_tiff_float_to_u16 (row[x], lo, hi);
     }
+  es_tiff_float_map (lo, hi, &image->meta);
   *non_finite = bad;
   return true;
 }
@@ -952,6 +1069,8 @@ es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, u
   int planes;
 
   *non_finite = 0;
+  if (tiff->rule == ES_SAMPLES_IMAGE)
+    es_tiff_read_description (tiff);
   if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
     return false;
   p.cells = tiff->rule == ES_SAMPLES_CELLS;
@@ -987,8 +1106,19 @@ es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, u
     {
       ok = es_tiff_quantize_floats (&p.planes[0], image, non_finite, &local);
       es_image_clear (&p.planes[0]);
-      return ok || es_error_set (error, local.code, "TIFF: %s", local.message);
+      if (!ok)
+        return es_error_set (error, local.code, "TIFF: %s", local.message);
     }
-  *image = p.planes[0];
+  else
+    *image = p.planes[0];
+  if (p.cells)
+    return true;
+  if (direct && p.sample_format == SAMPLEFORMAT_INT && !p.colour)
+    image->meta = (EsImageMeta){ .stored = ES_STORED_SIGNED,
+                                 /* The sample is v + 2^(bits−1), or its inverse under MinIsWhite. */
+                                 .value_offset = p.invert ? (p.bits == 8 ? 127.0 : 32767.0)
+                                                          : (p.bits == 8 ? -128.0 : -32768.0),
+                                 .value_scale = p.invert ? -1.0 : 1.0 };
+  es_tiff_calibrate (tiff, &image->meta);
   return true;
 }

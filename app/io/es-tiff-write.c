@@ -4,6 +4,7 @@
  * seeking: into an atomic file, a pipe or a device alike. BigTIFF when the file could pass 4 GiB.
  * Needs no libtiff. */
 #include <errno.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <libdeflate.h>
 #endif
 
+#include "es-calibration.h"
 #include "es-path.h"
 #include "es-save-gated.h"
 #include "es-tiff.h"
@@ -33,7 +35,10 @@ enum {
   TAG_SAMPLES_PER_PIXEL = 277,
   TAG_ROWS_PER_STRIP = 278,
   TAG_STRIP_BYTE_COUNTS = 279,
+  TAG_X_RESOLUTION = 282,
+  TAG_Y_RESOLUTION = 283,
   TAG_PLANAR_CONFIG = 284,
+  TAG_RESOLUTION_UNIT = 296,
   TAG_PAGE_NUMBER = 297,
   TAG_SOFTWARE = 305,
   TAG_PREDICTOR = 317,
@@ -42,7 +47,9 @@ enum {
 
 enum { COMPRESSION_NONE = 1, COMPRESSION_DEFLATE = 8 };
 
-enum { TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_LONG8 = 16 };
+enum { TYPE_ASCII = 2, TYPE_SHORT = 3, TYPE_LONG = 4, TYPE_RATIONAL = 5, TYPE_LONG8 = 16 };
+
+enum { RESOLUTION_UNIT_CENTIMETRE = 3 };
 
 /* What one thread reuses from strip to strip. */
 typedef struct {
@@ -486,12 +493,50 @@ put_plain_strips (EsTiffWriter *writer, const Strips *strips, EsRowGate *gate, E
  * offset as TIFF asks. */
 typedef struct {
   bool stack, deflated, predict;
+  /* The input's pixel size as XResolution and YResolution, pixels a
+   * centimetre, each a numerator and a denominator (ResolutionUnit 3). */
+  bool calibrated;
+  uint32_t resolution[2][2];
   int entries;
   size_t description_length;
   uint64_t data_bytes;
-  uint64_t description_at, software_at, offsets_at, counts_at, data_at;
+  uint64_t description_at, software_at, resolution_at, offsets_at, counts_at, data_at;
   uint64_t next; /* the next page's IFD; 0 on the last page */
 } PageLayout;
+
+/* A positive number as a TIFF RATIONAL: the largest power-of-ten
+ * denominator (up to 10^6) whose numerator fits 32 bits, so that 15384.6
+ * pixels a centimetre (0.65 µm) keeps its digits. */
+static bool
+rational_of (double v, uint32_t out[2])
+{
+  uint32_t denominator = 1000000;
+
+  if (!(v > 0) || v >= 4294967295.0)
+    return false;
+  while (denominator > 1 && v * denominator >= 4294967295.0)
+    denominator /= 10;
+  out[0] = (uint32_t) llround (v * denominator);
+  out[1] = denominator;
+  /* In lowest terms: 72 dpi is 2835/100 a centimetre, not 28350000/1000000. */
+  while (out[1] % 10 == 0 && out[0] % 10 == 0)
+    {
+      out[0] /= 10;
+      out[1] /= 10;
+    }
+  return out[0] > 0;
+}
+
+/* The pixel size as pixels a centimetre along x and y; false when the
+ * image is uncalibrated or the density fits no RATIONAL. */
+static bool
+resolution_of (const EsImageMeta *meta, uint32_t resolution[2][2])
+{
+  double x, y;
+
+  return es_image_meta_density (meta, ES_LENGTH_CM, &x, &y) && rational_of (x, resolution[0])
+         && rational_of (y, resolution[1]);
+}
 
 /* Strips of about ES_TIFF_STRIP_BYTES, never more rows than the image has. */
 static void
@@ -513,10 +558,12 @@ plan_page (const EsTiffWriter *writer, const Strips *strips, PageLayout *page)
   uint64_t word = writer->big ? 8 : 4, entry = writer->big ? 20 : 12;
   uint64_t table_bytes = strips->count > 1 ? strips->count * word : 0;
 
-  page->entries = 13 + (page->stack ? 2 : 0) + (page->predict ? 1 : 0);
+  page->entries = 13 + (page->stack ? 2 : 0) + (page->predict ? 1 : 0) + (page->calibrated ? 3 : 0);
   page->description_at = writer->offset + (writer->big ? 8 : 2) + page->entries * entry + word;
   page->software_at = (page->description_at + page->description_length + 7) & ~7ull;
-  page->offsets_at = (page->software_at + sizeof software + 7) & ~7ull;
+  page->resolution_at = (page->software_at + sizeof software + 7) & ~7ull;
+  /* A BigTIFF entry holds a RATIONAL in place; a classic one points at it. */
+  page->offsets_at = page->resolution_at + (page->calibrated && !writer->big ? 16 : 0);
   page->counts_at = page->offsets_at + table_bytes;
   page->data_at = (page->counts_at + table_bytes + 15) & ~15ull;
   page->next = writer->added + 1 < writer->pages ? (page->data_at + page->data_bytes + 7) & ~7ull : 0;
@@ -545,7 +592,24 @@ put_ifd (EsTiffWriter *writer, const Strips *strips, const PageLayout *page, siz
   put_entry (writer, TAG_ROWS_PER_STRIP, TYPE_LONG, 1, strips->rows_per_strip);
   put_entry (writer, TAG_STRIP_BYTE_COUNTS, writer->big ? TYPE_LONG8 : TYPE_LONG, strips->count,
              strips->count > 1 ? page->counts_at : page->data_bytes);
+  if (page->calibrated)
+    for (int axis = 0; axis < 2; axis++)
+      {
+        if (!writer->big)
+          {
+            put_entry (writer, axis == 0 ? TAG_X_RESOLUTION : TAG_Y_RESOLUTION, TYPE_RATIONAL, 1,
+                       page->resolution_at + 8 * (uint64_t) axis);
+            continue;
+          }
+        put16 (writer, axis == 0 ? TAG_X_RESOLUTION : TAG_Y_RESOLUTION);
+        put16 (writer, TYPE_RATIONAL);
+        put_word (writer, 1);
+        put32 (writer, page->resolution[axis][0]);
+        put32 (writer, page->resolution[axis][1]);
+      }
   put_entry (writer, TAG_PLANAR_CONFIG, TYPE_SHORT, 1, 1);
+  if (page->calibrated)
+    put_entry (writer, TAG_RESOLUTION_UNIT, TYPE_SHORT, 1, RESOLUTION_UNIT_CENTIMETRE);
   if (page->stack)
     {
       /* Two SHORTs in place: this page, and how many there are. */
@@ -610,6 +674,7 @@ page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsV
   plan_strips (&page->strips, info);
   page->layout.predict = page->layout.deflated && values->format != ES_FORMAT_F32;
   describe (info, page->description, sizeof page->description);
+  page->layout.calibrated = info != NULL && resolution_of (&info->pixel_size, page->layout.resolution);
   page->layout.description_length = strlen (page->description) + 1;
   return true;
 }
@@ -639,6 +704,13 @@ page_emit (EsTiffWriter *writer, Page *page, const DeflatedStrip *pieces, EsRowG
   put (writer, page->description, page->layout.description_length);
   pad_to (writer, page->layout.software_at);
   put (writer, software, sizeof software);
+  pad_to (writer, page->layout.resolution_at);
+  if (page->layout.calibrated && !writer->big)
+    for (int axis = 0; axis < 2; axis++)
+      {
+        put32 (writer, page->layout.resolution[axis][0]);
+        put32 (writer, page->layout.resolution[axis][1]);
+      }
   pad_to (writer, page->layout.offsets_at);
   put_strip_table (writer, strips, &page->layout, pieces);
   pad_to (writer, page->layout.data_at);

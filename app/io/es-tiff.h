@@ -54,6 +54,10 @@ bool es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *
 /* The float quantization of DESIGN.md §1, for one value, given the finite
  * range lo..hi of the image. */
 uint16_t es_tiff_float_to_u16 (double v, double lo, double hi);
+/* The value map of samples quantized from floats of the finite range
+ * lo..hi (value = lo + sample · (hi − lo) / 65535; a constant page or one
+ * without a finite sample maps every sample to lo, or 0). */
+void es_tiff_float_map (double lo, double hi, EsImageMeta *meta);
 
 /* ---- writing ---- */
 

@@ -172,8 +172,12 @@ load_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, EsError *
   if (ok)
     {
       copy_plane (volume, z, &page);
+      /* The first page's samples and pixel size stand for the volume's. */
       if (z == 0)
-        volume->maxval = page.maxval;
+        {
+          volume->maxval = page.maxval;
+          volume->meta = page.meta;
+        }
     }
   es_image_clear (&page);
   return ok;
@@ -195,6 +199,8 @@ load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, con
 
   if (!es_pages_load_floats (pages, chosen[z], &page, error))
     return false;
+  if (z == 0)
+    volume->meta = page.meta; /* its pixel size; the value map comes with the range */
   for (int y = 0; y < page.height; y++)
     {
       const float *row = es_image_row (&page, y);
@@ -248,6 +254,10 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
     }
   for (int z = 0; ok && first.floats && z < count; z++)
     ok = load_float_plane (pages, chosen, z, volume, &seen, NULL, error);
+#ifdef ES_HAVE_TIFF
+  if (ok && first.floats)
+    es_tiff_float_map (seen.lo, seen.hi, &volume->meta);
+#endif
   free (chosen);
   if (!ok)
     {

@@ -440,6 +440,13 @@ passes_finish (EsTileState *state, EsControl *control, EsError *error)
   return es_cpu_finish (control, error);
 }
 
+static int *
+passes_counts (EsTileState *state, size_t *n)
+{
+  *n = (size_t) state->c.columns * state->c.rows * state->c.bins;
+  return state->hists;
+}
+
 static bool
 passes_apply_rows (const EsTileState *state, const EsImage *rows, int y0, EsImage *out, EsControl *control,
                    EsError *error)
@@ -465,6 +472,7 @@ const EsTilePasses es_cpu_clahe_passes = {
   .begin = passes_begin,
   .add_rows = passes_add_rows,
   .finish = passes_finish,
+  .counts = passes_counts,
   .apply_rows = passes_apply_rows,
   .free = passes_free,
 };

@@ -20,6 +20,11 @@ typedef enum {
    * (EsCudaOp.reduce_band), then its table applied to them (apply_band). */
   ES_BAND_REDUCE,
   ES_BAND_APPLY,
+  /* Ops with EsOpInfo.tile_passes: first every band's rows added to the
+   * tiles' counts (EsCudaOp.count_band), then, once the maps are built
+   * from them, every band blended (blend_band). */
+  ES_BAND_COUNT,
+  ES_BAND_BLEND,
 } EsBandPass;
 
 /* One device's share of a banded run: bands [b_begin, b_end) of `step`
@@ -96,11 +101,28 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
   const size_t slot_rows = (size_t) (w->step + 2 * w->halo < h ? w->step + 2 * w->halo : h);
   const EsCudaOp *cuda_op = es_op_info (w->job->op)->cuda;
   const bool levels = w->pass == ES_BAND_KERNELS && cuda_op->uses_levels;
-  const bool output = w->pass != ES_BAND_REDUCE;
+  const bool output = w->pass != ES_BAND_REDUCE && w->pass != ES_BAND_COUNT;
+  /* A device whose bands all fit its slots still holds them from the count
+   * pass (cut alike, in the same slots): the blend reads them again
+   * without a second upload. */
+  const bool resident = w->pass == ES_BAND_BLEND && w->b_end - w->b_begin <= ES_CUDA_BAND_SLOTS;
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
 
   *ms = 0;
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  /* Every device's counts are summed, so a device without bands clears
+   * its own too; the maps are copied to every device. */
+  if (w->pass == ES_BAND_COUNT)
+    {
+      size_t counts, map_bytes;
+
+      cuda_op->tile_sizes (w->job, f->width, f->height, f->in_format, &counts, &map_bytes);
+      if (!es_cuda_device_reserve (cuda, &cuda->tile_counts, counts * sizeof (uint32_t), "tile counts", error)
+          || !es_cuda_device_reserve (cuda, &cuda->tile_maps, map_bytes, "tile maps", error))
+        return false;
+      ES_CUDA_TRY (cuda, cudaMemsetAsync (cuda->tile_counts.ptr, 0, counts * sizeof (uint32_t), compute),
+                   "tile counts reset", error);
+    }
   if (w->b_begin >= w->b_end)
     return true;
   for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
@@ -131,23 +153,42 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, EsError *error)
       const int iy0 = y0 - w->halo > 0 ? y0 - w->halo : 0, iy1 = y1 + w->halo < h ? y1 + w->halo : h;
       EsCudaFrame band = *f;
 
-      if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
-        ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
-      if (!es_cuda_upload_2d (cuda, cuda->band_in[s].ptr, f->in_pitch,
-                              (const char *) m->in->pixels + (size_t) iy0 * m->in->stride, m->in->stride,
-                              m->in_row, (size_t) (iy1 - iy0), up, "band upload", error))
-        return false;
-      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
-      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
+      if (!resident)
+        {
+          if (b - w->b_begin >= ES_CUDA_BAND_SLOTS)
+            ES_CUDA_TRY (cuda, cudaStreamWaitEvent (up, cuda->ev_down[s], 0), "stream wait", error);
+          if (!es_cuda_upload_2d (cuda, cuda->band_in[s].ptr, f->in_pitch,
+                                  (const char *) m->in->pixels + (size_t) iy0 * m->in->stride, m->in->stride,
+                                  m->in_row, (size_t) (iy1 - iy0), up, "band upload", error))
+            return false;
+          ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
+          ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
+        }
 
       band.height = iy1 - iy0;
       band.y_origin = iy0;
       band.in = cuda->band_in[s].ptr;
       band.lev = (uint8_t *) cuda->band_lev[s].ptr;
       band.out = cuda->band_out[s].ptr;
-      bool ok = w->pass == ES_BAND_KERNELS ? es_cuda_run_kernels (cuda, w->variant, &band, w->job, error)
-                : w->pass == ES_BAND_REDUCE ? cuda_op->reduce_band (cuda, &band, error)
-                : cuda_op->apply_band (cuda, &band, error);
+      bool ok = false;
+      switch (w->pass)
+        {
+        case ES_BAND_KERNELS:
+          ok = es_cuda_run_kernels (cuda, w->variant, &band, w->job, error);
+          break;
+        case ES_BAND_REDUCE:
+          ok = cuda_op->reduce_band (cuda, &band, error);
+          break;
+        case ES_BAND_APPLY:
+          ok = cuda_op->apply_band (cuda, &band, error);
+          break;
+        case ES_BAND_COUNT:
+          ok = cuda_op->count_band (cuda, w->variant, w->job, f, &band, error);
+          break;
+        case ES_BAND_BLEND:
+          ok = cuda_op->blend_band (cuda, w->job, f, &band, error);
+          break;
+        }
       if (!ok)
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[s], compute), "event record", error);
@@ -211,10 +252,76 @@ run_pass (EsCuda *cuda, const EsBandWork *pattern, int n_bands, unsigned long lo
   return true;
 }
 
+/* Counts summed on the host this many at a time: a 16-bit job under a
+ * 64 × 64 grid has a GiB of them on each device. */
+#define ES_CUDA_SUM_COUNTS ((size_t) 4 << 20)
+
+/* Between the two tile passes: the devices' counts summed into the first
+ * device's (on the host, a slice at a time), the maps built there once and
+ * copied to every other device. */
+static bool
+build_shared_maps (EsCuda *cuda, const EsJob *job, const EsCudaFrame *frame, EsError *error)
+{
+  const EsCudaOp *cuda_op = es_op_info (job->op)->cuda;
+  size_t counts, map_bytes;
+
+  cuda_op->tile_sizes (job, frame->width, frame->height, frame->in_format, &counts, &map_bytes);
+  if (cuda->n_peers > 0)
+    {
+      const size_t slice = counts < ES_CUDA_SUM_COUNTS ? counts : ES_CUDA_SUM_COUNTS;
+      uint32_t *sum = (uint32_t *) malloc (slice * sizeof *sum), *part = (uint32_t *) malloc (slice * sizeof *part);
+      bool ok = sum != NULL && part != NULL;
+
+      if (!ok)
+        es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate %zu MiB to sum the tiles' counts",
+                      (2 * slice * sizeof *sum) >> 20);
+      for (size_t at = 0; ok && at < counts; at += slice)
+        {
+          const size_t n = counts - at < slice ? counts - at : slice;
+          /* The devices' streams do not wait for the legacy stream: every
+           * copy goes on the device's own stream, and the host waits. */
+          for (int i = 0; ok && i <= cuda->n_peers; i++)
+            {
+              EsCuda *c = i == 0 ? cuda : cuda->peers[i - 1];
+              ok = es_cuda_check (c, cudaSetDevice (c->device), "device selection", error)
+                   && es_cuda_check (c, cudaMemcpyAsync (i == 0 ? sum : part,
+                                                         (const uint32_t *) c->tile_counts.ptr + at, n * sizeof *sum,
+                                                         cudaMemcpyDeviceToHost, c->stream),
+                                     "tile counts download", error)
+                   && es_cuda_check (c, cudaStreamSynchronize (c->stream), "tile counts download", error);
+              for (size_t k = 0; ok && i > 0 && k < n; k++)
+                sum[k] += part[k];
+            }
+          ok = ok && es_cuda_check (cuda, cudaSetDevice (cuda->device), "device selection", error)
+               && es_cuda_check (cuda, cudaMemcpyAsync ((uint32_t *) cuda->tile_counts.ptr + at, sum,
+                                                        n * sizeof *sum, cudaMemcpyHostToDevice, cuda->stream),
+                                 "tile counts upload", error)
+               && es_cuda_check (cuda, cudaStreamSynchronize (cuda->stream), "tile counts upload", error);
+        }
+      free (sum);
+      free (part);
+      if (!ok)
+        return false;
+    }
+  ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
+  if (!cuda_op->build_maps (cuda, job, frame, error))
+    return false;
+  ES_CUDA_TRY (cuda, cudaStreamSynchronize (cuda->stream), "tile maps", error);
+  /* On the peer's stream, before its blend pass; through the host where
+   * the devices have no peer access. */
+  for (int i = 0; i < cuda->n_peers; i++)
+    ES_CUDA_TRY (cuda, cudaMemcpyPeerAsync (cuda->peers[i]->tile_maps.ptr, cuda->peers[i]->device,
+                                            cuda->tile_maps.ptr, cuda->device, map_bytes, cuda->peers[i]->stream),
+                 "tile maps copy", error);
+  return true;
+}
+
 /* The whole job in bands. Ops with EsOpInfo.whole_image take two passes:
  * the statistic of every device's bands, combined here into the table, then
- * the table over the bands. The span of the passes is reported as kernel
- * time: in bands the transfers and the kernels overlap. */
+ * the table over the bands; ops with tile passes count the tiles over the
+ * bands, build the maps once, then blend the bands. The span of the passes
+ * is reported as kernel time: in bands the transfers and the kernels
+ * overlap. */
 bool
 es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
                     const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control,
@@ -226,7 +333,19 @@ es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, co
   const int h = frame->height;
   const int halo = info->halo (job);
   const size_t row_bytes = frame->in_pitch + (cuda_op->uses_levels ? frame->lev_pitch : 0) + frame->out_pitch;
-  const size_t budget_rows = budget / (ES_CUDA_BAND_SLOTS * row_bytes);
+  const bool tile_passes = es_job_tile_passes (job) != NULL;
+  /* The tiles' counts and maps stay on every device through both passes. */
+  size_t tile_state = 0;
+  if (tile_passes)
+    {
+      size_t counts, map_bytes;
+
+      assert (cuda_op->tile_sizes != NULL && cuda_op->count_band != NULL && cuda_op->build_maps != NULL
+              && cuda_op->blend_band != NULL);
+      cuda_op->tile_sizes (job, frame->width, frame->height, frame->in_format, &counts, &map_bytes);
+      tile_state = counts * sizeof (uint32_t) + map_bytes;
+    }
+  const size_t budget_rows = budget > tile_state ? (budget - tile_state) / (ES_CUDA_BAND_SLOTS * row_bytes) : 0;
 
   if (budget_rows < (size_t) (2 * halo + 1))
     return es_error_set (error, ES_ERROR_NO_MEMORY,
@@ -258,6 +377,24 @@ es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, co
   EsBandWork w = { job, variant, ES_BAND_KERNELS, frame, m, step, halo, 0, 0, NULL, NULL };
   float ms = 0;
   times[0] = times[2] = 0;
+  if (tile_passes)
+    {
+      w.pass = ES_BAND_COUNT;
+      if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
+        return false;
+      times[1] = ms;
+      const double maps_start = es_monotonic_ms ();
+      if (!build_shared_maps (cuda, job, frame, error))
+        return false;
+      times[1] += (float) (es_monotonic_ms () - maps_start);
+      if (es_control_cancelled (control))
+        return es_error_set (error, ES_ERROR_CANCELLED, "cancelled");
+      w.pass = ES_BAND_BLEND;
+      if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))
+        return false;
+      times[1] += ms;
+      return true;
+    }
   if (!info->whole_image)
     {
       if (!run_pass (cuda, &w, n_bands, NULL, &ms, error))

@@ -577,7 +577,7 @@ es_cuda_close (EsCuda *cuda)
   es_cuda_release_band_buffers (cuda);
   EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
                               &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,
-                              &cuda->clahe_counts, &cuda->clahe_luts };
+                              &cuda->tile_counts, &cuda->tile_maps };
   for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++)
     es_cuda_device_release (scratch[i]);
   if (cuda->tables != NULL)

@@ -90,65 +90,78 @@ entropy_slow_path (const EsJob *job, const EsVariant *variant)
 static const EsVariant entropy_variants[] = {
   { "naive", N_ ("Naive: one pass over the window per level"),
     N_ ("For every level the thread scans its whole window again in global memory, so a 5×5 window "
-    "with 16 levels costs 400 loads per pixel: the classroom baseline that the other variants improve on."),
+    "with 16 levels costs 400 loads per pixel. On an H200 at 8192² it moves the same 7 bytes a pixel of DRAM traffic as "
+    "the table variants, yet takes 16.9 ms, 175× the copy floor: the caches serve the loads, and issuing them "
+    "is the cost. The classroom baseline that the other variants improve on."),
     "Classroom local-entropy exercise (one loop per level)",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_naive, default_definition_only, es_cuda_entropy_naive_memory },
   { "per-thread-histogram", N_ ("Per-thread histogram in local memory"),
     N_ ("Each thread counts its window once into a private array in local memory, trading space for "
-    "time: k² loads per pixel instead of L·k², but a warp's 32 increments land on 32 different "
-    "addresses of slow, cached DRAM-backed memory."),
+    "time: k² loads per pixel instead of L·k², but the array is 512 bytes of local memory a thread, and a warp's 32 "
+    "increments land on 32 different addresses of that cached, DRAM-backed memory. On an H200 at 8192²: 11.9 ms, only 1.4× "
+    "faster than naive."),
     "NVIDIA CUDA C++ Programming Guide, §Local memory",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_per_thread_histogram, default_definition_only, es_cuda_entropy_per_thread_histogram_memory },
   { "log-table-global", N_ ("c·ln c table in global memory"),
     N_ ("Counts move to shared memory (one bank per thread) and the logarithms become a table of c·ln c "
-    "read from global memory: 8× faster than counting in local memory, and as fast as a shared-memory "
-    "table, because the L1 cache serves a warp's different entries from one or two cache lines."),
+    "read from global memory. On an H200 at 8192²: 1.42 ms, 8.4× faster than counting in local memory and a tie with the "
+    "shared-memory table, because the L1 cache serves a warp's different entries from one or two cache lines. "
+    "It moves 7 bytes a pixel of DRAM at 332 GB/s, far from the bandwidth: 328 bytes a pixel of shared-memory "
+    "traffic bound it."),
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_global, default_definition_only, es_cuda_entropy_table_cached_memory },
   { "log-table-constant", N_ ("c·ln c table in constant memory"),
     /* xgettext:no-c-format */
     N_ ("The same table in __constant__ memory: one address per warp would be a broadcast, but each "
-    "thread looks up its own count, the constant cache serves the different addresses one after "
-    "another, and the kernel runs about 30% slower than with the table in global or shared memory."),
+    "thread looks up its own count, and the constant cache serves the different addresses one after another. "
+    "On an H200 at 8192²: 1.86 ms, 31% slower than with the table in global or shared memory (1.42 ms), for the same "
+    "bytes of DRAM and shared-memory traffic."),
     "NVIDIA CUDA C++ Programming Guide, §Constant memory",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_constant, default_definition_only, es_cuda_entropy_table_cached_memory },
   { "log-table-shared", N_ ("c·ln c table in shared memory"),
     N_ ("The same table copied into shared memory by each block: 32 banks serve a warp's different "
-    "entries in one pass, so divergent lookups cost no more than uniform ones (a tie with the "
-    "L1-cached global table, well ahead of constant memory)."),
+    "entries in one pass, so divergent lookups cost no more than uniform ones. On an H200 at 8192²: 1.42 ms, a tie with the "
+    "L1-cached global table and well ahead of constant memory, for 392 bytes a pixel of shared-memory traffic "
+    "instead of 328."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_table_shared, default_definition_only, es_cuda_entropy_table_shared_memory },
   { "shared-tile", N_ ("Shared-memory tile with halo"),
     N_ ("As log-table-shared, and each block also stages its 32×2 tile of levels plus a halo of k/2 "
-    "cells per side in shared memory: the L1 cache already served those window re-reads, so the "
-    "halo loads (3× the tile for 5×5) and barriers make it slower; a tile pays only where caches miss."),
+    "cells per side in shared memory. The L1 cache already served those window re-reads, so the halo loads "
+    "(3× the tile for 5×5) and barriers only cost: on an H200 at 8192², 1.92 ms against 1.42, for the same 7 bytes a pixel "
+    "of DRAM traffic and 420 bytes of shared-memory traffic instead of 392. A tile pays only where caches miss."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); cuda-samples convolutionSeparable",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_shared_tile, default_definition_only, es_cuda_entropy_shared_tile_memory },
   { "fast", N_ ("Fast: pair counters in registers, sliding windows"),
+    /* xgettext:no-c-format */
     N_ ("Four columns per thread; levels 2i and 2i+1 share one packed counter, the windows slide down the "
     "image one row in and one out, each column's change comes from one shared-memory lookup indexed "
     "by both rows' levels, warp shuffles add the k columns of a window row, and each counter pair "
     "indexes a shared table of c ln c + c' ln c': 8 lookups per pixel, quantization fused into the "
     "load (up to 9×9); larger windows or more levels slide packed column histograms (up to 16 "
-    "levels) or per-thread counts in shared memory."),
+    "levels) or per-thread counts in shared memory. On an H200 at 8192²: 0.188 ms, 1.9× the copy floor, 5 bytes a pixel "
+    "of DRAM traffic (the levels never reach memory) at 1.79 TB/s; 116 registers a thread hold occupancy "
+    "at 25%, and the work in registers, not more threads, hides the latency."),
     "NVIDIA CUDA C++ Programming Guide, §Warp shuffle functions; packed (SWAR) counters as in CUB BlockRadixRank; "
     "Perreault & Hébert, Median Filtering in Constant Time (2007)",
     true, ES_TRANSFER_DEFAULT, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "streams-overlap", N_ ("Fast kernel, transfers overlapped in streams"),
     N_ ("The fast kernel on bands of rows in three streams: while one band computes, the next uploads "
-    "and the previous downloads, so both copy directions and the SMs work at once and the end-to-end "
-    "time drops below upload + download (the kernel time is the sum of the bands)."),
+    "and the previous downloads, so both copy directions and the SMs work at once. On an H200 at 8192²: 5.2 ms end to end "
+    "against 6.3 ms for fast, 0.85× upload + download, although the 16 bands' kernels add up to 0.44 ms "
+    "against one 0.19 ms launch."),
     "NVIDIA CUDA C++ Best Practices Guide, §Asynchronous and overlapping transfers with computation",
     false, ES_TRANSFER_STREAMS, es_cuda_entropy_fast, default_definition_only, es_cuda_entropy_fast_memory },
   { "pageable-transfers", N_ ("Fast kernel, pageable host memory"),
     N_ ("The fast kernel, with the image in ordinary pageable memory (malloc) copied by plain cudaMemcpy: "
-    "the driver stages it through its own small pinned buffer, so uploads and downloads run far "
-    "below the speed of DMA from page-locked memory."),
+    "the driver stages it through its own small pinned buffer. On an H200 at 8192²: 29 ms end to end against 6.3 ms from "
+    "page-locked memory, the copies running at 6.8 GB/s up and 11.9 GB/s down against 54 GB/s by DMA."),
     "NVIDIA CUDA C++ Best Practices Guide, §Pinned memory",
     false, ES_TRANSFER_PAGEABLE, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "per-call-alloc", N_ ("Fast kernel, buffers allocated per call"),
     N_ ("The fast kernel, but the device buffers are allocated and freed on every run: cudaMalloc "
-    "and cudaFree synchronize and cost far more than the kernel (the time shows in upload and download)."),
+    "and cudaFree synchronize and cost far more than the kernel. On an H200 at 8192²: 7.5 ms end to end against 6.3 ms "
+    "for fast, around the same 0.19 ms kernel (the time shows in upload and download)."),
     "NVIDIA CUDA C++ Best Practices Guide, §Memory allocation",
     false, ES_TRANSFER_PER_CALL, es_cuda_entropy_fast, square_depth_any_border, es_cuda_entropy_fast_memory },
   { "general", N_ ("General: every window shape, border, binning and mask"),
@@ -157,7 +170,9 @@ static const EsVariant entropy_variants[] = {
     "one cell out and one in for each column span of the window (any shape). Up to 256 bins and 961 "
     "cells the counts sit in shared memory as the fast variant's do; windows of a few cells over many "
     "bins are sorted in registers instead, and the rest count in shared or global memory with Σ c ln c "
-    "exact in 64-bit fixed point. It runs every definition, and the jobs that the other variants cannot."),
+    "exact in 64-bit fixed point. It runs every definition, and the jobs that the other variants cannot. "
+    "On an H200 at 8192², 5×5 and 16 levels: 0.69 ms against fast's 0.19, with 7 bytes a pixel of DRAM traffic instead of 5 "
+    "(the bins are written and read back) at 684 GB/s: one count update a span and pixel, not memory, is its bound."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979): the sliding histogram",
     false, ES_TRANSFER_DEFAULT, es_cuda_entropy_general, two_d_windows, es_cuda_entropy_general_memory },
   { "volume", N_ ("Volume: 3-D windows, a histogram slid down each column"),
@@ -165,14 +180,17 @@ static const EsVariant entropy_variants[] = {
     "strip of rows of a plane, one cell out and one in for each (dz, dx) column of the window, so a voxel "
     "costs two updates a column of the window, not its volume; a warp's 32 neighbouring columns read "
     "32 neighbouring bins, which the L1 cache serves, and Σ c ln c moves exactly in fixed point. Volumes "
-    "larger than a GPU run in bands of planes, over every GPU."),
+    "larger than a GPU run in bands of planes, over every GPU. On an H200, 512³ with a ball of radius 3: 7.6 ms. "
+    "The bins are read from DRAM once at 256³ (21 MB for an 18 MB block) but 2.4 times at 512³ (333 MB for "
+    "139 MB): the 50 planes in flight at once, with the 6 planes of halo around them, outgrow the L2."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported, es_cuda_entropy_volume_memory },
   { "volume-tile", N_ ("Volume, shared-memory tile with halo"),
     N_ ("As volume, but each block of 8×8 columns first stages its 8³ cube of outputs with the window's halo "
     "in shared memory: the halo grows as (T+2r)³/T³, 5.4× the outputs' cells for a ball of radius 3, "
     "so the staging loads, the shared memory they take from the counts, and the barriers cost more "
-    "than the L1 and L2 caches, which already serve the sliding window's re-reads."),
+    "than the L1 and L2 caches, which already serve the sliding window's re-reads. On an H200, 512³ with a "
+    "ball of radius 3: 13.4 ms against 7.6 ms for volume, reading 459 MB of DRAM against 333 MB."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); Micikevicius, 3D finite difference "
     "computation on GPUs using CUDA (2009)",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_tile_unsupported,
@@ -188,6 +206,10 @@ const EsCudaOp es_cuda_entropy = {
   .reduce_band = NULL,
   .combine = NULL,
   .apply_band = NULL,
+  .tile_sizes = NULL,
+  .count_band = NULL,
+  .build_maps = NULL,
+  .blend_band = NULL,
   .frame_pad = entropy_frame_pad,
   .slow_path = entropy_slow_path,
   .volumes = true,

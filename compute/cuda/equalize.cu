@@ -394,24 +394,28 @@ fused_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
 static const EsVariant equalize_variants[] = {
   { "global-atomics", N_ ("Global atomics"),
     N_ ("Every pixel does an atomicAdd on one of 256 counters in global memory: simple, but every SM "
-    "queues on the same few addresses in L2, 40× slower than a privatized histogram."),
+    "queues on the same few addresses in L2. On an H200 at 8192²: 10.9 ms for 3 bytes a pixel of DRAM traffic (18 GB/s), "
+    "34× slower than a privatized histogram."),
     "NVIDIA CUDA C++ Programming Guide, §Atomic functions",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_GLOBAL>, NULL, separate_memory },
   { "block-shared", N_ ("Per-block shared histogram"),
     N_ ("Each block counts into its own 256 bins in shared memory and merges them with 256 global "
-    "atomics at the end: the contended updates move on chip."),
+    "atomics at the end: the contended updates move on chip. On an H200 at 8192²: 0.32 ms for the same 3 bytes a pixel "
+    "(627 GB/s), 34× faster than global atomics."),
     "NVIDIA technical blog, \"GPU Pro Tip: Fast Histograms Using Shared Atomics on Maxwell\"",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_BLOCK>, NULL, separate_memory },
   { "warp-private", N_ ("Per-warp sub-histograms"),
     N_ ("Each warp of a block gets its own sub-histogram in shared memory, so warps never collide on "
     "a bin: the cure for contention on GPUs before Maxwell, but Hopper's shared-memory atomics "
-    "resolve collisions in hardware, and this ties with one histogram per block even on a 16-level image."),
+    "resolve collisions in hardware. On an H200 at 8192² it ties with one histogram per block, 0.32 ms, even on a "
+    "16-level image."),
     "cuda-samples 2_Concepts_and_Techniques/histogram (histogram256: per-warp sub-histograms)",
     false, ES_TRANSFER_DEFAULT, launch_separate<HISTOGRAM_WARP>, NULL, separate_memory },
   { "fused", N_ ("Fused: vector loads, device LUT"),
     N_ ("Per-warp sub-histograms fed by 16-byte loads, the LUT built on the device by the last block "
     "to finish (no host round trip), and an apply pass that maps 16 pixels per thread from a "
-    "shared-memory LUT: two kernels in all."),
+    "shared-memory LUT: two kernels in all. On an H200 at 8192²: 0.091 ms, 1.55× the copy floor, the 3 bytes a pixel "
+    "moving at 2.2 TB/s."),
     "CUDA C++ Programming Guide, §Memory fence functions (last-block reduction); cuda-samples threadFenceReduction",
     true, ES_TRANSFER_DEFAULT, launch_fused, NULL, fused_memory },
 };
@@ -425,6 +429,10 @@ const EsCudaOp es_cuda_equalize = {
   .reduce_band = histogram_band,
   .combine = combine_histograms,
   .apply_band = apply_band,
+  .tile_sizes = NULL,
+  .count_band = NULL,
+  .build_maps = NULL,
+  .blend_band = NULL,
   .frame_pad = NULL,
   .slow_path = NULL,
   .volumes = false,

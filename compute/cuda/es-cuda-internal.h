@@ -97,8 +97,9 @@ struct EsCuda {
    * threads' counts. */
   EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
   uint8_t *lut; /* device: 256 entries */
-  /* CLAHE's buffers (clahe.cu): every tile's histogram, every tile's LUT. */
-  EsCudaBuffer clahe_counts, clahe_luts;
+  /* The tile passes' buffers (EsCudaOp.tile_sizes; CLAHE's in clahe.cu):
+   * the tiles' 32-bit counts, and the maps built from them. */
+  EsCudaBuffer tile_counts, tile_maps;
   /* The metrics (es-engine.h, EsMetrics): the datasheet bandwidth and the
    * SM's thread limit, read at open; the resources of every kernel and
    * launch shape seen, read once (es_cuda_note_kernel); the kernels of the
@@ -261,8 +262,9 @@ bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *varian
 #define ES_CUDA_OP_VARIANTS_ONLY(table)                                                                                \
   {                                                                                                                    \
     .variants = (table), .n_variants = ES_CUDA_N_VARIANTS (table), .uses_levels = false, .init = NULL,                 \
-    .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .frame_pad = NULL,                  \
-    .slow_path = NULL, .volumes = false, .run_volume = NULL,                                                           \
+    .launch_rows = NULL, .reduce_band = NULL, .combine = NULL, .apply_band = NULL, .tile_sizes = NULL,                 \
+    .count_band = NULL, .build_maps = NULL, .blend_band = NULL, .frame_pad = NULL, .slow_path = NULL,                  \
+    .volumes = false, .run_volume = NULL,                                                                              \
   }
 
 /* ---- memory models (EsVariant.memory) -----------------------------------------

@@ -50,6 +50,24 @@ struct EsCudaOp {
   bool (*reduce_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
   void (*combine) (const uint64_t bins[256], uint64_t pixels, uint8_t table[256]);
   bool (*apply_band) (EsCuda *cuda, const struct EsCudaFrame *frame, EsError *error);
+  /* Ops with EsOpInfo.tile_passes (a halo of tiles), in bands: the CPU's
+   * two passes (EsTilePasses) on the devices. `whole` is the image's
+   * frame (its geometry), `band` a frame of image rows [y_origin,
+   * y_origin + height). tile_sizes: the 32-bit counts of the tiles'
+   * statistics (cuda->tile_counts, cleared before the first band) and the
+   * bytes of their maps (cuda->tile_maps) for a job on a width × height
+   * image of `format`, which one device holds besides its bands (a
+   * one-shot run besides the image); count_band adds a band's rows,
+   * the variant's way, to its device's counts; build_maps turns the
+   * counts, summed over the devices, into the maps on one device, which
+   * are then copied to the others; blend_band computes a band's output
+   * rows from its input rows and the maps. */
+  void (*tile_sizes) (const EsJob *job, int width, int height, EsFormat format, size_t *counts, size_t *map_bytes);
+  bool (*count_band) (EsCuda *cuda, const EsVariant *variant, const EsJob *job, const struct EsCudaFrame *whole,
+                      const struct EsCudaFrame *band, EsError *error);
+  bool (*build_maps) (EsCuda *cuda, const EsJob *job, const struct EsCudaFrame *whole, EsError *error);
+  bool (*blend_band) (EsCuda *cuda, const EsJob *job, const struct EsCudaFrame *whole, const struct EsCudaFrame *band,
+                      EsError *error);
   /* Pixels of border to pad the frame with on every side (0: none) when
    * `variant` computes `job`'s border mode as clip on a padded frame (the
    * frame's pad, filled by es_cuda_fill_border); NULL: never. */

@@ -613,17 +613,26 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   /* Bands when the one-shot buffers do not fit, or to spread a large image
    * over several devices (the pageable and per-call lessons are about one
    * device's transfers and keep to it when they fit). An op whose result
-   * depends on the image's own tile grid (image_grid) takes the image
-   * whole on one device; the engine finishes on the CPU when it does not
-   * fit. */
+   * depends on the image's own tile grid (image_grid) runs in bands through
+   * its tile passes (es_job_tile_passes); a job without them takes the
+   * image whole on one device, and the engine finishes on the CPU when it
+   * does not fit. */
   const size_t budget = es_cuda_memory_budget (cuda);
-  const size_t footprint = ((move.in_borrowed ? 0 : frame.in_pitch) + (cuda_op->uses_levels ? frame.lev_pitch : 0)
-                            + (move.out_borrowed ? 0 : frame.out_pitch))
-                           * rows;
-  const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL
-                      && !info->image_grid && !es_image_on_device (in)
-                      && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
-  if (info->image_grid && footprint > budget)
+  size_t footprint = ((move.in_borrowed ? 0 : frame.in_pitch) + (cuda_op->uses_levels ? frame.lev_pitch : 0)
+                      + (move.out_borrowed ? 0 : frame.out_pitch))
+                     * rows;
+  if (cuda_op->tile_sizes != NULL)
+    {
+      /* The tiles' counts and maps lie beside the image. */
+      size_t counts, map_bytes;
+
+      cuda_op->tile_sizes (job, in->width, in->height, in->format, &counts, &map_bytes);
+      footprint += counts * sizeof (uint32_t) + map_bytes;
+    }
+  const bool whole_plane = info->image_grid && es_job_tile_passes (job) == NULL;
+  const bool spread = cuda->n_peers > 0 && !pageable && variant->transfer != ES_TRANSFER_PER_CALL && !whole_plane
+                      && !es_image_on_device (in) && (size_t) in->width * rows >= ES_CUDA_SPREAD_MIN_PIXELS;
+  if (whole_plane && footprint > budget)
     return es_error_set (error, ES_ERROR_NO_MEMORY,
                          "CUDA %s takes the image whole: %zu MiB of buffers, %zu MiB of device memory to use",
                          info->name, footprint >> 20, budget >> 20);

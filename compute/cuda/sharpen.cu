@@ -366,33 +366,35 @@ fast_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traffic)
 static const EsVariant sharpen_variants[] = {
   { "global", N_ ("Global memory only"),
     N_ ("Each thread reads its pixel and four neighbours straight from global memory; every pixel is "
-    "loaded five times, but the L1 and L2 caches absorb the re-reads, and this plain kernel beats "
-    "both shared-memory tiles."),
+    "loaded five times, but the L1 and L2 caches absorb the re-reads, so DRAM sees 2 bytes a pixel as for "
+    "every variant. On an H200 at 8192²: 0.51 ms (261 GB/s), a little behind the two shared-memory tiles (0.42 to 0.44 ms)."),
     "NVIDIA CUDA C++ Best Practices Guide, §Device memory spaces",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_GLOBAL>, NULL, stencil_memory },
   { "constant-mask", N_ ("3×3 mask in constant memory"),
     N_ ("The stencil weights live in __constant__ memory and the kernel loops over all nine taps: every "
     "thread of a warp reads the same weight at once, which the constant cache broadcasts, but nine "
-    "loads and multiplies per pixel (four by zero) make it the slowest variant."),
+    "loads and multiplies per pixel (four by zero) make it the slowest variant: on an H200 at 8192², 0.93 ms, 1.8× the "
+    "plain global kernel for the same 2 bytes a pixel."),
     "NVIDIA CUDA C++ Programming Guide, §Constant memory; cuda-samples convolutionSeparable",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_MASK>, NULL, stencil_memory },
   { "shared-tile", N_ ("Shared-memory tile with halo"),
     /* xgettext:no-c-format */
     N_ ("Each block loads its 32×8 tile plus a one-pixel halo into shared memory once, then every "
-    "neighbour read hits shared memory; the halo (36% extra loads), index arithmetic and barriers "
-    "cost more than the caches that the plain global kernel relies on."),
+    "neighbour read hits shared memory. The halo adds 36% loads from L1 and L2, not DRAM: on an H200 at 8192², 0.44 ms "
+    "against 0.51 for the plain global kernel, both at 2 bytes a pixel of DRAM traffic."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil)",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_TILE>, NULL, stencil_memory },
   { "l2-halo", N_ ("Tile interior in shared, halo from L2"),
     N_ ("The block loads only its interior into shared memory and reads the few neighbours outside the "
-    "tile from global memory, where the caches hold them; the per-neighbour inside-or-outside test "
-    "costs more than the halo loads it saves, so it trails the plain tile."),
+    "tile from global memory, where the caches hold them. On an H200 at 8192²: 0.42 ms, just ahead of the plain tile "
+    "(0.44 ms): the halo loads it saves are worth a little more than its inside-or-outside test."),
     "NVIDIA CUDA C++ Best Practices Guide, §L2 cache; \"halo from cache\" stencil variants",
     false, ES_TRANSFER_DEFAULT, launch<SHARPEN_L2_HALO>, NULL, stencil_memory },
   { "fast", N_ ("Fast: 16 pixels per thread"),
     N_ ("Each thread sharpens 16 consecutive pixels: three aligned 16-byte loads bring its row and the "
     "rows above and below, the arithmetic runs on packed bytes with exact magic-number float tricks "
-    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others."),
+    "instead of the quarter-rate conversion unit, and the border vectors take the same path as the others. "
+    "On an H200 at 8192²: 0.072 ms, 1.75× the copy floor, 2 bytes a pixel at 1.88 TB/s, 7× the plain global kernel."),
     "NVIDIA CUDA C++ Best Practices Guide, §Coalesced access; vectorized memory access (uint4)",
     true, ES_TRANSFER_DEFAULT, launch<SHARPEN_FAST>, NULL, fast_memory },
 };

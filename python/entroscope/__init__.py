@@ -90,30 +90,54 @@ class Image(_np.ndarray):
             means all the dtype's bits.
     levels  nonzero when the samples already are quantization levels
             0..levels-1 (a text matrix): quantization is then skipped.
+    pixel_size  (width, height, depth, unit) of a pixel as the file states
+            it (TIFF resolution, ImageJ or OME metadata, PNG pHYs), in
+            its unit ("µm", "mm", "cm", "in"…); depth, a volume's plane
+            spacing, None when unknown; None when uncalibrated.
+    value_map  (offset, step) when the samples stand for other values:
+            a float TIFF's value is offset + sample × step, a signed
+            integer's offset + sample; None when the samples are the values.
 
-    The operations read both, so that `entropy(load(path))` is what
-    `entroscope-cli entropy path` computes. Views and slices keep them.
+    The operations read depth and levels, so that `entropy(load(path))` is
+    what `entroscope-cli entropy path` computes. Views and slices keep them
+    all.
     """
 
     depth: "int | None"
     levels: int
+    pixel_size: "tuple | None"
+    value_map: "tuple | None"
 
-    def __new__(cls, array, depth=None, levels=0):
+    def __new__(cls, array, depth=None, levels=0, pixel_size=None, value_map=None):
         obj = _np.asarray(array).view(cls)
         obj.depth = depth
         obj.levels = levels
+        obj.pixel_size = pixel_size
+        obj.value_map = value_map
         return obj
 
     def __array_finalize__(self, obj):
         self.depth = getattr(obj, "depth", None)
         self.levels = getattr(obj, "levels", 0)
+        self.pixel_size = getattr(obj, "pixel_size", None)
+        self.value_map = getattr(obj, "value_map", None)
+
+    def values(self):
+        """The values the samples stand for, as float64 (a float TIFF's
+        own values, a signed TIFF's integers); the samples themselves when
+        value_map is None."""
+        if self.value_map is None:
+            return _np.asarray(self, dtype=_np.float64)
+        offset, step = self.value_map
+        return offset + _np.asarray(self, dtype=_np.float64) * step
 
     def __reduce__(self):
         constructor, args, state = super().__reduce__()
-        return constructor, args, (state, self.depth, self.levels)
+        return constructor, args, (state, self.depth, self.levels, self.pixel_size, self.value_map)
 
     def __setstate__(self, state):
-        base, self.depth, self.levels = state
+        base, self.depth, self.levels = state[:3]
+        self.pixel_size, self.value_map = state[3:] if len(state) > 3 else (None, None)
         super().__setstate__(base)
 
 
@@ -275,16 +299,18 @@ def run(op, image, *args, backend="auto", **kwargs):
 
 def load(path, *, levels=16) -> "Image":
     """Reads a PNG (every colour type and bit depth; colour becomes gray
-    with BT.709 weights on the stored values), a PGM (P2/P5) or a text
-    matrix, with entroscope-cli's decoders, limits and messages.
+    with BT.709 weights on the stored values), a PGM (P2/P5), a TIFF, a
+    JPEG (turned upright by its EXIF orientation) or a text matrix, with
+    entroscope-cli's decoders, limits and messages; the Image's pixel_size
+    and value_map say what the file says of its pixels and values.
     `levels` is what a text matrix's values must stay below. Raises
     OSError (FileNotFoundError, ...) or ValueError ("path: reason")."""
-    array, depth, matrix_levels = _entroscope.load(path, levels=levels)
-    return Image(array, depth, matrix_levels)
+    array, depth, matrix_levels, pixel_size, value_map = _entroscope.load(path, levels=levels)
+    return Image(array, depth, matrix_levels, pixel_size, value_map)
 
 
 def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, compression=None,
-         **job):
+         pixel_size=None, **job):
     """Writes a result as entroscope-cli does: a colormapped PNG (format
     'png', the default: the map's 256 colours as a palette, or 8-bit RGB
     with a colorbar, NaN pixels or a definition that can leave pixels
@@ -310,10 +336,13 @@ def save(path, array, *, op=None, format=None, colormap=None, range="absolute", 
     `units` names the units the values are in: 'nats', 'bits' or
     'normalized' (None: nats, or the like= preset's). `compression` is
     entroscope-cli's --compression: 'fast', 'default' or 'small' for PNG
-    and TIFF (None: 'default'), for this call only. Raises OSError,
+    and TIFF (None: 'default'), for this call only. `pixel_size` is the
+    input's ``Image.pixel_size``, (width, height, depth or None, unit),
+    which a PNG records as pHYs and a TIFF as its resolution in
+    centimetres, as the CLI records its input's. Raises OSError,
     ValueError or TypeError."""
     _entroscope.save(path, array, op=op, format=format, colormap=colormap, range=range, colorbar=colorbar,
-                     compression=compression, **job)
+                     compression=compression, pixel_size=pixel_size, **job)
 
 
 # ---- what is there ------------------------------------------------------------

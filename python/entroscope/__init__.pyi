@@ -31,10 +31,16 @@ from ._entroscope import (
 
 __version__: str
 
+PixelSize = tuple[float, float, float | None, str]
+
 class Image(np.ndarray[Any, Any]):
     depth: int | None
     levels: int
-    def __new__(cls, array: npt.ArrayLike, depth: int | None = None, levels: int = 0) -> Image: ...
+    pixel_size: PixelSize | None
+    value_map: tuple[float, float] | None
+    def __new__(cls, array: npt.ArrayLike, depth: int | None = None, levels: int = 0,
+                pixel_size: PixelSize | None = None, value_map: tuple[float, float] | None = None) -> Image: ...
+    def values(self) -> npt.NDArray[np.float64]: ...
 
 def default_engine(backend: Backend = "auto") -> Engine: ...
 @overload
@@ -98,5 +104,6 @@ def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8] |
          clip: float | None = None, tile_columns: int | None = None, tile_rows: int | None = None, units: EntropyUnits | None = None,
          rect: tuple[int, int] | None = None, disk: int | None = None, footprint: npt.ArrayLike | None = None,
          border: str | None = None, binning: str | None = None, mask: npt.ArrayLike | None = None,
-         like: Literal["matlab", "skimage", "fiji"] | None = None) -> None: ...
+         like: Literal["matlab", "skimage", "fiji"] | None = None,
+         pixel_size: tuple[float, float, float | None, str] | None = None) -> None: ...
 def info(backend: Backend = "auto") -> dict[str, Any]: ...

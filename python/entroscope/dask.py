@@ -23,7 +23,15 @@ on a volume works plane by plane and needs no halo in z. A mask is cut into
 the same chunks with the same overlap. Equalization needs the histogram of
 the whole image (of every plane of a volume): it runs as a reduction (one
 histogram per chunk, summed, then ``entroscope.equalize_lut``), then a map
-over the chunks.
+over the chunks. CLAHE's result hangs on a grid of tiles that each plane's
+own size places, and a pixel blends the maps of the tiles around it: a plane
+in one chunk is computed whole (on the engine's backend), and a plane whose
+rows are split over chunks in two passes (the operation's tile passes, on
+each worker's CPU): the chunks are made whole rows (the caller's row
+chunking kept), each adds its rows to the tiles' histograms
+(``tile_counts``, reflect-101 padding included), the histograms are summed,
+and each chunk is blended from its rows and the sum (``tile_apply``), bit
+for bit the whole-image call, for any chunking.
 
 A worker computes with its own engine, made on its first chunk and kept for
 the next ones (one per process, shared by its threads). On a host with several
@@ -139,6 +147,45 @@ def _equalize_chunk(block, lut, backend, depth):
     return lut[_view(block, depth)]
 
 
+def _tile_counts_chunk(block, rows, *, op, height, params):
+    """The first tile pass on a band of whole rows (of each plane of a volume
+    block): its counts, as one row of a (bands, counts) array."""
+    y0 = int(rows[0])
+    if block.ndim == 2:
+        return _entroscope.tile_counts(op, block, y0, height, **params)[None, :]
+    return np.stack([_entroscope.tile_counts(op, plane, y0, height, **params) for plane in block])[:, None, :]
+
+
+def _tile_apply_chunk(block, rows, counts, *, op, height, params):
+    """The second tile pass: the band's result from its rows and the counts
+    of the whole plane (of each plane of a volume block)."""
+    y0 = int(rows[0])
+    if block.ndim == 2:
+        return _entroscope.tile_apply(op, block, y0, height, counts, **params)
+    return np.stack([_entroscope.tile_apply(op, plane, y0, height, plane_counts, **params)
+                     for plane, plane_counts in zip(block, counts)])
+
+
+def _tile_passes(op, array, params, dtype):
+    """An operation whose halo is a tile (CLAHE) over bands of whole rows,
+    in two passes: the tiles' counts of every band, summed per plane, then
+    every band from its rows and the sum."""
+    height, width = array.shape[-2:]
+    array = array.rechunk({array.ndim - 1: -1})
+    rows = da.arange(height, chunks=(array.chunks[-2],))
+    # The length of a plane's counts, from a state of the job on one row.
+    n = len(_entroscope.tile_counts(op, np.zeros((1, width), array.dtype), 0, height, **params))
+    passes = {"op": op, "height": height, "params": params}
+    image, band, plane = ("pij", "i", "p") if array.ndim == 3 else ("ij", "i", "")
+    counts = da.blockwise(functools.partial(_tile_counts_chunk, **passes), plane + "iz", array, image, rows, band,
+                          new_axes={"z": n}, adjust_chunks={"i": 1}, concatenate=True, dtype=np.int32,
+                          token=f"{op}-tile-counts", meta=np.empty((0,) * array.ndim, np.int32))
+    total = counts.sum(axis=array.ndim - 2, dtype=np.int64)
+    return da.blockwise(functools.partial(_tile_apply_chunk, **passes), image, array, image, rows, band, total,
+                        plane + "z", concatenate=True, dtype=dtype, token=f"{op}-tile-apply",
+                        meta=np.empty((0,) * array.ndim, dtype))
+
+
 def _check(array, channel_axis=entroscope._NOT_GIVEN):
     """The gray image or volume that the operations read."""
     if not isinstance(array, da.Array):
@@ -228,8 +275,15 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
     # or CLAHE's whole planes, make an axis one chunk): the caller's chunking is
     # what to_zarr and the next step of a pipeline expect.
     chunks = array.chunks
+    dtype = _result_dtype(op, array.dtype)
+    job = {k: v for k, v in params.items() if k != "variant"}
+    if info["whole_image"] and array.numblocks[-2] > 1 and _entroscope.tile_passes(op, **job):
+        # A halo of tiles (CLAHE) over planes split into bands of rows.
+        result = _tile_passes(op, array, job, dtype)
+        return result if result.chunks == chunks else result.rechunk(chunks)
     if info["whole_image"]:
-        # Tiles placed by the image's own size (CLAHE): each plane in one chunk.
+        # Tiles placed by the image's own size (CLAHE's presets, or a plane in
+        # one band of rows): each plane in one chunk.
         array = array.rechunk({array.ndim - 2: -1, array.ndim - 1: -1})
     # The halo along each axis: planes (of a volume), rows, columns.
     halo = {}
@@ -242,7 +296,6 @@ def run(op, array, *, backend="auto", depth=None, channel_axis=entroscope._NOT_G
     extra = {}
     if params.get("binning") == "minmax":
         extra["sample_range"] = da.stack([array.min(), array.max()])
-    dtype = _result_dtype(op, array.dtype)
     chunk = functools.partial(_run_chunk, op=op, backend=backend, params=params, depth=depth)
     meta = np.empty((0,) * array.ndim, dtype)
     if not any(halo.values()):
@@ -280,8 +333,11 @@ def quantize(array, levels=16, *, backend="auto", variant=None, depth=None, chan
 def clahe(array, clip_limit=40.0, tile_grid=(8, 8), *, backend="auto", variant=None, depth=None,
           channel_axis=entroscope._NOT_GIVEN):
     """CLAHE of a dask array, as `entroscope.clahe` (uint8 or uint16, the
-    input's): its tiles are placed by each plane's own size, so each plane
-    is computed in one chunk (a volume's planes stay in chunks of their own)."""
+    input's), bit for bit the in-memory call for any chunking: a plane in one
+    chunk is computed whole on the engine's backend; a plane split into bands
+    of rows in two passes on the workers' CPUs, its tiles' histograms summed
+    over the bands, then each band blended (the chunks become whole rows, and
+    the result comes back in the input's chunks)."""
     columns, rows = tile_grid
     return run("clahe", array, clip=clip_limit, tile_columns=columns, tile_rows=rows, backend=backend,
                variant=variant, depth=depth, channel_axis=channel_axis)

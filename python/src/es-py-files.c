@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* entroscope.load and entroscope.save: app/'s decoders and the CLI's exports, with their limits and messages. */
 #include "es-py.h"
+#include "es-calibration.h"
 #include "es-volume-export.h"
 
 #include <math.h>
@@ -64,9 +65,11 @@ PyObject *
 es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
 {
   static char *keywords[] = { "path", "levels", NULL };
-  PyObject *path_obj, *path_bytes = NULL, *levels_obj = NULL, *array;
+  PyObject *path_obj, *path_bytes = NULL, *levels_obj = NULL, *array, *pixel_size, *value_map;
   EsJob job = ES_JOB_INIT (ES_OP_QUANTIZE);
   EsImage image = { 0 };
+  EsImageMeta meta;
+  double width, height, spacing;
   EsError error;
   bool ok;
   int depth, levels;
@@ -89,10 +92,27 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
     }
   depth = image.depth;
   levels = image.levels;
+  meta = image.meta;
   array = es_py_array_from_image (&image);
   if (array == NULL)
     return NULL;
-  return Py_BuildValue ("(Nii)", array, depth, levels);
+  /* The pixel size in the file's unit (None when uncalibrated, its depth
+   * None when unknown), and what samples stand for (None: themselves). */
+  if (es_image_meta_pixel_size (&meta, &width, &height, &spacing))
+    pixel_size = spacing > 0 ? Py_BuildValue ("(ddds)", width, height, spacing, es_image_meta_length_symbol (&meta))
+                             : Py_BuildValue ("(ddOs)", width, height, Py_None, es_image_meta_length_symbol (&meta));
+  else
+    pixel_size = Py_BuildValue ("");
+  value_map = meta.stored == ES_STORED_UNSIGNED ? Py_BuildValue ("")
+                                                : Py_BuildValue ("(dd)", meta.value_offset, meta.value_scale);
+  if (pixel_size == NULL || value_map == NULL)
+    {
+      Py_DECREF (array);
+      Py_XDECREF (pixel_size);
+      Py_XDECREF (value_map);
+      return NULL;
+    }
+  return Py_BuildValue ("(NiiNN)", array, depth, levels, pixel_size, value_map);
 }
 
 /* ---- save ---- */
@@ -324,11 +344,48 @@ parse_values_job (EsOp op, const EsPyJobKeywords *kw, const EsImage *values, EsJ
   return true;
 }
 
+/* save's pixel_size=: (width, height, depth or None, unit) as Image.pixel_size
+ * gives it, recorded as the CLI records an input's (TIFF resolution, pHYs). */
+static bool
+parse_pixel_size (PyObject *object, EsImageMeta *meta)
+{
+  double width, height, depth = 0;
+  PyObject *depth_obj;
+  const char *unit_name;
+  EsLengthUnit unit;
+
+  if (!PyTuple_Check (object) || !PyArg_ParseTuple (object, "ddOs", &width, &height, &depth_obj, &unit_name))
+    {
+      PyErr_Clear ();
+      PyErr_Format (PyExc_TypeError,
+                    "pixel_size=%R: expected (width, height, depth or None, unit), as "
+                    "Image.pixel_size gives it",
+                    object);
+      return false;
+    }
+  if (depth_obj != Py_None && ((depth = PyFloat_AsDouble (depth_obj)) == -1.0 && PyErr_Occurred ()))
+    return false;
+  if (!es_length_unit_from_name (unit_name, &unit))
+    {
+      PyErr_Format (PyExc_ValueError, "pixel_size=%R: unknown unit %s (nm, µm, mm, cm, m, in)", object, unit_name);
+      return false;
+    }
+  es_image_meta_set_pixel_size (meta, width, height, depth, unit);
+  if (!es_image_meta_calibrated (meta))
+    {
+      PyErr_Format (PyExc_ValueError, "pixel_size=%R: the width and height must be positive", object);
+      return false;
+    }
+  return true;
+}
+
 PyObject *
 es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "path", "array", "op", "format", "colormap", "range", "colorbar", "compression", NULL };
+  static char *keywords[] = { "path",  "array",    "op",          "format",     "colormap",
+                              "range", "colorbar", "compression", "pixel_size", NULL };
   PyObject *path_obj, *array_obj, *op_obj = Py_None, *format_obj = Py_None, *colormap_obj = Py_None, *rest;
+  PyObject *pixel_size_obj = Py_None;
   PyObject *range_obj = NULL, *compression_obj = NULL;
   PyObject *path_bytes = NULL;
   EsPyJobKeywords kw = { .units = NULL };
@@ -348,8 +405,9 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   /* The job's keywords follow the tables; save's own are parsed here. */
   if (!es_py_split_job_keywords ("save", keywords, kwargs, &kw, &rest))
     return NULL;
-  ok = PyArg_ParseTupleAndKeywords (args, rest, "OO|$OOOOpO:save", keywords, &path_obj, &array_obj, &op_obj,
-                                    &format_obj, &colormap_obj, &range_obj, &colorbar, &compression_obj);
+  ok = PyArg_ParseTupleAndKeywords (args, rest, "OO|$OOOOpOO:save", keywords, &path_obj, &array_obj, &op_obj,
+                                    &format_obj, &colormap_obj, &range_obj, &colorbar, &compression_obj,
+                                    &pixel_size_obj);
   Py_XDECREF (rest);
   if (!ok)
     return NULL;
@@ -384,6 +442,8 @@ es_py_save (PyObject *module, PyObject *args, PyObject *kwargs)
   if (!choose_export_format (path, &format_index, colorbar, es_image_planes (&result.values)))
     goto fail;
   if (!describe_values (op, colormap_obj, &job, units, (EsRangeMode) range, &result))
+    goto fail;
+  if (pixel_size_obj != Py_None && !parse_pixel_size (pixel_size_obj, &result.info.pixel_size))
     goto fail;
 
   es_error_clear (&error);

@@ -392,20 +392,17 @@ module_ops (PyObject *module, PyObject *unused)
   return result;
 }
 
-/* halo(), extent() and extent_3d(): the job of op with its keywords (the
- * same parser as entropy()'s), and the half depth, half height and half
- * width of what a result reads (half depth 0 for 2-D windows and for the
- * operations that run plane by plane on a volume). */
+/* The job of `function (op, **job)` (the same parser as entropy()'s):
+ * halo(), extent(), extent_3d() and tile_passes(). *held keeps what the
+ * definition borrows until es_py_definition_release. */
 static bool
-job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_depth, int *half_height, int *half_width)
+op_job (PyObject *args, PyObject *kwargs, const char *function, EsJob *job, EsPyDefinition *held)
 {
   static char *keywords[] = { "op", NULL };
   PyObject *op_name, *rest;
   EsPyJobKeywords kw = { .units = NULL };
-  EsPyDefinition held = { 0 };
   EsUnits units;
   EsOp op;
-  EsJob job;
   bool ok;
   char format[32];
 
@@ -416,17 +413,33 @@ job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_de
   Py_XDECREF (rest);
   if (!ok)
     return false;
-  job = (EsJob) ES_JOB_INIT (op);
-  ok = es_py_parse_job (op, &kw, &job, &units, &held);
-  if (ok && op == ES_OP_ENTROPY)
+  *job = (EsJob) ES_JOB_INIT (op);
+  if (es_py_parse_job (op, &kw, job, &units, held))
+    return true;
+  es_py_definition_release (held);
+  return false;
+}
+
+/* halo(), extent() and extent_3d(): the half depth, half height and half
+ * width of what a result of the job reads (half depth 0 for 2-D windows
+ * and for the operations that run plane by plane on a volume). */
+static bool
+job_extent (PyObject *args, PyObject *kwargs, const char *function, int *half_depth, int *half_height, int *half_width)
+{
+  EsPyDefinition held = { 0 };
+  EsJob job;
+
+  if (!op_job (args, kwargs, function, &job, &held))
+    return false;
+  if (job.op == ES_OP_ENTROPY)
     es_window_extent_3d (&job, half_depth, half_height, half_width);
-  else if (ok)
+  else
     {
-      *half_depth = es_op_info (op)->plane_halo (&job);
-      *half_height = *half_width = es_op_info (op)->halo (&job);
+      *half_depth = es_op_info (job.op)->plane_halo (&job);
+      *half_height = *half_width = es_op_info (job.op)->halo (&job);
     }
   es_py_definition_release (&held);
-  return ok;
+  return true;
 }
 
 /* The halo of an operation for given parameters: the rows (and columns) of
@@ -655,6 +668,207 @@ module_equalize_lut (PyObject *module, PyObject *arg)
   return lut;
 }
 
+/* ---- tile passes split between processes (entroscope.dask) ---- */
+
+/* The job of the keywords, its tile passes (EsTilePasses) and the rows
+ * [y0, y0 + rows) of a `height`-row image that `rows_object` holds (2-D
+ * uint8 or uint16, read in place): what tile_counts() and tile_apply()
+ * share. *array is a new reference to the rows on success. */
+static const EsTilePasses *
+tile_rows_open (EsOp op, const EsPyJobKeywords *kw, PyObject *rows_object, int y0, int height, EsJob *job,
+                PyArrayObject **array, EsImage *rows)
+{
+  EsPyDefinition held = { 0 };
+  EsUnits units;
+  EsError error = { 0 };
+  const EsTilePasses *passes;
+  bool ok;
+
+  *job = (EsJob) ES_JOB_INIT (op);
+  ok = es_py_parse_job (op, kw, job, &units, &held);
+  es_py_definition_release (&held);
+  if (!ok)
+    return NULL;
+  if (!es_job_validate (job, &error))
+    {
+      es_py_raise (&error, NULL);
+      return NULL;
+    }
+  passes = es_job_tile_passes (job);
+  if (passes == NULL)
+    {
+      PyErr_Format (PyExc_ValueError, "%s has no tile passes for this job: it runs on each plane whole",
+                    es_op_name (op));
+      return NULL;
+    }
+  *array = (PyArrayObject *) PyArray_FROMANY (rows_object, NPY_NOTYPE, 2, 2, NPY_ARRAY_CARRAY_RO);
+  if (*array == NULL)
+    return NULL;
+  const int type = PyArray_TYPE (*array);
+  const npy_intp count = PyArray_DIM (*array, 0), width = PyArray_DIM (*array, 1);
+  if ((type != NPY_UINT8 && type != NPY_UINT16) || count < 1 || width < 1 || width > ES_MAX_SIDE || height < 1
+      || height > ES_MAX_SIDE || y0 < 0 || y0 + count > height)
+    {
+      PyErr_Format (PyExc_ValueError,
+                    "expected rows y0 .. y0 + n of a %d-row image as a 2-D uint8 or uint16 array, not %zd rows of "
+                    "%zd %s samples from row %d",
+                    height, (Py_ssize_t) count, (Py_ssize_t) width, PyArray_DESCR (*array)->typeobj->tp_name, y0);
+      Py_CLEAR (*array);
+      return NULL;
+    }
+  *rows = (EsImage){ .width = (int) width,
+                     .height = (int) count,
+                     .stride = (size_t) PyArray_STRIDE (*array, 0),
+                     .format = type == NPY_UINT8 ? ES_FORMAT_U8 : ES_FORMAT_U16,
+                     .depth = type == NPY_UINT8 ? 8 : 16,
+                     .pixels = PyArray_DATA (*array) };
+  return passes;
+}
+
+/* tile_passes(op, **job) -> bool: whether the job computes in bands of
+ * rows through its operation's tile passes (es_job_tile_passes), so that
+ * tile_counts() and tile_apply() take it. */
+static PyObject *
+module_tile_passes (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  EsPyDefinition held = { 0 };
+  EsJob job;
+  bool passes;
+
+  (void) module;
+  if (!op_job (args, kwargs, "tile_passes", &job, &held))
+    return NULL;
+  passes = es_job_tile_passes (&job) != NULL;
+  es_py_definition_release (&held);
+  return PyBool_FromLong (passes);
+}
+
+/* tile_counts(op, rows, y0, height, **job) -> int32 array: the statistics
+ * that rows [y0, y0 + len(rows)) of a height-row image add to the tiles of
+ * the job (its tile passes' first pass); the counts of disjoint rows add
+ * up to those of the whole image. */
+static PyObject *
+module_tile_counts (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "op", "rows", "y0", "height", NULL };
+  PyObject *op_name, *rows_object, *rest, *result = NULL;
+  EsPyJobKeywords kw = { .units = NULL };
+  PyArrayObject *array = NULL;
+  const EsTilePasses *passes;
+  EsTileState *state;
+  EsError error = { 0 };
+  EsImage rows;
+  EsJob job;
+  EsOp op;
+  int y0, height;
+  bool ok;
+
+  (void) module;
+  if (!es_py_split_job_keywords ("tile_counts", keywords, kwargs, &kw, &rest))
+    return NULL;
+  ok = PyArg_ParseTupleAndKeywords (args, rest, "OOii:tile_counts", keywords, &op_name, &rows_object, &y0, &height)
+       && es_py_parse_op (op_name, &op);
+  Py_XDECREF (rest);
+  if (!ok || (passes = tile_rows_open (op, &kw, rows_object, y0, height, &job, &array, &rows)) == NULL)
+    return NULL;
+  Py_BEGIN_ALLOW_THREADS;
+  state = passes->begin (&job, rows.width, height, rows.format, &error);
+  ok = state != NULL && passes->add_rows (state, &rows, y0, NULL, &error);
+  Py_END_ALLOW_THREADS;
+  if (ok)
+    {
+      size_t n;
+      const int *counts = passes->counts (state, &n);
+      npy_intp dims[1] = { (npy_intp) n };
+
+      result = PyArray_SimpleNew (1, dims, NPY_INT32);
+      if (result != NULL)
+        memcpy (PyArray_DATA ((PyArrayObject *) result), counts, n * sizeof *counts);
+    }
+  else
+    es_py_raise (&error, NULL);
+  if (state != NULL)
+    passes->free (state);
+  Py_DECREF (array);
+  return result;
+}
+
+/* tile_apply(op, rows, y0, height, counts, **job) -> the job's result on
+ * rows [y0, y0 + len(rows)) of a height-row image, from those rows and the
+ * sum of every row's tile_counts() (the second pass): the rows of the
+ * whole image's result. */
+static PyObject *
+module_tile_apply (PyObject *module, PyObject *args, PyObject *kwargs)
+{
+  static char *keywords[] = { "op", "rows", "y0", "height", "counts", NULL };
+  PyObject *op_name, *rows_object, *counts_object, *rest, *result = NULL;
+  EsPyJobKeywords kw = { .units = NULL };
+  PyArrayObject *array = NULL, *sum = NULL;
+  const EsTilePasses *passes;
+  EsTileState *state = NULL;
+  EsError error = { 0 };
+  EsImage rows, out;
+  EsJob job;
+  EsOp op;
+  int y0, height;
+  size_t n;
+  bool ok;
+
+  (void) module;
+  if (!es_py_split_job_keywords ("tile_apply", keywords, kwargs, &kw, &rest))
+    return NULL;
+  ok = PyArg_ParseTupleAndKeywords (args, rest, "OOiiO:tile_apply", keywords, &op_name, &rows_object, &y0, &height,
+                                    &counts_object)
+       && es_py_parse_op (op_name, &op);
+  Py_XDECREF (rest);
+  if (!ok || (passes = tile_rows_open (op, &kw, rows_object, y0, height, &job, &array, &rows)) == NULL)
+    return NULL;
+  sum = (PyArrayObject *) PyArray_FROMANY (counts_object, NPY_INT32, 1, 1, NPY_ARRAY_CARRAY_RO | NPY_ARRAY_FORCECAST);
+  state = sum != NULL ? passes->begin (&job, rows.width, height, rows.format, &error) : NULL;
+  if (sum != NULL && state == NULL)
+    es_py_raise (&error, NULL);
+  if (state != NULL)
+    {
+      int *counts = passes->counts (state, &n);
+      if ((size_t) PyArray_DIM (sum, 0) != n)
+        PyErr_Format (PyExc_ValueError, "expected %zu counts (tile_counts() of the same job and image), not %zd", n,
+                      (Py_ssize_t) PyArray_DIM (sum, 0));
+      else
+        {
+          npy_intp dims[2] = { rows.height, rows.width };
+          const EsFormat format = es_job_output_format (&job, rows.format);
+
+          memcpy (counts, PyArray_DATA (sum), n * sizeof *counts);
+          result = PyArray_SimpleNew (2, dims,
+                                      format == ES_FORMAT_U8    ? NPY_UINT8
+                                      : format == ES_FORMAT_U16 ? NPY_UINT16
+                                                                : NPY_FLOAT32);
+        }
+    }
+  if (result != NULL)
+    {
+      out = (EsImage){ .width = rows.width,
+                       .height = rows.height,
+                       .stride = (size_t) PyArray_STRIDE ((PyArrayObject *) result, 0),
+                       .format = es_job_output_format (&job, rows.format),
+                       .depth = rows.depth,
+                       .pixels = PyArray_DATA ((PyArrayObject *) result) };
+      Py_BEGIN_ALLOW_THREADS;
+      ok = passes->finish (state, NULL, &error) && passes->apply_rows (state, &rows, y0, &out, NULL, &error);
+      Py_END_ALLOW_THREADS;
+      if (!ok)
+        {
+          Py_CLEAR (result);
+          es_py_raise (&error, NULL);
+        }
+    }
+  if (state != NULL)
+    passes->free (state);
+  Py_XDECREF (sum);
+  Py_DECREF (array);
+  return result;
+}
+
 static PyObject *
 module_set_max_pixels (PyObject *module, PyObject *arg)
 {
@@ -758,6 +972,19 @@ static PyMethodDef module_methods[] = {
   { "equalize_lut", module_equalize_lut, METH_O,
     "equalize_lut($module, hist, /)\n--\n\n"
     "The uint8 LUT of cv2.equalizeHist for a 256-bin histogram of counts (DESIGN.md section 1)." },
+  { "tile_passes", (PyCFunction) (void (*) (void)) module_tile_passes, METH_VARARGS | METH_KEYWORDS,
+    "tile_passes($module, op, **job)\n--\n\n"
+    "Whether the job (halo()'s keywords) computes in bands of rows through its operation's tile passes: "
+    "tile_counts() over the bands, summed, then tile_apply() on each (CLAHE, but not its presets)." },
+  { "tile_counts", (PyCFunction) (void (*) (void)) module_tile_counts, METH_VARARGS | METH_KEYWORDS,
+    "tile_counts($module, op, rows, y0, height, **job)\n--\n\n"
+    "The int32 counts that rows y0 .. y0 + len(rows) of a height-row image (2-D uint8 or uint16) add to the "
+    "statistics of the job's tiles (CLAHE's histograms; halo()'s keywords): summed over rows that cover the image "
+    "once, they are what tile_apply() takes." },
+  { "tile_apply", (PyCFunction) (void (*) (void)) module_tile_apply, METH_VARARGS | METH_KEYWORDS,
+    "tile_apply($module, op, rows, y0, height, counts, **job)\n--\n\n"
+    "The job's result on rows y0 .. y0 + len(rows) of a height-row image, from those rows and the summed "
+    "tile_counts() of every row: the same rows as the whole image's result." },
   { "set_max_pixels", module_set_max_pixels, METH_O,
     "set_max_pixels($module, n, /)\n--\n\n"
     "Refuse images of more than n pixels (the CLI's --max-pixels); process-wide." },

@@ -72,13 +72,53 @@ def test_keywords_and_limits(rng):
         entroscope.clahe(image, -1.0)
 
 
-def test_dask_planes_whole(rng):
+@pytest.mark.parametrize("shape,chunks,grid,dtype", [
+    ((301, 257), (64, 100), (5, 3), np.uint16),                  # tiles no chunk edge meets, 16 bits
+    ((100, 90), (1, 90), (4, 4), np.uint8),                      # bands of one row
+    ((97, 131), ((10, 50, 37), (60, 71)), (64, 64), np.uint8),   # uneven chunks, more tiles than rows
+    ((40, 33), (7, 5), (3, 8), np.uint8),                        # reflect-101 rows mirrored across chunks
+    ((3, 61, 47), ((1, 2), (20, 41), 47), (4, 5), np.uint16),    # a volume, plane by plane
+    ((50, 60), (50, 20), (4, 4), np.uint8),                      # columns split only: each plane whole
+])
+def test_dask_any_chunking(rng, shape, chunks, grid, dtype):
+    """entroscope.dask's CLAHE is the in-memory call bit for bit for any
+    chunking: planes split into bands of rows go through the tile passes
+    (histograms of every band summed, then each band blended), planes in one
+    band of rows whole; the result keeps the input's chunks."""
     da = pytest.importorskip("dask.array")
     edask = pytest.importorskip("entroscope.dask")
-    image = rng.integers(0, 65536, (301, 257)).astype(np.uint16)
-    lazy = edask.clahe(da.from_array(image, chunks=(64, 100)), 2.0, (5, 3))
-    assert lazy.dtype == np.uint16
-    np.testing.assert_array_equal(lazy.compute(), opencv(image, 2.0, (5, 3)))
+    image = rng.integers(0, np.iinfo(dtype).max + 1, shape).astype(dtype)
+    array = da.from_array(image, chunks=chunks)
+    lazy = edask.clahe(array, 2.0, grid)
+    assert lazy.dtype == dtype and lazy.chunks == array.chunks
+    banded = any(str(name).startswith("clahe-tile-counts") for name in lazy.dask.layers)
+    assert banded == (array.numblocks[-2] > 1)
+    expected = entroscope.clahe(image, 2.0, grid)
+    np.testing.assert_array_equal(lazy.compute(scheduler="threads"), expected)
+    if image.ndim == 2:
+        np.testing.assert_array_equal(expected, opencv(image, 2.0, grid))
+
+
+def test_tile_passes_by_hand(rng):
+    """The module's tile passes: counts of disjoint bands add up, and any
+    band blended from the sum is that band of the whole result; CLAHE's
+    presets have none."""
+    image = rng.integers(0, 256, (70, 45)).astype(np.uint8)
+    job = {"clip": 3.0, "tile_columns": 6, "tile_rows": 7}
+    assert entroscope._entroscope.tile_passes("clahe", **job)
+    assert not entroscope._entroscope.tile_passes("clahe", like="skimage")
+    assert not entroscope._entroscope.tile_passes("entropy")
+    counts = sum(entroscope._entroscope.tile_counts("clahe", image[y0:y1], y0, 70, **job).astype(np.int64)
+                 for y0, y1 in ((0, 9), (9, 10), (10, 70)))
+    expected = entroscope.run("clahe", image, **job)
+    np.testing.assert_array_equal(entroscope._entroscope.tile_apply("clahe", image[20:33], 20, 70, counts, **job),
+                                  expected[20:33])
+    with pytest.raises(ValueError, match="counts"):
+        entroscope._entroscope.tile_apply("clahe", image[:5], 0, 70, counts[1:], **job)
+    with pytest.raises(ValueError, match="rows"):
+        entroscope._entroscope.tile_counts("clahe", image[60:], 60, 65, **job)
+    with pytest.raises(ValueError, match="tile passes"):
+        entroscope._entroscope.tile_counts("clahe", image, 0, 70, like="skimage")
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])

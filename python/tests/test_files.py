@@ -111,8 +111,9 @@ def test_png_output_equals_cli(tmp_path, cli, sample, testdata, options, kwargs)
     units = kwargs.get("units", "nats")
     for path in (sample, testdata / "images" / "astronaut.png"):
         run_cli(cli, "entropy", "-q", *options, path, "-o", tmp_path / "cli.png")
-        values = entroscope.entropy(entroscope.load(path), units=units, **op_kwargs)
-        entroscope.save(tmp_path / "module.png", values, **kwargs)
+        image = entroscope.load(path)
+        values = entroscope.entropy(image, units=units, **op_kwargs)
+        entroscope.save(tmp_path / "module.png", values, pixel_size=image.pixel_size, **kwargs)
         assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), path.name
 
 
@@ -130,6 +131,39 @@ def test_entropy_values_equal_cli_text(tmp_path, cli, sample):
     assert np.abs(entroscope.entropy(entroscope.load(sample)) - cli_values).max() <= 5e-6 + 1e-6
 
 
+def jpeg_corpus(testdata):
+    """The JPEG seed corpus, or a skip in a build without libjpeg-turbo."""
+    corpus = testdata.parent / "fuzz" / "corpus" / "jpeg"
+    try:
+        entroscope.load(corpus / "gray.jpg")
+    except ValueError as e:
+        assert "JPEG is not supported" in str(e)
+        pytest.skip("built without libjpeg-turbo")
+    return corpus
+
+
+def test_jpeg_equals_cli(tmp_path, cli, testdata):
+    corpus = jpeg_corpus(testdata)
+    for name in ("gray-progressive.jpg", "colour-arithmetic-progressive.jpg", "cmyk-adobe.jpg", "ycck-adobe.jpg",
+                 "orientation-6.jpg"):
+        image = entroscope.load(corpus / name)
+        assert image.dtype == np.uint8 and image.depth == 8, name
+        # The EXIF orientation turns the stored 37×75 image upright: 5..8 swap the sides.
+        assert image.shape == ((37, 75) if name.startswith("orientation-6") else (29, 41)), name
+        run_cli(cli, "equalize", "-q", corpus / name, "-o", tmp_path / "cli.png")
+        entroscope.save(tmp_path / "module.png", entroscope.run("equalize", image), op="equalize")
+        assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), name
+
+
+def test_jpeg_refusals_name_the_cause(testdata):
+    corpus = jpeg_corpus(testdata)
+    for name, cause in (("refused-truncated.jpg", "JPEG: file is truncated"),
+                        ("refused-corrupt.jpg", "JPEG: Corrupt JPEG data: bad Huffman code"),
+                        ("refused-12-bit.jpg", "JPEG: 12-bit samples are not supported")):
+        with pytest.raises(ValueError, match=f"{name}: {cause}"):
+            entroscope.load(corpus / name)
+
+
 # ---- errors: the CLI's messages, as Python exceptions ---------------------------
 
 
@@ -143,9 +177,10 @@ def test_load_errors(tmp_path, testdata):
         if name.startswith("x") and name.endswith(".png"):
             with pytest.raises(ValueError, match=f"{name}: ."):
                 entroscope.load(testdata / "pngsuite" / name)
+    # A JPEG that ends after a marker of length 0: truncated, or refused by name without libjpeg-turbo.
     jpeg = tmp_path / "photo.jpg"
     jpeg.write_bytes(b"\xff\xd8\xff\xe0" + bytes(64))
-    with pytest.raises(ValueError, match=r"photo\.jpg: JPEG is not supported"):
+    with pytest.raises(ValueError, match=r"photo\.jpg: JPEG(: file is truncated| is not supported)"):
         entroscope.load(jpeg)
     empty = tmp_path / "empty.png"
     empty.write_bytes(b"")
@@ -204,6 +239,28 @@ def test_save_tiff(tmp_path, rng, cli, sample):
         assert "TIFF is not supported" in str(e)
         pytest.skip("built without libtiff")
     assert image.depth == 16 and np.array_equal(image, gray)
+
+
+def test_load_values_and_pixel_size(tmp_path):
+    """A float TIFF's samples stand for its values (value_map, values()),
+    and its resolution tags give pixel_size, in the file's unit."""
+    tifffile = pytest.importorskip("tifffile")
+    floats = np.array([[-1.0, 2.5, 0.75, 0.0]], dtype=np.float32)
+    tifffile.imwrite(tmp_path / "floats.tif", floats, resolution=(1e4 / 0.65, 1e4 / 0.65), resolutionunit="CENTIMETER")
+    try:
+        image = entroscope.load(tmp_path / "floats.tif")
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+    assert image.dtype == np.uint16 and image.value_map is not None
+    assert np.allclose(image.values(), floats, atol=3.5 / 65535 / 2)
+    width, height, depth, unit = image.pixel_size
+    assert unit == "µm" and depth is None and width == pytest.approx(0.65, rel=1e-6)
+    assert image[:, 1:].pixel_size == image.pixel_size
+    gray = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    tifffile.imwrite(tmp_path / "gray.tif", gray)
+    plain = entroscope.load(tmp_path / "gray.tif")
+    assert plain.pixel_size is None and plain.value_map is None and np.array_equal(plain.values(), gray)
 
 
 @pytest.mark.parametrize("compression", ["fast", "default", "small"])

@@ -4,7 +4,8 @@
 # racecheck, initcheck and synccheck × every variant of every operation,
 # through the CLI on random images of awkward sizes (8- and 16-bit), entropy
 # at windows and level counts that reach each of its kernels, and a banded
-# run of every operation under a tiny ES_GPU_MEMORY_BUDGET. Prints each dirty
+# run of every operation (of every CLAHE variant) under a tiny
+# ES_GPU_MEMORY_BUDGET. Prints each dirty
 # run with its first report, then `N clean, N dirty`; exits 1 if any is dirty.
 #   usage: tests/gpu/sanitize.sh [build dir, default build-gpu] [parallel runs, default 6]
 set -eu
@@ -68,6 +69,11 @@ for tool in memcheck racecheck initcheck synccheck; do
       # with more tiles than the small images have pixels.
       echo "$tool $op-$variant-3x2 - $op $variant --clip=2 --tiles=3x2"
       echo "$tool $op-$variant-64x64 - $op $variant --clip=0 --tiles=64x64"
+      # In bands through the tile passes: the budget holds the tiles'
+      # counts and maps and a few bands of the wide image (8-bit, 8×8), or
+      # of the 16-bit one (65536 bins under a 1×2 grid).
+      echo "$tool $op-$variant-banded ES_GPU_MEMORY_BUDGET=300000 $op $variant --clip=2 --tiles=8x8"
+      echo "$tool $op-$variant-banded16 ES_GPU_MEMORY_BUDGET=800000 $op $variant --clip=2 --tiles=1x2"
     else
       echo "$tool $op-$variant - $op $variant --levels=16"
     fi
@@ -75,8 +81,6 @@ for tool in memcheck racecheck initcheck synccheck; do
   for op in quantize entropy equalize sharpen; do
     echo "$tool $op-banded ES_GPU_MEMORY_BUDGET=300000 $op default --window=9"
   done
-  # CLAHE takes the image whole: past the budget it finishes on the CPU.
-  echo "$tool clahe-whole ES_GPU_MEMORY_BUDGET=300000 clahe default --tiles=8x8"
   # Definitions: border modes on the fast kernels' padded frames, shapes and
   # bins on the general kernel (sorted small windows, shared and global
   # counts), and in bands.

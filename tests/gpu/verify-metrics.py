@@ -6,15 +6,21 @@ For every CUDA variant of entropy, equalize, sharpen and CLAHE on a random
 8-bit SIDE² image (default 8192²), and of the 3-D entropy variants on a
 random VOLUME³ volume (default 512³, ball r=3), this runs the CLI once with
 --metrics for the modelled DRAM bytes (the "model MB" column) and once under
-ncu for dram__bytes_read.sum + dram__bytes_write.sum, summed over every
-kernel of the run, and prints one table: variant, modelled MB, ncu MB, their
-ratio and PASS or FAIL at 10 %. The model's read and write bytes are shown
-beside ncu's, so that a FAIL says which side is off, and so are the bytes
-that stores wrote into L2 (lts__t_sectors_op_write.sum × 32): a kernel's
-last dirty lines can still sit in L2 when it ends, so that DRAM writes come
-in short of a large output by up to the L2's size, where the L2 writes do
-not (they also count atomics, which stay in L2). One failure never stops
-the table; the exit status is 1 when any variant failed or could not run.
+ncu for the DRAM bytes, summed over every kernel of the run, and prints one
+table: variant, modelled MB, measured MB, their ratio and PASS or FAIL at
+10 %. The measured bytes are ncu's dram__bytes_read.sum plus the bytes that
+the SMs' stores wrote into L2 (lts__t_sectors_srcunit_tex_op_write.sum ×
+32; the total lts__t_sectors_op_write.sum also counts the stores that one
+L2 partition forwards to the other across the fabric, half of them on an
+H200, so it comes out at 1.5× the bytes stored). The L2 is write-back: a kernel's last dirty lines are still in L2 when it ends
+and reach DRAM afterwards, outside ncu's count, so that
+dram__bytes_write.sum comes in short of a large output by up to the L2's
+size (and at 0 for a band that never leaves L2). Every byte these kernels
+store is stored once, so the L2's store bytes are the bytes DRAM receives;
+atomics stay in L2 and are not counted. dram__bytes_write.sum is shown
+beside them. With --kernels each kernel's bytes are printed under its
+variant's row. One failure never stops the table; the exit status is 1
+when any variant failed or could not run.
 
 The input is a PGM, which the CLI decodes whole, so that each run is one job
 on the whole image (a PNG may be computed band by band while it is read,
@@ -136,9 +142,11 @@ def model_bytes(args, env):
 
 
 def ncu_bytes(args, env):
-    """(DRAM read, DRAM write, kernels, L2 write) bytes that ncu counts over every kernel of the run."""
+    """(DRAM read, DRAM write, kernels, L2 write, per kernel) bytes that ncu
+    counts over every kernel of the run; per kernel: [name, read, DRAM write,
+    L2 write] in launch order."""
     command = [NCU, "--csv", "--print-units", "base", "--metrics",
-               "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_op_write.sum", CLI] + args + ["-q"]
+               "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_write.sum", CLI] + args + ["-q"]
     try:
         run = subprocess.run(command, env=env, capture_output=True, text=True)
     except OSError as error:
@@ -148,23 +156,26 @@ def ncu_bytes(args, env):
         return None, "ncu exit %d: %s" % (run.returncode, " ".join(tail))
     body = "\n".join(l for l in run.stdout.splitlines() if l.startswith('"'))
     read = write = l2_write = 0.0
-    kernels = set()
+    kernels = {}
     for row in csv.DictReader(io.StringIO(body)):
         name, unit = row.get("Metric Name"), row.get("Metric Unit", "byte")
         try:
             value = float(row.get("Metric Value", "").replace(",", "")) * UNIT_BYTES.get(unit, 1)
         except ValueError:
             continue
-        kernels.add(row.get("ID"))
+        kernel = kernels.setdefault(row.get("ID"), [row.get("Kernel Name", "?").split("(")[0], 0.0, 0.0, 0.0])
         if name == "dram__bytes_read.sum":
             read += value
+            kernel[1] += value
         elif name == "dram__bytes_write.sum":
             write += value
-        elif name == "lts__t_sectors_op_write.sum":
+            kernel[2] += value
+        elif name == "lts__t_sectors_srcunit_tex_op_write.sum":
             l2_write += 32 * value
+            kernel[3] += 32 * value
     if not kernels:
         return None, "ncu profiled no kernel (counters not permitted?): %s" % run.stdout.strip()[-200:]
-    return (read, write, len(kernels), l2_write), None
+    return (read, write, len(kernels), l2_write, list(kernels.values())), None
 
 
 def main():
@@ -173,6 +184,7 @@ def main():
     parser.add_argument("--volume", type=int, default=512, help="side of the 3-D volume (0: none)")
     parser.add_argument("--radius", type=int, default=3, help="the 3-D variants' ball")
     parser.add_argument("--ops", default="entropy,equalize,sharpen,clahe")
+    parser.add_argument("--kernels", action="store_true", help="each kernel's bytes under its variant")
     options = parser.parse_args()
     env = environment()
     build(env)
@@ -186,8 +198,8 @@ def main():
         if options.volume > 0 and "entropy" in ops:
             write_volume_tiff(volume, options.volume, rng)
         print("%-9s %-22s %10s %10s %7s  %-7s %9s %9s %9s %9s %9s %4s" % (
-            "op", "variant", "model MB", "ncu MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "ncu wr",
-            "L2 wr", "krn"))
+            "op", "variant", "model MB", "meas. MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "L2 wr",
+            "DRAM wr", "krn"))
         for op, variant in variants(env):
             if op not in ops:
                 continue
@@ -205,13 +217,16 @@ def main():
                 failed += 1
                 print("%-9s %-22s %s" % (op, label, "ERROR " + (error or ncu_error)))
                 continue
-            total_model, total_ncu = (model[0] + model[1]) / 1e6, (measured[0] + measured[1]) / 1e6
+            total_model, total_ncu = (model[0] + model[1]) / 1e6, (measured[0] + measured[3]) / 1e6
             ratio = total_model / total_ncu if total_ncu > 0 else float("inf")
             ok = abs(ratio - 1) <= TOLERANCE
             failed += 0 if ok else 1
             print("%-9s %-22s %10.1f %10.1f %7.3f  %-7s %9.1f %9.1f %9.1f %9.1f %9.1f %4d" % (
                 op, label, total_model, total_ncu, ratio, "PASS" if ok else "FAIL", model[0] / 1e6,
-                measured[0] / 1e6, model[1] / 1e6, measured[1] / 1e6, measured[3] / 1e6, measured[2]))
+                measured[0] / 1e6, model[1] / 1e6, measured[3] / 1e6, measured[1] / 1e6, measured[2]))
+            if options.kernels:
+                for name, read, write, l2 in measured[4]:
+                    print("%-9s   %-51s %9.1f %19.1f %9.1f" % ("", name[:51], read / 1e6, l2 / 1e6, write / 1e6))
             sys.stdout.flush()
     print("%s: %d variant%s off by more than %d %% or not run" % (
         "FAIL" if failed else "PASS", failed, "" if failed == 1 else "s", round(TOLERANCE * 100)))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* EsCompareWindow: runs es_compare_variants on the worker, shows progress, then bars beside the copy floor. */
+/* EsCompareWindow: runs es_compare_variants on the worker, shows progress, then bandwidths and times beside the peaks. */
 #include "es-compare-window.h"
 #include "es-compare-window-private.h"
 
@@ -7,6 +7,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "es-accessible.h"
+#include "es-bandwidth-chart.h"
 #include "es-bar.h"
 #include "es-debug.h"
 
@@ -20,6 +21,8 @@ struct _EsCompareWindow {
   GtkProgressBar *progress_bar;
   GtkLabel *chart_heading;
   GtkLabel *chart_engine;
+  GtkLabel *bandwidth_caption;
+  EsBandwidthChart *bandwidth_chart;
   GtkGrid *chart_grid;
   GtkLabel *chart_footnote;
   GtkLabel *cpu_title;
@@ -57,6 +60,186 @@ static char *
 format_bytes (size_t bytes)
 {
   return bytes >= 10000000 ? g_strdup_printf ("%.0f MB", bytes / 1e6) : g_strdup_printf ("%.2f MB", bytes / 1e6);
+}
+
+static char *
+format_kib (size_t bytes)
+{
+  return bytes < 1024 ? g_strdup_printf ("%zu B", bytes) : g_strdup_printf ("%.1f KiB", bytes / 1024.0);
+}
+
+/* The main kernel's resources, "occupancy 75%, 40 registers, 4.0 KiB
+ * shared, no spills", or NULL where no kernel was recorded (the CPU). */
+static char *
+kernel_summary (const EsMetrics *m)
+{
+  const EsKernelInfo *k;
+  GString *text;
+
+  if (m->n_kernels == 0)
+    return NULL;
+  k = &m->kernels[CLAMP (m->main_kernel, 0, m->n_kernels - 1)];
+  text = g_string_new (NULL);
+  g_string_append_printf (text, _ ("occupancy %.0f%%"), 100 * k->occupancy);
+  g_string_append (text, ", ");
+  g_string_append_printf (text, _ ("%d registers"), k->registers);
+  if (k->static_shared + k->dynamic_shared > 0)
+    {
+      g_autofree char *shared = format_kib (k->static_shared + k->dynamic_shared);
+
+      g_string_append (text, ", ");
+      g_string_append_printf (text, _ ("%s shared"), shared);
+    }
+  g_string_append (text, ", ");
+  if (k->local_bytes > 0)
+    {
+      g_autofree char *local = format_kib (k->local_bytes);
+
+      g_string_append_printf (text, _ ("%s local a thread"), local);
+    }
+  else
+    g_string_append (text, _ ("no spills"));
+  return g_string_free (text, FALSE);
+}
+
+/* A variant's memory model, bandwidth and main kernel under its bar: "5.2
+ * MB read, 1.0 MB written (24.0 B/px) · 1210 GB/s, 62% of the copy floor,
+ * 25% of the datasheet peak", then "occupancy 75%, 40 registers, no
+ * spills". NULL without a model. */
+static char *
+metrics_summary (const EsMetrics *m, double floor_gbs)
+{
+  const double bytes = m->model.read_bytes + m->model.write_bytes;
+  g_autofree char *read = NULL, *written = NULL, *bandwidth = NULL, *kernel = NULL;
+  GString *text;
+
+  if (bytes <= 0 || m->pixels <= 0)
+    return NULL;
+  read = format_bytes ((size_t) m->model.read_bytes);
+  written = format_bytes ((size_t) m->model.write_bytes);
+  text = g_string_new (NULL);
+  g_string_append_printf (text, _ ("%s read, %s written (%.1f B/px)"), read, written, bytes / m->pixels);
+  if (m->achieved_gbs > 0)
+    {
+      bandwidth = es_bandwidth_format (m->achieved_gbs);
+      g_string_append_printf (text, " · %s", bandwidth);
+      if (isfinite (floor_gbs) && floor_gbs > 0)
+        {
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of the copy floor"), 100 * m->achieved_gbs / floor_gbs);
+        }
+      else if (m->copy_share > 0)
+        {
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of memcpy"), 100 * m->copy_share);
+        }
+      if (m->datasheet_share > 0)
+        {
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of the datasheet peak"), 100 * m->datasheet_share);
+        }
+    }
+  /* The main kernel on a line of its own, so that neither half wraps mid-figure. */
+  kernel = kernel_summary (m);
+  if (kernel)
+    g_string_append_printf (text, "\n%s", kernel);
+  return g_string_free (text, FALSE);
+}
+
+/* Starts a line of `text` (none before the first). */
+static void
+new_line (GString *text)
+{
+  if (text->len > 0)
+    g_string_append_c (text, '\n');
+}
+
+/* Every figure behind the summary line, for its tooltip: the model's
+ * bytes, the achieved bandwidth against each peak, each kernel's launch and
+ * resources, the transfers. */
+static char *
+metrics_details (const EsMetrics *m, double floor_gbs)
+{
+  const double bytes = m->model.read_bytes + m->model.write_bytes;
+  GString *text = g_string_new (NULL);
+
+  if (bytes > 0 && m->pixels > 0)
+    {
+      g_autofree char *read = format_bytes ((size_t) m->model.read_bytes);
+      g_autofree char *written = format_bytes ((size_t) m->model.write_bytes);
+
+      g_string_append_printf (text, _ ("Memory model: %s read, %s written, %.2f bytes a pixel"), read, written,
+                              bytes / m->pixels);
+      if (m->model.shared_bytes > 0)
+        {
+          g_autofree char *shared = format_bytes ((size_t) m->model.shared_bytes);
+
+          g_string_append (text, "; ");
+          g_string_append_printf (text, _ ("%s through shared memory"), shared);
+        }
+    }
+  if (m->achieved_gbs > 0)
+    {
+      g_autofree char *achieved = es_bandwidth_format (m->achieved_gbs);
+
+      new_line (text);
+      g_string_append_printf (text, _ ("Achieved: %s"), achieved);
+      if (isfinite (floor_gbs) && floor_gbs > 0)
+        {
+          g_autofree char *floor = es_bandwidth_format (floor_gbs);
+
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of the copy floor (%s)"), 100 * m->achieved_gbs / floor_gbs, floor);
+        }
+      if (m->copy_gbs > 0)
+        {
+          g_autofree char *copy = es_bandwidth_format (m->copy_gbs);
+
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of memcpy (%s)"), 100 * m->copy_share, copy);
+        }
+      if (m->datasheet_gbs > 0)
+        {
+          g_autofree char *datasheet = es_bandwidth_format (m->datasheet_gbs);
+
+          g_string_append (text, ", ");
+          g_string_append_printf (text, _ ("%.0f%% of the datasheet peak (%s)"), 100 * m->datasheet_share, datasheet);
+        }
+    }
+  for (int i = 0; i < m->n_kernels; i++)
+    {
+      const EsKernelInfo *k = &m->kernels[i];
+      g_autofree char *local = format_kib (k->local_bytes);
+
+      new_line (text);
+      g_string_append_printf (text, i == m->main_kernel ? _ ("%s (the lesson's): ") : "%s: ", k->name);
+      g_string_append_printf (text,
+                              _ ("grid %u×%u×%u of %u×%u×%u threads, %d registers, %zu + %zu B shared (static + "
+                                 "dynamic), %s local a thread, %d blocks an SM, occupancy %.0f%%"),
+                              k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2], k->registers,
+                              k->static_shared, k->dynamic_shared, local, k->blocks_per_sm, 100 * k->occupancy);
+    }
+  if (m->host_memory != ES_HOST_NONE)
+    {
+      new_line (text);
+      g_string_append_printf (text, _ ("Transfers: %s, %.1f GB/s up, %.1f GB/s down"),
+                              es_host_memory_name (m->host_memory), m->upload_gbs, m->download_gbs);
+    }
+  return g_string_free (text, FALSE);
+}
+
+/* A row's tooltip (taken) followed by every figure of its metrics. */
+static char *
+add_figures (char *tooltip, const EsMetrics *m, double floor_gbs)
+{
+  g_autofree char *figures = metrics_details (m, floor_gbs);
+  char *text;
+
+  if (*figures == '\0')
+    return tooltip;
+  text = g_strconcat (tooltip, "\n\n", figures, NULL);
+  g_free (tooltip);
+  return text;
 }
 
 /* "Entropy, window 5, levels 16": the operation and the parameters it uses. */
@@ -120,7 +303,8 @@ typedef struct {
   EsBarKind kind;
   const char *title;
   const char *subtitle;
-  const char *lesson; /* under the bar; NULL for none */
+  const char *details; /* the memory model and resources, under the bar; NULL for none */
+  const char *lesson;  /* under the details; NULL for none */
   const char *tooltip;
   double value, max, floor;
   const char *value_text;
@@ -159,6 +343,16 @@ add_chart_row (GtkGrid *grid, int *row, const ChartRow *r)
   gtk_grid_attach (grid, value, 2, *row, 1, 1);
   gtk_grid_attach (grid, extra, 3, *row, 1, 1);
   (*row)++;
+  if (r->details)
+    {
+      GtkWidget *details = label_new (r->details, 0, "numeric", "compare-metrics");
+
+      gtk_widget_add_css_class (details, "caption");
+      gtk_label_set_wrap (GTK_LABEL (details), TRUE);
+      gtk_widget_set_tooltip_text (details, r->tooltip);
+      gtk_grid_attach (grid, details, 1, *row, 3, 1);
+      (*row)++;
+    }
   if (r->lesson)
     {
       GtkWidget *lesson = label_new (r->lesson, 0, "dim-label", "compare-lesson");
@@ -202,6 +396,41 @@ add_untimed_row (GtkGrid *grid, int *row, const EsJob *job, const EsCompareRow *
                  });
 }
 
+/* The bandwidth chart: a bar for each variant, the copy floor and the
+ * datasheet peak as lines, and a caption that says how to read them. */
+static void
+show_bandwidth (EsCompareWindow *self, const EsComparison *comparison, const EsCompareBandwidth *bandwidth)
+{
+  g_autofree EsBandwidthBar *bars = g_new0 (EsBandwidthBar, MAX (comparison->n_rows, 1));
+  GString *caption = g_string_new (_ ("Each variant's modelled DRAM bytes over its median kernel time, on a log "
+                                      "scale. The dashed line is the copy floor's bandwidth on this image; the "
+                                      "solid line the device's datasheet peak."));
+
+  for (size_t i = 0; i < comparison->n_rows; i++)
+    {
+      const EsCompareRow *v = &comparison->rows[i];
+
+      bars[i] = (EsBandwidthBar){
+        .name = v->id,
+        .gbs = v->unsupported == NULL && v->repeats > 0 ? v->metrics.achieved_gbs : NAN,
+        .is_default = v->is_default,
+      };
+    }
+  es_bandwidth_chart_set (self->bandwidth_chart, bars, (int) comparison->n_rows, bandwidth->floor_gbs,
+                          bandwidth->datasheet_gbs);
+  /* The models count DRAM bytes as if nothing stayed in the L2 cache
+   * between kernels (DESIGN.md §3): on an image that fits in it, a bar can
+   * pass the DRAM's peak, and that says the cache served it. */
+  if (bandwidth->datasheet_gbs > 0 && bandwidth->fastest_gbs > bandwidth->datasheet_gbs)
+    {
+      g_string_append_c (caption, ' ');
+      g_string_append (caption, _ ("A bar past the datasheet peak was served by the L2 cache: this image fits "
+                                   "in it, and the models count the bytes as if it did not."));
+    }
+  gtk_label_set_label (self->bandwidth_caption, caption->str);
+  g_string_free (caption, TRUE);
+}
+
 static void
 show_chart (EsCompareWindow *self, const EsComparison *comparison)
 {
@@ -209,10 +438,14 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   double max = comparison->floor_ms, floor = comparison->floor_ms;
   g_autofree char *what = describe_job (job), *heading = NULL, *floor_text = NULL;
   g_autofree char *in_text = NULL, *out_text = NULL, *footnote = NULL, *command = NULL;
+  const size_t pixels = (size_t) comparison->source->image.width * (size_t) comparison->source->image.height;
+  EsCompareBandwidth bandwidth;
   size_t in_bytes, out_bytes;
   int row = 0;
 
   clear_grid (self->chart_grid);
+  es_compare_bandwidth (job, pixels, comparison->rows, comparison->n_rows, comparison->floor_ms, &bandwidth);
+  show_bandwidth (self, comparison, &bandwidth);
   for (size_t i = 0; i < comparison->n_rows; i++)
     if (comparison->rows[i].unsupported == NULL)
       max = MAX (max, comparison->rows[i].kernel_ms);
@@ -221,8 +454,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   gtk_label_set_label (self->chart_heading, heading);
   gtk_label_set_label (self->chart_engine, comparison->engine.description);
 
-  es_compare_op_bytes (job, (size_t) comparison->source->image.width * (size_t) comparison->source->image.height,
-                       &in_bytes, &out_bytes);
+  es_compare_op_bytes (job, pixels, &in_bytes, &out_bytes);
   in_text = format_bytes (in_bytes);
   out_text = format_bytes (out_bytes);
   floor_text = format_ms (floor);
@@ -258,14 +490,18 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
       g_autofree char *value = format_ms (v->kernel_ms), *wall = format_ms (v->wall_ms);
       g_autofree char *extra = isfinite (v->floor_multiple) ? g_strdup_printf ("%.2f× floor", v->floor_multiple)
                                                             : g_strdup ("–");
+      g_autofree char *details = metrics_summary (&v->metrics, bandwidth.floor_gbs);
       g_autofree char *tooltip = g_strdup_printf (_ ("%s\n\nFrom: %s\nMedian of %d runs: kernel %s, "
                                                      "end to end %s"),
                                                   _ (v->lesson), v->source && *v->source ? v->source : "–", v->repeats,
                                                   value, wall);
+
+      tooltip = add_figures (tooltip, &v->metrics, bandwidth.floor_gbs);
       ChartRow r = {
         .kind = v->is_default ? ES_BAR_DEFAULT : ES_BAR_VARIANT,
         .title = _ (v->label),
         .subtitle = subtitle,
+        .details = details,
         .lesson = _ (v->lesson),
         .tooltip = tooltip,
         .value = v->kernel_ms,
@@ -299,6 +535,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
   g_autofree char *extra = g_strdup_printf ("wall %s", wall);
   g_autofree char *subtitle = g_strdup_printf ("%d threads", es_cpu_thread_count ());
   g_autofree char *command = cli_command (comparison), *footnote = NULL, *tooltip = NULL;
+  g_autofree char *details = metrics_summary (&cpu->metrics, NAN);
   const char *reason = comparison->engine.cuda_reason;
   int row = 0;
 
@@ -328,12 +565,14 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
   gtk_label_set_label (self->cpu_heading, heading);
   tooltip = g_strdup_printf (_ ("Median of %d runs after a warm-up: kernel %s, end to end %s"), cpu->repeats, value,
                              wall);
+  tooltip = add_figures (tooltip, &cpu->metrics, NAN);
   clear_grid (self->cpu_grid);
   {
     ChartRow r = {
       .kind = ES_BAR_CPU,
       .title = _ (cpu->label),
       .subtitle = subtitle,
+      .details = details,
       .lesson = _ (cpu->lesson),
       .tooltip = tooltip,
       .value = cpu->kernel_ms,
@@ -586,6 +825,7 @@ es_compare_window_class_init (EsCompareWindowClass *klass)
   GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   G_OBJECT_CLASS (klass)->dispose = es_compare_window_dispose;
+  g_type_ensure (ES_TYPE_BANDWIDTH_CHART);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/entroscope/Entroscope/es-compare-window.ui");
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, op_dropdown);
@@ -595,6 +835,8 @@ es_compare_window_class_init (EsCompareWindowClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, progress_bar);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, chart_heading);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, chart_engine);
+  gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, bandwidth_caption);
+  gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, bandwidth_chart);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, chart_grid);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, chart_footnote);
   gtk_widget_class_bind_template_child (widget_class, EsCompareWindow, cpu_title);

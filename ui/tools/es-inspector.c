@@ -178,24 +178,34 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
     }
 }
 
-/* The table: each non-empty bin, the samples that fall in it, its count, p
- * and its share −p ln p of H. */
+/* The table: each non-empty bin, the samples that fall in it (the values
+ * they stand for, for a float or signed TIFF), its count, p and its share
+ * −p ln p of H. */
 static void
-append_table (GString *text, const EsWindowCounts *counts)
+append_table (GString *text, const EsWindowCounts *counts, const EsImageMeta *meta)
 {
-  g_string_append_printf (text, "%5s   %-13s  %6s   %7s   %s\n", "bin", "samples", "count", "p = c/n", "−p ln p");
+  int decimals = es_image_meta_value_decimals (meta);
+  gboolean values = meta->stored != ES_STORED_UNSIGNED;
+
+  g_string_append_printf (text, "%5s   %-*s  %6s   %7s   %s\n", "bin", values ? 2 * decimals + 10 : 13,
+                          values ? "values" : "samples", "count", "p = c/n", "−p ln p");
   for (size_t i = 0; i < counts->n_used && i < TABLE_ROWS_MAX; i++)
     {
       const EsBinCount *used = &counts->used[i];
       double p = (double) used->count / counts->n;
-      char samples[32];
+      char samples[64];
 
-      if (used->lo == used->hi)
+      if (values && used->lo == used->hi)
+        g_snprintf (samples, sizeof samples, "%.*f", decimals, es_image_meta_value (meta, used->lo));
+      else if (values)
+        g_snprintf (samples, sizeof samples, "%.*f..%.*f", decimals, es_image_meta_value (meta, used->lo), decimals,
+                    es_image_meta_value (meta, used->hi));
+      else if (used->lo == used->hi)
         g_snprintf (samples, sizeof samples, "%u", used->lo);
       else
         g_snprintf (samples, sizeof samples, "%u..%u", used->lo, used->hi);
-      g_string_append_printf (text, "%5u   %-13s  %6u   %7.4f   %7.4f\n", used->bin, samples, used->count, p,
-                              -p * log (p));
+      g_string_append_printf (text, "%5u   %-*s  %6u   %7.4f   %7.4f\n", used->bin, values ? 2 * decimals + 10 : 13,
+                              samples, used->count, p, -p * log (p));
     }
   if (counts->n_used > TABLE_ROWS_MAX)
     g_string_append_printf (text, _ ("… and %zu more bins\n"), counts->n_used - TABLE_ROWS_MAX);
@@ -256,7 +266,7 @@ _es_inspector_update (EsTools *self)
       return;
     }
 
-  append_table (data->text, &data->counts);
+  append_table (data->text, &data->counts, &source->image.meta);
   gtk_label_set_label (GTK_LABEL (self->inspector_counts), data->text->str);
 
   /* The sum, always in sight above the table (which may scroll). */
@@ -275,6 +285,9 @@ _es_inspector_update (EsTools *self)
         g_string_append_printf (data->text, _ ("  ·  Entropy view %.4f %s"),
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
     }
+  if (source->image.meta.stored != ES_STORED_UNSIGNED)
+    g_string_append_printf (data->text, _ ("  ·  value %.*f"), es_image_meta_value_decimals (&source->image.meta),
+                            es_image_meta_value (&source->image.meta, es_image_sample (&source->image, x, y)));
   if (source->volume.source)
     g_string_append_printf (data->text, "  ·  x %d  y %d  z %d  ·  %s", x, y, source->volume.z, info.definition);
   else

@@ -24,10 +24,35 @@ plot_data (GtkWidget *plot)
 static void
 format_value (char *buffer, size_t size, double value, const EsChannel *channel)
 {
-  if (channel->image->format == ES_FORMAT_F32)
+  const EsImageMeta *meta = &channel->image->meta;
+
+  if (channel->levels == 0 && meta->stored == ES_STORED_FLOAT)
+    g_snprintf (buffer, size, "%.*f", es_image_meta_value_decimals (meta), value);
+  else if (channel->image->format == ES_FORMAT_F32)
     g_snprintf (buffer, size, "%.4f", value);
   else
     g_snprintf (buffer, size, "%.0f", value);
+}
+
+/* A distance along the line: tenths of a pixel, or five significant
+ * digits of a calibrated unit. */
+static void
+format_distance (char *buffer, size_t size, const EsProfile *profile, double distance)
+{
+  if (g_strcmp0 (profile->distance_unit, "px") == 0)
+    g_snprintf (buffer, size, "%.1f", distance);
+  else
+    es_format_significant (buffer, size, distance, 5);
+}
+
+char *
+_es_profile_length_text (const EsProfile *profile)
+{
+  char length[32];
+
+  format_distance (length, sizeof length, profile, profile->n > 0 ? profile->distance[profile->n - 1] : 0);
+  /* TRANSLATORS: the line's length, its unit (px, µm…) and its samples */
+  return g_strdup_printf (_ ("%s %s · %zu samples"), length, profile->distance_unit, profile->n);
 }
 
 static void
@@ -113,13 +138,16 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
         }
     }
 
-  /* The shared axis: distance along the line, in pixels. */
+  /* The shared axis: distance along the line, in pixels or the image's unit. */
   cairo_set_source_rgba (cr, fg.red, fg.green, fg.blue, 0.55);
   draw_text (cr, widget, "0", left, height - 17, FALSE);
   /* The pointer's place replaces the line's length while the plot is hovered. */
-  g_snprintf (text, sizeof text, _ ("%.1f px · %zu samples"), total, profile->n);
   if (plot->hover_index < 0)
-    draw_text (cr, widget, text, right, height - 17, TRUE);
+    {
+      g_autofree char *length = _es_profile_length_text (profile);
+
+      draw_text (cr, widget, length, right, height - 17, TRUE);
+    }
   if (plot->hover_index >= 0 && (size_t) plot->hover_index < profile->n)
     {
       const EsPixel *p = &profile->pixels[plot->hover_index];
@@ -130,8 +158,11 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       cairo_move_to (cr, round (x) + 0.5, 0);
       cairo_line_to (cr, round (x) + 0.5, height - 18);
       cairo_stroke (cr);
-      g_snprintf (text, sizeof text, "x %d  y %d  · %.1f of %.1f px", p->x, p->y, profile->distance[plot->hover_index],
-                  total);
+      char at[32], length[32];
+
+      format_distance (at, sizeof at, profile, profile->distance[plot->hover_index]);
+      format_distance (length, sizeof length, profile, total);
+      g_snprintf (text, sizeof text, _ ("x %d  y %d  · %s of %s %s"), p->x, p->y, at, length, profile->distance_unit);
       draw_text (cr, widget, text, right, height - 17, TRUE);
     }
 }
@@ -194,8 +225,15 @@ _es_profile_plot_update (GtkWidget *plot)
   PlotData *data = plot_data (plot);
   int n = MAX (data->tools->profile.n_channels, 3);
 
+  g_autofree char *length = data->tools->profile.n > 0 ? _es_profile_length_text (&data->tools->profile) : NULL;
+
   if ((size_t) data->hover_index >= data->tools->profile.n)
     data->hover_index = -1;
+  /* The line's length for screen readers, which cannot read the plot. */
+  if (length != NULL)
+    gtk_accessible_update_property (GTK_ACCESSIBLE (plot), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, length, -1);
+  else
+    gtk_accessible_reset_property (GTK_ACCESSIBLE (plot), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
   gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (plot), n * STRIP_MIN_HEIGHT + 18);
   gtk_widget_queue_draw (plot);
 }

@@ -43,8 +43,13 @@ es_tools_get_roi_cell (EsTools *self, int row, int column)
 static void
 format_number (char *buffer, size_t size, double value, const EsChannel *channel, gboolean exact)
 {
-  /* Integer samples keep their digits; means and deviations get decimals. */
-  if (channel->image->format != ES_FORMAT_F32 && exact)
+  const EsImageMeta *meta = &channel->image->meta;
+
+  /* Integer samples keep their digits; means and deviations get decimals;
+   * a float TIFF's values get those that tell two samples apart. */
+  if (channel->levels == 0 && meta->stored == ES_STORED_FLOAT)
+    g_snprintf (buffer, size, "%.*f", MAX (es_image_meta_value_decimals (meta), exact ? 0 : 4), value);
+  else if (channel->image->format != ES_FORMAT_F32 && exact)
     g_snprintf (buffer, size, "%.0f", value);
   else
     g_snprintf (buffer, size, "%.4f", value);
@@ -116,7 +121,7 @@ _es_roi_update (EsTools *self)
     EsLayer *layer = channels->layers[a];
     double scale = channels->channels[a].scale != 0 ? channels->channels[a].scale : 1.0;
     double lo = layer->result.scale.lo * scale, hi = layer->result.scale.hi * scale;
-    g_autofree char *caption = NULL;
+    g_autofree char *caption = NULL, *size = NULL;
 
     if (channels->channels[a].levels > 0)
       {
@@ -125,8 +130,9 @@ _es_roi_update (EsTools *self)
       }
     else if (layer->view == ES_VIEW_ORIGINAL)
       {
-        lo = 0;
-        hi = (1 << source->image.depth) - 1;
+        /* Every sample the depth holds, as the values they stand for. */
+        lo = channels->channels[a].offset;
+        hi = channels->channels[a].offset + ((1 << source->image.depth) - 1) * scale;
       }
     self->roi_lo = lo;
     self->roi_hi = hi;
@@ -135,8 +141,9 @@ _es_roi_update (EsTools *self)
     es_histogram_set_counts (ES_HISTOGRAM (self->roi_histogram), self->roi_bins, G_N_ELEMENTS (self->roi_bins),
                              channels->heatmap[a] ? display.colormap : ES_N_COLORMAPS, display.reversed);
     gtk_widget_set_visible (self->roi_histogram, TRUE);
-    caption = g_strdup_printf (_ ("x %d  y %d  ·  %d × %d px  ·  histogram of %s, %g … %g"), self->roi.x, self->roi.y,
-                               self->roi.width, self->roi.height, channels->names[a], lo, hi);
+    size = _es_tools_describe_rect (&source->image.meta, self->roi.width, self->roi.height);
+    caption = g_strdup_printf (_ ("x %d  y %d  ·  %s  ·  histogram of %s, %g … %g"), self->roi.x, self->roi.y, size,
+                               channels->names[a], lo, hi);
     gtk_label_set_label (GTK_LABEL (self->roi_caption), caption);
   }
 }

@@ -9,9 +9,11 @@
 
 #define N_BINS G_N_ELEMENTS (((EsTools *) NULL)->contrast_bins)
 
-/* The active view's layer, its values' absolute range and unit scale. */
+/* The active view's layer, its values' absolute range and how they are
+ * shown: offset + value × unit_scale (EsValueInfo; an original float
+ * TIFF's values). */
 static EsLayer *
-active_layer (EsTools *self, EsView *view, double *lo, double *hi, double *unit_scale)
+active_layer (EsTools *self, EsView *view, double *lo, double *hi, double *unit_scale, double *offset)
 {
   EsLayer *layer;
   EsDisplay display;
@@ -31,6 +33,7 @@ active_layer (EsTools *self, EsView *view, double *lo, double *hi, double *unit_
   es_tools_host_get_display (self->host, &display);
   es_layer_display_info (layer, &display, &info);
   *unit_scale = info.unit_scale > 0 ? info.unit_scale : 1.0;
+  *offset = info.value_offset;
   return layer;
 }
 
@@ -76,9 +79,9 @@ es_tools_set_contrast (EsTools *self, EsView view, gboolean enabled, double lo, 
 void
 _es_contrast_update (EsTools *self)
 {
-  double abs_lo, abs_hi, unit, lo, hi;
+  double abs_lo, abs_hi, unit, offset, lo, hi;
   EsView view;
-  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit);
+  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit, &offset);
   g_autofree char *caption = NULL;
 
   if (self->contrast_range == NULL)
@@ -91,7 +94,7 @@ _es_contrast_update (EsTools *self)
   /* The histogram is counted only while the popover shows it. */
   if (gtk_widget_get_mapped (self->contrast_range) && layer != self->contrast_layer)
     {
-      EsChannel channel = { "values", &layer->result.values, 0, 1.0 };
+      EsChannel channel = { "values", &layer->result.values, 0, 1.0, 0 };
 
       es_roi_histogram (&channel, (EsRect){ 0, 0, es_layer_width (layer), es_layer_height (layer) }, abs_lo, abs_hi,
                         self->contrast_bins, N_BINS);
@@ -103,16 +106,18 @@ _es_contrast_update (EsTools *self)
   for (int i = 0; i < 2; i++)
     {
       GtkSpinButton *spin = GTK_SPIN_BUTTON (i == 0 ? self->contrast_lo : self->contrast_hi);
-      int digits = layer->result.values.format == ES_FORMAT_F32 ? 3 : 0;
+      int digits = layer->result.values.format == ES_FORMAT_F32 ? 3
+                   : view == ES_VIEW_ORIGINAL ? es_image_meta_value_decimals (&layer->result.values.meta)
+                                              : 0;
 
       gtk_spin_button_set_digits (spin, digits);
       gtk_spin_button_set_increments (spin, digits ? 0.01 : 1, digits ? 0.1 : 16);
-      gtk_spin_button_set_range (spin, MIN (abs_lo, lo) * unit, MAX (abs_hi, hi) * unit);
-      gtk_spin_button_set_value (spin, (i == 0 ? lo : hi) * unit);
+      gtk_spin_button_set_range (spin, offset + MIN (abs_lo, lo) * unit, offset + MAX (abs_hi, hi) * unit);
+      gtk_spin_button_set_value (spin, offset + (i == 0 ? lo : hi) * unit);
     }
   self->contrast_updating = FALSE;
-  caption = g_strdup_printf (_ ("%s · the histogram spans %g … %g"), es_view_title (view), abs_lo * unit,
-                             abs_hi * unit);
+  caption = g_strdup_printf (_ ("%s · the histogram spans %g … %g"), es_view_title (view), offset + abs_lo * unit,
+                             offset + abs_hi * unit);
   gtk_label_set_label (GTK_LABEL (self->contrast_caption), caption);
   gtk_widget_queue_draw (self->contrast_range);
 }
@@ -120,23 +125,24 @@ _es_contrast_update (EsTools *self)
 static void
 on_spin_changed (GtkSpinButton *spin, EsTools *self)
 {
-  double abs_lo, abs_hi, unit;
+  double abs_lo, abs_hi, unit, offset;
   EsView view;
-  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit);
+  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit, &offset);
 
   if (self->contrast_updating || layer == NULL)
     return;
   /* Typing a limit turns the manual limits on. */
-  es_tools_set_contrast (self, view, TRUE, gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_lo)) / unit,
-                         gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_hi)) / unit);
+  es_tools_set_contrast (self, view, TRUE,
+                         (gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_lo)) - offset) / unit,
+                         (gtk_spin_button_get_value (GTK_SPIN_BUTTON (self->contrast_hi)) - offset) / unit);
 }
 
 static void
 on_switch_active (GtkSwitch *button, GParamSpec *pspec, EsTools *self)
 {
-  double abs_lo, abs_hi, unit, lo, hi;
+  double abs_lo, abs_hi, unit, offset, lo, hi;
   EsView view;
-  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit);
+  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit, &offset);
 
   if (self->contrast_updating || layer == NULL)
     return;
@@ -148,9 +154,9 @@ static void
 draw_range (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer data)
 {
   EsTools *self = data;
-  double abs_lo, abs_hi, unit, lo, hi, bar = (double) width / N_BINS;
+  double abs_lo, abs_hi, unit, offset, lo, hi, bar = (double) width / N_BINS;
   EsView view;
-  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit);
+  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit, &offset);
   guint64 max = 0;
   GdkRGBA fg, accent = { 0.21, 0.52, 0.89, 1 };
 
@@ -197,9 +203,9 @@ draw_range (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer d
 static void
 drag_to (EsTools *self, double x, gboolean begin)
 {
-  double abs_lo, abs_hi, unit, lo, hi, value;
+  double abs_lo, abs_hi, unit, offset, lo, hi, value;
   EsView view;
-  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit);
+  EsLayer *layer = active_layer (self, &view, &abs_lo, &abs_hi, &unit, &offset);
   double width = MAX (gtk_widget_get_width (self->contrast_range), 1);
 
   if (layer == NULL || abs_hi <= abs_lo)

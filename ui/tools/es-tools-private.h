@@ -4,6 +4,7 @@
  * tests/test-ui-tools.c reads them too. */
 #pragma once
 
+#include "es-calibration.h"
 #include "es-canvas-private.h"
 #include "es-inspect.h"
 #include "es-tools.h"
@@ -95,6 +96,12 @@ EsLayer *_es_tools_get_layer (EsTools *self, EsView view);
 void _es_tools_schedule_update (EsTools *self);
 /* The pane geometry's point of an image coordinate. */
 void _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double iy, double *px, double *py);
+/* A rectangle's size for captions: "12 × 8 px", and where the image is
+ * calibrated its sides and area in the image's unit too. */
+char *_es_tools_describe_rect (const EsImageMeta *meta, int width, int height);
+/* The line's length in pixels or the image's unit and its samples, as the
+ * plot's axis and its accessible description give it: "12.3 µm · 57 samples". */
+char *_es_profile_length_text (const EsProfile *profile);
 /* The timing overlays keep clear of the box around these pane points (a
  * shape being drawn). */
 void _es_tools_keep_clear (EsTools *self, const double *points, int n_points);

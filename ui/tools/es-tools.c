@@ -56,7 +56,8 @@ _es_tools_get_layer (EsTools *self, EsView view)
 }
 
 static void
-add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name, int levels, double scale)
+add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name, int levels, double scale,
+             double offset)
 {
   int i = channels->n++;
 
@@ -64,7 +65,7 @@ add_channel (EsToolsChannels *channels, EsLayer *layer, EsView view, char *name,
   channels->layers[i] = es_layer_ref (layer);
   channels->views[i] = view;
   channels->heatmap[i] = view != ES_VIEW_ORIGINAL && es_view_is_heatmap (view);
-  channels->channels[i] = (EsChannel){ name, &layer->result.values, levels, scale };
+  channels->channels[i] = (EsChannel){ name, &layer->result.values, levels, scale, offset };
 }
 
 /* Gray, level, then each operation view on screen in its display units. */
@@ -74,6 +75,7 @@ build_channels (EsTools *self, EsToolsChannels *channels)
   EsView views[ES_CANVAS_MAX_PANES];
   EsLayer *original = _es_tools_get_layer (self, ES_VIEW_ORIGINAL);
   EsDisplay display;
+  EsChannel values;
   EsJob job;
   int n;
 
@@ -82,8 +84,10 @@ build_channels (EsTools *self, EsToolsChannels *channels)
     return;
   es_tools_host_get_display (self->host, &display);
   es_tools_host_get_view_job (self->host, ES_VIEW_QUANTIZED, &job);
-  add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup ("gray"), 0, 1.0);
-  add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup ("level"), job.levels, 1.0);
+  /* The original as the file's values: a float TIFF's, not their 16-bit samples. */
+  values = es_channel_of_values (&original->result.values);
+  add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup (values.name), 0, values.scale, values.offset);
+  add_channel (channels, original, ES_VIEW_ORIGINAL, g_strdup ("level"), job.levels, 1.0, 0);
   n = es_tools_host_get_views (self->host, views);
   for (int i = 0; i < n; i++)
     {
@@ -100,8 +104,23 @@ build_channels (EsTools *self, EsToolsChannels *channels)
                    layer->result.values.format == ES_FORMAT_F32
                      ? g_strdup_printf ("%s (%s)", es_view_name (views[i]), info.units)
                      : g_strdup (es_view_name (views[i])),
-                   0, info.unit_scale > 0 ? info.unit_scale : 1.0);
+                   0, info.unit_scale > 0 ? info.unit_scale : 1.0, 0);
     }
+}
+
+char *
+_es_tools_describe_rect (const EsImageMeta *meta, int width, int height)
+{
+  char w[32], h[32], area[32];
+  const char *unit = es_image_meta_length_symbol (meta);
+
+  if (!es_image_meta_calibrated (meta))
+    return g_strdup_printf (_ ("%d × %d px"), width, height);
+  es_format_significant (w, sizeof w, es_image_meta_length (meta, width, 0), 5);
+  es_format_significant (h, sizeof h, es_image_meta_length (meta, 0, height), 5);
+  es_format_significant (area, sizeof area, es_image_meta_area (meta, width, height), 5);
+  /* TRANSLATORS: a rectangle in pixels, then in the image's unit (µm…) and its area */
+  return g_strdup_printf (_ ("%d × %d px = %s × %s %s, area %s %s²"), width, height, w, h, unit, area, unit);
 }
 
 /* Results */

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
+#include "es-calibration.h"
+
 #define MAX_RECENT 10
 
 /* Recent files */
@@ -154,6 +156,8 @@ file_format (EsSource *source)
     return magic[1] == '2' ? _ ("PGM (plain, P2)") : _ ("PGM (binary, P5)");
   if (n >= 4 && (memcmp (magic, "II*\0", 4) == 0 || memcmp (magic, "MM\0*", 4) == 0))
     return "TIFF";
+  if (n >= 3 && memcmp (magic, "\xff\xd8\xff", 3) == 0)
+    return "JPEG";
   return _ ("unknown (the file changed since it was opened)");
 }
 
@@ -162,6 +166,68 @@ add_fact (GPtrArray *facts, const char *name, char *value)
 {
   g_ptr_array_add (facts, g_strdup (name));
   g_ptr_array_add (facts, value);
+}
+
+/* Depth, and for a float or signed TIFF the values its samples stand for:
+ * the 16-bit samples are how they are quantized, not what they are. */
+static void
+add_value_facts (GPtrArray *facts, const EsImage *image)
+{
+  const EsImageMeta *meta = &image->meta;
+  int decimals = es_image_meta_value_decimals (meta);
+  double top = (double) ((1u << image->depth) - 1);
+
+  switch (meta->stored)
+    {
+    case ES_STORED_UNSIGNED:
+      add_fact (facts, _ ("Depth"),
+                g_strdup_printf (image->levels > 0 ? _ ("%d-bit levels") : _ ("%d-bit gray"), image->depth));
+      return;
+    case ES_STORED_SIGNED:
+      add_fact (facts, _ ("Depth"), g_strdup_printf (_ ("%d-bit signed integers"), image->depth));
+      break;
+    case ES_STORED_FLOAT:
+      add_fact (facts, _ ("Depth"), g_strdup (_ ("floating point, quantized to 65536 steps")));
+      break;
+    }
+  add_fact (facts, _ ("Values"),
+            g_strdup_printf (_ ("%.*f … %.*f"), decimals, es_image_meta_value (meta, meta->value_scale < 0 ? top : 0),
+                             decimals, es_image_meta_value (meta, meta->value_scale < 0 ? 0 : top)));
+  if (meta->stored == ES_STORED_FLOAT)
+    add_fact (facts, _ ("Step"), g_strdup_printf ("%.6g", meta->value_scale));
+}
+
+char *
+_es_window_describe_samples (const EsImage *image)
+{
+  switch (image->meta.stored)
+    {
+    case ES_STORED_FLOAT: return g_strdup (_ ("float"));
+    case ES_STORED_SIGNED: return g_strdup_printf (_ ("%d-bit signed"), image->depth);
+    case ES_STORED_UNSIGNED: break;
+    }
+  return g_strdup_printf (_ ("%d-bit"), image->depth);
+}
+
+/* "0.65 × 0.65 µm, planes 2 µm apart", or that lengths are in pixels. */
+static char *
+pixel_size_text (const EsImage *image)
+{
+  double width, height, depth;
+  char w[32], h[32], d[32];
+  const char *unit = es_image_meta_length_symbol (&image->meta);
+
+  if (!es_image_meta_pixel_size (&image->meta, &width, &height, &depth))
+    return g_strdup (_ ("not calibrated (lengths in pixels)"));
+  es_format_significant (w, sizeof w, width, 6);
+  es_format_significant (h, sizeof h, height, 6);
+  if (es_image_planes (image) > 1 && depth > 0)
+    {
+      es_format_significant (d, sizeof d, depth, 6);
+      /* TRANSLATORS: a voxel's width × height, then the spacing of a volume's planes */
+      return g_strdup_printf (_ ("%s × %s %s, planes %s %s apart"), w, h, unit, d, unit);
+    }
+  return g_strdup_printf ("%s × %s %s", w, h, unit);
 }
 
 GStrv
@@ -177,8 +243,8 @@ _es_window_source_facts (EsWindow *self)
   add_fact (facts, _ ("Size"),
             g_strdup_printf (_ ("%d × %d pixels (%.2f megapixels)"), source->image.width, source->image.height,
                              (double) source->image.width * source->image.height / 1e6));
-  add_fact (facts, _ ("Depth"),
-            g_strdup_printf (source->image.levels > 0 ? _ ("%d-bit levels") : _ ("%d-bit gray"), source->image.depth));
+  add_value_facts (facts, &source->image);
+  add_fact (facts, _ ("Pixel size"), pixel_size_text (&source->image));
   if (source->image.levels > 0)
     add_fact (facts, _ ("Levels"), g_strdup_printf ("%d", source->image.levels));
   add_fact (facts, _ ("Format"), g_strdup (file_format (source)));

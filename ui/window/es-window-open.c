@@ -407,11 +407,20 @@ open_action (GtkWidget *widget, const char *action_name, GVariant *parameter)
                                          "_Cancel");
   filter = gtk_file_filter_new ();
   gtk_file_filter_set_name (filter, _ ("Images and text matrices"));
+  /* The desktop file's types, and the names for where no MIME type is
+   * known; text matrices go by their extension alone, so that the filter
+   * does not take every text file. */
   gtk_file_filter_add_mime_type (filter, "image/png");
   gtk_file_filter_add_mime_type (filter, "image/x-portable-graymap");
-  gtk_file_filter_add_pattern (filter, "*.png");
-  gtk_file_filter_add_pattern (filter, "*.pgm");
-  gtk_file_filter_add_pattern (filter, "*.txt");
+  gtk_file_filter_add_mime_type (filter, "image/tiff");
+  gtk_file_filter_add_mime_type (filter, "image/jpeg");
+  gtk_file_filter_add_suffix (filter, "png");
+  gtk_file_filter_add_suffix (filter, "pgm");
+  gtk_file_filter_add_suffix (filter, "tif");
+  gtk_file_filter_add_suffix (filter, "tiff");
+  gtk_file_filter_add_suffix (filter, "jpg");
+  gtk_file_filter_add_suffix (filter, "jpeg");
+  gtk_file_filter_add_suffix (filter, "txt");
   gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
   g_object_unref (filter);
   _es_window_add_chooser_filter (GTK_FILE_CHOOSER (chooser), _ ("All files"), "*");

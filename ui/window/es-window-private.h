@@ -285,6 +285,9 @@ void _es_window_add_recent (EsWindow *self, GFile *file);
  * pixels (0.26 megapixels)", "Depth", "8-bit gray", … }); NULL without
  * an image. */
 GStrv _es_window_source_facts (EsWindow *self);
+/* What the file stored, in a word or two: "8-bit", "16-bit signed",
+ * "float" (whose 16-bit samples are only how it is quantized). */
+char *_es_window_describe_samples (const EsImage *image);
 /* Its dialog's table of them: a GtkGrid of names and values. */
 GtkWidget *_es_window_facts_table (const char *const *facts);
 

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <glib/gi18n-lib.h>
 
+#include "es-calibration.h"
 #include "es-debug.h"
 #include "es-definitions.h"
 #include "es-inspect.h"
@@ -213,7 +214,13 @@ _es_window_update_position (EsWindow *self)
   g_string_append_printf (text, "x %5d   y %5d", self->hover_x, self->hover_y);
   if (es_source_planes (self->source) > 1)
     g_string_append_printf (text, "   z %5d", self->z);
-  g_string_append_printf (text, "      gray %5u", gray);
+  /* A float or signed TIFF shows the value its sample stands for, to the
+   * step between two samples; the 16-bit sample is an internal detail. */
+  if (shown->image.meta.stored == ES_STORED_UNSIGNED)
+    g_string_append_printf (text, "      gray %5u", gray);
+  else
+    g_string_append_printf (text, _ ("      value %.*f"), es_image_meta_value_decimals (&shown->image.meta),
+                            es_image_meta_value (&shown->image.meta, gray));
   /* The sample's bin under the entropy definition in force: a level of the depth binning. */
   es_window_get_readout_job (self, &job);
   if (es_pixel_bin (&job, &shown->image, self->hover_x, self->hover_y, &bin))
@@ -316,7 +323,11 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
         g_string_append_printf (text, " · %s", info->units);
     }
   else
-    g_string_append_printf (text, " · %d-bit", layer->source->image.depth);
+    {
+      g_autofree char *samples = _es_window_describe_samples (&layer->source->image);
+
+      g_string_append_printf (text, " · %s", samples);
+    }
   gtk_label_set_label (self->info_label, text->str);
   describe_canvas (self, layer, text->str);
 

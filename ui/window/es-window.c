@@ -312,8 +312,9 @@ refresh_view (EsWindow *self)
   es_tools_adjust_scale (self->tools, active->view, &scale);
   es_layer_display_info (active, &display, &info);
   _es_window_update_job_label (self, active, &info);
-  es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.units,
-                         active->result.values.format != ES_FORMAT_F32);
+  es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.value_offset, info.units,
+                         active->result.values.format != ES_FORMAT_F32
+                           && (info.unit_scale == 0 || info.unit_scale == 1));
   _es_window_median_timing (self, active, &median, &n_runs);
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, _es_window_get_shown_source (self),
@@ -349,11 +350,20 @@ _es_window_update_subtitle (EsWindow *self)
   if (opening)
     subtitle = g_strdup_printf (_ ("Opening “%s”…"), opening);
   else if (source && es_source_planes (source) > 1)
-    subtitle = g_strdup_printf (_ ("%d × %d × %d · %d-bit volume"), source->image.width, source->image.height,
-                                es_source_planes (source), source->image.depth);
+    {
+      g_autofree char *samples = _es_window_describe_samples (&source->image);
+
+      /* TRANSLATORS: sides, planes, then the samples: "16-bit", "float"… */
+      subtitle = g_strdup_printf (_ ("%d × %d × %d · %s volume"), source->image.width, source->image.height,
+                                  es_source_planes (source), samples);
+    }
   else if (source)
-    subtitle = g_strdup_printf (_ ("%d × %d · %d-bit%s"), source->image.width, source->image.height,
-                                source->image.depth, source->image.levels > 0 ? _ (" · text matrix") : "");
+    {
+      g_autofree char *samples = _es_window_describe_samples (&source->image);
+
+      subtitle = g_strdup_printf (_ ("%d × %d · %s%s"), source->image.width, source->image.height, samples,
+                                  source->image.levels > 0 ? _ (" · text matrix") : "");
+    }
   adw_window_title_set_subtitle (self->window_title, subtitle);
 }
 
