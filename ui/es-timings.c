@@ -20,6 +20,7 @@ struct _EsTimings {
   GtkLabel *rate_label;
   GtkLabel *bandwidth_label;
   GtkLabel *occupancy_label;
+  GtkCheckButton *counters_check;
   GtkLabel *counters_label;
   GtkLabel *runs_label;
   GtkLabel *note_label;
@@ -182,11 +183,12 @@ set_metrics (EsTimings *self, const EsTiming *timing)
 
 /* What the hardware counted beside what the model says, marked as
  * measured; or, where the run asked and has none, why (the model above
- * stands alone); nothing where it did not ask. */
+ * stands alone); nothing while the check is off, though a result computed
+ * with counters may still be on screen. */
 static void
 set_counters (EsTimings *self, const EsTiming *timing)
 {
-  const EsMetrics *m = timing ? &timing->metrics : NULL;
+  const EsMetrics *m = timing && gtk_check_button_get_active (self->counters_check) ? &timing->metrics : NULL;
   const EsCounters *c = m ? &m->counters : NULL;
   g_autofree char *text = NULL;
 
@@ -358,6 +360,7 @@ es_timings_class_init (EsTimingsClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, bandwidth_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, occupancy_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, counters_check);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, counters_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, runs_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
