@@ -78,7 +78,8 @@ void es_compare_op_bytes (const EsJob *job, size_t pixels, size_t *in_bytes, siz
  * run's, with the medians of the kernel and wall times and the metrics'
  * rates from them. A CUDA run that falls back to the CPU is an error (it
  * would time the CPU under a CUDA label). `out` is reused between runs;
- * the caller clears it. */
+ * the caller clears it. With counters on (es_engine_set_counters), the
+ * warm-up run reads them and the timed runs go without. */
 bool es_compare_measure (EsEngine *engine, const EsJob *job, const EsImage *image, int repeats, EsImage *out,
                          EsTiming *timing, EsError *error);
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "es-auto.h"
+#include "es-i18n.h"
 #include "cpu/es-cpu.h"
 
 #ifdef ES_HAVE_CUDA
@@ -44,6 +45,7 @@ struct EsEngine {
   double cuda_copy_gbs; /* es_engine_measure_peak on CUDA; 0 until then */
 #endif
   double cpu_copy_gbs; /* es_engine_measure_peak on the CPU; 0 until then */
+  bool counters;       /* es_engine_set_counters: hardware counters for every run */
 };
 
 /* A sticky device error poisons the CUDA context for the whole process, so
@@ -643,6 +645,61 @@ finish_metrics (EsEngine *engine, const EsJob *job, const EsVariant *variant, co
 }
 
 void
+es_counters_add (EsCounters *sum, const EsCounters *part)
+{
+  if (!part->measured)
+    return;
+  const double sectors = sum->l2_sectors + part->l2_sectors, cycles = sum->active_cycles + part->active_cycles;
+
+  if (sectors > 0)
+    sum->l2_hit_rate = (sum->l2_hit_rate * sum->l2_sectors + part->l2_hit_rate * part->l2_sectors) / sectors;
+  if (cycles > 0)
+    sum->achieved_occupancy = (sum->achieved_occupancy * sum->active_cycles
+                               + part->achieved_occupancy * part->active_cycles)
+                              / cycles;
+  sum->dram_read_bytes += part->dram_read_bytes;
+  sum->dram_write_bytes += part->dram_write_bytes;
+  sum->shared_bank_conflicts += part->shared_bank_conflicts;
+  sum->local_bytes += part->local_bytes;
+  sum->l2_sectors = sectors;
+  sum->active_cycles = cycles;
+  sum->launches += part->launches;
+  sum->measured = true;
+}
+
+void
+es_metrics_take_counters (EsMetrics *metrics, const EsMetrics *counted)
+{
+  metrics->counters = counted->counters;
+  memcpy (metrics->counters_note, counted->counters_note, sizeof metrics->counters_note);
+  for (int i = 0; i < metrics->n_kernels && i < counted->n_kernels; i++)
+    if (strcmp (metrics->kernels[i].name, counted->kernels[i].name) == 0)
+      metrics->kernels[i].counters = counted->kernels[i].counters;
+}
+
+void
+es_engine_set_counters (EsEngine *engine, bool on)
+{
+  engine->counters = on;
+}
+
+bool
+es_engine_counters (EsEngine *engine)
+{
+  return engine->counters;
+}
+
+/* Why a run that asked for hardware counters has none: they are the
+ * device's, and this run was on the CPU. */
+static void
+note_no_counters_on_cpu (EsEngine *engine, EsTiming *timing)
+{
+  if (engine->counters)
+    snprintf (timing->metrics.counters_note, sizeof timing->metrics.counters_note, "%s",
+              N_ ("hardware counters are read on a CUDA GPU, and this run was on the CPU"));
+}
+
+void
 es_timing_accumulate (EsTiming *total, const EsTiming *part)
 {
   EsMetrics sum = total->metrics;
@@ -660,6 +717,10 @@ es_timing_accumulate (EsTiming *total, const EsTiming *part)
   total->metrics.model.shared_bytes += sum.model.shared_bytes;
   total->metrics.upload_bytes += sum.upload_bytes;
   total->metrics.download_bytes += sum.download_bytes;
+  total->metrics.counters = sum.counters;
+  es_counters_add (&total->metrics.counters, &part->metrics.counters);
+  if (part->metrics.counters_note[0] == '\0')
+    memcpy (total->metrics.counters_note, sum.counters_note, sizeof sum.counters_note);
   es_timing_update_rates (total);
 }
 
@@ -773,6 +834,7 @@ run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
                          "open (%s)",
                          in->cuda_device, es_engine_describe (engine));
   engine->cuda_warm = true;
+  es_cuda_want_counters (device, engine->counters);
   if (!es_cuda_run (device, job, variant, in, out, timing, control, error))
     {
       if (es_cuda_is_broken (engine->cuda))
@@ -870,6 +932,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
       EsError cuda_error = { 0 };
 
       engine->cuda_warm = true;
+      es_cuda_want_counters (engine->cuda, engine->counters);
       if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
           finish_metrics (engine, job, variant, in, timing);
@@ -906,6 +969,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   timing->backend = ES_BACKEND_CPU;
   timing->variant = "openmp";
   finish_metrics (engine, job, NULL, in, timing);
+  note_no_counters_on_cpu (engine, timing);
   timing->wall_ms = es_monotonic_ms () - start;
   return true;
 }

@@ -34,6 +34,30 @@ typedef enum {
 
 const char *es_host_memory_name (EsHostMemory memory); /* "none", "pinned", "staged", "pageable", "mixed" */
 
+/* What the hardware counted while a run's kernels ran (CUPTI's range
+ * profiler, one range a kernel launch: DESIGN.md §3), over one kernel's
+ * launches or over every kernel of the run. Read only when the engine was
+ * asked for them (es_engine_set_counters); all 0 otherwise. */
+typedef struct {
+  bool measured;                /* the figures below were read from the hardware */
+  int launches;                 /* kernel launches (profiler ranges) they cover */
+  double dram_read_bytes;       /* dram__bytes_read.sum */
+  double dram_write_bytes;      /* dram__bytes_write.sum */
+  double l2_hit_rate;           /* lts__t_sector_hit_rate, 0..1 */
+  double shared_bank_conflicts; /* l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld + _op_st */
+  double achieved_occupancy;    /* sm__warps_active.avg.pct_of_peak_sustained_active, 0..1 */
+  double local_bytes;           /* l1tex__t_bytes_pipe_lsu_mem_local_op_ld + _op_st: spills, local arrays */
+  /* What the two rates are over, which weighs them when launches are
+   * added: the L2 sectors looked up (lts__t_sectors.sum) and the SMs'
+   * active cycles (sm__cycles_active.sum). */
+  double l2_sectors, active_cycles;
+} EsCounters;
+
+/* Adds `part`'s launches into `sum`: bytes, conflicts, sectors and cycles
+ * summed, the L2 hit rate weighed by the sectors and the occupancy by the
+ * active cycles, so that the sum's rates are those of all its launches. */
+void es_counters_add (EsCounters *sum, const EsCounters *part);
+
 /* One kernel of a CUDA run as the device holds it: cudaFuncGetAttributes
  * and the occupancy API, read once per kernel and launch shape and cached. */
 typedef struct {
@@ -45,6 +69,7 @@ typedef struct {
   size_t local_bytes;    /* local memory a thread: spills and local arrays */
   int blocks_per_sm;     /* resident blocks an SM holds */
   double occupancy;      /* resident threads over the SM's most, 0..1 */
+  EsCounters counters;   /* over every launch of this kernel in the run, when asked for */
 } EsKernelInfo;
 
 /* The kernels one run's metrics keep (the first launched of each). */
@@ -69,6 +94,13 @@ typedef struct {
   EsHostMemory host_memory;
   double upload_bytes, download_bytes; /* what crossed PCIe */
   double upload_gbs, download_gbs;     /* over upload_ms and download_ms */
+  /* The hardware counters over every kernel of the run, when the engine
+   * was asked for them; else (or where they could not be read) `measured`
+   * is false and, when they were asked for, counters_note says why in one
+   * sentence (an English msgid where it is one of compute/'s own, so that
+   * a caller can translate it; CUPTI's own words otherwise). */
+  EsCounters counters;
+  char counters_note[192];
 } EsMetrics;
 
 typedef struct {
@@ -239,6 +271,23 @@ bool es_engine_floor (EsEngine *engine, EsFloorKind kind, size_t in_bytes, size_
  * takes a fraction of a second, and never happens unless asked for:
  * `--metrics`, `bench`. */
 bool es_engine_measure_peak (EsEngine *engine, EsError *error);
+
+/* Hardware counters (EsCounters) for this engine's runs from now on (on)
+ * or no more (off). A CUDA run then launches its kernels again after the
+ * timed pass, on the same buffers, under CUPTI's range profiler (one range
+ * a launch), once for each pass that the counters take, each pass from an
+ * L2 emptied of dirty lines; its times stay those of the normal path (the
+ * wall time includes the passes). CUPTI is loaded and opened at the first
+ * run that asks, never before. Where the counters cannot be read (a CPU run, no CUPTI in the
+ * build or on the machine, counters reserved to administrators by the
+ * driver, a run in bands or over several GPUs), the run still succeeds
+ * and its metrics' counters_note says why. */
+void es_engine_set_counters (EsEngine *engine, bool on);
+bool es_engine_counters (EsEngine *engine);
+/* Copies the counters of `counted` (a run of the same job with counters
+ * on) into `timing`'s metrics, for callers that time runs without them
+ * and count one run apart (the benchmark's medians). */
+void es_metrics_take_counters (EsMetrics *metrics, const EsMetrics *counted);
 
 /* Number of OpenMP threads the CPU backend uses. */
 int es_cpu_thread_count (void);

@@ -257,6 +257,15 @@ check "--metrics prints a heading and a row of the CPU model: 1 B/px read, 4 wri
 cli bench --backend cpu --sizes 64 --ops sharpen --repeats 1 --metrics
 check "bench --metrics adds the metrics columns beside each time" \
   eval 'grep -q "kernel ms .*rd B/px .*ach GB/s" "$T/out.log" && grep -Eq "^sharpen +64 .* 1\.00 +1\.00 " "$T/out.log"'
+check "plain --metrics says nothing of hardware counters" eval '! grep -q "hardware" "$T/out.log"'
+cli entropy --metrics=hw --backend cpu "$SAMPLE" -o metrics-hw.png
+check "--metrics=hw on the CPU: the model's row, and one line that the counters are not available" \
+  eval '[ "$rc" = 0 ] && grep -Eq "camera.png +1\.00 +4\.00 " "$T/err.log" \
+        && [ "$(grep -c "hardware counters: not available: .*CPU.*; the model alone is shown" "$T/err.log")" = 1 ]'
+cli bench --backend cpu --sizes 64,96 --ops sharpen --repeats 1 --metrics=hw
+check "bench --metrics=hw on the CPU: every row, and the not-available line once" \
+  eval '[ "$rc" = 0 ] && [ "$(grep -Ec "^sharpen +(64|96) " "$T/out.log")" = 2 ] \
+        && [ "$(grep -c "hardware counters: not available" "$T/out.log")" = 1 ]'
 cd "$T" || exit 1
 
 # -- text matrix input --
@@ -290,7 +299,8 @@ for args in "entropy --window 4 in.png" "entropy --window 257 in.png" "entropy -
             "sharpen --amount -1 in.png" "sharpen --amount 10.5 in.png" "sharpen --amount nan in.png" \
             "entropy --bogus in.png" "entropy -z in.png" "entropy" "frobnicate in.png" \
             "entropy --colormap nope in.png" "entropy --backend gpu in.png" "entropy --max-pixels -5 in.png" \
-            "entropy --raw16 --format txt in.png" "entropy -o" "info --sizes 64" "bench --repeats 0"; do
+            "entropy --raw16 --format txt in.png" "entropy -o" "info --sizes 64" "bench --repeats 0" \
+            "entropy --metrics=all in.png" "info --metrics=hw"; do
   cli $args
   check "usage error exits 1 with one line: $args" eval '[ "$rc" = 1 ] && [ "$(lines "$T/err.log")" = 1 ]'
 done

@@ -221,6 +221,69 @@ test_cpu_run_metrics (void)
   es_engine_free (engine);
 }
 
+/* Counters are read only when asked for; where they cannot be (here, a
+ * CPU run), the run succeeds, has none, and says why in one sentence. */
+static void
+test_counters_unavailable (void)
+{
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  EsImage in = { 0 }, out = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_SHARPEN);
+  EsTiming t;
+
+  if (!tap_ok (engine != NULL && es_image_alloc (&in, 64, 48, ES_FORMAT_U8, 8, &error), "a CPU engine and image"))
+    return;
+  tap_ok (!es_engine_counters (engine), "an engine starts without counters");
+  tap_ok (es_run (engine, &job, &in, &out, &t, &error) && !t.metrics.counters.measured
+            && t.metrics.counters_note[0] == '\0',
+          "a run that asks for none has none, and no note");
+  es_engine_set_counters (engine, true);
+  tap_ok (es_engine_counters (engine), "es_engine_set_counters turns them on");
+  bool ran = es_run (engine, &job, &in, &out, &t, &error);
+  tap_ok (ran && !t.metrics.counters.measured && t.metrics.counters.launches == 0,
+          "a CPU run that asks for counters still runs, with none");
+  tap_ok (strstr (t.metrics.counters_note, "CPU") != NULL && strchr (t.metrics.counters_note, '\n') == NULL,
+          "and says why in one line: \"%s\"", t.metrics.counters_note);
+  es_engine_set_counters (engine, false);
+  tap_ok (es_run (engine, &job, &in, &out, &t, &error) && t.metrics.counters_note[0] == '\0',
+          "turned off, the note goes");
+  es_image_clear (&in);
+  es_image_clear (&out);
+  es_engine_free (engine);
+}
+
+/* Launches add: bytes and conflicts summed, the rates weighed by time;
+ * what was not measured adds nothing. */
+static void
+test_counters_add (void)
+{
+  EsCounters sum = { 0 }, none = { 0 };
+  const EsCounters a = { true, 1, 100, 50, 0.5, 3, 0.25, 8, 1000, 300 };
+  const EsCounters b = { true, 2, 300, 150, 0.9, 1, 0.75, 0, 3000, 100 };
+
+  es_counters_add (&sum, &none);
+  tap_ok (!sum.measured && sum.launches == 0, "unmeasured counters add nothing");
+  es_counters_add (&sum, &a);
+  es_counters_add (&sum, &b);
+  tap_ok (sum.measured && sum.launches == 3 && sum.dram_read_bytes == 400 && sum.dram_write_bytes == 200
+            && sum.shared_bank_conflicts == 4 && sum.local_bytes == 8 && sum.l2_sectors == 4000
+            && sum.active_cycles == 400,
+          "bytes, conflicts, launches, sectors and cycles are summed");
+  tap_ok (fabs (sum.l2_hit_rate - 0.8) < 1e-12 && fabs (sum.achieved_occupancy - 0.375) < 1e-12,
+          "the L2 hit rate is weighed by the sectors (0.8), the occupancy by the active cycles (0.375)");
+
+  /* The benchmark's medians take the counters of a counted run. */
+  EsMetrics timed = { 0 }, counted = { 0 };
+  timed.n_kernels = counted.n_kernels = 1;
+  timed.kernels[0].name = counted.kernels[0].name = "copy kernel";
+  counted.counters = sum;
+  counted.kernels[0].counters = a;
+  es_metrics_take_counters (&timed, &counted);
+  tap_ok (timed.counters.launches == 3 && timed.kernels[0].counters.dram_read_bytes == 100,
+          "es_metrics_take_counters copies the run's and each kernel's counters");
+}
+
 int
 main (void)
 {
@@ -228,5 +291,7 @@ main (void)
   test_every_variant_has_a_model ();
   test_cuda_models ();
   test_cpu_run_metrics ();
+  test_counters_unavailable ();
+  test_counters_add ();
   return tap_done ();
 }

@@ -459,6 +459,30 @@ test_timing_runs (void)
   wait_idle ();
 }
 
+/* The timings card's Hardware counters check runs the job on screen again
+ * with them: measured where the GPU allows, else one line that says why
+ * (here, the CPU); unchecked, the line goes. */
+static void
+test_hardware_counters (void)
+{
+  GtkWidget *card = GTK_WIDGET (window->timings);
+  const char *measured, *missing;
+
+  set_view ("entropy");
+  g_assert_cmpstr (find_label (card, "Hardware counters"), ==, "Hardware counters");
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.hardware-counters", NULL));
+  wait_idle ();
+  measured = find_label (card, "Measured by the hardware: DRAM");
+  missing = find_label (card, "Hardware counters not available: ");
+  g_assert_true ((measured != NULL) != (missing != NULL));
+  if (missing)
+    g_assert_nonnull (strstr (missing, "The model alone is shown."));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.hardware-counters", NULL));
+  wait_idle ();
+  g_assert_null (find_label (card, "Hardware counters not available: "));
+  g_assert_null (find_label (card, "Measured by the hardware: "));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -476,6 +500,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui/display-only", test_display_only);
   g_test_add_func ("/ui/open-together", test_open_together);
   g_test_add_func ("/ui/timing-runs", test_timing_runs);
+  g_test_add_func ("/ui/hardware-counters", test_hardware_counters);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

@@ -20,6 +20,8 @@ struct _EsTimings {
   GtkLabel *rate_label;
   GtkLabel *bandwidth_label;
   GtkLabel *occupancy_label;
+  GtkCheckButton *counters_check;
+  GtkLabel *counters_label;
   GtkLabel *runs_label;
   GtkLabel *note_label;
   GtkWidget *open_box;
@@ -179,6 +181,30 @@ set_metrics (EsTimings *self, const EsTiming *timing)
   gtk_label_set_label (self->occupancy_label, occupancy ? occupancy : "—");
 }
 
+/* What the hardware counted beside what the model says, marked as
+ * measured; or, where the run asked and has none, why (the model above
+ * stands alone); nothing while the check is off, though a result computed
+ * with counters may still be on screen. */
+static void
+set_counters (EsTimings *self, const EsTiming *timing)
+{
+  const EsMetrics *m = timing && gtk_check_button_get_active (self->counters_check) ? &timing->metrics : NULL;
+  const EsCounters *c = m ? &m->counters : NULL;
+  g_autofree char *text = NULL;
+
+  if (c && c->measured)
+    text = g_strdup_printf (_ ("Measured by the hardware: DRAM %.1f MB read, %.1f MB written (model %.1f, %.1f) · "
+                               "L2 hit rate %.0f%% · achieved occupancy %.0f%% · %.0f shared-memory bank conflicts · "
+                               "%.2f MB of local memory"),
+                            c->dram_read_bytes / 1e6, c->dram_write_bytes / 1e6, m->model.read_bytes / 1e6,
+                            m->model.write_bytes / 1e6, 100 * c->l2_hit_rate, 100 * c->achieved_occupancy,
+                            c->shared_bank_conflicts, c->local_bytes / 1e6);
+  else if (m && m->counters_note[0] != '\0')
+    text = g_strdup_printf (_ ("Hardware counters not available: %s. The model alone is shown."), _ (m->counters_note));
+  gtk_label_set_label (self->counters_label, text ? text : "");
+  gtk_widget_set_visible (GTK_WIDGET (self->counters_label), text != NULL);
+}
+
 void
 es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
                    int n_runs)
@@ -235,6 +261,7 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
     g_strlcpy (rate, "—", sizeof rate);
   gtk_label_set_label (self->rate_label, rate);
   set_metrics (self, timing);
+  set_counters (self, timing);
 
   /* One run says little on a busy computer: the figures are medians, and
    * say of how many runs of this very job (image, parameters, backend and
@@ -333,6 +360,8 @@ es_timings_class_init (EsTimingsClass *klass)
   gtk_widget_class_bind_template_child (widget_class, EsTimings, rate_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, bandwidth_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, occupancy_label);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, counters_check);
+  gtk_widget_class_bind_template_child (widget_class, EsTimings, counters_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, runs_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, note_label);
   gtk_widget_class_bind_template_child (widget_class, EsTimings, open_box);

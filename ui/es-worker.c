@@ -203,6 +203,13 @@ normalize_job (EsWorker *worker, const EsWorkItem *item, EsJob *job)
     job->variant = NULL;
 }
 
+/* Whether a run asked for hardware counters: it has them, or says why not. */
+static gboolean
+counters_asked (const EsMetrics *metrics)
+{
+  return metrics->counters.measured || metrics->counters_note[0] != '\0';
+}
+
 static EsLayer *
 cached_layer (EsWorker *worker, const EsRequest *request, const EsWorkItem *item)
 {
@@ -212,7 +219,8 @@ cached_layer (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
   normalize_job (worker, item, &job);
   if (cached && cached->source == request->source
       && (item->view == ES_VIEW_ORIGINAL
-          || (cached->backend == request->backend && same_job (&cached->job, &job, FALSE))))
+          || (cached->backend == request->backend && same_job (&cached->job, &job, FALSE)
+              && (!request->counters || counters_asked (&cached->result.timing.metrics)))))
     return cached;
   return NULL;
 }
@@ -287,6 +295,7 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
       started = g_get_monotonic_time ();
       if (worker->job_hook)
         worker->job_hook (&worker->job_item, worker->control, worker->job_hook_data);
+      es_engine_set_counters (worker->engine, request->counters);
       ok = es_pipeline_run_controlled (worker->engine, &request->source->image, &params, &result, worker->control,
                                        &error);
 

@@ -24,6 +24,9 @@ typedef struct {
   guint64 generation; /* increases with every request */
   EsSource *source;   /* owned by the request; NULL: only set up the engine */
   EsBackendChoice backend;
+  /* Hardware counters for the jobs (es_engine_set_counters): a result
+   * computed without them is computed again. */
+  gboolean counters;
   /* The colours the items' viewports are rendered with. The jobs never
    * depend on it: a display change runs nothing (the canvas renders it). */
   EsDisplay display;

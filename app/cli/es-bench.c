@@ -304,6 +304,8 @@ print_row (const BenchRow *row, FILE *csv)
     }
   print_params (row->job, stdout, NULL);
   putchar ('\n');
+  if (row->metrics)
+    es_cli_metrics_counters (stdout, &row->m.timing.metrics);
   fflush (stdout);
 
   if (csv)
@@ -593,6 +595,7 @@ es_bench_run (const EsBenchOptions *options)
       cpu.engine = es_engine_new (ES_BACKEND_CPU, &error);
       if (!cpu.engine)
         return es_cli_report_error ("bench", &error);
+      es_engine_set_counters (cpu.engine, options->counters);
       cpu.repeats = options->repeats ? options->repeats : 5;
       cpu.usable = true;
     }
@@ -603,6 +606,7 @@ es_bench_run (const EsBenchOptions *options)
         return es_cli_report_error ("bench", &error);
       if (cuda.engine)
         {
+          es_engine_set_counters (cuda.engine, options->counters);
           cuda.repeats = options->repeats ? options->repeats : 20;
           cuda.usable = true;
         }
@@ -685,6 +689,8 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, b
     }
   print_params (job, stdout, NULL);
   printf ("  %s%s\n", row->label, row->is_default ? " (default)" : "");
+  if (metrics)
+    es_cli_metrics_counters (stdout, &row->metrics);
   if (csv)
     {
       fprintf (csv, "%s,%s,%s,%d,%.4f,%.4f,", es_op_name (op), es_backend_name (row->backend), row->id, row->repeats,
@@ -727,6 +733,7 @@ es_bench_image_run (const EsBenchOptions *options)
       status = es_cli_report_error ("bench", &error);
       goto out;
     }
+  es_engine_set_counters (engine, options->counters);
   if (options->csv_path)
     {
       csv_file = es_atomic_file_open (options->csv_path, &error);

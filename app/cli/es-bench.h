@@ -29,6 +29,7 @@ typedef struct {
   double values[ES_N_PARAMS][ES_BENCH_MAX_VALUES];
   int n_values[ES_N_PARAMS];
   bool metrics;         /* --metrics: each row's EsTiming.metrics beside its times */
+  bool counters;        /* --metrics=hw: and the hardware counters of one more run of each */
   const char *csv_path; /* NULL: no CSV */
   const char *image;    /* es_bench_image_run's file */
 } EsBenchOptions;

@@ -274,6 +274,7 @@ print_metrics (Batch *batch, const char *input, const EsResult *result)
   es_cli_metrics_columns (stderr, &result->timing.metrics);
   fputc ('\n', stderr);
   es_cli_metrics_kernels (stderr, &result->timing.metrics);
+  es_cli_metrics_counters (stderr, &result->timing.metrics);
 }
 
 /* Reports and writes input i; returns its exit status. With `exported`,

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "es-cli-report.h"
+#include "es-intl.h"
 
 /* "-" for a figure the backend does not have (0, or not finite). */
 static const char *
@@ -76,6 +77,38 @@ es_cli_metrics_kernels (FILE *out, const EsMetrics *m)
                i == m->main_kernel ? "*" : "-", k->name, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
                k->block[2], k->registers, k->static_shared, k->dynamic_shared, k->local_bytes, k->blocks_per_sm,
                100 * k->occupancy);
+    }
+}
+
+void
+es_cli_metrics_counters (FILE *out, const EsMetrics *m)
+{
+  static bool unavailable_said;
+  const EsCounters *c = &m->counters;
+
+  if (!c->measured)
+    {
+      if (m->counters_note[0] != '\0' && !unavailable_said)
+        fprintf (out, _ ("  hardware counters: not available: %s; the model alone is shown\n"), _ (m->counters_note));
+      unavailable_said |= m->counters_note[0] != '\0';
+      return;
+    }
+  fprintf (out,
+           _ ("  measured by the hardware: DRAM %.2f MB read, %.2f MB written (model %.2f, %.2f), "
+              "L2 hit rate %.1f %%, %.0f shared-memory bank conflicts, achieved occupancy %.1f %%, "
+              "local memory %.3f MB, %d launches\n"),
+           c->dram_read_bytes / 1e6, c->dram_write_bytes / 1e6, m->model.read_bytes / 1e6, m->model.write_bytes / 1e6,
+           100 * c->l2_hit_rate, c->shared_bank_conflicts, 100 * c->achieved_occupancy, c->local_bytes / 1e6,
+           c->launches);
+  for (int i = 0; i < m->n_kernels; i++)
+    {
+      const EsCounters *k = &m->kernels[i].counters;
+      if (k->measured)
+        fprintf (out,
+                 _ ("    %s: DRAM %.2f MB read, %.2f MB written, L2 hit rate %.1f %%, %.0f bank conflicts, "
+                    "achieved occupancy %.1f %%, local memory %.3f MB, %d launches\n"),
+                 m->kernels[i].name, k->dram_read_bytes / 1e6, k->dram_write_bytes / 1e6, 100 * k->l2_hit_rate,
+                 k->shared_bank_conflicts, 100 * k->achieved_occupancy, k->local_bytes / 1e6, k->launches);
     }
 }
 

@@ -19,6 +19,10 @@ void es_cli_metrics_columns (FILE *out, const EsMetrics *metrics);
 /* Every kernel of the run on a line of its own, indented: its name, launch
  * and resources (none on the CPU). */
 void es_cli_metrics_kernels (FILE *out, const EsMetrics *metrics);
+/* --metrics=hw: the hardware counters of the run, measured, beside the
+ * model's bytes, then each kernel's, indented; or, where the run has none,
+ * why, once a process (the model alone stands). */
+void es_cli_metrics_counters (FILE *out, const EsMetrics *metrics);
 /* Measures the engine's peak once for the metrics' shares, reporting a
  * failure on stderr (the shares then read "-"). */
 void es_cli_metrics_measure_peak (EsEngine *engine);

@@ -54,7 +54,7 @@ static const struct option fixed_options[] = {
   { "variant", required_argument, NULL, OPT_VARIANT },
   { "devices", required_argument, NULL, OPT_DEVICES },
   { "timings", no_argument, NULL, OPT_TIMINGS },
-  { "metrics", no_argument, NULL, OPT_METRICS },
+  { "metrics", optional_argument, NULL, OPT_METRICS },
   { "sandbox", no_argument, NULL, OPT_SANDBOX },
   { "max-pixels", required_argument, NULL, OPT_MAX_PIXELS },
   { "sizes", required_argument, NULL, OPT_SIZES },
@@ -503,8 +503,13 @@ apply_run_option (int opt, char **argv, EsCliOptions *o)
       break;
     case OPT_TIMINGS: o->timings = true; break;
     case OPT_METRICS:
-      o->metrics = true;
-      o->bench.metrics = true;
+      if (optarg != NULL && strcmp (optarg, "hw") != 0)
+        {
+          es_cli_usage_error (_ ("--metrics=%s: expected hw (hardware counters), or no value"), optarg);
+          return ES_EXIT_USAGE;
+        }
+      o->metrics = o->bench.metrics = true;
+      o->counters = o->bench.counters = optarg != NULL;
       break;
     case OPT_SANDBOX: o->sandbox = true; break;
     case OPT_MAX_PIXELS:

@@ -414,6 +414,7 @@ run_operation (EsOp op, EsCliOptions *o, char **inputs, int n_inputs)
       es_cli_definition_clear (&definition_files);
       return es_cli_report_error (NULL, &error);
     }
+  es_engine_set_counters (engine, o->counters);
 
   if (!es_cli_read_files_init (&reads, o, inputs, n_inputs))
     {

@@ -36,8 +36,9 @@ typedef struct {
   const char *output;
   bool quiet;
   bool timings;
-  bool metrics; /* --metrics: EsTiming.metrics beside each time */
-  bool sandbox; /* --sandbox: inputs decoded by es_sandbox_decode_fd */
+  bool metrics;  /* --metrics: EsTiming.metrics beside each time */
+  bool counters; /* --metrics=hw: and the hardware counters (es_engine_set_counters) */
+  bool sandbox;  /* --sandbox: inputs decoded by es_sandbox_decode_fd */
   bool colorbar;
   bool raw16;
   bool format_set;

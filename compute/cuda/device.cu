@@ -130,7 +130,16 @@ es_cuda_begin_kernels (EsCuda *cuda)
 {
   cuda->n_run_kernels = 0;
   cuda->run_main_kernel = -1;
+  cuda->run_counters = (EsCounters){};
+  cuda->counters_note[0] = '\0';
 }
+
+void
+es_cuda_want_counters (EsCuda *cuda, bool on)
+{
+  cuda->counters_wanted = on;
+}
+
 
 void
 es_cuda_note_kernel (EsCuda *cuda, const void *kernel, dim3 grid, dim3 block, size_t dynamic_shared,
@@ -143,12 +152,16 @@ es_cuda_note_kernel (EsCuda *cuda, const void *kernel, dim3 grid, dim3 block, si
    * kernels past the first ES_METRICS_KERNELS are not kept. */
   while (slot < cuda->n_run_kernels && strcmp (cuda->run_kernels[slot].name, name) != 0)
     slot++;
+#ifdef ES_HAVE_CUPTI
+  if (cuda->counting)
+    es_cuda_counted_launch (cuda, slot < ES_METRICS_KERNELS ? slot : -1);
+#endif
   if (slot == ES_METRICS_KERNELS)
     return;
   EsKernelInfo *info = &cuda->run_kernels[slot];
   const EsKernelResources *r = kernel_resources (cuda, kernel, threads, dynamic_shared);
   *info = (EsKernelInfo){ name, { grid.x, grid.y, grid.z }, { block.x, block.y, block.z }, dynamic_shared, 0, 0, 0,
-                          0, 0 };
+                          0, 0, {} };
   if (r != NULL)
     {
       info->static_shared = r->static_shared;
@@ -577,7 +590,7 @@ es_cuda_close (EsCuda *cuda)
   es_cuda_release_band_buffers (cuda);
   EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
                               &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,
-                              &cuda->tile_counts, &cuda->tile_maps };
+                              &cuda->tile_counts, &cuda->tile_maps, &cuda->counters_sweep };
   for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++)
     es_cuda_device_release (scratch[i]);
   if (cuda->tables != NULL)

@@ -56,6 +56,12 @@ typedef struct {
  * downloads from the other set. */
 #define ES_CUDA_BAND_SLOTS 2
 
+/* The kernel launches that one counted pass can attribute: the range
+ * profiler's ranges a pass (one a launch). */
+#define ES_CUDA_MAX_RANGES 256
+/* A range of the L2 sweep between two counted kernels: not the run's. */
+#define ES_CUDA_SWEEP_RANGE (-2)
+
 /* What cudaFuncGetAttributes and the occupancy API say of one kernel at one
  * launch shape: read once, kept for the life of the device. */
 typedef struct {
@@ -110,6 +116,17 @@ struct EsCuda {
   int n_resources, resources_capacity;
   EsKernelInfo run_kernels[ES_METRICS_KERNELS];
   int n_run_kernels, run_main_kernel;
+  /* Hardware counters (counters.cu): asked for by the engine
+   * (es_cuda_want_counters); while a counted pass runs, what each launch
+   * was in launch order, which is the order of the profiler's ranges (the
+   * run_kernels slot of a kernel, -1 past the kept kernels, or
+   * ES_CUDA_SWEEP_RANGE); the run's counters, or why there are none. */
+  bool counters_wanted, counting;
+  EsCudaBuffer counters_sweep; /* read before a counted pass, to empty the L2 of dirty lines */
+  int counted_slots[ES_CUDA_MAX_RANGES];
+  int n_counted;
+  EsCounters run_counters;
+  char counters_note[sizeof ((EsMetrics *) 0)->counters_note];
   bool broken;
   /* ES_CUDA_FAULT, read at open; each fires once. */
   bool fault_alloc, fault_launch, fault_sticky;
@@ -189,6 +206,25 @@ void es_cuda_note_kernel (EsCuda *cuda, const void *kernel, dim3 grid, dim3 bloc
                           const char *name, bool main);
 /* Forgets the kernels of the previous run (es_cuda_run, before any launch). */
 void es_cuda_begin_kernels (EsCuda *cuda);
+
+/* ---- hardware counters (counters.cu, in a build with CUPTI) ------------------ */
+
+/* Launches a run's kernels once more, on buffers that still hold its input. */
+typedef bool (*EsCudaKernelPass) (EsCuda *cuda, const void *data, EsError *error);
+
+/* Runs `pass` under CUPTI's range profiler (auto ranges: one range a
+ * launch; user replay: `pass` again for each pass that the counters take,
+ * each kernel from an L2 emptied of dirty lines) and fills cuda->run_counters and
+ * the counters of cuda->run_kernels, or cuda->counters_note with why it
+ * could not. libcupti is opened by the first call. False only when the
+ * pass itself failed (a CUDA error). */
+bool es_cuda_count_kernels (EsCuda *cuda, EsCudaKernelPass pass, const void *data, EsError *error);
+/* After each launch of a counted pass (es_cuda_note_kernel): logs the
+ * launch's kernel slot for its range, then reads the L2 sweep, so that the
+ * next kernel starts from an L2 with no dirty lines and none of this
+ * one's, as Nsight Compute's --cache-control all and the memory models
+ * have it. */
+void es_cuda_counted_launch (EsCuda *cuda, int slot);
 
 /* ---- buffers and fault injection (device.cu) ------------------------------- */
 

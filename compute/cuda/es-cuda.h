@@ -104,6 +104,9 @@ extern const EsCudaOp es_cuda_clahe;
 bool es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
                   EsTiming *timing, EsControl *control, EsError *error);
 bool es_cuda_is_broken (EsCuda *cuda);
+/* Whether es_cuda_run reads the hardware counters of its kernels
+ * (es_engine_set_counters): a pass of them after the timed one. */
+void es_cuda_want_counters (EsCuda *cuda, bool on);
 
 /* The engine's handle of CUDA device `device` (the first one or one of its
  * peers), or NULL when it did not open that device. */

@@ -2,9 +2,11 @@
 /* One CUDA job: the frame, transfers (direct, staged, overlapped in streams) and their timing, the kernels of a variant. */
 #include <assert.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "es-cuda-internal.h"
+#include "es-i18n.h"
 
 /* ---- transfers --------------------------------------------------------------- */
 
@@ -455,6 +457,74 @@ can_borrow (const EsImage *image, size_t pitch, const EsCudaFrame *frame)
          && (uintptr_t) image->pixels % 16 == 0;
 }
 
+/* ---- hardware counters ------------------------------------------------------- */
+
+/* The kernels of a frame's timed pass, to launch again. */
+typedef struct {
+  const EsJob *job;
+  const EsVariant *variant;
+  const EsCudaFrame *frame;
+  bool streams; /* the timed pass ran them band by band (run_frame_streams) */
+} FrameKernels;
+
+/* The same launches as the timed pass, on the frame it left on the device:
+ * the border, then the variant's kernels, or the op's kernels band by band
+ * as run_frame_streams launched them (on one stream: the input is all
+ * there). */
+static bool
+launch_frame_kernels (EsCuda *cuda, const void *data, EsError *error)
+{
+  const FrameKernels *k = (const FrameKernels *) data;
+  const EsCudaFrame *frame = k->frame;
+
+  if (!k->streams)
+    {
+      if (frame->pad > 0
+          && !es_cuda_fill_border (cuda, frame, k->job->definition.border, k->job->definition.border_value, error))
+        return false;
+      return es_cuda_run_kernels (cuda, k->variant, frame, k->job, error);
+    }
+  const int h = frame->height, step = band_rows (frame);
+  const EsCudaOp *cuda_op = es_op_info (k->job->op)->cuda;
+  for (int y0 = 0; y0 < h; y0 += step)
+    {
+      const int y1 = y0 + step < h ? y0 + step : h;
+      const int q0 = y0 == 0 ? 0 : y1, q1 = y1 + step < h ? y1 + step : h;
+      if (!cuda_op->launch_rows (cuda, frame, k->job, y0, y1, q0, q1, error))
+        return false;
+    }
+  return true;
+}
+
+/* After the timed pass, when the engine asks for counters: the same
+ * kernels once more under the range profiler, so that the times stay
+ * those of the normal path. */
+static bool
+count_frame_kernels (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsCudaFrame *frame,
+                     bool streams, EsError *error)
+{
+#ifdef ES_HAVE_CUPTI
+  const FrameKernels kernels = { job, variant, frame, streams };
+  return es_cuda_count_kernels (cuda, launch_frame_kernels, &kernels, error);
+#else
+  (void) job, (void) variant, (void) frame, (void) streams, (void) error;
+  snprintf (cuda->counters_note, sizeof cuda->counters_note, "%s",
+            N_ ("this build has no CUPTI (built without the CUDA toolkit's CUPTI headers)"));
+  return true;
+#endif
+}
+
+/* Why a run that asked for counters, and did not go through
+ * count_frame_kernels, has none. */
+static void
+note_uncounted_run (EsCuda *cuda)
+{
+  if (cuda->counters_wanted)
+    snprintf (cuda->counters_note, sizeof cuda->counters_note, "%s",
+              N_ ("hardware counters are read for a run on one GPU in one piece, and this one went in bands "
+                  "or over several GPUs"));
+}
+
 /* The whole image at once on the first device, in buffers kept between runs
  * (or, for the per-call lesson, allocated and freed by this run: allocating
  * belongs to the upload, freeing to the download, in alloc_ms and free_ms). */
@@ -494,9 +564,11 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
       frame->lev = (uint8_t *) b_lev->ptr;
       frame->out = move->out_borrowed ? move->out->pixels : b_out->ptr;
       /* Overlapping transfers is a lesson about host images. */
-      ok = variant->transfer == ES_TRANSFER_STREAMS && !es_image_on_device (move->in)
-               ? run_frame_streams (cuda, job, move, frame, times, error)
-                                                    : run_frame (cuda, job, variant, move, frame, times, error);
+      const bool streams = variant->transfer == ES_TRANSFER_STREAMS && !es_image_on_device (move->in);
+      ok = streams ? run_frame_streams (cuda, job, move, frame, times, error)
+                   : run_frame (cuda, job, variant, move, frame, times, error);
+      if (ok && cuda->counters_wanted)
+        ok = count_frame_kernels (cuda, job, variant, frame, streams, error);
     }
 
   if (per_call)
@@ -525,6 +597,8 @@ device_metrics (const EsCuda *cuda, const EsImage *in, const EsImage *mask, cons
   m->n_kernels = cuda->n_run_kernels;
   memcpy (m->kernels, cuda->run_kernels, sizeof m->kernels);
   m->main_kernel = cuda->run_main_kernel >= 0 ? cuda->run_main_kernel : cuda->n_run_kernels - 1;
+  m->counters = cuda->run_counters;
+  memcpy (m->counters_note, cuda->counters_note, sizeof m->counters_note);
   m->host_memory = host;
   m->upload_bytes = (double) packed_bytes (in) + (mask != NULL ? (double) packed_bytes (mask) : 0);
   m->download_bytes = (double) packed_bytes (out);
@@ -574,6 +648,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       es_control_begin (control, 1);
       if (!run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
         return false;
+      note_uncounted_run (cuda);
       es_control_advance (control, 1);
       if (timing != NULL)
         {
@@ -646,6 +721,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       frame = frame_for (job, in, out_format, 0);
       move.in_borrowed = move.out_borrowed = false;
       ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
+      note_uncounted_run (cuda);
     }
   else
     ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);

@@ -19,6 +19,18 @@ ImageLike = npt.NDArray[np.uint8] | npt.NDArray[np.uint16] | memoryview | Any
 
 class Cancelled(RuntimeError): ...
 
+class Counters(TypedDict):
+    """What the GPU's hardware counted (Engine.counters): measured, not modelled."""
+    launches: int
+    dram_read_bytes: float
+    dram_write_bytes: float
+    l2_hit_rate: float
+    shared_bank_conflicts: float
+    achieved_occupancy: float
+    local_bytes: float
+    l2_sectors: float
+    active_cycles: float
+
 class KernelMetrics(TypedDict):
     name: str
     grid: tuple[int, int, int]
@@ -30,6 +42,7 @@ class KernelMetrics(TypedDict):
     blocks_per_sm: int
     occupancy: float
     main: bool
+    counters: Counters | None
 
 class Metrics(TypedDict):
     pixels: float
@@ -47,6 +60,8 @@ class Metrics(TypedDict):
     download_bytes: float
     upload_gbs: float
     download_gbs: float
+    counters: Counters | None
+    counters_note: str
 
 class Timing(NamedTuple):
     upload_ms: float
@@ -85,6 +100,10 @@ class Engine:
     def devices(self) -> tuple[int, ...] | None: ...
     @property
     def closed(self) -> bool: ...
+    @property
+    def counters(self) -> bool: ...
+    @counters.setter
+    def counters(self, on: bool) -> None: ...
     @overload
     def entropy(self, image: ImageLike, window: int = 5, levels: int = 16, *, variant: str | None = None,
                 units: EntropyUnits | None = None, depth: int | None = None, out: npt.NDArray[np.float32] | None = None,

@@ -21,7 +21,8 @@ static PyStructSequence_Field timing_fields[] = {
   { "input_copied", "the input was copied (strided, Fortran order, byte-swapped, colour) rather than read in place" },
   { "output_copied", "the result went through a temporary into out= (non-contiguous or overlapping the input)" },
   { "metrics", "why the run took its time (a dict; by name only, not in the tuple): the memory model's bytes, "
-               "the achieved GB/s and its shares of the peaks, the kernels' resources, the transfers" },
+               "the achieved GB/s and its shares of the peaks, the kernels' resources, the transfers, and the "
+               "hardware counters when Engine.counters is on" },
   { NULL, NULL },
 };
 
@@ -308,6 +309,19 @@ nats_to_bits (const EsImage *values)
     }
 }
 
+/* EsCounters as a dict (the C fields' names, the rates 0..1), or None when
+ * nothing was measured; a new reference, NULL when it raised. */
+static PyObject *
+counters_dict (const EsCounters *c)
+{
+  if (!c->measured)
+    Py_RETURN_NONE;
+  return Py_BuildValue ("{s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d}", "launches", c->launches, "dram_read_bytes",
+                        c->dram_read_bytes, "dram_write_bytes", c->dram_write_bytes, "l2_hit_rate", c->l2_hit_rate,
+                        "shared_bank_conflicts", c->shared_bank_conflicts, "achieved_occupancy", c->achieved_occupancy,
+                        "local_bytes", c->local_bytes, "l2_sectors", c->l2_sectors, "active_cycles", c->active_cycles);
+}
+
 /* EsMetrics as a dict, the names of the C fields; NULL when it raised. */
 static PyObject *
 metrics_dict (const EsMetrics *m)
@@ -317,25 +331,25 @@ metrics_dict (const EsMetrics *m)
   for (int i = 0; kernels != NULL && i < m->n_kernels; i++)
     {
       const EsKernelInfo *k = &m->kernels[i];
-      PyObject *kernel = Py_BuildValue ("{s:s,s:(III),s:(III),s:i,s:n,s:n,s:n,s:i,s:d,s:O}", "name", k->name, "grid",
-                                        k->grid[0], k->grid[1], k->grid[2], "block", k->block[0], k->block[1],
-                                        k->block[2], "registers", k->registers, "static_shared",
-                                        (Py_ssize_t) k->static_shared, "dynamic_shared", (Py_ssize_t) k->dynamic_shared,
-                                        "local_bytes", (Py_ssize_t) k->local_bytes, "blocks_per_sm", k->blocks_per_sm,
-                                        "occupancy", k->occupancy, "main", i == m->main_kernel ? Py_True : Py_False);
+      PyObject *kernel = Py_BuildValue (
+        "{s:s,s:(III),s:(III),s:i,s:n,s:n,s:n,s:i,s:d,s:O,s:N}", "name", k->name, "grid", k->grid[0], k->grid[1],
+        k->grid[2], "block", k->block[0], k->block[1], k->block[2], "registers", k->registers, "static_shared",
+        (Py_ssize_t) k->static_shared, "dynamic_shared", (Py_ssize_t) k->dynamic_shared, "local_bytes",
+        (Py_ssize_t) k->local_bytes, "blocks_per_sm", k->blocks_per_sm, "occupancy", k->occupancy, "main",
+        i == m->main_kernel ? Py_True : Py_False, "counters", counters_dict (&k->counters));
       if (kernel == NULL || PyList_Append (kernels, kernel) < 0)
         Py_CLEAR (kernels);
       Py_XDECREF (kernel);
     }
   if (kernels == NULL)
     return NULL;
-  return Py_BuildValue ("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:N,s:s,s:d,s:d,s:d,s:d}", "pixels", m->pixels,
-                        "read_bytes", m->model.read_bytes, "write_bytes", m->model.write_bytes, "shared_bytes",
-                        m->model.shared_bytes, "achieved_gbs", m->achieved_gbs, "copy_gbs", m->copy_gbs,
-                        "datasheet_gbs", m->datasheet_gbs, "copy_share", m->copy_share, "datasheet_share",
-                        m->datasheet_share, "kernels", kernels, "host_memory", es_host_memory_name (m->host_memory),
-                        "upload_bytes", m->upload_bytes, "download_bytes", m->download_bytes, "upload_gbs",
-                        m->upload_gbs, "download_gbs", m->download_gbs);
+  return Py_BuildValue (
+    "{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:N,s:s,s:d,s:d,s:d,s:d,s:N,s:s}", "pixels", m->pixels, "read_bytes",
+    m->model.read_bytes, "write_bytes", m->model.write_bytes, "shared_bytes", m->model.shared_bytes, "achieved_gbs",
+    m->achieved_gbs, "copy_gbs", m->copy_gbs, "datasheet_gbs", m->datasheet_gbs, "copy_share", m->copy_share,
+    "datasheet_share", m->datasheet_share, "kernels", kernels, "host_memory", es_host_memory_name (m->host_memory),
+    "upload_bytes", m->upload_bytes, "download_bytes", m->download_bytes, "upload_gbs", m->upload_gbs, "download_gbs",
+    m->download_gbs, "counters", counters_dict (&m->counters), "counters_note", m->counters_note);
 }
 
 /* (result, Timing) for return_timing=True; steals result, NULL when it raised. */

@@ -335,6 +335,45 @@ engine_get_closed (EsPyEngine *self, void *closure)
 }
 
 static PyObject *
+engine_get_counters (EsPyEngine *self, void *closure)
+{
+  bool on = false;
+
+  (void) closure;
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  on = self->engine != NULL && es_engine_counters (self->engine);
+  PyThread_release_lock (self->lock);
+  Py_END_ALLOW_THREADS return PyBool_FromLong (on);
+}
+
+/* Waits for a job in progress, so that a run never changes its mind
+ * half-way. */
+static int
+engine_set_counters (EsPyEngine *self, PyObject *value, void *closure)
+{
+  int on;
+
+  (void) closure;
+  if (value == NULL)
+    {
+      PyErr_SetString (PyExc_AttributeError, "counters cannot be deleted");
+      return -1;
+    }
+  if ((on = PyObject_IsTrue (value)) < 0)
+    return -1;
+  if (self->engine == NULL)
+    {
+      es_py_engine_closed_error ();
+      return -1;
+    }
+  Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
+  if (self->engine != NULL)
+    es_engine_set_counters (self->engine, on);
+  PyThread_release_lock (self->lock);
+  Py_END_ALLOW_THREADS return 0;
+}
+
+static PyObject *
 engine_repr (EsPyEngine *self)
 {
   PyObject *description, *result;
@@ -400,6 +439,11 @@ static PyGetSetDef engine_getset[] = {
   { "cuda_reason", (getter) engine_get_cuda_reason, NULL, "why CUDA is not in use ('' while it is)", NULL },
   { "devices", (getter) engine_get_devices, NULL, "the CUDA devices asked for (None: ES_DEVICES or all)", NULL },
   { "closed", (getter) engine_get_closed, NULL, "whether close() was called", NULL },
+  { "counters", (getter) engine_get_counters, (setter) engine_set_counters,
+    "hardware counters (CUPTI) for every later run: timing.metrics['counters'] (measured by the hardware), "
+    "or metrics['counters_note'] where they cannot be read; each CUDA run then runs its kernels once more, "
+    "after the timed pass",
+    NULL },
   { NULL, NULL, NULL, NULL, NULL },
 };
 

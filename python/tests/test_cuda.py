@@ -58,6 +58,22 @@ def test_cuda_engine_and_devices(gpu, rng):
     assert entroscope.info("cuda")["why"] == "requested with backend='cuda'"
 
 
+def test_cuda_counters(gpu, rng):
+    """With Engine.counters on, a CUDA run's metrics carry what the hardware counted, or why not."""
+    engine = entroscope.Engine("cuda", devices=[0])
+    engine.counters = True
+    image = rng.integers(1, 256, (1024, 1024), dtype=np.uint8)
+    values, timing = engine.sharpen(image, return_timing=True)
+    metrics = timing.metrics
+    if metrics["counters"] is None:
+        pytest.skip("no hardware counters here: " + metrics["counters_note"])
+    counters = metrics["counters"]
+    assert counters["launches"] >= 1 and counters["dram_read_bytes"] > 0 and counters["dram_write_bytes"] > 0
+    assert 0 <= counters["l2_hit_rate"] <= 1 and 0 < counters["achieved_occupancy"] <= 1
+    assert any(k["counters"] is not None for k in metrics["kernels"])
+    assert np.array_equal(values, entroscope.Engine("cpu").sharpen(image))
+
+
 def test_page_locked_buffers(gpu, rng):
     image = rng.integers(0, 256, (600, 700), dtype=np.uint8)
     pinned = gpu.zeros(image.shape, np.uint8)

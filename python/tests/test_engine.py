@@ -102,6 +102,24 @@ def test_timing_metrics(rng):
     assert metrics["read_bytes"] == 64 * 48 and metrics["write_bytes"] == 4 * 64 * 48
     assert np.isfinite(metrics["achieved_gbs"]) and metrics["achieved_gbs"] > 0
     assert metrics["kernels"] == [] and metrics["host_memory"] == "none" and metrics["datasheet_gbs"] == 0
+    assert metrics["counters"] is None and metrics["counters_note"] == ""
+
+
+def test_counters_where_unavailable(rng):
+    """Engine.counters asks for hardware counters; a CPU run has none and says why in one line."""
+    image = rng.integers(0, 256, (64, 48), dtype=np.uint8)
+    with entroscope.Engine("cpu") as engine:
+        assert engine.counters is False
+        engine.counters = True
+        assert engine.counters is True
+        values, timing = engine.sharpen(image, return_timing=True)
+        assert values.shape == image.shape
+        assert timing.metrics["counters"] is None
+        assert "CPU" in timing.metrics["counters_note"] and "\n" not in timing.metrics["counters_note"]
+        engine.counters = False
+        assert engine.sharpen(image, return_timing=True)[1].metrics["counters_note"] == ""
+    with pytest.raises(ValueError, match="closed"):
+        engine.counters = True
 
 
 # ---- threads ------------------------------------------------------------------

@@ -22,6 +22,22 @@ beside them. With --kernels each kernel's bytes are printed under its
 variant's row. One failure never stops the table; the exit status is 1
 when any variant failed or could not run.
 
+With --counters it checks the hardware counters too: the same CLI run with
+--metrics=hw gives the counters that CUPTI's range profiler read (the
+"measured by the hardware" line, over every kernel of the run), and the ncu
+run reads the same metrics; a second table compares the six figures (DRAM
+read and written, L2 hit rate, shared-memory bank conflicts, achieved
+occupancy, local-memory bytes), each within 5 % of ncu's (bytes and
+conflicts summed over the kernels, the L2 hit rate weighed by each
+kernel's L2 sectors and the occupancy by its active cycles, as the CLI adds
+them), or within a floor where both are near zero (64 KB, 1000 conflicts,
+one percentage point). The DRAM writes differ by what they cover: CUPTI's
+range ends with the kernel's dirty lines written back and counts them,
+ncu's kernel ends with them still in the L2 (its flush comes before the
+next kernel, uncounted), so CUPTI's writes must lie between ncu's and ncu's
+plus the L2's size for each kernel launch. Each run is on GPU 0 alone
+(--devices 0): a run spread in bands over several GPUs has no counters.
+
 The input is a PGM, which the CLI decodes whole, so that each run is one job
 on the whole image (a PNG may be computed band by band while it is read,
 whose small bands' outputs would stay in L2). The run under ncu has no
@@ -31,7 +47,7 @@ caches before each kernel (--cache-control all, its default), which is what
 the models assume for a buffer that one kernel writes and the next reads.
 
   usage (GPU machine, repository root):
-    tests/gpu/verify-metrics.py [--side 8192] [--volume 512] [--ops entropy,...]
+    tests/gpu/verify-metrics.py [--side 8192] [--volume 512] [--ops entropy,...] [--counters]
   environment: NCU (default ncu), BUILD (default build-gpu); libraries carried
   to the machine (gpu-carry/tiff/lib, gpu-carry/lib) go on LD_LIBRARY_PATH.
 """
@@ -52,6 +68,24 @@ BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build-gpu"))
 CLI = os.path.join(BUILD, "app", "entroscope-cli")
 NCU = os.environ.get("NCU", "ncu")
 TOLERANCE = 0.10
+COUNTER_TOLERANCE = 0.05
+# The counters as the CLI prints them and as ncu names them: how ncu's
+# metrics add up over a run's kernels (summed, or a rate weighed by the
+# metric it is a share of, as es_counters_add weighs them), the floor under
+# which two figures near zero agree, and the CLI's scale to ncu's unit.
+COUNTERS = [
+    ("DRAM rd MB", ["dram__bytes_read.sum"], None, 0.064, 1e6),
+    ("DRAM wr MB", ["dram__bytes_write.sum"], None, 0.064, 1e6),
+    ("L2 hit %", ["lts__t_sector_hit_rate.pct"], "lts__t_sectors.sum", 1.0, 1),
+    ("conflicts", ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"], None, 1000, 1),
+    ("occupancy %", ["sm__warps_active.avg.pct_of_peak_sustained_active"], "sm__cycles_active.sum", 1.0, 1),
+    ("local MB", ["l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+                  "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"], None, 0.064, 1e6),
+]
+MEASURED = re.compile(r"measured by the hardware: DRAM ([0-9.]+) MB read, ([0-9.]+) MB written .*?"
+                      r"L2 hit rate ([0-9.]+) %, ([0-9.]+) shared-memory bank conflicts, "
+                      r"achieved occupancy ([0-9.]+) %, local memory ([0-9.]+) MB")
 UNIT_BYTES = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
               "KB": 1e3, "MB": 1e6, "GB": 1e9}
 
@@ -123,11 +157,20 @@ def variants(env):
     return found
 
 
-def model_bytes(args, env):
-    """(read, write) bytes of the model from the --metrics row, or an error."""
-    run = subprocess.run([CLI] + args + ["--metrics", "-q"], env=env, capture_output=True, text=True)
+def model_bytes(args, env, counters=False):
+    """(read, write) bytes of the model from the --metrics row, or an error;
+    with `counters`, also the CLI's counters (--metrics=hw) as COUNTERS
+    lists them, else None."""
+    run = subprocess.run([CLI] + args + ["--metrics=hw" if counters else "--metrics", "-q"], env=env,
+                         capture_output=True, text=True, check=False)
     if run.returncode != 0:
         return None, "exit %d: %s" % (run.returncode, " ".join(run.stderr.strip().splitlines()[-1:]))
+    if counters:
+        found = MEASURED.search(run.stderr)
+        if not found:
+            lines = [l.strip() for l in run.stderr.splitlines() if "hardware counters" in l]
+            return None, "no counters: %s" % (lines[0] if lines else run.stderr.strip()[-200:])
+        model_bytes.counters = [float(v) for v in found.groups()]
     lines = run.stderr.splitlines()
     for i, line in enumerate(lines[:-1]):
         if line.startswith("metrics "):
@@ -141,12 +184,15 @@ def model_bytes(args, env):
     return None, "no --metrics row in: %s" % run.stderr.strip()[:200]
 
 
-def ncu_bytes(args, env):
+def ncu_bytes(args, env, counters=False):
     """(DRAM read, DRAM write, kernels, L2 write, per kernel) bytes that ncu
     counts over every kernel of the run; per kernel: [name, read, DRAM write,
-    L2 write] in launch order."""
-    command = [NCU, "--csv", "--print-units", "base", "--metrics",
-               "dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_write.sum", CLI] + args + ["-q"]
+    L2 write] in launch order. With `counters`, ncu's figures of COUNTERS
+    too (in ncu_bytes.counters)."""
+    metrics = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_write.sum"]
+    if counters:
+        metrics += [m for c in COUNTERS for m in c[1] + ([c[2]] if c[2] else []) if m not in metrics]
+    command = [NCU, "--csv", "--print-units", "base", "--metrics", ",".join(metrics), CLI] + args + ["-q"]
     try:
         run = subprocess.run(command, env=env, capture_output=True, text=True)
     except OSError as error:
@@ -157,6 +203,7 @@ def ncu_bytes(args, env):
     body = "\n".join(l for l in run.stdout.splitlines() if l.startswith('"'))
     read = write = l2_write = 0.0
     kernels = {}
+    per_kernel = {}
     for row in csv.DictReader(io.StringIO(body)):
         name, unit = row.get("Metric Name"), row.get("Metric Unit", "byte")
         try:
@@ -164,6 +211,7 @@ def ncu_bytes(args, env):
         except ValueError:
             continue
         kernel = kernels.setdefault(row.get("ID"), [row.get("Kernel Name", "?").split("(")[0], 0.0, 0.0, 0.0])
+        per_kernel.setdefault(row.get("ID"), {})[name] = value
         if name == "dram__bytes_read.sum":
             read += value
             kernel[1] += value
@@ -175,7 +223,37 @@ def ncu_bytes(args, env):
             kernel[3] += 32 * value
     if not kernels:
         return None, "ncu profiled no kernel (counters not permitted?): %s" % run.stdout.strip()[-200:]
+    if counters:
+        ncu_bytes.counters = []
+        for _label, names, weight, _floor, scale in COUNTERS:
+            if weight is None:
+                value = sum(k.get(n, 0) for k in per_kernel.values() for n in names)
+            else:
+                total = sum(k.get(weight, 0) for k in per_kernel.values())
+                value = sum(k.get(names[0], 0) * k.get(weight, 0) for k in per_kernel.values()) / max(total, 1)
+            ncu_bytes.counters.append(value / scale)
     return (read, write, len(kernels), l2_write, list(kernels.values())), None
+
+
+def l2_megabytes(env):
+    """The L2's size of GPU 0 in MB (10^6 bytes), as the GPU machine's torch
+    reads it, else 60 (an H200's)."""
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.get_device_properties(0).L2_cache_size)"],
+                           env=env, capture_output=True, text=True, check=False)
+    try:
+        return int(probe.stdout.strip()) / 1e6
+    except ValueError:
+        return 60.0
+
+
+def counters_agree(cli, ncu, launches, l2_mb):
+    """Per counter: whether the CLI's figure is within COUNTER_TOLERANCE of
+    ncu's, or both under the counter's floor apart; the DRAM writes between
+    ncu's and ncu's plus an L2 of dirty lines a launch."""
+    agree = [abs(a - b) <= max(COUNTER_TOLERANCE * max(abs(a), abs(b)), c[3]) for a, b, c in zip(cli, ncu, COUNTERS)]
+    write = [c[0] for c in COUNTERS].index("DRAM wr MB")
+    agree[write] = ncu[write] * (1 - COUNTER_TOLERANCE) <= cli[write] <= ncu[write] + launches * l2_mb
+    return agree
 
 
 def main():
@@ -185,7 +263,11 @@ def main():
     parser.add_argument("--radius", type=int, default=3, help="the 3-D variants' ball")
     parser.add_argument("--ops", default="entropy,equalize,sharpen,clahe")
     parser.add_argument("--kernels", action="store_true", help="each kernel's bytes under its variant")
+    parser.add_argument("--counters", action="store_true",
+                        help="also compare the CLI's hardware counters (--metrics=hw) with ncu's, within 5 %%")
     options = parser.parse_args()
+    counter_rows = []
+    l2_mb = l2_megabytes(environment()) if options.counters else 0
     env = environment()
     build(env)
     rng = random.Random(2024)
@@ -207,12 +289,14 @@ def main():
             if three_d and options.volume <= 0:
                 continue
             source, output = (volume, "out.tif") if three_d else (image, "out.tif")
-            args = [op, "--backend", "cuda", "--variant", variant, source, "-o", os.path.join(d, output)]
+            args = [op, "--backend", "cuda", "--devices", "0", "--variant", variant, source, "-o",
+                    os.path.join(d, output)]
             if three_d:
                 args[1:1] = ["--ball", str(options.radius)]
             label = variant + (" (%d³)" % options.volume if three_d else "")
-            model, error = model_bytes(args, env)
-            measured, ncu_error = (None, None) if error else ncu_bytes(args, env)
+            counters = options.counters and not three_d
+            model, error = model_bytes(args, env, counters)
+            measured, ncu_error = (None, None) if error else ncu_bytes(args, env, counters)
             if error or ncu_error:
                 failed += 1
                 print("%-9s %-22s %s" % (op, label, "ERROR " + (error or ncu_error)))
@@ -228,6 +312,18 @@ def main():
                 for name, read, write, l2 in measured[4]:
                     print("%-9s   %-51s %9.1f %19.1f %9.1f" % ("", name[:51], read / 1e6, l2 / 1e6, write / 1e6))
             sys.stdout.flush()
+            if counters:
+                agree = counters_agree(model_bytes.counters, ncu_bytes.counters, measured[2], l2_mb)
+                failed += 0 if all(agree) else 1
+                counter_rows.append((op, label, model_bytes.counters, ncu_bytes.counters, agree))
+    if counter_rows:
+        print()
+        print("Hardware counters: CUPTI through the CLI (--metrics=hw) / ncu, per run "
+              "(DRAM writes: ncu's plus at most %.0f MB of L2 a launch)" % l2_mb)
+        print("%-9s %-22s " % ("op", "variant") + " ".join("%21s" % c[0] for c in COUNTERS) + "  verdict")
+        for op, label, cli, ncu, agree in counter_rows:
+            cells = ["%9.2f/%-9.2f%s" % (a, b, " " if ok else "!") for a, b, ok in zip(cli, ncu, agree)]
+            print("%-9s %-22s " % (op, label) + " ".join(cells) + "  " + ("PASS" if all(agree) else "FAIL"))
     print("%s: %d variant%s off by more than %d %% or not run" % (
         "FAIL" if failed else "PASS", failed, "" if failed == 1 else "s", round(TOLERANCE * 100)))
     return 1 if failed else 0

@@ -63,6 +63,7 @@ struct _EsWindow {
   int exports;                    /* of those, exports */
   int comparisons;                /* Compare Variants runs (their window shows them) */
   gboolean busy;
+  gboolean hardware_counters; /* win.hardware-counters: the views' jobs read them (es_engine_set_counters) */
 
   guint64 generation;           /* of the newest request */
   guint64 answered_generation;  /* of the newest complete response, or cancel */

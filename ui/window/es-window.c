@@ -20,6 +20,7 @@ enum {
   PROP_SHOW_TIMINGS,
   PROP_SHOW_SIDEBAR,
   PROP_BUSY,
+  PROP_HARDWARE_COUNTERS,
   PROP_SETTINGS,
   N_PROPS
 };
@@ -182,6 +183,7 @@ send_request (gpointer data)
   request = g_new0 (EsRequest, 1);
   request->generation = ++self->generation;
   request->backend = _es_window_get_backend (self);
+  request->counters = self->hardware_counters;
   /* No image yet: the worker still sets up the engine for the chosen
    * backend, so the Compute section can say whether CUDA is usable. */
   if (source)
@@ -628,6 +630,7 @@ es_window_get_property (GObject *object, guint prop_id, GValue *value, GParamSpe
     case PROP_SHOW_TIMINGS: g_value_set_boolean (value, g_settings_get_boolean (self->settings, "show-timings")); break;
     case PROP_SHOW_SIDEBAR: g_value_set_boolean (value, _es_window_get_panel_shown (self)); break;
     case PROP_BUSY: g_value_set_boolean (value, self->busy); break;
+    case PROP_HARDWARE_COUNTERS: g_value_set_boolean (value, self->hardware_counters); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -653,6 +656,14 @@ es_window_set_property (GObject *object, guint prop_id, const GValue *value, GPa
       break;
     case PROP_SHOW_TIMINGS: g_settings_set_boolean (self->settings, "show-timings", g_value_get_boolean (value)); break;
     case PROP_SHOW_SIDEBAR: _es_window_set_panel_shown (self, g_value_get_boolean (value)); break;
+    case PROP_HARDWARE_COUNTERS:
+      if (self->hardware_counters != g_value_get_boolean (value))
+        {
+          self->hardware_counters = g_value_get_boolean (value);
+          g_object_notify_by_pspec (object, pspec);
+          _es_window_schedule_update (self, "hardware counters");
+        }
+      break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -729,6 +740,9 @@ es_window_class_init (EsWindowClass *klass)
     "show-sidebar", NULL, NULL, TRUE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_BUSY] = g_param_spec_boolean ("busy", NULL, NULL, FALSE,
                                                 G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* Not a setting: reading the counters runs each job's kernels again. */
+  properties[PROP_HARDWARE_COUNTERS] = g_param_spec_boolean (
+    "hardware-counters", NULL, NULL, FALSE, G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   properties[PROP_SETTINGS] = g_param_spec_object ("settings", NULL, NULL, G_TYPE_SETTINGS,
                                                    G_PARAM_WRITABLE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -774,6 +788,7 @@ es_window_class_init (EsWindowClass *klass)
   gtk_widget_class_install_property_action (widget_class, "win.variant", "variant");
   gtk_widget_class_install_property_action (widget_class, "win.show-timings", "show-timings");
   gtk_widget_class_install_property_action (widget_class, "win.show-sidebar", "show-sidebar");
+  gtk_widget_class_install_property_action (widget_class, "win.hardware-counters", "hardware-counters");
 
   /* Escape stops the computation or the opening waited for (the action is
    * disabled otherwise, so Escape goes on to whatever else wants it). */
