@@ -7,20 +7,23 @@ For every CUDA variant of entropy, equalize, sharpen and CLAHE on a random
 random VOLUME³ volume (default 512³, ball r=3), this runs the CLI once with
 --metrics for the modelled DRAM bytes (the "model MB" column) and once under
 ncu for the DRAM bytes, summed over every kernel of the run, and prints one
-table: variant, modelled MB, measured MB, their ratio and PASS or FAIL at
-10 %. The measured bytes are ncu's dram__bytes_read.sum plus the bytes that
-the SMs' stores wrote into L2 (lts__t_sectors_srcunit_tex_op_write.sum ×
-32; the total lts__t_sectors_op_write.sum also counts the stores that one
-L2 partition forwards to the other across the fabric, half of them on an
-H200, so it comes out at 1.5× the bytes stored). The L2 is write-back: a kernel's last dirty lines are still in L2 when it ends
-and reach DRAM afterwards, outside ncu's count, so that
-dram__bytes_write.sum comes in short of a large output by up to the L2's
-size (and at 0 for a band that never leaves L2). Every byte these kernels
-store is stored once, so the L2's store bytes are the bytes DRAM receives;
-atomics stay in L2 and are not counted. dram__bytes_write.sum is shown
-beside them. With --kernels each kernel's bytes are printed under its
-variant's row. One failure never stops the table; the exit status is 1
-when any variant failed or could not run.
+table: variant, modelled MB, ncu's dram__bytes_read.sum +
+dram__bytes_write.sum, their ratio, and PASS or FAIL.
+
+The L2 is write-back: the lines a kernel leaves dirty in it reach DRAM
+after the kernel ends, outside ncu's count (its flush before the next
+kernel is not counted), so dram__bytes_write.sum comes in short of a large
+output by up to the L2's size for each launch, and at 0 for a band that
+never leaves L2. So a variant PASSES when its modelled reads are within
+10 % of ncu's and its modelled writes lie between ncu's (less 10 %) and
+ncu's plus one L2 a launch (plus 10 %): what DRAM receives is at least what
+ncu saw and at most that and every line still dirty at each kernel's end.
+The bytes the SMs' stores wrote into L2 (lts__t_sectors_srcunit_tex_op_write
+× 32) are shown beside them: they equal the writes of every kernel that
+stores each byte once, and are far more where a kernel rewrites its lines
+in L2 (local memory, per-thread-histogram). With --kernels each kernel's
+bytes are printed under its variant's row. One failure never stops the
+table; the exit status is 1 when any variant failed or could not run.
 
 With --counters it checks the hardware counters too: the same CLI run with
 --metrics=hw gives the counters that CUPTI's range profiler read (the
@@ -235,6 +238,15 @@ def ncu_bytes(args, env, counters=False):
     return (read, write, len(kernels), l2_write, list(kernels.values())), None
 
 
+def model_agrees(model, measured, l2_mb):
+    """The rule above: reads within TOLERANCE of ncu's, writes between
+    ncu's and ncu's plus one L2 of dirty lines a launch (TOLERANCE either side)."""
+    read, write, launches = measured[0] / 1e6, measured[1] / 1e6, measured[2]
+    reads_ok = abs(model[0] / 1e6 - read) <= TOLERANCE * read
+    writes_ok = write * (1 - TOLERANCE) <= model[1] / 1e6 <= (write + launches * l2_mb) * (1 + TOLERANCE)
+    return reads_ok and writes_ok
+
+
 def l2_megabytes(env):
     """The L2's size of GPU 0 in MB (10^6 bytes), as the GPU machine's torch
     reads it, else 60 (an H200's)."""
@@ -267,7 +279,7 @@ def main():
                         help="also compare the CLI's hardware counters (--metrics=hw) with ncu's, within 5 %%")
     options = parser.parse_args()
     counter_rows = []
-    l2_mb = l2_megabytes(environment()) if options.counters else 0
+    l2_mb = l2_megabytes(environment())
     env = environment()
     build(env)
     rng = random.Random(2024)
@@ -280,7 +292,7 @@ def main():
         if options.volume > 0 and "entropy" in ops:
             write_volume_tiff(volume, options.volume, rng)
         print("%-9s %-22s %10s %10s %7s  %-7s %9s %9s %9s %9s %9s %4s" % (
-            "op", "variant", "model MB", "meas. MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "L2 wr",
+            "op", "variant", "model MB", "ncu MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "L2 wr",
             "DRAM wr", "krn"))
         for op, variant in variants(env):
             if op not in ops:
@@ -301,9 +313,9 @@ def main():
                 failed += 1
                 print("%-9s %-22s %s" % (op, label, "ERROR " + (error or ncu_error)))
                 continue
-            total_model, total_ncu = (model[0] + model[1]) / 1e6, (measured[0] + measured[3]) / 1e6
+            total_model, total_ncu = (model[0] + model[1]) / 1e6, (measured[0] + measured[1]) / 1e6
             ratio = total_model / total_ncu if total_ncu > 0 else float("inf")
-            ok = abs(ratio - 1) <= TOLERANCE
+            ok = model_agrees(model, measured, l2_mb)
             failed += 0 if ok else 1
             print("%-9s %-22s %10.1f %10.1f %7.3f  %-7s %9.1f %9.1f %9.1f %9.1f %9.1f %4d" % (
                 op, label, total_model, total_ncu, ratio, "PASS" if ok else "FAIL", model[0] / 1e6,
@@ -324,8 +336,8 @@ def main():
         for op, label, cli, ncu, agree in counter_rows:
             cells = ["%9.2f/%-9.2f%s" % (a, b, " " if ok else "!") for a, b, ok in zip(cli, ncu, agree)]
             print("%-9s %-22s " % (op, label) + " ".join(cells) + "  " + ("PASS" if all(agree) else "FAIL"))
-    print("%s: %d variant%s off by more than %d %% or not run" % (
-        "FAIL" if failed else "PASS", failed, "" if failed == 1 else "s", round(TOLERANCE * 100)))
+    print("%s: %d variant%s outside the bounds or not run (L2 %.0f MB a launch)" % (
+        "FAIL" if failed else "PASS", failed, "" if failed == 1 else "s", l2_mb))
     return 1 if failed else 0
 
 
