@@ -338,6 +338,15 @@ test_tiff_write (void)
   unlink (path);
 }
 
+/* Field by field: the struct's padding is whatever each side's memory held. */
+static bool
+meta_equal (const EsImageMeta *a, const EsImageMeta *b)
+{
+  return a->stored == b->stored && a->value_offset == b->value_offset && a->value_scale == b->value_scale
+         && a->pixel_width == b->pixel_width && a->pixel_height == b->pixel_height && a->pixel_depth == b->pixel_depth
+         && a->length_unit == b->length_unit;
+}
+
 /* The sandbox hands back the value map and the pixel size as the
  * in-process decoder gives them. */
 static void
@@ -362,7 +371,7 @@ test_sandbox (void)
   fd = ok ? open (path, O_RDONLY | O_CLOEXEC) : -1;
   ok = fd >= 0 && es_decode_fd (fd, &request, &here, notice, sizeof notice, &error) && lseek (fd, 0, SEEK_SET) == 0
        && es_sandbox_decode_fd (fd, &request, &there, notice, sizeof notice, &error);
-  tap_ok (ok && memcmp (&here.meta, &there.meta, sizeof here.meta) == 0 && here.meta.stored == ES_STORED_FLOAT
+  tap_ok (ok && meta_equal (&here.meta, &there.meta) && here.meta.stored == ES_STORED_FLOAT
             && pixel_size_is (&there, 5, 5, 0, "µm"),
           "the sandbox hands back the float values' map and the pixel size (%s)", error.message);
   if (fd >= 0)
