@@ -463,12 +463,19 @@ test_mask (void)
   if (es_sandbox_available (NULL))
     {
       g_autofree char *expected = g_strdup_printf ("The mask %s could not be read: the decoder crashed (SIGSEGV", fits);
+      g_autofree char *head = NULL;
+      const char *message;
 
       g_setenv ("ES_TEST_DECODER_FAULT", "crash", TRUE);
       es_sidebar_definition_load_mask (definition_panel (), fits_file);
       wait_until (message_starts, "The mask ", NULL, NULL);
       g_unsetenv ("ES_TEST_DECODER_FAULT");
-      g_assert_true (message_starts (expected));
+      /* The text alone: message_starts also wants an idle main loop, which
+       * a redraw queued since may not be. */
+      message = es_window_get_last_message (window);
+      g_assert_nonnull (message);
+      head = g_strndup (message, strlen (expected));
+      g_assert_cmpstr (head, ==, expected);
     }
 
   /* The wrong size: a message, no job, the result stays. */
