@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "es-reader.h"
@@ -38,6 +39,20 @@ es_reader_init_fd (EsReader *reader, int fd, uint64_t limit, EsError *error)
     return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate a read buffer");
   reader->data = reader->buffer;
   return true;
+}
+
+uint64_t
+es_reader_left_hint (const EsReader *reader)
+{
+  struct stat st;
+  off_t at;
+
+  if (reader->fd < 0)
+    return reader->end - reader->pos;
+  if (fstat (reader->fd, &st) != 0 || !S_ISREG (st.st_mode) || (at = lseek (reader->fd, 0, SEEK_CUR)) < 0
+      || st.st_size < at)
+    return 0;
+  return (uint64_t) (st.st_size - at) + (reader->end - reader->pos);
 }
 
 void

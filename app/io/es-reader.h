@@ -77,6 +77,12 @@ bool es_reader_failed (const EsReader *reader, EsError *error);
  * *done set when nothing after them can change what it says. */
 typedef size_t (*EsReaderNeeded) (void *state, const uint8_t *bytes, size_t n, bool *done);
 
+/* How many bytes the input still has, as far as it can be known without
+ * reading them: the rest of a memory input or of a regular file (fstat),
+ * else 0. A hint for sizing a buffer once, never a promise: a file may
+ * change while it is read, so the reads stay bounded as before. */
+uint64_t es_reader_left_hint (const EsReader *reader);
+
 /* Reads the rest of a descriptor reader's input into one malloc'd block
  * (*data, *size; free it), in pieces and never past the limit, stopping as
  * soon as needed (state, ...) says the decoder has all it needs. */
