@@ -87,6 +87,7 @@ main (int argc, char *argv[])
   double layer_ms[64][2], render_ms[64][2], copy_ms[64][2], column[2][64];
   double run_ms = 0;
   EsImage image = { 0 };
+  EsSource *source;
   EsError error = { 0 };
   EsEngine *engine;
   EsViewParams params;
@@ -95,6 +96,9 @@ main (int argc, char *argv[])
   if (side < 1 || repeats < 1 || repeats > 64 || pane_width < 1 || pane_height < 1
       || !tiled_sample (sample, side, &image))
     return 1;
+  /* As the window opens it: the layers keep their source (its size keys
+   * the pool of spare buffers they give back). */
+  source = es_source_new (NULL, "bench", &image);
   if ((engine = es_engine_new (ES_BACKEND_CPU, &error)) == NULL)
     {
       fprintf (stderr, "bench-window: %s\n", error.message);
@@ -114,7 +118,7 @@ main (int argc, char *argv[])
       gsize stride;
       double start, cpu, zoom;
 
-      if (!es_pipeline_run (engine, &image, &params, &result, &error))
+      if (!es_pipeline_run (engine, &source->image, &params, &result, &error))
         {
           fprintf (stderr, "bench-window: %s\n", error.message);
           return 1;
@@ -122,7 +126,7 @@ main (int argc, char *argv[])
       run_ms = result.timing.wall_ms;
       start = es_monotonic_ms ();
       cpu = cpu_ms ();
-      layer = es_layer_new (ES_VIEW_ENTROPY, NULL, &params.job, ES_BACKEND_CPU, &result);
+      layer = es_layer_new (ES_VIEW_ENTROPY, source, &params.job, ES_BACKEND_CPU, &result);
       layer_ms[r][0] = es_monotonic_ms () - start;
       layer_ms[r][1] = cpu_ms () - cpu;
 
@@ -152,6 +156,6 @@ main (int argc, char *argv[])
   print_step ("pane texture at fit", render_ms, repeats, column);
   print_step ("copy view", copy_ms, repeats, column);
   es_engine_free (engine);
-  es_image_clear (&image);
+  es_source_unref (source);
   return 0;
 }

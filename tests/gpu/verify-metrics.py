@@ -70,6 +70,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build-gpu"))
 CLI = os.path.join(BUILD, "app", "entroscope-cli")
 NCU = os.environ.get("NCU", "ncu")
+# ncu's --clock-control for its runs (set from the command line).
+CLOCK_CONTROL = ["base"]
 TOLERANCE = 0.10
 COUNTER_TOLERANCE = 0.05
 # The counters as the CLI prints them and as ncu names them: how ncu's
@@ -195,7 +197,8 @@ def ncu_bytes(args, env, counters=False):
     metrics = ["dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_write.sum"]
     if counters:
         metrics += [m for c in COUNTERS for m in c[1] + ([c[2]] if c[2] else []) if m not in metrics]
-    command = [NCU, "--csv", "--print-units", "base", "--metrics", ",".join(metrics), CLI] + args + ["-q"]
+    command = [NCU, "--csv", "--print-units", "base", "--clock-control", CLOCK_CONTROL[0],
+               "--metrics", ",".join(metrics), CLI] + args + ["-q"]
     try:
         run = subprocess.run(command, env=env, capture_output=True, text=True)
     except OSError as error:
@@ -277,7 +280,10 @@ def main():
     parser.add_argument("--kernels", action="store_true", help="each kernel's bytes under its variant")
     parser.add_argument("--counters", action="store_true",
                         help="also compare the CLI's hardware counters (--metrics=hw) with ncu's, within 5 %%")
+    parser.add_argument("--clock-control", choices=["base", "none"], default="base",
+                        help="ncu's clocks: locked to base (its default) or left as the CLI runs them")
     options = parser.parse_args()
+    CLOCK_CONTROL[0] = options.clock_control
     counter_rows = []
     l2_mb = l2_megabytes(environment())
     env = environment()
