@@ -100,6 +100,13 @@ _es_roi_update (EsTools *self)
       es_roi_stats (&channels->channels[c], self->roi, stats);
       set_cell (self, 0, c + 1, channels->names[c]);
       g_snprintf (text, sizeof text, "%" G_GUINT64_FORMAT, stats->n);
+      if (stats->nan > 0)
+        {
+          g_autofree char *skipped = _es_nan_skipped_text (stats->nan);
+
+          g_strlcat (text, " · ", sizeof text);
+          g_strlcat (text, skipped, sizeof text);
+        }
       set_cell (self, 1, c + 1, text);
       format_number (text, sizeof text, stats->mean, &channels->channels[c], FALSE);
       set_cell (self, 2, c + 1, text);
