@@ -69,6 +69,7 @@ struct EsTiff {
   bool imagej;          /* an ImageJ description: the resolution tags count in its unit */
   EsLengthUnit ij_unit; /* that unit, ES_LENGTH_NONE when it names none we know */
   double ij_spacing;    /* its spacing= (planes' spacing, in ij_unit), 0 when absent */
+  bool ij_um;           /* its unit is spelt "um": ImageJ reads a resolution in centimetres as µm */
 };
 
 static void
@@ -863,6 +864,7 @@ es_tiff_read_description (EsTiff *tiff)
       tiff->imagej = true;
       /* ImageJ writes µ as the escape "\u00B5". */
       imagej_field (text, "unit", unit, sizeof unit);
+      tiff->ij_um = strcmp (unit, "um") == 0;
       if (strcmp (unit, "\\u00B5m") == 0)
         strcpy (unit, "µm");
       if (!es_length_unit_from_name (unit, &tiff->ij_unit))
@@ -898,13 +900,20 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
     return;
   if (!(x_resolution > 0) || !(y_resolution > 0))
     return;
-  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them. */
+  TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit);
+  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them: the
+   * resolution counts pixels a unit of the description, except that a
+   * resolution in pixels a centimetre under "unit=um" is made µm
+   * (ij.io.FileOpener), as our stacks and others' are written. */
   if (tiff->imagej && tiff->ij_unit != ES_LENGTH_NONE)
     {
-      es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, tiff->ij_spacing, tiff->ij_unit);
+      double per_unit = resolution_unit == RESUNIT_CENTIMETER && tiff->ij_um ? 1e4 : 1.0;
+
+      es_image_meta_set_pixel_size (meta, per_unit / x_resolution, per_unit / y_resolution, tiff->ij_spacing,
+                                    tiff->ij_unit);
       return;
     }
-  if (!TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit))
+  if (resolution_unit == RESUNIT_NONE)
     return;
   /* Centimetres (what TIFF writers, ours too, give) are shown in the metric
    * unit that suits the pixel: 0.65 µm, not 6.5e-05 cm. */
