@@ -137,8 +137,9 @@ _es_roi_update (EsTools *self)
       }
     else if (layer->view == ES_VIEW_ORIGINAL)
       {
-        /* Every sample the depth holds, as the values they stand for. */
-        lo = channels->channels[a].offset;
+        /* Every sample the depth holds, as the values they stand for
+         * (sample 0 is no value where it stands for NaN). */
+        lo = channels->channels[a].offset + (source->image.meta.nan_samples > 0 ? scale : 0);
         hi = channels->channels[a].offset + ((1 << source->image.depth) - 1) * scale;
       }
     self->roi_lo = lo;
