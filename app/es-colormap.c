@@ -283,7 +283,7 @@ __attribute__ ((target_clones ("avx2", "default")))
 #endif
 static void
 render_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip, const uint8_t (*table)[3],
-            uint8_t *out)
+            bool zero_is_nan, uint8_t *out)
 {
   uint8_t idx[BLOCK];
 
@@ -308,10 +308,15 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
         }
       for (int i = 0; i < n; i++)
         memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
-      /* Pixels with no value (NaN: masked out) get a colour no map has. */
+      /* Pixels with no value (NaN: masked out, or a float TIFF's NaN,
+       * sample 0 of its 16 bits) get a colour no map has. */
       if (format == ES_FORMAT_F32)
         for (int i = 0; i < n; i++)
           if (isnan (((const float *) row)[x0 + i]))
+            memcpy (out + 3 * (size_t) (x0 + i), es_no_data_rgb, 3);
+      if (zero_is_nan && format == ES_FORMAT_U16)
+        for (int i = 0; i < n; i++)
+          if (((const uint16_t *) row)[x0 + i] == 0)
             memcpy (out + 3 * (size_t) (x0 + i), es_no_data_rgb, 3);
     }
 }
@@ -343,7 +348,7 @@ render_index_row (const void *row, EsFormat format, int width, double lo, double
 bool
 es_heatmap_is_gray (const EsImage *values, const EsColorScale *scale)
 {
-  return scale->map == ES_COLORMAP_GRAY && values->format != ES_FORMAT_F32;
+  return scale->map == ES_COLORMAP_GRAY && values->format != ES_FORMAT_F32 && values->meta.nan_samples == 0;
 }
 
 void
@@ -372,7 +377,8 @@ es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rg
    * one thread's loop; called alone, it spreads over the cores. */
 #pragma omp parallel for schedule(static) if ((long long) width * height > 65536 && !omp_in_parallel())
   for (int y = 0; y < height; y++)
-    render_row (es_image_row (values, y), values->format, width, lo, s, flip, table, rgb + (size_t) y * rgb_stride);
+    render_row (es_image_row (values, y), values->format, width, lo, s, flip, table, values->meta.nan_samples > 0,
+                rgb + (size_t) y * rgb_stride);
 }
 
 bool

@@ -29,11 +29,13 @@ typedef struct {
   double lo, hi;
 } EsColorScale;
 
-/* Renders any image (U8, U16 or F32) to packed 8-bit RGB (3 bytes a pixel,
- * rgb_stride bytes a row) through the scale. */
-/* The colour of a pixel with no value (NaN: masked out, DESIGN.md §1). */
+/* The colour of a pixel with no value (NaN: masked out, or a float TIFF's
+ * NaN, DESIGN.md §1). */
 extern const uint8_t es_no_data_rgb[3];
 
+/* Renders any image (U8, U16 or F32) to packed 8-bit RGB (3 bytes a pixel,
+ * rgb_stride bytes a row) through the scale; NaN values, and the samples
+ * that stand for NaN (es_image_meta_is_nan), in es_no_data_rgb. */
 void es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rgb, size_t rgb_stride);
 /* Whether the heatmap is gray whatever the pixels (the gray map, and no
  * NaN that would be no-data magenta): one 8-bit sample a pixel then says

@@ -21,6 +21,8 @@ es_channel_value (const EsChannel *channel, int x, int y)
   if (image->format == ES_FORMAT_F32)
     return channel->offset + ((const float *) row)[x] * scale;
   sample = image->format == ES_FORMAT_U16 ? ((const uint16_t *) row)[x] : ((const uint8_t *) row)[x];
+  if (channel->levels == 0 && es_image_meta_is_nan (&image->meta, sample))
+    return NAN;
   if (channel->levels > 0 && image->levels == 0)
     sample = es_quantize_sample (sample, channel->levels, image->depth);
   return channel->offset + sample * scale;
@@ -190,7 +192,10 @@ es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats)
 
         /* No value (a masked-out pixel, NaN): counted nowhere. */
         if (isnan (v))
-          continue;
+          {
+            stats->nan++;
+            continue;
+          }
         stats->n++;
         sum += v;
         stats->min = v < stats->min ? v : stats->min;
@@ -198,7 +203,10 @@ es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats)
       }
   if (stats->n == 0)
     {
+      uint64_t nan = stats->nan;
+
       memset (stats, 0, sizeof *stats);
+      stats->nan = nan;
       return;
     }
   stats->mean = sum / (double) stats->n;
@@ -242,10 +250,15 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
   static const char *const columns[] = { "channel", "x", "y", "width", "height", "n", "mean", "stddev", "min", "max" };
   const EsImageMeta *meta = n_channels > 0 ? &channels[0].image->meta : NULL;
   bool calibrated = meta != NULL && es_image_meta_calibrated (meta);
+  bool any_nan = false;
   char area[32];
 
+  for (int c = 0; c < n_channels; c++)
+    any_nan |= stats[c].nan > 0;
   for (size_t i = 0; i < sizeof columns / sizeof *columns; i++)
     es_csv_text (csv, columns[i]);
+  if (any_nan)
+    es_csv_text (csv, "nan");
   if (calibrated)
     {
       snprintf (area, sizeof area, "area (%s²)", es_image_meta_length_symbol (meta));
@@ -264,6 +277,8 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
       es_csv_number (csv, stats[c].n ? stats[c].stddev : NAN);
       es_csv_number (csv, stats[c].n ? stats[c].min : NAN);
       es_csv_number (csv, stats[c].n ? stats[c].max : NAN);
+      if (any_nan)
+        es_csv_integer (csv, (long long) stats[c].nan);
       if (calibrated)
         es_csv_number (csv, es_image_meta_area (meta, rect.width, rect.height));
       es_csv_end_row (csv);
@@ -272,10 +287,13 @@ es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsR
 
 /* ---- The entropy window of one pixel ------------------------------------------ */
 
+/* In the mask, and not NaN: a float TIFF's NaN pixels are masked out as
+ * es_job_mask_nan masks them for es_run. */
 static bool
-counted_in_mask (const EsImage *mask, int x, int y, int z)
+counted_in_mask (const EsImage *mask, const EsImage *image, int x, int y, int z)
 {
-  return mask == NULL || ((const uint8_t *) es_image_voxel_row (mask, z, y))[x] != 0;
+  return (mask == NULL || ((const uint8_t *) es_image_voxel_row (mask, z, y))[x] != 0)
+         && !es_image_meta_is_nan (&image->meta, (uint32_t) es_image_voxel_sample (image, x, y, z));
 }
 
 /* The samples of bin b: every binning is monotone in v, so a bisection over
@@ -348,7 +366,7 @@ window_cell (const EsEntropyDefinition *d, const EsBinner *binner, uint32_t cons
     return d->border == ES_BORDER_CONSTANT ? (EsWindowCell){ constant_bin, ES_CELL_BORDER }
                                            : (EsWindowCell){ 0, ES_CELL_OUTSIDE };
   return (EsWindowCell){ es_bin_sample (binner, (uint32_t) es_image_voxel_sample (image, mx, my, mz)),
-                         !counted_in_mask (d->mask, mx, my, mz)                              ? ES_CELL_MASKED
+                         !counted_in_mask (d->mask, image, mx, my, mz)                       ? ES_CELL_MASKED
                          : inside (image, ix, iy) && iz >= 0 && iz < es_image_planes (image) ? ES_CELL_COUNTED
                                                                                              : ES_CELL_BORDER };
 }
@@ -391,7 +409,7 @@ es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, in
   counts->z = z;
   counts->bins = binner.bins;
   counts->normalized = d->normalized;
-  counts->masked = !counted_in_mask (d->mask, x, y, z);
+  counts->masked = !counted_in_mask (d->mask, image, x, y, z);
   for (int s = 0; s < n_spans; s++)
     for (int dx = spans[s].x0; dx <= spans[s].x1; dx++)
       {

@@ -24,6 +24,9 @@ typedef struct {
   double offset;
 } EsChannel;
 
+/* NaN where the pixel has no value: a NaN F32 value, or a sample that
+ * stands for a float TIFF's NaN (es_image_meta_is_nan) in a channel of
+ * samples, not levels. */
 double es_channel_value (const EsChannel *channel, int x, int y);
 /* The channel of an image's values as the file stored them: its samples
  * through its value map (EsImageMeta), named "value" when they were
@@ -73,17 +76,20 @@ typedef struct {
   double mean;
   double stddev; /* sample standard deviation (n − 1, as Fiji's); 0 for n < 2 */
   double min, max;
+  uint64_t nan; /* the values skipped because they are NaN */
 } EsStats;
 
 /* Over the rectangle clipped to the image, skipping values that are NaN
- * (no data: masked out); n 0 when nothing is left. */
+ * (no data: masked out, or a float TIFF's NaN) and counting them, as
+ * NumPy's nanmean and nanstd (ddof=1) skip them; n 0 when nothing is left. */
 void es_roi_stats (const EsChannel *channel, EsRect rect, EsStats *stats);
 /* n_bins equal bins over lo..hi (hi in the last bin; values outside go to
  * the end bins), counted over the clipped rectangle. */
 void es_roi_histogram (const EsChannel *channel, EsRect rect, double lo, double hi, uint64_t *bins, int n_bins);
 /* "channel,x,y,width,height,n,mean,stddev,min,max", one record per channel;
- * when the first channel's image is calibrated, then "area (µm²)" too, the
- * rectangle's area in its unit. */
+ * when a channel skipped NaN values, then "nan" too, their count; when the
+ * first channel's image is calibrated, then "area (µm²)", the rectangle's
+ * area in its unit. */
 void es_roi_csv (const EsChannel *channels, const EsStats *stats, int n_channels, EsRect rect, EsCsv *csv);
 
 /* ---- The entropy window of one pixel ------------------------------------------

@@ -82,12 +82,51 @@ es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *pa
 }
 
 bool
+es_job_mask_nan (EsJob *job, const EsImage *input, EsImage *mask, EsError *error)
+{
+  const EsImage *given = job->definition.mask;
+  int planes = es_image_planes (input);
+
+  *mask = (EsImage){ 0 };
+  if (job->op != ES_OP_ENTROPY || input->meta.nan_samples == 0 || es_image_on_device (input)
+      || input->format != ES_FORMAT_U16)
+    return true;
+  /* A mask of another size is the engine's to refuse, with its message. */
+  if (given != NULL
+      && (given->width != input->width || given->height != input->height || es_image_planes (given) != planes
+          || given->format != ES_FORMAT_U8))
+    return true;
+  if (!es_image_alloc_volume (mask, input->width, input->height, planes, ES_FORMAT_U8, 8, error))
+    return false;
+  for (int z = 0; z < planes; z++)
+    for (int y = 0; y < input->height; y++)
+      {
+        const uint16_t *row = es_image_voxel_row (input, z, y);
+        const uint8_t *in = given ? es_image_voxel_row (given, z, y) : NULL;
+        uint8_t *out = es_image_voxel_row (mask, z, y);
+
+        for (int x = 0; x < input->width; x++)
+          out[x] = !es_image_meta_is_nan (&input->meta, row[x]) && (in == NULL || in[x] != 0);
+      }
+  job->definition.mask = mask;
+  return true;
+}
+
+bool
 es_pipeline_run_controlled (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,
                             EsControl *control, EsError *error)
 {
-  if (!es_run_controlled (engine, &params->job, source, &result->values, &result->timing, control, error))
+  EsJob job = params->job;
+  EsImage nan_mask;
+  bool ok = es_job_mask_nan (&job, source, &nan_mask, error)
+            && es_run_controlled (engine, &job, source, &result->values, &result->timing, control, error);
+
+  es_image_clear (&nan_mask);
+  if (!ok)
     return false;
+  /* The job as the user gave it: its definition line names no mask of theirs. */
   es_pipeline_describe (params, result);
+  result->info.may_have_no_data |= job.definition.mask != params->job.definition.mask;
   es_result_calibrate (result, source);
   return true;
 }

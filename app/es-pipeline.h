@@ -79,7 +79,16 @@ void es_pipeline_describe (const EsViewParams *params, EsResult *result);
  * resolution, PNG pHYs); results are computed on samples alone. */
 void es_result_calibrate (EsResult *result, const EsImage *input);
 
-/* Runs params->job on source and fills result (reusing its buffers). */
+/* An entropy job on an image with NaN samples (a float TIFF's, counted in
+ * EsImageMeta.nan_samples) counts NaN pixels as masked-out cells, which
+ * DESIGN.md §1 defines (counted in no window, no value of their own): *mask
+ * gets the job's mask (if any) without them, and the job's definition
+ * points at it until es_image_clear (mask). Any other job or image is left
+ * as it is, and *mask empty. false only when the mask cannot be allocated. */
+bool es_job_mask_nan (EsJob *job, const EsImage *input, EsImage *mask, EsError *error);
+
+/* Runs params->job on source and fills result (reusing its buffers); NaN
+ * samples of source are masked out (es_job_mask_nan). */
 bool es_pipeline_run (EsEngine *engine, const EsImage *source, const EsViewParams *params, EsResult *result,
                       EsError *error);
 /* The same, cancellable and reporting progress (es_run_controlled). */

@@ -55,6 +55,11 @@ typedef struct {
   EsStoredType stored;
   double value_offset;
   double value_scale;
+  /* A float image's samples that were NaN, and those that were +∞ or −∞
+   * (DESIGN.md §1). With any NaN, sample 0 stands for NaN (no value) and
+   * the finite values lie in 1..65535; infinities take the ends of the
+   * finite range. Both 0 for every other image. */
+  uint64_t nan_samples, infinite_samples;
   /* The size of a pixel along x and y, and the spacing of a volume's planes
    * along z, in metres; 0 where the file does not say. */
   double pixel_width, pixel_height, pixel_depth;
@@ -227,6 +232,14 @@ static inline double
 es_image_meta_value (const EsImageMeta *meta, double sample)
 {
   return meta->stored == ES_STORED_UNSIGNED ? sample : meta->value_offset + sample * meta->value_scale;
+}
+
+/* Whether a sample stands for NaN (a float TIFF's "no value"): sample 0
+ * of an image whose meta counts NaN samples. */
+static inline bool
+es_image_meta_is_nan (const EsImageMeta *meta, uint32_t sample)
+{
+  return sample == 0 && meta->nan_samples > 0;
 }
 
 /* Whether the image knows the physical size of its pixels. */

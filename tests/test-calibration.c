@@ -11,6 +11,7 @@
 #include "es-load.h"
 #include "es-sandbox.h"
 #include "es-save.h"
+#include "es-volume-export.h"
 #include "es-volume.h"
 #include "test-tiff-common.h"
 
@@ -338,13 +339,79 @@ test_tiff_write (void)
   unlink (path);
 }
 
+/* A volume's result keeps its planes' spacing: the first page of its TIFF
+ * starts with the ImageJ description that Fiji and tifffile read (unit=um
+ * under a resolution in pixels a centimetre, spacing= in µm), and our
+ * reader, which follows ImageJ's rule, gets the voxel back. */
+static void
+test_tiff_write_spacing (void)
+{
+  static const char imagej[] = "ImageJ=1.11a\nimages=3\nslices=3\nunit=um\nspacing=2.5\n";
+  const char *path = temp_path ("volume-out.tif");
+  EsResult result = { .info = { .operation = "entropy", .units = "nats", .unit_scale = 1 } };
+  EsImage image = { 0 };
+  EsError error = { 0 };
+  char notice[256], *first = NULL, *second = NULL;
+  EsPages *pages;
+  TIFF *tif;
+  bool ok;
+
+  ok = es_image_alloc_volume (&result.values, 12, 9, 3, ES_FORMAT_F32, 0, &error);
+  for (int z = 0; ok && z < 3; z++)
+    for (int y = 0; y < 9; y++)
+      for (int x = 0; x < 12; x++)
+        ((float *) es_image_voxel_row (&result.values, z, y))[x] = (float) (x + 10 * y + 100 * z) / 7.0f;
+  es_image_meta_set_pixel_size (&result.info.pixel_size, 0.65, 0.65, 2.5, ES_LENGTH_UM);
+  ok = ok && es_volume_export_tiff (path, &result, &error);
+  tif = ok ? TIFFOpen (path, "r") : NULL;
+  if (tif != NULL)
+    {
+      char *text = NULL;
+
+      if (TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text))
+        first = strdup (text);
+      if (TIFFSetDirectory (tif, 1) && TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text))
+        second = strdup (text);
+      TIFFClose (tif);
+    }
+  tap_ok (first != NULL && second != NULL && strncmp (first, imagej, sizeof imagej - 1) == 0
+            && strstr (first, "Operation=entropy\n") != NULL && strncmp (second, "ImageJ=", 7) != 0,
+          "a calibrated volume's TIFF: its first page starts with ImageJ's unit=um and spacing=2.5 (%s)",
+          first ? first : error.message);
+  free (first);
+  free (second);
+  pages = ok ? es_pages_open (path, 16, &error) : NULL;
+  tap_ok (pages != NULL && es_pages_load_volume (pages, &(EsVolumeChoice){ 0 }, &image, notice, sizeof notice, &error)
+            && pixel_size_is (&image, 0.65, 0.65, 2.5, "µm"),
+          "read back: 0.65 × 0.65 µm voxels 2.5 µm apart (%s)", error.message);
+  es_image_clear (&image);
+  if (pages != NULL)
+    es_pages_close (pages);
+
+  /* Without a spacing, no ImageJ description: the file is as before. */
+  es_image_meta_set_pixel_size (&result.info.pixel_size, 0.65, 0.65, 0, ES_LENGTH_UM);
+  ok = es_volume_export_tiff (path, &result, &error);
+  tif = ok ? TIFFOpen (path, "r") : NULL;
+  if (tif != NULL)
+    {
+      char *text = NULL;
+
+      ok = TIFFGetField (tif, TIFFTAG_IMAGEDESCRIPTION, &text) && strncmp (text, "ImageJ=", 7) != 0;
+      TIFFClose (tif);
+    }
+  tap_ok (ok, "a volume without a planes' spacing gets no ImageJ description (%s)", error.message);
+  es_result_clear (&result);
+  unlink (path);
+}
+
 /* Field by field: the struct's padding is whatever each side's memory held. */
 static bool
 meta_equal (const EsImageMeta *a, const EsImageMeta *b)
 {
   return a->stored == b->stored && a->value_offset == b->value_offset && a->value_scale == b->value_scale
          && a->pixel_width == b->pixel_width && a->pixel_height == b->pixel_height && a->pixel_depth == b->pixel_depth
-         && a->length_unit == b->length_unit;
+         && a->length_unit == b->length_unit && a->nan_samples == b->nan_samples
+         && a->infinite_samples == b->infinite_samples;
 }
 
 /* The sandbox hands back the value map and the pixel size as the
@@ -394,6 +461,7 @@ main (void)
   test_tiff_values ();
   test_tiff_calibration ();
   test_tiff_write ();
+  test_tiff_write_spacing ();
   test_sandbox ();
 #else
   tap_skip ("built without libtiff", "TIFF values and calibration");

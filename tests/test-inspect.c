@@ -822,6 +822,142 @@ test_values_and_units (void)
   es_image_clear (&gray);
 }
 
+/* Bit for bit, NaN meeting NaN. */
+static bool
+same_values (const EsImage *a, const EsImage *b)
+{
+  for (int y = 0; y < a->height; y++)
+    for (int x = 0; x < a->width; x++)
+      {
+        float u = ((const float *) es_image_row (a, y))[x], v = ((const float *) es_image_row (b, y))[x];
+
+        if (isnan (u) != isnan (v) || (!isnan (u) && memcmp (&u, &v, sizeof u) != 0))
+          return false;
+      }
+  return true;
+}
+
+/* A float TIFF's NaN as the loader leaves it (sample 0, counted in the
+ * meta): no value in the channel of values, skipped and counted by the
+ * statistics (as NumPy's nanmean and nanstd), a masked-out cell for entropy
+ * (es_run under es_job_mask_nan equals es_run under the same mask given),
+ * and no-data magenta on screen. */
+static void
+test_nan (void)
+{
+  EsImage image = { 0 }, mask = { 0 }, masked = { 0 }, nan_mask = { 0 };
+  EsError error = { 0 };
+  EsEngine *engine = es_engine_new (ES_BACKEND_CPU, &error);
+  EsViewParams params;
+  EsResult result = { 0 };
+  EsTiming timing;
+  EsChannel values, levels;
+  EsStats stats;
+  EsProfile profile = { 0 };
+  EsWindowCounts counts = { 0 };
+  EsColorScale gray = { .map = ES_COLORMAP_GRAY, .lo = 0, .hi = 65535 };
+  EsCsv csv;
+  double sum = 0, squares = 0, step = 4.0 / 65534;
+  uint8_t rgb[9 * 3];
+  int n = 0, nan = 0;
+  bool ok = true;
+
+  es_image_alloc (&image, 9, 7, ES_FORMAT_U16, 16, NULL);
+  es_image_alloc (&mask, 9, 7, ES_FORMAT_U8, 8, NULL);
+  for (int y = 0; y < 7; y++)
+    for (int x = 0; x < 9; x++)
+      {
+        /* NaN on a diagonal and in a corner block, finite values 1..65535. */
+        bool is_nan = x == y || (x >= 6 && y >= 5);
+        uint16_t sample = is_nan ? 0 : (uint16_t) (1 + (x * 7919 + y * 104729) % 65535);
+
+        ((uint16_t *) es_image_row (&image, y))[x] = sample;
+        ((uint8_t *) es_image_row (&mask, y))[x] = !is_nan;
+        nan += is_nan;
+      }
+  /* −2 … 2 with NaN: value = −2 + (sample − 1) · 4 / 65534. */
+  image.meta = (EsImageMeta){ .stored = ES_STORED_FLOAT, .value_offset = -2 - step, .value_scale = step };
+  image.meta.nan_samples = (uint64_t) nan;
+
+  values = es_channel_of_values (&image);
+  levels = (EsChannel){ "level", &image, 16, 1, 0 };
+  for (int y = 0; y < 7; y++)
+    for (int x = 0; x < 9; x++)
+      {
+        uint16_t sample = ((uint16_t *) es_image_row (&image, y))[x];
+        double v = es_channel_value (&values, x, y);
+
+        ok &= sample == 0 ? isnan (v) && es_channel_value (&levels, x, y) == 0 : v == -2 + (sample - 1) * step;
+        if (sample != 0)
+          {
+            sum += v;
+            n++;
+          }
+      }
+  tap_ok (ok, "a float TIFF's NaN sample is NaN in the channel of values, level 0 in the channel of levels");
+  for (int y = 0; y < 7; y++)
+    for (int x = 0; x < 9; x++)
+      if (!isnan (es_channel_value (&values, x, y)))
+        squares += (es_channel_value (&values, x, y) - sum / n) * (es_channel_value (&values, x, y) - sum / n);
+  es_roi_stats (&values, (EsRect){ 0, 0, 9, 7 }, &stats);
+  tap_ok (stats.n == (uint64_t) n && stats.nan == (uint64_t) nan && close_to (stats.mean, sum / n, 1e-12)
+            && close_to (stats.stddev, sqrt (squares / (n - 1)), 1e-12),
+          "ROI statistics skip NaN as nanmean and nanstd (ddof=1) do, and count it: n %llu, %llu NaN",
+          (unsigned long long) stats.n, (unsigned long long) stats.nan);
+  es_csv_init (&csv);
+  es_roi_csv (&values, &stats, 1, (EsRect){ 0, 0, 9, 7 }, &csv);
+  tap_ok (strstr (es_csv_get_text (&csv), ",max,nan\n") != NULL && strstr (es_csv_get_text (&csv), ",12\n") != NULL,
+          "the ROI CSV counts the NaN it skipped in a column of its own");
+  es_csv_clear (&csv);
+  es_roi_stats (&values, (EsRect){ 6, 5, 3, 2 }, &stats);
+  tap_ok (stats.n == 0 && stats.nan == 6, "a rectangle of NaN alone has no statistics, and says 6 were skipped");
+  ok = es_profile_sample (&profile, &values, 1, 0, 0, 6, 6, &error);
+  for (size_t i = 0; ok && i < profile.n; i++)
+    ok = isnan (profile.values[i]);
+  tap_ok (ok && profile.n == 7, "a profile along the NaN diagonal is NaN at each of its 7 pixels");
+  es_profile_clear (&profile);
+
+  params = (EsViewParams){ .job = ES_JOB_INIT (ES_OP_ENTROPY), .colormap = ES_COLORMAP_MAGMA };
+  params.job.window = 3;
+  ok = engine != NULL && es_pipeline_run (engine, &image, &params, &result, &error);
+  params.job.definition.mask = &mask;
+  ok = ok && es_run (engine, &params.job, &image, &masked, &timing, &error);
+  tap_ok (ok && same_values (&result.values, &masked) && isnan (((float *) result.values.pixels)[0])
+            && result.info.may_have_no_data && strstr (result.info.definition, "mask") == NULL,
+          "entropy counts NaN as masked-out cells: es_pipeline_run's result is es_run's under that mask, "
+          "NaN on NaN pixels, no mask in the definition line (%s)",
+          error.message);
+  es_image_clear (&masked);
+  /* A mask given too: NaN leaves it, and what it leaves out stays out. */
+  ((uint8_t *) es_image_row (&mask, 3))[1] = 0;
+  params.job.definition.mask = &mask;
+  ok = es_job_mask_nan (&params.job, &image, &nan_mask, &error) && params.job.definition.mask == &nan_mask
+       && memcmp (nan_mask.pixels, mask.pixels, 9 * 7) == 0;
+  es_image_clear (&nan_mask);
+  tap_ok (ok, "a mask given with NaN input is that mask without the NaN pixels");
+
+  params.job.definition.mask = NULL;
+  ok = es_window_counts (&params.job, &image, 1, 1, &counts, &error) && counts.masked && isnan (counts.value);
+  es_window_counts_clear (&counts);
+  ok = ok && es_window_counts (&params.job, &image, 1, 0, &counts, &error) && !counts.masked
+       && es_window_counts_cell (&counts, 0, 1).state == ES_CELL_MASKED
+       && es_window_counts_cell (&counts, -1, 0).state == ES_CELL_MASKED && counts.n == 4
+       && close_to (counts.value, ((float *) result.values.pixels)[1], 1e-5);
+  es_window_counts_clear (&counts);
+  tap_ok (ok, "the inspector's window counts NaN cells nowhere, and its sum is es_run's");
+
+  es_render_heatmap (&image, &gray, rgb, sizeof rgb);
+  tap_ok (memcmp (rgb, es_no_data_rgb, 3) == 0 && memcmp (rgb + 3, es_no_data_rgb, 3) != 0
+            && !es_heatmap_is_gray (&image, &gray),
+          "a NaN sample is drawn in the no-data colour, its neighbour in gray");
+
+  es_result_clear (&result);
+  es_image_clear (&image);
+  es_image_clear (&mask);
+  if (engine)
+    es_engine_free (engine);
+}
+
 int
 main (void)
 {
@@ -841,6 +977,7 @@ main (void)
   test_csv_quoting ();
   test_csv_tables (dir);
   test_values_and_units ();
+  test_nan ();
   rmdir (dir);
   return tap_done ();
 }

@@ -117,6 +117,28 @@ with tempfile.TemporaryDirectory(prefix="es-test-tiff-readers-") as folder:
                     and np.array_equal(got, reference)
                 check(same, f"{name} reads {operation} --compression {compression} bit for bit")
 
+    # A calibrated stack (an ImageJ TIFF of 0.65 µm pixels, planes 2.5 µm
+    # apart) through a 3-D job: tifffile reads its voxel back from the
+    # result, as Fiji does (ImageJ's description, a resolution in cm).
+    if "tifffile" in readers:
+        stack = f"{folder}/stack.tif"
+        planes = (np.arange(4 * 20 * 30) * 7919 % 251).astype(np.uint8).reshape(4, 20, 30)
+        tifffile.imwrite(stack, planes, imagej=True, resolution=(1 / 0.65, 1 / 0.65),
+                         metadata={"spacing": 2.5, "unit": "um", "axes": "ZYX"})
+        path = f"{folder}/stack-entropy.tif"
+        run = subprocess.run([cli, "entropy", "-q", "--box", "3x3x3", stack, "-o", path], capture_output=True, text=True)
+        ok = run.returncode == 0
+        if ok:
+            with tifffile.TiffFile(path) as written:
+                meta = written.imagej_metadata or {}
+                x_resolution = written.pages[0].tags["XResolution"].value
+                unit = written.pages[0].tags["ResolutionUnit"].value
+                ok = (len(written.pages) == 4 and meta.get("unit") == "um" and meta.get("spacing") == 2.5
+                      and meta.get("slices") == 4 and unit == 3
+                      and abs(1e4 * x_resolution[1] / x_resolution[0] - 0.65) < 1e-6)
+        check(ok, "tifffile reads a 3-D result's voxel, 0.65 µm pixels 2.5 µm apart, from its ImageJ description"
+              + (f": {run.stderr.strip()}" if run.returncode else ""))
+
 print(f"1..{passed + failed}")
 print(f"# {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

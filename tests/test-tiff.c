@@ -321,7 +321,10 @@ write_row (const char *path, uint16_t bits, uint16_t format, uint16_t spp, uint1
 }
 
 /* The float definition on known values: finite min..max to 0..65535,
- * rounded half up; NaN and -inf to 0, +inf to 65535, and counted. */
+ * rounded half up, or to 1..65535 with NaN at 0 when there is NaN; −∞ and
+ * +∞ to the ends of the finite range; NaN and infinities counted, and the
+ * value map gives back each finite value (value_of_first: the value of
+ * out[0]'s sample). */
 static void
 test_float_definition (void)
 {
@@ -331,16 +334,39 @@ test_float_definition (void)
     uint16_t out[8];
     int n;
     const char *notice;
+    uint64_t nan, infinite;
   } cases[] = {
-    { "0, 1 and the halves between", { 0.f, 1.f, 0.5f, 0.25f, 0.75f }, { 0, 65535, 32768, 16384, 49151 }, 5, NULL },
-    { "NaN and infinities left out of the range",
+    { "0, 1 and the halves between",
+      { 0.f, 1.f, 0.5f, 0.25f, 0.75f },
+      { 0, 65535, 32768, 16384, 49151 },
+      5,
+      NULL,
+      0,
+      0 },
+    { "NaN at 0, the finite range at 1..65535, infinities at its ends",
       { -2.f, NAN, 2.f, INFINITY, -INFINITY, 0.f },
-      { 0, 0, 65535, 65535, 0, 32768 },
+      { 1, 0, 65535, 65535, 1, 32768 },
       6,
-      "3 NaN or infinite samples left out of the float range" },
-    { "a constant image is all 0", { 7.5f, 7.5f, 7.5f }, { 0, 0, 0 }, 3, NULL },
-    { "only NaN is all 0", { NAN, NAN }, { 0, 0 }, 2, "2 NaN or infinite samples" },
-    { "negative and tiny values", { -1e-30f, 1e-30f, 0.f }, { 0, 65535, 32768 }, 3, NULL },
+      "1 NaN sample (no value), 2 infinite samples (the finite range's end)",
+      1,
+      2 },
+    { "infinities without NaN keep 0..65535",
+      { -1.f, INFINITY, -INFINITY, 1.f },
+      { 0, 65535, 0, 65535 },
+      4,
+      "2 infinite samples (the finite range's end)",
+      0,
+      2 },
+    { "a constant image is all 0", { 7.5f, 7.5f, 7.5f }, { 0, 0, 0 }, 3, NULL, 0, 0 },
+    { "a constant image with NaN is 1 and NaN 0",
+      { 7.5f, NAN, 7.5f },
+      { 1, 0, 1 },
+      3,
+      "1 NaN sample (no value)",
+      1,
+      0 },
+    { "only NaN is all 0", { NAN, NAN }, { 0, 0 }, 2, "2 NaN samples (no value)", 2, 0 },
+    { "negative and tiny values", { -1e-30f, 1e-30f, 0.f }, { 0, 65535, 32768 }, 3, NULL, 0, 0 },
   };
 
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -364,9 +390,18 @@ test_float_definition (void)
                                            : notice != NULL && strstr (notice, cases[i].notice) == notice);
           es_pages_close (pages);
         }
-      ok = ok && image.format == ES_FORMAT_U16 && image.depth == 16 && image.width == cases[i].n;
+      ok = ok && image.format == ES_FORMAT_U16 && image.depth == 16 && image.width == cases[i].n
+           && image.meta.nan_samples == cases[i].nan && image.meta.infinite_samples == cases[i].infinite;
       for (int x = 0; ok && x < cases[i].n; x++)
-        ok = ((uint16_t *) image.pixels)[x] == cases[i].out[x];
+        {
+          uint16_t sample = ((uint16_t *) image.pixels)[x];
+          double value = es_image_meta_value (&image.meta, sample);
+
+          ok = sample == cases[i].out[x] && es_image_meta_is_nan (&image.meta, sample) == isnan (cases[i].in[x]);
+          /* Every finite value comes back within half a step. */
+          if (isfinite (cases[i].in[x]))
+            ok = ok && fabs (value - cases[i].in[x]) <= 0.5 * image.meta.value_scale + 1e-12;
+        }
       tap_ok (ok, "float input: %s (%s)", cases[i].what,
               notice             ? notice
               : error.message[0] ? error.message

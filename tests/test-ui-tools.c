@@ -589,6 +589,89 @@ test_values_and_units (void)
 #endif
 }
 
+/* A float TIFF with NaN pixels (a diagonal, and the top-left 4 × 4 block):
+ * the readout and the inspector say NaN, the canvas draws it in the no-data
+ * colour that the colorbar names, the ROI counts what it skipped, entropy
+ * has no value there, and Image Information counts the NaN. */
+static void
+test_nan_pixels (void)
+{
+#ifdef ES_HAVE_TIFF
+  g_autofree char *path = g_build_filename (tmpdir, "nan-floats.tif", NULL);
+  g_autofree char *nan_fact = NULL;
+  g_auto (GStrv) facts = NULL;
+  g_autoptr (GBytes) rgb = NULL;
+  EsValueInfo info = { .operation = "test", .units = "value", .unit_scale = 1 };
+  EsImage values = { 0 };
+  EsError error = { 0 };
+  EsLayer *original, *entropy;
+  EsColorScale scale;
+  EsDisplay display;
+  const guint8 *pixels;
+  gsize stride;
+  int width = 40, height = 30, nan = 0;
+
+  g_assert_true (es_image_alloc (&values, width, height, ES_FORMAT_F32, 0, &error));
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      {
+        gboolean is_nan = x == y || (x < 4 && y < 4);
+
+        ((float *) es_image_row (&values, y))[x] = is_nan ? NAN : (float) (x - y) / 8.0f;
+        nan += is_nan;
+      }
+  g_assert_true (es_save_tiff (path, &values, &info, &error));
+  es_image_clear (&values);
+  open_path (path);
+  set_view ("original");
+  tools = es_window_get_tools (window);
+
+  g_signal_emit_by_name (es_window_get_canvas (window), "hover", 0, 10, 10);
+  wait_idle ();
+  g_assert_nonnull (strstr (gtk_label_get_label (window->position_label), "value NaN"));
+  g_signal_emit_by_name (es_window_get_canvas (window), "hover", 0, 11, 10);
+  wait_idle ();
+  g_assert_nonnull (strstr (gtk_label_get_label (window->position_label), "value 0.1250"));
+
+  original = es_window_get_layer (window, ES_VIEW_ORIGINAL);
+  _es_window_get_display (window, &display);
+  es_layer_display_scale (original, &display, &scale);
+  rgb = es_layer_render_rgb (original, &scale, &stride);
+  pixels = g_bytes_get_data (rgb, NULL);
+  g_assert_cmpmem (pixels + 10 * stride + 10 * 3, 3, es_no_data_rgb, 3);
+  g_assert_true (memcmp (pixels + 10 * stride + 11 * 3, es_no_data_rgb, 3) != 0);
+  g_assert_cmpstr (es_colorbar_get_no_data (window->colorbar), ==, "NaN");
+
+  /* A 10 × 10 rectangle from (0, 0): the 4 × 4 block and 6 more of the diagonal. */
+  es_tools_set_tool (tools, ES_TOOL_RECT);
+  drag (0, 0, 9, 9);
+  g_assert_cmpstr (es_tools_get_roi_cell (tools, 1, 1), ==, "78 · 22 NaN skipped");
+  g_assert_cmpuint (tools->stats[0].nan, ==, 22);
+  /* Its histogram spans the finite values, not the sample that stands for NaN. */
+  g_assert_cmpfloat_with_epsilon (tools->roi_lo, -3.625, 1e-9);
+
+  es_tools_set_tool (tools, ES_TOOL_INSPECT);
+  drag (20, 20, 20, 20);
+  g_assert_nonnull (strstr (es_tools_get_inspector_text (tools), "No data: the pixel is NaN"));
+  g_assert_nonnull (strstr (es_tools_get_inspector_text (tools), "value NaN"));
+  es_tools_set_tool (tools, ES_TOOL_POINTER);
+
+  set_view ("entropy");
+  entropy = es_window_get_layer (window, ES_VIEW_ENTROPY);
+  g_assert_true (isnan (es_layer_value (entropy, 20, 20)));
+  g_assert_false (isnan (es_layer_value (entropy, 21, 20)));
+  g_assert_cmpstr (es_colorbar_get_no_data (window->colorbar), ==, "no data");
+
+  facts = _es_window_source_facts (window);
+  nan_fact = g_strdup_printf ("%d samples, without a value", nan);
+  g_assert_cmpstr (fact (facts, "NaN"), ==, nan_fact);
+  g_assert_cmpstr (fact (facts, "Values"), ==, "-3.6250 … 4.8750");
+  g_unlink (path);
+#else
+  g_test_skip ("built without libtiff");
+#endif
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -605,6 +688,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/tools/coordinates", test_coordinates);
   g_test_add_func ("/tools/escape", test_escape);
   g_test_add_func ("/tools/values-and-units", test_values_and_units);
+  g_test_add_func ("/tools/nan-pixels", test_nan_pixels);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

@@ -706,9 +706,10 @@ test_colour_rows (void)
   g_assert_true (gtk_widget_get_sensitive (reversed));
 }
 
-/* A volume of `planes` planes of width × height, 8-bit, as a multi-page TIFF. */
+/* A volume of `planes` planes of width × height, 8-bit, as a multi-page
+ * TIFF; calibrated, as ImageJ writes one of 0.5 µm pixels, planes 2 µm apart. */
 static char *
-write_volume (int width, int height, int planes)
+write_volume (int width, int height, int planes, gboolean calibrated)
 {
   char *path = g_build_filename (tmpdir, "volume.tif", NULL);
   TIFF *tiff = TIFFOpen (path, "w");
@@ -726,6 +727,17 @@ write_volume (int width, int height, int planes)
       TIFFSetField (tiff, TIFFTAG_ROWSPERSTRIP, height);
       TIFFSetField (tiff, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
       TIFFSetField (tiff, TIFFTAG_PAGENUMBER, z, planes);
+      if (calibrated)
+        {
+          g_autofree char *imagej = g_strdup_printf ("ImageJ=1.54f\nimages=%d\nslices=%d\nunit=micron\nspacing=2\n",
+                                                     planes, planes);
+
+          if (z == 0)
+            TIFFSetField (tiff, TIFFTAG_IMAGEDESCRIPTION, imagej);
+          TIFFSetField (tiff, TIFFTAG_XRESOLUTION, 2.0);
+          TIFFSetField (tiff, TIFFTAG_YRESOLUTION, 2.0);
+          TIFFSetField (tiff, TIFFTAG_RESOLUTIONUNIT, RESUNIT_NONE);
+        }
       for (int y = 0; y < height; y++)
         {
           for (int x = 0; x < width; x++)
@@ -771,7 +783,7 @@ static void
 test_volume (void)
 {
   const int width = 40, height = 24, planes = 7;
-  g_autofree char *path = write_volume (width, height, planes);
+  g_autofree char *path = write_volume (width, height, planes, FALSE);
   EsCanvas *canvas = es_window_get_canvas (window);
   EsLayer *entropy, *plane;
   int started;
@@ -878,7 +890,7 @@ test_volume_window_3d (void)
 {
   const int width = 21, height = 13, planes = 6;
   g_autofree char *camera = test_image ("images", "camera.png");
-  g_autofree char *path = write_volume (width, height, planes);
+  g_autofree char *path = write_volume (width, height, planes, TRUE);
   g_autofree char *exported = g_build_filename (tmpdir, "window-volume.tif", NULL);
   g_autofree char *by_cli = g_build_filename (tmpdir, "cli-volume.tif", NULL);
   g_autoptr (GFile) file = g_file_new_for_path (exported);
@@ -966,6 +978,18 @@ test_volume_window_3d (void)
     g_assert_nonnull (tiff);
     g_assert_cmpint (TIFFNumberOfDirectories (tiff), ==, planes);
     TIFFClose (tiff);
+  }
+  /* The voxel's size, its planes' spacing too, reads back from the export. */
+  {
+    EsImage back = { 0 };
+    double voxel[3];
+
+    g_assert_true (es_load_file (exported, 16, &back, &error));
+    g_assert_true (es_image_meta_pixel_size (&back.meta, &voxel[0], &voxel[1], &voxel[2]));
+    g_assert_cmpfloat_with_epsilon (voxel[0], 0.5, 1e-9);
+    g_assert_cmpfloat_with_epsilon (voxel[2], 2, 1e-9);
+    g_assert_cmpstr (es_image_meta_length_symbol (&back.meta), ==, "µm");
+    es_image_clear (&back);
   }
   g_settings_reset (settings, "shape-3d");
   g_settings_reset (settings, "ball-radius");

@@ -9,6 +9,8 @@
 #define MARGIN_TOP 30
 #define MARGIN_BOTTOM 14
 #define MAX_TICKS 12
+/* The no-data swatch's row under the bar. */
+#define NO_DATA_ROW 24
 
 struct _EsColorbar {
   GtkWidget parent_instance;
@@ -19,6 +21,7 @@ struct _EsColorbar {
   double value_offset;
   char *units;
   gboolean integral;
+  char *no_data; /* the swatch's label, NULL for none */
 };
 
 G_DEFINE_FINAL_TYPE (EsColorbar, es_colorbar, GTK_TYPE_WIDGET)
@@ -72,6 +75,25 @@ es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
+void
+es_colorbar_set_no_data (EsColorbar *self, const char *label)
+{
+  g_return_if_fail (ES_IS_COLORBAR (self));
+
+  if (g_strcmp0 (self->no_data, label) == 0)
+    return;
+  g_free (self->no_data);
+  self->no_data = g_strdup (label);
+  gtk_widget_queue_draw (GTK_WIDGET (self));
+}
+
+const char *
+es_colorbar_get_no_data (EsColorbar *self)
+{
+  g_return_val_if_fail (ES_IS_COLORBAR (self), NULL);
+  return self->no_data;
+}
+
 static void
 append_text (EsColorbar *self, GtkSnapshot *snapshot, const char *text, double x, double y, double xalign,
              const GdkRGBA *color)
@@ -93,7 +115,7 @@ es_colorbar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
   EsColorbar *self = ES_COLORBAR (widget);
   const uint8_t (*table)[3];
   double height = gtk_widget_get_height (widget);
-  double top = MARGIN_TOP, bottom = height - MARGIN_BOTTOM, bar_x = 12;
+  double top = MARGIN_TOP, bottom = height - MARGIN_BOTTOM - (self->no_data ? NO_DATA_ROW : 0), bar_x = 12;
   double lo, hi, ticks[MAX_TICKS];
   GskColorStop stops[256];
   GdkRGBA color, tick_color;
@@ -120,6 +142,16 @@ es_colorbar_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
   if (self->units)
     append_text (self, snapshot, self->units, bar_x, MARGIN_TOP / 2.0, 0, &color);
+
+  /* The colour of pixels without a value, which no colormap holds. */
+  if (self->no_data)
+    {
+      GdkRGBA swatch = { es_no_data_rgb[0] / 255.0f, es_no_data_rgb[1] / 255.0f, es_no_data_rgb[2] / 255.0f, 1.0f };
+      double y = bottom + NO_DATA_ROW - BAR_WIDTH;
+
+      gtk_snapshot_append_color (snapshot, &swatch, &GRAPHENE_RECT_INIT (bar_x, y, BAR_WIDTH, BAR_WIDTH));
+      append_text (self, snapshot, self->no_data, bar_x + BAR_WIDTH + 8, y + BAR_WIDTH / 2.0, 0, &color);
+    }
 
   lo = self->value_offset + self->scale.lo * self->unit_scale;
   hi = self->value_offset + self->scale.hi * self->unit_scale;
@@ -148,6 +180,7 @@ static void
 es_colorbar_finalize (GObject *object)
 {
   g_free (ES_COLORBAR (object)->units);
+  g_free (ES_COLORBAR (object)->no_data);
   G_OBJECT_CLASS (es_colorbar_parent_class)->finalize (object);
 }
 

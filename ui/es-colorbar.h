@@ -17,4 +17,11 @@ G_DECLARE_FINAL_TYPE (EsColorbar, es_colorbar, ES, COLORBAR, GtkWidget)
 void es_colorbar_set_scale (EsColorbar *self, const EsColorScale *scale, double unit_scale, double value_offset,
                             const char *units, gboolean integral);
 
+/* A swatch of the no-data colour (es_no_data_rgb) under the bar, named
+ * label ("NaN", "no data"): what the pixels drawn in it stand for. NULL
+ * hides it. */
+void es_colorbar_set_no_data (EsColorbar *self, const char *label);
+/* The swatch's label; NULL when none is shown. */
+const char *es_colorbar_get_no_data (EsColorbar *self);
+
 G_END_DECLS

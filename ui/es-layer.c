@@ -389,10 +389,20 @@ row_to_float (const EsImage *image, int y, float *out)
       for (int x = 0; x < image->width; x++)
         out[x] = ((const guint8 *) row)[x];
       break;
-    case ES_FORMAT_U16:
-      for (int x = 0; x < image->width; x++)
-        out[x] = ((const guint16 *) row)[x];
-      break;
+      case ES_FORMAT_U16: {
+        /* A float TIFF's NaN (sample 0, EsImageMeta) becomes NaN again, so
+         * that the mips draw it as no data, as the full-size level does:
+         * zoomed out, a block that holds a NaN shows as no data. */
+        float zero = image->meta.nan_samples > 0 ? NAN : 0.0f;
+
+        for (int x = 0; x < image->width; x++)
+          {
+            guint16 v = ((const guint16 *) row)[x];
+
+            out[x] = v == 0 ? zero : v;
+          }
+        break;
+      }
     case ES_FORMAT_F32: memcpy (out, row, image->width * sizeof (float)); break;
     }
 }

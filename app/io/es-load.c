@@ -319,25 +319,13 @@ es_pages_load (EsPages *pages, int index, EsImage *image, EsError *error)
 #ifdef ES_HAVE_TIFF
   if (pages->tiff != NULL)
     {
-      uint64_t non_finite;
-
-      if (!es_tiff_read_page (pages->tiff, index, image, &non_finite, error))
+      if (!es_tiff_read_page (pages->tiff, index, image, error))
         {
           if (pages->count > 1)
             es_error_prefix (error, "page %d", index + 1);
           return false;
         }
-      if (non_finite > 0)
-        {
-          char where[24] = "";
-
-          if (pages->count > 1)
-            snprintf (where, sizeof where, "page %d: ", index + 1);
-          snprintf (pages->notice, sizeof pages->notice,
-                    "%s%llu NaN or infinite sample%s left out of the float range (NaN and -inf read as 0, "
-                    "+inf as 65535)",
-                    where, (unsigned long long) non_finite, non_finite == 1 ? "" : "s");
-        }
+      es_float_notice (&image->meta, pages->count > 1 ? index + 1 : 0, pages->notice, sizeof pages->notice);
       return true;
     }
 #endif

@@ -162,7 +162,10 @@ meta_valid (const EsImageMeta *meta)
   return meta->stored >= ES_STORED_UNSIGNED && meta->stored <= ES_STORED_FLOAT && meta->length_unit >= ES_LENGTH_NONE
          && meta->length_unit < ES_N_LENGTH_UNITS && isfinite (meta->value_offset) && isfinite (meta->value_scale)
          && isfinite (meta->pixel_width) && meta->pixel_width >= 0 && isfinite (meta->pixel_height)
-         && meta->pixel_height >= 0 && isfinite (meta->pixel_depth) && meta->pixel_depth >= 0;
+         && meta->pixel_height >= 0 && isfinite (meta->pixel_depth)
+         && meta->pixel_depth >= 0
+         /* Only floats have NaN and infinities to count. */
+         && (meta->stored == ES_STORED_FLOAT || (meta->nan_samples == 0 && meta->infinite_samples == 0));
 }
 
 /* One image as the child describes it: its answer's, or a stack page's. */
@@ -207,7 +210,8 @@ map_image (int pixels_fd, const ImageHeader *h, EsImage *image, EsError *error)
   if (h->stride != (uint64_t) h->width * sample
       || h->plane_stride != (planes > 1 ? h->stride * (uint64_t) h->height : 0) || h->pixel_offset % page != 0
       || fstat (pixels_fd, &st) != 0 || h->pixel_offset > (uint64_t) st.st_size
-      || bytes > (uint64_t) st.st_size - h->pixel_offset)
+      || bytes > (uint64_t) st.st_size - h->pixel_offset || h->meta.nan_samples > bytes / sample
+      || h->meta.infinite_samples > bytes / sample - h->meta.nan_samples)
     return es_error_set (error, ES_ERROR_FORMAT, "the sandboxed decoder gave an image that its memory does not hold");
   if (bytes < huge)
     {

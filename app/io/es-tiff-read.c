@@ -69,6 +69,7 @@ struct EsTiff {
   bool imagej;          /* an ImageJ description: the resolution tags count in its unit */
   EsLengthUnit ij_unit; /* that unit, ES_LENGTH_NONE when it names none we know */
   double ij_spacing;    /* its spacing= (planes' spacing, in ij_unit), 0 when absent */
+  bool ij_um;           /* its unit is spelt "um": ImageJ reads a resolution in centimetres as µm */
 };
 
 static void
@@ -765,23 +766,54 @@ es_tiff_read_rgba (EsTiff *tiff, EsTiffPage *p, EsError *error)
 }
 
 void
-es_tiff_float_map (double lo, double hi, EsImageMeta *meta)
+es_float_range_map (const EsFloatRange *range, EsImageMeta *meta)
 {
+  /* With NaN, sample 0 is NaN and the finite values start at 1: one step
+   * below lo is where sample 0 would lie. */
+  double steps = range->nan > 0 ? 65534.0 : 65535.0;
+  double first = range->nan > 0 ? 1.0 : 0.0;
+  double step = range->hi > range->lo ? (range->hi - range->lo) / steps : 0;
+
   meta->stored = ES_STORED_FLOAT;
-  meta->value_offset = hi >= lo ? lo : 0;
-  meta->value_scale = hi > lo ? (hi - lo) / 65535.0 : 0;
+  meta->value_offset = range->hi >= range->lo ? range->lo - first * step : 0;
+  meta->value_scale = step;
+  meta->nan_samples = range->nan;
+  meta->infinite_samples = range->infinite;
 }
 
 uint16_t
-es_tiff_float_to_u16 (double v, double lo, double hi)
+es_float_range_sample (const EsFloatRange *range, double v)
 {
-  if (isnan (v) || v == -INFINITY)
+  uint16_t lowest = range->nan > 0 ? 1 : 0;
+
+  if (isnan (v))
     return 0;
+  /* Infinities clamp to the ends of the finite range, as a display's
+   * contrast limits clamp them (napari, Fiji's 32-bit display). */
   if (v == INFINITY)
     return 65535;
-  if (!(hi > lo))
-    return 0;
-  return (uint16_t) lround ((v - lo) * 65535.0 / (hi - lo));
+  if (v == -INFINITY || !(range->hi > range->lo))
+    return lowest;
+  return (uint16_t) (lowest + lround ((v - range->lo) * (65535.0 - lowest) / (range->hi - range->lo)));
+}
+
+void
+es_float_notice (const EsImageMeta *meta, int page, char *notice, size_t size)
+{
+  char where[24] = "", nan[64] = "", infinite[80] = "";
+
+  notice[0] = '\0';
+  if (meta->nan_samples == 0 && meta->infinite_samples == 0)
+    return;
+  if (page > 0)
+    snprintf (where, sizeof where, "page %d: ", page);
+  if (meta->nan_samples > 0)
+    snprintf (nan, sizeof nan, "%llu NaN sample%s (no value)", (unsigned long long) meta->nan_samples,
+              meta->nan_samples == 1 ? "" : "s");
+  if (meta->infinite_samples > 0)
+    snprintf (infinite, sizeof infinite, "%s%llu infinite sample%s (the finite range's end)", nan[0] ? ", " : "",
+              (unsigned long long) meta->infinite_samples, meta->infinite_samples == 1 ? "" : "s");
+  snprintf (notice, size, "%s%s%s", where, nan, infinite);
 }
 
 /* The value of line `key=` of an ImageJ description into value (NUL-ended,
@@ -832,6 +864,7 @@ es_tiff_read_description (EsTiff *tiff)
       tiff->imagej = true;
       /* ImageJ writes µ as the escape "\u00B5". */
       imagej_field (text, "unit", unit, sizeof unit);
+      tiff->ij_um = strcmp (unit, "um") == 0;
       if (strcmp (unit, "\\u00B5m") == 0)
         strcpy (unit, "µm");
       if (!es_length_unit_from_name (unit, &tiff->ij_unit))
@@ -867,13 +900,20 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
     return;
   if (!(x_resolution > 0) || !(y_resolution > 0))
     return;
-  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them. */
+  TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit);
+  /* ImageJ's own unit (and its planes' spacing) as ImageJ shows them: the
+   * resolution counts pixels a unit of the description, except that a
+   * resolution in pixels a centimetre under "unit=um" is made µm
+   * (ij.io.FileOpener), as our stacks and others' are written. */
   if (tiff->imagej && tiff->ij_unit != ES_LENGTH_NONE)
     {
-      es_image_meta_set_pixel_size (meta, 1.0 / x_resolution, 1.0 / y_resolution, tiff->ij_spacing, tiff->ij_unit);
+      double per_unit = resolution_unit == RESUNIT_CENTIMETER && tiff->ij_um ? 1e4 : 1.0;
+
+      es_image_meta_set_pixel_size (meta, per_unit / x_resolution, per_unit / y_resolution, tiff->ij_spacing,
+                                    tiff->ij_unit);
       return;
     }
-  if (!TIFFGetField (tiff->tif, TIFFTAG_RESOLUTIONUNIT, &resolution_unit))
+  if (resolution_unit == RESUNIT_NONE)
     return;
   /* Centimetres (what TIFF writers, ours too, give) are shown in the metric
    * unit that suits the pixel: 0.65 µm, not 6.5e-05 cm. */
@@ -885,22 +925,15 @@ es_tiff_calibrate (EsTiff *tiff, EsImageMeta *meta)
 
 /* Maps the float plane to U16 (DESIGN.md §1) into *image. */
 static bool
-es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_finite, EsError *error)
+es_tiff_quantize_floats (const EsImage *plane, EsImage *image, EsError *error)
 {
-  double lo = INFINITY, hi = -INFINITY;
-  uint64_t bad = 0;
+  EsFloatRange range = ES_FLOAT_RANGE_EMPTY;
 
   for (int y = 0; y < plane->height; y++)
     {
       const float *row = es_image_row (plane, y);
       for (int x = 0; x < plane->width; x++)
-        if (isfinite (row[x]))
-          {
-            lo = row[x] < lo ? row[x] : lo;
-            hi = row[x] > hi ? row[x] : hi;
-          }
-        else
-          bad++;
+        es_float_range_add (&range, row[x]);
     }
   if (!es_image_alloc (image, plane->width, plane->height, ES_FORMAT_U16, 16, error))
     return false;
@@ -909,10 +942,9 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, uint64_t *non_fin
       const float *row = es_image_row (plane, y);
       uint16_t *dst = es_image_row (image, y);
       for (int x = 0; x < plane->width; x++)
-        dst[x] = es_tiff_float_to_u16 (row[x], lo, hi);
+        dst[x] = es_float_range_sample (&range, row[x]);
     }
-  es_tiff_float_map (lo, hi, &image->meta);
-  *non_finite = bad;
+  es_float_range_map (&range, &image->meta);
   return true;
 }
 
@@ -1043,32 +1075,28 @@ es_tiff_page_description (EsTiff *tiff, int page)
   return strdup (text);
 }
 
-static bool es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite,
-                                 EsError *error);
+static bool es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, EsError *error);
 
 bool
-es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error)
+es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, EsError *error)
 {
-  return es_tiff_decode_page (tiff, page, false, image, non_finite, error);
+  return es_tiff_decode_page (tiff, page, false, image, error);
 }
 
 bool
 es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *error)
 {
-  uint64_t non_finite;
-
-  return es_tiff_decode_page (tiff, page, true, image, &non_finite, error);
+  return es_tiff_decode_page (tiff, page, true, image, error);
 }
 
 static bool
-es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, uint64_t *non_finite, EsError *error)
+es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, EsError *error)
 {
   EsTiffPage p = { 0 };
   EsError local = { 0 };
   bool direct = false, ok;
   int planes;
 
-  *non_finite = 0;
   if (tiff->rule == ES_SAMPLES_IMAGE)
     es_tiff_read_description (tiff);
   if (!es_tiff_select (tiff, page, error) || !es_tiff_describe (tiff, &p, &direct, error))
@@ -1104,7 +1132,7 @@ es_tiff_decode_page (EsTiff *tiff, int page, bool keep_floats, EsImage *image, u
     }
   if (p.floats && !keep_floats)
     {
-      ok = es_tiff_quantize_floats (&p.planes[0], image, non_finite, &local);
+      ok = es_tiff_quantize_floats (&p.planes[0], image, &local);
       es_image_clear (&p.planes[0]);
       if (!ok)
         return es_error_set (error, local.code, "TIFF: %s", local.message);

@@ -284,12 +284,30 @@ describe_item (void *data, const char *key, const char *value)
     d->used += (size_t) snprintf (d->out + d->used, d->size - d->used, "%s=%s\n", key, value);
 }
 
+/* The first page of a calibrated stack whose planes' spacing is known
+ * starts with ImageJ's description, which Fiji and tifffile read the
+ * spacing from: `unit=um` because ImageJ turns the resolution in pixels a
+ * centimetre (ResolutionUnit 3, written below) into µm exactly when the
+ * description's unit is "um" (ij.io.FileOpener), and `spacing=` in µm. */
 static void
-describe (const EsValueInfo *info, char *out, size_t size)
+describe_imagej_stack (const EsImageMeta *pixel_size, int pages, Description *d)
+{
+  char spacing[32];
+
+  es_format_significant (spacing, sizeof spacing, pixel_size->pixel_depth * 1e6, 9);
+  d->used += (size_t) snprintf (d->out, d->size, "ImageJ=1.11a\nimages=%d\nslices=%d\nunit=um\nspacing=%s\n", pages,
+                                pages, spacing);
+}
+
+static void
+describe (const EsValueInfo *info, int pages, bool first_page, char *out, size_t size)
 {
   Description d = { .out = out, .size = size };
 
   out[0] = '\0';
+  if (info != NULL && first_page && pages > 1 && es_image_meta_calibrated (&info->pixel_size)
+      && info->pixel_size.pixel_depth > 0 && isfinite (info->pixel_size.pixel_depth))
+    describe_imagej_stack (&info->pixel_size, pages, &d);
   es_value_info_each (info, describe_item, &d);
 }
 
@@ -663,8 +681,10 @@ typedef struct {
   char description[1024];
 } Page;
 
+/* first_page: the file's first page, which carries the stack's ImageJ description. */
 static bool
-page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsValueInfo *info, EsError *error)
+page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsValueInfo *info, bool first_page,
+              EsError *error)
 {
   page->sample = values->format == ES_FORMAT_F32 ? 4 : es_format_size (values->format);
   page->strips = (Strips){ .values = values, .row_bytes = (size_t) values->width * page->sample };
@@ -673,7 +693,7 @@ page_prepare (EsTiffWriter *writer, Page *page, const EsImage *values, const EsV
     return es_tiff_write_fail (writer, error, ES_ERROR_INVALID, "no image to write");
   plan_strips (&page->strips, info);
   page->layout.predict = page->layout.deflated && values->format != ES_FORMAT_F32;
-  describe (info, page->description, sizeof page->description);
+  describe (info, writer->pages, first_page, page->description, sizeof page->description);
   page->layout.calibrated = info != NULL && resolution_of (&info->pixel_size, page->layout.resolution);
   page->layout.description_length = strlen (page->description) + 1;
   return true;
@@ -763,7 +783,8 @@ writer_add (EsTiffWriter *writer, const EsImage *values, const EsValueInfo *info
 {
   Page page;
 
-  return page_prepare (writer, &page, values, info, error) && pages_write (writer, &page, 1, gate, error);
+  return page_prepare (writer, &page, values, info, writer->added == 0, error)
+         && pages_write (writer, &page, 1, gate, error);
 }
 
 bool
@@ -804,7 +825,7 @@ es_tiff_writer_add_planes (EsTiffWriter *writer, const EsImage *volume, const Es
       for (int p = 0; ok && p < n; p++)
         {
           views[z + p] = es_image_plane (volume, z + p);
-          ok = page_prepare (writer, &pages[p], &views[z + p], info, error);
+          ok = page_prepare (writer, &pages[p], &views[z + p], info, writer->added + z + p == 0, error);
         }
       ok = ok && pages_write (writer, pages, n, NULL, error);
     }

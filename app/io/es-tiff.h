@@ -3,6 +3,7 @@
  * stacks by our own front-to-back writer (always built). */
 #pragma once
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,8 +39,9 @@ bool es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError
  * unsigned integers as stored (U8 for depth ≤ 8, else U16), signed 8/16-bit
  * offset by 2^(bits-1), MinIsWhite inverted, RGB reduced with BT.709 luma,
  * 32/64-bit floats mapped from their finite min..max to 0..65535 (U16,
- * depth 16). *non_finite counts the NaN and infinite samples (floats only). */
-bool es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, uint64_t *non_finite, EsError *error);
+ * depth 16; NaN to 0 and the rest to 1..65535 when there is NaN), counted
+ * in image->meta (nan_samples, infinite_samples). */
+bool es_tiff_read_page (EsTiff *tiff, int page, EsImage *image, EsError *error);
 
 /* What es_tiff_read_page would give for page `page`, from its tags alone:
  * the format and depth of its samples, and whether they are stored as
@@ -51,13 +53,43 @@ char *es_tiff_page_description (EsTiff *tiff, int page);
  * gray): a volume maps its floats by the range of all its pages. */
 bool es_tiff_read_page_floats (EsTiff *tiff, int page, EsImage *image, EsError *error);
 
-/* The float quantization of DESIGN.md §1, for one value, given the finite
- * range lo..hi of the image. */
-uint16_t es_tiff_float_to_u16 (double v, double lo, double hi);
-/* The value map of samples quantized from floats of the finite range
- * lo..hi (value = lo + sample · (hi − lo) / 65535; a constant page or one
- * without a finite sample maps every sample to lo, or 0). */
-void es_tiff_float_map (double lo, double hi, EsImageMeta *meta);
+/* What maps float samples to 16 bits (DESIGN.md §1): the finite range
+ * lo..hi of a page (or of every page of a volume) and how many samples lie
+ * outside it. A zeroed struct is not empty: start from ES_FLOAT_RANGE_EMPTY. */
+typedef struct {
+  double lo, hi;
+  uint64_t nan, infinite;
+} EsFloatRange;
+
+#define ES_FLOAT_RANGE_EMPTY ((EsFloatRange){ INFINITY, -INFINITY, 0, 0 })
+
+/* Widens the range by a sample, or counts it when it is not finite. */
+static inline void
+es_float_range_add (EsFloatRange *range, float v)
+{
+  if (isfinite (v))
+    {
+      range->lo = v < range->lo ? v : range->lo;
+      range->hi = v > range->hi ? v : range->hi;
+    }
+  else if (isnan (v))
+    range->nan++;
+  else
+    range->infinite++;
+}
+
+/* The float quantization of DESIGN.md §1 for one value of the range: the
+ * finite range to 0..65535, or to 1..65535 when the range holds NaN, which
+ * is then 0; −∞ and +∞ to the ends of the finite range. */
+uint16_t es_float_range_sample (const EsFloatRange *range, double v);
+/* The value map of samples so quantized (value = offset + sample · step;
+ * a constant page or one without a finite sample maps every finite sample
+ * to lo, or 0) with the counts of NaN and infinite samples. */
+void es_float_range_map (const EsFloatRange *range, EsImageMeta *meta);
+/* The note that tells of a float image's NaN and infinite samples ("page 2:
+ * 3 NaN samples (no value), 1 infinite (the finite range's end)"), page 0
+ * for none; "" when it has neither. */
+void es_float_notice (const EsImageMeta *meta, int page, char *notice, size_t size);
 
 /* ---- writing ---- */
 

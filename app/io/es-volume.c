@@ -133,12 +133,12 @@ check_volume_size (const PageShape *first, int count, EsError *error)
 
 /* Float pages come only from TIFF, whose reader has the mapping. */
 static uint16_t
-es_volume_float_to_u16 (double v, double lo, double hi)
+es_volume_float_sample (const EsFloatRange *range, double v)
 {
 #ifdef ES_HAVE_TIFF
-  return es_tiff_float_to_u16 (v, lo, hi);
+  return es_float_range_sample (range, v);
 #else
-  (void) v, (void) lo, (void) hi;
+  (void) range, (void) v;
   return 0;
 #endif
 }
@@ -183,17 +183,11 @@ load_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, EsError *
   return ok;
 }
 
-/* The finite range of float samples, and how many are not finite. */
-typedef struct {
-  double lo, hi;
-  uint64_t non_finite;
-} FloatRange;
-
 /* Float page chosen[z] into plane z: with `range` NULL its samples widen
  * *seen (the first pass), else they are mapped by it (the second). */
 static bool
-load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, const FloatRange *range, FloatRange *seen,
-                  EsError *error)
+load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, const EsFloatRange *range,
+                  EsFloatRange *seen, EsError *error)
 {
   EsImage page = { 0 };
 
@@ -208,14 +202,9 @@ load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, con
 
       for (int x = 0; x < page.width; x++)
         if (range != NULL)
-          out[x] = es_volume_float_to_u16 (row[x], range->lo, range->hi);
-        else if (isfinite (row[x]))
-          {
-            seen->lo = row[x] < seen->lo ? row[x] : seen->lo;
-            seen->hi = row[x] > seen->hi ? row[x] : seen->hi;
-          }
+          out[x] = es_volume_float_sample (range, row[x]);
         else
-          seen->non_finite++;
+          es_float_range_add (seen, row[x]);
     }
   es_image_clear (&page);
   return true;
@@ -232,7 +221,7 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
 {
   int count = 0;
   PageShape first;
-  FloatRange seen = { INFINITY, -INFINITY, 0 };
+  EsFloatRange seen = ES_FLOAT_RANGE_EMPTY;
   bool ok = true;
   int *chosen = choose_pages (pages, choice, &count, error);
 
@@ -256,7 +245,10 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
     ok = load_float_plane (pages, chosen, z, volume, &seen, NULL, error);
 #ifdef ES_HAVE_TIFF
   if (ok && first.floats)
-    es_tiff_float_map (seen.lo, seen.hi, &volume->meta);
+    {
+      es_float_range_map (&seen, &volume->meta);
+      es_float_notice (&volume->meta, 0, notice, notice_size);
+    }
 #endif
   free (chosen);
   if (!ok)
@@ -264,10 +256,5 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
       es_image_clear (volume);
       return false;
     }
-  if (seen.non_finite > 0)
-    snprintf (notice, notice_size,
-              "%llu NaN or infinite sample%s left out of the volume's float range (NaN and "
-              "-inf read as 0, +inf as 65535)",
-              (unsigned long long) seen.non_finite, seen.non_finite == 1 ? "" : "s");
   return true;
 }

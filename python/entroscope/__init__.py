@@ -97,6 +97,10 @@ class Image(_np.ndarray):
     value_map  (offset, step) when the samples stand for other values:
             a float TIFF's value is offset + sample × step, a signed
             integer's offset + sample; None when the samples are the values.
+    nan_samples  how many of a float TIFF's samples were NaN: with any,
+            sample 0 stands for NaN (values() gives NaN there, entropy
+            counts those pixels in no window and gives them NaN, as a
+            mask's), and the finite values lie in 1..65535.
 
     The operations read depth and levels, so that `entropy(load(path))` is
     what `entroscope-cli entropy path` computes. Views and slices keep them
@@ -107,13 +111,15 @@ class Image(_np.ndarray):
     levels: int
     pixel_size: "tuple | None"
     value_map: "tuple | None"
+    nan_samples: int
 
-    def __new__(cls, array, depth=None, levels=0, pixel_size=None, value_map=None):
+    def __new__(cls, array, depth=None, levels=0, pixel_size=None, value_map=None, nan_samples=0):
         obj = _np.asarray(array).view(cls)
         obj.depth = depth
         obj.levels = levels
         obj.pixel_size = pixel_size
         obj.value_map = value_map
+        obj.nan_samples = nan_samples
         return obj
 
     def __array_finalize__(self, obj):
@@ -121,23 +127,29 @@ class Image(_np.ndarray):
         self.levels = getattr(obj, "levels", 0)
         self.pixel_size = getattr(obj, "pixel_size", None)
         self.value_map = getattr(obj, "value_map", None)
+        self.nan_samples = getattr(obj, "nan_samples", 0)
 
     def values(self):
         """The values the samples stand for, as float64 (a float TIFF's
-        own values, a signed TIFF's integers); the samples themselves when
-        value_map is None."""
+        own values, NaN where they were NaN, a signed TIFF's integers); the
+        samples themselves when value_map is None."""
         if self.value_map is None:
             return _np.asarray(self, dtype=_np.float64)
         offset, step = self.value_map
-        return offset + _np.asarray(self, dtype=_np.float64) * step
+        samples = _np.asarray(self)
+        values = offset + samples.astype(_np.float64) * step
+        if self.nan_samples:
+            values[samples == 0] = _np.nan
+        return values
 
     def __reduce__(self):
         constructor, args, state = super().__reduce__()
-        return constructor, args, (state, self.depth, self.levels, self.pixel_size, self.value_map)
+        return constructor, args, (state, self.depth, self.levels, self.pixel_size, self.value_map, self.nan_samples)
 
     def __setstate__(self, state):
         base, self.depth, self.levels = state[:3]
-        self.pixel_size, self.value_map = state[3:] if len(state) > 3 else (None, None)
+        self.pixel_size, self.value_map = state[3:5] if len(state) > 3 else (None, None)
+        self.nan_samples = state[5] if len(state) > 5 else 0
         super().__setstate__(base)
 
 
@@ -305,8 +317,8 @@ def load(path, *, levels=16) -> "Image":
     and value_map say what the file says of its pixels and values.
     `levels` is what a text matrix's values must stay below. Raises
     OSError (FileNotFoundError, ...) or ValueError ("path: reason")."""
-    array, depth, matrix_levels, pixel_size, value_map = _entroscope.load(path, levels=levels)
-    return Image(array, depth, matrix_levels, pixel_size, value_map)
+    array, depth, matrix_levels, pixel_size, value_map, nan_samples = _entroscope.load(path, levels=levels)
+    return Image(array, depth, matrix_levels, pixel_size, value_map, nan_samples)
 
 
 def save(path, array, *, op=None, format=None, colormap=None, range="absolute", colorbar=False, compression=None,

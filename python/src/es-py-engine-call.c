@@ -3,6 +3,8 @@
 #include "es-py-engine-private.h"
 
 #include <omp.h>
+
+#include "es-pipeline.h"
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -262,6 +264,8 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
          EsTiming *timing, char *notice, size_t notice_size, bool *closed, EsError *error)
 {
   const char *text;
+  EsJob masked = *job;
+  EsImage nan_mask = { 0 };
   int threads;
   bool ok;
 
@@ -283,7 +287,9 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
   if (threads > 1)
     omp_set_num_threads (1);
   es_control_reset (self->control);
-  ok = es_run_controlled (self->engine, job, &input->image, output, timing, self->control, error);
+  ok = es_job_mask_nan (&masked, &input->image, &nan_mask, error)
+       && es_run_controlled (self->engine, &masked, &input->image, output, timing, self->control, error);
+  es_image_clear (&nan_mask);
   if (threads > 1)
     omp_set_num_threads (threads);
   text = es_engine_take_notice (self->engine);

@@ -112,7 +112,7 @@ es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
       Py_XDECREF (value_map);
       return NULL;
     }
-  return Py_BuildValue ("(NiiNN)", array, depth, levels, pixel_size, value_map);
+  return Py_BuildValue ("(NiiNNK)", array, depth, levels, pixel_size, value_map, (unsigned long long) meta.nan_samples);
 }
 
 /* ---- save ---- */

@@ -171,6 +171,27 @@ buffer_sides (const Py_buffer *view, Py_ssize_t sides[3], Py_ssize_t steps[3])
     sides[first + i] = view->shape[i], steps[first + i] = view->strides[i];
 }
 
+/* Reads an entroscope.Image's nan_samples (None or missing: 0): with any,
+ * its sample 0 stands for a float TIFF's NaN. */
+static bool
+image_nan_samples (PyObject *object, uint64_t *count)
+{
+  PyObject *attr = PyObject_GetAttrString (object, "nan_samples");
+
+  *count = 0;
+  if (attr == NULL)
+    {
+      if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+        return false;
+      PyErr_Clear ();
+      return true;
+    }
+  if (attr != Py_None)
+    *count = PyLong_AsUnsignedLongLong (attr);
+  Py_DECREF (attr);
+  return !PyErr_Occurred ();
+}
+
 /* Reads an int attribute of an entroscope.Image (None or missing: 0). */
 static bool
 image_attribute (PyObject *object, const char *name, int *value)
@@ -298,6 +319,7 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
   EsFormat format;
   char name[64];
   int bits, levels = 0;
+  uint64_t nan_samples = 0;
   size_t sample, stride, plane_stride;
 
   memset (input, 0, sizeof *input);
@@ -344,7 +366,7 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
     {
       int image_depth;
 
-      if (!image_attribute (object, "levels", &levels))
+      if (!image_attribute (object, "levels", &levels) || !image_nan_samples (object, &nan_samples))
         goto fail;
       if (depth <= 0)
         {
@@ -375,6 +397,8 @@ es_py_input_open (PyObject *object, int depth, PyObject *channel_axis, EsPyInput
     .format = format,
     .depth = depth,
     .levels = levels,
+    /* Entropy masks its NaN out (es_job_mask_nan), as the CLI's does. */
+    .meta = { .stored = nan_samples > 0 ? ES_STORED_FLOAT : ES_STORED_UNSIGNED, .nan_samples = nan_samples },
     .release = no_release,
   };
   if (levels > 0)

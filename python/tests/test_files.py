@@ -263,6 +263,48 @@ def test_load_values_and_pixel_size(tmp_path):
     assert plain.pixel_size is None and plain.value_map is None and np.array_equal(plain.values(), gray)
 
 
+def test_load_nan(tmp_path):
+    """A float TIFF's NaN is no value: values() gives NaN there, entropy
+    counts those pixels in no window (as mask= would) and gives them NaN."""
+    tifffile = pytest.importorskip("tifffile")
+    floats = np.linspace(-1, 2, 24 * 32, dtype=np.float32).reshape(24, 32)
+    floats[5, :] = np.nan
+    floats[10:14, 3:9] = np.nan
+    tifffile.imwrite(tmp_path / "nan.tif", floats)
+    try:
+        image = entroscope.load(tmp_path / "nan.tif")
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+    nan = np.isnan(floats)
+    assert image.nan_samples == nan.sum()
+    assert np.array_equal(np.isnan(image.values()), nan)
+    assert np.allclose(image.values()[~nan], floats[~nan], atol=3 / 65534 / 2)
+    assert np.nanmean(image.values()) == pytest.approx(np.nanmean(floats), abs=1e-4)
+    values = entroscope.entropy(image, window=5)
+    masked = entroscope.entropy(np.asarray(image), window=5, mask=~nan)
+    assert np.array_equal(np.isnan(values), nan)
+    assert np.array_equal(values, masked, equal_nan=True)
+
+
+def test_save_volume_spacing(tmp_path):
+    """A volume's planes' spacing reaches its TIFF as ImageJ's spacing=,
+    which load and tifffile read back."""
+    volume = (np.arange(3 * 16 * 20) * 7919 % 251).astype(np.uint8).reshape(3, 16, 20)
+    values = entroscope.entropy(volume, box=(3, 3, 3))
+    try:
+        entroscope.save(tmp_path / "volume.tif", values, box=(3, 3, 3), pixel_size=(0.65, 0.65, 2.5, "µm"))
+    except ValueError as e:
+        assert "TIFF" in str(e)
+        pytest.skip("built without libtiff")
+    width, height, depth, unit = entroscope.load(tmp_path / "volume.tif").pixel_size
+    assert unit == "µm" and depth == pytest.approx(2.5) and width == pytest.approx(0.65, rel=1e-6)
+    tifffile = pytest.importorskip("tifffile")
+    with tifffile.TiffFile(tmp_path / "volume.tif") as written:
+        assert written.imagej_metadata["spacing"] == 2.5 and written.imagej_metadata["unit"] == "um"
+        assert np.array_equal(written.asarray(), values)
+
+
 @pytest.mark.parametrize("compression", ["fast", "default", "small"])
 @pytest.mark.parametrize("suffix", [".png", ".tif"])
 def test_save_compression_is_the_cli_file(tmp_path, cli, sample, compression, suffix):

@@ -215,9 +215,12 @@ append_table (GString *text, const EsWindowCounts *counts, const EsImageMeta *me
 /* The sum, in the job's units: nats, bits as the display says, or
  * normalized with its divisor; "no data" where the kernel writes none. */
 static void
-append_sum (GString *text, const EsWindowCounts *counts, const EsValueInfo *info)
+append_sum (GString *text, const EsWindowCounts *counts, const EsValueInfo *info, gboolean nan)
 {
-  if (counts->masked)
+  /* A float TIFF's NaN pixels are masked out, as DESIGN.md §1 defines. */
+  if (counts->masked && nan)
+    g_string_append_printf (text, _ ("No data: the pixel is NaN  ·  n = %u"), counts->n);
+  else if (counts->masked)
     g_string_append_printf (text, _ ("No data: the pixel is masked out  ·  n = %u"), counts->n);
   else if (counts->n == 0)
     g_string_append (text, _ ("No data: the window counts no pixel  ·  n = 0"));
@@ -242,6 +245,7 @@ _es_inspector_update (EsTools *self)
   EsError error = { 0 };
   EsDisplay display;
   EsValueInfo info;
+  guint32 sample;
   EsJob job;
   int x = self->hover_x, y = self->hover_y;
 
@@ -273,7 +277,8 @@ _es_inspector_update (EsTools *self)
   es_tools_host_get_display (self->host, &display);
   info = es_value_info_for (&job, display.units);
   g_string_truncate (data->text, 0);
-  append_sum (data->text, &data->counts, &info);
+  sample = (guint32) es_image_sample (&source->image, x, y);
+  append_sum (data->text, &data->counts, &info, es_image_meta_is_nan (&source->image.meta, sample));
   if (entropy && es_layer_width (entropy) == source->image.width)
     {
       double value = es_layer_value (entropy, x, y);
@@ -285,9 +290,11 @@ _es_inspector_update (EsTools *self)
         g_string_append_printf (data->text, _ ("  ·  Entropy view %.4f %s"),
                                 value * (info.unit_scale > 0 ? info.unit_scale : 1), info.units);
     }
-  if (source->image.meta.stored != ES_STORED_UNSIGNED)
+  if (es_image_meta_is_nan (&source->image.meta, sample))
+    g_string_append (data->text, _ ("  ·  value NaN"));
+  else if (source->image.meta.stored != ES_STORED_UNSIGNED)
     g_string_append_printf (data->text, _ ("  ·  value %.*f"), es_image_meta_value_decimals (&source->image.meta),
-                            es_image_meta_value (&source->image.meta, es_image_sample (&source->image, x, y)));
+                            es_image_meta_value (&source->image.meta, sample));
   if (source->volume.source)
     g_string_append_printf (data->text, "  ·  x %d  y %d  z %d  ·  %s", x, y, source->volume.z, info.definition);
   else

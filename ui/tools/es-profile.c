@@ -26,7 +26,9 @@ format_value (char *buffer, size_t size, double value, const EsChannel *channel)
 {
   const EsImageMeta *meta = &channel->image->meta;
 
-  if (channel->levels == 0 && meta->stored == ES_STORED_FLOAT)
+  if (isnan (value))
+    g_strlcpy (buffer, "NaN", size);
+  else if (channel->levels == 0 && meta->stored == ES_STORED_FLOAT)
     g_snprintf (buffer, size, "%.*f", es_image_meta_value_decimals (meta), value);
   else if (channel->image->format == ES_FORMAT_F32)
     g_snprintf (buffer, size, "%.4f", value);
@@ -92,12 +94,19 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       const EsChannel *channel = &tools->channels.channels[c];
       const double *values = profile->values + (size_t) c * profile->n;
       double lo = INFINITY, hi = -INFINITY, top = c * strip, y_scale;
+      size_t nan = 0;
+      gboolean drawing = FALSE;
 
+      /* NaN (no value: a float TIFF's NaN, a masked-out entropy pixel) is
+       * skipped, as NumPy's nanmin and nanmax skip it, and counted. */
       for (size_t i = 0; i < profile->n; i++)
-        {
-          lo = MIN (lo, values[i]);
-          hi = MAX (hi, values[i]);
-        }
+        if (isnan (values[i]))
+          nan++;
+        else
+          {
+            lo = MIN (lo, values[i]);
+            hi = MAX (hi, values[i]);
+          }
       y_scale = hi > lo ? (strip - 6) / (hi - lo) : 0;
 
       /* The strip's name and extent, left of it. */
@@ -107,6 +116,13 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
       format_value (text, sizeof text, lo, channel);
       g_strlcat (text, " … ", sizeof text);
       format_value (text + strlen (text), sizeof text - strlen (text), hi, channel);
+      if (nan > 0)
+        {
+          g_autofree char *skipped = _es_nan_skipped_text (nan);
+
+          g_strlcat (text, " · ", sizeof text);
+          g_strlcat (text, skipped, sizeof text);
+        }
       if (strip >= 30)
         draw_text (cr, widget, text, 0, top + strip / 2, FALSE);
 
@@ -121,13 +137,20 @@ draw_plot (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer da
           double x = left + (total > 0 ? profile->distance[i] / total : 0.5) * (right - left);
           double y = top + strip - 3 - (values[i] - lo) * y_scale;
 
-          if (i == 0)
-            cairo_move_to (cr, x, y);
+          /* The line breaks where there is no value. */
+          if (isnan (values[i]))
+            drawing = FALSE;
+          else if (!drawing)
+            {
+              cairo_move_to (cr, x, y);
+              /* A lone value between gaps still shows as a dot. */
+              cairo_rel_line_to (cr, 1, 0);
+              cairo_rel_move_to (cr, -1, 0);
+              drawing = TRUE;
+            }
           else
             cairo_line_to (cr, x, y);
         }
-      if (profile->n == 1)
-        cairo_rel_line_to (cr, 1, 0);
       cairo_stroke (cr);
 
       if (plot->hover_index >= 0 && (size_t) plot->hover_index < profile->n)

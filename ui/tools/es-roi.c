@@ -100,6 +100,13 @@ _es_roi_update (EsTools *self)
       es_roi_stats (&channels->channels[c], self->roi, stats);
       set_cell (self, 0, c + 1, channels->names[c]);
       g_snprintf (text, sizeof text, "%" G_GUINT64_FORMAT, stats->n);
+      if (stats->nan > 0)
+        {
+          g_autofree char *skipped = _es_nan_skipped_text (stats->nan);
+
+          g_strlcat (text, " · ", sizeof text);
+          g_strlcat (text, skipped, sizeof text);
+        }
       set_cell (self, 1, c + 1, text);
       format_number (text, sizeof text, stats->mean, &channels->channels[c], FALSE);
       set_cell (self, 2, c + 1, text);
@@ -130,8 +137,9 @@ _es_roi_update (EsTools *self)
       }
     else if (layer->view == ES_VIEW_ORIGINAL)
       {
-        /* Every sample the depth holds, as the values they stand for. */
-        lo = channels->channels[a].offset;
+        /* Every sample the depth holds, as the values they stand for
+         * (sample 0 is no value where it stands for NaN). */
+        lo = channels->channels[a].offset + (source->image.meta.nan_samples > 0 ? scale : 0);
         hi = channels->channels[a].offset + ((1 << source->image.depth) - 1) * scale;
       }
     self->roi_lo = lo;

@@ -99,6 +99,8 @@ void _es_tools_to_pane (const EsCanvasPaneGeometry *geometry, double ix, double 
 /* A rectangle's size for captions: "12 × 8 px", and where the image is
  * calibrated its sides and area in the image's unit too. */
 char *_es_tools_describe_rect (const EsImageMeta *meta, int width, int height);
+/* "3 NaN skipped": values that statistics and plots leave out. */
+char *_es_nan_skipped_text (guint64 nan);
 /* The line's length in pixels or the image's unit and its samples, as the
  * plot's axis and its accessible description give it: "12.3 µm · 57 samples". */
 char *_es_profile_length_text (const EsProfile *profile);

@@ -109,6 +109,16 @@ build_channels (EsTools *self, EsToolsChannels *channels)
 }
 
 char *
+_es_nan_skipped_text (guint64 nan)
+{
+  char count[24];
+
+  g_snprintf (count, sizeof count, "%" G_GUINT64_FORMAT, nan);
+  /* TRANSLATORS: %s counts values left out of statistics and plots because they are NaN (no value) */
+  return g_strdup_printf (dngettext (GETTEXT_PACKAGE, "%s NaN skipped", "%s NaN skipped", (unsigned long) nan), count);
+}
+
+char *
 _es_tools_describe_rect (const EsImageMeta *meta, int width, int height)
 {
   char w[32], h[32], area[32];

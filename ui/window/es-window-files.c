@@ -176,6 +176,8 @@ add_value_facts (GPtrArray *facts, const EsImage *image)
   const EsImageMeta *meta = &image->meta;
   int decimals = es_image_meta_value_decimals (meta);
   double top = (double) ((1u << image->depth) - 1);
+  /* With NaN, sample 0 stands for it and the finite values start at 1. */
+  double bottom = meta->nan_samples > 0 ? 1 : 0;
 
   switch (meta->stored)
     {
@@ -191,10 +193,23 @@ add_value_facts (GPtrArray *facts, const EsImage *image)
       break;
     }
   add_fact (facts, _ ("Values"),
-            g_strdup_printf (_ ("%.*f … %.*f"), decimals, es_image_meta_value (meta, meta->value_scale < 0 ? top : 0),
-                             decimals, es_image_meta_value (meta, meta->value_scale < 0 ? 0 : top)));
+            g_strdup_printf (_ ("%.*f … %.*f"), decimals,
+                             es_image_meta_value (meta, meta->value_scale < 0 ? top : bottom), decimals,
+                             es_image_meta_value (meta, meta->value_scale < 0 ? bottom : top)));
   if (meta->stored == ES_STORED_FLOAT)
-    add_fact (facts, _ ("Step"), g_strdup_printf ("%.6g", meta->value_scale));
+    {
+      /* Apart from the messages: xgettext cannot read G_GUINT64_FORMAT. */
+      g_autofree char *nan = g_strdup_printf ("%" G_GUINT64_FORMAT, meta->nan_samples);
+      g_autofree char *infinite = g_strdup_printf ("%" G_GUINT64_FORMAT, meta->infinite_samples);
+
+      add_fact (facts, _ ("Step"), g_strdup_printf ("%.6g", meta->value_scale));
+      add_fact (facts, _ ("NaN"),
+                /* TRANSLATORS: %s counts samples that are NaN; they have no value */
+                g_strdup_printf (_ ("%s samples, without a value"), nan));
+      add_fact (facts, _ ("Infinite"),
+                /* TRANSLATORS: %s counts samples that are +∞ or −∞, read as the smallest or largest value */
+                g_strdup_printf (_ ("%s samples, read as the ends of the values"), infinite));
+    }
 }
 
 char *

@@ -218,12 +218,16 @@ _es_window_update_position (EsWindow *self)
    * step between two samples; the 16-bit sample is an internal detail. */
   if (shown->image.meta.stored == ES_STORED_UNSIGNED)
     g_string_append_printf (text, "      gray %5u", gray);
+  else if (es_image_meta_is_nan (&shown->image.meta, gray))
+    g_string_append (text, _ ("      value NaN"));
   else
     g_string_append_printf (text, _ ("      value %.*f"), es_image_meta_value_decimals (&shown->image.meta),
                             es_image_meta_value (&shown->image.meta, gray));
   /* The sample's bin under the entropy definition in force: a level of the depth binning. */
   es_window_get_readout_job (self, &job);
-  if (es_pixel_bin (&job, &shown->image, self->hover_x, self->hover_y, &bin))
+  /* NaN has no bin: entropy counts it nowhere (es_job_mask_nan). */
+  if (!es_image_meta_is_nan (&shown->image.meta, gray)
+      && es_pixel_bin (&job, &shown->image, self->hover_x, self->hover_y, &bin))
     g_string_append_printf (text, "      %s %3u", job.definition.binning == ES_BINNING_DEPTH ? "level" : "bin", bin);
 
   /* Every pane's value at the pointer: the grid's four views read at once. */

@@ -269,6 +269,21 @@ update_variants (EsWindow *self)
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_VARIANT]);
 }
 
+/* What the colorbar's no-data swatch stands for in the active pane: a
+ * float TIFF's NaN on the original, pixels without an entropy value (a
+ * mask, a footprint that leaves the image, NaN input) on its heatmap. */
+static const char *
+no_data_label (const EsLayer *layer, const EsValueInfo *info)
+{
+  gboolean nan_input = layer->source != NULL && layer->source->image.meta.nan_samples > 0;
+
+  if (layer->view == ES_VIEW_ORIGINAL)
+    return nan_input ? "NaN" : NULL;
+  if (layer->view == ES_VIEW_ENTROPY && (nan_input || info->may_have_no_data))
+    return _ ("no data");
+  return NULL;
+}
+
 /* Shows the newest results of the current views, once all of them exist. */
 static void
 refresh_view (EsWindow *self)
@@ -317,6 +332,7 @@ refresh_view (EsWindow *self)
   es_colorbar_set_scale (self->colorbar, &scale, info.unit_scale, info.value_offset, info.units,
                          active->result.values.format != ES_FORMAT_F32
                            && (info.unit_scale == 0 || info.unit_scale == 1));
+  es_colorbar_set_no_data (self->colorbar, no_data_label (active, &info));
   _es_window_median_timing (self, active, &median, &n_runs);
   es_timings_update (self->timings, self->engine_description, active, &median, n_runs);
   es_sidebar_set_histograms (self->sidebar, _es_window_get_shown_source (self),
