@@ -357,14 +357,15 @@ test_span_frames (EsEngine *engine)
       }
 }
 
-/* The rank kernel (entropy-ranks.cu): full 3×3 and 5×5 squares (as a
+/* The rank kernel (entropy-ranks.cu): full 3×3 squares (as a
  * square, a rectangle or a footprint of ones) of 8-bit samples that are
  * their own bins (exact bins of 8- and 4-bit samples, levels images), on
  * images from 1×1 to wider and taller than a few of its strips, narrower
  * or shorter than the window, with widths on and off a whole word; values
  * crowded on a few samples (long runs of equal cells) or spread over all;
- * every border and unit. A mask sends the job to the other kernels, which
- * must agree too. Against the reference, and each unmasked case must have
+ * every border and unit. A mask sends the job to the other kernels, and
+ * so do 5×5 squares (the span-counts kernel is faster there), which must
+ * agree too. Against the reference, and each unmasked 3×3 case must have
  * launched the rank kernel. */
 static void
 test_rank_squares (EsEngine *engine)
@@ -423,7 +424,7 @@ test_rank_squares (EsEngine *engine)
       ok = es_run (engine, &job, &in, &out, &timing, &error) && timing.backend == ES_BACKEND_CUDA && !timing.fell_back;
       if (!ok)
         snprintf (detail, sizeof detail, "%.150s", error.message[0] ? error.message : "did not run on CUDA");
-      if (ok && !masked)
+      if (ok && !masked && side == 3)
         {
           ok = false;
           for (int k = 0; k < timing.metrics.n_kernels; k++)

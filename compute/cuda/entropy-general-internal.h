@@ -80,12 +80,12 @@ bool es_cuda_general_bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p
  * sorted. */
 bool es_cuda_general_sort (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error);
 
-/* entropy-ranks.cu: the side (3 or 5) of a full square that the rank
- * kernel computes, 8-bit samples that are their own bins and no mask, else
- * 0; and its launch (the sort kernel where the rows are not 4-byte
- * aligned). The general variant's dispatch and memory model both ask. */
-int es_cuda_general_ranks_side (const EsJob *job, const EsExtent *extent);
-bool es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, int side, EsError *error);
+/* entropy-ranks.cu: whether the rank kernel computes a job (a full 3×3
+ * square of 8-bit samples that are their own bins, no mask): the general
+ * variant's dispatch and memory model both ask; and its launch (the sort
+ * kernel where the rows are not 4-byte aligned). */
+bool es_cuda_general_ranks_take (const EsJob *job, const EsExtent *extent);
+bool es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error);
 
 /* entropy-slide.cu: any window, its histogram slid down strips of rows; and
  * the kernel's shared-memory limit, set once per device. */

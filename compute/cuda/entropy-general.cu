@@ -13,7 +13,7 @@
  * mask, skip that pass). Masked pixels get NaN, windows that count nothing
  * too.
  *
- * Full 3×3 and 5×5 squares of 8-bit samples that are their own bins,
+ * Full 3×3 squares of 8-bit samples that are their own bins,
  * without a mask, rank each cell among the equal cells before it
  * (entropy-ranks.cu). Up to 256 bins and 961 cells (windows of more than 9
  * cells, or up to 16 bins), the shared-memory counts of the fast variant slide down the
@@ -225,12 +225,11 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
    * 29). Windows of at most SORT_ONLY_CELLS cells with more than 16 bins
    * still sort: a 3×3 square sorts its samples in 0.59 ms, against 1.01. */
   const EsExtent extent = { p.width, p.height, 1, frame->in_format, frame->depth, frame->is_levels ? frame->levels : 0 };
-  const int ranks_side = es_cuda_general_ranks_side (job, &extent);
-  if (ok && ranks_side != 0)
+  if (ok && es_cuda_general_ranks_take (job, &extent))
     {
       free (spans);
       es_window_extent (job, &p.half_h, &p.half_w);
-      return es_cuda_general_ranks (cuda, job, &p, ranks_side, error);
+      return es_cuda_general_ranks (cuda, job, &p, error);
     }
   const int cells = es_window_pixels (job);
   const bool span_counts = p.bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT
@@ -307,8 +306,8 @@ bin_pass_memory (const EsJob *job, const EsExtent *extent, bool table, int cell_
   traffic->write_bytes += cells;
 }
 
-/* "general", as es_cuda_entropy_general picks its path: 3×3 and 5×5
- * squares of 8-bit bins ranked from the samples; shared counts slid
+/* "general", as es_cuda_entropy_general picks its path: 3×3 squares of
+ * 8-bit bins ranked from the samples; shared counts slid
  * down the column spans after the bin pass (8-bit cells unless a mask
  * comes with 256 bins); small windows sorted from the samples themselves
  * (full 3×3 and 5×5 squares of a levels image or exact bins, no mask) or
@@ -332,7 +331,7 @@ es_cuda_entropy_general_memory (const EsJob *job, const EsExtent *extent, EsTraf
   *traffic = (EsTraffic){ 0, 0, 0 };
   traffic->write_bytes = pixels * sizeof (float);
   /* The rank kernel reads the samples themselves. */
-  if (es_cuda_general_ranks_side (job, extent) != 0)
+  if (es_cuda_general_ranks_take (job, extent))
     {
       traffic->read_bytes += pixels;
       return;
