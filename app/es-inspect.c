@@ -450,7 +450,8 @@ es_window_counts_voxel (const EsJob *job, const EsImage *image, int x, int y, in
   free (tally);
 
   counts->value = counts->masked ? NAN
-                                 : es_entropy_value (counts->entropy, (int) counts->n, binner.bins, d->normalized);
+                                 : es_entropy_value (counts->entropy, (int) counts->n, binner.bins, d->normalized,
+                                                     es_entropy_unit_scale (d));
   counts->divisor = 1.0;
   if (d->normalized)
     {

@@ -152,11 +152,36 @@ es_entropy_zero_below (int n)
   return 0.5 * ((m - 1.0) * log (m / (m - 1.0)) + log (m)) / m;
 }
 
+/* log2(e): bits a nat. */
+#define ES_BITS_PER_NAT 1.4426950408889634
+
+/* What H in nats is multiplied by as a kernel stores it: ES_BITS_PER_NAT
+ * for bits, 1 for nats and for normalized values (which have a divisor of
+ * their own). Scaling in the store spares every definition a second pass
+ * over its output. */
+ES_DEFINITION_FN double
+es_entropy_unit_scale (const EsEntropyDefinition *d)
+{
+  return d->bits && !d->normalized ? ES_BITS_PER_NAT : 1.0;
+}
+
+/* The float32 a kernel stores for H (nats, float64) in the unit of
+ * unit_scale: H rounded to float32, then scaled in float64 and rounded
+ * again, so that a value in bits is bit for bit the nats result scaled as
+ * exports and the window scale it (es_pipeline's unit_scale); with a
+ * scale of 1, (float) H. */
+ES_DEFINITION_FN float
+es_entropy_store (double h, double unit_scale)
+{
+  return (float) ((double) (float) h * unit_scale);
+}
+
 /* The value a pixel gets from H (nats, float64) over n counted pixels and B
  * possible bins: 0 below the threshold, H / ln(min(B, n)) when normalized
- * (0 when that minimum is 1), H otherwise. n == 0: no value (NaN). */
+ * (0 when that minimum is 1), H · unit_scale (es_entropy_unit_scale)
+ * otherwise. n == 0: no value (NaN). */
 ES_DEFINITION_FN double
-es_entropy_value (double h, int n, uint32_t bins, bool normalized)
+es_entropy_value (double h, int n, uint32_t bins, bool normalized, double unit_scale)
 {
   uint32_t most;
 
@@ -165,7 +190,7 @@ es_entropy_value (double h, int n, uint32_t bins, bool normalized)
   if (h < es_entropy_zero_below (n))
     return 0.0;
   if (!normalized)
-    return h;
+    return h * unit_scale;
   most = bins < (uint32_t) n ? bins : (uint32_t) n;
   return most <= 1 ? 0.0 : h / log ((double) most);
 }

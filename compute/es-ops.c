@@ -483,7 +483,7 @@ es_job_is_default_definition (const EsJob *job)
 
   return job->op != ES_OP_ENTROPY
          || (d->shape == ES_SHAPE_SQUARE && job->window <= ES_FAST_WINDOW_MAX && d->border == ES_BORDER_CLIP
-             && d->binning == ES_BINNING_DEPTH && job->levels <= ES_FAST_LEVELS_MAX && !d->normalized
+             && d->binning == ES_BINNING_DEPTH && job->levels <= ES_FAST_LEVELS_MAX && !d->normalized && !d->bits
              && d->mask == NULL);
 }
 
@@ -638,7 +638,7 @@ entropy_range_max (const EsJob *job, EsFormat result)
   (void) result;
   if (job->definition.normalized)
     return 1.0;
-  return log ((double) (bins < window_pixels ? bins : window_pixels));
+  return log ((double) (bins < window_pixels ? bins : window_pixels)) * es_entropy_unit_scale (&job->definition);
 }
 
 static double

@@ -162,7 +162,8 @@ typedef struct {
   EsBinning binning;
   uint32_t range_lo, range_hi; /* ES_BINNING_RANGE; for MINMAX the engine's gate fills them
                                    * from the image and hands the backends ES_BINNING_RANGE */
-  bool normalized;             /* H / ln(min(B, n)); nats otherwise (bits: a display conversion) */
+  bool normalized;             /* H / ln(min(B, n)); else nats, or bits where `bits` is set */
+  bool bits;                   /* H / ln 2, applied by the kernels as they store (ignored when normalized) */
   const EsImage *mask;         /* U8, the input's size (and planes), nonzero = counted; NULL = every pixel */
 } EsEntropyDefinition;
 

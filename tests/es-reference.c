@@ -291,6 +291,8 @@ es_reference_entropy_defined (const EsImage *image, int levels, int window, cons
             uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
             hsum = most <= 1 ? 0.0 : hsum / log ((double) most);
           }
+        else if (d->bits)
+          hsum /= log (2.0);
         out[(size_t) y * w + x] = hsum;
       }
   free (count);
@@ -431,6 +433,8 @@ es_reference_entropy_volume (const EsImage *volume, int levels, int window, cons
               uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
               hsum = most <= 1 ? 0.0 : hsum / log ((double) most);
             }
+          else if (d->bits)
+            hsum /= log (2.0);
           out[at] = hsum;
         }
   free (count);

@@ -18,6 +18,7 @@
 #define CASES 160
 #define SMALL_CASES 60
 #define SPAN_CASES 120
+#define RANK_CASES 96
 #define FOOTPRINT_SIDE 31
 
 /* Which random definitions a case draws: any; a window of at most 32
@@ -79,9 +80,13 @@ random_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, const EsI
       d->range_hi = (uint32_t) random_int ((int) d->range_lo, (int) top - 1);
     }
   d->normalized = random_int (0, 2) == 0;
+  d->bits = !d->normalized && random_int (0, 1) == 0;
   d->mask = random_int (0, 2) == 0 ? mask : NULL;
   snprintf (what, size, "%s k=%d %dx%d r=%d, %s, %s %d levels%s%s", shapes[d->shape], job->window, d->height, d->width,
-            d->radius, borders[d->border], binnings[d->binning], job->levels, d->normalized ? ", normalized" : "",
+            d->radius, borders[d->border], binnings[d->binning], job->levels,
+            d->normalized ? ", normalized"
+            : d->bits     ? ", bits"
+                          : "",
             d->mask ? ", masked" : "");
 }
 
@@ -158,6 +163,23 @@ span_counts_definition (EsJob *job, EsFootprint *footprint, uint8_t *cells, cons
             d->normalized ? ", normalized" : "", d->mask ? ", masked" : "");
 }
 
+/* A mask of the image's size, about one pixel in five masked out, its
+ * rows padded past the width. False without memory. */
+static bool
+random_mask (EsImage *mask, int width, int height)
+{
+  *mask = (EsImage){ 0 };
+  mask->width = width, mask->height = height, mask->format = ES_FORMAT_U8, mask->depth = 8;
+  mask->stride = (size_t) width + 5;
+  mask->pixels = malloc (mask->stride * (size_t) height);
+  if (mask->pixels == NULL)
+    return false;
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      ((uint8_t *) es_image_row (mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 ? random_int (1, 255) : 0);
+  return true;
+}
+
 /* A random definition on a random image of a family; FAMILY_SMALL: a
  * small window on 16-bit samples crowded at 0, 1, 0xfffe and 0xffff (runs,
  * and bins that share the void key); FAMILY_SPANS also on 1001 × 37 and on
@@ -185,12 +207,7 @@ run_case (EsEngine *engine, int index, Family family)
       tap_ok (false, "case %d: no memory", index);
       return;
     }
-  mask.width = size[0], mask.height = size[1], mask.format = ES_FORMAT_U8, mask.depth = 8;
-  mask.stride = (size_t) size[0] + 5;
-  mask.pixels = malloc (mask.stride * (size_t) size[1]);
-  for (int y = 0; y < size[1]; y++)
-    for (int x = 0; x < size[0]; x++)
-      ((uint8_t *) es_image_row (&mask, y))[x] = (uint8_t) (random_int (0, 4) != 0 ? random_int (1, 255) : 0);
+  random_mask (&mask, size[0], size[1]);
   random_definition (&job, &footprint, cells, &mask, top, what, sizeof what);
   if (family == FAMILY_SPANS)
     span_counts_definition (&job, &footprint, cells, kind, what, sizeof what);
@@ -340,6 +357,93 @@ test_span_frames (EsEngine *engine)
       }
 }
 
+/* The rank kernel (entropy-ranks.cu): full 3×3 squares (as a
+ * square, a rectangle or a footprint of ones) of 8-bit samples that are
+ * their own bins (exact bins of 8- and 4-bit samples, levels images), on
+ * images from 1×1 to wider and taller than a few of its strips, narrower
+ * or shorter than the window, with widths on and off a whole word; values
+ * crowded on a few samples (long runs of equal cells) or spread over all;
+ * every border and unit. A mask sends the job to the other kernels, and
+ * so do 5×5 squares (the span-counts kernel is faster there), which must
+ * agree too. Against the reference, and each unmasked 3×3 case must have
+ * launched the rank kernel. */
+static void
+test_rank_squares (EsEngine *engine)
+{
+  static const int sizes[][2] = { { 1, 1 },   { 1, 9 },    { 9, 1 },     { 2, 3 },   { 3, 3 },   { 4, 4 },
+                                  { 5, 5 },   { 7, 6 },    { 8, 33 },    { 37, 5 },  { 12, 70 }, { 131, 67 },
+                                  { 64, 64 }, { 257, 19 }, { 1001, 37 }, { 13, 129 } };
+  static const int kind_choices[] = { 0, 3, 4 }; /* 8-bit, 4-bit, levels */
+  static const char *const units[] = { "nats", "bits", "normalized" };
+
+  for (int i = 0; i < RANK_CASES; i++)
+    {
+      const int *size = sizes[i % (int) (sizeof sizes / sizeof sizes[0])];
+      const Kind *kind = &kinds[kind_choices[random_int (0, 2)]];
+      const int side = random_int (0, 1) ? 5 : 3, unit = random_int (0, 2);
+      const bool masked = random_int (0, 3) == 0;
+      /* Crowded on 2 to 5 values, or spread over every sample. */
+      const uint32_t top = kind->levels        ? (uint32_t) (random_int (0, 1) ? random_int (2, 5) : 256)
+                           : random_int (0, 1) ? (uint32_t) random_int (2, 5)
+                                               : 1u << kind->depth;
+      uint8_t ones[25];
+      const EsFootprint square = { side, side, ones, 0 };
+      EsImage in, mask = { 0 }, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsError error = { 0 };
+      EsTiming timing;
+      char detail[160] = "";
+      bool ok;
+
+      memset (ones, 1, sizeof ones);
+      if (!make_image (&in, size[0], size[1], kind, top, 6, 5) || !random_mask (&mask, size[0], size[1]))
+        {
+          tap_ok (false, "rank squares: no memory");
+          return;
+        }
+      job.window = side;
+      job.levels = kind->levels ? (int) top : 256;
+      job.definition.shape = (EsShape) random_int (0, 2) == 0 ? ES_SHAPE_SQUARE
+                             : random_int (0, 1) == 0         ? ES_SHAPE_RECT
+                                                              : ES_SHAPE_FOOTPRINT;
+      job.definition.height = job.definition.width = side;
+      job.definition.footprint = job.definition.shape == ES_SHAPE_FOOTPRINT ? &square : NULL;
+      job.definition.border = (EsBorder) random_int (0, ES_N_BORDERS - 1);
+      job.definition.border_value = (uint32_t) random_int (0, (int) top - 1);
+      job.definition.binning = ES_BINNING_EXACT;
+      job.definition.normalized = unit == 2;
+      job.definition.bits = unit == 1;
+      job.definition.mask = masked ? &mask : NULL;
+      double *ref = malloc (sizeof *ref * (size_t) size[0] * (size_t) size[1]);
+      if (ref == NULL)
+        {
+          tap_ok (false, "rank squares: no memory");
+          return;
+        }
+      es_reference_entropy_defined (&in, job.levels, job.window, &job.definition, ref);
+      ok = es_run (engine, &job, &in, &out, &timing, &error) && timing.backend == ES_BACKEND_CUDA && !timing.fell_back;
+      if (!ok)
+        snprintf (detail, sizeof detail, "%.150s", error.message[0] ? error.message : "did not run on CUDA");
+      if (ok && !masked && side == 3)
+        {
+          ok = false;
+          for (int k = 0; k < timing.metrics.n_kernels; k++)
+            ok |= strcmp (timing.metrics.kernels[k].name, "rank entropy kernel") == 0;
+          if (!ok)
+            snprintf (detail, sizeof detail, "the rank kernel did not run");
+        }
+      if (ok)
+        ok = reference_error (&out, ref, true, detail, sizeof detail) <= TOLERANCE;
+      tap_ok (ok, "rank squares %d: %s %dx%d, %dx%d %s, border %d, %u values, %s%s%s%s", i, kind->name, size[0],
+              size[1], side, side, es_shape_name (job.definition.shape), (int) job.definition.border, top, units[unit],
+              masked ? ", masked" : "", ok ? "" : ": ", ok ? "" : detail);
+      es_image_clear (&out);
+      free (ref);
+      free (mask.pixels);
+      free (in.pixels);
+    }
+}
+
 /* Variants that cannot run a definition say why, and the engine names one
  * that can; the default definition keeps the default variant. */
 static void
@@ -410,6 +514,7 @@ main (void)
     }
   tap_diag ("CUDA: %s", es_engine_describe (engine));
   test_span_frames (engine);
+  test_rank_squares (engine);
   for (int i = 0; i < CASES; i++)
     run_case (engine, i, FAMILY_ANY);
   for (int i = 0; i < SMALL_CASES; i++)

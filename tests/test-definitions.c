@@ -240,10 +240,12 @@ check_combinations (const Runner *runners, int n_runners)
             set_binning (&job, (EsBinning) binning, &in);
             job.definition.border = (EsBorder) border;
             job.definition.normalized = normalized;
+            /* Bits where not normalized, on every other case. */
+            job.definition.bits = !normalized && counter % 2 == 0;
             job.definition.mask = masked ? &mask : NULL;
             expected = malloc (sizeof *expected * (size_t) in.width * (size_t) in.height);
             es_reference_entropy_defined (&in, job.levels, job.window, &job.definition, expected);
-            es_job_describe_definition (&job, "nats", description, sizeof description);
+            es_job_describe_definition (&job, job.definition.bits ? "bits" : "nats", description, sizeof description);
             snprintf (what, sizeof what, "%s %d×%d, %s", kind->name, in.width, in.height, description);
             for (int r = 0; r < n_runners; r++)
               check_job (&runners[r], job, &in, expected, what);
@@ -371,9 +373,10 @@ check_helpers (void)
   tap_ok (ok, "es_entropy_zero_below (n) is below the smallest nonzero entropy and above 1e-5, n ≤ 255²");
 
   /* Normalized: 0 when min(B, n) is 1; NaN where nothing counts. */
-  tap_ok (es_entropy_value (0.5, 4, 1, true) == 0.0 && isnan (es_entropy_value (0.0, 0, 16, false))
-            && fabs (es_entropy_value (log (2.0), 2, 16, true) - 1.0) < 1e-12,
-          "normalized by ln(min(B, n)), 0 for one possible bin, NaN for n = 0");
+  tap_ok (es_entropy_value (0.5, 4, 1, true, 1.0) == 0.0 && isnan (es_entropy_value (0.0, 0, 16, false, 1.0))
+            && fabs (es_entropy_value (log (2.0), 2, 16, true, ES_BITS_PER_NAT) - 1.0) < 1e-12
+            && fabs (es_entropy_value (log (2.0), 2, 16, false, ES_BITS_PER_NAT) - 1.0) < 1e-12,
+          "normalized by ln(min(B, n)), 0 for one possible bin, NaN for n = 0; bits as H / ln 2");
 }
 
 /* ---- the 8-bit view (issue 15 item 9) --------------------------------------------- */

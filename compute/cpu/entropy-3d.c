@@ -56,6 +56,7 @@ typedef struct {
    * ln n, 1 / (n · 2^32), es_entropy_zero_below (n), and the normalizing
    * factor 1 / ln(min(B, n)) (0 where that minimum is 1). */
   double *ln_n, *inv_n, *zero_below, *inv_ln_most;
+  double unit_scale; /* es_entropy_unit_scale, for values that are not normalized */
 } Volume;
 
 /* One band: output planes [z0, z1) and rows [y0, y1), with the source
@@ -99,7 +100,7 @@ window_value (const Volume *v, int64_t sum, uint32_t skipped)
   h = v->ln_n[n] - (double) (sum - v->c_ln_c[skipped]) * v->inv_n[n];
   if (h < v->zero_below[n])
     return 0.0f;
-  return (float) (v->job->definition.normalized ? h * v->inv_ln_most[n] : h);
+  return v->job->definition.normalized ? (float) (h * v->inv_ln_most[n]) : es_entropy_store (h, v->unit_scale);
 }
 
 /* Rows at least this wide are computed as two chains, their halves. */
@@ -164,6 +165,7 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   v->padded = in->width + 2 * v->hw;
   v->n_spans = es_window_spans_3d (job, NULL, 0);
   v->cells = es_window_pixels (job);
+  v->unit_scale = es_entropy_unit_scale (&job->definition);
   v->spans = malloc ((size_t) v->n_spans * sizeof *v->spans);
   v->lut = malloc (((size_t) 1 << (8 * es_format_size (in->format))) * sizeof *v->lut);
   v->c_ln_c = malloc ((size_t) (v->cells + 1) * sizeof *v->c_ln_c);

@@ -32,6 +32,7 @@ typedef struct {
   uint32_t *lut; /* bin of each sample value */
   uint32_t bins; /* B */
   bool normalized;
+  double unit_scale; /* es_entropy_unit_scale */
   EsSpan *spans;
   int n_spans, half_height, half_width;
   int reach_left, reach_right; /* the spans' smallest x0 and largest x1 */
@@ -47,7 +48,9 @@ typedef struct {
  * borders and masks change n from one pixel to the next. */
 typedef struct Finish {
   int n;
-  double ln_n, inv_n, zero, scale;
+  double ln_n, inv_n, zero;
+  double scale; /* 1 / ln(min(B, n)) when normalized, else 1 */
+  double unit;  /* es_entropy_unit_scale */
 } Finish;
 
 static void
@@ -60,6 +63,7 @@ finish_set (Finish *f, const General *g, int n)
   f->inv_n = n > 0 ? ldexp (1.0 / n, -GENERAL_BITS) : 0.0;
   f->zero = es_entropy_zero_below (n);
   f->scale = !g->normalized ? 1.0 : most <= 1 ? 0.0 : 1.0 / log ((double) most);
+  f->unit = g->unit_scale;
 }
 
 /* es_entropy_value from the window's scaled sum, with the constants of f. */
@@ -72,7 +76,7 @@ finish_value_n (const Finish *f, uint64_t sum)
     return NAN;
   /* sum < 2^53: the signed conversion is one instruction and exact. */
   h = f->ln_n - (double) (int64_t) sum * f->inv_n;
-  return h < f->zero ? 0.0f : (float) (h * f->scale);
+  return h < f->zero ? 0.0f : es_entropy_store (h * f->scale, f->unit);
 }
 
 /* Virtual row v (any integer) as bins with half_width cells of border on
@@ -574,7 +578,7 @@ square_via_levels (const EsJob *job, const General *g, EsImage *out, EsControl *
   plain.levels = (int) g->bins;
   if (!es_cpu_entropy (&plain, &levels, result, control, error))
     goto out;
-  if (pad || g->normalized)
+  if (pad || g->normalized || g->unit_scale != 1.0)
 #pragma omp parallel for schedule(static)
     for (int y = 0; y < h; y++)
       {
@@ -587,7 +591,7 @@ square_via_levels (const EsJob *job, const General *g, EsImage *out, EsControl *
             if (g->border == ES_BORDER_CLIP)
               n = ((y + r < h ? y + r : h - 1) - (y - r > 0 ? y - r : 0) + 1)
                   * ((x + r < w ? x + r : w - 1) - (x - r > 0 ? x - r : 0) + 1);
-            dst[x] = (float) (src[x] * g->finish[n].scale);
+            dst[x] = es_entropy_store (src[x] * g->finish[n].scale, g->finish[n].unit);
           }
       }
   ok = true;
@@ -607,6 +611,7 @@ es_cpu_entropy_general (const EsJob *job, const EsImage *in, EsImage *out, EsCon
     .mask = job->definition.mask,
     .border = job->definition.border,
     .normalized = job->definition.normalized,
+    .unit_scale = es_entropy_unit_scale (&job->definition),
   };
   size_t samples = (size_t) 1 << in->depth;
   uint64_t previous = 0;

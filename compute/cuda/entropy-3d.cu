@@ -80,6 +80,7 @@ typedef struct {
    * 256 bins still fit bytes, in which VOID would read as bin 0. */
   bool voids;
   bool normalized;
+  double unit_scale;           /* es_entropy_unit_scale */
   float *out;                  /* planes × height × width, dense */
   const void *tables;
   unsigned long long *global_counts;  /* counts in global memory, or NULL */
@@ -106,7 +107,7 @@ vol_tables (const void *buffer, int cells)
  * Σ c ln c over the counted bins is `counted_sum`. */
 template <typename Sum>
 static __device__ __forceinline__ float
-vol_value_counted (const VolTables<Sum> &t, Sum counted_sum, int n, uint32_t bins, bool normalized)
+vol_value_counted (const VolTables<Sum> &t, Sum counted_sum, int n, uint32_t bins, bool normalized, double unit_scale)
 {
   if (n <= 0)
     return __int_as_float (0x7fc00000);
@@ -114,7 +115,7 @@ vol_value_counted (const VolTables<Sum> &t, Sum counted_sum, int n, uint32_t bin
   if (h < __ldg (&t.zero_below[n]))
     return 0.0f;
   if (!normalized)
-    return (float) h;
+    return es_entropy_store (h, unit_scale);
   const uint32_t most = bins < (uint32_t) n ? bins : (uint32_t) n;
   return most <= 1 ? 0.0f : (float) (h / __ldg (&t.ln_n[most]));
 }
@@ -123,9 +124,11 @@ vol_value_counted (const VolTables<Sum> &t, Sum counted_sum, int n, uint32_t bin
  * VOID's included, is `sum`, with `voids` cells in VOID. */
 template <typename Sum>
 static __device__ __forceinline__ float
-vol_value (const VolTables<Sum> &t, Sum sum, unsigned voids, int cells, uint32_t bins, bool normalized)
+vol_value (const VolTables<Sum> &t, Sum sum, unsigned voids, int cells, uint32_t bins, bool normalized,
+           double unit_scale)
 {
-  return vol_value_counted<Sum> (t, (Sum) (sum - __ldg (&t.c_ln_c[voids])), cells - (int) voids, bins, normalized);
+  return vol_value_counted<Sum> (t, (Sum) (sum - __ldg (&t.c_ln_c[voids])), cells - (int) voids, bins, normalized,
+                                 unit_scale);
 }
 
 /* ---- counts ---------------------------------------------------------------------
@@ -237,7 +240,8 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       const bool masked = p.voids && *here == void_bin;
       out[(size_t) (y - y0) * out_row]
         = masked ? __int_as_float (0x7fc00000)
-                 : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized);
+                 : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized,
+                                   p.unit_scale);
       if (y + 1 == y1)
         break;
       here += row_cells;
@@ -430,7 +434,8 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ here, const VolSpan
                             : p.cells;
       const bool masked = p.voids && *here == VOL_REG_VOID;
       out[(size_t) (y - y0) * out_row]
-        = masked ? __int_as_float (0x7fc00000) : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins, p.normalized);
+        = masked ? __int_as_float (0x7fc00000) : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins,
+                                                                                    p.normalized, p.unit_scale);
       if (y + 1 == y1)
         break;
       here += p.row_cells;
@@ -895,7 +900,7 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
       VolBand band = { cuda->general_binned.ptr, (long long) pw * ph, pw, in->width, in->height, z1 - z0,
                        w->hd, w->hh, w->hw, (const VolSpan *) cuda->general_spans.ptr, w->n_runs,
                        es_window_pixels (job), w->binner.bins, w->voids, job->definition.normalized,
-                       (float *) cuda->d_out.ptr,
+                       es_entropy_unit_scale (&job->definition), (float *) cuda->d_out.ptr,
                        cuda->general_clnc.ptr, NULL };
       if (!es_cuda_inject_launch_fault (cuda, error))
         return false;

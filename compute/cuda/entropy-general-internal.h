@@ -27,6 +27,7 @@ typedef struct {
   uint32_t border_bin; /* ES_BORDER_CONSTANT */
   uint32_t bins;       /* B */
   bool normalized;
+  double unit_scale;              /* es_entropy_unit_scale: 1/ln 2 for bits */
   const unsigned long long *diff; /* round(c ln c · 2^32) differences: D[c] = T[c + 1] − T[c] */
   int n_diffs;
   uint16_t *counts; /* global counts: bin b of thread t at b · threads + t */
@@ -78,6 +79,13 @@ bool es_cuda_general_bin_frame (EsCuda *cuda, const EsJob *job, GeneralParams *p
 /* entropy-sort.cu: windows of at most SMALL_CELLS cells, each one's bins
  * sorted. */
 bool es_cuda_general_sort (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error);
+
+/* entropy-ranks.cu: whether the rank kernel computes a job (a full 3×3
+ * square of 8-bit samples that are their own bins, no mask): the general
+ * variant's dispatch and memory model both ask; and its launch (the sort
+ * kernel where the rows are not 4-byte aligned). */
+bool es_cuda_general_ranks_take (const EsJob *job, const EsExtent *extent);
+bool es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error);
 
 /* entropy-slide.cu: any window, its histogram slid down strips of rows; and
  * the kernel's shared-memory limit, set once per device. */

@@ -13,8 +13,10 @@
  * mask, skip that pass). Masked pixels get NaN, windows that count nothing
  * too.
  *
- * Up to 256 bins and 961 cells (windows of more than 9 cells, or up to 16
- * bins), the shared-memory counts of the fast variant slide down the
+ * Full 3×3 squares of 8-bit samples that are their own bins,
+ * without a mask, rank each cell among the equal cells before it
+ * (entropy-ranks.cu). Up to 256 bins and 961 cells (windows of more than 9
+ * cells, or up to 16 bins), the shared-memory counts of the fast variant slide down the
  * window's column spans: entropy-span-counts.cu. Else windows of at most
  * 32 cells are sorted, two windows a thread (entropy-sort.cu), and larger
  * ones slide a histogram down strips of rows (entropy-slide.cu). */
@@ -200,6 +202,7 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   p.border_bin = d->border == ES_BORDER_CONSTANT ? es_binner_border_bin (binner, job) : 0u;
   p.bins = binner->bins;
   p.normalized = d->normalized;
+  p.unit_scale = es_entropy_unit_scale (d);
   p.diff = (const unsigned long long *) cuda->general_clnc.ptr;
   p.out = (float *) frame->out;
   p.out_pitch = (unsigned) frame->out_pitch;
@@ -221,6 +224,13 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
    * and the sort kernel from 13 cells on (9 % at 13 and 25 cells, 2× at
    * 29). Windows of at most SORT_ONLY_CELLS cells with more than 16 bins
    * still sort: a 3×3 square sorts its samples in 0.59 ms, against 1.01. */
+  const EsExtent extent = { p.width, p.height, 1, frame->in_format, frame->depth, frame->is_levels ? frame->levels : 0 };
+  if (ok && es_cuda_general_ranks_take (job, &extent))
+    {
+      free (spans);
+      es_window_extent (job, &p.half_h, &p.half_w);
+      return es_cuda_general_ranks (cuda, job, &p, error);
+    }
   const int cells = es_window_pixels (job);
   const bool span_counts = p.bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT
                            && p.n_spans <= ES_CUDA_SPAN_COUNTS_MAX_SPANS && (p.bins <= 16 || cells > SORT_ONLY_CELLS);
@@ -237,7 +247,7 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
       ok = es_cuda_general_bin_frame (cuda, job, &p, bytes, error);
       const EsCudaBinnedJob binned = {
         p.binned, p.binned_pitch, bytes, p.half_h, p.half_w, p.width, p.height, p.bins,
-        p.normalized, masked, clipped, p.out, p.out_pitch,
+        p.normalized, p.unit_scale, masked, clipped, p.out, p.out_pitch,
         spans, p.n_spans, cells,
       };
       if (ok)
@@ -296,7 +306,8 @@ bin_pass_memory (const EsJob *job, const EsExtent *extent, bool table, int cell_
   traffic->write_bytes += cells;
 }
 
-/* "general", as es_cuda_entropy_general picks its path: shared counts slid
+/* "general", as es_cuda_entropy_general picks its path: 3×3 squares of
+ * 8-bit bins ranked from the samples; shared counts slid
  * down the column spans after the bin pass (8-bit cells unless a mask
  * comes with 256 bins); small windows sorted from the samples themselves
  * (full 3×3 and 5×5 squares of a levels image or exact bins, no mask) or
@@ -319,6 +330,12 @@ es_cuda_entropy_general_memory (const EsJob *job, const EsExtent *extent, EsTraf
   free (spans);
   *traffic = (EsTraffic){ 0, 0, 0 };
   traffic->write_bytes = pixels * sizeof (float);
+  /* The rank kernel reads the samples themselves. */
+  if (es_cuda_general_ranks_take (job, extent))
+    {
+      traffic->read_bytes += pixels;
+      return;
+    }
   if (bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT && n_spans >= 0
       && n_spans <= ES_CUDA_SPAN_COUNTS_MAX_SPANS && (bins <= 16 || cells > SORT_ONLY_CELLS))
     {

@@ -59,8 +59,9 @@ typedef struct {
   int width, height;
   uint32_t bins; /* B */
   bool normalized;
-  bool masked;  /* a mask: void cells (masked, or clipped) are bin B, a void centre is masked out */
-  bool clipped; /* clip without a mask: cells outside the image are bin 0, counted out by position */
+  double unit_scale; /* es_entropy_unit_scale */
+  bool masked;       /* a mask: void cells (masked, or clipped) are bin B, a void centre is masked out */
+  bool clipped;      /* clip without a mask: cells outside the image are bin 0, counted out by position */
   float *out;
   unsigned out_pitch;
   const EsSpan *column_spans; /* host: cells (dx, y0..y1) as EsSpan { dx, y0, y1 } */

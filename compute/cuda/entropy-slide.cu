@@ -121,7 +121,7 @@ entropy_general_kernel (GeneralParams p)
                   ln_most = log ((double) most);
                 }
               double h = ln_n - ldexp ((double) sum, -GENERAL_FIX_BITS) / (double) n;
-              value = (float) (p.normalized ? h / ln_most : h);
+              value = (float) (p.normalized ? h / ln_most : es_entropy_store (h, p.unit_scale));
             }
           *(float *) ((char *) out_column + (size_t) y * p.out_pitch) = value;
           if (y + 1 >= y_end)

@@ -198,7 +198,7 @@ entropy_small_kernel (GeneralParams p)
                 const double e = __fma_rn (-(double) sum[h], __ldg (&p.tables->inv_n_fix[n[h]]),
                                            __ldg (&p.tables->ln_n[n[h]]));
                 const uint32_t most = p.bins < (uint32_t) n[h] ? p.bins : (uint32_t) n[h];
-                value = (float) (p.normalized ? e / __ldg (&p.tables->ln_n[most]) : e);
+                value = (float) (p.normalized ? e / __ldg (&p.tables->ln_n[most]) : es_entropy_store (e, p.unit_scale));
               }
             *(float *) ((char *) (p.out + x) + (size_t) (y + h) * p.out_pitch) = value;
           }

@@ -44,6 +44,7 @@ typedef struct {
   bool masked;             /* void cells are bin B in the frame; a void centre is a masked-out pixel */
   bool clipped;            /* cells outside the image are bin 0 in the frame (no void bin) */
   bool normalized;
+  double unit_scale;       /* es_entropy_unit_scale */
   const EsCudaTables *tables;
   float *out;
   unsigned out_pitch;
@@ -207,7 +208,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
     else
       {
         const double h = __fma_rn (-(double) s, li.y, li.x);
-        value = (float) (p.normalized ? h / ln_most : h);
+        value = (float) (p.normalized ? h / ln_most : es_entropy_store (h, p.unit_scale));
       }
     *(float *) ((char *) out_column + (size_t) (unsigned) y * p.out_pitch) = value;
   };
@@ -418,6 +419,7 @@ es_cuda_entropy_span_counts (EsCuda *cuda, const EsCudaBinnedJob *job, bool *ran
   p.masked = job->masked;
   p.clipped = job->clipped;
   p.normalized = job->normalized;
+  p.unit_scale = job->unit_scale;
   p.half_h = job->half_h;
   p.tables = cuda->tables;
   p.out = job->out;

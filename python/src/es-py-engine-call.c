@@ -299,22 +299,6 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
   return ok;
 }
 
-/* units='bits': the engine's nats divided by ln 2, in place, on every plane. */
-static void
-nats_to_bits (const EsImage *values)
-{
-  long long rows = (long long) values->height * es_image_planes (values);
-  long long pixels = (long long) values->width * rows;
-
-#pragma omp parallel for schedule(static) if (pixels > 65536)
-  for (long long r = 0; r < rows; r++)
-    {
-      float *row = es_image_voxel_row (values, (int) (r / values->height), (int) (r % values->height));
-      for (int x = 0; x < values->width; x++)
-        row[x] = (float) (row[x] * (1.0 / M_LN2));
-    }
-}
-
 /* EsCounters as a dict (the C fields' names, the rates 0..1), or None when
  * nothing was measured; a new reference, NULL when it raised. */
 static PyObject *
@@ -416,6 +400,9 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
     return NULL;
   if (!es_py_parse_job (op, &sorted.job, &job, &units, definition))
     return NULL;
+  /* units='bits': the kernels scale H as they store it, on the host and on
+   * the device alike, so no pass over the result follows. */
+  job.definition.bits = units == ES_UNITS_BITS && es_units_convertible (op);
   if (!parse_depth (sorted.kw[KW_DEPTH], &depth))
     return NULL;
   if (sorted.kw[KW_RETURN_TIMING] != NULL)
@@ -445,8 +432,6 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
   Py_BEGIN_ALLOW_THREADS ok = es_py_input_materialize (&input, &error)
                               && run_job (self, &job, &input, &output.image, wait_streams, &timing, notice,
                                           sizeof notice, &closed, &error);
-  if (ok && units == ES_UNITS_BITS && !output.device)
-    nats_to_bits (&output.image);
   if (ok)
     ok = es_py_output_finish (&output, &error);
   Py_END_ALLOW_THREADS if (sigint)
@@ -469,20 +454,6 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       if (error.code == ES_ERROR_CANCELLED && sigint_cancelled && PyErr_CheckSignals () < 0)
         return NULL;
       return es_py_raise (&error, NULL);
-    }
-  /* Bits on the device: the array's own library scales it, in place. */
-  if (units == ES_UNITS_BITS && output.device)
-    {
-      PyObject *factor = PyFloat_FromDouble (1.0 / M_LN2), *scaled;
-
-      scaled = factor != NULL ? PyNumber_InPlaceMultiply (output.result, factor) : NULL;
-      Py_XDECREF (factor);
-      if (scaled == NULL)
-        {
-          es_py_output_close (&output, false);
-          return NULL;
-        }
-      Py_SETREF (output.result, scaled);
     }
   es_py_output_close (&output, true);
   return return_timing ? result_with_timing (output.result, &timing, start, &input, &output) : output.result;
