@@ -238,10 +238,14 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
   for (int y = y0;; y++)
     {
       const bool masked = p.voids && *here == void_bin;
-      out[(size_t) (y - y0) * out_row]
-        = masked ? __int_as_float (0x7fc00000)
-                 : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized,
-                                   p.unit_scale);
+      /* A streaming store (evict first): the output is written once and
+       * never read here, and at 512³ the ~50 planes of tiles in flight
+       * write about an L2 of it, whose dirty lines would push out the
+       * binned planes that neighbouring tiles read next. */
+      __stcs (&out[(size_t) (y - y0) * out_row],
+              masked ? __int_as_float (0x7fc00000)
+                     : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized,
+                                       p.unit_scale));
       if (y + 1 == y1)
         break;
       here += row_cells;
@@ -433,9 +437,10 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ here, const VolSpan
                                                             __dp4a (counts[3], 0x01010101u, 0u))))
                             : p.cells;
       const bool masked = p.voids && *here == VOL_REG_VOID;
-      out[(size_t) (y - y0) * out_row]
-        = masked ? __int_as_float (0x7fc00000) : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins,
-                                                                                    p.normalized, p.unit_scale);
+      /* Streaming, as in vol_strip. */
+      __stcs (&out[(size_t) (y - y0) * out_row],
+              masked ? __int_as_float (0x7fc00000)
+                     : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins, p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
       here += p.row_cells;

@@ -283,6 +283,7 @@ def main():
     parser.add_argument("--volume", type=int, default=512, help="side of the 3-D volume (0: none)")
     parser.add_argument("--radius", type=int, default=3, help="the 3-D variants' ball")
     parser.add_argument("--ops", default="entropy,equalize,sharpen,clahe")
+    parser.add_argument("--variants", default="", help="only these variants (comma-separated; default all)")
     parser.add_argument("--kernels", action="store_true", help="each kernel's bytes under its variant")
     parser.add_argument("--counters", action="store_true",
                         help="also compare the CLI's hardware counters (--metrics=hw) with ncu's, within 5 %%")
@@ -307,7 +308,7 @@ def main():
             "op", "variant", "model MB", "ncu MB", "ratio", "verdict", "mdl rd", "ncu rd", "mdl wr", "L2 wr",
             "DRAM wr", "krn"))
         for op, variant in variants(env):
-            if op not in ops:
+            if op not in ops or (options.variants and variant not in options.variants.split(",")):
                 continue
             three_d = variant.startswith("volume")
             if three_d and options.volume <= 0:
