@@ -255,6 +255,62 @@ check_combinations (const Runner *runners, int n_runners)
           }
 }
 
+/* The default definition in bits runs the fast path (its nats scaled after
+ * the kernels), and equals the nats result scaled as es_entropy_store does,
+ * bit for bit, on the CPU and on every CUDA variant that takes it. */
+static void
+check_default_in_bits (const Runner *runners, int n_runners)
+{
+  static const int windows[][2] = { { 3, 16 }, { 5, 16 }, { 9, 8 }, { 15, 16 }, { 31, 256 }, { 7, 256 } };
+
+  for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++)
+    {
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsImage in;
+      int w = 67 + random_int (0, 190), h = 41 + random_int (0, 90);
+
+      if (!make_image (&in, w, h, ES_FORMAT_U8, 8, 0))
+        return;
+      job.window = windows[i][0];
+      job.levels = windows[i][1];
+      for (int r = 0; r < n_runners; r++)
+        {
+          EsImage nats = { 0 }, bits = { 0 };
+          EsTiming timing = { 0 };
+          EsError error = { 0 };
+          EsJob in_bits = job;
+          bool same = true;
+
+          const EsVariant *variant = runners[r].variant ? es_variant_find (ES_OP_ENTROPY, runners[r].variant) : NULL;
+
+          job.variant = in_bits.variant = runners[r].variant;
+          in_bits.definition.bits = true;
+          /* The teaching variants compute nats only. */
+          if (variant != NULL && es_variant_unsupported (variant, &in_bits) != NULL)
+            continue;
+          if (!es_run (runners[r].engine, &job, &in, &nats, NULL, &error)
+              || !es_run (runners[r].engine, &in_bits, &in, &bits, &timing, &error))
+            {
+              tap_ok (false, "%s: %d×%d default %d×%d, %d levels, in bits: %s", runners[r].name, w, h, job.window,
+                      job.window, job.levels, error.message);
+              continue;
+            }
+          for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++)
+              {
+                float want = es_entropy_store (((const float *) es_image_row (&nats, y))[x], ES_BITS_PER_NAT);
+                same &= memcmp (&want, (const float *) es_image_row (&bits, y) + x, sizeof want) == 0;
+              }
+          tap_ok (same && (variant == NULL || strcmp (timing.variant, variant->id) == 0),
+                  "%s: %d×%d default %d×%d, %d levels: bits are nats scaled bit for bit, run on %s", runners[r].name, w,
+                  h, job.window, job.window, job.levels, timing.variant);
+          es_image_clear (&nats);
+          es_image_clear (&bits);
+        }
+      free (in.pixels);
+    }
+}
+
 /* Large windows, many levels and 16-bit exact bins, on a larger image, and
  * small bands so that band edges fall inside the windows. */
 static void
@@ -471,6 +527,7 @@ main (void)
   for (int r = 0; r < n_runners; r++)
     check_view_in_ops (&runners[r]);
   check_combinations (runners, n_runners);
+  check_default_in_bits (runners, n_runners);
   check_large (runners, n_runners);
   es_engine_free (runners[0].engine);
   if (n_runners > 1)

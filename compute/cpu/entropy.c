@@ -333,17 +333,39 @@ es_cpu_entropy_method (int width, int window, int levels)
   return best;
 }
 
+/* The methods below compute nats; a job in bits has its rows scaled after
+ * them, as es_entropy_store scales a value (the general methods scale as
+ * they store, at several times the cost). */
+static void
+scale_to_unit (const EsJob *job, EsImage *out)
+{
+  const double scale = es_entropy_unit_scale (&job->definition);
+
+  if (scale == 1.0)
+    return;
+#pragma omp parallel for schedule(static) if ((long long) out->width * out->height > 65536)
+  for (int y = 0; y < out->height; y++)
+    {
+      float *row = es_image_row (out, y);
+      for (int x = 0; x < out->width; x++)
+        row[x] = es_entropy_store (row[x], scale);
+    }
+}
+
 bool
 es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
+  /* The job in nats: the fast methods' definition, whatever its unit. */
+  EsJob nats = *job;
   EsCpuEntropyMethod method;
   EntropyTables *tables;
   bool ok;
 
+  nats.definition.bits = false;
   if (es_definition_is_3d (&job->definition))
     return es_cpu_entropy_3d (job, in, out, control, error);
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height);
-  if (!es_job_is_default_definition (job))
+  if (!es_job_is_default_definition (&nats))
     return es_cpu_entropy_general (job, in, out, control, error);
   assert (job->window % 2 == 1 && job->window <= ES_FAST_WINDOW_MAX && job->levels <= ES_FAST_LEVELS_MAX);
   method = es_cpu_entropy_method (in->width, job->window, job->levels);
@@ -365,6 +387,8 @@ es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *co
     }
 
   free (tables);
+  if (ok)
+    scale_to_unit (job, out);
   return ok;
 }
 
@@ -378,5 +402,14 @@ es_cpu_entropy_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traf
   const double pixels = es_extent_pixels (extent);
   const double mask = job->definition.mask != NULL ? pixels : 0;
 
+  EsJob nats = *job;
+
   *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format) + mask, pixels * sizeof (float), 0 };
+  /* The fast methods' bits pass (scale_to_unit) reads and writes the result again. */
+  nats.definition.bits = false;
+  if (job->definition.bits && !es_definition_is_3d (&job->definition) && es_job_is_default_definition (&nats))
+    {
+      traffic->read_bytes += pixels * sizeof (float);
+      traffic->write_bytes += pixels * sizeof (float);
+    }
 }

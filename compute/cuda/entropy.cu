@@ -26,14 +26,16 @@ default_definition_only (const EsJob *job)
              "256 levels, nats, no mask)";
 }
 
-/* The default definition under any border mode: clip at the image's edge,
- * the other modes as clip on a frame padded by that mode. */
+/* The default definition under any border mode and in either unit: clip
+ * at the image's edge, the other modes as clip on a frame padded by that
+ * mode; bits as nats scaled after the kernels (entropy-fast.cu). */
 static bool
 default_but_border (const EsJob *job)
 {
   EsJob clipped = *job;
 
   clipped.definition.border = ES_BORDER_CLIP;
+  clipped.definition.bits = false;
   return es_job_is_default_definition (&clipped);
 }
 
@@ -42,7 +44,7 @@ square_depth_any_border (const EsJob *job)
 {
   return default_but_border (job) ? NULL
                                   : "computes a square window up to 31×31 with depth binning up to 256 levels, "
-                                    "in nats, without a mask (any border mode)";
+                                    "in nats or bits, without a mask (any border mode)";
 }
 
 /* The 2-D kernels: a 3-D window goes to the volume variants. */
