@@ -183,8 +183,9 @@ static const EsVariant entropy_variants[] = {
     "costs two updates a column of the window, not its volume; a warp's 32 neighbouring columns read "
     "32 neighbouring bins, which the L1 cache serves, and Σ c ln c moves exactly in fixed point. Volumes "
     "larger than a GPU run in bands of planes, over every GPU. On an H200, 512³ with a ball of radius 3: 7.6 ms. "
-    "The bins are read from DRAM once at 256³ (21 MB for an 18 MB block) but 2.4 times at 512³ (333 MB for "
-    "139 MB): the 50 planes in flight at once, with the 6 planes of halo around them, outgrow the L2."),
+    "The bins are read from DRAM once at 256³ (21 MB for an 18 MB block) but twice at 512³ (287 MB for "
+    "139 MB, with the output streamed past the L2): the 50 planes in flight at once, with the 6 planes of halo "
+    "around them, outgrow the L2."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported, es_cuda_entropy_volume_memory },
   { "volume-tile", N_ ("Volume, shared-memory tile with halo"),
@@ -192,7 +193,7 @@ static const EsVariant entropy_variants[] = {
     "in shared memory: the halo grows as (T+2r)³/T³, 5.4× the outputs' cells for a ball of radius 3, "
     "so the staging loads, the shared memory they take from the counts, and the barriers cost more "
     "than the L1 and L2 caches, which already serve the sliding window's re-reads. On an H200, 512³ with a "
-    "ball of radius 3: 13.4 ms against 7.6 ms for volume, reading 459 MB of DRAM against 333 MB."),
+    "ball of radius 3: 13.4 ms against 7.6 ms for volume, reading 436 MB of DRAM against 287 MB."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); Micikevicius, 3D finite difference "
     "computation on GPUs using CUDA (2009)",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_tile_unsupported,
