@@ -494,6 +494,85 @@ test_devices (EsEngine *cuda)
   es_engine_free (engine);
 }
 
+/* A large host-to-host job of the engine's own choosing goes in bands whose
+ * transfers overlap the kernels: each 2-D definition the PCIe figures of
+ * PERFORMANCE.md cover, an image over the overlap's pixel threshold whose
+ * rows no band count divides, pageable and page-locked input, pageable and
+ * page-locked result. Every combination gives the bits of the one-shot run
+ * of the same variant (named, so that it runs in one piece). */
+static void
+test_overlapped_bands (EsEngine *cuda)
+{
+  static const struct {
+    const char *preset;
+    EsShape shape;
+    int window, radius, levels;
+  } cases[] = {
+    { NULL, ES_SHAPE_SQUARE, 5, 0, 16 },       { NULL, ES_SHAPE_SQUARE, 5, 0, 256 },
+    { "skimage", ES_SHAPE_SQUARE, 3, 0, 16 },  { "skimage", ES_SHAPE_SQUARE, 31, 0, 16 },
+    { "skimage", ES_SHAPE_DISK, 0, 5, 16 },    { "skimage", ES_SHAPE_DISK, 0, 15, 16 },
+    { "matlab", ES_SHAPE_SQUARE, 9, 0, 256 },
+  };
+  const int width = 2048 + random_in (1, 40), height = 2048 + random_in (1, 40);
+  EsImage pageable = { 0 }, pinned = { 0 };
+  EsError error = { 0 };
+
+  if (!make_image (&pageable, width, height, ES_FORMAT_U8, 8, 0)
+      || !tap_ok (es_engine_image_alloc (cuda, &pinned, width, height, ES_FORMAT_U8, 8, &error),
+                  "a page-locked %d×%d input (%s)", width, height, error.message))
+    {
+      es_image_clear (&pageable);
+      return;
+    }
+  for (int y = 0; y < height; y++)
+    memcpy ((uint8_t *) pinned.pixels + (size_t) y * pinned.stride,
+            (const uint8_t *) pageable.pixels + (size_t) y * pageable.stride, (size_t) width);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    {
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsImage one_shot = { 0 };
+      EsTiming timing;
+
+      if (cases[c].preset != NULL)
+        es_preset_apply (es_preset_find (ES_OP_ENTROPY, cases[c].preset), &job, false);
+      job.definition.shape = cases[c].shape;
+      job.definition.radius = cases[c].radius;
+      if (cases[c].window > 0)
+        job.window = cases[c].window;
+      if (cases[c].preset == NULL)
+        job.levels = cases[c].levels;
+      const EsVariant *chosen = es_variant_for_job (&job);
+      EsJob named = job;
+      named.variant = chosen->id;
+      if (!tap_ok (es_run (cuda, &named, &pageable, &one_shot, &timing, &error), "case %zu: %s one shot (%s)", c,
+                   chosen->id, error.message))
+        continue;
+      for (int k = 0; k < 4; k++)
+        {
+          const EsImage *in = k & 1 ? &pinned : &pageable;
+          EsImage out = { 0 };
+          bool ok = true;
+          if (k & 2)
+            {
+              /* A pageable result: the bands' output goes through staging. */
+              const size_t stride = (size_t) width * sizeof (float) + 12;
+              out = (EsImage){ .width = width, .height = height, .stride = stride, .format = ES_FORMAT_F32,
+                               .depth = 32, .pixels = malloc (stride * (size_t) height) };
+              ok = out.pixels != NULL;
+            }
+          ok = ok && es_run (cuda, &job, in, &out, &timing, &error) && !timing.fell_back;
+          tap_ok (ok && same_bits (&one_shot, &out),
+                  "case %zu: %s, %s input, %s result in overlapped bands gives the one-shot bits%s%s", c, chosen->id,
+                  k & 1 ? "page-locked" : "pageable", k & 2 ? "pageable" : "page-locked", ok ? "" : ": ",
+                  ok ? "" : error.message);
+          es_image_clear (&out);
+        }
+      es_image_clear (&one_shot);
+    }
+  es_image_clear (&pageable);
+  es_image_clear (&pinned);
+}
+
 /* Page-locked images are recycled rather than pinned anew on every job (the
  * window allocates a result per parameter change): a freed block comes back
  * for the next image of a similar size, zeroed like a fresh one. */
@@ -541,6 +620,7 @@ main (void)
 
   test_devices (cuda);
   test_page_locked_reuse (cuda);
+  test_overlapped_bands (cuda);
   test_random_jobs (cuda, cpu);
   test_few_megabytes (cuda, cpu);
   test_tile_bands (cuda, cpu);

@@ -261,7 +261,7 @@ es_cuda_device_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const c
 void
 es_cuda_release_band_buffers (EsCuda *cuda)
 {
-  for (int s = 0; s < ES_CUDA_BAND_SLOTS; s++)
+  for (int s = 0; s < ES_CUDA_OVERLAP_SLOTS; s++)
     {
       es_cuda_device_release (&cuda->band_in[s]);
       es_cuda_device_release (&cuda->band_lev[s]);
@@ -587,6 +587,11 @@ es_cuda_close (EsCuda *cuda)
   es_cuda_device_release (&cuda->d_out);
   host_release (&cuda->h_in);
   host_release (&cuda->h_out);
+  for (int s = 0; s < ES_CUDA_OVERLAP_SLOTS; s++)
+    {
+      host_release (&cuda->band_h_in[s]);
+      host_release (&cuda->band_h_out[s]);
+    }
   es_cuda_release_band_buffers (cuda);
   EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
                               &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,

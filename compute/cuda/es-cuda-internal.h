@@ -55,6 +55,10 @@ typedef struct {
  * sets of band buffers: band b+1 uploads while band b computes and band b−1
  * downloads from the other set. */
 #define ES_CUDA_BAND_SLOTS 2
+/* Bands that overlap the transfers of an image that fits (es_cuda_run) take
+ * one set more: band b+1 then uploads and computes while bands b and b−1
+ * download, instead of waiting for band b−1's download to free its set. */
+#define ES_CUDA_OVERLAP_SLOTS 3
 
 /* The kernel launches that one counted pass can attribute: the range
  * profiler's ranges a pass (one a launch). */
@@ -94,7 +98,8 @@ struct EsCuda {
   EsCudaBuffer d_in, d_lev, d_out;
   EsCudaBuffer h_in, h_out;
   /* The fixed-size buffers of the band path, per slot. */
-  EsCudaBuffer band_in[ES_CUDA_BAND_SLOTS], band_lev[ES_CUDA_BAND_SLOTS], band_out[ES_CUDA_BAND_SLOTS];
+  EsCudaBuffer band_in[ES_CUDA_OVERLAP_SLOTS], band_lev[ES_CUDA_OVERLAP_SLOTS], band_out[ES_CUDA_OVERLAP_SLOTS];
+  EsCudaBuffer band_h_in[ES_CUDA_OVERLAP_SLOTS], band_h_out[ES_CUDA_OVERLAP_SLOTS]; /* pinned, kept */
   EsCudaTables *tables;          /* device */
   unsigned long long *histogram; /* device: 256 bins, then the blocks-done counter */
   /* The general entropy variant's buffers (entropy-general.cu, -sort.cu,
@@ -257,6 +262,12 @@ typedef struct EsMove {
   bool in_borrowed, out_borrowed;
 } EsMove;
 
+/* Copies rows [y0, y1) of row_bytes between two host buffers with their
+ * own strides, on every core when large: one core copies about 10 GB/s,
+ * well under what the PCIe link moves. */
+void es_cuda_copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0,
+                        int y1);
+
 /* Uploads `rows` rows of row_bytes into device rows of `pitch` bytes and
  * zeroes each row's padding: every device row is whole vectors, and the
  * kernels read the padding (never using its values, but reading memory that
@@ -283,10 +294,21 @@ bool es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFr
 
 /* The device memory that one run may use on every device. */
 size_t es_cuda_memory_budget (EsCuda *cuda);
+/* Host images of at least this many pixels, on a row-local op, go in bands
+ * whose upload, kernels and download overlap (es_cuda_run): about 8 bands
+ * hide all but an eighth of the shorter transfer and of the kernels behind
+ * the longer transfer, and cost 8 launches and 2·halo rows a band. */
+#define ES_CUDA_OVERLAP_BANDS 8
+#define ES_CUDA_OVERLAP_MIN_PIXELS ES_CUDA_SPREAD_MIN_PIXELS
+
 /* The whole job in bands of rows over every device, within `budget`
- * bytes of device buffers each; the frame gives the geometry only. */
+ * bytes of device buffers each, in at least `min_bands` bands (1: as few
+ * as the budget allows; more to overlap transfers on an image that fits,
+ * and the one-shot buffers are then kept); the frame gives the geometry
+ * only. */
 bool es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMove *m,
-                         const EsCudaFrame *frame, size_t budget, float times[3], EsControl *control, EsError *error);
+                         const EsCudaFrame *frame, size_t budget, int min_bands, float times[3], EsControl *control,
+                         EsError *error);
 
 /* ---- helpers of the operations ----------------------------------------------- */
 

@@ -24,11 +24,8 @@ chunk_rows (size_t pitch, int height)
   return (int) es_cuda_div_up ((size_t) height, chunks);
 }
 
-/* Copies rows [y0, y1) between an image with its own stride and a buffer
- * with the device pitch. One core copies about 10 GB/s, well under what the
- * PCIe link moves, so a large copy is split among the OpenMP threads. */
-static void
-copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0, int y1)
+void
+es_cuda_copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0, int y1)
 {
   const size_t piece = (size_t) 1 << 20;
   char *d = (char *) dst;
@@ -117,7 +114,7 @@ upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
         return false;
       return true;
     }
-  copy_rows (cuda->h_in.ptr, f->in_pitch, m->in->pixels, m->in->stride, m->in_row, y0, y1);
+  es_cuda_copy_rows (cuda->h_in.ptr, f->in_pitch, m->in->pixels, m->in->stride, m->in_row, y0, y1);
   if (f->in_pitch > m->in_row)
     for (int y = y0; y < y1; y++)
       memset ((char *) cuda->h_in.ptr + (size_t) y * f->in_pitch + m->in_row, 0, f->in_pitch - m->in_row);
@@ -159,7 +156,7 @@ finish_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
   if (m->out_direct)
     return true;
   ES_CUDA_TRY (cuda, cudaEventSynchronize (done), "kernel run or download", error);
-  copy_rows (m->out->pixels, m->out->stride, cuda->h_out.ptr, f->out_pitch, m->out_row, y0, y1);
+  es_cuda_copy_rows (m->out->pixels, m->out->stride, cuda->h_out.ptr, f->out_pitch, m->out_row, y0, y1);
   return true;
 }
 
@@ -714,13 +711,26 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
   /* A one-shot job takes milliseconds, so it is cancelled before it starts
    * only; banded runs look again before each pass. */
   es_control_begin (control, 1);
-  if (spread || footprint > budget)
+  /* A large host-to-host job of the engine's own choosing goes in bands
+   * whose upload, kernels and download overlap, for every row-local op
+   * (its halo is what a band reads beyond its rows) on an unpadded frame.
+   * A named variant is a kernel's lesson and runs in one piece, so that
+   * its kernel time is the one launch's; so do the transfer lessons, runs
+   * whose counters are read (one piece), device images (nothing to hide)
+   * and ops that need the whole image or its tile grid (two passes would
+   * upload it twice). */
+  const bool overlap = job->variant == NULL && variant->transfer == ES_TRANSFER_DEFAULT && pad == 0
+                       && !info->whole_image && !info->image_grid && !cuda->counters_wanted
+                       && !es_image_on_device (in) && !es_image_on_device (out)
+                       && (size_t) in->width * rows >= ES_CUDA_OVERLAP_MIN_PIXELS;
+  if (spread || footprint > budget || overlap)
     {
       /* Bands are cut from the image itself: no pad (the kernels then take
        * the border mode by index mapping), and copied into band buffers. */
       frame = frame_for (job, in, out_format, 0);
       move.in_borrowed = move.out_borrowed = false;
-      ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget, times, control, error);
+      ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
+                               spread || footprint > budget ? 1 : ES_CUDA_OVERLAP_BANDS, times, control, error);
       note_uncounted_run (cuda);
     }
   else
