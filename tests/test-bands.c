@@ -508,9 +508,9 @@ test_overlapped_bands (EsEngine *cuda)
     EsShape shape;
     int window, radius, levels;
   } cases[] = {
-    { NULL, ES_SHAPE_SQUARE, 5, 0, 16 },       { NULL, ES_SHAPE_SQUARE, 5, 0, 256 },
-    { "skimage", ES_SHAPE_SQUARE, 3, 0, 16 },  { "skimage", ES_SHAPE_SQUARE, 31, 0, 16 },
-    { "skimage", ES_SHAPE_DISK, 0, 5, 16 },    { "skimage", ES_SHAPE_DISK, 0, 15, 16 },
+    { NULL, ES_SHAPE_SQUARE, 5, 0, 16 },      { NULL, ES_SHAPE_SQUARE, 5, 0, 256 },
+    { "skimage", ES_SHAPE_SQUARE, 3, 0, 16 }, { "skimage", ES_SHAPE_SQUARE, 31, 0, 16 },
+    { "skimage", ES_SHAPE_DISK, 0, 5, 16 },   { "skimage", ES_SHAPE_DISK, 0, 15, 16 },
     { "matlab", ES_SHAPE_SQUARE, 9, 0, 256 },
   };
   const int width = 2048 + random_in (1, 40), height = 2048 + random_in (1, 40);
@@ -556,8 +556,12 @@ test_overlapped_bands (EsEngine *cuda)
             {
               /* A pageable result: the bands' output goes through staging. */
               const size_t stride = (size_t) width * sizeof (float) + 12;
-              out = (EsImage){ .width = width, .height = height, .stride = stride, .format = ES_FORMAT_F32,
-                               .depth = 32, .pixels = malloc (stride * (size_t) height) };
+              out = (EsImage){ .width = width,
+                               .height = height,
+                               .stride = stride,
+                               .format = ES_FORMAT_F32,
+                               .depth = 32,
+                               .pixels = malloc (stride * (size_t) height) };
               ok = out.pixels != NULL;
             }
           ok = ok && es_run (cuda, &job, in, &out, &timing, &error) && !timing.fell_back;

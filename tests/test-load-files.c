@@ -306,6 +306,8 @@ test_bounded_reading (void)
       { "a text matrix, then rows", "1 2\n0 1\n", 0, '1', false, "text matrix: line 3, column 1: more than 1 rows" },
       { "a text matrix, then a NUL", "1 2\n0 1", 0, '\0', false, "text matrix: line 2, column 4" },
       { "a P5 PGM, then anything", "P5 2 1 255\n\x01\x02", 0, '\xff', true, "" },
+      { "a P5 PGM whose raster outgrows the limit", "P5 2048 1024 255\n", 0, 'x', false,
+        "PGM: file is larger than 1 MiB" },
     };
     unsigned long long limit = 1 << 20, slack = 1 << 20;
 
@@ -424,6 +426,117 @@ test_streamed (void)
           "%zu files streamed in pieces of 1..7 bytes decode as from memory (%zu differ)", compared, differ);
 }
 
+/* Large binary PGMs, whose rasters the reader moves straight from the
+ * descriptor into the image, a read() at a time, and which are checked and
+ * byte-swapped on every core: read from a file in pieces of every size and
+ * from memory, each gives the same pixels or the same message, and the
+ * messages name the first bad sample's byte and the bytes present. */
+static void
+test_large_binary_pgm (void)
+{
+  enum { WIDTH = 1031, HEIGHT = 517 };
+  static const struct {
+    const char *what;
+    int maxval;
+    long cut;         /* bytes of the raster left out from its end */
+    long bad;         /* the sample set over maxval, or -1 */
+    const char *says; /* "" for a file that loads */
+  } cases[] = {
+    { "8-bit, maxval 255", 255, 0, -1, "" },
+    { "8-bit, maxval 200", 200, 0, -1, "" },
+    { "8-bit, a sample over maxval near the end", 200, 0, WIDTH * HEIGHT - 3,
+      "PGM: byte 533040: sample 201 is over maxval 200" },
+    { "8-bit, truncated", 255, 1001, -1, "PGM: byte 532042: raster is truncated: 532026 of 533027 bytes present" },
+    { "16-bit, maxval 65535", 65535, 0, -1, "" },
+    { "16-bit, maxval 4095", 4095, 0, -1, "" },
+    { "16-bit, a sample over maxval", 4095, 0, 77777, "PGM: byte 155571: sample 4096 is over maxval 4095" },
+    { "16-bit, truncated in a sample", 65535, 1001, -1,
+      "PGM: byte 1065071: raster is truncated: 1065053 of 1066054 bytes present" },
+    { "16-bit, a sample over maxval before the truncation", 4095, 999, 5,
+      "PGM: byte 27: sample 4096 is over maxval 4095" },
+  };
+  const char *header_format = "P5\n%d %d\n%d\n";
+  unsigned long long rng = 0x9e3779b97f4a7c15ull;
+
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+    {
+      const int bytes_per_sample = cases[c].maxval < 256 ? 1 : 2;
+      const size_t raster = (size_t) WIDTH * HEIGHT * bytes_per_sample;
+      char header[64], path[] = "/tmp/entroscope-large-pgm-XXXXXX";
+      const int header_size = snprintf (header, sizeof header, header_format, WIDTH, HEIGHT, cases[c].maxval);
+      /* Whatever follows the raster is not read: a second image's bytes. */
+      const size_t size = (size_t) header_size + raster - (size_t) cases[c].cut + (cases[c].cut ? 0 : 4096);
+      uint8_t *data = malloc (size);
+      uint64_t expected = 0;
+      bool same = true;
+
+      if (data == NULL)
+        {
+          tap_ok (false, "%s: allocated", cases[c].what);
+          continue;
+        }
+      memcpy (data, header, (size_t) header_size);
+      for (size_t i = 0; i < size - (size_t) header_size; i++)
+        data[header_size + i] = (uint8_t) (tap_random (&rng) >> 33);
+      for (size_t k = 0; k < (size_t) WIDTH * HEIGHT && (k + 1) * bytes_per_sample <= raster - (size_t) cases[c].cut;
+           k++)
+        {
+          uint8_t *sample = data + header_size + k * bytes_per_sample;
+          uint32_t v = bytes_per_sample == 1 ? sample[0] : (uint32_t) sample[0] << 8 | sample[1];
+          v = (long) k == cases[c].bad ? (uint32_t) cases[c].maxval + 1 : v % ((uint32_t) cases[c].maxval + 1);
+          if (bytes_per_sample == 1)
+            sample[0] = (uint8_t) v;
+          else
+            sample[0] = (uint8_t) (v >> 8), sample[1] = (uint8_t) v;
+          expected = expected * 1000003u + v;
+        }
+
+      EsImage memory = { 0 };
+      EsError memory_error = { 0 };
+      const bool memory_ok = es_load_memory (data, size, 16, &memory, &memory_error);
+      uint64_t got = 0;
+      for (int y = 0; memory_ok && y < memory.height; y++)
+        for (int x = 0; x < memory.width; x++)
+          {
+            const uint8_t *row = (const uint8_t *) memory.pixels + (size_t) y * memory.stride;
+            got = got * 1000003u + (bytes_per_sample == 1 ? row[x] : ((const uint16_t *) row)[x]);
+          }
+      if (cases[c].says[0] == '\0')
+        tap_ok (memory_ok && memory.width == WIDTH && memory.height == HEIGHT && got == expected,
+                "%s: loads from memory, every sample as stored%s%s", cases[c].what, memory_ok ? "" : ": ",
+                memory_error.message);
+      else
+        tap_ok (!memory_ok && strcmp (memory_error.message, cases[c].says) == 0, "%s: refused from memory: %s",
+                cases[c].what, memory_error.message);
+
+      const int fd = mkstemp (path);
+      const bool written = fd >= 0 && write (fd, data, size) == (ssize_t) size;
+      /* Pieces of one byte, odd sizes, the buffer's and no cap at all. */
+      static const size_t pieces[] = { 1, 4093, 65536, 0 };
+      for (size_t p = 0; written && p < sizeof pieces / sizeof pieces[0]; p++)
+        {
+          EsImage streamed = { 0 };
+          EsError streamed_error = { 0 };
+          lseek (fd, 0, SEEK_SET);
+          es_reader_set_piece_max (pieces[p]);
+          const bool streamed_ok = es_load_fd (fd, 16, &streamed, &streamed_error);
+          es_reader_set_piece_max (0);
+          same = same && streamed_ok == memory_ok && strcmp (streamed_error.message, memory_error.message) == 0
+                 && (!memory_ok || image_hash (&streamed) == image_hash (&memory));
+          es_image_clear (&streamed);
+        }
+      tap_ok (written && same, "%s: read from a file in pieces of 1, 4093, 65536 bytes and whole, as from memory",
+              cases[c].what);
+      if (fd >= 0)
+        {
+          close (fd);
+          unlink (path);
+        }
+      es_image_clear (&memory);
+      free (data);
+    }
+}
+
 static void
 test_files (void)
 {
@@ -447,5 +560,6 @@ main (void)
   test_recognition ();
   test_bounded_reading ();
   test_streamed ();
+  test_large_binary_pgm ();
   return tap_done ();
 }

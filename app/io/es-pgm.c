@@ -225,44 +225,83 @@ es_pgm_read_plain (EsPgmReader *reader, uint32_t maxval, EsImage *image, EsError
   return !es_pgm_read_failed (reader, error);
 }
 
-/* The raster goes from the reader's buffer straight into the image, a
- * buffer at a time. */
+/* Raster bytes read and checked at a time: large enough that each read()
+ * and each parallel pass costs little, small enough that a bad sample or a
+ * cancellation stops a large file early. */
+#define ES_PGM_CHUNK ((size_t) 64 << 20)
+
+/* Turns `count` 16-bit big-endian samples, as the file holds them, into
+ * the host's own in place, and returns the largest. */
+static uint32_t
+es_pgm_from_big_endian (uint8_t *bytes, size_t count)
+{
+  uint16_t *samples = (uint16_t *) bytes;
+  uint32_t largest = 0;
+
+#pragma omp parallel for simd schedule(static) reduction(max : largest) if (count > (1u << 20))
+  for (size_t k = 0; k < count; k++)
+    {
+      const uint16_t v = (uint16_t) (bytes[2 * k] << 8 | bytes[2 * k + 1]);
+      samples[k] = v;
+      largest = v > largest ? v : largest;
+    }
+  return largest;
+}
+
+static uint32_t
+es_pgm_largest8 (const uint8_t *samples, size_t count)
+{
+  uint32_t largest = 0;
+
+#pragma omp parallel for simd schedule(static) reduction(max : largest) if (count > (1u << 20))
+  for (size_t k = 0; k < count; k++)
+    largest = samples[k] > largest ? samples[k] : largest;
+  return largest;
+}
+
+/* The raster is read straight into the image's rows (which are packed:
+ * sample i at index i), a chunk at a time, then checked against maxval and,
+ * at 16 bits, put in the host's byte order, on every core. A sample over maxval is found
+ * by a second, serial look only once a chunk's largest says there is
+ * one. */
 static bool
 es_pgm_read_binary (EsPgmReader *reader, uint32_t maxval, EsImage *image, EsError *error)
 {
-  size_t n = (size_t) image->width * (size_t) image->height;
-  size_t bytes_per_sample = maxval < 256 ? 1 : 2;
+  const size_t n = (size_t) image->width * (size_t) image->height;
+  const size_t bytes_per_sample = maxval < 256 ? 1 : 2;
+  /* Whole samples per chunk. */
+  const size_t chunk = ES_PGM_CHUNK / bytes_per_sample;
   char message[160];
 
   for (size_t i = 0; i < n;)
     {
       /* n * 2 cannot overflow: es_image_alloc has bounded n. */
-      size_t want = (n - i) * bytes_per_sample;
-      size_t available = es_reader_fill (reader->in, want < ES_READER_BUFFER ? want : ES_READER_BUFFER);
-      size_t count = (available < want ? available : want) / bytes_per_sample;
-      const uint8_t *src = reader->in->data + reader->in->pos;
+      const size_t want = (n - i < chunk ? n - i : chunk) * bytes_per_sample;
+      uint8_t *dst = (uint8_t *) image->pixels + i * bytes_per_sample;
       EsPgmMark here = es_pgm_here (reader);
+      const size_t got = es_reader_read (reader->in, dst, want);
+      const size_t count = got / bytes_per_sample;
+      const uint32_t largest = bytes_per_sample == 1 ? es_pgm_largest8 (dst, count)
+                                                     : es_pgm_from_big_endian (dst, count);
 
-      if (count == 0)
+      if (largest > maxval)
+        for (size_t k = 0; k < count; k++)
+          {
+            const uint32_t v = bytes_per_sample == 1 ? dst[k] : ((const uint16_t *) dst)[k];
+            if (v > maxval)
+              {
+                snprintf (message, sizeof message, "sample %" PRIu32 " is over maxval %" PRIu32, v, maxval);
+                here.offset += k * bytes_per_sample;
+                return es_pgm_fail (reader, here, error, message);
+              }
+          }
+      if (got < want)
         {
           snprintf (message, sizeof message, "raster is truncated: %zu of %zu bytes present",
-                    i * bytes_per_sample + available, n * bytes_per_sample);
-          here.offset += available;
+                    i * bytes_per_sample + got, n * bytes_per_sample);
+          here.offset += got;
           return es_pgm_fail_end (reader, here, error, message);
         }
-      for (size_t k = 0; k < count; k++)
-        {
-          uint32_t v = bytes_per_sample == 1 ? src[k] : (uint32_t) src[2 * k] << 8 | src[2 * k + 1];
-
-          if (v > maxval)
-            {
-              snprintf (message, sizeof message, "sample %" PRIu32 " is over maxval %" PRIu32, v, maxval);
-              here.offset += k * bytes_per_sample;
-              return es_pgm_fail (reader, here, error, message);
-            }
-          es_pgm_store (image, i + k, v);
-        }
-      reader->in->pos += count * bytes_per_sample;
       i += count;
     }
   /* A P5 file may hold several images back to back; only the first is

@@ -39,7 +39,8 @@ void es_reader_clear (EsReader *reader);
 /* Makes up to n (at most ES_READER_BUFFER) bytes available at data + pos and
  * returns how many are: fewer than n only at the end of the input. */
 size_t es_reader_fill (EsReader *reader, size_t n);
-/* Copies up to n bytes out; fewer only at the end of the input. */
+/* Copies up to n bytes out; fewer only at the end of the input. A
+ * descriptor reader reads large amounts straight into out. */
 size_t es_reader_read (EsReader *reader, void *out, size_t n);
 
 /* The next byte, or -1 at the end of the input. */
