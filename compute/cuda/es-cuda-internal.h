@@ -99,7 +99,8 @@ struct EsCuda {
   EsCudaBuffer h_in, h_out;
   /* The fixed-size buffers of the band path, per slot. */
   EsCudaBuffer band_in[ES_CUDA_OVERLAP_SLOTS], band_lev[ES_CUDA_OVERLAP_SLOTS], band_out[ES_CUDA_OVERLAP_SLOTS];
-  EsCudaBuffer band_h_in[ES_CUDA_OVERLAP_SLOTS], band_h_out[ES_CUDA_OVERLAP_SLOTS]; /* pinned, kept */
+  /* Pinned staging of the bands of a pageable side, kept. */
+  EsCudaBuffer band_h_in[ES_CUDA_OVERLAP_SLOTS], band_h_out[ES_CUDA_OVERLAP_SLOTS];
   EsCudaTables *tables;          /* device */
   unsigned long long *histogram; /* device: 256 bins, then the blocks-done counter */
   /* The general entropy variant's buffers (entropy-general.cu, -sort.cu,
