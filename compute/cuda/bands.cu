@@ -254,6 +254,10 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
       if (!ok)
         return false;
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_k1[e], compute), "event record", error);
+      /* While this band computes: the next one's rows go in (and, below,
+       * the one before's come out). */
+      if (stage_in && b + 1 < w->b_end && !stage_band (cuda, w, i + 1, error))
+        return false;
       if (!output)
         {
           ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[s], compute), "event record", error);
@@ -269,10 +273,6 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
                                               m->out->stride, band_rows, f->out_pitch, m->out_row, (size_t) (y1 - y0),
                                               cudaMemcpyDefault, down), "band download", error);
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_down[s], down), "event record", error);
-      /* While this band computes: the next one's rows go in, the one
-       * before's come out. */
-      if (stage_in && b + 1 < w->b_end && !stage_band (cuda, w, i + 1, error))
-        return false;
       if (stage_out && i > 0 && !finish_band (cuda, w, i - 1, error))
         return false;
     }

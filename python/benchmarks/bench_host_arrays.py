@@ -83,15 +83,17 @@ def main():
           f"{os.cpu_count()} CPUs; {side}², medians of {repeats}")
     print(f"# transfer floor (es_engine_floor, u8 up, f32 down): {floor:.3f} ms")
     print()
-    print("| definition | variant | NumPy ms (× floor) | page-locked ms (× floor) | in nats: NumPy / page-locked ms "
+    print("| definition | variant | NumPy ms (× floor) | NumPy in, page-locked out= ms (× floor) "
+          "| page-locked ms (× floor) | in nats: NumPy / page-locked ms "
           "| one piece (variant named): NumPy / page-locked ms | kernels ms (one piece) |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, keywords in CASES:
         _, timing = engine.entropy(image, return_timing=True, **keywords)
         variant = timing.variant
         named = dict(keywords, variant=variant)
         _, one_piece = engine.entropy(pinned, out=pinned_out, return_timing=True, **named)
         numpy_ms = median_call(lambda: engine.entropy(image, **keywords), repeats)
+        numpy_pinned_out = median_call(lambda: engine.entropy(image, out=pinned_out, **keywords), repeats)
         pinned_ms = median_call(lambda: engine.entropy(pinned, out=pinned_out, **keywords), repeats)
         if "like" in keywords:
             nats = dict(keywords, units="nats")
@@ -101,8 +103,14 @@ def main():
         else:
             nats_text = "(nats already)"
         numpy_one = median_call(lambda: engine.entropy(image, **named), repeats)
+        for how, kw in (("overlapped", keywords), ("one piece", named)):
+            result, t = engine.entropy(image, return_timing=True, **kw)
+            print(f"# {name}, NumPy, {how}, result's base {type(result.base).__name__}: upload {t.upload_ms:.2f}, "
+                  f"kernels {t.kernel_ms:.2f}, download {t.download_ms:.2f}, es_run {t.wall_ms:.2f}, "
+                  f"call {t.call_ms:.2f} ms, host memory {t.metrics.get('host_memory')}", file=sys.stderr)
         pinned_one = median_call(lambda: engine.entropy(pinned, out=pinned_out, **named), repeats)
         print(f"| {name} | `{variant}` | {numpy_ms:.2f} ({numpy_ms / floor:.2f}×) | "
+              f"{numpy_pinned_out:.2f} ({numpy_pinned_out / floor:.2f}×) | "
               f"{pinned_ms:.2f} ({pinned_ms / floor:.2f}×) | {nats_text} | "
               f"{numpy_one:.2f} / {pinned_one:.2f} | {one_piece.kernel_ms:.2f} |", flush=True)
 

@@ -88,7 +88,7 @@ es_py_pooled_result (EsPyEngine *self, int width, int height, int planes, EsForm
       Py_BEGIN_ALLOW_THREADS PyThread_acquire_lock (self->lock, WAIT_LOCK);
       cuda = self->engine != NULL && es_engine_backend (self->engine) == ES_BACKEND_CUDA;
       if (cuda)
-        ok = es_engine_volume_alloc (self->engine, &image, width, height, planes, format, es_format_depth (format),
+        ok = es_engine_volume_alloc (self->engine, &image, width, height, n_planes, format, es_format_depth (format),
                                      &error);
       PyThread_release_lock (self->lock);
       Py_END_ALLOW_THREADS if (

@@ -83,6 +83,20 @@ def test_page_locked_buffers(gpu, rng):
     assert np.array_equal(out, gpu.entropy(image))
 
 
+def test_new_results_are_page_locked(gpu, rng):  # noqa: ARG001 (gpu: skips without CUDA)
+    """A result the engine allocates (1 MiB or more, 2-D or a volume) comes
+    from its pool of page-locked buffers, so that the download goes by DMA
+    straight into it rather than through staging into fresh pageable pages."""
+    cuda = entroscope.Engine("cuda")  # auto could give a job this small to the CPU
+    image = rng.integers(0, 256, (1024, 1024), dtype=np.uint8)
+    values, timing = cuda.entropy(image, return_timing=True)
+    assert type(values.base).__name__ == "PyCapsule"
+    assert timing.metrics["host_memory"] == "mixed"  # the NumPy input staged, the result by DMA
+    assert np.array_equal(values, cuda.entropy(image, out=np.empty(image.shape, np.float32)))
+    volume = np.stack([image[:256, :512]] * 3)
+    assert type(cuda.entropy(volume).base).__name__ == "PyCapsule"
+
+
 def test_threads_on_one_gpu(gpu, rng):
     import threading
     images = [rng.integers(0, 256, (200 + i, 300), dtype=np.uint8) for i in range(8)]
