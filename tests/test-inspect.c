@@ -858,7 +858,7 @@ test_nan (void)
   EsColorScale gray = { .map = ES_COLORMAP_GRAY, .lo = 0, .hi = 65535 };
   EsCsv csv;
   double sum = 0, squares = 0, step = 4.0 / 65534;
-  uint8_t rgb[9 * 3];
+  uint8_t rgb[7][9 * 3]; /* the 9 × 7 image, a row of 9 pixels a line */
   int n = 0, nan = 0;
   bool ok = true;
 
@@ -946,8 +946,8 @@ test_nan (void)
   es_window_counts_clear (&counts);
   tap_ok (ok, "the inspector's window counts NaN cells nowhere, and its sum is es_run's");
 
-  es_render_heatmap (&image, &gray, rgb, sizeof rgb);
-  tap_ok (memcmp (rgb, es_no_data_rgb, 3) == 0 && memcmp (rgb + 3, es_no_data_rgb, 3) != 0
+  es_render_heatmap (&image, &gray, rgb[0], sizeof rgb[0]);
+  tap_ok (memcmp (rgb[0], es_no_data_rgb, 3) == 0 && memcmp (rgb[0] + 3, es_no_data_rgb, 3) != 0
             && !es_heatmap_is_gray (&image, &gray),
           "a NaN sample is drawn in the no-data colour, its neighbour in gray");
 
