@@ -5,6 +5,7 @@
 #include "es-debug.h"
 
 #ifdef __linux__
+#include <errno.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <glib/gi18n-lib.h>
@@ -493,10 +494,19 @@ jobs_main (gpointer data)
 #ifdef __linux__
   /* When the jobs and the main loop compete for the cores, the main loop
    * must win: this thread, and the OpenMP team it starts (threads inherit
-   * it), run a little nicer. Linux keeps nice values per thread. It cannot
-   * go back (raising a priority needs a privilege): comparisons run on
-   * another thread. */
-  setpriority (PRIO_PROCESS, (id_t) gettid (), 5);
+   * it), run a little nicer than the main loop, whatever nice value the
+   * window was started with (an absolute value would, for a privileged
+   * process started nicer than it, put the jobs above the main loop).
+   * Linux keeps nice values per thread. It cannot go back (raising a
+   * priority needs a privilege): comparisons run on another thread. */
+  {
+    int nice_value;
+
+    errno = 0;
+    nice_value = getpriority (PRIO_PROCESS, (id_t) gettid ());
+    if (errno == 0)
+      setpriority (PRIO_PROCESS, (id_t) gettid (), MIN (nice_value + 5, 19));
+  }
 #endif
 
   g_mutex_lock (&worker->lock);
