@@ -627,15 +627,31 @@ es_layer_new_original (EsSource *source)
   es_result_calibrate (&layer->result, image);
   layer->min = layer->result.scale.lo;
   layer->max = layer->result.scale.hi;
-  /* A volume's planes get their mips when shown (es_layer_new_plane). */
+  /* A volume's planes get their mips when shown (es_layer_new_plane); a
+   * 2-D original's are made when it is first drawn: the tools take the
+   * original for its values on every change of the views, on the main
+   * thread, and an 8192² image's mips are 85 MB of fresh memory. */
   if (es_image_planes (image) > 1)
     {
       layer->mips[0] = layer->result.values;
       layer->n_mips = 1;
+      layer->mips_made = 1;
     }
-  else
-    build_mips (layer, NULL);
   return layer;
+}
+
+void
+es_layer_ensure_mips (const EsLayer *layer)
+{
+  /* Made once, before any reader sees them (g_once's barrier): the
+   * layer stays immutable to everyone who draws it. */
+  EsLayer *cache = (EsLayer *) layer;
+
+  if (g_once_init_enter (&cache->mips_made))
+    {
+      build_mips (cache, NULL);
+      g_once_init_leave (&cache->mips_made, 1);
+    }
 }
 
 void
@@ -666,6 +682,7 @@ es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice b
     volume_range (&layer->result.values, range);
   else
     build_mips (layer, range);
+  layer->mips_made = 1;
   auto_range (&layer->result.values, range, &layer->min, &layer->max);
   /* The values of these views are whole numbers 0..range_max. */
   if (es_view_has_histogram (view))
@@ -696,6 +713,7 @@ part_layer (EsLayer *volume, EsSource *plane_source, const EsImage *values, gboo
   layer->volume = es_layer_ref (volume);
   layer->owns_values = owns_values;
   build_mips (layer, NULL);
+  layer->mips_made = 1;
   return layer;
 }
 
