@@ -262,7 +262,11 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
 
   *fresh = TRUE;
   if (item->view == ES_VIEW_ORIGINAL)
-    layer = es_layer_new_original (request->source);
+    {
+      layer = es_layer_new_original (request->source);
+      /* Its mips are made here, off the main thread, which draws it. */
+      es_layer_ensure_mips (layer);
+    }
   else
     {
       normalize_job (worker, item, &job);
