@@ -431,6 +431,38 @@ render_viewport (const EsRequest *request, const EsWorkItem *item, const EsLayer
   es_layer_render_viewport (layer, &scale, &item->viewport, TRUE, rendering);
 }
 
+/* The longest the side panel's jobs wait for the frame that shows the
+ * views on screen: a slow frame, never a window that paints nothing. */
+#define PAINT_WAIT_MS 150
+
+/* Waits until the window has painted the views on screen of request, a
+ * newer request came, or PAINT_WAIT_MS passed: the two cores are the
+ * frame's while it draws the new views (at 4096², its layout and paint
+ * take tens of milliseconds, and the histograms' jobs would run on both
+ * cores beside it). */
+static void
+wait_for_paint (EsWorker *worker, const EsRequest *request)
+{
+  gint64 deadline = g_get_monotonic_time () + PAINT_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+
+  g_mutex_lock (&worker->lock);
+  while (!superseded_locked (worker, request) && worker->painted < request->generation)
+    if (!g_cond_wait_until (&worker->wake, &worker->lock, deadline))
+      break;
+  g_mutex_unlock (&worker->lock);
+}
+
+void
+es_worker_shown_painted (EsWorker *worker, guint64 generation)
+{
+  g_return_if_fail (worker != NULL);
+
+  g_mutex_lock (&worker->lock);
+  worker->painted = MAX (worker->painted, generation);
+  g_cond_broadcast (&worker->wake);
+  g_mutex_unlock (&worker->lock);
+}
+
 /* A request: the views on screen first, in a response of their own, then
  * the rest (the side panel's histograms). A request that a newer one
  * supersedes stops between jobs, or within its running job when the newer
@@ -478,6 +510,7 @@ process (EsWorker *worker, EsRequest *request)
         {
           post (worker, part, start, FALSE);
           response = response_new (worker, request);
+          wait_for_paint (worker, request);
         }
     }
   if (!stopped)
@@ -602,6 +635,8 @@ es_worker_cancel (EsWorker *worker, guint64 generation)
       worker->running_cancelled = TRUE;
       if (worker->job_running)
         es_control_cancel (worker->control);
+      /* It may be waiting for the views' frame (wait_for_paint). */
+      g_cond_broadcast (&worker->wake);
     }
   g_mutex_unlock (&worker->lock);
   if (dropped)
