@@ -5,11 +5,36 @@
 #include <math.h>
 #include <string.h>
 
+/* Textures are packed RGB (GDK_MEMORY_R8G8B8), what es_render_heatmap
+ * writes: GTK 4.8's cairo renderer converts a texture to cairo's format
+ * on every frame that draws it, and from RGB it takes a fast path, where
+ * GDK_MEMORY_DEFAULT itself goes through floats (1030 × 655 pixels: 0.8
+ * against 7 ms here); GL uploads RGB as it is. The bilinear filter blends
+ * pixels packed in 32 bits with red in the low byte, so that a pixel's
+ * little-endian bytes are its RGB and one 32-bit store writes them. */
+#define TEXTURE_BYTES 3
+
 static inline guint32
 pack_rgb (const guint8 *p)
 {
-  /* Native-endian 0xAARRGGBB is GDK_MEMORY_DEFAULT (premultiplied, opaque). */
-  return 0xff000000u | (guint32) p[0] << 16 | (guint32) p[1] << 8 | p[2];
+  return p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16;
+}
+
+/* Writes a row of packed pixels as RGB: each with one 32-bit store whose
+ * fourth byte the next pixel overwrites, the last with its three bytes
+ * alone (the byte after it is another band's). */
+static inline void
+store_row (const guint32 *pixels, int width, guint8 *dst)
+{
+  guint32 last = GUINT32_TO_LE (pixels[width - 1]);
+
+  for (int i = 0; i + 1 < width; i++)
+    {
+      guint32 bytes = GUINT32_TO_LE (pixels[i]);
+
+      memcpy (dst + (size_t) i * TEXTURE_BYTES, &bytes, sizeof bytes);
+    }
+  memcpy (dst + (size_t) (width - 1) * TEXTURE_BYTES, &last, TEXTURE_BYTES);
 }
 
 /* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
@@ -47,7 +72,7 @@ clampi (int v, int lo, int hi)
 /* Each device pixel takes the image pixel under its centre: crisp blocks. */
 static void
 render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                int width, int height, guint32 *out)
+                int width, int height, guint8 *out)
 {
   g_autofree int *xmap = g_new (int, width);
   g_autofree guint8 *rgb = NULL;
@@ -67,16 +92,17 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, do
   for (int j = 0; j < height; j++)
     {
       int sy = clampi ((int) floor ((j + 0.5 - origin_y) / zoom), 0, level->height - 1);
-      guint32 *dst = out + (size_t) j * width;
+      size_t row_bytes = (size_t) width * TEXTURE_BYTES;
+      guint8 *dst = out + (size_t) j * row_bytes;
 
       if (sy == previous)
         {
-          memcpy (dst, dst - width, width * sizeof *dst);
+          memcpy (dst, dst - row_bytes, row_bytes);
           continue;
         }
       const guint8 *src = rgb + (size_t) (sy - y0) * rgb_stride;
       for (int i = 0; i < width; i++)
-        dst[i] = pack_rgb (src + xmap[i]);
+        memcpy (dst + (size_t) i * TEXTURE_BYTES, src + xmap[i], TEXTURE_BYTES);
       previous = sy;
     }
 }
@@ -111,8 +137,8 @@ bilinear_taps (int n, double origin, double step, int limit, int *lo, int *hi)
   return taps;
 }
 
-/* Blends two packed 0xAARRGGBB pixels, weight wb/256 for b: red and blue in
- * one multiply, green (with alpha) in another. */
+/* Blends two packed pixels, weight wb/256 for b: red and blue in one
+ * multiply, green in another. */
 static inline guint32
 blend (guint32 a, guint32 b, guint32 wb)
 {
@@ -120,7 +146,7 @@ blend (guint32 a, guint32 b, guint32 wb)
   guint32 rb = ((a & 0xff00ffu) * wa + (b & 0xff00ffu) * wb + 0x800080u) >> 8;
   guint32 g = (a >> 8 & 0xff00ffu) * wa + (b >> 8 & 0xff00ffu) * wb + 0x800080u;
 
-  return (rb & 0xff00ffu) | (g & 0xff00ff00u);
+  return (rb & 0xff00ffu) | (g & 0xff00u);
 }
 
 /* One crop row, packed and filtered horizontally to the output width. */
@@ -157,7 +183,7 @@ cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_st
  * bilinearly at each device pixel's centre. */
 static void
 render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                 int width, int height, guint32 *out)
+                 int width, int height, guint8 *out)
 {
   int x0, x1, y0, y1;
   g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
@@ -165,17 +191,17 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
   size_t rgb_stride;
   g_autofree guint8 *rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
   g_autofree guint32 *packed = g_new (guint32, x1 - x0 + 1);
-  g_autofree guint32 *slots = g_new (guint32, 2 * (size_t) width);
+  g_autofree guint32 *slots = g_new (guint32, 3 * (size_t) width);
+  guint32 *blended = slots + 2 * (size_t) width;
   RowCache cache = { { -1, -1 }, { slots, slots + width } };
 
   for (int j = 0; j < height; j++)
     {
       const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
       const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
-      guint32 *dst = out + (size_t) j * width;
-
       for (int i = 0; i < width; i++)
-        dst[i] = blend (ha[i], hb[i], ys[j].wb);
+        blended[i] = blend (ha[i], hb[i], ys[j].wb);
+      store_row (blended, width, out + (size_t) j * width * TEXTURE_BYTES);
     }
 }
 
@@ -183,7 +209,7 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
  * rendered apart give the very pixels of one pass. */
 static void
 render_pixels (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-               int width, int height, guint32 *pixels)
+               int width, int height, guint8 *pixels)
 {
   if (zoom >= 0.999)
     render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels);
@@ -206,8 +232,11 @@ render_texture (const EsLayer *layer, const EsColorScale *scale, double zoom, do
                 int width, int height, gboolean parallel)
 {
   g_autoptr (GBytes) bytes = NULL;
-  guint32 *pixels = g_new (guint32, (size_t) width * height);
+  size_t stride = (size_t) width * TEXTURE_BYTES;
+  guint8 *pixels = g_malloc (stride * height);
   int n_bands = (height + BAND_ROWS - 1) / BAND_ROWS;
+
+  es_layer_ensure_mips (layer);
 
   /* The worker's bands go over every core; on the main thread one serial
    * pass, since a second OpenMP team would fight the worker's for them. */
@@ -217,10 +246,10 @@ render_texture (const EsLayer *layer, const EsColorScale *scale, double zoom, do
       int y0 = band * BAND_ROWS;
 
       render_pixels (layer, scale, zoom, origin_x, origin_y - y0, width, MIN (BAND_ROWS, height - y0),
-                     pixels + (size_t) y0 * width);
+                     pixels + (size_t) y0 * stride);
     }
-  bytes = g_bytes_new_take (pixels, (size_t) width * height * 4);
-  return gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes, (size_t) width * 4);
+  bytes = g_bytes_new_take (pixels, stride * height);
+  return gdk_memory_texture_new (width, height, GDK_MEMORY_R8G8B8, bytes, stride);
 }
 
 gboolean

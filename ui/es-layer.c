@@ -463,6 +463,65 @@ halve_row (const float *a, const float *b, int w, float *dst, int out_width, flo
     dst[pairs] = 0.25f * (a[w - 1] + a[w - 1] + b[w - 1] + b[w - 1]);
 }
 
+/* Whether a level is small enough to stop halving. */
+static gboolean
+mip_is_last (const EsImage *level)
+{
+  return level->width <= 16 && level->height <= 16;
+}
+
+static gboolean
+alloc_half (EsImage *out, const EsImage *in)
+{
+  if (!alloc_image (out, (in->width + 1) / 2, (in->height + 1) / 2, ES_FORMAT_F32, in->depth))
+    return FALSE;
+  out->levels = in->levels;
+  return TRUE;
+}
+
+/* Levels 1 and 2 from the values in one pass: each thread halves four
+ * rows of the values into two rows of level 1 and, while those are in
+ * its cache, into one row of level 2, so that level 1 (a quarter of the
+ * values' bytes) is written but never read back from memory. The same
+ * halve_row makes the same floats as two passes. range as in build_mips. */
+static void
+halve_twice (const EsImage *in, EsImage *half, EsImage *quarter, double *range)
+{
+  /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
+#pragma omp parallel if ((long long) half->width * half->height > 65536)
+  {
+    float *a = g_new (float, in->width);
+    float *b = g_new (float, in->width);
+    float lo = INFINITY, hi = -INFINITY;
+
+#pragma omp for schedule(static)
+    for (int y = 0; y < quarter->height; y++)
+      {
+        /* Rows 2y and 2y + 1 of level 1; an odd last row pairs with itself. */
+        float *h0 = es_image_row (half, 2 * y);
+        float *h1 = 2 * y + 1 < half->height ? es_image_row (half, 2 * y + 1) : h0;
+
+        for (int k = 0; k < 2 && 2 * y + k < half->height; k++)
+          {
+            int row = 2 * (2 * y + k);
+            const float *ra = float_row (in, row, a);
+            const float *rb = row + 1 < in->height ? float_row (in, row + 1, b) : ra;
+
+            halve_row (ra, rb, in->width, k ? h1 : h0, half->width, range ? &lo : NULL, range ? &hi : NULL);
+          }
+        halve_row (h0, h1, half->width, es_image_row (quarter, y), quarter->width, NULL, NULL);
+      }
+    if (range)
+#pragma omp critical
+      {
+        range[0] = MIN (range[0], lo);
+        range[1] = MAX (range[1], hi);
+      }
+    g_free (a);
+    g_free (b);
+  }
+}
+
 /* Halves the image until it is small, averaging 2×2 blocks (an odd last
  * row or column is paired with itself). The first halving reads every
  * value: when range is given, it also finds their minimum and maximum
@@ -479,18 +538,33 @@ build_mips (EsLayer *layer, double *range)
       range[1] = -INFINITY;
     }
 
+  /* The first two levels together, where both are made. */
+  {
+    const EsImage *values = &layer->mips[0];
+    const EsImage half = { .width = (values->width + 1) / 2, .height = (values->height + 1) / 2 };
+
+    if (!mip_is_last (values) && !mip_is_last (&half) && alloc_half (&layer->mips[1], values))
+      {
+        if (alloc_half (&layer->mips[2], &layer->mips[1]))
+          {
+            halve_twice (values, &layer->mips[1], &layer->mips[2], range);
+            layer->n_mips = 3;
+            range = NULL;
+          }
+        else
+          es_image_clear (&layer->mips[1]);
+      }
+  }
+
   while (layer->n_mips < ES_LAYER_MAX_MIPS)
     {
       const EsImage *in = &layer->mips[layer->n_mips - 1];
       double *find = layer->n_mips == 1 ? range : NULL;
       EsImage out = { 0 };
 
-      if (in->width <= 16 && in->height <= 16)
+      if (mip_is_last (in) || !alloc_half (&out, in))
         break;
-      if (!alloc_image (&out, (in->width + 1) / 2, (in->height + 1) / 2, ES_FORMAT_F32, in->depth))
-        break;
-      out.levels = in->levels;
-      /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
+        /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
 #pragma omp parallel if ((long long) out.width * out.height > 65536)
       {
         float *a = g_new (float, in->width);
@@ -637,15 +711,31 @@ es_layer_new_original (EsSource *source)
   es_result_calibrate (&layer->result, image);
   layer->min = layer->result.scale.lo;
   layer->max = layer->result.scale.hi;
-  /* A volume's planes get their mips when shown (es_layer_new_plane). */
+  /* A volume's planes get their mips when shown (es_layer_new_plane); a
+   * 2-D original's are made when it is first drawn: the tools take the
+   * original for its values on every change of the views, on the main
+   * thread, and an 8192² image's mips are 85 MB of fresh memory. */
   if (es_image_planes (image) > 1)
     {
       layer->mips[0] = layer->result.values;
       layer->n_mips = 1;
+      layer->mips_made = 1;
     }
-  else
-    build_mips (layer, NULL);
   return layer;
+}
+
+void
+es_layer_ensure_mips (const EsLayer *layer)
+{
+  /* Made once, before any reader sees them (g_once's barrier): the
+   * layer stays immutable to everyone who draws it. */
+  EsLayer *cache = (EsLayer *) layer;
+
+  if (g_once_init_enter (&cache->mips_made))
+    {
+      build_mips (cache, NULL);
+      g_once_init_leave (&cache->mips_made, 1);
+    }
 }
 
 void
@@ -676,6 +766,7 @@ es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice b
     volume_range (&layer->result.values, range);
   else
     build_mips (layer, range);
+  layer->mips_made = 1;
   auto_range (&layer->result.values, range, &layer->min, &layer->max);
   /* The values of these views are whole numbers 0..range_max. */
   if (es_view_has_histogram (view))
@@ -706,6 +797,7 @@ part_layer (EsLayer *volume, EsSource *plane_source, const EsImage *values, gboo
   layer->volume = es_layer_ref (volume);
   layer->owns_values = owns_values;
   build_mips (layer, NULL);
+  layer->mips_made = 1;
   return layer;
 }
 

@@ -94,9 +94,12 @@ typedef struct _EsLayer {
   EsResult result;
   double min, max; /* the automatic range (es_pipeline_auto_range) */
   /* mips[0] is result.values (not owned); mips[k] halves mips[k-1] by 2×2
-   * averaging, in F32, so that zoomed-out views do not alias. */
+   * averaging, in F32, so that zoomed-out views do not alias. An
+   * original's are made when it is first drawn (es_layer_ensure_mips):
+   * the tools read its values without drawing it. */
   EsImage mips[ES_LAYER_MAX_MIPS];
   int n_mips;
+  gsize mips_made;    /* g_once: mips and n_mips are set */
   guint64 *histogram; /* es_view_has_histogram: range_max + 1 bins; else NULL */
   guint n_bins;
   /* A plane or a slice of a volume's layer (es_layer_new_plane, _slice):
@@ -115,8 +118,13 @@ typedef enum {
   ES_SLICE_YZ,
 } EsSliceAxis;
 
-/* Makes a layer of the original image itself (no copy of the pixels). */
+/* Makes a layer of the original image itself (no copy of the pixels); its
+ * mips are made when it is first drawn. */
 EsLayer *es_layer_new_original (EsSource *source);
+/* Makes the layer's mips if they are not made yet; any thread, once. The
+ * renderers call it: the mips are a cache of the values, not a change to
+ * the layer. */
+void es_layer_ensure_mips (const EsLayer *layer);
 /* Makes a layer around a finished pipeline result (taken over, *result
  * zeroed) of job, run with es_layer_job_params. */
 EsLayer *es_layer_new (EsView view, EsSource *source, const EsJob *job, EsBackendChoice backend, EsResult *result);

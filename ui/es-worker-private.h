@@ -46,6 +46,7 @@ struct _EsWorker {
   gboolean job_on_cpu; /* variants do not matter */
   int shown_done, shown_total;
   gboolean job_shown; /* the running job is one of the views on screen */
+  guint64 painted;    /* the newest generation whose views on screen are painted */
   EsWorkerJobHook job_hook;
   gpointer job_hook_data;
 

@@ -5,6 +5,7 @@
 #include "es-debug.h"
 
 #ifdef __linux__
+#include <errno.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <glib/gi18n-lib.h>
@@ -261,7 +262,11 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
 
   *fresh = TRUE;
   if (item->view == ES_VIEW_ORIGINAL)
-    layer = es_layer_new_original (request->source);
+    {
+      layer = es_layer_new_original (request->source);
+      /* Its mips are made here, off the main thread, which draws it. */
+      es_layer_ensure_mips (layer);
+    }
   else
     {
       normalize_job (worker, item, &job);
@@ -426,6 +431,38 @@ render_viewport (const EsRequest *request, const EsWorkItem *item, const EsLayer
   es_layer_render_viewport (layer, &scale, &item->viewport, TRUE, rendering);
 }
 
+/* The longest the side panel's jobs wait for the frame that shows the
+ * views on screen: a slow frame, never a window that paints nothing. */
+#define PAINT_WAIT_MS 150
+
+/* Waits until the window has painted the views on screen of request, a
+ * newer request came, or PAINT_WAIT_MS passed: the two cores are the
+ * frame's while it draws the new views (at 4096², its layout and paint
+ * take tens of milliseconds, and the histograms' jobs would run on both
+ * cores beside it). */
+static void
+wait_for_paint (EsWorker *worker, const EsRequest *request)
+{
+  gint64 deadline = g_get_monotonic_time () + PAINT_WAIT_MS * G_TIME_SPAN_MILLISECOND;
+
+  g_mutex_lock (&worker->lock);
+  while (!superseded_locked (worker, request) && worker->painted < request->generation)
+    if (!g_cond_wait_until (&worker->wake, &worker->lock, deadline))
+      break;
+  g_mutex_unlock (&worker->lock);
+}
+
+void
+es_worker_shown_painted (EsWorker *worker, guint64 generation)
+{
+  g_return_if_fail (worker != NULL);
+
+  g_mutex_lock (&worker->lock);
+  worker->painted = MAX (worker->painted, generation);
+  g_cond_broadcast (&worker->wake);
+  g_mutex_unlock (&worker->lock);
+}
+
 /* A request: the views on screen first, in a response of their own, then
  * the rest (the side panel's histograms). A request that a newer one
  * supersedes stops between jobs, or within its running job when the newer
@@ -473,6 +510,7 @@ process (EsWorker *worker, EsRequest *request)
         {
           post (worker, part, start, FALSE);
           response = response_new (worker, request);
+          wait_for_paint (worker, request);
         }
     }
   if (!stopped)
@@ -493,10 +531,19 @@ jobs_main (gpointer data)
 #ifdef __linux__
   /* When the jobs and the main loop compete for the cores, the main loop
    * must win: this thread, and the OpenMP team it starts (threads inherit
-   * it), run a little nicer. Linux keeps nice values per thread. It cannot
-   * go back (raising a priority needs a privilege): comparisons run on
-   * another thread. */
-  setpriority (PRIO_PROCESS, (id_t) gettid (), 5);
+   * it), run a little nicer than the main loop, whatever nice value the
+   * window was started with (an absolute value would, for a privileged
+   * process started nicer than it, put the jobs above the main loop).
+   * Linux keeps nice values per thread. It cannot go back (raising a
+   * priority needs a privilege): comparisons run on another thread. */
+  {
+    int nice_value;
+
+    errno = 0;
+    nice_value = getpriority (PRIO_PROCESS, (id_t) gettid ());
+    if (errno == 0)
+      setpriority (PRIO_PROCESS, (id_t) gettid (), MIN (nice_value + 5, 19));
+  }
 #endif
 
   g_mutex_lock (&worker->lock);
@@ -588,6 +635,8 @@ es_worker_cancel (EsWorker *worker, guint64 generation)
       worker->running_cancelled = TRUE;
       if (worker->job_running)
         es_control_cancel (worker->control);
+      /* It may be waiting for the views' frame (wait_for_paint). */
+      g_cond_broadcast (&worker->wake);
     }
   g_mutex_unlock (&worker->lock);
   if (dropped)

@@ -81,6 +81,11 @@ void es_worker_submit (EsWorker *worker, EsRequest *request);
 /* Stops the request of that generation, waiting or running (its job stops
  * within about a row of work); it is answered with response->cancelled. */
 void es_worker_cancel (EsWorker *worker, guint64 generation);
+/* Tells the worker that the views on screen of the request of that
+ * generation are painted: it holds the request's other jobs (the side
+ * panel's histograms) until then, at most PAINT_WAIT_MS, so that they do
+ * not take the cores from the frame that shows the views. Any thread. */
+void es_worker_shown_painted (EsWorker *worker, guint64 generation);
 /* The fraction 0..1 done of the views on screen of the request of that
  * generation, or -1 when it is not running (yet). Any thread; cheap. */
 double es_worker_get_progress (EsWorker *worker, guint64 generation);

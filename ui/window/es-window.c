@@ -428,6 +428,30 @@ has_views (EsWindow *self, const EsResponse *response)
   return TRUE;
 }
 
+/* The worker holds the side panel's jobs until the frame that shows the
+ * views on screen is painted (es_worker_shown_painted), so that they do
+ * not take the cores from it. */
+static void
+on_views_painted (GdkFrameClock *clock, EsWindow *self)
+{
+  g_signal_handlers_disconnect_by_func (clock, on_views_painted, self);
+  es_worker_shown_painted (self->worker, self->shown_generation);
+}
+
+static void
+release_jobs_after_paint (EsWindow *self)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (self));
+
+  if (clock == NULL) /* nothing to paint on */
+    {
+      es_worker_shown_painted (self->worker, self->shown_generation);
+      return;
+    }
+  g_signal_handlers_disconnect_by_func (clock, on_views_painted, self);
+  g_signal_connect_object (clock, "after-paint", G_CALLBACK (on_views_painted), self, 0);
+}
+
 static void
 on_response (EsResponse *response, gpointer user_data)
 {
@@ -522,6 +546,8 @@ on_response (EsResponse *response, gpointer user_data)
     _es_window_show_message (self, response->notice);
   refresh_view (self);
   _es_window_watch_next_paint (self);
+  if (!response->complete)
+    release_jobs_after_paint (self);
   es_response_free (response);
   _es_window_update_busy (self);
 }
