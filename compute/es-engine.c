@@ -198,10 +198,10 @@ es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_de
 #endif
 
   if (choice == ES_BACKEND_CPU)
-    snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "the CPU backend was chosen");
+    snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", N_ ("the CPU backend was chosen"));
   else if (!es_engine_cuda_compiled ())
-    snprintf (engine->cuda_reason, sizeof engine->cuda_reason,
-              "this build has no CUDA backend: nvcc was not found when it was built");
+    snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s",
+              N_ ("this build has no CUDA backend: nvcc was not found when it was built"));
   else if (cuda_poisoned_reason[0] != '\0')
     snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", cuda_poisoned_reason);
 #ifdef ES_HAVE_CUDA
@@ -211,7 +211,7 @@ es_engine_new_with_devices (EsBackendChoice choice, const int *devices, int n_de
       if (n_devices > 0)
         memcpy (engine->open_devices, devices, (size_t) n_devices * sizeof *devices);
       engine->n_open_devices = n_devices;
-      snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "CUDA is still being opened");
+      snprintf (engine->cuda_reason, sizeof engine->cuda_reason, "%s", N_ ("CUDA is still being opened"));
       engine->open_start_ms = es_monotonic_ms ();
       engine->opening = pthread_create (&engine->opener, NULL, opener_main, engine) == 0;
       if (!engine->opening)

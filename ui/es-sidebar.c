@@ -191,7 +191,8 @@ es_sidebar_set_cuda (EsSidebar *self, gboolean usable, const char *reason)
    * row they start with a capital. */
   if (!usable && reason && *reason)
     {
-      sentence = g_strdup (reason);
+      /* compute/'s reasons are marked for translation (N_), a driver's are not. */
+      sentence = g_strdup (_ (reason));
       sentence[0] = g_ascii_toupper (sentence[0]);
     }
   gtk_widget_set_sensitive (GTK_WIDGET (self->cuda_row), usable);

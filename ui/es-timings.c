@@ -209,7 +209,7 @@ void
 es_timings_update (EsTimings *self, const char *engine_description, const EsLayer *layer, const EsTiming *timing,
                    int n_runs)
 {
-  g_autofree char *job = NULL, *device = NULL, *runs = NULL, *note = NULL;
+  g_autofree char *job = NULL, *device = NULL, *cpu = NULL, *runs = NULL, *note = NULL;
   char *reason;
   /* A plane of a volume was computed with the whole volume: the rate counts
    * every voxel the job computed, not the plane shown. */
@@ -233,8 +233,15 @@ es_timings_update (EsTimings *self, const char *engine_description, const EsLaye
     }
   else
     reason = NULL;
-  gtk_label_set_label (self->device_label, device);
-  gtk_label_set_label (self->reason_label, reason ? reason : "");
+  /* compute/ describes its engine in English: the CPU line is said again
+   * here, and the reasons it marks (N_) are translated; a driver's own
+   * message stays as the driver wrote it. */
+  if (g_str_has_prefix (device, "CPU: OpenMP"))
+    cpu = g_strdup_printf (dngettext (GETTEXT_PACKAGE, "CPU: OpenMP, %d thread", "CPU: OpenMP, %d threads",
+                                      (unsigned long) es_cpu_thread_count ()),
+                           es_cpu_thread_count ());
+  gtk_label_set_label (self->device_label, cpu ? cpu : device);
+  gtk_label_set_label (self->reason_label, reason ? _ (reason) : "");
   gtk_widget_set_visible (GTK_WIDGET (self->reason_label), reason != NULL);
   if (layer->view == ES_VIEW_ORIGINAL)
     {

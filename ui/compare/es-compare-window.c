@@ -532,8 +532,10 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
   const EsCompareRow *cpu = &comparison->rows[0];
   g_autofree char *what = describe_job (job), *heading = NULL, *description = NULL;
   g_autofree char *value = format_ms (cpu->kernel_ms), *wall = format_ms (cpu->wall_ms);
-  g_autofree char *extra = g_strdup_printf ("wall %s", wall);
-  g_autofree char *subtitle = g_strdup_printf ("%d threads", es_cpu_thread_count ());
+  g_autofree char *extra = g_strdup_printf (_ ("wall %s"), wall);
+  g_autofree char *subtitle = g_strdup_printf (
+    dngettext (GETTEXT_PACKAGE, "%d thread", "%d threads", (unsigned long) es_cpu_thread_count ()),
+    es_cpu_thread_count ());
   g_autofree char *command = cli_command (comparison), *footnote = NULL, *tooltip = NULL;
   g_autofree char *details = metrics_summary (&cpu->metrics, NAN);
   const char *reason = comparison->engine.cuda_reason;
@@ -556,7 +558,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
                                         "memory. On a computer with an NVIDIA GPU, this view times "
                                         "every variant beside the copy floor, the time a plain copy "
                                         "of the same bytes takes."),
-                                     reason && *reason ? reason : _ ("CUDA is not in use"));
+                                     reason && *reason ? _ (reason) : _ ("CUDA is not in use"));
     }
   gtk_label_set_label (self->cpu_description, description);
   gtk_widget_set_visible (GTK_WIDGET (self->use_cuda_button), comparison->engine.cuda_usable);
