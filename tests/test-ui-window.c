@@ -238,12 +238,38 @@ typedef struct {
 } ImagePlace;
 
 static void
+set_flag (gboolean *flag)
+{
+  *flag = TRUE;
+}
+
+/* Runs the main loop through one whole frame. A resize that the readout's
+ * new lines queue is laid out at the frame clock's next frame, which a
+ * loop with nothing pending (wait_idle) may not have reached yet on a
+ * loaded machine. */
+static void
+wait_frame (void)
+{
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
+  gboolean painted = FALSE;
+  gulong id = g_signal_connect_swapped (clock, "after-paint", G_CALLBACK (set_flag), &painted);
+
+  gdk_frame_clock_request_phase (clock, GDK_FRAME_CLOCK_PHASE_LAYOUT);
+  wait_for (&painted);
+  g_signal_handler_disconnect (clock, id);
+}
+
+static void
 image_place (ImagePlace *place)
 {
   EsCanvas *canvas = es_window_get_canvas (window);
-  double pw = gtk_widget_get_width (GTK_WIDGET (canvas)), ph = gtk_widget_get_height (GTK_WIDGET (canvas));
+  double pw, ph;
 
   wait_idle ();
+  wait_frame ();
+  wait_idle ();
+  pw = gtk_widget_get_width (GTK_WIDGET (canvas));
+  ph = gtk_widget_get_height (GTK_WIDGET (canvas));
   g_assert_true (bounds (GTK_WIDGET (canvas), &place->canvas));
   place->zoom = es_canvas_get_zoom (canvas);
   /* Centred in the canvas (a single view, smaller than the canvas). */
