@@ -483,7 +483,7 @@ es_job_is_default_definition (const EsJob *job)
 
   return job->op != ES_OP_ENTROPY
          || (d->shape == ES_SHAPE_SQUARE && job->window <= ES_FAST_WINDOW_MAX && d->border == ES_BORDER_CLIP
-             && d->binning == ES_BINNING_DEPTH && job->levels <= ES_FAST_LEVELS_MAX && !d->normalized && !d->bits
+             && d->binning == ES_BINNING_DEPTH && job->levels <= ES_FAST_LEVELS_MAX && !d->normalized
              && d->mask == NULL);
 }
 

@@ -240,8 +240,9 @@ void es_job_set_param (EsJob *job, EsParamId id, double value);
 bool es_job_validate (const EsJob *job, EsError *error);
 
 /* Whether the job computes today's definition (square ≤ ES_FAST_WINDOW_MAX,
- * clip, depth binning, L ≤ ES_FAST_LEVELS_MAX, nats, no mask): the fast
- * kernels' domain. Always true for the other operations. */
+ * clip, depth binning, L ≤ ES_FAST_LEVELS_MAX, nats or bits, no mask): the
+ * fast kernels' domain (they compute nats, and scale a job in bits after
+ * them). Always true for the other operations. */
 bool es_job_is_default_definition (const EsJob *job);
 /* Whether the output depends on the whole image: the op's whole_image
  * (a statistic) or image_grid (its tiles), or an entropy job with minmax

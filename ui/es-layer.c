@@ -479,6 +479,43 @@ alloc_half (EsImage *out, const EsImage *in)
   return TRUE;
 }
 
+/* The halvings' share of the range: a thread's minimum and maximum. */
+static void
+merge_range (double *range, float lo, float hi)
+{
+#pragma omp critical
+  {
+    range[0] = MIN (range[0], lo);
+    range[1] = MAX (range[1], hi);
+  }
+}
+
+/* One level from the one above it; range as in build_mips. */
+static void
+halve_once (const EsImage *in, EsImage *out, double *range)
+{
+  /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
+#pragma omp parallel if ((long long) out->width * out->height > 65536)
+  {
+    float *a = g_new (float, in->width);
+    float *b = g_new (float, in->width);
+    float lo = INFINITY, hi = -INFINITY;
+
+#pragma omp for schedule(static)
+    for (int y = 0; y < out->height; y++)
+      {
+        const float *ra = float_row (in, 2 * y, a);
+        const float *rb = 2 * y + 1 < in->height ? float_row (in, 2 * y + 1, b) : ra;
+
+        halve_row (ra, rb, in->width, es_image_row (out, y), out->width, range ? &lo : NULL, range ? &hi : NULL);
+      }
+    if (range)
+      merge_range (range, lo, hi);
+    g_free (a);
+    g_free (b);
+  }
+}
+
 /* Levels 1 and 2 from the values in one pass: each thread halves four
  * rows of the values into two rows of level 1 and, while those are in
  * its cache, into one row of level 2, so that level 1 (a quarter of the
@@ -512,11 +549,7 @@ halve_twice (const EsImage *in, EsImage *half, EsImage *quarter, double *range)
         halve_row (h0, h1, half->width, es_image_row (quarter, y), quarter->width, NULL, NULL);
       }
     if (range)
-#pragma omp critical
-      {
-        range[0] = MIN (range[0], lo);
-        range[1] = MAX (range[1], hi);
-      }
+      merge_range (range, lo, hi);
     g_free (a);
     g_free (b);
   }
@@ -564,30 +597,7 @@ build_mips (EsLayer *layer, double *range)
 
       if (mip_is_last (in) || !alloc_half (&out, in))
         break;
-        /* This runs on the worker thread, beside the jobs' own OpenMP teams. */
-#pragma omp parallel if ((long long) out.width * out.height > 65536)
-      {
-        float *a = g_new (float, in->width);
-        float *b = g_new (float, in->width);
-        float lo = INFINITY, hi = -INFINITY;
-
-#pragma omp for schedule(static)
-        for (int y = 0; y < out.height; y++)
-          {
-            const float *ra = float_row (in, 2 * y, a);
-            const float *rb = 2 * y + 1 < in->height ? float_row (in, 2 * y + 1, b) : ra;
-
-            halve_row (ra, rb, in->width, es_image_row (&out, y), out.width, find ? &lo : NULL, find ? &hi : NULL);
-          }
-        if (find)
-#pragma omp critical
-          {
-            find[0] = MIN (find[0], lo);
-            find[1] = MAX (find[1], hi);
-          }
-        g_free (a);
-        g_free (b);
-      }
+      halve_once (in, &out, find);
       layer->mips[layer->n_mips++] = out;
       if (find)
         range = NULL;

@@ -355,17 +355,14 @@ scale_to_unit (const EsJob *job, EsImage *out)
 bool
 es_cpu_entropy (const EsJob *job, const EsImage *in, EsImage *out, EsControl *control, EsError *error)
 {
-  /* The job in nats: the fast methods' definition, whatever its unit. */
-  EsJob nats = *job;
   EsCpuEntropyMethod method;
   EntropyTables *tables;
   bool ok;
 
-  nats.definition.bits = false;
   if (es_definition_is_3d (&job->definition))
     return es_cpu_entropy_3d (job, in, out, control, error);
   assert (out->format == ES_FORMAT_F32 && out->width == in->width && out->height == in->height);
-  if (!es_job_is_default_definition (&nats))
+  if (!es_job_is_default_definition (job))
     return es_cpu_entropy_general (job, in, out, control, error);
   assert (job->window % 2 == 1 && job->window <= ES_FAST_WINDOW_MAX && job->levels <= ES_FAST_LEVELS_MAX);
   method = es_cpu_entropy_method (in->width, job->window, job->levels);
@@ -402,12 +399,9 @@ es_cpu_entropy_memory (const EsJob *job, const EsExtent *extent, EsTraffic *traf
   const double pixels = es_extent_pixels (extent);
   const double mask = job->definition.mask != NULL ? pixels : 0;
 
-  EsJob nats = *job;
-
   *traffic = (EsTraffic){ pixels * (double) es_format_size (extent->format) + mask, pixels * sizeof (float), 0 };
   /* The fast methods' bits pass (scale_to_unit) reads and writes the result again. */
-  nats.definition.bits = false;
-  if (job->definition.bits && !es_definition_is_3d (&job->definition) && es_job_is_default_definition (&nats))
+  if (job->definition.bits && !es_definition_is_3d (&job->definition) && es_job_is_default_definition (job))
     {
       traffic->read_bytes += pixels * sizeof (float);
       traffic->write_bytes += pixels * sizeof (float);

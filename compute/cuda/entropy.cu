@@ -14,13 +14,13 @@ entropy_init (EsCuda *cuda, EsError *error)
 
 /* ---- the operation --------------------------------------------------------- */
 
-/* The teaching kernels compute today's definition only (their tables stop
- * at 31×31 and 256 levels); the engine gives every other job to "general"
- * (es_variant_for_job). */
+/* The teaching kernels compute today's definition only, in nats (their
+ * tables stop at 31×31 and 256 levels); the engine gives every other job
+ * to "general" (es_variant_for_job). */
 static const char *
 default_definition_only (const EsJob *job)
 {
-  return es_job_is_default_definition (job)
+  return es_job_is_default_definition (job) && !job->definition.bits
            ? NULL
            : "computes only the default definition (a square window up to 31×31, clipped, depth binning up to "
              "256 levels, nats, no mask)";
@@ -35,7 +35,6 @@ default_but_border (const EsJob *job)
   EsJob clipped = *job;
 
   clipped.definition.border = ES_BORDER_CLIP;
-  clipped.definition.bits = false;
   return es_job_is_default_definition (&clipped);
 }
 

@@ -221,6 +221,15 @@ def test_save_errors(tmp_path, rng):
     assert sorted(os.listdir(tmp_path)) == []
 
 
+def load_tiff(path):
+    """entroscope.load of a TIFF; the test is skipped in a build without libtiff."""
+    try:
+        return entroscope.load(path)
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+
+
 def test_save_tiff(tmp_path, rng, cli, sample):
     """A .tif path writes the values as they are, as entroscope-cli does; with
     libtiff, load() reads a TIFF (gray 16-bit here) like any image."""
@@ -233,11 +242,7 @@ def test_save_tiff(tmp_path, rng, cli, sample):
     assert back.dtype == np.float32 and np.array_equal(back, values)
     gray = rng.integers(0, 65536, (13, 17), dtype=np.uint16)
     tifffile.imwrite(tmp_path / "gray.tif", gray)
-    try:
-        image = entroscope.load(tmp_path / "gray.tif")
-    except ValueError as e:
-        assert "TIFF is not supported" in str(e)
-        pytest.skip("built without libtiff")
+    image = load_tiff(tmp_path / "gray.tif")
     assert image.depth == 16 and np.array_equal(image, gray)
 
 
@@ -247,11 +252,7 @@ def test_load_values_and_pixel_size(tmp_path):
     tifffile = pytest.importorskip("tifffile")
     floats = np.array([[-1.0, 2.5, 0.75, 0.0]], dtype=np.float32)
     tifffile.imwrite(tmp_path / "floats.tif", floats, resolution=(1e4 / 0.65, 1e4 / 0.65), resolutionunit="CENTIMETER")
-    try:
-        image = entroscope.load(tmp_path / "floats.tif")
-    except ValueError as e:
-        assert "TIFF is not supported" in str(e)
-        pytest.skip("built without libtiff")
+    image = load_tiff(tmp_path / "floats.tif")
     assert image.dtype == np.uint16 and image.value_map is not None
     assert np.allclose(image.values(), floats, atol=3.5 / 65535 / 2)
     width, height, depth, unit = image.pixel_size
@@ -271,11 +272,7 @@ def test_load_nan(tmp_path):
     floats[5, :] = np.nan
     floats[10:14, 3:9] = np.nan
     tifffile.imwrite(tmp_path / "nan.tif", floats)
-    try:
-        image = entroscope.load(tmp_path / "nan.tif")
-    except ValueError as e:
-        assert "TIFF is not supported" in str(e)
-        pytest.skip("built without libtiff")
+    image = load_tiff(tmp_path / "nan.tif")
     nan = np.isnan(floats)
     assert image.nan_samples == nan.sum()
     assert np.array_equal(np.isnan(image.values()), nan)
