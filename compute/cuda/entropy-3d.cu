@@ -3,6 +3,7 @@
 #include "entropy-internal.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,16 @@ template <typename Count> struct VolGlobalCounts {
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const { return mine[(size_t) bin * stride]; }
 };
 
+/* Zeroes a block's counts: `bytes`, a multiple of 16 from a 16-byte
+ * boundary, in 16-byte stores. Each block clears its own (a block a tile),
+ * which at 256 bins is 16 KiB or more. */
+static __device__ __forceinline__ void
+vol_clear_shared (unsigned char *counts, size_t bytes, int t, int threads)
+{
+  for (size_t i = (size_t) t; i < bytes / 16; i += (size_t) threads)
+    ((uint4 *) counts)[i] = make_uint4 (0, 0, 0, 0);
+}
+
 /* ---- the sliding kernel ---------------------------------------------------------- */
 
 template <typename Counts, typename Sum, typename Bin>
@@ -272,8 +283,11 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
 }
 
 /* The fast variant's walk over the band: blocks of 128 neighbouring
- * columns take tiles of 128 columns × VOL_STRIP rows of one plane,
- * grid-stride; strip (centre, out, y0, y1) slides one thread's column. */
+ * columns take tiles of 128 columns × VOL_STRIP rows of one plane, in
+ * order of x, y, then z; strip (centre, out, y0, y1) slides one thread's
+ * column. The kernels with counts in shared memory or registers launch a
+ * block a tile (vol_tile_blocks), the one with global counts a block a
+ * slot of them, grid-stride. */
 template <typename Strip>
 static __device__ __forceinline__ void
 vol_band_walk (const VolBand &p, const Strip &strip)
@@ -334,8 +348,7 @@ vol_entropy_kernel (VolBand p)
     for (int c = t; c < p.cells; c += VOL_THREADS)
       shared_delta[c] = tables.delta[c];
   counts.mine = (Count *) (shared_counts + vol_count_lane<Count> (t));
-  for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count) / 4; i += VOL_THREADS)
-    ((uint32_t *) shared_counts)[i] = 0;
+  vol_clear_shared (shared_counts, ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count), t, VOL_THREADS);
   __syncthreads ();
   vol_band_walk_counts<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
 }
@@ -495,8 +508,7 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
   /* 64 threads, 2-byte counts: 128 bytes a bin, threads t and t + 32 in
    * the two halves of word t mod 32. */
   counts.mine = (uint16_t *) (count_rows + 4 * (t & 31) + 2 * (t >> 5));
-  for (size_t i = (size_t) t; i < ((size_t) p.bins + 1) * threads * 2 / 4; i += threads)
-    ((uint32_t *) count_rows)[i] = 0;
+  vol_clear_shared (count_rows, ((size_t) p.bins + 1) * threads * 2, t, threads);
 
   const Bin *binned = (const Bin *) p.binned;
   const int tiles_x = (p.width + VOL_TILE - 1) / VOL_TILE;
@@ -690,6 +702,7 @@ typedef struct {
   int bin_bytes, count_bytes;
   bool narrow;
   size_t global_count_bytes;  /* 0: counts in shared memory */
+  bool counted;               /* read the hardware counters of its one band */
   float times[3];
 } VolWork;
 
@@ -722,6 +735,21 @@ vol_source_planes (int z0, int z1, int hd, int planes, EsBorder border, int *s0,
     }
 }
 
+/* A block a tile, so that the hardware starts tiles in order as earlier
+ * ones finish: the tiles in flight stay a window about 50 planes deep at
+ * 512³ whose planes of bins the L2 keeps, and each plane is read from
+ * DRAM once. A grid of resident blocks striding over the tiles read the
+ * bins 2.1 times at 512³ ball 3 (ncu, H200): the warp schedulers favour
+ * the oldest warps of an SM, so in these compute-bound kernels some
+ * blocks ran ahead of others by many planes, and the planes in flight
+ * outgrew the L2. Starting a block (staging spans and tables, clearing
+ * counts) costs little beside its tile's thousands of windows. */
+static unsigned
+vol_tile_blocks (size_t tiles)
+{
+  return tiles < (size_t) INT_MAX ? (unsigned) tiles : (unsigned) INT_MAX;
+}
+
 template <typename Bin, typename Count, typename Sum>
 static bool
 vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsError *error)
@@ -738,14 +766,15 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
-  blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
   if (global_counts == 0)
     {
+      blocks = vol_tile_blocks (tiles);
       vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
       ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
       es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D entropy kernel", true);
       return true;
     }
+  blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
   const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
   const size_t most = global_counts / per_block;
   blocks = most < blocks ? (unsigned) most : blocks;
@@ -770,7 +799,7 @@ vol_launch_registers (EsCuda *cuda, const VolBand &band, EsError *error)
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
-  const unsigned blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
+  const unsigned blocks = vol_tile_blocks (tiles);
   vol_register_kernel<<<blocks, VOL_THREADS, smem, cuda->stream>>> (band);
   ES_CUDA_LAUNCHED (cuda, "3-D register-count entropy kernel", error);
   es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D register-count entropy kernel", true);
@@ -796,7 +825,7 @@ vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErro
       p.spans = (const VolSpan *) ((const char *) cuda->general_spans.ptr + (size_t) w->n_runs * sizeof (VolSpan));
       ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                    "3-D tile shared memory", error);
-      unsigned blocks = es_cuda_resident_blocks (cuda, kernel, VOL_TILE * VOL_TILE, smem, tiles * VOL_TILE * VOL_TILE);
+      const unsigned blocks = vol_tile_blocks (tiles);
       vol_tile_kernel<Bin><<<blocks, VOL_TILE * VOL_TILE, smem, cuda->stream>>> (p, tile_plane, tile_row);
       ES_CUDA_LAUNCHED (cuda, "3-D tile kernel", error);
       es_cuda_note_kernel (cuda, kernel, blocks, VOL_TILE * VOL_TILE, smem, "3-D tile kernel", true);
@@ -836,10 +865,45 @@ vol_upload_planes (EsCuda *cuda, const EsImage *image, int s0, int s1, void *dev
   return true;
 }
 
-/* The device's bands, one after the other on its stream. */
+/* A band's kernels: its binning, then the variant's slide. */
+static bool
+vol_launch_band (EsCuda *cuda, const VolWork *w, const VolBinning &b, const VolBand &band, EsError *error)
+{
+  void *binned = cuda->general_binned.ptr;
+
+  if (w->registers)
+    return vol_bin<uint8_t> (cuda, b, binned, error) && vol_launch_registers (cuda, band, error);
+  if (w->bin_bytes == 1)
+    return vol_bin<uint8_t> (cuda, b, binned, error) && vol_launch_bin_type<uint8_t> (cuda, w, band, error);
+  if (w->bin_bytes == 2)
+    return vol_bin<uint16_t> (cuda, b, binned, error) && vol_launch_bin_type<uint16_t> (cuda, w, band, error);
+  return vol_bin<uint32_t> (cuda, b, binned, error) && vol_launch_bin_type<uint32_t> (cuda, w, band, error);
+}
+
+/* A band's launches, to run again under the range profiler. */
+typedef struct {
+  const VolWork *w;
+  VolBinning binning;
+  VolBand band;
+} VolPass;
+
+static bool
+vol_launch_pass (EsCuda *cuda, const void *data, EsError *error)
+{
+  const VolPass *pass = (const VolPass *) data;
+
+  return vol_launch_band (cuda, pass->w, pass->binning, pass->band, error);
+}
+
+/* The device's bands, one after the other on its stream; then, when its
+ * counters are wanted, the one band's kernels again under the range
+ * profiler, on the planes still on the device (they write the same
+ * output), so that the times stay those of the normal path. */
 static bool
 vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
 {
+  VolPass pass;
+
   const EsImage *in = w->in;
   const EsJob *job = w->job;
   const int planes = es_image_planes (in);
@@ -907,18 +971,9 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
                        es_window_pixels (job), w->binner.bins, w->voids, job->definition.normalized,
                        es_entropy_unit_scale (&job->definition), (float *) cuda->d_out.ptr,
                        cuda->general_clnc.ptr, NULL };
-      if (!es_cuda_inject_launch_fault (cuda, error))
+      if (!es_cuda_inject_launch_fault (cuda, error) || !vol_launch_band (cuda, w, b, band, error))
         return false;
-      ok = w->registers        ? vol_bin<uint8_t> (cuda, b, cuda->general_binned.ptr, error)
-                                   && vol_launch_registers (cuda, band, error)
-           : w->bin_bytes == 1 ? vol_bin<uint8_t> (cuda, b, cuda->general_binned.ptr, error)
-                                   && vol_launch_bin_type<uint8_t> (cuda, w, band, error)
-           : w->bin_bytes == 2 ? vol_bin<uint16_t> (cuda, b, cuda->general_binned.ptr, error)
-                                   && vol_launch_bin_type<uint16_t> (cuda, w, band, error)
-                               : vol_bin<uint32_t> (cuda, b, cuda->general_binned.ptr, error)
-                                   && vol_launch_bin_type<uint32_t> (cuda, w, band, error);
-      if (!ok)
-        return false;
+      pass = (VolPass){ w, b, band };
       ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_computed, cuda->stream), "event record", error);
       for (int z = z0; z < z1; z++)
         ES_CUDA_TRY (cuda,
@@ -936,6 +991,8 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
       ES_CUDA_TRY (cuda, cudaEventElapsedTime (&ms, cuda->ev_computed, cuda->ev_done), "timing", error);
       w->times[2] += ms;
     }
+  if (w->counted && w->z_end > w->z_begin)
+    return es_cuda_count_pass (cuda, vol_launch_pass, &pass, error);
   return true;
 }
 
@@ -1048,6 +1105,11 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
     const size_t per_device_planes = es_cuda_div_up ((size_t) planes, (size_t) devices);
     const size_t bands_per_device = es_cuda_div_up (per_device_planes, cap);
     w.band_planes = (int) es_cuda_div_up (per_device_planes, bands_per_device);
+    /* Counters are read for a volume in one band on one device, as a 2-D
+     * run's in one piece. */
+    w.counted = cuda->counters_wanted && devices == 1 && bands_per_device == 1;
+    if (cuda->counters_wanted && !w.counted)
+      es_cuda_note_uncounted_run (cuda);
 
     VolWork work[ES_CUDA_MAX_DEVICES];
     EsError errors[ES_CUDA_MAX_DEVICES];
@@ -1090,9 +1152,9 @@ done:
  * under 1 GiB): the bin pass reads every voxel (and the mask) once and
  * writes the padded block of bins; the sliding (or tile) kernel reads the
  * block back once and writes a float a voxel. Its re-reads of a window's
- * rows and planes hit L2: the resident blocks walk the band plane after
- * plane, so the planes that a window spans are in flight together (tens
- * of planes of 512² bins, well within L2). Counts that outgrow shared
+ * rows and planes hit L2: blocks start tile after tile in order
+ * (vol_tile_blocks), so the planes that a window spans are in flight
+ * together (tens of planes of 512² bins, well within L2). Counts that outgrow shared
  * memory (exact 16-bit bins) live in a global scratch, cleared first,
  * whose misses past L2 cost a sector each way for each of the two updates
  * a span and voxel. */

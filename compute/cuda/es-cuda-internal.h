@@ -225,6 +225,12 @@ typedef bool (*EsCudaKernelPass) (EsCuda *cuda, const void *data, EsError *error
  * could not. libcupti is opened by the first call. False only when the
  * pass itself failed (a CUDA error). */
 bool es_cuda_count_kernels (EsCuda *cuda, EsCudaKernelPass pass, const void *data, EsError *error);
+/* es_cuda_count_kernels where the build has CUPTI; without, the note
+ * that says so (run.cu). */
+bool es_cuda_count_pass (EsCuda *cuda, EsCudaKernelPass pass, const void *data, EsError *error);
+/* The note of a run that asked for counters and went in bands or over
+ * several GPUs, which are not counted (run.cu). */
+void es_cuda_note_uncounted_run (EsCuda *cuda);
 /* After each launch of a counted pass (es_cuda_note_kernel): logs the
  * launch's kernel slot for its range, then reads the L2 sweep, so that the
  * next kernel starts from an L2 with no dirty lines and none of this

@@ -500,21 +500,25 @@ static bool
 count_frame_kernels (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsCudaFrame *frame,
                      bool streams, EsError *error)
 {
-#ifdef ES_HAVE_CUPTI
   const FrameKernels kernels = { job, variant, frame, streams };
-  return es_cuda_count_kernels (cuda, launch_frame_kernels, &kernels, error);
+  return es_cuda_count_pass (cuda, launch_frame_kernels, &kernels, error);
+}
+
+bool
+es_cuda_count_pass (EsCuda *cuda, EsCudaKernelPass pass, const void *data, EsError *error)
+{
+#ifdef ES_HAVE_CUPTI
+  return es_cuda_count_kernels (cuda, pass, data, error);
 #else
-  (void) job, (void) variant, (void) frame, (void) streams, (void) error;
+  (void) pass, (void) data, (void) error;
   snprintf (cuda->counters_note, sizeof cuda->counters_note, "%s",
             N_ ("this build has no CUPTI (built without the CUDA toolkit's CUPTI headers)"));
   return true;
 #endif
 }
 
-/* Why a run that asked for counters, and did not go through
- * count_frame_kernels, has none. */
-static void
-note_uncounted_run (EsCuda *cuda)
+void
+es_cuda_note_uncounted_run (EsCuda *cuda)
 {
   if (cuda->counters_wanted)
     snprintf (cuda->counters_note, sizeof cuda->counters_note, "%s",
@@ -645,7 +649,6 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       es_control_begin (control, 1);
       if (!run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
         return false;
-      note_uncounted_run (cuda);
       es_control_advance (control, 1);
       if (timing != NULL)
         {
@@ -735,7 +738,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
       move.in_borrowed = move.out_borrowed = false;
       ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
                                spread || footprint > budget ? 1 : ES_CUDA_OVERLAP_BANDS, times, control, error);
-      note_uncounted_run (cuda);
+      es_cuda_note_uncounted_run (cuda);
     }
   else
     ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);

@@ -74,6 +74,22 @@ def test_cuda_counters(gpu, rng):
     assert np.array_equal(values, entroscope.Engine("cpu").sharpen(image))
 
 
+def test_cuda_counters_of_a_volume(gpu, rng):
+    """A 3-D window's run in one band is counted too: its binning and sliding kernels."""
+    engine = entroscope.Engine("cuda", devices=[0])
+    engine.counters = True
+    volume = rng.integers(1, 256, (40, 200, 300), dtype=np.uint8)
+    values, timing = engine.entropy(volume, ball=2, return_timing=True)
+    metrics = timing.metrics
+    if metrics["counters"] is None:
+        pytest.skip("no hardware counters here: " + metrics["counters_note"])
+    counters = metrics["counters"]
+    assert counters["launches"] == 2 and counters["dram_read_bytes"] > 0 and counters["dram_write_bytes"] > 0
+    assert 0 <= counters["l2_hit_rate"] <= 1 and 0 < counters["achieved_occupancy"] <= 1
+    assert sum(k["counters"] is not None for k in metrics["kernels"]) == 2, metrics["kernels"]
+    assert np.abs(values - entroscope.Engine("cpu").entropy(volume, ball=2)).max() <= 1e-5
+
+
 def test_page_locked_buffers(gpu, rng):
     image = rng.integers(0, 256, (600, 700), dtype=np.uint8)
     pinned = gpu.zeros(image.shape, np.uint8)

@@ -319,7 +319,7 @@ def main():
             if three_d:
                 args[1:1] = ["--ball", str(options.radius)]
             label = variant + (" (%d³)" % options.volume if three_d else "")
-            counters = options.counters and not three_d
+            counters = options.counters
             model, error = model_bytes(args, env, counters)
             measured, ncu_error = (None, None) if error else ncu_bytes(args, env, counters)
             if error or ncu_error:
