@@ -125,7 +125,10 @@ es_job_set_param (EsJob *job, EsParamId id, double value)
 /* ---- entropy definitions --------------------------------------------------------- */
 
 static const char *const shape_names[ES_N_SHAPES] = { "square", "rect", "disk", "footprint", "box", "ball" };
-static const char *const border_names[ES_N_BORDERS] = { "clip", "symmetric", "mirror", "replicate", "constant" };
+/* Marked: the window's definition line says them in the reader's language
+ * (es_job_describe_definition_in); the CLI takes and writes them as they are. */
+static const char *const border_names[ES_N_BORDERS] = { N_ ("clip"), N_ ("symmetric"), N_ ("mirror"), N_ ("replicate"),
+                                                        N_ ("constant") };
 static const char *const binning_names[ES_N_BINNINGS] = { "depth", "range", "minmax", "exact", "byte" };
 
 static int
@@ -513,20 +516,33 @@ es_job_resolve_minmax (EsJob *job, const EsImage *in)
   job->definition.binning = ES_BINNING_RANGE;
 }
 
+static const char *
+untranslated (const char *text)
+{
+  return text;
+}
+
 void
 es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size)
 {
+  es_job_describe_definition_in (job, units, NULL, text, size);
+}
+
+void
+es_job_describe_definition_in (const EsJob *job, const char *units, EsTranslate translate, char *text, size_t size)
+{
   const EsEntropyDefinition *d = &job->definition;
-  char shape[48], border[32], bins[48];
+  const EsTranslate t = translate ? translate : untranslated;
+  char shape[64], border[48], bins[64];
 
   /* A CLAHE preset names its peer, so that an export says which CLAHE made it. */
   if (job->op == ES_OP_CLAHE && job->clahe.kind != ES_CLAHE_OPENCV)
     {
-      char kernel[48] = "";
+      char kernel[64] = "";
 
       if (job->clahe.kernel_height != 0)
-        snprintf (kernel, sizeof kernel, " · kernel %d×%d", job->clahe.kernel_height, job->clahe.kernel_width);
-      snprintf (text, size, "like %s%s · %d bins", es_clahe_kind_name (job->clahe.kind), kernel,
+        snprintf (kernel, sizeof kernel, t (N_ (" · kernel %d×%d")), job->clahe.kernel_height, job->clahe.kernel_width);
+      snprintf (text, size, t (N_ ("like %s%s · %d bins")), es_clahe_kind_name (job->clahe.kind), kernel,
                 job->clahe.bins ? job->clahe.bins : ES_CLAHE_BINS_DEFAULT);
       return;
     }
@@ -538,35 +554,35 @@ es_job_describe_definition (const EsJob *job, const char *units, char *text, siz
   switch (d->shape)
     {
     case ES_SHAPE_RECT: snprintf (shape, sizeof shape, "%d×%d", d->height, d->width); break;
-    case ES_SHAPE_DISK: snprintf (shape, sizeof shape, "disk r=%d", d->radius); break;
+    case ES_SHAPE_DISK: snprintf (shape, sizeof shape, t (N_ ("disk r=%d")), d->radius); break;
     case ES_SHAPE_FOOTPRINT:
       if (d->footprint != NULL && d->footprint->planes > 1)
-        snprintf (shape, sizeof shape, "footprint %dx%dx%d", d->footprint->planes, d->footprint->height,
+        snprintf (shape, sizeof shape, t (N_ ("footprint %dx%dx%d")), d->footprint->planes, d->footprint->height,
                   d->footprint->width);
       else
-        snprintf (shape, sizeof shape, "footprint %d×%d", d->footprint ? d->footprint->height : 0,
+        snprintf (shape, sizeof shape, t (N_ ("footprint %d×%d")), d->footprint ? d->footprint->height : 0,
                   d->footprint ? d->footprint->width : 0);
       break;
-    case ES_SHAPE_BOX: snprintf (shape, sizeof shape, "box %dx%dx%d", d->planes, d->height, d->width); break;
-    case ES_SHAPE_BALL: snprintf (shape, sizeof shape, "ball r=%d", d->radius); break;
+    case ES_SHAPE_BOX: snprintf (shape, sizeof shape, t (N_ ("box %dx%dx%d")), d->planes, d->height, d->width); break;
+    case ES_SHAPE_BALL: snprintf (shape, sizeof shape, t (N_ ("ball r=%d")), d->radius); break;
     default: snprintf (shape, sizeof shape, "%d×%d", job->window, job->window); break;
     }
   if (d->border == ES_BORDER_CONSTANT)
-    snprintf (border, sizeof border, "constant %u", d->border_value);
+    snprintf (border, sizeof border, t (N_ ("constant %u")), d->border_value);
   else
-    snprintf (border, sizeof border, "%s", es_border_name (d->border));
+    snprintf (border, sizeof border, "%s", t (es_border_name (d->border)));
   switch (d->binning)
     {
     case ES_BINNING_RANGE:
-      snprintf (bins, sizeof bins, "%d bins of %u..%u", job->levels, d->range_lo, d->range_hi);
+      snprintf (bins, sizeof bins, t (N_ ("%d bins of %u..%u")), job->levels, d->range_lo, d->range_hi);
       break;
-    case ES_BINNING_MINMAX: snprintf (bins, sizeof bins, "%d bins of min..max", job->levels); break;
-    case ES_BINNING_EXACT: snprintf (bins, sizeof bins, "exact bins"); break;
-    case ES_BINNING_BYTE: snprintf (bins, sizeof bins, "%d bins of 8-bit values", job->levels); break;
-    default: snprintf (bins, sizeof bins, "%d bins", job->levels); break;
+    case ES_BINNING_MINMAX: snprintf (bins, sizeof bins, t (N_ ("%d bins of min..max")), job->levels); break;
+    case ES_BINNING_EXACT: snprintf (bins, sizeof bins, "%s", t (N_ ("exact bins"))); break;
+    case ES_BINNING_BYTE: snprintf (bins, sizeof bins, t (N_ ("%d bins of 8-bit values")), job->levels); break;
+    default: snprintf (bins, sizeof bins, t (N_ ("%d bins")), job->levels); break;
     }
-  snprintf (text, size, "%s · %s · %s · %s%s", shape, border, bins, d->normalized ? "normalized" : units,
-            d->mask ? " · masked" : "");
+  snprintf (text, size, "%s · %s · %s · %s%s%s", shape, border, bins, d->normalized ? t (N_ ("normalized")) : units,
+            d->mask ? " · " : "", d->mask ? t (N_ ("masked")) : "");
 }
 
 /* ---- the operations ---------------------------------------------------------- */

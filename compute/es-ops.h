@@ -259,6 +259,13 @@ void es_job_resolve_minmax (EsJob *job, const EsImage *in);
  * unit ("nats", "bits"; ignored when normalized). A CLAHE preset: "like
  * skimage · 256 bins". Other ops: "". */
 void es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size);
+/* Turns a marked word or format of the definition line into the reader's
+ * language (gettext in the window); it must keep a format's conversions. */
+typedef const char *(*EsTranslate) (const char *text) __attribute__ ((format_arg (1)));
+/* es_job_describe_definition with its words through `translate`, for a
+ * line that people read; files and the CLI keep the words above (NULL). */
+void es_job_describe_definition_in (const EsJob *job, const char *units, EsTranslate translate, char *text,
+                                    size_t size);
 
 /* The text forms of the CLI and the Python module: "9x5" (or "9×5", odd
  * sides ≤ ES_SIDE_MAX) sets a rectangle; "clip" … "constant:V"; "depth",

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 # The window in Simplified Chinese: under LANGUAGE=zh_CN, with the build tree's catalogs, its
-# controls (from C and from the .ui templates), compute/'s table text and the Compare window
+# controls (from C and from the .ui templates), compute/'s table text, the definition line and the Compare window
 # read in Chinese through AT-SPI, as a screen reader would say them.
 #
 # Usage (it starts its own X server and session bus, through test-ui-accessible.py's helpers):
@@ -59,6 +59,12 @@ def check(entroscope, image, schema_dir, home):
         node = accessible.wait_until('the Timings card', lambda: accessible.find(
             frame, lambda n: (n.name or '').startswith('CPU：OpenMP，')))
         ok(node is not None, 'the Timings card names the CPU in Chinese', [node.name if node else ''])
+        # The definition line over the canvas, which compute/ composes: its words in Chinese on screen
+        # (files keep them English: test-ui-definitions).
+        node = accessible.wait_until('the definition caption', lambda: accessible.find(
+            frame, lambda n: (n.name or '').startswith('5×5 · ')))
+        ok(node is not None and node.name == '5×5 · 裁剪 · 16 个箱 · nats', 'the definition caption reads in Chinese',
+           [node.name if node else ''])
         found = names(frame, [])
         chinese = [n for n in found if is_chinese(n[1]) or is_chinese(n[2])]
         english = [n for n in found if n[1] in ('Automatic', 'Line Profile', 'Main Menu', 'Side Panel', 'Compute')

@@ -337,6 +337,21 @@ check_shapes (void)
           "2-D windows read no other plane");
 }
 
+/* A translation that says a few words loud, and leaves the rest. */
+static const char *
+shout (const char *text)
+{
+  static const char *const words[][2] = {
+    { "ball r=%d", "BALL r=%d" },   { "clip", "CLIP" },     { "%d bins", "%d BINS" },
+    { "normalized", "NORMALIZED" }, { "masked", "MASKED" },
+  };
+
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (strcmp (text, words[i][0]) == 0)
+      return words[i][1];
+  return text;
+}
+
 static void
 check_text_and_limits (void)
 {
@@ -363,6 +378,17 @@ check_text_and_limits (void)
   tap_ok (strncmp (text, "ball r=3 · ", strlen ("ball r=3 · ")) == 0
             && strcmp (es_shape_name (ES_SHAPE_BALL), "ball") == 0 && strcmp (es_shape_name (ES_SHAPE_BOX), "box") == 0,
           "described as \"%s\"; shapes named box and ball", text);
+
+  job.levels = 16;
+  es_job_describe_definition_in (&job, "bits", shout, text, sizeof text);
+  tap_ok (strcmp (text, "BALL r=3 · CLIP · 16 BINS · bits") == 0,
+          "es_job_describe_definition_in passes every word through translate: \"%s\"", text);
+  job.definition.normalized = true;
+  job.definition.mask = &image;
+  es_job_describe_definition_in (&job, "bits", shout, text, sizeof text);
+  tap_ok (strcmp (text, "BALL r=3 · CLIP · 16 BINS · NORMALIZED · MASKED") == 0, "normalized and masked: \"%s\"", text);
+  job.definition.normalized = false;
+  job.definition.mask = NULL;
 
   job.definition.radius = ES_RADIUS_3D_MAX + 1;
   tap_ok (!es_job_validate (&job, &error) && strstr (error.message, "0..31") != NULL, "ball radius 32: %s",

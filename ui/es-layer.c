@@ -979,8 +979,9 @@ es_layer_display_scale (const EsLayer *layer, const EsDisplay *display, EsColorS
     }
 }
 
-void
-es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
+/* The words a file records: English, as the CLI writes them. */
+static void
+layer_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
 {
   /* Bits are a display conversion of nats: the values stay, unit_scale and
    * the words (the definition line too) follow the display's units. */
@@ -988,10 +989,25 @@ es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueIn
   info->pixel_size = layer->result.info.pixel_size;
 }
 
+static const char *
+translate_word (const char *text)
+{
+  return _ (text);
+}
+
+void
+es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
+{
+  layer_info (layer, display, info);
+  /* The definition line on screen is in the reader's language. */
+  if (layer->view != ES_VIEW_ORIGINAL && info->definition[0])
+    es_job_describe_definition_in (&layer->job, info->units, translate_word, info->definition, sizeof info->definition);
+}
+
 void
 es_layer_export_result (const EsLayer *layer, const EsDisplay *display, EsResult *result)
 {
   *result = layer->result;
   es_layer_display_scale (layer, display, &result->scale);
-  es_layer_display_info (layer, display, &result->info);
+  layer_info (layer, display, &result->info);
 }

@@ -163,7 +163,9 @@ double es_layer_value (const EsLayer *layer, int x, int y);
 /* The colour scale the user sees: the range that display asks for, with its
  * colormap for heatmaps (images keep their own, gray). */
 void es_layer_display_scale (const EsLayer *layer, const EsDisplay *display, EsColorScale *scale);
-/* The metadata in the units that display asks for (unit_scale converts). */
+/* The metadata in the units that display asks for (unit_scale converts),
+ * its definition line in the reader's language (es_layer_export_result
+ * keeps a file's words English). */
 void es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info);
 /* The result as es_pipeline_run would give it for the same job and display:
  * a shallow copy (the values stay the layer's), valid while the layer lives. */
