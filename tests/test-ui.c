@@ -578,6 +578,53 @@ test_layer_range (void)
   es_source_unref (source);
 }
 
+static gboolean
+never (gpointer data)
+{
+  return FALSE;
+}
+
+static gboolean
+at_once (gpointer data)
+{
+  return TRUE;
+}
+
+/* After an image's first result the worker maps the buffers that the next
+ * result of its size takes (es_layer_stock_spares): one set, however often
+ * it is asked, none when told to stop. */
+static void
+test_stock_spares (void)
+{
+  const int w = 2048, h = 1101; /* 9 MB of floats: the pool keeps buffers from 4 MiB */
+  EsImage gray = { 0 }, taken = { 0 }, again = { 0 };
+  EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+  EsResult result = { 0 };
+  EsSource *source;
+  EsLayer *layer;
+
+  g_assert_true (es_image_alloc (&gray, w, h, ES_FORMAT_U8, 8, NULL));
+  source = es_source_new (NULL, "synthetic", &gray);
+  g_assert_true (es_image_alloc (&result.values, w, h, ES_FORMAT_F32, 8, NULL));
+  result.timing.backend = ES_BACKEND_CPU; /* CUDA results take no spare values */
+  layer = es_layer_new (ES_VIEW_ENTROPY, source, &job, ES_BACKEND_CPU, &result);
+  es_layer_keep_spares_for (w, h);
+  g_assert_false (es_layer_prepare_values (&taken, w, h, ES_FORMAT_F32));
+
+  es_layer_stock_spares (layer, at_once, NULL);
+  g_assert_false (es_layer_prepare_values (&taken, w, h, ES_FORMAT_F32));
+  es_layer_stock_spares (layer, never, NULL);
+  es_layer_stock_spares (layer, never, NULL);
+  g_assert_true (es_layer_prepare_values (&taken, w, h, ES_FORMAT_F32));
+  g_assert_false (es_layer_prepare_values (&again, w, h, ES_FORMAT_F32));
+  g_assert_true (taken.width == w && taken.height == h && taken.stride == (size_t) w * sizeof (float));
+
+  es_image_clear (&taken);
+  es_layer_unref (layer);
+  es_source_unref (source);
+  es_layer_keep_spares_for (1, 1); /* frees what is left */
+}
+
 static void
 test_colorbar_ticks (void)
 {
@@ -607,6 +654,7 @@ main (int argc, char *argv[])
   ui_test_setup (&argc, &argv);
   g_test_add_func ("/ui/colorbar-ticks", test_colorbar_ticks);
   g_test_add_func ("/ui/layer-range", test_layer_range);
+  g_test_add_func ("/ui/stock-spares", test_stock_spares);
   g_test_add_func ("/ui/open", test_open);
   g_test_add_func ("/ui/bad-file", test_bad_file);
   g_test_add_func ("/ui/views", test_views);

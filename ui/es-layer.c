@@ -376,6 +376,76 @@ es_layer_recycle_values (EsImage *values)
   give_spare (values, values->width, values->height);
 }
 
+/* The pool's buffers of `bytes`. */
+static int
+count_spares_locked (size_t bytes)
+{
+  int n = 0;
+
+  for (GList *l = spares.head; l; l = l->next)
+    n += ((Spare *) l->data)->bytes == bytes;
+  return n;
+}
+
+/* The bytes of a buffer the pool would take in place of image (0: none). */
+static size_t
+spare_bytes_of (const EsImage *image)
+{
+  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+
+  return image->pixels != NULL && image->release == NULL && !es_image_on_device (image) && bytes >= SPARE_MIN
+             && bytes <= SPARE_LIMIT
+           ? bytes
+           : 0;
+}
+
+void
+es_layer_stock_spares (const EsLayer *layer, gboolean (*stop) (gpointer data), gpointer data)
+{
+  const EsImage *buffers[ES_LAYER_MAX_MIPS];
+  int n = 0, width = layer->source->image.width, height = layer->source->image.height;
+
+  /* The values and the mips below them, as the layer holds them. Only
+   * the CPU writes results into spare buffers (CUDA into page-locked
+   * ones of its own). */
+  if (layer->result.timing.backend == ES_BACKEND_CPU)
+    buffers[n++] = &layer->result.values;
+  for (int i = 1; i < layer->n_mips && n < ES_LAYER_MAX_MIPS; i++)
+    buffers[n++] = &layer->mips[i];
+  for (int i = 0; i < n; i++)
+    {
+      size_t bytes = spare_bytes_of (buffers[i]);
+      int wanted = 0, held;
+      EsImage image;
+
+      if (bytes == 0 || stop (data))
+        continue;
+      for (int k = 0; k < n; k++)
+        wanted += spare_bytes_of (buffers[k]) == bytes;
+      g_mutex_lock (&spare_lock);
+      /* Never past the pool's limit, where give_spare would free it again. */
+      held = (spare_width == 0 || (spare_width == width && spare_height == height))
+                 && spare_bytes + bytes <= SPARE_LIMIT
+               ? count_spares_locked (bytes)
+               : wanted;
+      g_mutex_unlock (&spare_lock);
+      if (held >= wanted
+          || !es_image_alloc_volume (&image, buffers[i]->width, buffers[i]->height, es_image_planes (buffers[i]),
+                                     buffers[i]->format, buffers[i]->depth, NULL))
+        continue;
+      if (spare_bytes_of (&image) != bytes)
+        {
+          es_image_clear (&image); /* another allocator's memory, or another layout */
+          continue;
+        }
+      /* Map every page now (one write a page; a whole 2 MiB page where the
+       * kernel gives them), so that the result that takes it does not. */
+      for (size_t offset = 0; offset < bytes; offset += 4096)
+        ((volatile guint8 *) image.pixels)[offset] = 0;
+      give_spare (&image, width, height);
+    }
+}
+
 /* Layers */
 
 static void

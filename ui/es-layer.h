@@ -148,6 +148,11 @@ gboolean es_layer_prepare_values (EsImage *values, int width, int height, EsForm
 /* Keeps the buffer of values that no layer took (a cancelled job's) for
  * the next result, or frees it; zeroes *values. */
 void es_layer_recycle_values (EsImage *values);
+/* Fills the pool of spare buffers with what a next result like layer will
+ * take (its values and mips), their pages mapped now: the worker does this
+ * after an image's first result, so that the first change after opening
+ * writes into mapped memory as later ones do. Stops early when stop(data). */
+void es_layer_stock_spares (const EsLayer *layer, gboolean (*stop) (gpointer data), gpointer data);
 /* The size of the image on screen: spare buffers (kept for the next result
  * of the same size) of other images are freed now, and those of the layers
  * that go later are freed as they go, with the heap trimmed after. */

@@ -64,6 +64,7 @@ struct _EsWorker {
   gboolean cuda_usable;
   char *cuda_reason;
   EsLayer *cache[ES_N_VIEWS];
+  guint64 stocked_serial; /* the source whose first results stocked the spare buffers */
 };
 
 /* Queued after the last comparison when the worker goes away (es-worker.c). */

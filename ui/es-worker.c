@@ -463,6 +463,42 @@ es_worker_shown_painted (EsWorker *worker, guint64 generation)
   g_mutex_unlock (&worker->lock);
 }
 
+typedef struct {
+  EsWorker *worker;
+  const EsRequest *request;
+} StockRequest;
+
+static gboolean
+request_superseded (gpointer data)
+{
+  StockRequest *stock = data;
+  gboolean superseded;
+
+  g_mutex_lock (&stock->worker->lock);
+  superseded = superseded_locked (stock->worker, stock->request);
+  g_mutex_unlock (&stock->worker->lock);
+  return superseded;
+}
+
+/* After an image's first complete answer, while the worker has nothing
+ * else to do: the spare buffers that the first change will take, mapped
+ * now. Without them, the first change after opening a 4096² image wrote
+ * its result and mips into fresh pages, and the engine and the layer took
+ * 180 and 37 ms where the next change took 95 and 9. */
+static void
+stock_spares (EsWorker *worker, const EsRequest *request)
+{
+  StockRequest stock = { worker, request };
+
+  /* A request without an image asks for the engine alone. */
+  if (request->source == NULL || worker->stocked_serial == request->source->serial)
+    return;
+  worker->stocked_serial = request->source->serial;
+  for (int i = 0; i < request->n_shown; i++)
+    if (worker->cache[request->items[i].view] && worker->cache[request->items[i].view]->source == request->source)
+      es_layer_stock_spares (worker->cache[request->items[i].view], request_superseded, &stock);
+}
+
 /* A request: the views on screen first, in a response of their own, then
  * the rest (the side panel's histograms). A request that a newer one
  * supersedes stops between jobs, or within its running job when the newer
@@ -516,6 +552,7 @@ process (EsWorker *worker, EsRequest *request)
   if (!stopped)
     {
       post (worker, response, start, TRUE);
+      stock_spares (worker, request);
       return;
     }
   es_response_free (response);
