@@ -272,22 +272,43 @@ take_spare (size_t bytes)
   return pixels;
 }
 
+/* The bytes of image's buffer, if the pool can keep it (plain host memory
+ * of SPARE_MIN to SPARE_LIMIT bytes); else 0. */
+static size_t
+spare_bytes_of (const EsImage *image)
+{
+  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+
+  return image->pixels != NULL && image->release == NULL && !es_image_on_device (image) && bytes >= SPARE_MIN
+             && bytes <= SPARE_LIMIT
+           ? bytes
+           : 0;
+}
+
+/* Whether the pool keeps buffers made for an image of width × height (the
+ * size on screen, or any before one is shown). Called with spare_lock held. */
+static gboolean
+keeps_size_locked (int width, int height)
+{
+  return spare_width == 0 || (width == spare_width && height == spare_height);
+}
+
 /* Keeps an image's plain (malloc'ed) buffer for later, or frees it; the
  * buffer was made for an image of width × height (the layer's source). */
 static void
 give_spare (EsImage *image, int width, int height)
 {
-  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
+  size_t bytes = spare_bytes_of (image);
   gboolean keep;
   Spare *spare;
 
-  if (image->pixels == NULL || image->release != NULL || bytes < SPARE_MIN || bytes > SPARE_LIMIT)
+  if (bytes == 0)
     {
       es_image_clear (image);
       return;
     }
   g_mutex_lock (&spare_lock);
-  keep = spare_width == 0 || (width == spare_width && height == spare_height);
+  keep = keeps_size_locked (width, height);
   if (!keep)
     schedule_trim_locked ();
   g_mutex_unlock (&spare_lock);
@@ -387,18 +408,6 @@ count_spares_locked (size_t bytes)
   return n;
 }
 
-/* The bytes of a buffer the pool would take in place of image (0: none). */
-static size_t
-spare_bytes_of (const EsImage *image)
-{
-  size_t bytes = image->stride * (size_t) image->height * (size_t) es_image_planes (image);
-
-  return image->pixels != NULL && image->release == NULL && !es_image_on_device (image) && bytes >= SPARE_MIN
-             && bytes <= SPARE_LIMIT
-           ? bytes
-           : 0;
-}
-
 void
 es_layer_stock_spares (const EsLayer *layer, gboolean (*stop) (gpointer data), gpointer data)
 {
@@ -416,6 +425,7 @@ es_layer_stock_spares (const EsLayer *layer, gboolean (*stop) (gpointer data), g
     {
       size_t bytes = spare_bytes_of (buffers[i]);
       int wanted = 0, held;
+      gboolean room;
       EsImage image;
 
       if (bytes == 0 || stop (data))
@@ -424,12 +434,10 @@ es_layer_stock_spares (const EsLayer *layer, gboolean (*stop) (gpointer data), g
         wanted += spare_bytes_of (buffers[k]) == bytes;
       g_mutex_lock (&spare_lock);
       /* Never past the pool's limit, where give_spare would free it again. */
-      held = (spare_width == 0 || (spare_width == width && spare_height == height))
-                 && spare_bytes + bytes <= SPARE_LIMIT
-               ? count_spares_locked (bytes)
-               : wanted;
+      room = keeps_size_locked (width, height) && spare_bytes + bytes <= SPARE_LIMIT;
+      held = count_spares_locked (bytes);
       g_mutex_unlock (&spare_lock);
-      if (held >= wanted
+      if (!room || held >= wanted
           || !es_image_alloc_volume (&image, buffers[i]->width, buffers[i]->height, es_image_planes (buffers[i]),
                                      buffers[i]->format, buffers[i]->depth, NULL))
         continue;
