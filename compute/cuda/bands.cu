@@ -157,7 +157,8 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
    * without a second upload. */
   const bool resident = w->pass == ES_BAND_BLEND && w->b_end - w->b_begin <= w->slots;
   cudaStream_t up = cuda->up_stream, compute = cuda->stream, down = cuda->down_stream;
-  const bool stage_in = !resident && !m->in_direct, stage_out = output && !m->out_direct;
+  const bool uploads = !resident && m->in_on_device == NULL;
+  const bool stage_in = uploads && !m->in_direct, stage_out = output && !m->out_direct;
   const bool timed = w->b_end - w->b_begin <= ES_CUDA_MAX_CHUNKS;
 
   *ms = 0;
@@ -179,7 +180,8 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
   if (w->b_begin >= w->b_end)
     return true;
   for (int s = 0; s < w->slots; s++)
-    if (!es_cuda_device_reserve (cuda, &cuda->band_in[s], slot_rows * f->in_pitch, "band input buffer", error)
+    if ((m->in_on_device == NULL
+         && !es_cuda_device_reserve (cuda, &cuda->band_in[s], slot_rows * f->in_pitch, "band input buffer", error))
         || (levels && !es_cuda_device_reserve (cuda, &cuda->band_lev[s], slot_rows * f->lev_pitch,
                                                "band levels buffer", error))
         || (output && !es_cuda_device_reserve (cuda, &cuda->band_out[s], slot_rows * f->out_pitch,
@@ -212,7 +214,7 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
       const int y0 = r.y0, y1 = r.y1, iy0 = r.iy0, iy1 = r.iy1;
       EsCudaFrame band = *f;
 
-      if (!resident)
+      if (uploads)
         {
           const char *rows = stage_in ? (const char *) cuda->band_h_in[s].ptr
                                       : (const char *) m->in->pixels + (size_t) iy0 * m->in->stride;
@@ -225,10 +227,15 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
           ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_up[s], up), "event record", error);
           ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_up[s], 0), "stream wait", error);
         }
+      else if (m->in_on_device != NULL && i >= w->slots)
+        /* No upload orders the slot's reuse: its kernels wait for the
+         * download of the band that held it. */
+        ES_CUDA_TRY (cuda, cudaStreamWaitEvent (compute, cuda->ev_down[s], 0), "stream wait", error);
 
       band.height = iy1 - iy0;
       band.y_origin = iy0;
-      band.in = cuda->band_in[s].ptr;
+      band.in = m->in_on_device != NULL ? (const char *) m->in_on_device + (size_t) iy0 * f->in_pitch
+                                         : cuda->band_in[s].ptr;
       band.lev = (uint8_t *) cuda->band_lev[s].ptr;
       band.out = cuda->band_out[s].ptr;
       bool ok = false;
@@ -298,7 +305,7 @@ run_bands (EsCuda *cuda, const EsBandWork *w, float *ms, float times[3], EsError
       ES_CUDA_TRY (cuda, cudaEventElapsedTime (&k, cuda->ev_k0[i], cuda->ev_k1[i]), "timing", error);
       times[1] += k;
     }
-  if (!resident)
+  if (uploads)
     ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[0], cuda->ev_start, cuda->ev_up[(n - 1) % w->slots]),
                  "timing", error);
   ES_CUDA_TRY (cuda, cudaEventElapsedTime (&times[2], cuda->ev_k1[n - 1], cuda->ev_done), "timing", error);

@@ -416,6 +416,8 @@ open_resources (EsCuda *cuda, EsError *error)
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_uploaded), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_computed), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_done), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_staged[0]), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_staged[1]), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_producer, cudaEventDisableTiming), "event creation", error);
   for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
     {
@@ -604,8 +606,8 @@ es_cuda_close (EsCuda *cuda)
     (void) cudaFree (cuda->histogram);
   if (cuda->lut != NULL)
     (void) cudaFree (cuda->lut);
-  cudaEvent_t *events[] = { &cuda->ev_start, &cuda->ev_uploaded, &cuda->ev_computed, &cuda->ev_done,
-                            &cuda->ev_producer };
+  cudaEvent_t *events[] = { &cuda->ev_start,     &cuda->ev_uploaded,  &cuda->ev_computed, &cuda->ev_done,
+                            &cuda->ev_staged[0], &cuda->ev_staged[1], &cuda->ev_producer };
   for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
     if (*events[i] != NULL)
       (void) cudaEventDestroy (*events[i]);

@@ -90,7 +90,8 @@ struct EsCuda {
   cudaStream_t stream;                 /* kernels, and every copy of the plain paths */
   cudaStream_t up_stream, down_stream; /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
-  cudaEvent_t ev_producer; /* es_cuda_wait_stream: the work queued on a device array's stream */
+  cudaEvent_t ev_staged[2]; /* around a whole staged upload before bands (run.cu) */
+  cudaEvent_t ev_producer;  /* es_cuda_wait_stream: the work queued on a device array's stream */
   /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
   cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
   cudaEvent_t ev_k1[ES_CUDA_MAX_CHUNKS], ev_down[ES_CUDA_MAX_CHUNKS];
@@ -267,11 +268,14 @@ typedef struct EsMove {
   size_t in_row, out_row; /* bytes per image row */
   bool in_direct, out_direct;
   bool in_borrowed, out_borrowed;
+  /* Bands only: the whole input, already uploaded into the first device's
+   * frame (in_pitch rows), which the bands read instead of uploading. */
+  const void *in_on_device;
 } EsMove;
 
 /* Copies rows [y0, y1) of row_bytes between two host buffers with their
- * own strides, on every core when large: one core copies about 10 GB/s,
- * well under what the PCIe link moves. */
+ * own strides, on every core when large: one core copies about 5 GB/s
+ * into pinned memory, well under what the PCIe link moves. */
 void es_cuda_copy_rows (void *dst, size_t dst_stride, const void *src, size_t src_stride, size_t row_bytes, int y0,
                         int y1);
 
