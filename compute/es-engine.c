@@ -605,6 +605,43 @@ needs_volume_kernel (const EsJob *job, const EsImage *in)
 static bool run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *out, EsTiming *timing,
                            EsControl *control, double start, EsError *error);
 
+#ifdef ES_HAVE_CUDA
+/* A volume of an op whose result maps each pixel through one statistic of
+ * every pixel (whole_image, no halo in x, y or z: equalize) is one image of
+ * height · planes rows when its planes lie end to end, as the engine's own
+ * volumes do: CUDA then computes it with its 2-D kernels. `tall` is that
+ * image; false when the job or the layout is not so. */
+static bool
+tall_image_of (const EsJob *job, const EsImage *image, EsImage *tall)
+{
+  const EsOpInfo *info = es_op_info (job->op);
+  const int planes = es_image_planes (image);
+
+  if (planes <= 1 || !info->whole_image || info->image_grid || info->halo (job) != 0
+      || (info->plane_halo != NULL && info->plane_halo (job) != 0)
+      || image->plane_stride != (size_t) image->height * image->stride
+      || (long long) image->height * planes > ES_MAX_SIDE)
+    return false;
+  *tall = *image;
+  tall->height *= planes;
+  tall->planes = 0;
+  tall->plane_stride = 0;
+  return true;
+}
+
+/* Whether CUDA computes `job` on `in` into `out` (not yet allocated when
+ * its pixels are NULL): a 2-D job, a volume its 3-D kernels take, or a
+ * volume that is a tall image (tall_image_of). */
+static bool
+cuda_takes_volume (const EsJob *job, const EsImage *in, const EsImage *out)
+{
+  EsImage tall;
+
+  return !needs_volume_kernel (job, in) || es_op_info (job->op)->cuda->volumes
+         || (tall_image_of (job, in, &tall) && (out->pixels == NULL || tall_image_of (job, out, &tall)));
+}
+#endif
+
 const char *
 es_host_memory_name (EsHostMemory memory)
 {
@@ -813,11 +850,13 @@ run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
   const char *no_variant = variant != NULL ? es_variant_unsupported (variant, job) : "this build has no CUDA kernel";
   EsCuda *device;
 
-  if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
+  if (cuda_op == NULL || !cuda_takes_volume (job, in, out))
     return es_error_set (error, ES_ERROR_UNAVAILABLE,
-                         "CUDA has no %skernel for %s, and a device array is computed "
-                         "on its device only",
-                         cuda_op == NULL ? "" : "3-D ", es_op_name (job->op));
+                         cuda_op == NULL
+                           ? "CUDA has no kernel for %s, and a device array is computed on its device only"
+                           : "CUDA has no 3-D kernel for %s, and a device volume is computed on its device "
+                             "only: give a volume whose planes lie end to end",
+                         es_op_name (job->op));
   if (no_variant != NULL)
     return es_error_set (error, ES_ERROR_UNAVAILABLE, "%s: %s, and a device array is computed on its device only",
                          es_op_name (job->op), no_variant);
@@ -835,7 +874,9 @@ run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
                          in->cuda_device, es_engine_describe (engine));
   engine->cuda_warm = true;
   es_cuda_want_counters (device, engine->counters);
-  if (!es_cuda_run (device, job, variant, in, out, timing, control, error))
+  EsImage tall_in, tall_out;
+  const bool tall = tall_image_of (job, in, &tall_in) && tall_image_of (job, out, &tall_out);
+  if (!es_cuda_run (device, job, variant, tall ? &tall_in : in, tall ? &tall_out : out, timing, control, error))
     {
       if (es_cuda_is_broken (engine->cuda))
         engine_turn_cuda_off (engine, error->message);
@@ -878,7 +919,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
           engine->has_notice = true;
         }
     }
-  else if (cuda_op == NULL || (needs_volume_kernel (job, in) && !cuda_op->volumes))
+  else if (cuda_op == NULL || !cuda_takes_volume (job, in, out))
     {
       /* Said once where the user expects CUDA: an AUTO engine picks the CPU
        * for such jobs anyway. An operation whose row has no CUDA entry
@@ -933,7 +974,12 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
 
       engine->cuda_warm = true;
       es_cuda_want_counters (engine->cuda, engine->counters);
-      if (es_cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
+      EsImage tall_in, tall_out;
+      /* Both tall, or neither: prepare_output lays a new volume's planes
+       * end to end, and cuda_takes_volume checked a given one. */
+      const bool tall = tall_image_of (job, in, &tall_in) && tall_image_of (job, out, &tall_out);
+      if (es_cuda_run (engine->cuda, job, variant, tall ? &tall_in : in, tall ? &tall_out : out, timing, control,
+                       &cuda_error))
         {
           finish_metrics (engine, job, variant, in, timing);
           timing->wall_ms = es_monotonic_ms () - start;

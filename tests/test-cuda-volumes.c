@@ -198,6 +198,78 @@ check_bands (EsEngine *engine)
     }
 }
 
+/* Equalize takes one histogram of the whole volume: a volume whose planes
+ * lie end to end is one tall image to every 2-D equalize kernel, in one
+ * piece and in bands, bit for bit the CPU's. A volume with a gap between
+ * its planes is left to the CPU, with a notice. */
+static void
+check_equalize (EsEngine *engine)
+{
+  static const int sizes[][3] = { { 1, 1, 2 }, { 33, 17, 5 }, { 1, 40, 3 }, { 200, 150, 41 } };
+  EsEngine *cpu = es_engine_new (ES_BACKEND_CPU, NULL);
+  size_t n_variants;
+  const EsVariant *variants = es_variants (ES_OP_EQUALIZE, &n_variants);
+
+  for (size_t c = 0; cpu != NULL && c < sizeof sizes / sizeof sizes[0]; c++)
+    for (int deep = 0; deep < 2; deep++)
+      {
+        EsImage volume, want = { 0 };
+        EsJob job = ES_JOB_INIT (ES_OP_EQUALIZE);
+        EsError error = { 0 };
+        const int width = sizes[c][0], height = sizes[c][1], planes = sizes[c][2];
+
+        if (!make_volume (&volume, width, height, planes, deep ? ES_FORMAT_U16 : ES_FORMAT_U8, deep ? 12 : 8))
+          {
+            tap_ok (false, "equalize: a test volume");
+            continue;
+          }
+        if (!tap_ok (es_run (cpu, &job, &volume, &want, NULL, &error), "equalize %d×%d×%d on the CPU (%s)", width,
+                     height, planes, error.message))
+          {
+            es_image_clear (&volume);
+            continue;
+          }
+        for (size_t v = 0; v <= n_variants; v++)
+          for (int banded = 0; banded < 2; banded++)
+            {
+              EsImage got = { 0 };
+              const char *id = v < n_variants ? variants[v].id : "the engine's choice";
+
+              if (banded)
+                setenv ("ES_GPU_MEMORY_BUDGET", "20000", 1);
+              const bool ok = run_on_cuda (engine, &job, v < n_variants ? variants[v].id : NULL, &volume, &got,
+                                           "equalize");
+              unsetenv ("ES_GPU_MEMORY_BUDGET");
+              tap_ok (ok && memcmp (got.pixels, want.pixels, voxels (&volume)) == 0,
+                      "equalize %d×%d×%d, %d-bit, %s%s: one histogram of the volume, the CPU's bits", width, height,
+                      planes, volume.depth, id, banded ? ", in bands under 20 kB" : "");
+              es_image_clear (&got);
+            }
+        job.variant = NULL;
+
+        /* The same volume with a gap after each plane. */
+        EsImage gapped = volume, got = { 0 };
+        EsTiming timing = { 0 };
+        const size_t plane = volume.stride * (size_t) height, gap = 64;
+        uint8_t *pixels = malloc ((plane + gap) * (size_t) planes);
+        if (pixels != NULL)
+          for (int z = 0; z < planes; z++)
+            memcpy (pixels + (size_t) z * (plane + gap), (const uint8_t *) volume.pixels + (size_t) z * plane, plane);
+        gapped.pixels = pixels;
+        gapped.plane_stride = plane + gap;
+        gapped.release = NULL;
+        tap_ok (pixels != NULL && es_run (engine, &job, &gapped, &got, &timing, &error)
+                  && timing.backend == ES_BACKEND_CPU && memcmp (got.pixels, want.pixels, voxels (&volume)) == 0,
+                "equalize %d×%d×%d with gaps between its planes runs on the CPU: %s", width, height, planes,
+                pixels != NULL ? es_engine_take_notice (engine) : "no memory");
+        free (pixels);
+        es_image_clear (&got);
+        es_image_clear (&want);
+        es_image_clear (&volume);
+      }
+  es_engine_free (cpu);
+}
+
 /* 2-D jobs keep the 2-D kernels; 3-D jobs name a 3-D variant. */
 static void
 check_variant_choice (void)
@@ -237,6 +309,7 @@ main (void)
   check_variant (engine, "volume-tile");
   check_register_edges (engine);
   check_bands (engine);
+  check_equalize (engine);
   es_engine_free (engine);
   return tap_done ();
 }

@@ -99,11 +99,15 @@ def test_volumes_on_the_device(gpu, cp, rng):
         got = gpu.entropy(device, **case)
         assert got.shape == volume.shape
         np.testing.assert_allclose(cp.asnumpy(got), gpu.entropy(volume, **case), atol=1e-6, err_msg=str(case))
-    # Planes one by one run on the device; a whole-volume histogram has no CUDA kernel, and a device array is
-    # never handed to the CPU.
+    # Planes one by one run on the device; so does equalize's one histogram of the whole volume, its planes end to
+    # end being one tall image. A device array is never handed to the CPU.
     np.testing.assert_array_equal(cp.asnumpy(gpu.sharpen(device)), gpu.sharpen(volume))
-    with pytest.raises(RuntimeError, match="no 3-D kernel for equalize"):
-        gpu.equalize(device)
+    cpu = entroscope.Engine("cpu")
+    np.testing.assert_array_equal(cp.asnumpy(gpu.equalize(device)), cpu.equalize(volume))
+    deep = rng.integers(0, 4096, (5, 31, 17), dtype=np.uint16)
+    np.testing.assert_array_equal(cp.asnumpy(gpu.equalize(cp.asarray(deep), depth=12)), cpu.equalize(deep, depth=12))
+    with pytest.raises(RuntimeError, match="planes lie end to end"):
+        gpu.equalize(device[:, 5:30])
 
 
 def test_strided_device_arrays(gpu, cp, rng):
