@@ -255,9 +255,10 @@ check_combinations (const Runner *runners, int n_runners)
           }
 }
 
-/* The default definition in bits runs the fast path (its nats scaled after
- * the kernels), and equals the nats result scaled as es_entropy_store does,
- * bit for bit, on the CPU and on every CUDA variant that takes it. */
+/* The default definition in bits runs the fast path (the CUDA kernels scale
+ * as they store, the CPU scales its nats after), and equals the nats result
+ * scaled as es_entropy_store does, bit for bit, on the CPU and on every
+ * CUDA variant that takes it. */
 static void
 check_default_in_bits (const Runner *runners, int n_runners)
 {

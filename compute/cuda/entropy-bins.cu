@@ -76,14 +76,15 @@ bins_sum_cols (const uint32_t (&col)[16][NB], uint32_t (&sum)[NW])
  * and last r columns of the others. */
 static __global__ void __launch_bounds__ (128)
 entropy_bins_edges_kernel (void *out, unsigned out_pitch, int width, int height, int r,
-                           const EsCudaTables *__restrict__ tables, int y_first)
+                           const EsCudaTables *__restrict__ tables, double unit_scale, int y_first)
 {
   const int y = y_first + (int) blockIdx.x;
   const int rows = min (y + r, height - 1) - max (y - r, 0) + 1;
   uint32_t *row = (uint32_t *) ((char *) out + (size_t) (unsigned) y * out_pitch);
   auto fix = [&] (int x) {
     const int cols = min (x + r, width - 1) - max (x - r, 0) + 1;
-    row[x] = __float_as_uint (entropy_from_fix_li (row[x], ln_inv_fix (max (rows * cols, 1), tables)));
+    row[x] = __float_as_uint (
+      fast_stored (entropy_from_fix_li (row[x], ln_inv_fix (max (rows * cols, 1), tables)), unit_scale));
   };
 
   if (rows != 2 * r + 1)
@@ -109,8 +110,8 @@ entropy_bins_edges_kernel (void *out, unsigned out_pitch, int width, int height,
 template <int NB, int R, int NW>
 static __global__ void __launch_bounds__ (32 * BINS_WARPS, 4)
 entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32_t shift, uint32_t mask, int width,
-                     int height, const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch, int y_first,
-                     int y_last, int strip_rows, int tiles, int items)
+                     int height, const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch,
+                     double unit_scale, int y_first, int y_last, int strip_rows, int tiles, int items)
 {
   constexpr int K = 2 * R + 1;
   static_assert (NW == 2 * NB || (NB == 1 && NW == 1), "a window word for each level pair");
@@ -269,7 +270,8 @@ entropy_bins_kernel (const uint8_t *__restrict__ src, unsigned src_pitch, uint32
             const uint32_t hi = win[v] >> 16, lo = win[v] & 0xffffu;
             sum += *(const uint32_t *) ((const char *) s_fix + lo) + *(const uint32_t *) ((const char *) s_fix + hi);
           }
-        const float hj = sum <= zero_above ? (float) __fma_rn (-(double) sum, li_full.y, li_full.x) : 0.0f;
+        const float hj
+          = sum <= zero_above ? fast_stored ((float) __fma_rn (-(double) sum, li_full.y, li_full.x), unit_scale) : 0.0f;
         h[j & 3] = edges & (1u << j) ? __uint_as_float (sum) : hj;
         /* The group may end in the row's padding, never past it. */
         if ((j & 3) == 3 && writes)
@@ -304,10 +306,10 @@ launch_bins (EsCuda *cuda, const EsCudaFrame *frame, const uint8_t *src, unsigne
   entropy_bins_kernel<NB, R, NW><<<(unsigned) es_cuda_div_up ((size_t) items, BINS_WARPS), 32 * BINS_WARPS, 0,
                                      cuda->stream>>> (src, src_pitch, shift, mask, frame->width, frame->height,
                                                       cuda->tables, frame->out, (unsigned) frame->out_pitch,
-                                                      y_first, y_last, strip, tiles, items);
+                                                      frame->unit_scale, y_first, y_last, strip, tiles, items);
   entropy_bins_edges_kernel<<<(unsigned) rows, 128, 0, cuda->stream>>> (frame->out, (unsigned) frame->out_pitch,
                                                                          frame->width, frame->height, R,
-                                                                         cuda->tables, y_first);
+                                                                         cuda->tables, frame->unit_scale, y_first);
   es_cuda_note_kernel (cuda, kernel, (unsigned) es_cuda_div_up ((size_t) items, BINS_WARPS), 32 * BINS_WARPS, 0,
                        "column-histogram entropy kernel", true);
   es_cuda_note_kernel (cuda, (const void *) entropy_bins_edges_kernel, (unsigned) rows, 128, 0,

@@ -25,7 +25,7 @@
 template <int K>
 static __global__ void __launch_bounds__ (COUNTS_BLOCK, 6)
 entropy_counts_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int width, int height, int levels,
-                       const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch,
+                       const EsCudaTables *__restrict__ tables, void *out, unsigned out_pitch, double unit_scale,
                        int y_first, int y_last, int strip_rows, int tiles)
 {
   constexpr int R = K / 2, KK = K * K;
@@ -159,7 +159,8 @@ entropy_counts_kernel (const uint8_t *__restrict__ lev, unsigned lev_pitch, int 
     const bool body = y >= R && y + R < height;
     const double2 li = body ? li_body
                             : ln_inv_fix ((min (y + R, height - 1) - max (y - R, 0) + 1) * cols, tables);
-    *(float *) ((char *) out_column + (size_t) (unsigned) y * out_pitch) = entropy_from_fix_li (sum, li);
+    *(float *) ((char *) out_column + (size_t) (unsigned) y * out_pitch)
+      = fast_stored (entropy_from_fix_li (sum, li), unit_scale);
   };
 
   /* Step s moves the window from row y_begin + s − 1 to y_begin + s: row
@@ -219,7 +220,7 @@ launch_counts (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
 
   entropy_counts_kernel<K><<<(unsigned) items, COUNTS_BLOCK, smem, cuda->stream>>> (
     frame->lev, (unsigned) frame->lev_pitch, frame->width, frame->height, frame->levels, cuda->tables,
-    frame->out, (unsigned) frame->out_pitch, y_first, y_last, strip, tiles);
+    frame->out, (unsigned) frame->out_pitch, frame->unit_scale, y_first, y_last, strip, tiles);
   es_cuda_note_kernel (cuda, (const void *) entropy_counts_kernel<K>, (unsigned) items, COUNTS_BLOCK, smem,
                        "shared-count entropy kernel", true);
 }

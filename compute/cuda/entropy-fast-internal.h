@@ -41,6 +41,14 @@ entropy_from_fix_li (uint32_t sum, double2 li)
   return h >= ES_ENTROPY_ZERO_BELOW ? (float) h : 0.0f;
 }
 
+/* A fast kernel's value as it is stored: nats, or scaled as es_entropy_store
+ * scales them (bits), so that the result equals the nats scaled after. */
+static __device__ __forceinline__ float
+fast_stored (float h, double unit_scale)
+{
+  return unit_scale == 1.0 ? h : es_entropy_store (h, unit_scale);
+}
+
 static __device__ __forceinline__ double2
 ln_inv_fix (int n, const EsCudaTables *__restrict__ tables)
 {

@@ -24,36 +24,6 @@ es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, in
   return strip < min_rows ? min_rows : strip;
 }
 
-/* The fast kernels compute nats. A job in bits (es_entropy_unit_scale) has
- * their rows scaled after them, as es_entropy_store scales a value: one
- * more pass over the output, where the general kernels, which scale as
- * they store, would take several times the fast kernel's time. */
-static __global__ void __launch_bounds__ (256)
-scale_rows_kernel (char *out, size_t pitch, int width, int rows, double scale)
-{
-  for (int y = blockIdx.y; y < rows; y += gridDim.y)
-    {
-      float *row = (float *) (out + (size_t) y * pitch);
-      for (int x = blockIdx.x * blockDim.x + threadIdx.x; x < width; x += gridDim.x * blockDim.x)
-        row[x] = es_entropy_store (row[x], scale);
-    }
-}
-
-static bool
-scale_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *job, int y_first, int y_last, EsError *error)
-{
-  const double scale = es_entropy_unit_scale (&job->definition);
-  const dim3 grid ((unsigned) es_cuda_div_up ((size_t) frame->width, 256), es_cuda_grid_y ((size_t) (y_last - y_first)));
-
-  if (scale == 1.0 || y_last <= y_first)
-    return true;
-  scale_rows_kernel<<<grid, 256, 0, cuda->stream>>> ((char *) frame->out + (size_t) y_first * frame->out_pitch,
-                                                     frame->out_pitch, frame->width, y_last - y_first, scale);
-  ES_CUDA_LAUNCHED (cuda, "entropy unit scale kernel", error);
-  es_cuda_note_kernel (cuda, (const void *) scale_rows_kernel, grid, 256, 0, "entropy unit scale kernel", false);
-  return true;
-}
-
 /* EsCudaOp.launch_rows: output rows [y_first, y_last). Windows up to 9×9
  * with up to 16 levels take the pair-counter kernel, which quantizes as it loads;
  * the general path reads levels: those of input rows [q_first, q_last) are
@@ -66,14 +36,18 @@ es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob
 {
   const int window = job->window;
   const int levels = frame->levels;
+  /* The kernels store bits as es_entropy_store scales nats: a scale pass
+   * after them cost 0.23 ms at 8192² on an H200, more than the kernel. */
+  EsCudaFrame scaled = *frame;
+  scaled.unit_scale = es_entropy_unit_scale (&job->definition);
 
   /* No columns: nothing to launch (a grid of zero blocks is an error). */
   if (frame->width <= 0)
     return true;
-  if (levels <= 16 && es_cuda_entropy_pairs_launch (cuda, frame, window, y_first, y_last))
+  if (levels <= 16 && es_cuda_entropy_pairs_launch (cuda, &scaled, window, y_first, y_last))
     {
       ES_CUDA_LAUNCHED (cuda, "pair-counter entropy kernel", error);
-      return scale_rows (cuda, frame, job, y_first, y_last, error);
+      return true;
     }
 
   /* The column-histogram kernel reads 8-bit samples itself where L is a
@@ -87,11 +61,11 @@ es_cuda_entropy_launch_rows (EsCuda *cuda, const EsCudaFrame *frame, const EsJob
       if (!es_cuda_quantize_levels (cuda, &rows, error))
         return false;
     }
-  if (!(levels <= 16 && es_cuda_entropy_bins_launch (cuda, frame, window, y_first, y_last)))
-    es_cuda_entropy_counts_launch (cuda, frame, window, y_first, y_last);
+  if (!(levels <= 16 && es_cuda_entropy_bins_launch (cuda, &scaled, window, y_first, y_last)))
+    es_cuda_entropy_counts_launch (cuda, &scaled, window, y_first, y_last);
   ES_CUDA_LAUNCHED (cuda, levels <= 16 ? "column-histogram entropy kernel" : "shared-count entropy kernel",
                     error);
-  return scale_rows (cuda, frame, job, y_first, y_last, error);
+  return true;
 }
 
 /* The fast variant and its transfer lessons: every row at once. A border
@@ -163,10 +137,4 @@ es_cuda_entropy_fast_memory (const EsJob *job, const EsExtent *extent, EsTraffic
       traffic->read_bytes += frame;
     }
   traffic->write_bytes += frame * sizeof (float);
-  /* A job in bits: the scale pass reads and writes the output again. */
-  if (es_entropy_unit_scale (&job->definition) != 1.0)
-    {
-      traffic->read_bytes += frame * sizeof (float);
-      traffic->write_bytes += frame * sizeof (float);
-    }
 }

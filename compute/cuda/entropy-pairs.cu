@@ -281,7 +281,8 @@ template <int K, int NP, typename T, int MODE>
 static __global__ void __launch_bounds__ (32 * PAIRS_WARPS, 2)
 entropy_pairs_kernel (const void *__restrict__ in, unsigned in_pitch, int width, int height, EsSampleMap map,
                       uint32_t level_shift, uint32_t level_mask, const EsCudaTables *__restrict__ tables, void *out,
-                      unsigned out_pitch, int y_first, int y_last, int strip_rows, int groups, int items)
+                      unsigned out_pitch, double unit_scale, int y_first, int y_last, int strip_rows, int groups,
+                      int items)
 {
   typedef PairShape<K, NP> S;
   typedef typename SampleQuad<T>::Word Word;
@@ -396,7 +397,7 @@ entropy_pairs_kernel (const void *__restrict__ in, unsigned in_pitch, int width,
     float h[4];
 #pragma unroll
     for (int c = 0; c < 4; c++)
-      h[c] = entropy_from_sum (pair_sum<NP> (win[c], s_pair), li[c]);
+      h[c] = fast_stored (entropy_from_sum (pair_sum<NP> (win[c], s_pair), li[c]), unit_scale);
     /* The group may end in the row's padding, never past it. */
     if (writer)
       *(float4 *) ((char *) out_column + (unsigned long long) (unsigned) y * out_pitch)
@@ -525,8 +526,8 @@ launch_pairs (EsCuda *cuda, const EsCudaFrame *frame, int y_first, int y_last)
   entropy_pairs_kernel<K, NP, T, MODE><<<(unsigned) es_cuda_div_up ((size_t) items, PAIRS_WARPS), 32 * PAIRS_WARPS,
                                          smem, cuda->stream>>> (
     frame->in, (unsigned) frame->in_pitch, frame->width, frame->height, es_cuda_sample_map (frame), shift,
-    (uint32_t) (levels - 1) * 0x01010101u, cuda->tables, frame->out, (unsigned) frame->out_pitch, y_first, y_last,
-    strip, groups, items);
+    (uint32_t) (levels - 1) * 0x01010101u, cuda->tables, frame->out, (unsigned) frame->out_pitch, frame->unit_scale,
+    y_first, y_last, strip, groups, items);
   es_cuda_note_kernel (cuda, kernel, (unsigned) es_cuda_div_up ((size_t) items, PAIRS_WARPS), 32 * PAIRS_WARPS, smem,
                        "pair-counter entropy kernel", true);
 }

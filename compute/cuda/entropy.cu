@@ -28,7 +28,7 @@ default_definition_only (const EsJob *job)
 
 /* The default definition under any border mode and in either unit: clip
  * at the image's edge, the other modes as clip on a frame padded by that
- * mode; bits as nats scaled after the kernels (entropy-fast.cu). */
+ * mode; bits as the kernels store them (entropy-fast.cu). */
 static bool
 default_but_border (const EsJob *job)
 {

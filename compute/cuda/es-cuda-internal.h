@@ -149,6 +149,9 @@ typedef struct EsCudaFrame {
   uint32_t maxval;    /* full scale (es_image_maxval), for the 8-bit view */
   int levels;         /* the job's levels, or the input's own for a levels image */
   EsBinner binner;    /* entropy: how samples become bins (es_binner_init) */
+  /* entropy: the factor that the fast kernels apply as they store
+   * (es_entropy_store: 1 for nats), set by es_cuda_entropy_launch_rows. */
+  double unit_scale;
   int y_origin;       /* the image row of the frame's first row (bands) */
   /* Border pixels on every side (EsCudaOp.frame_pad): the frame is the
    * image padded by them, and transfers move its interior only. */

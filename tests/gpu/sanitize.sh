@@ -92,7 +92,7 @@ for tool in memcheck racecheck initcheck synccheck; do
   echo "$tool entropy-general-rect-range - entropy general --rect=3x9 --border=replicate --binning=range:10:200 --levels=300 --units=normalized"
   echo "$tool entropy-general-banded ES_GPU_MEMORY_BUDGET=300000 entropy default --disk=3 --border=symmetric"
   # The rank kernel (3×3 squares of 8-bit samples that are their own bins)
-  # and the default definition in bits (the fast kernels, then a scale pass).
+  # and the default definition in bits (the fast kernels store bits).
   echo "$tool entropy-general-ranks - entropy general --window=3 --binning=exact --border=symmetric"
   echo "$tool entropy-fast-bits - entropy fast --window=5 --units=bits"
   # 3-D windows on the images as one-plane volumes: counts in registers
