@@ -152,7 +152,7 @@ typedef struct EsCudaFrame {
   /* entropy: the factor that the fast kernels apply as they store
    * (es_entropy_store: 1 for nats), set by es_cuda_entropy_launch_rows. */
   double unit_scale;
-  int y_origin;       /* the image row of the frame's first row (bands) */
+  int y_origin; /* the image row of the frame's first row (bands) */
   /* Border pixels on every side (EsCudaOp.frame_pad): the frame is the
    * image padded by them, and transfers move its interior only. */
   int pad;
