@@ -264,12 +264,14 @@ _es_window_update_zoom_label (EsWindow *self)
 
   /* No image, no zoom to speak of. */
   if (self->source == NULL)
-    {
-      gtk_menu_button_set_label (self->zoom_button, "–");
-      return;
-    }
-  g_snprintf (label, sizeof label, percent < 10 ? "%.1f %%" : "%.0f %%", percent);
-  gtk_menu_button_set_label (self->zoom_button, label);
+    g_strlcpy (label, "–", sizeof label);
+  else
+    g_snprintf (label, sizeof label, percent < 10 ? "%.1f %%" : "%.0f %%", percent);
+  /* GTK 4.8's menu button builds a new child for every label it is given,
+   * the same text too: new widgets whose styles the window then validates
+   * in frames of their own, while a job runs (every refresh asks). */
+  if (g_strcmp0 (gtk_menu_button_get_label (self->zoom_button), label) != 0)
+    gtk_menu_button_set_label (self->zoom_button, label);
 }
 
 /* The canvas's accessible description: what a sighted user sees at a
