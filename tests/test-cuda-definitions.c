@@ -382,9 +382,9 @@ test_rank_squares (EsEngine *engine)
       const Kind *kind = &kinds[kind_choices[random_int (0, 2)]];
       const int side = random_int (0, 1) ? 5 : 3, unit = random_int (0, 2);
       const bool masked = random_int (0, 3) == 0;
-      /* Crowded on 2 to 5 values, or spread over every sample. */
-      const uint32_t top = kind->levels        ? (uint32_t) (random_int (0, 1) ? random_int (2, 5) : 256)
-                           : random_int (0, 1) ? (uint32_t) random_int (2, 5)
+      /* Crowded on 2 to 9 values, or spread over every sample. */
+      const uint32_t top = kind->levels        ? (uint32_t) (random_int (0, 1) ? random_int (2, 9) : 256)
+                           : random_int (0, 1) ? (uint32_t) random_int (2, 9)
                                                : 1u << kind->depth;
       uint8_t ones[25];
       const EsFootprint square = { side, side, ones, 0 };

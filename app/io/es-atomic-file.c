@@ -26,7 +26,14 @@ struct EsAtomicFile {
   int fd;
   FILE *stream;
   int write_errno; /* the first write error, kept because stdio may lose errno */
+  off_t written;   /* bytes written so far (the stream only appends) */
+  off_t sent;      /* bytes handed to the disk's writeback by write_behind */
 };
+
+/* Bytes of a regular file handed to the disk as they are written, rather
+ * than all at the fsync of commit: the disk then writes while the encoder
+ * makes the next part (docs/performance/files.md, "Write-behind"). */
+#define WRITE_BEHIND_BYTES ((off_t) 8 << 20)
 
 /* "cannot write 'PATH': reason", the path shortened so that the reason
  * always fits in the message. */
@@ -109,6 +116,20 @@ inject_should_fail (void)
   return false;
 }
 
+/* Starts the writeback of what was written since the last call, once that
+ * is WRITE_BEHIND_BYTES, without waiting for it. A temporary file only: a
+ * device or a pipe has no writeback. Failures are left to commit's fsync. */
+static void
+write_behind (EsAtomicFile *file)
+{
+  if (file->direct || file->written - file->sent < WRITE_BEHIND_BYTES)
+    return;
+#ifdef SYNC_FILE_RANGE_WRITE
+  sync_file_range (file->fd, file->sent, file->written - file->sent, SYNC_FILE_RANGE_WRITE);
+#endif
+  file->sent = file->written;
+}
+
 static ssize_t
 cookie_write (void *cookie, const char *buf, size_t size)
 {
@@ -147,6 +168,7 @@ cookie_write (void *cookie, const char *buf, size_t size)
           return 0;
         }
       done += (size_t) n;
+      file->written += n;
       /* A signal that arrives after part of the data went in makes write
        * return that part; the rest would block again on a stalled reader. */
       if (done < size && es_control_cancelled (interrupt_control))
@@ -156,6 +178,7 @@ cookie_write (void *cookie, const char *buf, size_t size)
           return 0;
         }
     }
+  write_behind (file);
   return (ssize_t) size;
 }
 

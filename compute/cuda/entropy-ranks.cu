@@ -19,22 +19,108 @@ static constexpr int K = 3; /* the window's side */
  * (against 36 for windows from scratch). Windows that reach past the
  * image resolve each cell (cell_bin) and compare pairs one by one.
  *
+ * A full window's value depends only on its counts, a partition of 9, of
+ * which there are 30; so does the multiset of its ranks. Each rank adds a
+ * small weight to a byte (a byte-permute of the four windows' ranks is
+ * the table lookup, all four at once), the window's sum of weights is a
+ * key unique to its partition (checked at compile time), and the block's
+ * table of 30 values, made once as the resolved windows make theirs,
+ * turns a key into the stored value. A window of four costs nine permutes
+ * and four shared loads, where it cost 36 shared loads and four float64
+ * finishes.
+ *
  * Only the lanes whose windows leave the image take that path: a warp
  * that resolved its whole edge column every row held its block (and the
- * occupancy, 28 % of 50 %) back. At 8192² on the H200 it takes 0.41 ms
- * where the sort kernel takes 0.58 (PERFORMANCE.md). The same scheme on
- * 5×5 squares (110 compares of four windows a row, 160 registers) took
- * 3.3 ms against the span-counts kernel's 1.08, so 5×5 stays there. */
+ * occupancy, 28 % of 50 %) back. The same scheme on 5×5 squares (110
+ * compares of four windows a row, 160 registers) took 3.3 ms against the
+ * span-counts kernel's 1.08, so 5×5 stays there (PERFORMANCE.md). */
 
-/* 4 in each byte where a and b are equal, else 0 (ranks are kept times 4,
- * the byte offset of D[rank] in a table of uint32). */
+/* The weight of each rank in a window's key (rank 8, all nine cells in
+ * one bin, adds 1 more, as its byte-permute selector wraps to rank 0). */
+static constexpr uint8_t RANK_WEIGHT[8] = { 0, 1, 4, 7, 8, 9, 11, 12 };
+static constexpr int N_PARTITIONS = 30; /* of 9 */
+static constexpr int N_KEYS = 64;       /* keys are below this */
+
+/* The partitions of 9, largest part first, in reverse lexicographic
+ * order; each with the key its window's ranks sum to. */
+struct RankPartitions {
+  uint8_t parts[N_PARTITIONS][K * K]; /* counts, 0 after the last */
+  uint8_t key[N_PARTITIONS];
+};
+
+static __host__ __device__ constexpr RankPartitions
+rank_partitions ()
+{
+  RankPartitions t{};
+  int a[K * K] = { K * K }, parts = 1;
+
+  for (int n = 0; n < N_PARTITIONS; n++)
+    {
+      int key = 0;
+      for (int i = 0; i < parts; i++)
+        {
+          t.parts[n][i] = (uint8_t) a[i];
+          for (int r = 0; r < a[i]; r++)
+            key += RANK_WEIGHT[r % 8] + (r == 8);
+        }
+      t.key[n] = (uint8_t) key;
+      /* The next partition: the last part above 1 less one, the rest
+       * spread in parts no larger. */
+      int rest = 0;
+      while (parts > 0 && a[parts - 1] == 1)
+        rest++, parts--;
+      if (parts == 0)
+        break;
+      a[parts - 1]--;
+      rest++;
+      const int most = a[parts - 1];
+      while (rest > most)
+        a[parts++] = most, rest -= most;
+      a[parts++] = rest;
+    }
+  return t;
+}
+
+static constexpr bool
+rank_keys_distinct ()
+{
+  constexpr RankPartitions t = rank_partitions ();
+  for (int i = 0; i < N_PARTITIONS; i++)
+    {
+      if (t.key[i] >= N_KEYS || t.parts[i][0] == 0)
+        return false;
+      for (int j = 0; j < i; j++)
+        if (t.key[i] == t.key[j])
+          return false;
+    }
+  return true;
+}
+static_assert (rank_keys_distinct (), "every partition of 9 needs a key of its own");
+static __constant__ RankPartitions rank_partition_table = rank_partitions ();
+
+/* 1 in each byte where a and b are equal, else 0. */
 static __device__ __forceinline__ uint32_t
-equal_bytes_x4 (uint32_t a, uint32_t b)
+equal_bytes (uint32_t a, uint32_t b)
 {
   const uint32_t x = a ^ b;
   /* Bit 7 of a byte set where the byte of x is nonzero, no carry across. */
   const uint32_t nonzero = ((x & 0x7f7f7f7fu) + 0x7f7f7f7fu) | x;
-  return (~nonzero >> 5) & 0x04040404u;
+  return (~nonzero >> 7) & 0x01010101u;
+}
+
+/* The weights of four ranks (one a byte, each below 8 unless `wrap`),
+ * four bytes from one permute: the ranks packed into its selector's
+ * nibbles pick bytes of the weight table. */
+static __device__ __forceinline__ uint32_t
+rank_weights (uint32_t ranks, bool wrap)
+{
+  constexpr uint32_t low = RANK_WEIGHT[0] | RANK_WEIGHT[1] << 8 | RANK_WEIGHT[2] << 16
+                           | (uint32_t) RANK_WEIGHT[3] << 24;
+  constexpr uint32_t high = RANK_WEIGHT[4] | RANK_WEIGHT[5] << 8 | RANK_WEIGHT[6] << 16
+                            | (uint32_t) RANK_WEIGHT[7] << 24;
+  const uint32_t r = wrap ? ranks & 0x07070707u : ranks;
+  const uint32_t nibbles = __byte_perm (r | r >> 4, 0, 0x0020);
+  return __byte_perm (low, high, nibbles);
 }
 
 /* es_entropy_value of a window of n counted cells with fixed-point sum
@@ -81,10 +167,18 @@ entropy_ranks_kernel (GeneralParams p, bool vector_stores)
 {
   constexpr int H = K / 2;
   __shared__ uint32_t s_diff[K * K]; /* D[r] = T[r + 1] − T[r] */
+  __shared__ float s_value[N_KEYS];  /* a full window's value by its key */
   const int t = threadIdx.x;
 
   if (t < K * K)
     s_diff[t] = __ldg (&p.tables->clnc_fix[t + 1]) - __ldg (&p.tables->clnc_fix[t]);
+  if (t < N_PARTITIONS)
+    {
+      uint32_t sum = 0;
+      for (int i = 0; i < K * K && rank_partition_table.parts[t][i] != 0; i++)
+        sum += __ldg (&p.tables->clnc_fix[rank_partition_table.parts[t][i]]);
+      s_value[rank_partition_table.key[t]] = rank_value (p, sum, K * K);
+    }
   __syncthreads ();
 
   const int x0 = 4 * (blockIdx.x * GENERAL_BLOCK + t);
@@ -99,13 +193,9 @@ entropy_ranks_kernel (GeneralParams p, bool vector_stores)
 #pragma unroll
   for (int lane = 0; lane < 4; lane++)
     inside_lanes |= (x0 + lane - H >= 0 && x0 + lane + H < p.width) << lane;
-  /* The finish of a full window, the same for every row. */
-  const uint32_t full_single = __ldg (&p.tables->clnc_fix[K * K]);
-  const double full_inv = __ldg (&p.tables->inv_n_fix[K * K]), full_ln = __ldg (&p.tables->ln_n[K * K]);
-  const double full_norm = __ldg (&p.tables->ln_n[p.bins < K * K ? p.bins : K * K]);
 
   /* cell[r][c]: window row r (0 = top), column offset c − H, for the four
-   * windows. rank[r][m][c]: that cell's rank ×4 among the cells of its own
+   * windows. rank[r][m][c]: that cell's rank among the cells of its own
    * row before it and of the m rows above it; a window reads rank[r][r]. */
   uint32_t cell[K][K], rank[K][K][K];
 #pragma unroll
@@ -151,14 +241,14 @@ entropy_ranks_kernel (GeneralParams p, bool vector_stores)
         uint32_t acc = 0;
 #pragma unroll
         for (int e = 0; e < c; e++)
-          acc += equal_bytes_x4 (cell[K - 1][c], cell[K - 1][e]);
+          acc += equal_bytes (cell[K - 1][c], cell[K - 1][e]);
         rank[K - 1][0][c] = acc;
 #pragma unroll
         for (int m = 1; m < K; m++)
           {
 #pragma unroll
             for (int e = 0; e < K; e++)
-              acc += equal_bytes_x4 (cell[K - 1][c], cell[K - 1 - m][e]);
+              acc += equal_bytes (cell[K - 1][c], cell[K - 1 - m][e]);
             rank[K - 1][m][c] = acc;
           }
       }
@@ -181,31 +271,25 @@ entropy_ranks_kernel (GeneralParams p, bool vector_stores)
                   push (row);
               warm = true;
               push (y + H);
-              uint32_t sum[4] = { 0, 0, 0, 0 };
+              /* The four windows' keys, a byte each; only the last
+               * cell's rank can reach 8. */
+              uint32_t keys = (rank[K - 1][K - 1][K - 1] >> 3) & 0x01010101u;
 #pragma unroll
               for (int r = 0; r < K; r++)
 #pragma unroll
                 for (int c = 0; c < K; c++)
-#pragma unroll
-                  for (int lane = 0; lane < 4; lane++)
-                    sum[lane] += *(const uint32_t *) ((const char *) s_diff + (rank[r][r][c] >> (8 * lane) & 0xffu));
+                  keys += rank_weights (rank[r][r][c], r == K - 1 && c == K - 1);
 #pragma unroll
               for (int lane = 0; lane < 4; lane++)
-                {
-                  /* es_entropy_value with the sort kernel's exact
-                   * single-bin test. */
-                  const double e = __fma_rn (-(double) sum[lane], full_inv, full_ln);
-                  value[lane] = sum[lane] == full_single ? 0.0f
-                                : p.normalized           ? (float) (e / full_norm)
-                                                         : es_entropy_store (e, p.unit_scale);
-                }
+                value[lane] = s_value[keys >> (8 * lane) & 0xffu];
             }
           else
             warm = false;
+          if (!rows_inside || inside_lanes != 0xfu)
 #pragma unroll 1
-          for (int lane = 0; lane < 4; lane++)
-            if ((!rows_inside || !(inside_lanes >> lane & 1)) && x0 + lane < p.width)
-              value[lane] = rank_value_resolved (p, s_diff, x0 + lane, y);
+            for (int lane = 0; lane < 4; lane++)
+              if ((!rows_inside || !(inside_lanes >> lane & 1)) && x0 + lane < p.width)
+                value[lane] = rank_value_resolved (p, s_diff, x0 + lane, y);
           float *out = (float *) ((char *) p.out + (size_t) y * p.out_pitch) + x0;
           if (vector_stores && x0 + 4 <= p.width)
             *(float4 *) out = make_float4 (value[0], value[1], value[2], value[3]);
