@@ -422,13 +422,31 @@ vol_reg_move (uint32_t (&counts)[4], uint32_t leaving, uint32_t entering)
     counts[i] = counts[i] + vol_reg_one (entering, i) - vol_reg_one (leaving, i);
 }
 
-/* One thread's strip, as vol_strip, from the window centre `here` of
+/* The slide's leaving and entering cells of each span, as offsets from
+ * the window centre's index in a band of codes that 32 bits index, in the
+ * kernel's parameters: a warp reads them as uniform constants (with the
+ * span count a template argument, as operands of the address adds), where
+ * spans in shared memory cost two 64-bit loads and 64-bit address
+ * arithmetic a span. */
+#define VOL_REG_MOVES 32
+typedef struct {
+  int leave[VOL_REG_MOVES], enter[VOL_REG_MOVES];
+} VolRegMoves;
+
+/* One thread's strip, as vol_strip, from the window centre `centre` of
  * (x, y0, z) in the padded block of codes; c_ln_c holds the window's
- * fixed-point c ln c for c = 0..cells. */
+ * fixed-point c ln c for c = 0..cells. N: the span count, known at compile
+ * time (> 0), read from p (0), both with the slide's offsets in `moves`;
+ * or −1, offsets from the spans and a 64-bit index (bands past 2^32
+ * cells, more than VOL_REG_MOVES spans). */
+template <int N>
 static __device__ __forceinline__ void
-vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ here, const VolSpan *spans, const uint32_t *c_ln_c,
-               const VolTables<uint32_t> &tables, float *out, size_t out_row, int y0, int y1)
+vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const VolSpan *spans,
+               const VolRegMoves &moves, const uint32_t *c_ln_c, const VolTables<uint32_t> &tables, float *out,
+               size_t out_row, int y0, int y1)
 {
+  const uint8_t *__restrict__ here = codes + centre;
+  unsigned at = (unsigned) centre;
   uint32_t counts[4] = { 0, 0, 0, 0 };
 
   for (int i = 0; i < p.n_spans; i++)
@@ -449,24 +467,42 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ here, const VolSpan
                                                     __dp4a (counts[2], 0x01010101u,
                                                             __dp4a (counts[3], 0x01010101u, 0u))))
                             : p.cells;
-      const bool masked = p.voids && *here == VOL_REG_VOID;
+      const bool masked = p.voids && (N < 0 ? *here : codes[at]) == VOL_REG_VOID;
       /* Streaming, as in vol_strip. */
       __stcs (&out[(size_t) (y - y0) * out_row],
               masked ? __int_as_float (0x7fc00000)
                      : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins, p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
-      here += p.row_cells;
+      if (N < 0)
+        {
+          here += p.row_cells;
 #pragma unroll 4
-      for (int i = 0; i < p.n_spans; i++)
-        vol_reg_move (counts, here[spans[i].leave], here[spans[i].enter]);
+          for (int i = 0; i < p.n_spans; i++)
+            vol_reg_move (counts, here[spans[i].leave], here[spans[i].enter]);
+        }
+      else if (N > 0)
+        {
+          at += (unsigned) p.row_cells;
+#pragma unroll
+          for (int i = 0; i < N; i++)
+            vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
+        }
+      else
+        {
+          at += (unsigned) p.row_cells;
+#pragma unroll 4
+          for (int i = 0; i < p.n_spans; i++)
+            vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
+        }
     }
 }
 
-/* The fast variant with counts in registers. Shared memory holds the
- * staged spans, then c ln c. */
+/* The fast variant with counts in registers, N as in vol_reg_strip.
+ * Shared memory holds the staged spans, then c ln c. */
+template <int N>
 static __global__ void __launch_bounds__ (VOL_THREADS)
-vol_register_kernel (VolBand p)
+vol_register_kernel (VolBand p, const __grid_constant__ VolRegMoves moves)
 {
   extern __shared__ __align__ (16) unsigned char vol_shared[];
   const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
@@ -478,7 +514,7 @@ vol_register_kernel (VolBand p)
     c_ln_c[c] = tables.c_ln_c[c];
   __syncthreads ();
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
-    vol_reg_strip (p, codes + centre, spans, c_ln_c, tables, out, (size_t) p.width, y0, y1);
+    vol_reg_strip<N> (p, codes, centre, spans, moves, c_ln_c, tables, out, (size_t) p.width, y0, y1);
   });
 }
 
@@ -789,18 +825,35 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
   return true;
 }
 
+/* The register kernel for a band: the windows of cube 3 (9 spans), ball 2
+ * (11) and ball 3 (29) with their span counts compiled in. */
 static bool
-vol_launch_registers (EsCuda *cuda, const VolBand &band, EsError *error)
+vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
-  const void *kernel = (const void *) vol_register_kernel;
   const size_t smem = vol_staged_span_bytes (band.n_spans) + ((size_t) band.cells + 1) * sizeof (uint32_t);
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
+  const long long band_cells = band.plane_cells * (band.planes + 2 * band.hd);
+  const bool moved = band.n_spans <= VOL_REG_MOVES && band_cells <= (long long) UINT32_MAX;
+  VolRegMoves moves = {};
+  const void *kernel = !moved                ? (const void *) vol_register_kernel<-1>
+                       : band.n_spans == 9  ? (const void *) vol_register_kernel<9>
+                       : band.n_spans == 11 ? (const void *) vol_register_kernel<11>
+                       : band.n_spans == 29 ? (const void *) vol_register_kernel<29>
+                                            : (const void *) vol_register_kernel<0>;
 
+  for (int i = 0; moved && i < band.n_spans; i++)
+    {
+      const int *run = w->runs + 4 * i; /* dz, dx, y0, y1 (vol_column_runs) */
+      moves.leave[i] = (int) (run[0] * band.plane_cells + (run[2] - 1) * band.row_cells + run[1]);
+      moves.enter[i] = (int) (run[0] * band.plane_cells + run[3] * band.row_cells + run[1]);
+    }
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
   const unsigned blocks = vol_tile_blocks (tiles);
-  vol_register_kernel<<<blocks, VOL_THREADS, smem, cuda->stream>>> (band);
+  void *args[] = { (void *) &band, (void *) &moves };
+  ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, blocks, VOL_THREADS, args, smem, cuda->stream), "3-D entropy launch",
+               error);
   ES_CUDA_LAUNCHED (cuda, "3-D register-count entropy kernel", error);
   es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D register-count entropy kernel", true);
   return true;
@@ -872,7 +925,7 @@ vol_launch_band (EsCuda *cuda, const VolWork *w, const VolBinning &b, const VolB
   void *binned = cuda->general_binned.ptr;
 
   if (w->registers)
-    return vol_bin<uint8_t> (cuda, b, binned, error) && vol_launch_registers (cuda, band, error);
+    return vol_bin<uint8_t> (cuda, b, binned, error) && vol_launch_registers (cuda, w, band, error);
   if (w->bin_bytes == 1)
     return vol_bin<uint8_t> (cuda, b, binned, error) && vol_launch_bin_type<uint8_t> (cuda, w, band, error);
   if (w->bin_bytes == 2)
