@@ -102,6 +102,41 @@ test_atomic (void)
             "es_atomic_file_abort removes the temporary file");
   }
 
+  /* Large files: their writeback starts every 8 MiB as they are written
+   * (write-behind); the bytes, the commit and an abort are unchanged. Beside
+   * it the folder holds target.png alone. */
+  {
+    const size_t piece = 3u << 20, pieces = 7; /* 21 MiB, past the threshold twice */
+    uint8_t *bytes = malloc (piece * pieces), *back = malloc (piece * pieces);
+    char *large = tmp_path ("large.bin");
+    EsAtomicFile *file;
+    size_t got = 0;
+
+    for (size_t i = 0; i < piece * pieces; i++)
+      bytes[i] = (uint8_t) (i * 2654435761u >> 13);
+    file = es_atomic_file_open (large, &error);
+    for (size_t i = 0; file != NULL && i < pieces; i++)
+      fwrite (bytes + i * piece, 1, piece, es_atomic_file_stream (file));
+    ok = file != NULL && es_atomic_file_commit (file, &error);
+    f = fopen (large, "rb");
+    if (f != NULL)
+      {
+        got = fread (back, 1, piece * pieces, f);
+        fclose (f);
+      }
+    tap_ok (ok && got == piece * pieces && memcmp (bytes, back, got) == 0 && count_strays ("large.bin") == 1,
+            "a 21 MiB file written through write-behind has every byte, and no temporary file is left");
+    file = es_atomic_file_open (large, &error);
+    for (size_t i = 0; file != NULL && i < pieces; i++)
+      fwrite (back, 1, piece, es_atomic_file_stream (file));
+    es_atomic_file_abort (file);
+    tap_ok (file_equals (large, bytes, piece * pieces) && count_strays ("large.bin") == 1,
+            "aborting a 21 MiB file after its writeback started keeps the old file whole and leaves nothing");
+    unlink (large);
+    free (bytes);
+    free (back);
+  }
+
   {
     char *missing = tmp_path ("no-such-folder/out.png");
     ok = save_noise (missing, &error);
