@@ -422,12 +422,11 @@ vol_reg_move (uint32_t (&counts)[4], uint32_t leaving, uint32_t entering)
     counts[i] = counts[i] + vol_reg_one (entering, i) - vol_reg_one (leaving, i);
 }
 
-/* The slide's leaving and entering cells of each span, as offsets from
- * the window centre's index in a band of codes that 32 bits index, in the
- * kernel's parameters: a warp reads them as uniform constants (with the
- * span count a template argument, as operands of the address adds), where
- * spans in shared memory cost two 64-bit loads and 64-bit address
- * arithmetic a span. */
+/* The slide's leaving and entering cells of each span, as 32-bit offsets
+ * from the window centre's index in a band of codes that 32 bits index,
+ * in the kernel's parameters: every thread of a warp reads the same
+ * constant, where spans in shared memory cost two 64-bit loads and 64-bit
+ * address arithmetic a span (docs/performance/volumes.md). */
 #define VOL_REG_MOVES 32
 typedef struct {
   int leave[VOL_REG_MOVES], enter[VOL_REG_MOVES];
@@ -435,10 +434,10 @@ typedef struct {
 
 /* One thread's strip, as vol_strip, from the window centre `centre` of
  * (x, y0, z) in the padded block of codes; c_ln_c holds the window's
- * fixed-point c ln c for c = 0..cells. N: the span count, known at compile
- * time (> 0), read from p (0), both with the slide's offsets in `moves`;
- * or −1, offsets from the spans and a 64-bit index (bands past 2^32
- * cells, more than VOL_REG_MOVES spans). */
+ * fixed-point c ln c for c = 0..cells. The slide reads `moves` with
+ * N > 0 spans (a count known at compile time) or N = 0 (p.n_spans of
+ * them); with N = −1 it reads `spans` from a 64-bit pointer instead, for
+ * bands past 2^32 cells and windows of more than VOL_REG_MOVES spans. */
 template <int N>
 static __device__ __forceinline__ void
 vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const VolSpan *spans,

@@ -24,10 +24,10 @@ static constexpr int K = 3; /* the window's side */
  * small weight to a byte (a byte-permute of the four windows' ranks is
  * the table lookup, all four at once), the window's sum of weights is a
  * key unique to its partition (checked at compile time), and the block's
- * table of 30 values, made once as the resolved windows make theirs,
- * turns a key into the stored value. A window of four costs nine permutes
- * and four shared loads, where it cost 36 shared loads and four float64
- * finishes.
+ * table of the 30 values, computed once by the finish that resolved
+ * windows use (rank_value), turns a key into the stored value. A row of
+ * four windows finishes with nine permutes and four shared loads, where
+ * it took 36 shared loads and four float64 finishes.
  *
  * Only the lanes whose windows leave the image take that path: a warp
  * that resolved its whole edge column every row held its block (and the
