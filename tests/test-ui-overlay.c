@@ -357,15 +357,18 @@ test_render_bands (void)
       g_assert_true (es_layer_render_viewport (layer, &scale, &viewports[i], TRUE, &bands));
       g_assert_true (es_layer_render_viewport (layer, &scale, &viewports[i], FALSE, &one));
       g_assert_true (es_rendering_matches (&bands, &viewports[i], &scale));
-      width = gdk_texture_get_width (one.texture);
-      height = gdk_texture_get_height (one.texture);
-      g_assert_cmpint (gdk_texture_get_width (bands.texture), ==, width);
-      g_assert_cmpint (gdk_texture_get_height (bands.texture), ==, height);
-      a = g_malloc ((size_t) width * height * 4);
-      b = g_malloc ((size_t) width * height * 4);
-      gdk_texture_download (bands.texture, a, (size_t) width * 4);
-      gdk_texture_download (one.texture, b, (size_t) width * 4);
-      g_assert_cmpmem (a, (size_t) width * height * 4, b, (size_t) width * height * 4);
+      width = cairo_image_surface_get_width (one.pixels.surface);
+      height = cairo_image_surface_get_height (one.pixels.surface);
+      g_assert_cmpint (cairo_image_surface_get_width (bands.pixels.surface), ==, width);
+      g_assert_cmpint (cairo_image_surface_get_height (bands.pixels.surface), ==, height);
+      g_assert_cmpint (cairo_image_surface_get_stride (bands.pixels.surface), ==,
+                       cairo_image_surface_get_stride (one.pixels.surface));
+      a = g_memdup2 (cairo_image_surface_get_data (bands.pixels.surface),
+                     (gsize) cairo_image_surface_get_stride (one.pixels.surface) * height);
+      b = g_memdup2 (cairo_image_surface_get_data (one.pixels.surface),
+                     (gsize) cairo_image_surface_get_stride (one.pixels.surface) * height);
+      g_assert_cmpmem (a, (size_t) cairo_image_surface_get_stride (one.pixels.surface) * height, b,
+                       (size_t) cairo_image_surface_get_stride (one.pixels.surface) * height);
       es_rendering_clear (&bands);
       es_rendering_clear (&one);
     }

@@ -455,10 +455,12 @@ es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes)
       if (old != panes[i].layer)
         {
           es_rendering_clear (&self->panes[i].rendering);
-          if (panes[i].rendering && panes[i].rendering->texture)
+          if (panes[i].rendering && panes[i].rendering->pixels.surface)
             {
               self->panes[i].rendering = *panes[i].rendering;
-              g_object_ref (self->panes[i].rendering.texture);
+              cairo_surface_reference (self->panes[i].rendering.pixels.surface);
+              if (self->panes[i].rendering.pixels.texture)
+                g_object_ref (self->panes[i].rendering.pixels.texture);
             }
         }
       self->panes[i].layer = es_layer_ref (panes[i].layer);
@@ -664,8 +666,8 @@ pane_rendering (EsCanvas *self, Pane *pane, const EsViewport *viewport)
   started = g_get_monotonic_time ();
   if (!es_layer_render_viewport (pane->layer, &pane->scale, viewport, FALSE, &pane->rendering))
     return NULL;
-  width = gdk_texture_get_width (pane->rendering.texture);
-  height = gdk_texture_get_height (pane->rendering.texture);
+  width = cairo_image_surface_get_width (pane->rendering.pixels.surface);
+  height = cairo_image_surface_get_height (pane->rendering.pixels.surface);
   es_debug_log ("canvas: rendered %d × %d pixels on the main thread in %.1f ms", width, height,
                 (g_get_monotonic_time () - started) / 1000.0);
   return &pane->rendering;
@@ -706,6 +708,47 @@ draw_crosshair (GtkSnapshot *snapshot, const Pane *pane, double ox, double oy, d
   gtk_snapshot_append_color (snapshot, &light, &GRAPHENE_RECT_INIT (0, y, pw, 1));
 }
 
+void
+es_canvas_append_pixels (EsCanvas *self, GtkSnapshot *snapshot, EsPixels *pixels, int x, int y)
+{
+  GtkNative *native = gtk_widget_get_native (GTK_WIDGET (self));
+  GskRenderer *renderer = native ? gtk_native_get_renderer (native) : NULL;
+  int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
+  int width = cairo_image_surface_get_width (pixels->surface);
+  int height = cairo_image_surface_get_height (pixels->surface);
+  graphene_rect_t bounds = GRAPHENE_RECT_INIT (x, y, width, height);
+
+  gtk_snapshot_save (snapshot);
+  gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
+  if (renderer == NULL || GSK_IS_CAIRO_RENDERER (renderer))
+    {
+      /* Replayed onto the frame as one blit of the surface's bytes. */
+      cairo_t *cr = gtk_snapshot_append_cairo (snapshot, &bounds);
+
+      cairo_set_source_surface (cr, pixels->surface, x, y);
+      cairo_paint (cr);
+      cairo_destroy (cr);
+    }
+  else
+    {
+      /* The GL renderers upload a texture once and keep it while it lives:
+       * the surface's own bytes, which the texture holds on to. */
+      if (pixels->texture == NULL)
+        {
+          GBytes *bytes = g_bytes_new_with_free_func (
+            cairo_image_surface_get_data (pixels->surface),
+            (gsize) cairo_image_surface_get_stride (pixels->surface) * (gsize) height,
+            (GDestroyNotify) cairo_surface_destroy, cairo_surface_reference (pixels->surface));
+
+          pixels->texture = gdk_memory_texture_new (width, height, GDK_MEMORY_DEFAULT, bytes,
+                                                    (gsize) cairo_image_surface_get_stride (pixels->surface));
+          g_bytes_unref (bytes);
+        }
+      gtk_snapshot_append_texture (snapshot, pixels->texture, &bounds);
+    }
+  gtk_snapshot_restore (snapshot);
+}
+
 static void
 es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 {
@@ -741,16 +784,7 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
 
       rendering = pane_rendering (self, pane, &viewport);
       if (rendering)
-        {
-          GdkTexture *texture = rendering->texture;
-
-          gtk_snapshot_save (snapshot);
-          gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (snapshot, texture,
-                                       &GRAPHENE_RECT_INIT (rendering->x, rendering->y, gdk_texture_get_width (texture),
-                                                            gdk_texture_get_height (texture)));
-          gtk_snapshot_restore (snapshot);
-        }
+        es_canvas_append_pixels (self, snapshot, &pane->rendering.pixels, rendering->x, rendering->y);
       pane->n_keep_clear = 0;
       if (self->draw_func)
         {

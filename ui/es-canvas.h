@@ -21,7 +21,7 @@ typedef struct {
   /* A crosshair through image point (cross_x, cross_y) of the pane: the
    * orthogonal views' lines; no crosshair when cross_x is negative. */
   double cross_x, cross_y;
-  /* The pane's texture made off the main thread (the worker's, for the
+  /* The pane's pixels made off the main thread (the worker's, for the
    * viewport of es_canvas_plan_viewport), used while it fits the pane; a
    * new reference is taken. NULL: the canvas renders the pane itself. */
   const EsRendering *rendering;
@@ -37,7 +37,7 @@ typedef struct {
 void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes);
 /* Where es_canvas_set_panes with n_panes panes will show a layer of
  * image_width × image_height pixels, as things stand: the viewport for
- * which the worker renders a result's first texture. */
+ * which the worker renders a result's first pixels. */
 void es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport);
 /* Where the top row's pane labels start (8 px by default): below a caption
  * that the window lays over the canvas's top left corner. */
@@ -75,6 +75,10 @@ typedef struct {
 typedef void (*EsCanvasDrawFunc) (EsCanvas *canvas, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry,
                                   gpointer user_data);
 void es_canvas_set_draw_func (EsCanvas *self, EsCanvasDrawFunc func, gpointer user_data);
+/* Draws pixels 1:1 with their top-left corner at device pixel (x, y) of
+ * the snapshot's coordinates (a pane's, or a draw function's): as a cairo
+ * node under the cairo renderer, as a texture kept in pixels otherwise. */
+void es_canvas_append_pixels (EsCanvas *self, GtkSnapshot *snapshot, EsPixels *pixels, int x, int y);
 /* Called by a draw function: the overlay of the pane being drawn keeps
  * clear of this rectangle (pane coordinates), as of a tool's shape. */
 void es_canvas_keep_clear (EsCanvas *self, const graphene_rect_t *rect);

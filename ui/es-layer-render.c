@@ -1,40 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* The viewport renderer: crisp blocks zoomed in, a bilinear mip level zoomed out. */
+/* The viewport renderer: crisp blocks zoomed in, a bilinear mip level zoomed out, into cairo surfaces. */
 #include "es-layer.h"
 
 #include <math.h>
 #include <string.h>
 
-/* Textures are packed RGB (GDK_MEMORY_R8G8B8), what es_render_heatmap
- * writes: GTK 4.8's cairo renderer converts a texture to cairo's format
- * on every frame that draws it, and from RGB it takes a fast path, where
- * GDK_MEMORY_DEFAULT itself goes through floats (1030 × 655 pixels: 0.8
- * against 7 ms here); GL uploads RGB as it is. The bilinear filter blends
- * pixels packed in 32 bits with red in the low byte, so that a pixel's
- * little-endian bytes are its RGB and one 32-bit store writes them. */
-#define TEXTURE_BYTES 3
-
+/* Pixels are cairo's RGB24: one native 32-bit word each, 0xAARRGGBB, with
+ * A = 255 so that the same bytes are an opaque premultiplied BGRA texture
+ * for the GL renderers. The bilinear filter blends the packed words. */
 static inline guint32
 pack_rgb (const guint8 *p)
 {
-  return p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16;
+  return 0xff000000u | (guint32) p[0] << 16 | (guint32) p[1] << 8 | p[2];
 }
 
-/* Writes a row of packed pixels as RGB: each with one 32-bit store whose
- * fourth byte the next pixel overwrites, the last with its three bytes
- * alone (the byte after it is another band's). */
 static inline void
 store_row (const guint32 *pixels, int width, guint8 *dst)
 {
-  guint32 last = GUINT32_TO_LE (pixels[width - 1]);
+  guint32 *out = (guint32 *) dst;
 
-  for (int i = 0; i + 1 < width; i++)
-    {
-      guint32 bytes = GUINT32_TO_LE (pixels[i]);
-
-      memcpy (dst + (size_t) i * TEXTURE_BYTES, &bytes, sizeof bytes);
-    }
-  memcpy (dst + (size_t) (width - 1) * TEXTURE_BYTES, &last, TEXTURE_BYTES);
+  for (int i = 0; i < width; i++)
+    out[i] = pixels[i] | 0xff000000u;
 }
 
 /* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
@@ -72,7 +58,7 @@ clampi (int v, int lo, int hi)
 /* Each device pixel takes the image pixel under its centre: crisp blocks. */
 static void
 render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                int width, int height, guint8 *out)
+                int width, int height, guint8 *out, size_t stride)
 {
   g_autofree int *xmap = g_new (int, width);
   g_autofree guint8 *rgb = NULL;
@@ -92,17 +78,16 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, do
   for (int j = 0; j < height; j++)
     {
       int sy = clampi ((int) floor ((j + 0.5 - origin_y) / zoom), 0, level->height - 1);
-      size_t row_bytes = (size_t) width * TEXTURE_BYTES;
-      guint8 *dst = out + (size_t) j * row_bytes;
+      guint32 *dst = (guint32 *) (out + (size_t) j * stride);
 
       if (sy == previous)
         {
-          memcpy (dst, dst - row_bytes, row_bytes);
+          memcpy (dst, out + (size_t) (j - 1) * stride, (size_t) width * sizeof *dst);
           continue;
         }
       const guint8 *src = rgb + (size_t) (sy - y0) * rgb_stride;
       for (int i = 0; i < width; i++)
-        memcpy (dst + (size_t) i * TEXTURE_BYTES, src + xmap[i], TEXTURE_BYTES);
+        dst[i] = pack_rgb (src + xmap[i]);
       previous = sy;
     }
 }
@@ -183,7 +168,7 @@ cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_st
  * bilinearly at each device pixel's centre. */
 static void
 render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                 int width, int height, guint8 *out)
+                 int width, int height, guint8 *out, size_t stride)
 {
   int x0, x1, y0, y1;
   g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
@@ -201,7 +186,7 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
       const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
       for (int i = 0; i < width; i++)
         blended[i] = blend (ha[i], hb[i], ys[j].wb);
-      store_row (blended, width, out + (size_t) j * width * TEXTURE_BYTES);
+      store_row (blended, width, out + (size_t) j * stride);
     }
 }
 
@@ -209,17 +194,17 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
  * rendered apart give the very pixels of one pass. */
 static void
 render_pixels (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-               int width, int height, guint8 *pixels)
+               int width, int height, guint8 *pixels, size_t stride)
 {
   if (zoom >= 0.999)
-    render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels);
+    render_nearest (&layer->mips[0], scale, zoom, origin_x, origin_y, width, height, pixels, stride);
   else
     {
       /* The level whose scale r = zoom·2^m lies in (0.5, 1]. */
       int m = MIN ((int) floor (log2 (1.0 / zoom)), layer->n_mips - 1);
       double r = ldexp (zoom, m);
 
-      render_bilinear (&layer->mips[m], scale, r, origin_x, origin_y, width, height, pixels);
+      render_bilinear (&layer->mips[m], scale, r, origin_x, origin_y, width, height, pixels, stride);
     }
 }
 
@@ -227,15 +212,21 @@ render_pixels (const EsLayer *layer, const EsColorScale *scale, double zoom, dou
  * bands share are coloured twice, under 2 % more work at this height. */
 #define BAND_ROWS 64
 
-static GdkTexture *
-render_texture (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                int width, int height, gboolean parallel)
+static gboolean
+render_surface (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
+                int width, int height, gboolean parallel, EsPixels *out)
 {
-  g_autoptr (GBytes) bytes = NULL;
-  size_t stride = (size_t) width * TEXTURE_BYTES;
-  guint8 *pixels = g_malloc (stride * height);
+  cairo_surface_t *surface = cairo_image_surface_create (CAIRO_FORMAT_RGB24, width, height);
+  size_t stride = (size_t) cairo_image_surface_get_stride (surface);
+  guint8 *pixels = cairo_image_surface_get_data (surface);
   int n_bands = (height + BAND_ROWS - 1) / BAND_ROWS;
 
+  memset (out, 0, sizeof *out);
+  if (cairo_surface_status (surface) != CAIRO_STATUS_SUCCESS)
+    {
+      cairo_surface_destroy (surface);
+      return FALSE;
+    }
   es_layer_ensure_mips (layer);
 
   /* The worker's bands go over every core; on the main thread one serial
@@ -246,10 +237,18 @@ render_texture (const EsLayer *layer, const EsColorScale *scale, double zoom, do
       int y0 = band * BAND_ROWS;
 
       render_pixels (layer, scale, zoom, origin_x, origin_y - y0, width, MIN (BAND_ROWS, height - y0),
-                     pixels + (size_t) y0 * stride);
+                     pixels + (size_t) y0 * stride, stride);
     }
-  bytes = g_bytes_new_take (pixels, stride * height);
-  return gdk_memory_texture_new (width, height, GDK_MEMORY_R8G8B8, bytes, stride);
+  cairo_surface_mark_dirty (surface);
+  out->surface = surface;
+  return TRUE;
+}
+
+void
+es_pixels_clear (EsPixels *pixels)
+{
+  g_clear_object (&pixels->texture);
+  g_clear_pointer (&pixels->surface, cairo_surface_destroy);
 }
 
 gboolean
@@ -268,12 +267,12 @@ es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport, int *x,
   return TRUE;
 }
 
-GdkTexture *
+gboolean
 es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x, double origin_y,
-                 int width, int height)
+                 int width, int height, EsPixels *pixels)
 {
-  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, NULL);
-  return render_texture (layer, scale, zoom, origin_x, origin_y, width, height, FALSE);
+  g_return_val_if_fail (width > 0 && height > 0 && zoom > 0, FALSE);
+  return render_surface (layer, scale, zoom, origin_x, origin_y, width, height, FALSE, pixels);
 }
 
 gboolean
@@ -285,8 +284,9 @@ es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const
   memset (rendering, 0, sizeof *rendering);
   if (!es_layer_visible_rect (layer, viewport, &x, &y, &width, &height))
     return FALSE;
-  rendering->texture = render_texture (layer, scale, viewport->zoom, viewport->origin_x - x, viewport->origin_y - y,
-                                       width, height, parallel);
+  if (!render_surface (layer, scale, viewport->zoom, viewport->origin_x - x, viewport->origin_y - y, width, height,
+                       parallel, &rendering->pixels))
+    return FALSE;
   rendering->x = x;
   rendering->y = y;
   rendering->viewport = *viewport;
@@ -297,9 +297,9 @@ es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const
 gboolean
 es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale)
 {
-  /* The texture covers the visible rectangle, which zoom, origin and pane
+  /* The pixels cover the visible rectangle, which zoom, origin and pane
    * size fix together with the layer's size. */
-  return rendering->texture != NULL && rendering->viewport.zoom == viewport->zoom
+  return rendering->pixels.surface != NULL && rendering->viewport.zoom == viewport->zoom
          && rendering->viewport.origin_x == viewport->origin_x && rendering->viewport.origin_y == viewport->origin_y
          && rendering->viewport.pane_width == viewport->pane_width
          && rendering->viewport.pane_height == viewport->pane_height && rendering->scale.map == scale->map
@@ -310,7 +310,7 @@ es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, 
 void
 es_rendering_clear (EsRendering *rendering)
 {
-  g_clear_object (&rendering->texture);
+  es_pixels_clear (&rendering->pixels);
   memset (rendering, 0, sizeof *rendering);
 }
 

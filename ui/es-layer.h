@@ -185,10 +185,22 @@ typedef struct {
   int pane_width, pane_height;
 } EsViewport;
 
-/* A texture of the visible part of a layer: the rectangle (x, y, its size)
- * of the pane that it covers, and what it was rendered for. */
+/* Rendered device pixels, drawn 1:1: an RGB24 cairo image surface (which
+ * GTK 4.8's cairo renderer paints with no conversion, where it converts a
+ * texture into a new surface on every frame that draws it), and the same
+ * bytes as a texture for the GL renderers, made when first drawn there
+ * (es_canvas_append_pixels). */
 typedef struct {
+  cairo_surface_t *surface;
   GdkTexture *texture;
+} EsPixels;
+
+void es_pixels_clear (EsPixels *pixels);
+
+/* The pixels of the visible part of a layer: the rectangle (x, y, its
+ * size) of the pane that they cover, and what they were rendered for. */
+typedef struct {
+  EsPixels pixels;
   int x, y;
   EsViewport viewport;
   EsColorScale scale;
@@ -199,7 +211,7 @@ gboolean es_layer_visible_rect (const EsLayer *layer, const EsViewport *viewport
                                 int *height);
 /* Renders what a pane shows of the layer (es_layer_render of the visible
  * rectangle) into *rendering; FALSE when nothing of it is visible. Any
- * thread: the worker renders the first texture of a result with it, in
+ * thread: the worker renders the first pixels of a result with it, in
  * bands over its OpenMP team (parallel), the same pixels as one pass. */
 gboolean es_layer_render_viewport (const EsLayer *layer, const EsColorScale *scale, const EsViewport *viewport,
                                    gboolean parallel, EsRendering *rendering);
@@ -207,13 +219,14 @@ gboolean es_layer_render_viewport (const EsLayer *layer, const EsColorScale *sca
 gboolean es_rendering_matches (const EsRendering *rendering, const EsViewport *viewport, const EsColorScale *scale);
 void es_rendering_clear (EsRendering *rendering);
 
-/* Renders a width×height device-pixel texture of the layer, scaled by zoom
- * (device pixels per image pixel) with the image's top-left corner at
- * (origin_x, origin_y) in the texture. Zoomed in, each image pixel becomes a
- * crisp block; zoomed out, a mip level is sampled bilinearly. Only the
- * visible pixels are touched, so this stays cheap for huge images. */
-GdkTexture *es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x,
-                             double origin_y, int width, int height);
+/* Renders width×height device pixels of the layer into *pixels, scaled by
+ * zoom (device pixels per image pixel) with the image's top-left corner at
+ * (origin_x, origin_y) in them. Zoomed in, each image pixel becomes a crisp
+ * block; zoomed out, a mip level is sampled bilinearly. Only the visible
+ * pixels are touched, so this stays cheap for huge images. FALSE when the
+ * surface could not be made. */
+gboolean es_layer_render (const EsLayer *layer, const EsColorScale *scale, double zoom, double origin_x,
+                          double origin_y, int width, int height, EsPixels *pixels);
 /* The whole layer at full resolution as packed RGB8 (for the clipboard). */
 GBytes *es_layer_render_rgb (const EsLayer *layer, const EsColorScale *scale, gsize *stride);
 

@@ -15,7 +15,7 @@ typedef struct {
   EsView view;
   EsJob job; /* job.variant must be static (es_variant_find) */
   /* Where a view on screen will be drawn (es_canvas_plan_viewport): the
-   * worker renders the result's first texture for it, so that showing the
+   * worker renders the result's first pixels for it, so that showing the
    * result on the main thread only draws it. Zoom 0: none. */
   EsViewport viewport;
 } EsWorkItem;
@@ -53,7 +53,7 @@ typedef struct {
   int n_layers;
   EsLayer *layers[ES_N_VIEWS]; /* in request order; NULL where a job failed */
   gboolean fresh[ES_N_VIEWS];  /* computed for this request, not from the cache */
-  /* The layers' textures for their items' viewports, where they had one. */
+  /* The layers' pixels for their items' viewports, where they had one. */
   EsRendering renderings[ES_N_VIEWS];
   char *error;  /* the first failure, for the user */
   char *notice; /* a CUDA fallback notice, for the user */

@@ -11,8 +11,8 @@
 void
 _es_swipe_clear (EsTools *self)
 {
-  g_clear_object (&self->swipe_texture);
-  self->swipe_texture_layer = NULL;
+  es_pixels_clear (&self->swipe_pixels);
+  self->swipe_pixels_layer = NULL;
 }
 
 static void
@@ -61,21 +61,19 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
       if (x1 > x0 && y1 > y0)
         {
           /* One rendering serves every pane: they share zoom and pan. */
-          if (self->swipe_texture == NULL || self->swipe_texture_layer != layer
-              || memcmp (key, self->swipe_texture_key, sizeof key) != 0
-              || memcmp (&scale, &self->swipe_texture_scale, sizeof scale) != 0)
+          if (self->swipe_pixels.surface == NULL || self->swipe_pixels_layer != layer
+              || memcmp (key, self->swipe_pixels_key, sizeof key) != 0
+              || memcmp (&scale, &self->swipe_pixels_scale, sizeof scale) != 0)
             {
               _es_swipe_clear (self);
-              self->swipe_texture = es_layer_render (layer, &scale, zoom, geometry->device_x - x0,
-                                                     geometry->device_y - y0, x1 - x0, y1 - y0);
-              self->swipe_texture_layer = layer;
-              self->swipe_texture_scale = scale;
-              memcpy (self->swipe_texture_key, key, sizeof key);
+              es_layer_render (layer, &scale, zoom, geometry->device_x - x0, geometry->device_y - y0, x1 - x0, y1 - y0,
+                               &self->swipe_pixels);
+              self->swipe_pixels_layer = layer;
+              self->swipe_pixels_scale = scale;
+              memcpy (self->swipe_pixels_key, key, sizeof key);
             }
-          gtk_snapshot_save (snapshot);
-          gtk_snapshot_scale (snapshot, 1.0 / sf, 1.0 / sf);
-          gtk_snapshot_append_texture (snapshot, self->swipe_texture, &GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0));
-          gtk_snapshot_restore (snapshot);
+          if (self->swipe_pixels.surface != NULL)
+            es_canvas_append_pixels (self->canvas, snapshot, &self->swipe_pixels, x0, y0);
         }
     }
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 2, FALSE, 0);

@@ -82,11 +82,11 @@ struct _EsTools {
   GtkWidget *contrast_button, *contrast_range, *contrast_switch, *contrast_lo, *contrast_hi;
   GtkWidget *contrast_caption;
   gboolean contrast_updating;
-  GdkTexture *swipe_texture;
+  EsPixels swipe_pixels;   /* the swipe side, rendered */
   EsLayer *swipe_original; /* the original as a layer, for the swipe */
-  EsColorScale swipe_texture_scale;
-  int swipe_texture_key[6];
-  EsLayer *swipe_texture_layer;
+  EsColorScale swipe_pixels_scale;
+  int swipe_pixels_key[6];
+  EsLayer *swipe_pixels_layer;
 };
 
 /* es-tools.c */

@@ -72,7 +72,7 @@ struct _EsWindow {
   GQueue requested_keys;        /* RequestedKeys of requests not yet shown, oldest first */
   GVariant *shown_keys;         /* the job keys of the response on screen (a{sv}), or NULL */
   EsLayer *shown[ES_N_VIEWS];
-  /* The worker's textures of shown[view], until the canvas takes them. */
+  /* The worker's pixels of shown[view], until the canvas takes them. */
   EsRendering renderings[ES_N_VIEWS];
   char *engine_description;
   gboolean cuda_in_use;
