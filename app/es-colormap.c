@@ -283,9 +283,14 @@ __attribute__ ((target_clones ("avx2", "default")))
 #endif
 static void
 render_row (const void *row, EsFormat format, int width, double lo, double s, uint8_t flip, const uint8_t (*table)[3],
-            bool zero_is_nan, uint8_t *out)
+            const uint32_t *words, bool zero_is_nan, uint8_t *out)
 {
   uint8_t idx[BLOCK];
+  /* With `words` (es_render_heatmap_words) a pixel is one word of it. */
+  const int size = words ? 4 : 3;
+  uint32_t no_data_word = 0xff000000u | (uint32_t) es_no_data_rgb[0] << 16 | (uint32_t) es_no_data_rgb[1] << 8
+                          | es_no_data_rgb[2];
+  const void *no_data = words ? (const void *) &no_data_word : (const void *) es_no_data_rgb;
 
   for (int x0 = 0; x0 < width; x0 += BLOCK)
     {
@@ -306,18 +311,22 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
             idx[i] = value_index (((const float *) row)[x0 + i], lo, s) ^ flip;
           break;
         }
-      for (int i = 0; i < n; i++)
-        memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
+      if (words)
+        for (int i = 0; i < n; i++)
+          memcpy (out + 4 * (size_t) (x0 + i), &words[idx[i]], 4);
+      else
+        for (int i = 0; i < n; i++)
+          memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
       /* Pixels with no value (NaN: masked out, or a float TIFF's NaN,
        * sample 0 of its 16 bits) get a colour no map has. */
       if (format == ES_FORMAT_F32)
         for (int i = 0; i < n; i++)
           if (isnan (((const float *) row)[x0 + i]))
-            memcpy (out + 3 * (size_t) (x0 + i), es_no_data_rgb, 3);
+            memcpy (out + size * (size_t) (x0 + i), no_data, size);
       if (zero_is_nan && format == ES_FORMAT_U16)
         for (int i = 0; i < n; i++)
           if (((const uint16_t *) row)[x0 + i] == 0)
-            memcpy (out + 3 * (size_t) (x0 + i), es_no_data_rgb, 3);
+            memcpy (out + size * (size_t) (x0 + i), no_data, size);
     }
 }
 
@@ -363,8 +372,11 @@ es_render_indices (const EsImage *values, const EsColorScale *scale, uint8_t *in
                       indices + (size_t) y * stride);
 }
 
-void
-es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rgb, size_t rgb_stride)
+/* es_render_heatmap into 3-byte RGB (words NULL) or into native 32-bit
+ * words from the table words, on every core if `parallel`. */
+static void
+render_heatmap (const EsImage *values, const EsColorScale *scale, const uint32_t *words, uint8_t *out,
+                size_t out_stride, bool parallel)
 {
   const uint8_t (*table)[3] = es_colormap_table (scale->map);
   const double lo = scale->lo;
@@ -375,10 +387,27 @@ es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rg
 
   /* Inside a band of the PNG encoder (already on its own thread) this is
    * one thread's loop; called alone, it spreads over the cores. */
-#pragma omp parallel for schedule(static) if ((long long) width * height > 65536 && !omp_in_parallel())
+#pragma omp parallel for schedule(static) if (parallel && (long long) width * height > 65536 && !omp_in_parallel())
   for (int y = 0; y < height; y++)
-    render_row (es_image_row (values, y), values->format, width, lo, s, flip, table, values->meta.nan_samples > 0,
-                rgb + (size_t) y * rgb_stride);
+    render_row (es_image_row (values, y), values->format, width, lo, s, flip, table, words,
+                values->meta.nan_samples > 0, out + (size_t) y * out_stride);
+}
+
+void
+es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rgb, size_t rgb_stride)
+{
+  render_heatmap (values, scale, NULL, rgb, rgb_stride, true);
+}
+
+void
+es_render_heatmap_words (const EsImage *values, const EsColorScale *scale, uint32_t *words, size_t stride)
+{
+  const uint8_t (*table)[3] = es_colormap_table (scale->map);
+  uint32_t table_words[256];
+
+  for (int i = 0; i < 256; i++)
+    table_words[i] = 0xff000000u | (uint32_t) table[i][0] << 16 | (uint32_t) table[i][1] << 8 | table[i][2];
+  render_heatmap (values, scale, table_words, (uint8_t *) words, stride, false);
 }
 
 bool

@@ -37,6 +37,10 @@ extern const uint8_t es_no_data_rgb[3];
  * rgb_stride bytes a row) through the scale; NaN values, and the samples
  * that stand for NaN (es_image_meta_is_nan), in es_no_data_rgb. */
 void es_render_heatmap (const EsImage *values, const EsColorScale *scale, uint8_t *rgb, size_t rgb_stride);
+/* es_render_heatmap into one native 32-bit word a pixel, 0xFFRRGGBB (cairo's
+ * RGB24 and ARGB32, opaque), stride bytes a row, on the calling thread
+ * alone: the window's pixels, whose callers split the rows themselves. */
+void es_render_heatmap_words (const EsImage *values, const EsColorScale *scale, uint32_t *words, size_t stride);
 /* Whether the heatmap is gray whatever the pixels (the gray map, and no
  * NaN that would be no-data magenta): one 8-bit sample a pixel then says
  * it all, a third of the bytes for an export to filter and compress. */

@@ -184,6 +184,35 @@ test_render (void)
         tap_ok (bad == 0, "render %s %dx%d %s%s %g..%g matches the reference (%ld bad)", es_format_name (formats[f]),
                 image.width, image.height, es_colormap_name (scale.map), scale.reversed ? "_r" : "", scale.lo, scale.hi,
                 bad);
+
+        /* The window's words: the same colours as opaque 0xFFRRGGBB, NaN
+         * (a float's, or 16-bit sample 0 standing for one) included. */
+        {
+          const size_t words_stride = 4 * (size_t) image.width + 4 * (size_t) rand_int (3);
+          uint32_t *words = malloc (words_stride * (size_t) image.height);
+          long differ = 0;
+
+          if (formats[f] == ES_FORMAT_F32)
+            ((float *) image.pixels)[rand_int (image.width * image.height)] = NAN;
+          if (formats[f] == ES_FORMAT_U16)
+            {
+              ((uint16_t *) es_image_row (&image, 0))[0] = 0;
+              image.meta.nan_samples = 1;
+            }
+          es_render_heatmap (&image, &scale, rgb, stride);
+          es_render_heatmap_words (&image, &scale, words, words_stride);
+          for (int y = 0; y < image.height; y++)
+            for (int x = 0; x < image.width; x++)
+              {
+                const uint8_t *p = rgb + (size_t) y * stride + 3 * (size_t) x;
+                uint32_t w = *(const uint32_t *) ((const uint8_t *) words + (size_t) y * words_stride + 4 * (size_t) x);
+
+                differ += w != (0xff000000u | (uint32_t) p[0] << 16 | (uint32_t) p[1] << 8 | p[2]);
+              }
+          tap_ok (differ == 0, "render %s %dx%d as words: the colours of the RGB render (%ld differ)",
+                  es_format_name (formats[f]), image.width, image.height, differ);
+          free (words);
+        }
         free (rgb);
         free (image.pixels);
       }

@@ -7,13 +7,8 @@
 
 /* Pixels are cairo's RGB24: one native 32-bit word each, 0xAARRGGBB, with
  * A = 255 so that the same bytes are an opaque premultiplied BGRA texture
- * for the GL renderers. The bilinear filter blends the packed words. */
-static inline guint32
-pack_rgb (const guint8 *p)
-{
-  return 0xff000000u | (guint32) p[0] << 16 | (guint32) p[1] << 8 | p[2];
-}
-
+ * for the GL renderers (es_render_heatmap_words). The bilinear filter
+ * blends the words. */
 static inline void
 store_row (const guint32 *pixels, int width, guint8 *dst)
 {
@@ -23,30 +18,21 @@ store_row (const guint32 *pixels, int width, guint8 *dst)
     out[i] = pixels[i] | 0xff000000u;
 }
 
-/* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into packed RGB. */
-static guint8 *
-render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1, size_t *rgb_stride)
+/* Colours the rectangle x0..x1 × y0..y1 (inclusive) of a level into
+ * pixel words, crop_width a row, on the calling thread (the worker's bands
+ * are already on its team; the main thread must not start a second). */
+static guint32 *
+render_crop (const EsImage *level, const EsColorScale *scale, int x0, int y0, int x1, int y1)
 {
   EsImage crop = *level;
-  guint8 *rgb;
+  guint32 *words;
 
   crop.width = x1 - x0 + 1;
   crop.height = y1 - y0 + 1;
   crop.pixels = (guint8 *) es_image_row (level, y0) + (size_t) x0 * es_format_size (level->format);
-  *rgb_stride = (size_t) crop.width * 3;
-  rgb = g_malloc (*rgb_stride * crop.height);
-  /* Row by row: es_render_heatmap goes parallel (OpenMP) on large images,
-   * and a second OpenMP team on the main thread would fight the worker's
-   * team for the cores while a job runs. One row stays serial. */
-  for (int y = 0; y < crop.height; y++)
-    {
-      EsImage row = crop;
-
-      row.height = 1;
-      row.pixels = es_image_row (&crop, y);
-      es_render_heatmap (&row, scale, rgb + (size_t) y * *rgb_stride, *rgb_stride);
-    }
-  return rgb;
+  words = g_new (guint32, (size_t) crop.width * crop.height);
+  es_render_heatmap_words (&crop, scale, words, (size_t) crop.width * sizeof *words);
+  return words;
 }
 
 static int
@@ -61,8 +47,7 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, do
                 int width, int height, guint8 *out, size_t stride)
 {
   g_autofree int *xmap = g_new (int, width);
-  g_autofree guint8 *rgb = NULL;
-  size_t rgb_stride;
+  g_autofree guint32 *crop = NULL;
   int x0, x1, y0, y1, previous = -1;
 
   for (int i = 0; i < width; i++)
@@ -71,9 +56,9 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, do
   x1 = xmap[width - 1];
   y0 = clampi ((int) floor ((0.5 - origin_y) / zoom), 0, level->height - 1);
   y1 = clampi ((int) floor ((height - 0.5 - origin_y) / zoom), 0, level->height - 1);
-  rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
+  crop = render_crop (level, scale, x0, y0, x1, y1);
   for (int i = 0; i < width; i++)
-    xmap[i] = (xmap[i] - x0) * 3;
+    xmap[i] -= x0;
 
   for (int j = 0; j < height; j++)
     {
@@ -85,9 +70,9 @@ render_nearest (const EsImage *level, const EsColorScale *scale, double zoom, do
           memcpy (dst, out + (size_t) (j - 1) * stride, (size_t) width * sizeof *dst);
           continue;
         }
-      const guint8 *src = rgb + (size_t) (sy - y0) * rgb_stride;
+      const guint32 *src = crop + (size_t) (sy - y0) * (size_t) (x1 - x0 + 1);
       for (int i = 0; i < width; i++)
-        dst[i] = pack_rgb (src + xmap[i]);
+        dst[i] = src[xmap[i]];
       previous = sy;
     }
 }
@@ -134,14 +119,12 @@ blend (guint32 a, guint32 b, guint32 wb)
   return (rb & 0xff00ffu) | (g & 0xff00u);
 }
 
-/* One crop row, packed and filtered horizontally to the output width. */
+/* One crop row filtered horizontally to the output width. */
 static void
-filter_row (const guint8 *rgb, const Tap *xs, int width, guint32 *packed, int crop_width, guint32 *out)
+filter_row (const guint32 *words, const Tap *xs, int width, guint32 *out)
 {
-  for (int i = 0; i < crop_width; i++)
-    packed[i] = pack_rgb (rgb + 3 * i);
   for (int i = 0; i < width; i++)
-    out[i] = blend (packed[xs[i].a], packed[xs[i].b], xs[i].wb);
+    out[i] = blend (words[xs[i].a], words[xs[i].b], xs[i].wb);
 }
 
 /* Two horizontally filtered rows, kept while consecutive output rows share them. */
@@ -151,15 +134,14 @@ typedef struct {
 } RowCache;
 
 static const guint32 *
-cached_row (RowCache *cache, int row, int keep, const guint8 *rgb, size_t rgb_stride, const Tap *xs, int width,
-            guint32 *packed, int crop_width)
+cached_row (RowCache *cache, int row, int keep, const guint32 *crop, int crop_width, const Tap *xs, int width)
 {
   int slot;
 
   if (cache->rows[0] == row || cache->rows[1] == row)
     return cache->slots[cache->rows[0] == row ? 0 : 1];
   slot = cache->rows[0] == keep ? 1 : 0;
-  filter_row (rgb + (size_t) row * rgb_stride, xs, width, packed, crop_width, cache->slots[slot]);
+  filter_row (crop + (size_t) row * crop_width, xs, width, cache->slots[slot]);
   cache->rows[slot] = row;
   return cache->slots[slot];
 }
@@ -173,17 +155,15 @@ render_bilinear (const EsImage *level, const EsColorScale *scale, double zoom, d
   int x0, x1, y0, y1;
   g_autofree Tap *xs = bilinear_taps (width, origin_x, 1.0 / zoom, level->width, &x0, &x1);
   g_autofree Tap *ys = bilinear_taps (height, origin_y, 1.0 / zoom, level->height, &y0, &y1);
-  size_t rgb_stride;
-  g_autofree guint8 *rgb = render_crop (level, scale, x0, y0, x1, y1, &rgb_stride);
-  g_autofree guint32 *packed = g_new (guint32, x1 - x0 + 1);
+  g_autofree guint32 *crop = render_crop (level, scale, x0, y0, x1, y1);
   g_autofree guint32 *slots = g_new (guint32, 3 * (size_t) width);
   guint32 *blended = slots + 2 * (size_t) width;
   RowCache cache = { { -1, -1 }, { slots, slots + width } };
 
   for (int j = 0; j < height; j++)
     {
-      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
-      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, rgb, rgb_stride, xs, width, packed, x1 - x0 + 1);
+      const guint32 *ha = cached_row (&cache, ys[j].a, ys[j].b, crop, x1 - x0 + 1, xs, width);
+      const guint32 *hb = cached_row (&cache, ys[j].b, ys[j].a, crop, x1 - x0 + 1, xs, width);
       for (int i = 0; i < width; i++)
         blended[i] = blend (ha[i], hb[i], ys[j].wb);
       store_row (blended, width, out + (size_t) j * stride);
