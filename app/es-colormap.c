@@ -272,6 +272,13 @@ value_index (double v, double lo, double s)
   return (uint8_t) (int) (t + 0.5);
 }
 
+/* A colour as es_render_heatmap_words stores it: 0xFFRRGGBB. */
+static inline uint32_t
+rgb_word (const uint8_t rgb[3])
+{
+  return 0xff000000u | (uint32_t) rgb[0] << 16 | (uint32_t) rgb[1] << 8 | rgb[2];
+}
+
 /* Pixels are mapped in blocks: first the indices (a vectorizable loop), then
  * the table lookups. */
 #define BLOCK 256
@@ -288,8 +295,7 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
   uint8_t idx[BLOCK];
   /* With `words` (es_render_heatmap_words) a pixel is one word of it. */
   const int size = words ? 4 : 3;
-  uint32_t no_data_word = 0xff000000u | (uint32_t) es_no_data_rgb[0] << 16 | (uint32_t) es_no_data_rgb[1] << 8
-                          | es_no_data_rgb[2];
+  const uint32_t no_data_word = rgb_word (es_no_data_rgb);
   const void *no_data = words ? (const void *) &no_data_word : (const void *) es_no_data_rgb;
 
   for (int x0 = 0; x0 < width; x0 += BLOCK)
@@ -406,7 +412,7 @@ es_render_heatmap_words (const EsImage *values, const EsColorScale *scale, uint3
   uint32_t table_words[256];
 
   for (int i = 0; i < 256; i++)
-    table_words[i] = 0xff000000u | (uint32_t) table[i][0] << 16 | (uint32_t) table[i][1] << 8 | table[i][2];
+    table_words[i] = rgb_word (table[i]);
   render_heatmap (values, scale, table_words, (uint8_t *) words, stride, false);
 }
 
