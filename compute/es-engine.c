@@ -629,6 +629,19 @@ tall_image_of (const EsJob *job, const EsImage *image, EsImage *tall)
   return true;
 }
 
+/* es_cuda_run on `device`, a volume that is a tall image given as that
+ * image. Both tall, or neither: prepare_output lays a new volume's planes
+ * end to end, and cuda_takes_volume checked a given one. */
+static bool
+cuda_run (EsCuda *device, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out, EsTiming *timing,
+          EsControl *control, EsError *error)
+{
+  EsImage tall_in, tall_out;
+  const bool tall = tall_image_of (job, in, &tall_in) && tall_image_of (job, out, &tall_out);
+
+  return es_cuda_run (device, job, variant, tall ? &tall_in : in, tall ? &tall_out : out, timing, control, error);
+}
+
 /* Whether CUDA computes `job` on `in` into `out` (not yet allocated when
  * its pixels are NULL): a 2-D job, a volume its 3-D kernels take, or a
  * volume that is a tall image (tall_image_of). */
@@ -874,9 +887,7 @@ run_on_device (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
                          in->cuda_device, es_engine_describe (engine));
   engine->cuda_warm = true;
   es_cuda_want_counters (device, engine->counters);
-  EsImage tall_in, tall_out;
-  const bool tall = tall_image_of (job, in, &tall_in) && tall_image_of (job, out, &tall_out);
-  if (!es_cuda_run (device, job, variant, tall ? &tall_in : in, tall ? &tall_out : out, timing, control, error))
+  if (!cuda_run (device, job, variant, in, out, timing, control, error))
     {
       if (es_cuda_is_broken (engine->cuda))
         engine_turn_cuda_off (engine, error->message);
@@ -974,12 +985,7 @@ run_validated (EsEngine *engine, const EsJob *job, const EsImage *in, EsImage *o
 
       engine->cuda_warm = true;
       es_cuda_want_counters (engine->cuda, engine->counters);
-      EsImage tall_in, tall_out;
-      /* Both tall, or neither: prepare_output lays a new volume's planes
-       * end to end, and cuda_takes_volume checked a given one. */
-      const bool tall = tall_image_of (job, in, &tall_in) && tall_image_of (job, out, &tall_out);
-      if (es_cuda_run (engine->cuda, job, variant, tall ? &tall_in : in, tall ? &tall_out : out, timing, control,
-                       &cuda_error))
+      if (cuda_run (engine->cuda, job, variant, in, out, timing, control, &cuda_error))
         {
           finish_metrics (engine, job, variant, in, timing);
           timing->wall_ms = es_monotonic_ms () - start;

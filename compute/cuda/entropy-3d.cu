@@ -480,18 +480,11 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
           for (int i = 0; i < p.n_spans; i++)
             vol_reg_move (counts, here[spans[i].leave], here[spans[i].enter]);
         }
-      else if (N > 0)
-        {
-          at += (unsigned) p.row_cells;
-#pragma unroll
-          for (int i = 0; i < N; i++)
-            vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
-        }
       else
         {
           at += (unsigned) p.row_cells;
-#pragma unroll 4
-          for (int i = 0; i < p.n_spans; i++)
+#pragma unroll(N > 0 ? N : 4)
+          for (int i = 0; i < (N > 0 ? N : p.n_spans); i++)
             vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
         }
     }
@@ -600,36 +593,58 @@ typedef struct {
   uint32_t void_bin, outside_bin;
 } VolBinning;
 
+/* Threads a block of the binning kernel: a padded row of 512 + 2·hw
+ * cells takes five passes of them, at most a fifth of them idle. */
+#define VOL_BIN_THREADS 128
+
+/* A block a padded row at a time (grid-stride over rows in x and planes
+ * in y), its threads along x: the row's source row and plane, and whether
+ * it lies outside, are found once a row, and x goes through the border
+ * only in the halo. A thread a cell, with its (x, y, z) from 64-bit
+ * divisions of its index, took about 0.8 ms of cube 3's 2.6 at 512³ on an
+ * H200; this takes 0.36 ms (ncu), still five times a copy of the 253 MB
+ * it reads and writes (docs/performance/volumes.md). */
 template <typename Bin>
-static __global__ void
-vol_bin_kernel (VolBinning b, Bin *binned)
+static __global__ void __launch_bounds__ (VOL_BIN_THREADS)
+vol_bin_kernel (const __grid_constant__ VolBinning b, Bin *__restrict__ binned)
 {
-  const size_t total = (size_t) b.padded_w * b.padded_h * b.padded_planes;
+  for (int pz = (int) blockIdx.y; pz < b.padded_planes; pz += (int) gridDim.y)
+    for (int py = (int) blockIdx.x; py < b.padded_h; py += (int) gridDim.x)
+      {
+        const int ys = es_border_index (py - b.hh, b.height, b.border);
+        const int zs = es_border_index (b.z_first + pz, b.volume_planes, b.border);
+        Bin *row = binned + ((size_t) pz * b.padded_h + py) * b.padded_w;
 
-  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t) gridDim.x * blockDim.x)
-    {
-      const int px = (int) (i % b.padded_w), py = (int) (i / b.padded_w % b.padded_h);
-      const int pz = (int) (i / b.padded_w / b.padded_h);
-      const int xs = es_border_index (px - b.hw, b.width, b.border);
-      const int ys = es_border_index (py - b.hh, b.height, b.border);
-      const int zs = es_border_index (b.z_first + pz, b.volume_planes, b.border);
-      uint32_t bin;
+        if (ys < 0 || zs < 0)
+          {
+            for (int px = (int) threadIdx.x; px < b.padded_w; px += VOL_BIN_THREADS)
+              row[px] = (Bin) b.outside_bin;
+            continue;
+          }
+        const size_t source_row = ((size_t) (zs - b.s0) * b.height + ys) * b.width;
+        /* Unrolled, with read-only loads, so that a thread's loads of
+         * several cells can be in flight at once. */
+#pragma unroll 4
+        for (int px = (int) threadIdx.x; px < b.padded_w; px += VOL_BIN_THREADS)
+          {
+            const int x = px - b.hw;
+            const int xs = x >= 0 && x < b.width ? x : es_border_index (x, b.width, b.border);
+            uint32_t bin;
 
-      if (xs < 0 || ys < 0 || zs < 0)
-        bin = b.outside_bin;
-      else
-        {
-          const size_t cell = ((size_t) (zs - b.s0) * b.height + ys) * b.width + xs;
-          if (b.mask != NULL && b.mask[cell] == 0)
-            bin = b.void_bin;
-          else
-            {
-              uint32_t v = b.sample_bytes == 1 ? ((const uint8_t *) b.raw)[cell] : ((const uint16_t *) b.raw)[cell];
-              bin = b.bin_of[min (v, b.table_size - 1)];
-            }
-        }
-      binned[i] = (Bin) bin;
-    }
+            if (xs < 0)
+              bin = b.outside_bin;
+            else if (b.mask != NULL && __ldg (&b.mask[source_row + xs]) == 0)
+              bin = b.void_bin;
+            else
+              {
+                const size_t cell = source_row + xs;
+                const uint32_t v = b.sample_bytes == 1 ? __ldg (&((const uint8_t *) b.raw)[cell])
+                                                       : __ldg (&((const uint16_t *) b.raw)[cell]);
+                bin = __ldg (&b.bin_of[min (v, b.table_size - 1)]);
+              }
+            row[px] = (Bin) bin;
+          }
+      }
 }
 
 /* ---- the host side ----------------------------------------------------------------- */
@@ -893,12 +908,18 @@ template <typename Bin>
 static bool
 vol_bin (EsCuda *cuda, const VolBinning &b, void *binned, EsError *error)
 {
-  const size_t total = (size_t) b.padded_w * b.padded_h * b.padded_planes;
+  /* One wave of resident blocks (es_cuda_blocks), rows across x and the
+   * rest across planes. */
+  const unsigned wave = es_cuda_blocks (cuda, (size_t) b.padded_h * b.padded_planes * VOL_BIN_THREADS, VOL_BIN_THREADS);
+  const unsigned across_rows = wave < (unsigned) b.padded_h ? wave : (unsigned) b.padded_h;
+  const unsigned across_planes = wave / across_rows < (unsigned) b.padded_planes ? wave / across_rows
+                                                                                  : (unsigned) b.padded_planes;
+  const dim3 grid (across_rows, across_planes < 65535u ? across_planes : 65535u);
 
-  const unsigned blocks = es_cuda_blocks (cuda, total, 256);
-  vol_bin_kernel<Bin><<<blocks, 256, 0, cuda->stream>>> (b, (Bin *) binned);
+  vol_bin_kernel<Bin><<<grid, VOL_BIN_THREADS, 0, cuda->stream>>> (b, (Bin *) binned);
   ES_CUDA_LAUNCHED (cuda, "3-D binning kernel", error);
-  es_cuda_note_kernel (cuda, (const void *) vol_bin_kernel<Bin>, blocks, 256, 0, "3-D binning kernel", false);
+  es_cuda_note_kernel (cuda, (const void *) vol_bin_kernel<Bin>, grid.x * grid.y, VOL_BIN_THREADS, 0,
+                       "3-D binning kernel", false);
   return true;
 }
 

@@ -130,6 +130,20 @@ upload_rows (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, int y0, int y1
   return true;
 }
 
+/* Enqueues the upload of all of f's input rows on cuda's stream, in one
+ * piece where it goes direct, else in staged chunks, so that the host's
+ * copy of a chunk runs while the DMA of the one before does. */
+static bool
+upload_frame (EsCuda *cuda, const EsMove *m, const EsCudaFrame *f, EsError *error)
+{
+  const int h = f->height, step = m->in_direct ? h : chunk_rows (f->in_pitch, h);
+
+  for (int y0 = 0; y0 < h; y0 += step)
+    if (!upload_rows (cuda, m, f, y0, y0 + step < h ? y0 + step : h, cuda->stream, error))
+      return false;
+  return true;
+}
+
 /* Enqueues the download of output rows [y0, y1); staged rows land in the
  * pinned buffer, and finish_rows() copies them out once `done` fired. */
 static bool
@@ -202,13 +216,11 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
 {
   const EsCudaFrame image = image_view (frame);
   const int h = image.height;
-  const int in_step = m->in_direct ? h : chunk_rows (image.in_pitch, h);
   const int out_step = m->out_direct ? h : chunk_rows (image.out_pitch, h);
 
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
-  for (int y0 = 0; y0 < h && !m->in_borrowed; y0 += in_step)
-    if (!upload_rows (cuda, m, &image, y0, y0 + in_step < h ? y0 + in_step : h, cuda->stream, error))
-      return false;
+  if (!m->in_borrowed && !upload_frame (cuda, m, &image, error))
+    return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
   if (frame->pad > 0
       && !es_cuda_fill_border (cuda, frame, job->definition.border, job->definition.border_value, error))
@@ -602,7 +614,7 @@ static bool
 run_staged_bands (EsCuda *cuda, const EsJob *job, const EsVariant *variant, EsMove *move, EsCudaFrame *frame,
                   size_t budget, float times[3], EsControl *control, EsError *error)
 {
-  const int h = frame->height, step = chunk_rows (frame->in_pitch, h);
+  const int h = frame->height;
   float band_times[3];
 
   if (!es_cuda_device_reserve (cuda, &cuda->d_in, frame->in_pitch * (size_t) h, "input buffer", error)
@@ -610,9 +622,8 @@ run_staged_bands (EsCuda *cuda, const EsJob *job, const EsVariant *variant, EsMo
     return false;
   frame->in = cuda->d_in.ptr;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_staged[0], cuda->stream), "event record", error);
-  for (int y0 = 0; y0 < h; y0 += step)
-    if (!upload_rows (cuda, move, frame, y0, y0 + step < h ? y0 + step : h, cuda->stream, error))
-      return false;
+  if (!upload_frame (cuda, move, frame, error))
+    return false;
   ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_staged[1], cuda->stream), "event record", error);
   move->in_on_device = frame->in;
   if (!es_cuda_run_banded (cuda, job, variant, move, frame, budget, ES_CUDA_OVERLAP_BANDS, band_times, control,
