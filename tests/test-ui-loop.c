@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* UI tests of the window's loop, with the compute held back at the gate: superseded jobs are cancelled
  * and never shown, Escape cancels, display-only changes run no job, a new image goes on screen with its
- * title at once, the overlay's medians. */
+ * title at once, the overlay's medians, the timing log's split of a change's time. */
 #include "test-ui-common.h"
+
+#include <stdio.h>
+#include <unistd.h>
 
 /* Cancellation, display-only changes, opening: the compute held at the gate */
 
@@ -483,11 +486,69 @@ test_hardware_counters (void)
   g_assert_null (find_label (card, "Measured by the hardware: "));
 }
 
+static gboolean
+log_shows_change (gpointer data)
+{
+  g_autofree char *text = NULL;
+
+  fflush (stderr);
+  return g_file_get_contents (data, &text, NULL, NULL) && strstr (text, "from request to the new view shown");
+}
+
+/* ENTROSCOPE_DEBUG=timing (set for this binary) logs each change shown
+ * with its time after es_run split: the worker past es_run, the wait for
+ * the frame, the frame's layout and its paint, and what follows. Each part
+ * is at least 0, and together they are the time less es_run and the
+ * response's way to the main loop and its handling. */
+static void
+test_timing_log (void)
+{
+  g_autofree char *path = NULL, *text = NULL;
+  int taken[3] = { 0 }, saved = dup (STDERR_FILENO);
+  int log = g_file_open_tmp ("entroscope-timing-XXXXXX", &path, NULL);
+  double total, worker, run, wait, layout, paint, after;
+  const char *line;
+
+  g_assert_cmpint (log, >=, 0);
+  g_assert_cmpint (saved, >=, 0);
+  set_view ("entropy");
+  taken[0] = shown_window ();
+  fflush (stderr);
+  g_assert_cmpint (dup2 (log, STDERR_FILENO), ==, STDERR_FILENO);
+  g_settings_set_int (settings, "window", window_other_than (taken));
+  wait_until (log_shows_change, path, NULL, NULL);
+  fflush (stderr);
+  dup2 (saved, STDERR_FILENO);
+  close (saved);
+  close (log);
+
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_unlink (path);
+  line = strstr (text, ": ");
+  g_assert_nonnull (line);
+  g_assert_cmpint (sscanf (line,
+                           ": %lf ms from request to the new view shown (worker %lf ms, of which es_run %lf ms; "
+                           "then %lf ms to the frame, layout %lf ms, paint %lf ms, %lf ms after)",
+                           &total, &worker, &run, &wait, &layout, &paint, &after),
+                   ==, 7);
+  g_assert_cmpfloat (run, >=, 0);
+  g_assert_cmpfloat (worker, >=, run);
+  g_assert_cmpfloat (wait, >=, 0);
+  g_assert_cmpfloat (layout, >=, 0);
+  g_assert_cmpfloat (paint, >=, 0);
+  g_assert_cmpfloat (after, >=, 0);
+  g_assert_cmpfloat (worker + wait + layout + paint + after, <=, total + 0.5);
+  g_settings_set_int (settings, "window", test_window);
+  wait_idle ();
+}
+
 int
 main (int argc, char *argv[])
 {
   int status;
 
+  /* Read once, when the window is made (test_timing_log). */
+  g_setenv ("ENTROSCOPE_DEBUG", "timing", TRUE);
   ui_test_setup (&argc, &argv);
   {
     /* The loop tests start from an image on screen, with this run's parameters. */
@@ -501,6 +562,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui/open-together", test_open_together);
   g_test_add_func ("/ui/timing-runs", test_timing_runs);
   g_test_add_func ("/ui/hardware-counters", test_hardware_counters);
+  g_test_add_func ("/ui/timing-log", test_timing_log);
   status = g_test_run ();
   ui_test_teardown ();
   return status;

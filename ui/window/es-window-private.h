@@ -101,6 +101,11 @@ struct _EsWindow {
   GdkFrameClock *paint_clock;
   double last_worker_ms;
   double last_jobs_ms;
+  /* ENTROSCOPE_DEBUG=timing: when the last response was handled, and when
+   * the last frame's update (or before-paint), layout and paint phases
+   * ended (monotonic µs), to split the time between a result and its frame. */
+  gint64 response_handled;
+  gint64 phase_end[3];
 
   int hover_pane, hover_x, hover_y;
   int readout_width, readout_height; /* the readout's tallest at this width (hold_readout_height) */

@@ -81,8 +81,12 @@ on_after_paint (GdkFrameClock *clock, EsWindow *self)
         es_debug_log ("%s: superseded by a later change, never shown", change->what);
       else
         es_debug_log ("%s: %.1f ms from request to the new view shown (worker %.1f ms, "
-                      "of which es_run %.1f ms)",
-                      change->what, (now - change->time) / 1000.0, self->last_worker_ms, self->last_jobs_ms);
+                      "of which es_run %.1f ms; then %.1f ms to the frame, layout %.1f ms, paint "
+                      "%.1f ms, %.1f ms after)",
+                      change->what, (now - change->time) / 1000.0, self->last_worker_ms, self->last_jobs_ms,
+                      (self->phase_end[0] - self->response_handled) / 1000.0,
+                      (self->phase_end[1] - self->phase_end[0]) / 1000.0,
+                      (self->phase_end[2] - self->phase_end[1]) / 1000.0, (now - self->phase_end[2]) / 1000.0);
       pending_change_free (change);
     }
   g_clear_signal_handler (&self->after_paint_handler, self->paint_clock);
@@ -99,12 +103,57 @@ on_first_paint (GdkFrameClock *clock, EsWindow *self)
   es_debug_watch_main_loop ();
 }
 
+/* The end of each phase of a frame, connected to run after every other
+ * handler of the phase (GTK connects its layout handler anew when a layout
+ * is needed). A phase that a frame skips ends where the one before it
+ * did, so that it counts 0. */
+static void
+on_phase_end (GdkFrameClock *clock, EsWindow *self, int phase)
+{
+  gint64 now = g_get_monotonic_time ();
+
+  for (int i = phase; i < 3; i++)
+    self->phase_end[i] = now;
+}
+
+static void
+on_before_paint_end (GdkFrameClock *clock, EsWindow *self)
+{
+  on_phase_end (clock, self, 0);
+}
+
+static void
+on_update_end (GdkFrameClock *clock, EsWindow *self)
+{
+  on_phase_end (clock, self, 0);
+}
+
+static void
+on_layout_end (GdkFrameClock *clock, EsWindow *self)
+{
+  on_phase_end (clock, self, 1);
+}
+
+static void
+on_paint_end (GdkFrameClock *clock, EsWindow *self)
+{
+  on_phase_end (clock, self, 2);
+}
+
 static void
 on_realize (GtkWidget *widget, gpointer data)
 {
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (widget);
+
   g_assert (ES_IS_WINDOW (widget));
   if (es_debug_timing ())
-    g_signal_connect (gtk_widget_get_frame_clock (widget), "after-paint", G_CALLBACK (on_first_paint), widget);
+    {
+      g_signal_connect (clock, "after-paint", G_CALLBACK (on_first_paint), widget);
+      g_signal_connect_object (clock, "before-paint", G_CALLBACK (on_before_paint_end), widget, G_CONNECT_AFTER);
+      g_signal_connect_object (clock, "update", G_CALLBACK (on_update_end), widget, G_CONNECT_AFTER);
+      g_signal_connect_object (clock, "layout", G_CALLBACK (on_layout_end), widget, G_CONNECT_AFTER);
+      g_signal_connect_object (clock, "paint", G_CALLBACK (on_paint_end), widget, G_CONNECT_AFTER);
+    }
   /* An image shown before the window had a frame clock. */
   _es_window_watch_next_paint (ES_WINDOW (widget));
 }

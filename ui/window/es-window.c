@@ -548,6 +548,7 @@ on_response (EsResponse *response, gpointer user_data)
   _es_window_watch_next_paint (self);
   if (!response->complete)
     release_jobs_after_paint (self);
+  self->response_handled = g_get_monotonic_time ();
   es_response_free (response);
   _es_window_update_busy (self);
 }
