@@ -106,7 +106,8 @@ on_first_paint (GdkFrameClock *clock, EsWindow *self)
 /* The end of each phase of a frame, connected to run after every other
  * handler of the phase (GTK connects its layout handler anew when a layout
  * is needed). A phase that a frame skips ends where the one before it
- * did, so that it counts 0. */
+ * did, so that it counts 0; a frame without an update phase starts its
+ * layout where its before-paint phase ends. */
 static void
 on_phase_end (GdkFrameClock *clock, EsWindow *self, int phase)
 {
@@ -114,12 +115,6 @@ on_phase_end (GdkFrameClock *clock, EsWindow *self, int phase)
 
   for (int i = phase; i < 3; i++)
     self->phase_end[i] = now;
-}
-
-static void
-on_before_paint_end (GdkFrameClock *clock, EsWindow *self)
-{
-  on_phase_end (clock, self, 0);
 }
 
 static void
@@ -149,7 +144,7 @@ on_realize (GtkWidget *widget, gpointer data)
   if (es_debug_timing ())
     {
       g_signal_connect (clock, "after-paint", G_CALLBACK (on_first_paint), widget);
-      g_signal_connect_object (clock, "before-paint", G_CALLBACK (on_before_paint_end), widget, G_CONNECT_AFTER);
+      g_signal_connect_object (clock, "before-paint", G_CALLBACK (on_update_end), widget, G_CONNECT_AFTER);
       g_signal_connect_object (clock, "update", G_CALLBACK (on_update_end), widget, G_CONNECT_AFTER);
       g_signal_connect_object (clock, "layout", G_CALLBACK (on_layout_end), widget, G_CONNECT_AFTER);
       g_signal_connect_object (clock, "paint", G_CALLBACK (on_paint_end), widget, G_CONNECT_AFTER);
