@@ -593,8 +593,8 @@ typedef struct {
   uint32_t void_bin, outside_bin;
 } VolBinning;
 
-/* Threads a block of the binning kernel: a padded row of 512 + 2·hw
- * cells takes five passes of them, at most a fifth of them idle. */
+/* Threads a block of the binning kernel, side by side along a padded row
+ * (518 cells at 512³ with ball 3's halo: five passes of them). */
 #define VOL_BIN_THREADS 128
 
 /* A block a padded row at a time (grid-stride over rows in x and planes
