@@ -839,8 +839,9 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
   return true;
 }
 
-/* The register kernel for a band: the windows of cube 3 (9 spans), ball 2
- * (11) and ball 3 (29) with their span counts compiled in. */
+/* The register kernel for a band: the windows of cube 3 (9 spans) and
+ * ball 3 (29) with their span counts compiled in; others, ball 2's 13
+ * spans among them, with the count read at run time. */
 static bool
 vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
@@ -852,7 +853,6 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
   VolRegMoves moves = {};
   const void *kernel = !moved                ? (const void *) vol_register_kernel<-1>
                        : band.n_spans == 9  ? (const void *) vol_register_kernel<9>
-                       : band.n_spans == 11 ? (const void *) vol_register_kernel<11>
                        : band.n_spans == 29 ? (const void *) vol_register_kernel<29>
                                             : (const void *) vol_register_kernel<0>;
 
