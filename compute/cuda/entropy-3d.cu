@@ -58,6 +58,18 @@ typedef struct {
   int length;
 } VolSpan;
 
+/* The slide's leaving and entering cells of each span, as 32-bit offsets
+ * from the window centre's index in a band that 32 bits index, in the
+ * kernel's parameters: every thread of a warp reads the same constant,
+ * where spans in shared memory cost two 64-bit loads and 64-bit address
+ * arithmetic a span (docs/performance/volumes.md). 160 hold balls to
+ * radius 7 (149 spans) in 1.25 KiB of parameters; windows of more spans,
+ * and larger bands, slide by the spans. */
+#define VOL_MOVES 160
+typedef struct {
+  int leave[VOL_MOVES], enter[VOL_MOVES];
+} VolMoves;
+
 /* The fixed-point tables of a window of `cells` cells, one after the other
  * in one device buffer: the differences c_ln_c[c + 1] − c_ln_c[c] and
  * c_ln_c (as Sum), then ln n, the scale over n and the threshold below which
@@ -229,14 +241,15 @@ vol_stage_spans (const VolBand &p, VolSpan *staged)
  * `centre` is the window centre of (x, y0, z)), the window's counts in
  * `counts`, all zero on entry and on return. Nothing the kernel writes
  * aliases the bins, so their loads can run ahead of the count updates. */
-template <typename Bin, typename Counts, typename Sum>
+template <bool Moved, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
-           const VolSpan *spans, const Counts &counts, const Sum *delta, const VolTables<Sum> &t, float *out,
-           size_t out_row, int y0, int y1)
+           const VolSpan *spans, const VolMoves *moves, const Counts &counts, const Sum *delta,
+           const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1)
 {
   const Bin void_bin = (Bin) p.bins;
   const Bin *__restrict__ here = binned + centre;
+  unsigned at = (unsigned) centre;
   Sum sum = 0;
 
   for (int i = 0; i < p.n_spans; i++)
@@ -260,11 +273,12 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       if (y + 1 == y1)
         break;
       here += row_cells;
+      at += (unsigned) row_cells;
 #pragma unroll 4
       for (int i = 0; i < p.n_spans; i++)
         {
-          const Bin leaving = here[spans[i].leave];
-          const Bin entering = here[spans[i].enter];
+          const Bin leaving = Moved ? binned[at + (unsigned) moves->leave[i]] : here[spans[i].leave];
+          const Bin entering = Moved ? binned[at + (unsigned) moves->enter[i]] : here[spans[i].enter];
           sum = vol_remove (counts, delta, leaving, sum);
           sum = vol_add (counts, delta, entering, sum);
         }
@@ -314,24 +328,25 @@ vol_band_walk (const VolBand &p, const Strip &strip)
 }
 
 /* The walk with counts in memory (shared or global). */
-template <typename Bin, typename Counts, typename Sum>
+template <bool Moved, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
-vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const Counts &counts, const Sum *delta,
-                      const VolTables<Sum> &tables)
+vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const VolMoves *moves, const Counts &counts,
+                      const Sum *delta, const VolTables<Sum> &tables)
 {
   const Bin *binned = (const Bin *) p.binned;
 
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
-    vol_strip<Bin> (p, binned, centre, p.row_cells, spans, counts, delta, tables, out, (size_t) p.width, y0, y1);
+    vol_strip<Moved, Bin> (p, binned, centre, p.row_cells, spans, moves, counts, delta, tables, out,
+                           (size_t) p.width, y0, y1);
   });
 }
 
-/* The fast variant with counts in shared memory. Shared memory holds,
- * in order, the staged spans, the differences of narrow sums, and the
- * counts. */
-template <typename Bin, typename Count, typename Sum>
-static __global__ void __launch_bounds__ (VOL_THREADS)
-vol_entropy_kernel (VolBand p)
+/* The fast variant with counts in shared memory, sliding by `moves`
+ * where they hold the window (Moved). Shared memory holds, in order, the
+ * staged spans, the differences of narrow sums, and the counts. */
+template <typename Bin, typename Count, typename Sum, bool Moved>
+static __global__ void __launch_bounds__ (VOL_THREADS, 8)
+vol_entropy_kernel (VolBand p, const __grid_constant__ VolMoves moves)
 {
   extern __shared__ __align__ (16) unsigned char vol_shared[];
   const int t = threadIdx.x;
@@ -350,7 +365,8 @@ vol_entropy_kernel (VolBand p)
   counts.mine = (Count *) (shared_counts + vol_count_lane<Count> (t));
   vol_clear_shared (shared_counts, ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count), t, VOL_THREADS);
   __syncthreads ();
-  vol_band_walk_counts<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
+  vol_band_walk_counts<Moved, Bin> (p, spans, &moves, counts, narrow ? (const Sum *) shared_delta : tables.delta,
+                                    tables);
 }
 
 /* The fast variant with counts in global memory (more bins than shared
@@ -373,7 +389,8 @@ vol_entropy_global_kernel (VolBand p)
   counts.mine = (Count *) p.global_counts + (size_t) blockIdx.x * VOL_THREADS + threadIdx.x;
   counts.stride = (size_t) gridDim.x * VOL_THREADS;
   __syncthreads ();
-  vol_band_walk_counts<Bin> (p, spans, counts, narrow ? (const Sum *) shared_delta : tables.delta, tables);
+  vol_band_walk_counts<false, Bin> (p, spans, NULL, counts, narrow ? (const Sum *) shared_delta : tables.delta,
+                                    tables);
 }
 
 /* ---- counts in registers ----------------------------------------------------------
@@ -422,26 +439,16 @@ vol_reg_move (uint32_t (&counts)[4], uint32_t leaving, uint32_t entering)
     counts[i] = counts[i] + vol_reg_one (entering, i) - vol_reg_one (leaving, i);
 }
 
-/* The slide's leaving and entering cells of each span, as 32-bit offsets
- * from the window centre's index in a band of codes that 32 bits index,
- * in the kernel's parameters: every thread of a warp reads the same
- * constant, where spans in shared memory cost two 64-bit loads and 64-bit
- * address arithmetic a span (docs/performance/volumes.md). */
-#define VOL_REG_MOVES 32
-typedef struct {
-  int leave[VOL_REG_MOVES], enter[VOL_REG_MOVES];
-} VolRegMoves;
-
 /* One thread's strip, as vol_strip, from the window centre `centre` of
  * (x, y0, z) in the padded block of codes; c_ln_c holds the window's
  * fixed-point c ln c for c = 0..cells. The slide reads `moves` with
  * N > 0 spans (a count known at compile time) or N = 0 (p.n_spans of
  * them); with N = −1 it reads `spans` from a 64-bit pointer instead, for
- * bands past 2^32 cells and windows of more than VOL_REG_MOVES spans. */
+ * bands past 2^32 cells and windows of more than VOL_MOVES spans. */
 template <int N>
 static __device__ __forceinline__ void
 vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const VolSpan *spans,
-               const VolRegMoves &moves, const uint32_t *c_ln_c, const VolTables<uint32_t> &tables, float *out,
+               const VolMoves &moves, const uint32_t *c_ln_c, const VolTables<uint32_t> &tables, float *out,
                size_t out_row, int y0, int y1)
 {
   const uint8_t *__restrict__ here = codes + centre;
@@ -494,7 +501,7 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
  * Shared memory holds the staged spans, then c ln c. */
 template <int N>
 static __global__ void __launch_bounds__ (VOL_THREADS)
-vol_register_kernel (VolBand p, const __grid_constant__ VolRegMoves moves)
+vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
 {
   extern __shared__ __align__ (16) unsigned char vol_shared[];
   const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
@@ -568,8 +575,8 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
           const long long centre = (long long) (t / VOL_TILE + p.hd) * tile_plane + (long long) p.hh * tile_row
                                    + (t % VOL_TILE) + p.hw;
           float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
-          vol_strip<uint16_t> (p, tile, centre, tile_row, p.spans, counts, delta, tables, out,
-                              (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
+          vol_strip<false, uint16_t> (p, tile, centre, tile_row, p.spans, NULL, counts, delta, tables, out,
+                                      (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
         }
     }
 }
@@ -596,18 +603,32 @@ typedef struct {
 /* Threads a block of the binning kernel, side by side along a padded row
  * (518 cells at 512³ with ball 3's halo: five passes of them). */
 #define VOL_BIN_THREADS 128
+/* Bin tables of at most this many entries (every 8-bit one) are staged in
+ * shared memory, where a warp's 32 lookups cost one access; larger ones are
+ * read through the read-only cache. */
+#define VOL_BIN_SHARED_TABLE 1024
 
 /* A block a padded row at a time (grid-stride over rows in x and planes
  * in y), its threads along x: the row's source row and plane, and whether
- * it lies outside, are found once a row, and x goes through the border
- * only in the halo. A thread a cell, with its (x, y, z) from 64-bit
- * divisions of its index, took about 0.8 ms of cube 3's 2.6 at 512³ on an
- * H200; this takes 0.36 ms (ncu), still five times a copy of the 253 MB
- * it reads and writes (docs/performance/volumes.md). */
-template <typename Bin>
-static __global__ void __launch_bounds__ (VOL_BIN_THREADS)
-vol_bin_kernel (const __grid_constant__ VolBinning b, Bin *__restrict__ binned)
+ * it lies outside, are found once a row. The row's cells inside the
+ * source row take a loop of their own, with no border rule, which loads
+ * four samples a thread before it bins any. Written as one loop with the
+ * rule as a choice, and the sample size, mask and table as choices in
+ * it, the compiler predicated the rule's divisions into every cell (about
+ * 40 instructions a cell) and kept one load a thread in flight: 0.36 ms at
+ * 512³ on an H200 (docs/performance/volumes.md). The halo's cells follow
+ * the rule one by one. */
+template <typename Bin, typename Sample, bool Masked, bool Staged>
+static __device__ __forceinline__ void
+vol_bin_rows (const VolBinning &b, Bin *__restrict__ binned, const uint32_t *staged_table)
 {
+  const int t = (int) threadIdx.x;
+  const Sample *samples = (const Sample *) b.raw;
+  const auto bin_of_sample = [&] (uint32_t v) -> uint32_t {
+    v = min (v, b.table_size - 1);
+    return Staged ? staged_table[v] : __ldg (&b.bin_of[v]);
+  };
+
   for (int pz = (int) blockIdx.y; pz < b.padded_planes; pz += (int) gridDim.y)
     for (int py = (int) blockIdx.x; py < b.padded_h; py += (int) gridDim.x)
       {
@@ -617,34 +638,75 @@ vol_bin_kernel (const __grid_constant__ VolBinning b, Bin *__restrict__ binned)
 
         if (ys < 0 || zs < 0)
           {
-            for (int px = (int) threadIdx.x; px < b.padded_w; px += VOL_BIN_THREADS)
+            for (int px = t; px < b.padded_w; px += VOL_BIN_THREADS)
               row[px] = (Bin) b.outside_bin;
             continue;
           }
         const size_t source_row = ((size_t) (zs - b.s0) * b.height + ys) * b.width;
-        /* Unrolled, with read-only loads, so that a thread's loads of
-         * several cells can be in flight at once. */
-#pragma unroll 4
-        for (int px = (int) threadIdx.x; px < b.padded_w; px += VOL_BIN_THREADS)
+        for (int x0 = t; x0 < b.width; x0 += 4 * VOL_BIN_THREADS)
           {
-            const int x = px - b.hw;
-            const int xs = x >= 0 && x < b.width ? x : es_border_index (x, b.width, b.border);
-            uint32_t bin;
+            uint32_t v[4], kept[4];
 
-            if (xs < 0)
-              bin = b.outside_bin;
-            else if (b.mask != NULL && __ldg (&b.mask[source_row + xs]) == 0)
-              bin = b.void_bin;
-            else
+#pragma unroll
+            for (int j = 0; j < 4; j++)
               {
-                const size_t cell = source_row + xs;
-                const uint32_t v = b.sample_bytes == 1 ? __ldg (&((const uint8_t *) b.raw)[cell])
-                                                       : __ldg (&((const uint16_t *) b.raw)[cell]);
-                bin = __ldg (&b.bin_of[min (v, b.table_size - 1)]);
+                const int x = x0 + j * VOL_BIN_THREADS;
+                v[j] = x < b.width ? __ldg (&samples[source_row + x]) : 0u;
+                kept[j] = Masked && x < b.width ? __ldg (&b.mask[source_row + x]) : 1u;
               }
-            row[px] = (Bin) bin;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+              {
+                const int x = x0 + j * VOL_BIN_THREADS;
+                if (x < b.width)
+                  row[b.hw + x] = (Bin) (kept[j] == 0 ? b.void_bin : bin_of_sample (v[j]));
+              }
+          }
+        for (int h = t; h < 2 * b.hw; h += VOL_BIN_THREADS)
+          {
+            const int x = h < b.hw ? h - b.hw : b.width + h - b.hw;
+            const int xs = es_border_index (x, b.width, b.border);
+            const size_t cell = source_row + (size_t) xs;
+            row[b.hw + x] = (Bin) (xs < 0                                 ? b.outside_bin
+                                   : Masked && __ldg (&b.mask[cell]) == 0 ? b.void_bin
+                                                                          : bin_of_sample (__ldg (&samples[cell])));
           }
       }
+}
+
+/* The kernel picks the rows' loop for its sample size, mask and table
+ * once (uniform branches), so that none of them is a choice per cell.
+ * Held to 64 registers, eight blocks resident: ptxas otherwise chose 40
+ * and spilled. */
+template <typename Bin>
+static __global__ void __launch_bounds__ (VOL_BIN_THREADS, 8)
+vol_bin_kernel (const __grid_constant__ VolBinning b, Bin *__restrict__ binned)
+{
+  extern __shared__ uint32_t vol_bin_table[];
+  const bool staged = b.table_size <= VOL_BIN_SHARED_TABLE;
+  const bool masked = b.mask != NULL;
+
+  if (staged)
+    {
+      for (uint32_t v = threadIdx.x; v < b.table_size; v += VOL_BIN_THREADS)
+        vol_bin_table[v] = b.bin_of[v];
+      __syncthreads ();
+    }
+  if (b.sample_bytes == 1)
+    {
+      if (staged)
+        masked ? vol_bin_rows<Bin, uint8_t, true, true> (b, binned, vol_bin_table)
+               : vol_bin_rows<Bin, uint8_t, false, true> (b, binned, vol_bin_table);
+      else
+        masked ? vol_bin_rows<Bin, uint8_t, true, false> (b, binned, vol_bin_table)
+               : vol_bin_rows<Bin, uint8_t, false, false> (b, binned, vol_bin_table);
+    }
+  else if (staged)
+    masked ? vol_bin_rows<Bin, uint16_t, true, true> (b, binned, vol_bin_table)
+           : vol_bin_rows<Bin, uint16_t, false, true> (b, binned, vol_bin_table);
+  else
+    masked ? vol_bin_rows<Bin, uint16_t, true, false> (b, binned, vol_bin_table)
+           : vol_bin_rows<Bin, uint16_t, false, false> (b, binned, vol_bin_table);
 }
 
 /* ---- the host side ----------------------------------------------------------------- */
@@ -800,12 +862,34 @@ vol_tile_blocks (size_t tiles)
   return tiles < (size_t) INT_MAX ? (unsigned) tiles : (unsigned) INT_MAX;
 }
 
+/* The band's slide as VolMoves: whether they hold it (a window of at most
+ * VOL_MOVES spans in a band that 32 bits index), and then `moves`. */
+static bool
+vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
+{
+  const long long band_cells = band.plane_cells * (band.planes + 2 * band.hd);
+
+  *moves = VolMoves{};
+  if (band.n_spans > VOL_MOVES || band_cells > (long long) UINT32_MAX)
+    return false;
+  for (int i = 0; i < band.n_spans; i++)
+    {
+      const int *run = w->runs + 4 * i; /* dz, dx, y0, y1 (vol_column_runs) */
+      moves->leave[i] = (int) (run[0] * band.plane_cells + (run[2] - 1) * band.row_cells + run[1]);
+      moves->enter[i] = (int) (run[0] * band.plane_cells + run[3] * band.row_cells + run[1]);
+    }
+  return true;
+}
+
 template <typename Bin, typename Count, typename Sum>
 static bool
-vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsError *error)
+vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t global_counts, EsError *error)
 {
-  const void *kernel = global_counts == 0 ? (const void *) vol_entropy_kernel<Bin, Count, Sum>
-                                          : (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
+  VolMoves moves;
+  const bool moved = vol_moves (w, band, &moves);
+  const void *kernel = global_counts != 0 ? (const void *) vol_entropy_global_kernel<Bin, Count, Sum>
+                       : moved            ? (const void *) vol_entropy_kernel<Bin, Count, Sum, true>
+                                          : (const void *) vol_entropy_kernel<Bin, Count, Sum, false>;
   const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
   const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
                       + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
@@ -818,8 +902,10 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
                "3-D entropy shared memory", error);
   if (global_counts == 0)
     {
+      void *args[] = { (void *) &p, (void *) &moves };
       blocks = vol_tile_blocks (tiles);
-      vol_entropy_kernel<Bin, Count, Sum><<<blocks, VOL_THREADS, smem, cuda->stream>>> (p);
+      ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, blocks, VOL_THREADS, args, smem, cuda->stream),
+                   "3-D entropy launch", error);
       ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
       es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D entropy kernel", true);
       return true;
@@ -839,29 +925,23 @@ vol_launch_sliding (EsCuda *cuda, const VolBand &band, size_t global_counts, EsE
   return true;
 }
 
-/* The register kernel for a band: the windows of cube 3 (9 spans) and
- * ball 3 (29) with their span counts compiled in; others, ball 2's 13
- * spans among them, with the count read at run time. */
+/* The register kernel for a band: the windows of cube 3 (9 spans), ball 2
+ * (13) and ball 3 (29) with their span counts compiled in; others with
+ * the count read at run time. */
 static bool
 vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
   const size_t smem = vol_staged_span_bytes (band.n_spans) + ((size_t) band.cells + 1) * sizeof (uint32_t);
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
-  const long long band_cells = band.plane_cells * (band.planes + 2 * band.hd);
-  const bool moved = band.n_spans <= VOL_REG_MOVES && band_cells <= (long long) UINT32_MAX;
-  VolRegMoves moves = {};
+  VolMoves moves;
+  const bool moved = vol_moves (w, band, &moves);
   const void *kernel = !moved                ? (const void *) vol_register_kernel<-1>
                        : band.n_spans == 9  ? (const void *) vol_register_kernel<9>
+                       : band.n_spans == 13 ? (const void *) vol_register_kernel<13>
                        : band.n_spans == 29 ? (const void *) vol_register_kernel<29>
                                             : (const void *) vol_register_kernel<0>;
 
-  for (int i = 0; moved && i < band.n_spans; i++)
-    {
-      const int *run = w->runs + 4 * i; /* dz, dx, y0, y1 (vol_column_runs) */
-      moves.leave[i] = (int) (run[0] * band.plane_cells + (run[2] - 1) * band.row_cells + run[1]);
-      moves.enter[i] = (int) (run[0] * band.plane_cells + run[3] * band.row_cells + run[1]);
-    }
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
   const unsigned blocks = vol_tile_blocks (tiles);
@@ -898,10 +978,11 @@ vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErro
       es_cuda_note_kernel (cuda, kernel, blocks, VOL_TILE * VOL_TILE, smem, "3-D tile kernel", true);
       return true;
     }
+  const size_t global = w->global_count_bytes;
   if (w->narrow)
-    return w->count_bytes == 1 ? vol_launch_sliding<Bin, uint8_t, uint32_t> (cuda, band, w->global_count_bytes, error)
-                               : vol_launch_sliding<Bin, uint16_t, uint32_t> (cuda, band, w->global_count_bytes, error);
-  return vol_launch_sliding<Bin, uint32_t, long long> (cuda, band, w->global_count_bytes, error);
+    return w->count_bytes == 1 ? vol_launch_sliding<Bin, uint8_t, uint32_t> (cuda, w, band, global, error)
+                               : vol_launch_sliding<Bin, uint16_t, uint32_t> (cuda, w, band, global, error);
+  return vol_launch_sliding<Bin, uint32_t, long long> (cuda, w, band, global, error);
 }
 
 template <typename Bin>
@@ -915,10 +996,11 @@ vol_bin (EsCuda *cuda, const VolBinning &b, void *binned, EsError *error)
   const unsigned across_planes = wave / across_rows < (unsigned) b.padded_planes ? wave / across_rows
                                                                                   : (unsigned) b.padded_planes;
   const dim3 grid (across_rows, across_planes < 65535u ? across_planes : 65535u);
+  const size_t smem = b.table_size <= VOL_BIN_SHARED_TABLE ? (size_t) b.table_size * sizeof (uint32_t) : 0;
 
-  vol_bin_kernel<Bin><<<grid, VOL_BIN_THREADS, 0, cuda->stream>>> (b, (Bin *) binned);
+  vol_bin_kernel<Bin><<<grid, VOL_BIN_THREADS, smem, cuda->stream>>> (b, (Bin *) binned);
   ES_CUDA_LAUNCHED (cuda, "3-D binning kernel", error);
-  es_cuda_note_kernel (cuda, (const void *) vol_bin_kernel<Bin>, grid.x * grid.y, VOL_BIN_THREADS, 0,
+  es_cuda_note_kernel (cuda, (const void *) vol_bin_kernel<Bin>, grid.x * grid.y, VOL_BIN_THREADS, smem,
                        "3-D binning kernel", false);
   return true;
 }
