@@ -608,6 +608,21 @@ typedef struct {
  * read through the read-only cache. */
 #define VOL_BIN_SHARED_TABLE 1024
 
+/* es_border_index with its rule out of line: an index inside, the usual
+ * case, costs a compare, where the rule inlined had its divisions
+ * predicated into every row's start. */
+static __device__ __noinline__ int
+vol_border_rule (int i, int n, EsBorder border)
+{
+  return es_border_index (i, n, border);
+}
+
+static __device__ __forceinline__ int
+vol_border_index (int i, int n, EsBorder border)
+{
+  return i >= 0 && i < n ? i : vol_border_rule (i, n, border);
+}
+
 /* A block a padded row at a time (grid-stride over rows in x and planes
  * in y), its threads along x: the row's source row and plane, and whether
  * it lies outside, are found once a row. The row's cells inside the
@@ -632,8 +647,8 @@ vol_bin_rows (const VolBinning &b, Bin *__restrict__ binned, const uint32_t *sta
   for (int pz = (int) blockIdx.y; pz < b.padded_planes; pz += (int) gridDim.y)
     for (int py = (int) blockIdx.x; py < b.padded_h; py += (int) gridDim.x)
       {
-        const int ys = es_border_index (py - b.hh, b.height, b.border);
-        const int zs = es_border_index (b.z_first + pz, b.volume_planes, b.border);
+        const int ys = vol_border_index (py - b.hh, b.height, b.border);
+        const int zs = vol_border_index (b.z_first + pz, b.volume_planes, b.border);
         Bin *row = binned + ((size_t) pz * b.padded_h + py) * b.padded_w;
 
         if (ys < 0 || zs < 0)
@@ -665,7 +680,7 @@ vol_bin_rows (const VolBinning &b, Bin *__restrict__ binned, const uint32_t *sta
         for (int h = t; h < 2 * b.hw; h += VOL_BIN_THREADS)
           {
             const int x = h < b.hw ? h - b.hw : b.width + h - b.hw;
-            const int xs = es_border_index (x, b.width, b.border);
+            const int xs = vol_border_rule (x, b.width, b.border);
             const size_t cell = source_row + (size_t) xs;
             row[b.hw + x] = (Bin) (xs < 0                                 ? b.outside_bin
                                    : Masked && __ldg (&b.mask[cell]) == 0 ? b.void_bin
