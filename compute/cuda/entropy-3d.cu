@@ -889,9 +889,11 @@ vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
     return false;
   for (int i = 0; i < band.n_spans; i++)
     {
-      const int *run = w->runs + 4 * i; /* dz, dx, y0, y1 (vol_column_runs) */
-      moves->leave[i] = (int) (run[0] * band.plane_cells + (run[2] - 1) * band.row_cells + run[1]);
-      moves->enter[i] = (int) (run[0] * band.plane_cells + run[3] * band.row_cells + run[1]);
+      VolSpan span;
+
+      vol_spans_in (w->runs + 4 * i, 1, band.plane_cells, band.row_cells, &span);
+      moves->leave[i] = (int) span.leave;
+      moves->enter[i] = (int) span.enter;
     }
   return true;
 }
