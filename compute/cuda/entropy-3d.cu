@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <utility>
+
 /* Why this method: a window is a list of spans along y, one per (dz, dx)
  * column of it. Each thread owns one output column x of one plane and slides
  * its window's histogram down a strip of rows: one cell leaves and one enters
@@ -64,7 +66,9 @@ typedef struct {
  * where spans in shared memory cost two 64-bit loads and 64-bit address
  * arithmetic a span (docs/performance/volumes.md). 160 hold balls to
  * radius 7 (149 spans) in 1.25 KiB of parameters; windows of more spans,
- * and larger bands, slide by the spans. */
+ * and larger bands, slide by the spans. The register kernel was slower
+ * with a 64-bit pointer plus a sign-extended offset (ball 3 at 16 bins,
+ * 4.91 ms against 4.72). */
 #define VOL_MOVES 160
 typedef struct {
   int leave[VOL_MOVES], enter[VOL_MOVES];
@@ -236,12 +240,38 @@ vol_stage_spans (const VolBand &p, VolSpan *staged)
   return staged;
 }
 
+/* step (0), step (1), … step (N − 1), each with its index a constant. */
+template <typename Step, int... I>
+static __device__ __forceinline__ void
+vol_unrolled (const Step &step, std::integer_sequence<int, I...>)
+{
+  (step (I), ...);
+}
+
+/* move (0) … move (count − 1): with N > 0 spans compiled in, unrolled so
+ * that a span's offsets are constants of the kernel's parameters (a loop,
+ * even under `#pragma unroll N`, was left rolled by 4, and read each
+ * offset with an indexed constant load); else a loop. */
+template <int N, typename Move>
+static __device__ __forceinline__ void
+vol_each_move (int count, const Move &move)
+{
+  if constexpr (N > 0)
+    vol_unrolled (move, std::make_integer_sequence<int, N> ());
+  else
+    {
+#pragma unroll 4
+      for (int i = 0; i < count; i++)
+        move (i);
+    }
+}
+
 /* One thread's strip: rows [y0, y1) of column x of output plane z, read
  * from `binned` (a padded block with row stride row_cells, whose cell
  * `centre` is the window centre of (x, y0, z)), the window's counts in
  * `counts`, all zero on entry and on return. Nothing the kernel writes
  * aliases the bins, so their loads can run ahead of the count updates. */
-template <bool Moved, typename Bin, typename Counts, typename Sum>
+template <int N, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
            const VolSpan *spans, const VolMoves *moves, const Counts &counts, const Sum *delta,
@@ -274,14 +304,13 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
         break;
       here += row_cells;
       at += (unsigned) row_cells;
-#pragma unroll 4
-      for (int i = 0; i < p.n_spans; i++)
-        {
-          const Bin leaving = Moved ? binned[at + (unsigned) moves->leave[i]] : here[spans[i].leave];
-          const Bin entering = Moved ? binned[at + (unsigned) moves->enter[i]] : here[spans[i].enter];
-          sum = vol_remove (counts, delta, leaving, sum);
-          sum = vol_add (counts, delta, entering, sum);
-        }
+      const auto move = [&] (int i) {
+        const Bin leaving = N >= 0 ? binned[at + (unsigned) moves->leave[i]] : here[spans[i].leave];
+        const Bin entering = N >= 0 ? binned[at + (unsigned) moves->enter[i]] : here[spans[i].enter];
+        sum = vol_remove (counts, delta, leaving, sum);
+        sum = vol_add (counts, delta, entering, sum);
+      };
+      vol_each_move<N> (p.n_spans, move);
     }
   /* Empty the counts by taking the last window out: as cheap as filling
    * them, whatever the number of bins. */
@@ -328,7 +357,7 @@ vol_band_walk (const VolBand &p, const Strip &strip)
 }
 
 /* The walk with counts in memory (shared or global). */
-template <bool Moved, typename Bin, typename Counts, typename Sum>
+template <int N, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const VolMoves *moves, const Counts &counts,
                       const Sum *delta, const VolTables<Sum> &tables)
@@ -336,15 +365,16 @@ vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const VolMoves *mo
   const Bin *binned = (const Bin *) p.binned;
 
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
-    vol_strip<Moved, Bin> (p, binned, centre, p.row_cells, spans, moves, counts, delta, tables, out,
-                           (size_t) p.width, y0, y1);
+    vol_strip<N, Bin> (p, binned, centre, p.row_cells, spans, moves, counts, delta, tables, out, (size_t) p.width,
+                       y0, y1);
   });
 }
 
 /* The fast variant with counts in shared memory, sliding by `moves`
- * where they hold the window (Moved). Shared memory holds, in order, the
- * staged spans, the differences of narrow sums, and the counts. */
-template <typename Bin, typename Count, typename Sum, bool Moved>
+ * where they hold the window: N of them (N > 0), or p.n_spans (N = 0);
+ * N = −1 slides by the spans. Shared memory holds, in order, the staged
+ * spans, the differences of narrow sums, and the counts. */
+template <typename Bin, typename Count, typename Sum, int N>
 static __global__ void __launch_bounds__ (VOL_THREADS, 8)
 vol_entropy_kernel (VolBand p, const __grid_constant__ VolMoves moves)
 {
@@ -365,8 +395,8 @@ vol_entropy_kernel (VolBand p, const __grid_constant__ VolMoves moves)
   counts.mine = (Count *) (shared_counts + vol_count_lane<Count> (t));
   vol_clear_shared (shared_counts, ((size_t) p.bins + 1) * VOL_THREADS * sizeof (Count), t, VOL_THREADS);
   __syncthreads ();
-  vol_band_walk_counts<Moved, Bin> (p, spans, &moves, counts, narrow ? (const Sum *) shared_delta : tables.delta,
-                                    tables);
+  vol_band_walk_counts<N, Bin> (p, spans, &moves, counts, narrow ? (const Sum *) shared_delta : tables.delta,
+                                tables);
 }
 
 /* The fast variant with counts in global memory (more bins than shared
@@ -389,8 +419,8 @@ vol_entropy_global_kernel (VolBand p)
   counts.mine = (Count *) p.global_counts + (size_t) blockIdx.x * VOL_THREADS + threadIdx.x;
   counts.stride = (size_t) gridDim.x * VOL_THREADS;
   __syncthreads ();
-  vol_band_walk_counts<false, Bin> (p, spans, NULL, counts, narrow ? (const Sum *) shared_delta : tables.delta,
-                                    tables);
+  vol_band_walk_counts<-1, Bin> (p, spans, NULL, counts, narrow ? (const Sum *) shared_delta : tables.delta,
+                                 tables);
 }
 
 /* ---- counts in registers ----------------------------------------------------------
@@ -411,7 +441,9 @@ vol_entropy_global_kernel (VolBand p)
 #define VOL_REG_VOID 0xffu
 
 /* 1 << (code − 32·word) where code lies in word, else 0 (a code below the
- * word wraps to a large unsigned shift, also clamped). */
+ * word wraps to a large unsigned shift, also clamped). One 64-bit shift
+ * for two words was tried: slower, and its counts came out wrong on an
+ * H200. */
 static __device__ __forceinline__ uint32_t
 vol_reg_one (uint32_t code, int word)
 {
@@ -473,27 +505,22 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
                                                     __dp4a (counts[2], 0x01010101u,
                                                             __dp4a (counts[3], 0x01010101u, 0u))))
                             : p.cells;
-      const bool masked = p.voids && (N < 0 ? *here : codes[at]) == VOL_REG_VOID;
+      const bool masked = p.voids && *here == VOL_REG_VOID;
       /* Streaming, as in vol_strip. */
       __stcs (&out[(size_t) (y - y0) * out_row],
               masked ? __int_as_float (0x7fc00000)
                      : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins, p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
-      if (N < 0)
-        {
-          here += p.row_cells;
-#pragma unroll 4
-          for (int i = 0; i < p.n_spans; i++)
-            vol_reg_move (counts, here[spans[i].leave], here[spans[i].enter]);
-        }
-      else
-        {
-          at += (unsigned) p.row_cells;
-#pragma unroll(N > 0 ? N : 4)
-          for (int i = 0; i < (N > 0 ? N : p.n_spans); i++)
-            vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
-        }
+      here += p.row_cells;
+      at += (unsigned) p.row_cells;
+      const auto move = [&] (int i) {
+        if (N >= 0)
+          vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
+        else
+          vol_reg_move (counts, here[spans[i].leave], here[spans[i].enter]);
+      };
+      vol_each_move<N> (p.n_spans, move);
     }
 }
 
@@ -575,8 +602,8 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
           const long long centre = (long long) (t / VOL_TILE + p.hd) * tile_plane + (long long) p.hh * tile_row
                                    + (t % VOL_TILE) + p.hw;
           float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
-          vol_strip<false, uint16_t> (p, tile, centre, tile_row, p.spans, NULL, counts, delta, tables, out,
-                                      (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
+          vol_strip<-1, uint16_t> (p, tile, centre, tile_row, p.spans, NULL, counts, delta, tables, out,
+                                   (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
         }
     }
 }
@@ -898,6 +925,46 @@ vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
   return true;
 }
 
+/* The windows whose span counts the sliding kernels have compiled in,
+ * so that every move is unrolled: cube 3 (9 spans), ball 2 (13) and
+ * ball 3 (29). `kernel` takes the count as a std::integral_constant: one
+ * of these, or 0 for a count read at run time. */
+template <typename Kernel>
+static const void *
+vol_compiled_spans (int n_spans, const Kernel &kernel)
+{
+  switch (n_spans)
+    {
+    case 9:
+      return kernel (std::integral_constant<int, 9> ());
+    case 13:
+      return kernel (std::integral_constant<int, 13> ());
+    case 29:
+      return kernel (std::integral_constant<int, 29> ());
+    default:
+      return kernel (std::integral_constant<int, 0> ());
+    }
+}
+
+/* The shared-count kernel for a band: compiled span counts for byte
+ * counts (windows of at most 255 cells, which all of those are), but for
+ * ball 3, whose 29 unrolled moves ran slower here than the loop (6.54
+ * against 6.15 ms at 512³, 256 bins, H200), where cube 3 and ball 2 gain
+ * (2.66 to 2.31 ms and 3.37 to 2.82). */
+template <typename Bin, typename Count, typename Sum>
+static const void *
+vol_shared_kernel (const VolBand &band, bool moved)
+{
+  if (!moved)
+    return (const void *) vol_entropy_kernel<Bin, Count, Sum, -1>;
+  if constexpr (sizeof (Count) == 1)
+    return vol_compiled_spans (band.n_spans, [] (auto n) {
+      constexpr int spans = decltype (n)::value == 29 ? 0 : decltype (n)::value;
+      return (const void *) vol_entropy_kernel<Bin, Count, Sum, spans>;
+    });
+  return (const void *) vol_entropy_kernel<Bin, Count, Sum, 0>;
+}
+
 template <typename Bin, typename Count, typename Sum>
 static bool
 vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t global_counts, EsError *error)
@@ -905,8 +972,7 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
   const void *kernel = global_counts != 0 ? (const void *) vol_entropy_global_kernel<Bin, Count, Sum>
-                       : moved            ? (const void *) vol_entropy_kernel<Bin, Count, Sum, true>
-                                          : (const void *) vol_entropy_kernel<Bin, Count, Sum, false>;
+                                          : vol_shared_kernel<Bin, Count, Sum> (band, moved);
   const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
   const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
                       + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
@@ -942,9 +1008,8 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
   return true;
 }
 
-/* The register kernel for a band: the windows of cube 3 (9 spans), ball 2
- * (13) and ball 3 (29) with their span counts compiled in; others with
- * the count read at run time. */
+/* The register kernel for a band, with its span count compiled in where
+ * vol_compiled_spans has it. */
 static bool
 vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
@@ -953,11 +1018,10 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
                        * (size_t) band.planes;
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
-  const void *kernel = !moved                ? (const void *) vol_register_kernel<-1>
-                       : band.n_spans == 9  ? (const void *) vol_register_kernel<9>
-                       : band.n_spans == 13 ? (const void *) vol_register_kernel<13>
-                       : band.n_spans == 29 ? (const void *) vol_register_kernel<29>
-                                            : (const void *) vol_register_kernel<0>;
+  const void *kernel = !moved ? (const void *) vol_register_kernel<-1>
+                              : vol_compiled_spans (band.n_spans, [] (auto n) {
+                                  return (const void *) vol_register_kernel<decltype (n)::value>;
+                                });
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
