@@ -35,6 +35,10 @@ def many_pages(path):
 
 def main():
     cli = os.path.abspath(sys.argv[1])
+    if os.environ.get('ES_HAVE_TIFF') == '0':
+        print("1..0 # SKIP built without libtiff: a multi-page TIFF is refused before its page pass")
+        print("# 0 passed, 0 failed")
+        return 0
     count = failed = 0
     with tempfile.TemporaryDirectory() as folder:
         source = os.path.join(folder, 'pages.tif')

@@ -75,11 +75,15 @@ es_jpeg_error_exit (j_common_ptr common)
   char message[JMSG_LENGTH_MAX];
 
   /* Debian 12's libjpeg-turbo (2.1) is built for 8-bit samples only; its
-   * own message ("Unsupported JPEG data precision 12") does not say so. */
-  if (common->err->msg_code == JERR_BAD_PRECISION)
+   * own message ("Unsupported JPEG data precision 12") does not say so.
+   * The precision read from the frame header decides, not only the message
+   * code: Ubuntu 24.04's libjpeg-turbo refused a 12-bit file with its own
+   * message through a code other than JERR_BAD_PRECISION. */
+  if (common->err->msg_code == JERR_BAD_PRECISION
+      || (common->is_decompressor && ((j_decompress_ptr) common)->data_precision > 8))
     es_jpeg_fail (decoder, ES_ERROR_FORMAT,
                   "%d-bit samples are not supported (this libjpeg-turbo decodes 8-bit JPEG only)",
-                  common->err->msg_parm.i[0]);
+                  common->is_decompressor ? ((j_decompress_ptr) common)->data_precision : common->err->msg_parm.i[0]);
   (*common->err->format_message) (common, message);
   es_jpeg_fail (decoder, common->err->msg_code == JERR_OUT_OF_MEMORY ? ES_ERROR_NO_MEMORY : ES_ERROR_FORMAT, "%s",
                 message);
