@@ -927,30 +927,41 @@ vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
 
 /* The windows whose span counts the sliding kernels have compiled in,
  * so that every move is unrolled: cube 3 (9 spans), ball 2 (13) and
- * ball 3 (29). `kernel` takes the count as a std::integral_constant: one
- * of these, or 0 for a count read at run time. */
-template <typename Kernel>
+ * ball 3 (29), those of at most `Most` spans for the kernel asking.
+ * `kernel` takes the count as a std::integral_constant: one of these, or
+ * 0 for a count read at run time. */
+template <int Most, typename Kernel>
 static const void *
 vol_compiled_spans (int n_spans, const Kernel &kernel)
 {
+  const auto compiled = [&] (auto n) {
+    if constexpr (decltype (n)::value <= Most)
+      return kernel (n);
+    else
+      return kernel (std::integral_constant<int, 0> ());
+  };
+
   switch (n_spans)
     {
     case 9:
-      return kernel (std::integral_constant<int, 9> ());
+      return compiled (std::integral_constant<int, 9> ());
     case 13:
-      return kernel (std::integral_constant<int, 13> ());
+      return compiled (std::integral_constant<int, 13> ());
     case 29:
-      return kernel (std::integral_constant<int, 29> ());
+      return compiled (std::integral_constant<int, 29> ());
     default:
       return kernel (std::integral_constant<int, 0> ());
     }
 }
 
+/* Spans the shared-count kernel unrolls: cube 3 and ball 2 gain (2.66 to
+ * 2.31 ms and 3.37 to 2.82 at 512³, 256 bins, H200), but ball 3's 29
+ * unrolled moves of shared-memory counts ran slower than the loop (6.54
+ * against 6.15 ms). */
+#define VOL_SHARED_UNROLLED_SPANS 13
+
 /* The shared-count kernel for a band: compiled span counts for byte
- * counts (windows of at most 255 cells, which all of those are), but for
- * ball 3, whose 29 unrolled moves ran slower here than the loop (6.54
- * against 6.15 ms at 512³, 256 bins, H200), where cube 3 and ball 2 gain
- * (2.66 to 2.31 ms and 3.37 to 2.82). */
+ * counts (windows of at most 255 cells, which all of those are). */
 template <typename Bin, typename Count, typename Sum>
 static const void *
 vol_shared_kernel (const VolBand &band, bool moved)
@@ -958,9 +969,8 @@ vol_shared_kernel (const VolBand &band, bool moved)
   if (!moved)
     return (const void *) vol_entropy_kernel<Bin, Count, Sum, -1>;
   if constexpr (sizeof (Count) == 1)
-    return vol_compiled_spans (band.n_spans, [] (auto n) {
-      constexpr int spans = decltype (n)::value == 29 ? 0 : decltype (n)::value;
-      return (const void *) vol_entropy_kernel<Bin, Count, Sum, spans>;
+    return vol_compiled_spans<VOL_SHARED_UNROLLED_SPANS> (band.n_spans, [] (auto n) {
+      return (const void *) vol_entropy_kernel<Bin, Count, Sum, decltype (n)::value>;
     });
   return (const void *) vol_entropy_kernel<Bin, Count, Sum, 0>;
 }
@@ -1019,7 +1029,7 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
   const void *kernel = !moved ? (const void *) vol_register_kernel<-1>
-                              : vol_compiled_spans (band.n_spans, [] (auto n) {
+                              : vol_compiled_spans<VOL_MOVES> (band.n_spans, [] (auto n) {
                                   return (const void *) vol_register_kernel<decltype (n)::value>;
                                 });
 
