@@ -120,8 +120,49 @@ vol_tables (const void *buffer, int cells)
   return t;
 }
 
-/* es_entropy_value of a window of n counted cells whose fixed-point
+/* The constants of es_entropy_value for windows of n counted cells. */
+typedef struct {
+  double ln_n, inv_n, zero_below;
+  int n;
+} VolCounted;
+
+template <typename Sum>
+static __device__ __forceinline__ VolCounted
+vol_counted (const VolTables<Sum> &t, int n)
+{
+  return { __ldg (&t.ln_n[n]), __ldg (&t.inv_n[n]), __ldg (&t.zero_below[n]), n };
+}
+
+/* es_entropy_value of a window of c.n counted cells whose fixed-point
  * Σ c ln c over the counted bins is `counted_sum`. */
+template <typename Sum>
+static __device__ __forceinline__ float
+vol_value_of (const VolTables<Sum> &t, const VolCounted &c, Sum counted_sum, uint32_t bins, bool normalized,
+              double unit_scale)
+{
+  if (c.n <= 0)
+    return __int_as_float (0x7fc00000);
+  const double h = c.ln_n - (double) counted_sum * c.inv_n;
+  if (h < c.zero_below)
+    return 0.0f;
+  if (!normalized)
+    return es_entropy_store (h, unit_scale);
+  const uint32_t most = bins < (uint32_t) c.n ? bins : (uint32_t) c.n;
+  return most <= 1 ? 0.0f : (float) (h / __ldg (&t.ln_n[most]));
+}
+
+/* The constants for n counted cells: `whole`'s (the window's cells, read
+ * once a strip) where no cell can be void. */
+template <typename Sum>
+static __device__ __forceinline__ VolCounted
+vol_counted_of (const VolTables<Sum> &t, const VolCounted &whole, bool can_void, int n)
+{
+  return can_void ? vol_counted (t, n) : whole;
+}
+
+/* es_entropy_value of a window of n counted cells, as vol_value_of but
+ * with the constants read as they are needed, after the test of n: the
+ * form the short slides and the teaching kernel keep (vol_strip). */
 template <typename Sum>
 static __device__ __forceinline__ float
 vol_value_counted (const VolTables<Sum> &t, Sum counted_sum, int n, uint32_t bins, bool normalized, double unit_scale)
@@ -270,16 +311,34 @@ vol_each_move (int count, const Move &move)
  * from `binned` (a padded block with row stride row_cells, whose cell
  * `centre` is the window centre of (x, y0, z)), the window's counts in
  * `counts`, all zero on entry and on return. Nothing the kernel writes
- * aliases the bins, so their loads can run ahead of the count updates. */
+ * aliases the bins, so their loads can run ahead of the count updates.
+ *
+ * Two forms, by the length of the slide (H200, 512³, 256 bins, medians
+ * of 5; docs/performance/volumes.md):
+ * - Ball 3's 29 unrolled moves (a long slide, more than
+ *   VOL_SHORT_SLIDE spans) add their offsets to a 64-bit pointer,
+ *   sign-extended, two address instructions a cell: as 32-bit offsets of
+ *   a 32-bit index they outgrew the kernel's 64 registers and ran slower
+ *   than the loop (6.54 against 6.15 ms). And the window's constants of
+ *   es_entropy_value are read once a strip: occupancy is 37.5 % there,
+ *   and the three table loads of each row were on the critical path
+ *   (6.78 ms with them, 5.48 without).
+ * - Short slides (cube 3, ball 2) and the loops read the offsets onto a
+ *   32-bit index, for which the compiler keeps a pointer a move from row
+ *   to row, and read the constants each row: cube 3 and ball 2 took
+ *   2.31 and 2.82 ms so, 2.33 and 2.99 in the long slide's form. */
+#define VOL_SHORT_SLIDE 13
 template <int N, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
            const VolSpan *spans, const VolMoves *moves, const Counts &counts, const Sum *delta,
            const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1)
 {
+  constexpr bool long_slide = N > VOL_SHORT_SLIDE;
   const Bin void_bin = (Bin) p.bins;
   const Bin *__restrict__ here = binned + centre;
   unsigned at = (unsigned) centre;
+  const VolCounted whole = long_slide ? vol_counted (t, p.cells) : VolCounted{};
   Sum sum = 0;
 
   for (int i = 0; i < p.n_spans; i++)
@@ -296,17 +355,32 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
        * never read here, and at 512³ the ~50 planes of tiles in flight
        * write about an L2 of it, whose dirty lines would push out the
        * binned planes that neighbouring tiles read next. */
-      __stcs (&out[(size_t) (y - y0) * out_row],
-              masked ? __int_as_float (0x7fc00000)
-                     : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins, p.normalized,
-                                       p.unit_scale));
+      if constexpr (long_slide)
+        {
+          const unsigned voids = p.voids ? (unsigned) counts[p.bins] : 0u;
+          const Sum counted_sum = p.voids ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
+          __stcs (out, masked ? __int_as_float (0x7fc00000)
+                              : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.voids, p.cells - (int) voids),
+                                                   counted_sum, p.bins, p.normalized, p.unit_scale));
+        }
+      else
+        __stcs (&out[(size_t) (y - y0) * out_row],
+                masked ? __int_as_float (0x7fc00000)
+                       : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins,
+                                         p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
       here += row_cells;
       at += (unsigned) row_cells;
+      if constexpr (long_slide)
+        out += out_row;
       const auto move = [&] (int i) {
-        const Bin leaving = N >= 0 ? binned[at + (unsigned) moves->leave[i]] : here[spans[i].leave];
-        const Bin entering = N >= 0 ? binned[at + (unsigned) moves->enter[i]] : here[spans[i].enter];
+        const Bin leaving = N < 0 ? here[spans[i].leave]
+                            : long_slide ? here[moves->leave[i]]
+                                         : binned[at + (unsigned) moves->leave[i]];
+        const Bin entering = N < 0 ? here[spans[i].enter]
+                             : long_slide ? here[moves->enter[i]]
+                                          : binned[at + (unsigned) moves->enter[i]];
         sum = vol_remove (counts, delta, leaving, sum);
         sum = vol_add (counts, delta, entering, sum);
       };
@@ -435,9 +509,16 @@ vol_entropy_global_kernel (VolBand p)
  * three-way add. Σ c ln c is summed once a row over the 16 counts (16 table
  * reads) instead of being moved by a difference every update (a count to
  * extract and a table to read an update), which pays from 8 updates a row:
- * cube 3 makes 18, ball 3 58. */
+ * cube 3 makes 18, ball 3 58.
+ *
+ * Windows of at most VOL_REG_QUAD_CELLS cells count in fours: the codes
+ * are 8·b + 2, so each byte holds 4c, which is the byte offset of c's
+ * entry in the 32-bit table of c ln c, and a row's 16 reads take one
+ * byte permute and one shared load each, without a multiply-add for the
+ * address. */
 #define VOL_REG_BINS 16
 #define VOL_REG_CELLS 255
+#define VOL_REG_QUAD_CELLS 63
 #define VOL_REG_VOID 0xffu
 
 /* 1 << (code − 32·word) where code lies in word, else 0 (a code below the
@@ -476,8 +557,9 @@ vol_reg_move (uint32_t (&counts)[4], uint32_t leaving, uint32_t entering)
  * fixed-point c ln c for c = 0..cells. The slide reads `moves` with
  * N > 0 spans (a count known at compile time) or N = 0 (p.n_spans of
  * them); with N = −1 it reads `spans` from a 64-bit pointer instead, for
- * bands past 2^32 cells and windows of more than VOL_MOVES spans. */
-template <int N>
+ * bands past 2^32 cells and windows of more than VOL_MOVES spans. Quads:
+ * the counts are 4c (VOL_REG_QUAD_CELLS). */
+template <int N, bool Quads>
 static __device__ __forceinline__ void
 vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const VolSpan *spans,
                const VolMoves &moves, const uint32_t *c_ln_c, const VolTables<uint32_t> &tables, float *out,
@@ -485,6 +567,7 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
 {
   const uint8_t *__restrict__ here = codes + centre;
   unsigned at = (unsigned) centre;
+  const VolCounted whole = vol_counted (tables, p.cells);
   uint32_t counts[4] = { 0, 0, 0, 0 };
 
   for (int i = 0; i < p.n_spans; i++)
@@ -499,21 +582,26 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
       uint32_t counted_sum = 0;
 #pragma unroll
       for (int b = 0; b < VOL_REG_BINS; b++)
-        counted_sum += c_ln_c[__byte_perm (counts[b >> 2], 0, 0x4440 | (b & 3))];
+        {
+          const uint32_t count = __byte_perm (counts[b >> 2], 0, 0x4440 | (b & 3));
+          counted_sum += Quads ? *(const uint32_t *) ((const char *) c_ln_c + count) : c_ln_c[count];
+        }
       const int n = p.voids ? (int) __dp4a (counts[0], 0x01010101u,
                                             __dp4a (counts[1], 0x01010101u,
                                                     __dp4a (counts[2], 0x01010101u,
                                                             __dp4a (counts[3], 0x01010101u, 0u))))
+                                    >> (Quads ? 2 : 0)
                             : p.cells;
       const bool masked = p.voids && *here == VOL_REG_VOID;
       /* Streaming, as in vol_strip. */
-      __stcs (&out[(size_t) (y - y0) * out_row],
-              masked ? __int_as_float (0x7fc00000)
-                     : vol_value_counted<uint32_t> (tables, counted_sum, n, p.bins, p.normalized, p.unit_scale));
+      __stcs (out, masked ? __int_as_float (0x7fc00000)
+                          : vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, p.voids, n), counted_sum,
+                                                    p.bins, p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
       here += p.row_cells;
       at += (unsigned) p.row_cells;
+      out += out_row;
       const auto move = [&] (int i) {
         if (N >= 0)
           vol_reg_move (counts, codes[at + (unsigned) moves.leave[i]], codes[at + (unsigned) moves.enter[i]]);
@@ -524,9 +612,9 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
     }
 }
 
-/* The fast variant with counts in registers, N as in vol_reg_strip.
- * Shared memory holds the staged spans, then c ln c. */
-template <int N>
+/* The fast variant with counts in registers, N and Quads as in
+ * vol_reg_strip. Shared memory holds the staged spans, then c ln c. */
+template <int N, bool Quads>
 static __global__ void __launch_bounds__ (VOL_THREADS)
 vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
 {
@@ -540,7 +628,7 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
     c_ln_c[c] = tables.c_ln_c[c];
   __syncthreads ();
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
-    vol_reg_strip<N> (p, codes, centre, spans, moves, c_ln_c, tables, out, (size_t) p.width, y0, y1);
+    vol_reg_strip<N, Quads> (p, codes, centre, spans, moves, c_ln_c, tables, out, (size_t) p.width, y0, y1);
   });
 }
 
@@ -841,6 +929,7 @@ typedef struct {
   EsImage *out;
   bool tiled;                 /* the teaching variant */
   bool registers;             /* counts in registers: codes 8·b binned */
+  bool quads;                 /* and counted in fours: codes 8·b + 2 */
   int band_planes;            /* output planes a band computes */
   int z_begin, z_end;         /* the device's planes */
   int hd, hh, hw;
@@ -927,38 +1016,24 @@ vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
 
 /* The windows whose span counts the sliding kernels have compiled in,
  * so that every move is unrolled: cube 3 (9 spans), ball 2 (13) and
- * ball 3 (29), those of at most `Most` spans for the kernel asking.
- * `kernel` takes the count as a std::integral_constant: one of these, or
- * 0 for a count read at run time. */
-template <int Most, typename Kernel>
+ * ball 3 (29). `kernel` takes the count as a std::integral_constant: one
+ * of these, or 0 for a count read at run time. */
+template <typename Kernel>
 static const void *
 vol_compiled_spans (int n_spans, const Kernel &kernel)
 {
-  const auto compiled = [&] (auto n) {
-    if constexpr (decltype (n)::value <= Most)
-      return kernel (n);
-    else
-      return kernel (std::integral_constant<int, 0> ());
-  };
-
   switch (n_spans)
     {
     case 9:
-      return compiled (std::integral_constant<int, 9> ());
+      return kernel (std::integral_constant<int, 9> ());
     case 13:
-      return compiled (std::integral_constant<int, 13> ());
+      return kernel (std::integral_constant<int, 13> ());
     case 29:
-      return compiled (std::integral_constant<int, 29> ());
+      return kernel (std::integral_constant<int, 29> ());
     default:
       return kernel (std::integral_constant<int, 0> ());
     }
 }
-
-/* Spans the shared-count kernel unrolls: cube 3 and ball 2 gain (2.66 to
- * 2.31 ms and 3.37 to 2.82 at 512³, 256 bins, H200), but ball 3's 29
- * unrolled moves of shared-memory counts ran slower than the loop (6.54
- * against 6.15 ms). */
-#define VOL_SHARED_UNROLLED_SPANS 13
 
 /* The shared-count kernel for a band: compiled span counts for byte
  * counts (windows of at most 255 cells, which all of those are). */
@@ -969,7 +1044,7 @@ vol_shared_kernel (const VolBand &band, bool moved)
   if (!moved)
     return (const void *) vol_entropy_kernel<Bin, Count, Sum, -1>;
   if constexpr (sizeof (Count) == 1)
-    return vol_compiled_spans<VOL_SHARED_UNROLLED_SPANS> (band.n_spans, [] (auto n) {
+    return vol_compiled_spans (band.n_spans, [] (auto n) {
       return (const void *) vol_entropy_kernel<Bin, Count, Sum, decltype (n)::value>;
     });
   return (const void *) vol_entropy_kernel<Bin, Count, Sum, 0>;
@@ -1028,10 +1103,15 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
                        * (size_t) band.planes;
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
-  const void *kernel = !moved ? (const void *) vol_register_kernel<-1>
-                              : vol_compiled_spans<VOL_MOVES> (band.n_spans, [] (auto n) {
-                                  return (const void *) vol_register_kernel<decltype (n)::value>;
-                                });
+  const auto compiled = [&] (auto quads) {
+    constexpr bool Quads = decltype (quads)::value;
+    if (!moved)
+      return (const void *) vol_register_kernel<-1, Quads>;
+    return vol_compiled_spans (band.n_spans, [] (auto n) {
+      return (const void *) vol_register_kernel<decltype (n)::value, Quads>;
+    });
+  };
+  const void *kernel = w->quads ? compiled (std::true_type ()) : compiled (std::false_type ());
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
@@ -1295,11 +1375,13 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
   const int cells = es_window_pixels (job);
   w.tiled = strcmp (variant->id, "volume-tile") == 0 && vol_tile_fits (job, w.binner.bins);
   w.registers = !w.tiled && w.binner.bins <= VOL_REG_BINS && cells <= VOL_REG_CELLS;
-  /* The register kernel reads codes 8·b; the others bins. */
-  const uint32_t code_scale = w.registers ? 8 : 1;
+  w.quads = w.registers && cells <= VOL_REG_QUAD_CELLS;
+  /* The register kernel reads codes 8·b (+ 2 counting in fours); the
+   * others bins. */
+  const uint32_t code_scale = w.registers ? 8 : 1, code_offset = w.quads ? 2 : 0;
   w.void_bin = w.registers ? VOL_REG_VOID : w.binner.bins;
   w.outside_bin = job->definition.border == ES_BORDER_CONSTANT
-                    ? code_scale * es_binner_border_bin (&w.binner, job)
+                    ? code_scale * es_binner_border_bin (&w.binner, job) + code_offset
                     : w.void_bin;
   w.voids = job->definition.mask != NULL || job->definition.border == ES_BORDER_CLIP;
   const uint32_t largest_bin = w.voids ? w.binner.bins : w.binner.bins - 1;
@@ -1328,7 +1410,7 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
       goto done;
     }
   for (uint32_t v = 0; v < w.table_size; v++)
-    bin_of[v] = code_scale * es_bin_sample (&w.binner, v);
+    bin_of[v] = code_scale * es_bin_sample (&w.binner, v) + code_offset;
   w.bin_of = bin_of;
 
   {
