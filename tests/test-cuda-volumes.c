@@ -84,24 +84,27 @@ check_variant (EsEngine *engine, const char *variant)
 }
 
 /* The edges of the register-count kernel's domain (up to 16 bins, 255
- * cells) on either side: 16 and 17 levels, footprints of 255 and 256
- * cells, ball 2 and cube 3, every border, with and without a mask, 8-bit
- * samples and 16-bit ones binned by depth, on a volume smaller than the
- * window and one of several strips of rows. */
+ * cells, counting in fours up to 63) on either side: 16 and 17 levels,
+ * footprints of 63, 64, 255 and 256 cells, ball 2 and cube 3, every
+ * border, with and without a mask, 8-bit samples and 16-bit ones binned
+ * by depth, on a volume smaller than the window and one of several strips
+ * of rows. */
 static void
 check_register_edges (EsEngine *engine)
 {
   static const int sizes[][3] = { { 5, 4, 3 }, { 70, 131, 9 } };
   static const int levels[] = { 16, 17 };
-  /* 3×5×19 footprints: their first 255 or 256 cells (the centre, 142, among them). */
-  static const int footprint_cells[] = { 255, 256 };
+  /* 3×5×19 footprints: a run of 63, 64, 255 or 256 cells in row order
+   * around the centre (cell 142). */
+  static const int footprint_cells[] = { 63, 64, 255, 256 };
+  const int n_footprints = (int) (sizeof footprint_cells / sizeof footprint_cells[0]);
   uint8_t cells[3 * 5 * 19];
   int failures = 0, checks = 0;
   double worst = 0.0;
 
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
-      for (int window = 0; window < 4; window++)
+      for (int window = 0; window < n_footprints + 2; window++)
         for (int border = 0; border < ES_N_BORDERS; border++)
           {
             const bool wide = random_int (0, 1);
@@ -117,14 +120,15 @@ check_register_edges (EsEngine *engine)
                 failures++;
                 continue;
               }
-            if (window < 2)
+            if (window < n_footprints)
               {
+                const int first = 142 - footprint_cells[window] / 2;
                 for (int i = 0; i < 3 * 5 * 19; i++)
-                  cells[i] = i < footprint_cells[window];
+                  cells[i] = i >= first && i < first + footprint_cells[window];
                 d->shape = ES_SHAPE_FOOTPRINT;
                 d->footprint = &footprint;
               }
-            else if (window == 2)
+            else if (window == n_footprints)
               d->shape = ES_SHAPE_BALL, d->radius = 2;
             else
               d->shape = ES_SHAPE_BOX, d->planes = d->height = d->width = 3;
@@ -145,7 +149,7 @@ check_register_edges (EsEngine *engine)
             es_image_clear (&volume);
           }
   tap_ok (failures == 0,
-          "volume: 16 and 17 levels, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
+          "volume: 16 and 17 levels, 63, 64, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
           "the reference: %d of %d (worst %.2g)",
           checks - failures, checks, worst);
 }
