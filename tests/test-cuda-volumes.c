@@ -83,6 +83,35 @@ check_variant (EsEngine *engine, const char *variant)
           variant, checks - failures, checks, worst);
 }
 
+/* Runs `job` (its window and levels set) on `variant` over a random
+ * volume of `size`, 8- or 16-bit samples binned by depth, with `border`, a
+ * random border value and normalization, and a mask half the time: true
+ * where it equals the reference. */
+static bool
+depth_binned_matches (EsEngine *engine, const char *variant, EsJob *job, const int size[3], bool wide, EsBorder border,
+                      double *worst)
+{
+  EsEntropyDefinition *d = &job->definition;
+  EsImage volume, mask = { 0 };
+  char what[200], definition[160];
+  bool ok;
+
+  if (!make_volume (&volume, size[0], size[1], size[2], wide ? ES_FORMAT_U16 : ES_FORMAT_U8, wide ? 16 : 8))
+    return false;
+  d->border = border;
+  d->border_value = (uint32_t) random_int (0, wide ? 65535 : 255);
+  d->binning = ES_BINNING_DEPTH;
+  d->normalized = random_int (0, 1);
+  if (random_int (0, 1) && make_mask (&mask, size[0], size[1], size[2]))
+    d->mask = &mask;
+  es_job_describe_definition (job, "nats", definition, sizeof definition);
+  snprintf (what, sizeof what, "%s %d×%d×%d %s", wide ? "u16" : "u8", size[0], size[1], size[2], definition);
+  ok = matches_reference (engine, job, variant, &volume, what, worst);
+  es_image_clear (&mask);
+  es_image_clear (&volume);
+  return ok;
+}
+
 /* The edges of the register-count kernel's domain (up to 16 bins, 255
  * cells, counting in fours up to 63) on either side: 16 and 17 levels,
  * footprints of 63, 64, 255 and 256 cells, ball 2 and cube 3, every
@@ -108,18 +137,10 @@ check_register_edges (EsEngine *engine)
         for (int border = 0; border < ES_N_BORDERS; border++)
           {
             const bool wide = random_int (0, 1);
-            EsImage volume, mask = { 0 };
             EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
             EsEntropyDefinition *d = &job.definition;
             EsFootprint footprint = { .width = 19, .height = 5, .cells = cells, .planes = 3 };
-            char what[200], definition[160];
 
-            if (!make_volume (&volume, sizes[s][0], sizes[s][1], sizes[s][2], wide ? ES_FORMAT_U16 : ES_FORMAT_U8,
-                              wide ? 16 : 8))
-              {
-                failures++;
-                continue;
-              }
             if (window < n_footprints)
               {
                 const int first = 142 - footprint_cells[window] / 2;
@@ -132,26 +153,63 @@ check_register_edges (EsEngine *engine)
               d->shape = ES_SHAPE_BALL, d->radius = 2;
             else
               d->shape = ES_SHAPE_BOX, d->planes = d->height = d->width = 3;
-            d->border = (EsBorder) border;
-            d->border_value = (uint32_t) random_int (0, wide ? 65535 : 255);
-            d->binning = ES_BINNING_DEPTH;
-            d->normalized = random_int (0, 1);
             job.levels = levels[l];
-            if (random_int (0, 1) && make_mask (&mask, sizes[s][0], sizes[s][1], sizes[s][2]))
-              d->mask = &mask;
-            es_job_describe_definition (&job, "nats", definition, sizeof definition);
-            snprintf (what, sizeof what, "%s %d×%d×%d %s", wide ? "u16" : "u8", sizes[s][0], sizes[s][1], sizes[s][2],
-                      definition);
             checks++;
-            if (!matches_reference (engine, &job, "volume", &volume, what, &worst))
+            if (!depth_binned_matches (engine, "volume", &job, sizes[s], wide, (EsBorder) border, &worst))
               failures++;
-            es_image_clear (&mask);
-            es_image_clear (&volume);
           }
   tap_ok (failures == 0,
           "volume: 16 and 17 levels, 63, 64, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
           "the reference: %d of %d (worst %.2g)",
           checks - failures, checks, worst);
+}
+
+/* Both forms of a slide's count updates (shared atomics, or a load and a
+ * store: vol_atomic_updates), on each variant: ball 3 (29 spans) at 256
+ * levels in atomics and at 512 (where its counts leave too few warps) in
+ * loads and stores; ball 5 (16-bit counts) at 16 and 256 levels likewise;
+ * cube 3 (9 spans) in loads and stores. Every border, with and without a
+ * mask, 8- and 16-bit samples, on a volume smaller than the window and
+ * one of several strips of rows. */
+static void
+check_update_forms (EsEngine *engine, const char *variant)
+{
+  static const int sizes[][3] = { { 5, 4, 3 }, { 70, 131, 9 } };
+  static const struct {
+    EsShape shape;
+    int size;
+    int levels[2];
+  } windows[] = {
+    { ES_SHAPE_BALL, 3, { 256, 512 } },
+    { ES_SHAPE_BALL, 5, { 16, 256 } },
+    { ES_SHAPE_BOX, 3, { 256, 300 } },
+  };
+  int failures = 0, checks = 0;
+  double worst = 0.0;
+
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
+      for (int l = 0; l < 2; l++)
+        for (int border = 0; border < ES_N_BORDERS; border++)
+          {
+            const bool wide = windows[w].levels[l] > 256 || random_int (0, 1);
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            EsEntropyDefinition *d = &job.definition;
+
+            d->shape = windows[w].shape;
+            if (d->shape == ES_SHAPE_BALL)
+              d->radius = windows[w].size;
+            else
+              d->planes = d->height = d->width = windows[w].size;
+            job.levels = windows[w].levels[l];
+            checks++;
+            if (!depth_binned_matches (engine, variant, &job, sizes[s], wide, (EsBorder) border, &worst))
+              failures++;
+          }
+  tap_ok (failures == 0,
+          "%s: ball 3 at 256 and 512 levels, ball 5 at 16 and 256, cube 3 at 256 and 300, every border, masks, "
+          "8 and 16 bits equal the reference: %d of %d (worst %.2g)",
+          variant, checks - failures, checks, worst);
 }
 
 /* A budget of a few planes forces bands of planes: the result is the one
@@ -312,6 +370,8 @@ main (void)
   check_variant (engine, "volume");
   check_variant (engine, "volume-tile");
   check_register_edges (engine);
+  check_update_forms (engine, "volume");
+  check_update_forms (engine, "volume-tile");
   check_bands (engine);
   check_equalize (engine);
   es_engine_free (engine);

@@ -209,8 +209,16 @@ vol_count_lane (int t)
  * constant and the pointer is known to be shared, so that an update is one
  * 32-bit address, a shared load and a shared store (a generic pointer, or a
  * stride read at run time, cost several instructions an update and kept the
- * compiler from moving the window's loads ahead of the stores). */
-template <typename Count, int Threads> struct VolSharedCounts {
+ * compiler from moving the window's loads ahead of the stores).
+ *
+ * With `Atomic`, an update is instead one shared atomic add on the 32-bit
+ * word that holds the count, which returns the word before it: one
+ * operation of the load/store pipe where a load and a store take two, but
+ * with a longer latency on the update's chain. A word's other counts
+ * belong to other threads, and a count never leaves [0, 255] (or
+ * [0, 65535]), so no carry or borrow crosses into them. Which slides it
+ * pays for: vol_atomic_updates. */
+template <typename Count, int Threads, bool Atomic = false> struct VolSharedCounts {
   Count *mine;      /* this thread's count of bin 0 */
 
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const
@@ -218,6 +226,35 @@ template <typename Count, int Threads> struct VolSharedCounts {
     __builtin_assume (__isShared (mine));
     return mine[bin * Threads];
   }
+
+  /* The word that holds bin's count, as a pointer the compiler knows to be
+   * shared (an atomic through a generic one is a slower generic atomic). */
+  __device__ __forceinline__ uint32_t *word (uint32_t bin) const
+  {
+    const uint32_t first = (uint32_t) __cvta_generic_to_shared (mine) & ~3u;
+    return (uint32_t *) __cvta_shared_to_generic (first + bin * (uint32_t) (Threads * sizeof (Count)));
+  }
+  /* The count in word w: its byte (or half) picked by one byte permutation. */
+  __device__ __forceinline__ uint32_t count_in (uint32_t w) const
+  {
+    const uint32_t k = (uint32_t) ((uintptr_t) mine & 3);
+    if (sizeof (Count) == 4)
+      return w;
+    return __byte_perm (w, 0, sizeof (Count) == 1 ? 0x4440u | k : 0x4410u + 0x11u * k);
+  }
+  __device__ __forceinline__ uint32_t one () const { return 1u << (8u * (uint32_t) ((uintptr_t) mine & 3)); }
+
+  /* The count before adding one. */
+  __device__ __forceinline__ uint32_t atomic_add (uint32_t bin) const
+  {
+    return count_in (atomicAdd (word (bin), one ()));
+  }
+  /* The count after taking one away. */
+  __device__ __forceinline__ uint32_t atomic_remove (uint32_t bin) const
+  {
+    return count_in (atomicSub (word (bin), one ())) - 1u;
+  }
+  static constexpr bool atomic = Atomic;
 };
 
 /* Counts in global memory, a row of every thread's a bin. */
@@ -226,6 +263,7 @@ template <typename Count> struct VolGlobalCounts {
   size_t stride;    /* counts from one bin to the next */
 
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const { return mine[(size_t) bin * stride]; }
+  static constexpr bool atomic = false;
 };
 
 /* Zeroes a block's counts: `bytes`, a multiple of 16 from a 16-byte
@@ -244,6 +282,8 @@ template <typename Counts, typename Sum, typename Bin>
 static __device__ __forceinline__ Sum
 vol_add (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
+  if constexpr (Counts::atomic)
+    return sum + delta[counts.atomic_add (b)];
   const uint32_t c = counts[b];
   counts[b] = c + 1;
   return sum + delta[c];
@@ -253,6 +293,8 @@ template <typename Counts, typename Sum, typename Bin>
 static __device__ __forceinline__ Sum
 vol_remove (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
+  if constexpr (Counts::atomic)
+    return sum - delta[counts.atomic_remove (b)];
   const uint32_t c = counts[b] - 1u;
   counts[b] = c;
   return sum - delta[c];
@@ -446,9 +488,10 @@ vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const VolMoves *mo
 
 /* The fast variant with counts in shared memory, sliding by `moves`
  * where they hold the window: N of them (N > 0), or p.n_spans (N = 0);
- * N = −1 slides by the spans. Shared memory holds, in order, the staged
- * spans, the differences of narrow sums, and the counts. */
-template <typename Bin, typename Count, typename Sum, int N>
+ * N = −1 slides by the spans; counts updated by shared atomics with
+ * `Atomic`. Shared memory holds, in order, the staged spans, the
+ * differences of narrow sums, and the counts. */
+template <typename Bin, typename Count, typename Sum, int N, bool Atomic>
 static __global__ void __launch_bounds__ (VOL_THREADS, 8)
 vol_entropy_kernel (VolBand p, const __grid_constant__ VolMoves moves)
 {
@@ -461,7 +504,7 @@ vol_entropy_kernel (VolBand p, const __grid_constant__ VolMoves moves)
   const VolSpan *spans = vol_stage_spans (p, (VolSpan *) vol_shared);
   Sum *shared_delta = (Sum *) (vol_shared + span_bytes);
   unsigned char *shared_counts = vol_shared + span_bytes + table_bytes;
-  VolSharedCounts<Count, VOL_THREADS> counts;
+  VolSharedCounts<Count, VOL_THREADS, Atomic> counts;
 
   if (narrow)
     for (int c = t; c < p.cells; c += VOL_THREADS)
@@ -637,7 +680,7 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
  * bins, in shared memory, and the 64 threads (T columns × T planes) slide
  * down T rows of it. Spans are in the tile's strides. Narrow sums, 16-bit
  * counts, 16-bit staged bins. */
-template <typename Bin>
+template <typename Bin, bool Atomic>
 static __global__ void __launch_bounds__ (VOL_TILE * VOL_TILE)
 vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
 {
@@ -651,7 +694,7 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
   uint16_t *tile = (uint16_t *) (vol_shared + table_bytes);
   unsigned char *count_rows = vol_shared + table_bytes + (tile_cells * 2 + 15) / 16 * 16;
   const int threads = VOL_TILE * VOL_TILE;
-  VolSharedCounts<uint16_t, VOL_TILE * VOL_TILE> counts;
+  VolSharedCounts<uint16_t, VOL_TILE * VOL_TILE, Atomic> counts;
 
   for (int c = t; c < p.cells; c += threads)
     delta[c] = tables.delta[c];
@@ -1035,19 +1078,64 @@ vol_compiled_spans (int n_spans, const Kernel &kernel)
     }
 }
 
+/* Whether a slide of n_spans spans updates its shared counts by atomics
+ * (VolSharedCounts): in the teaching kernel, or in the fast one with
+ * `resident_warps` of its blocks on an SM. Measured on an H200 at 512³
+ * (docs/performance/volumes.md), they pay where a step's updates keep the
+ * load/store pipe busy, more than VOL_SHORT_SLIDE spans:
+ * - ball 3 at 256 bins, 24 warps: 5.47 → 4.86 ms; ball 5 at 16 bins,
+ *   32 warps: 13.66 → 11.30; the teaching kernel's ball 3 and ball 5,
+ *   1–9 % faster at both bin counts;
+ * - but the fast kernel's ball 5 at 256 bins, whose 64 KiB of counts a
+ *   block leave 12 warps an SM to hide the atomics' longer latency,
+ *   slowed 25.50 → 28.46, and ball 2 (13 spans) 2.82 → 2.89. */
+#define VOL_ATOMIC_MIN_WARPS 16
+static bool
+vol_atomic_updates (int n_spans, int resident_warps, bool teaching)
+{
+  return n_spans > VOL_SHORT_SLIDE && (teaching || resident_warps >= VOL_ATOMIC_MIN_WARPS);
+}
+
 /* The shared-count kernel for a band: compiled span counts for byte
- * counts (windows of at most 255 cells, which all of those are). */
+ * counts (windows of at most 255 cells, which all of those are), with
+ * atomic updates where `atomic` asks and the slide is long enough to use
+ * them (the short slides are compiled in one form). */
 template <typename Bin, typename Count, typename Sum>
 static const void *
-vol_shared_kernel (const VolBand &band, bool moved)
+vol_shared_kernel (const VolBand &band, bool moved, bool atomic)
 {
+  const auto form = [atomic] (auto n) {
+    constexpr int N = decltype (n)::value;
+    if constexpr (N > 0 && N <= VOL_SHORT_SLIDE)
+      return (const void *) vol_entropy_kernel<Bin, Count, Sum, N, false>;
+    else
+      return atomic ? (const void *) vol_entropy_kernel<Bin, Count, Sum, N, true>
+                    : (const void *) vol_entropy_kernel<Bin, Count, Sum, N, false>;
+  };
   if (!moved)
-    return (const void *) vol_entropy_kernel<Bin, Count, Sum, -1>;
+    return form (std::integral_constant<int, -1> ());
   if constexpr (sizeof (Count) == 1)
-    return vol_compiled_spans (band.n_spans, [] (auto n) {
-      return (const void *) vol_entropy_kernel<Bin, Count, Sum, decltype (n)::value>;
-    });
-  return (const void *) vol_entropy_kernel<Bin, Count, Sum, 0>;
+    return vol_compiled_spans (band.n_spans, form);
+  return form (std::integral_constant<int, 0> ());
+}
+
+/* Allows `kernel` `smem` bytes of dynamic shared memory a block, and
+ * sets *warps to the warps of it that an SM then keeps resident (0 where
+ * the driver does not say). */
+static bool
+vol_resident_warps (EsCuda *cuda, const void *kernel, size_t smem, int *warps, EsError *error)
+{
+  int per_sm = 0;
+
+  ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
+               "3-D entropy shared memory", error);
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, VOL_THREADS, smem) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      per_sm = 0;
+    }
+  *warps = per_sm * (VOL_THREADS / 32);
+  return true;
 }
 
 template <typename Bin, typename Count, typename Sum>
@@ -1056,11 +1144,20 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
 {
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
-  const void *kernel = global_counts != 0 ? (const void *) vol_entropy_global_kernel<Bin, Count, Sum>
-                                          : vol_shared_kernel<Bin, Count, Sum> (band, moved);
   const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
   const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
                       + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
+  const void *kernel = (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
+
+  if (global_counts == 0)
+    {
+      kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, false);
+      int warps;
+      if (!vol_resident_warps (cuda, kernel, smem, &warps, error))
+        return false;
+      if (vol_atomic_updates (band.n_spans, warps, false))
+        kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, true);
+    }
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
   VolBand p = band;
@@ -1135,7 +1232,9 @@ vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErro
       const size_t tile_cells = (size_t) tile_plane * (VOL_TILE + 2 * w->hd);
       const size_t smem = ((size_t) band.cells * 4 + 15) / 16 * 16 + (tile_cells * 2 + 15) / 16 * 16
                           + ((size_t) band.bins + 1) * VOL_TILE * VOL_TILE * 2;
-      const void *kernel = (const void *) vol_tile_kernel<Bin>;
+      const bool atomic = vol_atomic_updates (band.n_spans, 0, true);
+      const auto launch = atomic ? vol_tile_kernel<Bin, true> : vol_tile_kernel<Bin, false>;
+      const void *kernel = (const void *) launch;
       const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_TILE) * es_cuda_div_up ((size_t) band.height, VOL_TILE)
                            * es_cuda_div_up ((size_t) band.planes, VOL_TILE);
       VolBand p = band;
@@ -1144,7 +1243,7 @@ vol_launch_bin_type (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErro
       ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                    "3-D tile shared memory", error);
       const unsigned blocks = vol_tile_blocks (tiles);
-      vol_tile_kernel<Bin><<<blocks, VOL_TILE * VOL_TILE, smem, cuda->stream>>> (p, tile_plane, tile_row);
+      launch<<<blocks, VOL_TILE * VOL_TILE, smem, cuda->stream>>> (p, tile_plane, tile_row);
       ES_CUDA_LAUNCHED (cuda, "3-D tile kernel", error);
       es_cuda_note_kernel (cuda, kernel, blocks, VOL_TILE * VOL_TILE, smem, "3-D tile kernel", true);
       return true;
