@@ -152,12 +152,14 @@ vol_value_of (const VolTables<Sum> &t, const VolCounted &c, Sum counted_sum, uin
 }
 
 /* The constants for n counted cells: `whole`'s (the window's cells, read
- * once a strip) where no cell can be void. */
+ * once a strip) where none is void. That is most windows even where cells
+ * can be void (clipped borders reach only the windows at the volume's
+ * edges), whose rows then wait on no table load. */
 template <typename Sum>
 static __device__ __forceinline__ VolCounted
-vol_counted_of (const VolTables<Sum> &t, const VolCounted &whole, bool can_void, int n)
+vol_counted_of (const VolTables<Sum> &t, const VolCounted &whole, int n)
 {
-  return can_void ? vol_counted (t, n) : whole;
+  return n == whole.n ? whole : vol_counted (t, n);
 }
 
 /* es_entropy_value of a window of n counted cells, as vol_value_of but
@@ -400,9 +402,9 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       if constexpr (long_slide)
         {
           const unsigned voids = p.voids ? (unsigned) counts[p.bins] : 0u;
-          const Sum counted_sum = p.voids ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
+          const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
           __stcs (out, masked ? __int_as_float (0x7fc00000)
-                              : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.voids, p.cells - (int) voids),
+                              : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids),
                                                    counted_sum, p.bins, p.normalized, p.unit_scale));
         }
       else
@@ -638,7 +640,7 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
       const bool masked = p.voids && *here == VOL_REG_VOID;
       /* Streaming, as in vol_strip. */
       __stcs (out, masked ? __int_as_float (0x7fc00000)
-                          : vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, p.voids, n), counted_sum,
+                          : vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, n), counted_sum,
                                                     p.bins, p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
