@@ -232,13 +232,11 @@ print_inputs (FILE *out)
             "1-16-bit integers, 32/64-bit floats mapped from their finite min..max to 16\n"
             "bits, strips or tiles, any codec libtiff has, BigTIFF, pages), and JPEG when\n"
             "built with libjpeg-turbo (8-bit gray, colour by the weights above, CMYK;\n"
-            "baseline, progressive or arithmetic; turned upright by its EXIF\n"
-            "orientation). Equalize and\n"
-            "sharpen work on 8 bits: a sample v becomes round(v * 255 / maxval), maxval\n"
-            "being the full scale (2^depth - 1, or a PGM's maxval). The format\n"
-            "comes from the content: an empty file or another format (PPM, GIF...) is\n"
-            "refused at once; inputs\n"
-            "may be pipes; a file over 4 GiB is refused.\n"),
+            "baseline, progressive or arithmetic; turned upright by its EXIF orientation).\n"
+            "Equalize and sharpen work on 8 bits: a sample v becomes round(v * 255 / maxval),\n"
+            "maxval being the full scale (2^depth - 1, or a PGM's maxval). The format comes\n"
+            "from the content: an empty file or another format (PPM, GIF...) is refused at\n"
+            "once; inputs may be pipes; a file over 4 GiB is refused.\n"),
          out);
 }
 
