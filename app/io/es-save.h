@@ -95,7 +95,8 @@ bool es_save_raw16_png (const char *path, const EsImage *values, double lo, doub
                         EsError *error);
 /* "H W" then H lines of W values printed with %.5f (F32) or %d (U8/U16). */
 bool es_save_text_matrix (const char *path, const EsImage *values, const EsValueInfo *info, EsError *error);
-/* Uncompressed gray TIFF of the values as they are (es-tiff-write.c): F32
+/* Gray TIFF of the values as they are (es-tiff-write.c), its strips
+ * deflated as es_save_get_compression says (none for fast): F32
  * as 32-bit float (times info->unit_scale), U8 and U16 as 8- and 16-bit;
  * the keys of the PNG tEXt chunks as "Key=value" lines in ImageDescription;
  * BigTIFF when the file could pass 4 GiB. */
