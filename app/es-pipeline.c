@@ -30,12 +30,18 @@ EsValueInfo
 es_value_info_for (const EsJob *job, EsUnits units)
 {
   const EsOpInfo *op = es_op_info (job->op);
-  bool normalized = job->op == ES_OP_ENTROPY && job->definition.normalized;
+  const bool entropy = job->op == ES_OP_ENTROPY;
+  bool normalized = entropy && job->definition.normalized;
   bool bits = es_units_convertible (job->op) && units == ES_UNITS_BITS && !normalized;
+  /* The window size and the level count are recorded only where they shape
+   * the values: a rectangle, disk, box, ball or footprint has its own size
+   * in the definition, and exact bins take no level count. */
+  bool square = !entropy || job->definition.shape == ES_SHAPE_SQUARE;
+  bool leveled = !entropy || job->definition.binning != ES_BINNING_EXACT;
   EsValueInfo info = {
     .operation = op->name,
-    .window = es_op_uses (job->op, ES_PARAM_WINDOW) ? job->window : 0,
-    .levels = es_op_uses (job->op, ES_PARAM_LEVELS) ? job->levels : 0,
+    .window = es_op_uses (job->op, ES_PARAM_WINDOW) && square ? job->window : 0,
+    .levels = es_op_uses (job->op, ES_PARAM_LEVELS) && leveled ? job->levels : 0,
     .amount = es_op_uses (job->op, ES_PARAM_AMOUNT) ? job->amount : 0.0f,
     .clip = es_op_uses (job->op, ES_PARAM_CLIP) ? job->clip : 0.0,
     .tile_columns = es_op_uses (job->op, ES_PARAM_TILE_COLUMNS) ? job->tile_columns : 0,

@@ -603,6 +603,53 @@ test_rgb_png (void)
   free (rgb);
 }
 
+/* ---- What an export records ------------------------------------------- */
+
+/* An export records the window size and the level count only where they
+ * shape the values: a square's side, not a disk's or a ball's (whose size
+ * the definition gives), and no level count for exact bins. */
+static void
+test_value_info_parameters (void)
+{
+  static const struct {
+    EsOp op;
+    EsShape shape;
+    EsBinning binning;
+    int window, levels; /* expected, 0: not recorded */
+  } cases[] = {
+    { ES_OP_ENTROPY, ES_SHAPE_SQUARE, ES_BINNING_DEPTH, 7, 32 },
+    { ES_OP_ENTROPY, ES_SHAPE_DISK, ES_BINNING_DEPTH, 0, 32 },
+    { ES_OP_ENTROPY, ES_SHAPE_RECT, ES_BINNING_RANGE, 0, 32 },
+    { ES_OP_ENTROPY, ES_SHAPE_BALL, ES_BINNING_EXACT, 0, 0 },
+    { ES_OP_ENTROPY, ES_SHAPE_BOX, ES_BINNING_DEPTH, 0, 32 },
+    { ES_OP_ENTROPY, ES_SHAPE_SQUARE, ES_BINNING_EXACT, 7, 0 },
+    { ES_OP_QUANTIZE, ES_SHAPE_SQUARE, ES_BINNING_DEPTH, 0, 32 },
+    { ES_OP_SHARPEN, ES_SHAPE_SQUARE, ES_BINNING_DEPTH, 0, 0 },
+  };
+  int wrong = 0;
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      EsJob job = ES_JOB_INIT (cases[i].op);
+      EsValueInfo info;
+
+      job.window = 7;
+      job.levels = 32;
+      job.definition.shape = cases[i].shape;
+      job.definition.binning = cases[i].binning;
+      job.definition.radius = 3;
+      job.definition.planes = job.definition.height = job.definition.width = 3;
+      info = es_value_info_for (&job, ES_UNITS_NATS);
+      if (info.window != cases[i].window || info.levels != cases[i].levels)
+        {
+          tap_diag ("%s %s: Window %d Levels %d, expected %d %d", es_op_info (cases[i].op)->name, info.definition,
+                    info.window, info.levels, cases[i].window, cases[i].levels);
+          wrong++;
+        }
+    }
+  tap_ok (wrong == 0, "exports record Window only for squares and Levels only for binned levels (%d wrong)", wrong);
+}
+
 /* ---- Text matrix ------------------------------------------------------- */
 
 static void
@@ -755,6 +802,7 @@ main (void)
   test_raw16_no_data ();
   test_rgb_png ();
   test_text_matrix ();
+  test_value_info_parameters ();
   test_auto_range ();
 
   remove_all ();
