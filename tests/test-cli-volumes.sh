@@ -85,6 +85,12 @@ done
 cli entropy --ball 32 vol.tif -o bad.tif
 check "--ball past 31 is a usage error (exit 1)" eval '[ "$rc" = 1 ] && one_error_line "--ball=32: expected a radius in 0..31"'
 $MAKE mask-small.tif 7 20 22 --ones
+cli entropy --ball 2 --window 7 vol.tif -o bad.tif
+check "two shape options are a usage error naming both (exit 1)" \
+  eval '[ "$rc" = 1 ] && one_error_line "--window=7: the window'"'"'s shape is already given by --ball=2" && [ ! -e bad.tif ]'
+cli entropy --ball 1 --ball 2 vol.tif -o twice.tif
+check "the same shape option twice takes the last" eval '[ "$rc" = 0 ] && grep -q "Definition=ball r=2" twice.tif'
+
 cli entropy --ball 1 --mask mask-small.tif vol.tif -o masked.tif
 check "a mask of another size is refused naming the mask file (exit 2)" \
   eval '[ "$rc" = 2 ] && one_error_line "mask-small.tif: the mask is 22×20×7, the input vol.tif 23×20×7: they must match" &&

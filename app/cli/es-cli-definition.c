@@ -41,6 +41,21 @@ parse_kernel_size (const char *text, EsClaheDefinition *c)
 }
 
 bool
+es_cli_claim_shape (EsCliOptions *o, const char *name, const char *text)
+{
+  if (o->shape_name != NULL && strcmp (o->shape_name, name) != 0)
+    {
+      es_cli_usage_error (_ ("--%s=%s: the window's shape is already given by --%s=%s; give one of --window, "
+                             "--rect, --disk, --footprint, --box and --ball"),
+                          name, text, o->shape_name, o->shape_text);
+      return false;
+    }
+  o->shape_name = name;
+  o->shape_text = text;
+  return true;
+}
+
+bool
 es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *o)
 {
   EsEntropyDefinition *d = &o->job.definition;
@@ -55,7 +70,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           return false;
         }
       o->shape_given = true;
-      return true;
+      return es_cli_claim_shape (o, "rect", text);
     case ES_CLI_DISK:
       if (!es_definition_parse_uint (text, 0, ES_RADIUS_MAX, &number))
         {
@@ -65,7 +80,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       d->shape = ES_SHAPE_DISK;
       d->radius = (int) number;
       o->shape_given = true;
-      return true;
+      return es_cli_claim_shape (o, "disk", text);
     case ES_CLI_FOOTPRINT:
       if (text[0] == '\0')
         {
@@ -75,7 +90,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       d->shape = ES_SHAPE_FOOTPRINT;
       o->reads[ES_CLI_READS_FOOTPRINT] = text;
       o->shape_given = true;
-      return true;
+      return es_cli_claim_shape (o, "footprint", text);
     case ES_CLI_BORDER:
       if (!es_definition_parse_border (text, d))
         {
@@ -109,7 +124,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
           return false;
         }
       o->shape_given = true;
-      return true;
+      return es_cli_claim_shape (o, "box", text);
     case ES_CLI_BALL:
       if (!es_definition_parse_uint (text, 0, ES_RADIUS_3D_MAX, &number))
         {
@@ -119,7 +134,7 @@ es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, 
       d->shape = ES_SHAPE_BALL;
       d->radius = (int) number;
       o->shape_given = true;
-      return true;
+      return es_cli_claim_shape (o, "ball", text);
     case ES_CLI_VOLUME: o->volume = true; return true;
     case ES_CLI_CHANNEL:
     case ES_CLI_TIME:

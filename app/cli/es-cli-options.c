@@ -475,6 +475,7 @@ parse_param_option (const EsParam *param, EsCliCommand command, EsCliOptions *o)
     {
       o->window_given = true;
       o->job.definition.shape = ES_SHAPE_SQUARE;
+      return es_cli_claim_shape (o, "window", optarg);
     }
   return true;
 }

@@ -55,13 +55,14 @@ typedef struct {
   bool sizes_given;              /* --sizes, which bench --image refuses */
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
-  bool window_given, shape_given;    /* an explicit shape wins over --like's */
-  bool units_given;                  /* and explicit units over its own */
-  unsigned params_given;             /* ES_PARAM_BIT() of the parameters given, which win over --like's */
-  const char *like;                  /* --like: a preset of the job's operation */
-  const char *reads[ES_CLI_N_READS]; /* the files of --footprint, --mask...; NULL: not given */
-  bool volume;                       /* --volume */
-  EsVolumeChoice volume_choice;      /* --channel, --time */
+  bool window_given, shape_given;      /* an explicit shape wins over --like's */
+  const char *shape_name, *shape_text; /* the option that gave it ("ball", "3"): es_cli_claim_shape */
+  bool units_given;                    /* and explicit units over its own */
+  unsigned params_given;               /* ES_PARAM_BIT() of the parameters given, which win over --like's */
+  const char *like;                    /* --like: a preset of the job's operation */
+  const char *reads[ES_CLI_N_READS];   /* the files of --footprint, --mask...; NULL: not given */
+  bool volume;                         /* --volume */
+  EsVolumeChoice volume_choice;        /* --channel, --time */
 } EsCliOptions;
 
 /* The definition's options, parsed by es_cli_parse_definition_option. */
@@ -90,6 +91,11 @@ typedef struct {
 
 /* Reports its own usage errors (returns false). */
 bool es_cli_parse_definition_option (EsCliDefinitionOption option, const char *text, EsCliOptions *options);
+/* Records that --NAME=TEXT gives the window's shape (--window, --rect,
+ * --disk, --footprint, --box, --ball): false, with a usage error, where
+ * another of them already gave it. The same option again replaces its
+ * value, as any option does. */
+bool es_cli_claim_shape (EsCliOptions *options, const char *name, const char *text);
 /* After every option: applies --like, a preset of options->job.op. Reports
  * a name that is not one of its usage error (returns false). */
 bool es_cli_definition_finish (EsCliOptions *options);
