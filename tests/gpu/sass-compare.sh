@@ -5,6 +5,10 @@
 # for labels and the file's internal names. A kernel whose SASS equals a
 # version already run on the GPU machine needs no new run to be trusted.
 #   usage: tests/gpu/sass-compare.sh OLD.cu NEW.cu  (both compiled as compute/cuda/*.cu)
+# A kernel whose template gained a parameter is matched by renaming the new
+# side's names with Python regular expressions, PATTERN=>REPLACEMENT, one a
+# line, e.g. a bool that is false:
+#   SASS_RENAME='(vol_entropy_kernelI\w+?Li(?:n1|\d+))ELb0EEv=>\1EEv' tests/gpu/sass-compare.sh OLD.cu NEW.cu
 # CUDA 13's toolkit here has nvcc but no disassembler; Debian's non-free
 # nvidia-cuda-toolkit (CUDA 11.8) has nvdisasm, which reads an sm_90 cubin
 # once its ELF header is given the older ABI version and flags:
@@ -30,8 +34,8 @@ open(sys.argv[1], 'wb').write(b)
 EOF
   "$nvdisasm" -c "$work/$side.cubin" >"$work/$side.sass"
 done
-python3 - "$work/old.sass" "$work/new.sass" <<'EOF'
-import re, sys
+SASS_RENAME=${SASS_RENAME:-} python3 - "$work/old.sass" "$work/new.sass" <<'EOF'
+import os, re, sys
 def kernels(path):
     out, name = {}, None
     for line in open(path):
@@ -51,6 +55,12 @@ def kernels(path):
             out[name].append(line.strip())
     return out
 old, new = kernels(sys.argv[1]), kernels(sys.argv[2])
+rules = [rule.split('=>') for rule in os.environ['SASS_RENAME'].splitlines() if rule.strip()]
+def rename(text):
+    for pattern, replacement in rules:
+        text = re.sub(pattern, replacement, text)
+    return text
+new = {rename(name): [rename(line) for line in lines] for name, lines in new.items()}
 same = 0
 for name in sorted(set(old) | set(new)):
     verdict = 'only old' if name not in new else 'only new' if name not in old else \
