@@ -714,6 +714,75 @@ test_read_many_pages (void)
   unlink (path);
 }
 
+/* A stack cut short: the file ends where its second page's directory
+ * would start, so the first page's link points past the end. Reading the
+ * first page alone would pass one page for the whole stack or volume. */
+static void
+test_read_truncated_stack (void)
+{
+  enum { PAGES = 3, SIDE = 16 };
+  const char *path = temp_path ("truncated.tif");
+  TIFF *tif = TIFFOpen (path, "w");
+  bool written = tif != NULL;
+  uint8_t row[SIDE], *bytes = NULL;
+  uint32_t first = 0, second = 0;
+  uint16_t entries = 0;
+  size_t size = 0;
+  EsPages *pages;
+  EsError error = { 0 };
+  char expected[160];
+  FILE *f;
+
+  memset (row, 7, sizeof row);
+  for (int p = 0; written && p < PAGES; p++)
+    {
+      TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, SIDE);
+      TIFFSetField (tif, TIFFTAG_IMAGELENGTH, SIDE);
+      TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+      TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+      for (int y = 0; written && y < SIDE; y++)
+        written = TIFFWriteScanline (tif, row, (uint32_t) y, 0) == 1;
+      written = written && TIFFWriteDirectory (tif);
+    }
+  if (tif != NULL)
+    TIFFClose (tif);
+  /* Little-endian classic TIFF: the header's first directory, its entry
+   * count, and its link to the second, where the file is cut. */
+  f = written ? fopen (path, "rb") : NULL;
+  if (f != NULL)
+    {
+      bytes = malloc (1 << 16);
+      size = bytes != NULL ? fread (bytes, 1, 1 << 16, f) : 0;
+      fclose (f);
+    }
+  if (size >= 8)
+    memcpy (&first, bytes + 4, 4);
+  if (first + 2 <= size)
+    memcpy (&entries, bytes + first, 2);
+  if (first + 2 + 12 * (size_t) entries + 4 <= size)
+    memcpy (&second, bytes + first + 2 + 12 * (size_t) entries, 4);
+  if (!tap_ok (written && bytes != NULL && bytes[0] == 'I' && second > first && second < size,
+               "libtiff writes a %d-page stack whose second directory follows the first", PAGES))
+    {
+      free (bytes);
+      return;
+    }
+  pages = es_pages_open_memory (bytes, second, 16, &error);
+  snprintf (expected, sizeof expected,
+            "TIFF: page 2's directory lies at byte %u, past the end of the file (%u bytes): the file is truncated",
+            second, second);
+  tap_ok (pages == NULL && error.code == ES_ERROR_FORMAT && strcmp (error.message, expected) == 0,
+          "a stack cut before its second page is refused as truncated, not read as one page (%s)", error.message);
+  es_pages_close (pages);
+  error = (EsError){ 0 };
+  pages = es_pages_open_memory (bytes, size, 16, &error);
+  tap_ok (pages != NULL && es_pages_count (pages) == PAGES, "the whole file reads as its %d pages (%s)", PAGES,
+          error.message);
+  es_pages_close (pages);
+  free (bytes);
+  unlink (path);
+}
+
 int
 main (void)
 {
@@ -723,6 +792,7 @@ main (void)
   test_float_definition ();
   test_read_stack ();
   test_read_many_pages ();
+  test_read_truncated_stack ();
   test_read_descriptors ();
   test_read_cells ();
   test_hostile ();

@@ -431,9 +431,7 @@ es_pages_open_memory (const void *data, size_t size, int levels, EsError *error)
 #ifdef ES_HAVE_TIFF
     case ES_INPUT_TIFF:
       pages->tiff = es_tiff_open_memory (data, size, false, error);
-      ok = pages->tiff != NULL;
-      if (ok)
-        pages->count = es_tiff_page_count (pages->tiff);
+      ok = pages->tiff != NULL && (pages->count = es_tiff_page_count (pages->tiff, error)) > 0;
       break;
 #endif
 #ifdef ES_HAVE_JPEG
@@ -575,7 +573,7 @@ pages_open_fd (int fd, int levels, EsRowWatch *watch, EsSampleRule rule, EsError
       if (ok)
         {
           es_tiff_set_sample_rule (pages->tiff, rule);
-          pages->count = es_tiff_page_count (pages->tiff);
+          ok = (pages->count = es_tiff_page_count (pages->tiff, error)) > 0;
         }
       break;
 #endif

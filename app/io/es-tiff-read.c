@@ -59,6 +59,7 @@ struct EsTiff {
   size_t window_size;
   char message[256];      /* libtiff's first error since the last es_tiff_reset */
   int pages;              /* -1 until indexed */
+  uint64_t past_last;     /* the link from the last page libtiff counted: 0, or a directory it could not read */
   int current;            /* the page whose directory libtiff holds, or -1 */
   EsTiffPageEntry *index; /* where each page's directory lies, and its size */
   EsSampleRule rule;      /* how samples become values (es_tiff_set_sample_rule) */
@@ -405,11 +406,13 @@ es_tiff_index_size (EsTiffPageEntry *page, const uint8_t *table, uint64_t n, boo
 
 /* Where each of the first `count` directories lies, following the chain
  * from the header as TIFFNumberOfDirectories has just done (it found them
- * readable and free of loops); false if the chain reads otherwise now, or
- * when interrupted. One read a directory: its count, its first entries and,
- * for a directory of no more entries than that, the link to the next. */
+ * readable and free of loops), and *past_last the link from the last of
+ * them (0 where the chain ends there); false if the chain reads otherwise
+ * now, or when interrupted. One read a directory: its count, its first
+ * entries and, for a directory of no more entries than that, the link to
+ * the next. */
 static bool
-es_tiff_index (EsTiff *tiff, int count)
+es_tiff_index (EsTiff *tiff, int count, uint64_t *past_last)
 {
   bool big = TIFFIsBigTIFF (tiff->tif), big_endian;
   int count_size = big ? 8 : 2, entry_size = big ? 20 : 12, link_size = big ? 8 : 4;
@@ -438,8 +441,6 @@ es_tiff_index (EsTiff *tiff, int count)
       tiff->index[i].offset = offset;
       es_tiff_index_size (&tiff->index[i], chunk + count_size,
                           entries < ES_TIFF_SIZE_ENTRIES ? entries : ES_TIFF_SIZE_ENTRIES, big, big_endian);
-      if (i + 1 == count)
-        break;
       link_at = (uint64_t) count_size + entries * (uint64_t) entry_size;
       if (link_at + (uint64_t) link_size <= want)
         offset = es_tiff_uint (chunk + link_at, link_size, big_endian);
@@ -448,6 +449,7 @@ es_tiff_index (EsTiff *tiff, int count)
       else
         return false;
     }
+  *past_last = offset;
   return true;
 }
 
@@ -457,7 +459,7 @@ es_tiff_index (EsTiff *tiff, int count)
  * straight to a directory whose offset libtiff has seen, as
  * TIFFNumberOfDirectories (one walk, loops checked) lets it. */
 int
-es_tiff_page_count (EsTiff *tiff)
+es_tiff_page_count (EsTiff *tiff, EsError *error)
 {
   if (tiff->pages < 0)
     {
@@ -465,15 +467,37 @@ es_tiff_page_count (EsTiff *tiff)
       tiff->pages = n < 1 ? 1 : n > ES_TIFF_MAX_PAGES ? ES_TIFF_MAX_PAGES : (int) n;
       /* The file changed under us, or libtiff and this disagree: the pages
        * that the index does not reach stay unread. */
-      if (!es_tiff_index (tiff, tiff->pages) && tiff->index != NULL)
+      if (!es_tiff_index (tiff, tiff->pages, &tiff->past_last) && tiff->index != NULL)
         {
           int reached = 0;
           while (reached < tiff->pages && tiff->index[reached].offset != 0)
             reached++;
           tiff->pages = reached > 0 ? reached : 1;
+          tiff->past_last = 0;
         }
+      /* A link back to a page already counted is a loop, which libtiff
+       * stopped: no page is missing. */
+      for (int i = 0; tiff->index != NULL && i < tiff->pages && tiff->past_last != 0; i++)
+        if (tiff->index[i].offset == tiff->past_last)
+          tiff->past_last = 0;
     }
-  return tiff->pages;
+  /* A chain that goes on past the pages counted to a directory that
+   * libtiff could not read (a truncated file's next page, or a damaged
+   * link), or past ES_TIFF_MAX_PAGES: reading the first pages alone would
+   * pass a part of the stack or volume for all of it. */
+  if (tiff->past_last == 0 || error == NULL)
+    return tiff->pages;
+  if (tiff->pages == ES_TIFF_MAX_PAGES)
+    es_error_set (error, ES_ERROR_FORMAT, "TIFF: more than %d pages", ES_TIFF_MAX_PAGES);
+  else if (tiff->past_last >= tiff->size)
+    es_error_set (error, ES_ERROR_FORMAT,
+                  "TIFF: page %d's directory lies at byte %" PRIu64 ", past the end of the file (%" PRIu64
+                  " bytes): the file is truncated",
+                  tiff->pages + 1, tiff->past_last, tiff->size);
+  else
+    es_error_set (error, ES_ERROR_FORMAT, "TIFF: page %d's directory, at byte %" PRIu64 ", cannot be read%s%s",
+                  tiff->pages + 1, tiff->past_last, tiff->message[0] ? ": " : "", tiff->message);
+  return 0;
 }
 
 static bool
@@ -487,7 +511,7 @@ es_tiff_select (EsTiff *tiff, int page, EsError *error)
     return false;
   if (tiff->current == page)
     return true;
-  es_tiff_page_count (tiff);
+  es_tiff_page_count (tiff, NULL);
   /* Without an index (no memory for it), the slow way. */
   ok = page < tiff->pages
        && (tiff->index != NULL ? TIFFSetSubDirectory (tiff->tif, tiff->index[page].offset)
@@ -504,7 +528,7 @@ es_tiff_page_size (EsTiff *tiff, int page, int *width, int *height, EsError *err
 {
   uint32_t w = 0, h = 0;
 
-  es_tiff_page_count (tiff);
+  es_tiff_page_count (tiff, NULL);
   if (es_tiff_interrupted (error))
     return false;
   /* A stack's sizes come from the index, without libtiff reading every

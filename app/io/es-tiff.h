@@ -27,8 +27,11 @@ void es_tiff_close (EsTiff *tiff);
  * cells (es-load.h). */
 void es_tiff_set_sample_rule (EsTiff *tiff, EsSampleRule rule);
 /* The number of pages (image file directories); a multi-page file is a
- * stack. The first call indexes them, so that any page is reached at once. */
-int es_tiff_page_count (EsTiff *tiff);
+ * stack. The first call indexes them, so that any page is reached at once.
+ * 0, with error set, where the chain of directories goes on past the pages
+ * that can be read (a truncated file) or past 65535 pages; with a NULL
+ * error, the pages that can be read. */
+int es_tiff_page_count (EsTiff *tiff, EsError *error);
 /* Once control is cancelled (a signal handler may do it), whatever reads a
  * page stops between pages, rows or tiles with ES_ERROR_CANCELLED. */
 void es_tiff_set_interrupt (EsControl *control);
