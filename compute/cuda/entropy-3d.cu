@@ -218,8 +218,12 @@ vol_count_lane (int t)
  * operation of the load/store pipe where a load and a store take two, but
  * with a longer latency on the update's chain. A word's other counts
  * belong to other threads, and a count never leaves [0, 255] (or
- * [0, 65535]), so no carry or borrow crosses into them. Which slides it
- * pays for: vol_atomic_updates. */
+ * [0, 65535]), so no carry or borrow crosses into them. The void count's
+ * read and the emptying at a strip's end stay plain accesses of the
+ * thread's own byte: the shared-memory unit performs an atomic as one
+ * access, which a store to another byte of its word does not split
+ * (tests/gpu/sanitize.sh's racecheck: clean). Which slides it pays for:
+ * vol_atomic_updates. */
 template <typename Count, int Threads, bool Atomic = false> struct VolSharedCounts {
   Count *mine;      /* this thread's count of bin 0 */
 
