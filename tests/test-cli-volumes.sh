@@ -85,6 +85,10 @@ done
 cli entropy --ball 32 vol.tif -o bad.tif
 check "--ball past 31 is a usage error (exit 1)" eval '[ "$rc" = 1 ] && one_error_line "--ball=32: expected a radius in 0..31"'
 $MAKE mask-small.tif 7 20 22 --ones
+cli bench --image vol.tif --repeats 1 --ops entropy
+check "bench --image on a multi-page TIFF says it times the first page" \
+  eval '[ "$rc" = 0 ] && grep -q "^# vol.tif: page 1 of 7, " "$T/out.log"'
+
 cli entropy --ball 2 --window 7 vol.tif -o bad.tif
 check "two shape options are a usage error naming both (exit 1)" \
   eval '[ "$rc" = 1 ] && one_error_line "--window=7: the window'"'"'s shape is already given by --ball=2" && [ ! -e bad.tif ]'

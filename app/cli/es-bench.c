@@ -714,9 +714,10 @@ es_bench_image_run (const EsBenchOptions *options)
   EsAtomicFile *csv_file = NULL;
   EsEngine *engine = NULL;
   EsImage image = { 0 };
+  EsPages *pages;
   EsError error;
   FILE *csv = NULL;
-  char params[128];
+  char params[128], page[48] = "";
   int status = ES_EXIT_OK;
 
   es_error_clear (&error);
@@ -725,8 +726,16 @@ es_bench_image_run (const EsBenchOptions *options)
   for (int v = 0; v < options->n_values[ES_PARAM_LEVELS]; v++)
     if (options->values[ES_PARAM_LEVELS][v] > load_levels)
       load_levels = (int) options->values[ES_PARAM_LEVELS][v];
-  if (!es_load_file (options->image, load_levels, &image, &error))
-    return es_cli_report_error (options->image, &error);
+  /* A multi-page file is timed on its first page, as the header says. */
+  pages = es_pages_open (options->image, load_levels, &error);
+  if (pages == NULL || !es_pages_load (pages, 0, &image, &error))
+    {
+      es_pages_close (pages);
+      return es_cli_report_error (options->image, &error);
+    }
+  if (es_pages_count (pages) > 1)
+    snprintf (page, sizeof page, "page 1 of %d, ", es_pages_count (pages));
+  es_pages_close (pages);
   engine = es_compare_engine_new (options->backend, &error);
   if (!engine)
     {
@@ -749,8 +758,8 @@ es_bench_image_run (const EsBenchOptions *options)
     }
 
   describe_params (options, params, sizeof params);
-  printf ("# %s: %dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n", es_cli_base_name (options->image),
-          image.width, image.height, image.depth, image.levels ? " levels (text matrix)" : "", params,
+  printf ("# %s: %s%dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n", es_cli_base_name (options->image),
+          page, image.width, image.height, image.depth, image.levels ? " levels (text matrix)" : "", params,
           params[0] ? "; " : "", repeats);
   printf ("# engine: %s\n", es_engine_describe (engine));
   if (es_engine_backend (engine) != ES_BACKEND_CUDA)
