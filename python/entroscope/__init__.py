@@ -309,15 +309,22 @@ def run(op, image, *args, backend="auto", **kwargs):
 # ---- files --------------------------------------------------------------------
 
 
-def load(path, *, levels=16) -> "Image":
+def load(path, *, levels=16, page=None, channel=None, time=None) -> "Image":
     """Reads a PNG (every colour type and bit depth; colour becomes gray
     with BT.709 weights on the stored values), a PGM (P2/P5), a TIFF, a
     JPEG (turned upright by its EXIF orientation) or a text matrix, with
     entroscope-cli's decoders, limits and messages; the Image's pixel_size
     and value_map say what the file says of its pixels and values.
-    `levels` is what a text matrix's values must stay below. Raises
-    OSError (FileNotFoundError, ...) or ValueError ("path: reason")."""
-    array, depth, matrix_levels, pixel_size, value_map, nan_samples = _entroscope.load(path, levels=levels)
+    `levels` is what a text matrix's values must stay below.
+
+    A multi-page TIFF is a volume: a 3-D Image (planes, rows, columns), a
+    page a plane, whose pages must agree in size and format, as
+    ``entroscope-cli --volume`` reads it; an OME-TIFF gives the Z planes of
+    `channel` at `time` (0 and 0 by default). `page` reads one page alone
+    as a 2-D Image (0 is the first). Raises OSError (FileNotFoundError,
+    ...) or ValueError ("path: reason")."""
+    array, depth, matrix_levels, pixel_size, value_map, nan_samples = _entroscope.load(
+        path, levels=levels, page=page, channel=channel, time=time)
     return Image(array, depth, matrix_levels, pixel_size, value_map, nan_samples)
 
 

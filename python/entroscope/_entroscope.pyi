@@ -178,9 +178,10 @@ def extent_3d(op: OpName, *, window: int | None = None, levels: int | None = Non
            footprint: npt.ArrayLike | None = None, border: str | None = None, binning: str | None = None,
            mask: npt.ArrayLike | None = None,
            like: Literal["matlab", "skimage", "fiji"] | None = None) -> tuple[int, int, int]: ...
-def load(path: StrPath, *, levels: int = 16) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.uint16], int, int,
-                                                     tuple[float, float, float | None, str] | None,
-                                                     tuple[float, float] | None, int]: ...
+def load(path: StrPath, *, levels: int = 16, page: int | None = None, channel: int | None = None,
+         time: int | None = None) -> tuple[npt.NDArray[np.uint8] | npt.NDArray[np.uint16], int, int,
+                                           tuple[float, float, float | None, str] | None,
+                                           tuple[float, float] | None, int]: ...
 def save(path: StrPath, array: npt.NDArray[np.float32] | npt.NDArray[np.uint8] | npt.NDArray[np.uint16], *, op: OpName | None = None,
          format: Literal["png", "raw16", "txt", "tif"] | None = None, colormap: str | None = None,
          range: Literal["absolute", "auto"] = "absolute", colorbar: bool = False, window: int | None = None,

@@ -3,6 +3,7 @@
 #include "es-py.h"
 #include "es-calibration.h"
 #include "es-volume-export.h"
+#include "es-volume.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,8 +27,9 @@ PyObject *
 es_py_array_from_image (EsImage *image)
 {
   size_t sample = es_format_size (image->format);
-  npy_intp dims[2] = { image->height, image->width };
-  npy_intp strides[2] = { (npy_intp) image->stride, (npy_intp) sample };
+  const int ndim = es_image_planes (image) > 1 ? 3 : 2;
+  npy_intp dims[3] = { es_image_planes (image), image->height, image->width };
+  npy_intp strides[3] = { (npy_intp) image->plane_stride, (npy_intp) image->stride, (npy_intp) sample };
   EsImage *held;
   PyObject *array, *capsule;
 
@@ -43,11 +45,11 @@ es_py_array_from_image (EsImage *image)
       PyMem_RawFree (held);
       return NULL;
     }
-  array = PyArray_New (&PyArray_Type, 2, dims,
+  array = PyArray_New (&PyArray_Type, ndim, dims + 3 - ndim,
                        held->format == ES_FORMAT_U8    ? NPY_UINT8
                        : held->format == ES_FORMAT_U16 ? NPY_UINT16
                                                        : NPY_FLOAT32,
-                       strides, held->pixels, 0, NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE, NULL);
+                       strides + 3 - ndim, held->pixels, 0, NPY_ARRAY_ALIGNED | NPY_ARRAY_WRITEABLE, NULL);
   if (array == NULL)
     {
       Py_DECREF (capsule);
@@ -61,29 +63,104 @@ es_py_array_from_image (EsImage *image)
   return array;
 }
 
+/* A file's image: page `page` (>= 0), else the file's only page, or all
+ * its pages as a volume (an OME-TIFF's Z planes of `choice`), as
+ * entroscope-cli reads a stack for a 3-D window. */
+static bool
+load_pages (const char *path, int levels, int page, const EsVolumeChoice *choice, EsImage *image, EsError *error)
+{
+  EsPages *pages = es_pages_open (path, levels, error);
+  char notice[256];
+  bool ok;
+
+  if (pages == NULL)
+    return false;
+  if (page < 0 && (es_pages_count (pages) > 1 || choice->channel_given || choice->time_given))
+    {
+      ok = es_pages_load_volume (pages, choice, image, notice, sizeof notice, error);
+      /* Pages that cannot make one volume can still be read one by one. */
+      if (!ok && error->code == ES_ERROR_FORMAT && es_pages_count (pages) > 1)
+        {
+          size_t length = strlen (error->message);
+
+          snprintf (error->message + length, sizeof error->message - length, " (page=N reads page N of the %d alone)",
+                    es_pages_count (pages));
+        }
+    }
+  else if (page >= es_pages_count (pages))
+    ok = es_error_set (error, ES_ERROR_INVALID, "page=%d: the file has %d page%s (0..%d)", page, es_pages_count (pages),
+                       es_pages_count (pages) == 1 ? "" : "s", es_pages_count (pages) - 1);
+  else
+    ok = es_pages_load (pages, page < 0 ? 0 : page, image, error);
+  es_pages_close (pages);
+  return ok;
+}
+
+/* An optional int keyword: false, with the exception set, unless it is
+ * None (*given stays false) or an int in 0..INT_MAX. */
+static bool
+optional_index (PyObject *object, const char *name, int *value, bool *given)
+{
+  long v;
+
+  *given = object != NULL && object != Py_None;
+  if (!*given)
+    return true;
+  if (!PyLong_Check (object) || PyBool_Check (object))
+    {
+      PyErr_Format (PyExc_TypeError, "%s must be an int or None, not %s", name, Py_TYPE (object)->tp_name);
+      return false;
+    }
+  v = PyLong_AsLong (object);
+  if (v == -1 && PyErr_Occurred ())
+    PyErr_Clear ();
+  if (v < 0 || v > INT_MAX)
+    {
+      PyObject *text = PyObject_Repr (object);
+      PyErr_Format (PyExc_ValueError, "%s=%s: expected 0..%d (the first is 0)", name,
+                    text ? PyUnicode_AsUTF8 (text) : "?", INT_MAX);
+      Py_XDECREF (text);
+      return false;
+    }
+  *value = (int) v;
+  return true;
+}
+
 PyObject *
 es_py_load (PyObject *module, PyObject *args, PyObject *kwargs)
 {
-  static char *keywords[] = { "path", "levels", NULL };
-  PyObject *path_obj, *path_bytes = NULL, *levels_obj = NULL, *array, *pixel_size, *value_map;
+  static char *keywords[] = { "path", "levels", "page", "channel", "time", NULL };
+  PyObject *path_obj, *path_bytes = NULL, *levels_obj = NULL, *page_obj = NULL, *channel_obj = NULL, *time_obj = NULL,
+                      *array, *pixel_size, *value_map;
   EsJob job = ES_JOB_INIT (ES_OP_QUANTIZE);
   EsImage image = { 0 };
+  EsVolumeChoice choice = { 0 };
   EsImageMeta meta;
   double width, height, spacing;
   EsError error;
-  bool ok;
-  int depth, levels;
+  bool ok, page_given;
+  int depth, levels, page = -1;
 
   (void) module;
-  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$O:load", keywords, &path_obj, &levels_obj))
+  if (!PyArg_ParseTupleAndKeywords (args, kwargs, "O|$OOOO:load", keywords, &path_obj, &levels_obj, &page_obj,
+                                    &channel_obj, &time_obj))
     return NULL;
   if (levels_obj != NULL && !es_py_parse_param (es_param (ES_PARAM_LEVELS), levels_obj, &job))
     return NULL;
+  if (!optional_index (page_obj, "page", &page, &page_given)
+      || !optional_index (channel_obj, "channel", &choice.channel, &choice.channel_given)
+      || !optional_index (time_obj, "time", &choice.time, &choice.time_given))
+    return NULL;
+  if (page_given && (choice.channel_given || choice.time_given))
+    {
+      PyErr_SetString (PyExc_TypeError, "page= reads one page; channel= and time= choose a volume's planes: give one");
+      return NULL;
+    }
   if (!PyUnicode_FSConverter (path_obj, &path_bytes))
     return NULL;
 
   es_error_clear (&error);
-  Py_BEGIN_ALLOW_THREADS ok = es_load_file (PyBytes_AS_STRING (path_bytes), job.levels, &image, &error);
+  Py_BEGIN_ALLOW_THREADS ok = load_pages (PyBytes_AS_STRING (path_bytes), job.levels, page, &choice, &image, &error);
   Py_END_ALLOW_THREADS Py_DECREF (path_bytes);
   if (!ok)
     {

@@ -284,6 +284,44 @@ def test_load_nan(tmp_path):
     assert np.array_equal(values, masked, equal_nan=True)
 
 
+def test_load_multi_page_tiff_is_a_volume(tmp_path):
+    """A multi-page TIFF loads whole, as entroscope-cli reads a volume;
+    page= reads one page; an OME-TIFF's channel= picks its planes."""
+    tifffile = pytest.importorskip("tifffile")
+    volume = (np.arange(5 * 16 * 20) * 7919 % 4093).astype(np.uint16).reshape(5, 16, 20)
+    tifffile.imwrite(tmp_path / "stack.tif", volume)
+    try:
+        loaded = entroscope.load(tmp_path / "stack.tif")
+    except ValueError as e:
+        assert "TIFF is not supported" in str(e)
+        pytest.skip("built without libtiff")
+    assert loaded.shape == (5, 16, 20) and np.array_equal(loaded, volume) and loaded.depth == 16
+    assert np.array_equal(entroscope.entropy(loaded, ball=1), entroscope.entropy(volume, ball=1))
+    page = entroscope.load(tmp_path / "stack.tif", page=3)
+    assert page.shape == (16, 20) and np.array_equal(page, volume[3])
+    with pytest.raises(ValueError, match=r"page=5: the file has 5 pages \(0\.\.4\)"):
+        entroscope.load(tmp_path / "stack.tif", page=5)
+    with pytest.raises(ValueError, match=r"page=-1: expected 0\.\."):
+        entroscope.load(tmp_path / "stack.tif", page=-1)
+    with pytest.raises(TypeError, match="give one"):
+        entroscope.load(tmp_path / "stack.tif", page=0, channel=0)
+
+    # Pages of two sizes make no volume, but each still reads alone.
+    with tifffile.TiffWriter(tmp_path / "mixed.tif") as writer:
+        writer.write(volume[0])
+        writer.write(volume[1, :8])
+    with pytest.raises(ValueError, match=r"must agree in size \(page=N reads page N of the 2 alone\)"):
+        entroscope.load(tmp_path / "mixed.tif")
+    assert np.array_equal(entroscope.load(tmp_path / "mixed.tif", page=1), volume[1, :8])
+
+    channels = (np.arange(2 * 3 * 8 * 10) % 251).astype(np.uint8).reshape(2, 3, 8, 10)
+    tifffile.imwrite(tmp_path / "two.ome.tif", channels, ome=True, metadata={"axes": "CZYX"})
+    assert np.array_equal(entroscope.load(tmp_path / "two.ome.tif"), channels[0])
+    assert np.array_equal(entroscope.load(tmp_path / "two.ome.tif", channel=1), channels[1])
+    with pytest.raises(ValueError, match="no channel 2"):
+        entroscope.load(tmp_path / "two.ome.tif", channel=2)
+
+
 def test_save_volume_spacing(tmp_path):
     """A volume's planes' spacing reaches its TIFF as ImageJ's spacing=,
     which load and tifffile read back."""
