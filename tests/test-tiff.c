@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "es-load.h"
+#include "es-sandbox.h"
 #include "es-volume.h"
 #include "test-tiff-common.h"
 
@@ -783,6 +784,85 @@ test_read_truncated_stack (void)
   unlink (path);
 }
 
+/* A stack whose pages make no volume (here a second page of another size,
+ * as a thumbnail is): the window's decode shows its first page and says
+ * why, in this process and in the sandbox alike; a stack of alike pages
+ * is still a volume. */
+static void
+test_decode_unlike_pages (void)
+{
+  enum { SIDE = 16 };
+  const char *path = temp_path ("unlike.tif"), *alike = temp_path ("alike.tif");
+  const char *expected = "page 1 of 2 shown; page 2 is 16×8, page 1 16×16";
+  EsDecodeRequest request = { .levels = 16 };
+  uint8_t row[SIDE];
+  bool written = true;
+
+  for (int file = 0; file < 2; file++)
+    {
+      TIFF *tif = TIFFOpen (file == 0 ? path : alike, "w");
+
+      written = written && tif != NULL;
+      for (int p = 0; written && p < 2; p++)
+        {
+          const int height = file == 0 && p == 1 ? SIDE / 2 : SIDE;
+
+          TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, SIDE);
+          TIFFSetField (tif, TIFFTAG_IMAGELENGTH, height);
+          TIFFSetField (tif, TIFFTAG_BITSPERSAMPLE, 8);
+          TIFFSetField (tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_MINISBLACK);
+          for (int y = 0; written && y < height; y++)
+            {
+              memset (row, 10 * p + y, sizeof row);
+              written = TIFFWriteScanline (tif, row, (uint32_t) y, 0) == 1;
+            }
+          written = written && TIFFWriteDirectory (tif);
+        }
+      if (tif != NULL)
+        TIFFClose (tif);
+    }
+  for (int sandboxed = 0; sandboxed < 2; sandboxed++)
+    {
+      const char *reason = NULL;
+      EsImage image = { 0 }, volume = { 0 };
+      EsError error = { 0 };
+      char notice[256] = "", volume_notice[256] = "";
+      int fd = -1, volume_fd = -1;
+      bool ok;
+
+      if (sandboxed && !es_sandbox_available (&reason))
+        {
+          tap_skip (reason, "the sandbox shows the first of unlike pages, and reads alike ones as a volume");
+          continue;
+        }
+      fd = written ? open (path, O_RDONLY | O_CLOEXEC) : -1;
+      ok = fd >= 0
+           && (sandboxed ? es_sandbox_decode_fd (fd, &request, &image, notice, sizeof notice, &error)
+                         : es_decode_fd (fd, &request, &image, notice, sizeof notice, &error));
+      tap_ok (ok && es_image_planes (&image) == 1 && image.width == SIDE && image.height == SIDE
+                && *(uint8_t *) es_image_row (&image, 3) == 3 && strcmp (notice, expected) == 0,
+              "%s: a stack of unlike pages shows its first page and says why (%s%s)",
+              sandboxed ? "sandboxed" : "in this process", notice, error.message);
+      volume_fd = written ? open (alike, O_RDONLY | O_CLOEXEC) : -1;
+      ok = volume_fd >= 0
+           && (sandboxed
+                 ? es_sandbox_decode_fd (volume_fd, &request, &volume, volume_notice, sizeof volume_notice, &error)
+                 : es_decode_fd (volume_fd, &request, &volume, volume_notice, sizeof volume_notice, &error));
+      tap_ok (ok && es_image_planes (&volume) == 2 && volume_notice[0] == '\0'
+                && *(uint8_t *) es_image_voxel_row (&volume, 1, 3) == 13,
+              "%s: a stack of alike pages is still a volume (%s)", sandboxed ? "sandboxed" : "in this process",
+              error.message);
+      if (fd >= 0)
+        close (fd);
+      if (volume_fd >= 0)
+        close (volume_fd);
+      es_image_clear (&image);
+      es_image_clear (&volume);
+    }
+  unlink (path);
+  unlink (alike);
+}
+
 int
 main (void)
 {
@@ -793,6 +873,7 @@ main (void)
   test_read_stack ();
   test_read_many_pages ();
   test_read_truncated_stack ();
+  test_decode_unlike_pages ();
   test_read_descriptors ();
   test_read_cells ();
   test_hostile ();

@@ -26,9 +26,10 @@ typedef struct {
 
 /* Decodes the file open on fd (not closed) in this process, as the sandbox
  * decodes it: the same recognition, limits, images and messages as
- * es_pages_open_fd, then its one page, or every page as a volume; or as
- * es_load_cells_fd for cells. `notice` gets what the loader says beside
- * the image (NaN samples), or "". */
+ * es_pages_open_fd, then its one page, or every page as a volume (the
+ * first page alone, with a notice, where the pages differ in size or
+ * format); or as es_load_cells_fd for cells. `notice` gets what the loader
+ * says beside the image (NaN samples, the page shown), or "". */
 bool es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
                    EsError *error);
 

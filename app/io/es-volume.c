@@ -88,25 +88,37 @@ read_shape (EsPages *pages, int index, PageShape *shape, EsError *error)
          && es_pages_format (pages, index, &shape->format, &shape->depth, &shape->floats, error);
 }
 
-/* Page chosen[z] agrees with the first, chosen[0], in size and format:
- * headers only, read while its directory is the one just read. */
+/* Page `index` agrees with page `first_index`, whose shape is *first, in
+ * size and format: headers only, read while its directory is the one just
+ * read. */
 static bool
-check_page (EsPages *pages, const int *chosen, int z, const PageShape *first, EsError *error)
+check_page (EsPages *pages, int index, int first_index, const PageShape *first, EsError *error)
 {
   PageShape page;
 
-  if (!read_shape (pages, chosen[z], &page, error))
+  if (!read_shape (pages, index, &page, error))
     return false;
   if (page.width != first->width || page.height != first->height)
     return es_error_set (error, ES_ERROR_FORMAT,
-                         "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", chosen[z] + 1,
-                         page.width, page.height, chosen[0] + 1, first->width, first->height);
+                         "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", index + 1,
+                         page.width, page.height, first_index + 1, first->width, first->height);
   if (page.format != first->format || page.depth != first->depth || page.floats != first->floats)
     return es_error_set (error, ES_ERROR_FORMAT,
-                         "page %d holds %s samples, page %d %s: the pages of a volume must agree in format",
-                         chosen[z] + 1, format_words (page.format, page.depth, page.floats), chosen[0] + 1,
+                         "page %d holds %s samples, page %d %s: the pages of a volume must agree in format", index + 1,
+                         format_words (page.format, page.depth, page.floats), first_index + 1,
                          format_words (first->format, first->depth, first->floats));
   return true;
+}
+
+bool
+es_pages_alike (EsPages *pages, EsError *error)
+{
+  PageShape first;
+  bool ok = read_shape (pages, 0, &first, error);
+
+  for (int i = 1; ok && i < es_pages_count (pages); i++)
+    ok = check_page (pages, i, 0, &first, error);
+  return ok;
 }
 
 /* The volume of `count` pages like the first fits the pixel budget. */
@@ -236,7 +248,7 @@ es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage *vol
     }
   for (int z = 0; ok && z < count; z++)
     {
-      ok = z == 0 || check_page (pages, chosen, z, &first, error);
+      ok = z == 0 || check_page (pages, chosen[z], chosen[0], &first, error);
       if (ok)
         ok = first.floats ? load_float_plane (pages, chosen, z, volume, NULL, &seen, error)
                           : load_plane (pages, chosen, z, volume, error);

@@ -21,6 +21,7 @@ typedef struct {
   gboolean remember_folder; /* not for the bundled sample */
   gint64 requested;         /* monotonic µs of the request, for the timings card */
   double decode_ms;         /* reading and decoding, on the load thread */
+  char notice[256];         /* what the decoder said beside the image (the page shown, NaN samples), or "" */
 } LoadData;
 
 static void
@@ -119,10 +120,9 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
   if (use_sandbox ())
     {
       EsDecodeRequest request;
-      char notice[256];
 
       es_sandbox_decode_memory (bytes->data, bytes->len, decode_request (load->levels, cancellable, &request), image,
-                                notice, sizeof notice, es_error);
+                                load->notice, sizeof load->notice, es_error);
       if (request.cancellable)
         g_cancellable_release_fd (cancellable);
     }
@@ -132,13 +132,12 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
 }
 
 static void
-load_local (const char *path, int levels, GCancellable *cancellable, EsImage *image, EsError *error)
+load_local (const char *path, LoadData *load, GCancellable *cancellable, EsImage *image, EsError *error)
 {
   EsDecodeRequest request;
-  char notice[256];
 
-  es_decode_path (path, use_sandbox (), decode_request (levels, cancellable, &request), image, notice, sizeof notice,
-                  error);
+  es_decode_path (path, use_sandbox (), decode_request (load->levels, cancellable, &request), image, load->notice,
+                  sizeof load->notice, error);
   if (request.cancellable)
     g_cancellable_release_fd (cancellable);
 }
@@ -157,7 +156,7 @@ load_thread (GTask *task, gpointer source_object, gpointer task_data, GCancellab
 
   /* A local file goes through the bounded reader, as in entroscope-cli. */
   if (path)
-    load_local (path, load->levels, cancellable, &image, &es_error);
+    load_local (path, load, cancellable, &image, &es_error);
   else if (!load_stream (load, cancellable, &image, &es_error, &error))
     {
       g_task_return_error (task, error);
@@ -285,6 +284,11 @@ on_loaded (GObject *object, GAsyncResult *result, gpointer user_data)
   g_clear_pointer (&self->pending_source, es_source_unref);
   self->pending_source = source;
   _es_window_open_decoded (self, source, load->requested, load->decode_ms);
+  if (load->notice[0] != '\0')
+    {
+      g_autofree char *message = g_strdup_printf (_ ("“%s”: %s"), load->name, load->notice);
+      _es_window_show_message (self, message);
+    }
   _es_window_apply_max_pixels (self);
   _es_window_update_subtitle (self);
   what = g_strdup_printf ("open %s", source->name);
