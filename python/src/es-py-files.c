@@ -96,22 +96,27 @@ load_pages (const char *path, int levels, int page, const EsVolumeChoice *choice
   return ok;
 }
 
-/* An optional int keyword: false, with the exception set, unless it is
- * None (*given stays false) or an int in 0..INT_MAX. */
+/* An optional integer keyword (an int, or anything with __index__, such
+ * as NumPy's integers): false, with the exception set, unless it is None
+ * (*given stays false) or an integer in 0..INT_MAX. */
 static bool
 optional_index (PyObject *object, const char *name, int *value, bool *given)
 {
+  PyObject *index;
   long v;
 
   *given = object != NULL && object != Py_None;
   if (!*given)
     return true;
-  if (!PyLong_Check (object) || PyBool_Check (object))
+  index = PyBool_Check (object) ? NULL : PyNumber_Index (object);
+  if (index == NULL)
     {
-      PyErr_Format (PyExc_TypeError, "%s must be an int or None, not %s", name, Py_TYPE (object)->tp_name);
+      PyErr_Clear ();
+      PyErr_Format (PyExc_TypeError, "%s must be an integer or None, not %s", name, Py_TYPE (object)->tp_name);
       return false;
     }
-  v = PyLong_AsLong (object);
+  v = PyLong_AsLong (index);
+  Py_DECREF (index);
   if (v == -1 && PyErr_Occurred ())
     PyErr_Clear ();
   if (v < 0 || v > INT_MAX)

@@ -297,8 +297,10 @@ def test_load_multi_page_tiff_is_a_volume(tmp_path):
         pytest.skip("built without libtiff")
     assert loaded.shape == (5, 16, 20) and np.array_equal(loaded, volume) and loaded.depth == 16
     assert np.array_equal(entroscope.entropy(loaded, ball=1), entroscope.entropy(volume, ball=1))
-    page = entroscope.load(tmp_path / "stack.tif", page=3)
+    page = entroscope.load(tmp_path / "stack.tif", page=np.int64(3))
     assert page.shape == (16, 20) and np.array_equal(page, volume[3])
+    with pytest.raises(TypeError, match="page must be an integer or None, not bool"):
+        entroscope.load(tmp_path / "stack.tif", page=True)
     with pytest.raises(ValueError, match=r"page=5: the file has 5 pages \(0\.\.4\)"):
         entroscope.load(tmp_path / "stack.tif", page=5)
     with pytest.raises(ValueError, match=r"page=-1: expected 0\.\."):
