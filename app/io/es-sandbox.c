@@ -42,25 +42,21 @@ es_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *noti
     return false;
   if (es_pages_count (pages) > 1)
     {
-      EsError why = { 0 };
+      char why[160] = "";
+      EsError unreadable = { 0 };
 
       ok = es_pages_load_volume (pages, &request->choice, image, notice, notice_size, error);
       /* Pages that make no volume (a thumbnail or a reduced-resolution
        * copy beside the image, pages of other formats): the first page
-       * alone, with a notice that says why. An OME-TIFF's channel or time
-       * point asks for the volume itself. */
+       * alone, with a notice that says why. A damaged page still fails,
+       * and an OME-TIFF's channel or time point asks for the volume. */
       if (!ok && error->code == ES_ERROR_FORMAT && !request->choice.channel_given && !request->choice.time_given
-          && !es_pages_alike (pages, &why) && why.code == ES_ERROR_FORMAT)
+          && !es_pages_alike (pages, why, sizeof why, &unreadable) && why[0] != '\0')
         {
-          /* "page 2 is 20×8, page 1 20×16", without the rule after it. */
-          char *rule = strstr (why.message, ": the pages of a volume");
-
-          if (rule != NULL)
-            *rule = '\0';
           es_error_clear (error);
           ok = es_pages_load (pages, 0, image, error);
           if (ok && notice_size > 0)
-            snprintf (notice, notice_size, "page 1 of %d shown; %s", es_pages_count (pages), why.message);
+            snprintf (notice, notice_size, "page 1 of %d shown; %s", es_pages_count (pages), why);
         }
     }
   else

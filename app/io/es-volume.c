@@ -88,6 +88,28 @@ read_shape (EsPages *pages, int index, PageShape *shape, EsError *error)
          && es_pages_format (pages, index, &shape->format, &shape->depth, &shape->floats, error);
 }
 
+/* How page `index` (shaped *page) differs from page `first_index`
+ * (shaped *first), into why ("page 2 is 20×8, page 1 20×16"): "size" or
+ * "format", or NULL where they agree. */
+static const char *
+page_difference (const PageShape *page, int index, const PageShape *first, int first_index, char *why, size_t size)
+{
+  if (page->width != first->width || page->height != first->height)
+    {
+      snprintf (why, size, "page %d is %d×%d, page %d %d×%d", index + 1, page->width, page->height, first_index + 1,
+                first->width, first->height);
+      return "size";
+    }
+  if (page->format != first->format || page->depth != first->depth || page->floats != first->floats)
+    {
+      snprintf (why, size, "page %d holds %s samples, page %d %s", index + 1,
+                format_words (page->format, page->depth, page->floats), first_index + 1,
+                format_words (first->format, first->depth, first->floats));
+      return "format";
+    }
+  return NULL;
+}
+
 /* Page `index` agrees with page `first_index`, whose shape is *first, in
  * size and format: headers only, read while its directory is the one just
  * read. */
@@ -95,30 +117,26 @@ static bool
 check_page (EsPages *pages, int index, int first_index, const PageShape *first, EsError *error)
 {
   PageShape page;
+  char why[160];
+  const char *what;
 
   if (!read_shape (pages, index, &page, error))
     return false;
-  if (page.width != first->width || page.height != first->height)
-    return es_error_set (error, ES_ERROR_FORMAT,
-                         "page %d is %d×%d, page %d %d×%d: the pages of a volume must agree in size", index + 1,
-                         page.width, page.height, first_index + 1, first->width, first->height);
-  if (page.format != first->format || page.depth != first->depth || page.floats != first->floats)
-    return es_error_set (error, ES_ERROR_FORMAT,
-                         "page %d holds %s samples, page %d %s: the pages of a volume must agree in format", index + 1,
-                         format_words (page.format, page.depth, page.floats), first_index + 1,
-                         format_words (first->format, first->depth, first->floats));
-  return true;
+  what = page_difference (&page, index, first, first_index, why, sizeof why);
+  return what == NULL || es_error_set (error, ES_ERROR_FORMAT, "%s: the pages of a volume must agree in %s", why, what);
 }
 
 bool
-es_pages_alike (EsPages *pages, EsError *error)
+es_pages_alike (EsPages *pages, char *why, size_t why_size, EsError *error)
 {
-  PageShape first;
-  bool ok = read_shape (pages, 0, &first, error);
+  PageShape first, page;
 
-  for (int i = 1; ok && i < es_pages_count (pages); i++)
-    ok = check_page (pages, i, 0, &first, error);
-  return ok;
+  if (!read_shape (pages, 0, &first, error))
+    return false;
+  for (int i = 1; i < es_pages_count (pages); i++)
+    if (!read_shape (pages, i, &page, error) || page_difference (&page, i, &first, 0, why, why_size) != NULL)
+      return false;
+  return true;
 }
 
 /* The volume of `count` pages like the first fits the pixel budget. */

@@ -25,6 +25,6 @@ bool es_pages_load_volume (EsPages *pages, const EsVolumeChoice *choice, EsImage
                            size_t notice_size, EsError *error);
 /* Whether every page of a stack agrees with the first in size and sample
  * format, as a volume's pages must: headers only. False with the first
- * disagreement ("page 2 is 20×8, page 1 20×16: …"), or a header that
- * cannot be read, in *error. */
-bool es_pages_alike (EsPages *pages, EsError *error);
+ * disagreement in why ("page 2 is 20×8, page 1 20×16"), or with *error
+ * where a header cannot be read (why then untouched). */
+bool es_pages_alike (EsPages *pages, char *why, size_t why_size, EsError *error);
