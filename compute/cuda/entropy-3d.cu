@@ -218,11 +218,11 @@ vol_count_lane (int t)
  * operation of the load/store pipe where a load and a store take two, but
  * with a longer latency on the update's chain. A word's other counts
  * belong to other threads, and a count never leaves [0, 255] (or
- * [0, 65535]), so no carry or borrow crosses into them. The void count's
- * read and the emptying at a strip's end stay plain accesses of the
- * thread's own byte: the shared-memory unit performs an atomic as one
- * access, which a store to another byte of its word does not split
- * (tests/gpu/sanitize.sh's racecheck: clean). Which slides it pays for:
+ * [0, 65535]), so no carry or borrow crosses into them. Every other
+ * access of a count is then whole-word too: the void count's read is a
+ * relaxed load of its word and the emptying at a strip's end an atomic,
+ * since a plain byte access would overlap other threads' atomics on the
+ * word, a data race in the PTX memory model. Which slides it pays for:
  * vol_atomic_updates. */
 template <typename Count, int Threads, bool Atomic = false> struct VolSharedCounts {
   Count *mine;      /* this thread's count of bin 0 */
@@ -259,6 +259,16 @@ template <typename Count, int Threads, bool Atomic = false> struct VolSharedCoun
   __device__ __forceinline__ uint32_t atomic_remove (uint32_t bin) const
   {
     return count_in (atomicSub (word (bin), one ())) - 1u;
+  }
+  /* The count, read as the atomics write it: its whole word. */
+  __device__ __forceinline__ uint32_t load (uint32_t bin) const
+  {
+    uint32_t w;
+
+    asm volatile ("ld.relaxed.cta.shared.u32 %0, [%1];"
+                  : "=r"(w)
+                  : "r"((uint32_t) __cvta_generic_to_shared (word (bin))));
+    return count_in (w);
   }
   static constexpr bool atomic = Atomic;
 };
@@ -387,6 +397,12 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
   const Bin *__restrict__ here = binned + centre;
   unsigned at = (unsigned) centre;
   const VolCounted whole = long_slide ? vol_counted (t, p.cells) : VolCounted{};
+  const auto void_count = [&] () -> uint32_t {
+    if constexpr (Counts::atomic)
+      return counts.load (p.bins);
+    else
+      return counts[p.bins];
+  };
   Sum sum = 0;
 
   for (int i = 0; i < p.n_spans; i++)
@@ -405,7 +421,7 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
        * binned planes that neighbouring tiles read next. */
       if constexpr (long_slide)
         {
-          const unsigned voids = p.voids ? (unsigned) counts[p.bins] : 0u;
+          const unsigned voids = p.voids ? void_count () : 0u;
           const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
           __stcs (out, masked ? __int_as_float (0x7fc00000)
                               : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids),
@@ -414,7 +430,7 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       else
         __stcs (&out[(size_t) (y - y0) * out_row],
                 masked ? __int_as_float (0x7fc00000)
-                       : vol_value<Sum> (t, sum, p.voids ? (unsigned) counts[p.bins] : 0u, p.cells, p.bins,
+                       : vol_value<Sum> (t, sum, p.voids ? void_count () : 0u, p.cells, p.bins,
                                          p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
@@ -442,7 +458,10 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       for (int k = 0; k < spans[i].length; k++)
         {
           const Bin b = first[(long long) k * row_cells];
-          counts[b] = counts[b] - 1u;
+          if constexpr (Counts::atomic)
+            counts.atomic_remove (b);
+          else
+            counts[b] = counts[b] - 1u;
         }
     }
 }
@@ -547,21 +566,29 @@ vol_entropy_global_kernel (VolBand p)
 }
 
 /* ---- counts in registers ----------------------------------------------------------
- * Up to 16 bins and 255 cells, a thread's counts fit the bytes of four
- * 32-bit registers, so that an update touches no memory but the cell it
- * reads. For this kernel the binning pass writes each cell's code 8·b, the
- * first bit of its count in those 128 bits: the one to add to word i is
- * 1 << (code − 32·i), which the clamp of PTX's shift makes 0 in every other
- * word, with no select and no indexing of registers. VOL_REG_VOID lies past
- * every word and adds nothing: void cells are the window's cells less the
- * counted ones. A leaving and an entering cell move a word in one
- * three-way add. Σ c ln c is summed once a row over the 16 counts (16 table
- * reads) instead of being moved by a difference every update (a count to
- * extract and a table to read an update), which pays from 8 updates a row:
- * cube 3 makes 18, ball 3 58.
+ * Up to 16 bins and 255 cells, a thread's counts fit the bytes of two
+ * 64-bit registers (bins 0–7, then 8–15), so that an update touches no
+ * memory but the cell it reads. The slide is bound by the integer pipe,
+ * so an update is a square on the FMA pipe: the binning pass writes each
+ * cell's code 4·b, and (1 << code)² = 1 << 8·b is the first bit of b's
+ * count. In the half that holds b the root is 1 << (code − 32·half); in
+ * the other, PTX's shift clamps it to 0, with no select and no indexing
+ * of registers. A move of one cell out and one in is one wide
+ * multiply-add a half, (in − out)(in + out) = in² − out², and the
+ * compiler puts the sum and difference on the FMA pipe too: about 10
+ * integer instructions a move, where four 32-bit words updated by
+ * shifts and adds took 20 (H200, 512³, 16 bins: ball 3 4.78 → 4.51 ms,
+ * ball 2 2.44 → 2.37, cube 3 1.92 → 1.93; two products a half, in·in
+ * and −out·out, took 5.25, 2.76 and 2.08). VOL_REG_VOID lies past both
+ * halves and adds nothing: void cells are the window's cells less the
+ * counted ones.
+ * Σ c ln c is summed once a row over the 16 counts (16 table reads)
+ * instead of being moved by a difference every update (a count to extract
+ * and a table to read an update), which pays from 8 updates a row: cube 3
+ * makes 18, ball 3 58.
  *
  * Windows of at most VOL_REG_QUAD_CELLS cells count in fours: the codes
- * are 8·b + 2, so each byte holds 4c, which is the byte offset of c's
+ * are 4·b + 1, so each byte holds 4c, which is the byte offset of c's
  * entry in the 32-bit table of c ln c, and a row's 16 reads take one
  * byte permute and one shared load each, without a multiply-add for the
  * address. */
@@ -570,35 +597,53 @@ vol_entropy_global_kernel (VolBand p)
 #define VOL_REG_QUAD_CELLS 63
 #define VOL_REG_VOID 0xffu
 
-/* 1 << (code − 32·word) where code lies in word, else 0 (a code below the
- * word wraps to a large unsigned shift, also clamped). One 64-bit shift
- * for two words was tried: slower, and its counts came out wrong on an
- * H200. */
+/* 1 << (code − 32·half) where code lies in half, else 0 (a code below
+ * the half wraps to a large unsigned shift, also clamped). */
 static __device__ __forceinline__ uint32_t
-vol_reg_one (uint32_t code, int word)
+vol_reg_root (uint32_t code, int half)
 {
-  uint32_t one;
+  uint32_t root;
 
-  asm ("shl.b32 %0, %1, %2;" : "=r"(one) : "r"(1u), "r"(code - 32u * (uint32_t) word));
-  return one;
+  asm ("shl.b32 %0, %1, %2;" : "=r"(root) : "r"(1u), "r"(code - 32u * (uint32_t) half));
+  return root;
+}
+
+/* half += a · b, signed 32-bit factors. */
+static __device__ __forceinline__ void
+vol_reg_mad (uint64_t &half, uint32_t a, uint32_t b)
+{
+  asm ("mad.wide.s32 %0, %1, %2, %0;" : "+l"(half) : "r"(a), "r"(b));
 }
 
 static __device__ __forceinline__ void
-vol_reg_add (uint32_t (&counts)[4], uint32_t code)
+vol_reg_add (uint64_t (&counts)[2], uint32_t code)
 {
 #pragma unroll
-  for (int i = 0; i < 4; i++)
-    counts[i] += vol_reg_one (code, i);
+  for (int h = 0; h < 2; h++)
+    {
+      const uint32_t root = vol_reg_root (code, h);
+      vol_reg_mad (counts[h], root, root);
+    }
 }
 
 /* Exact whatever the order: the result is the window's packed counts, so
  * no byte borrows or carries in the sum as a whole. */
 static __device__ __forceinline__ void
-vol_reg_move (uint32_t (&counts)[4], uint32_t leaving, uint32_t entering)
+vol_reg_move (uint64_t (&counts)[2], uint32_t leaving, uint32_t entering)
 {
 #pragma unroll
-  for (int i = 0; i < 4; i++)
-    counts[i] = counts[i] + vol_reg_one (entering, i) - vol_reg_one (leaving, i);
+  for (int h = 0; h < 2; h++)
+    {
+      const uint32_t in = vol_reg_root (entering, h), out = vol_reg_root (leaving, h);
+      vol_reg_mad (counts[h], in - out, in + out);
+    }
+}
+
+/* The 32-bit word of the counts that holds bins 4·w … 4·w + 3. */
+static __device__ __forceinline__ uint32_t
+vol_reg_word (const uint64_t (&counts)[2], int w)
+{
+  return (uint32_t) (counts[w >> 1] >> (32 * (w & 1)));
 }
 
 /* One thread's strip, as vol_strip, from the window centre `centre` of
@@ -617,7 +662,7 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
   const uint8_t *__restrict__ here = codes + centre;
   unsigned at = (unsigned) centre;
   const VolCounted whole = vol_counted (tables, p.cells);
-  uint32_t counts[4] = { 0, 0, 0, 0 };
+  uint64_t counts[2] = { 0, 0 };
 
   for (int i = 0; i < p.n_spans; i++)
     {
@@ -632,13 +677,13 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
 #pragma unroll
       for (int b = 0; b < VOL_REG_BINS; b++)
         {
-          const uint32_t count = __byte_perm (counts[b >> 2], 0, 0x4440 | (b & 3));
+          const uint32_t count = __byte_perm (vol_reg_word (counts, b >> 2), 0, 0x4440 | (b & 3));
           counted_sum += Quads ? *(const uint32_t *) ((const char *) c_ln_c + count) : c_ln_c[count];
         }
-      const int n = p.voids ? (int) __dp4a (counts[0], 0x01010101u,
-                                            __dp4a (counts[1], 0x01010101u,
-                                                    __dp4a (counts[2], 0x01010101u,
-                                                            __dp4a (counts[3], 0x01010101u, 0u))))
+      const int n = p.voids ? (int) __dp4a (vol_reg_word (counts, 0), 0x01010101u,
+                                            __dp4a (vol_reg_word (counts, 1), 0x01010101u,
+                                                    __dp4a (vol_reg_word (counts, 2), 0x01010101u,
+                                                            __dp4a (vol_reg_word (counts, 3), 0x01010101u, 0u))))
                                     >> (Quads ? 2 : 0)
                             : p.cells;
       const bool masked = p.voids && *here == VOL_REG_VOID;
@@ -977,8 +1022,8 @@ typedef struct {
   const EsImage *in;
   EsImage *out;
   bool tiled;                 /* the teaching variant */
-  bool registers;             /* counts in registers: codes 8·b binned */
-  bool quads;                 /* and counted in fours: codes 8·b + 2 */
+  bool registers;             /* counts in registers: codes 4·b binned */
+  bool quads;                 /* and counted in fours: codes 4·b + 1 */
   int band_planes;            /* output planes a band computes */
   int z_begin, z_end;         /* the device's planes */
   int hd, hh, hw;
@@ -1481,9 +1526,9 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
   w.tiled = strcmp (variant->id, "volume-tile") == 0 && vol_tile_fits (job, w.binner.bins);
   w.registers = !w.tiled && w.binner.bins <= VOL_REG_BINS && cells <= VOL_REG_CELLS;
   w.quads = w.registers && cells <= VOL_REG_QUAD_CELLS;
-  /* The register kernel reads codes 8·b (+ 2 counting in fours); the
+  /* The register kernel reads codes 4·b (+ 1 counting in fours); the
    * others bins. */
-  const uint32_t code_scale = w.registers ? 8 : 1, code_offset = w.quads ? 2 : 0;
+  const uint32_t code_scale = w.registers ? 4 : 1, code_offset = w.quads ? 1 : 0;
   w.void_bin = w.registers ? VOL_REG_VOID : w.binner.bins;
   w.outside_bin = job->definition.border == ES_BORDER_CONSTANT
                     ? code_scale * es_binner_border_bin (&w.binner, job) + code_offset
