@@ -91,7 +91,7 @@ test_files (const char *testdata)
 }
 
 /* Inputs held in memory (a text matrix, a PGM, bytes no decoder reads):
- * es_sandbox_decode_memory gives what es_decode_fd gives on the same bytes. */
+ * es_decode_memory in the sandbox gives what es_decode_fd gives on the same bytes. */
 static void
 test_memory (void)
 {
@@ -121,7 +121,7 @@ test_memory (void)
         }
       here_ok = es_decode_fd (fd, &request, &here, notice, sizeof notice, &here_error);
       close (fd);
-      there_ok = es_sandbox_decode_memory (cases[i].bytes, size, &request, &there, notice, sizeof notice, &there_error);
+      there_ok = es_decode_memory (cases[i].bytes, size, true, &request, &there, notice, sizeof notice, &there_error);
       tap_ok (here_ok == there_ok && strcmp (here_error.message, there_error.message) == 0
                 && (!here_ok || same_image (&here, &there)),
               "%s from memory: %s", cases[i].what, here_ok ? "the same image" : there_error.message);
@@ -166,8 +166,7 @@ test_large (void)
            && same_both_ways (fd, cases[i].what);
       if (fd >= 0)
         close (fd);
-      ok = ok
-           && es_sandbox_decode_memory (bytes, header_size + pixels, &request, &image, notice, sizeof notice, &error);
+      ok = ok && es_decode_memory (bytes, header_size + pixels, true, &request, &image, notice, sizeof notice, &error);
       if (ok)
         memset (image.pixels, 7, pixels);
       tap_ok (ok, "%s: the same in the sandbox, writable %s", cases[i].what, error.message);

@@ -2,6 +2,7 @@
 /* TIFF input: our reader on files that libtiff writes (every sample type, strips and tiles, planes,
  * codecs, byte orders, BigTIFF, stacks), the float definition of DESIGN.md §1, pipes and offsets,
  * and hostile files; without libtiff, TIFF is refused by name. */
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <sys/wait.h>
@@ -784,17 +785,44 @@ test_read_truncated_stack (void)
   unlink (path);
 }
 
+/* The window's decode of `path`: from its descriptor, or (from_memory)
+ * from its bytes, as a file that is not local is read. */
+static bool
+decode_for_window (const char *path, bool sandboxed, bool from_memory, EsImage *image, char *notice, size_t notice_size,
+                   EsError *error)
+{
+  const EsDecodeRequest request = { .levels = 16 };
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  bool ok = false;
+
+  if (fd < 0)
+    return es_error_set (error, ES_ERROR_IO, "%s", strerror (errno));
+  if (from_memory)
+    {
+      uint8_t bytes[4096];
+      const ssize_t size = read (fd, bytes, sizeof bytes);
+
+      ok = size > 0 && (size_t) size < sizeof bytes
+           && es_decode_memory (bytes, (size_t) size, sandboxed, &request, image, notice, notice_size, error);
+    }
+  else
+    ok = sandboxed ? es_sandbox_decode_fd (fd, &request, image, notice, notice_size, error)
+                   : es_decode_fd (fd, &request, image, notice, notice_size, error);
+  close (fd);
+  return ok;
+}
+
 /* A stack whose pages make no volume (here a second page of another size,
  * as a thumbnail is): the window's decode shows its first page and says
- * why, in this process and in the sandbox alike; a stack of alike pages
- * is still a volume. */
+ * why, in this process and in the sandbox alike, from a local file and
+ * from the bytes of a remote one; a stack of alike pages is still a
+ * volume. */
 static void
 test_decode_unlike_pages (void)
 {
   enum { SIDE = 16 };
   const char *path = temp_path ("unlike.tif"), *alike = temp_path ("alike.tif");
   const char *expected = "page 1 of 2 shown; page 2 is 16×8, page 1 16×16";
-  EsDecodeRequest request = { .levels = 16 };
   uint8_t row[SIDE];
   bool written = true;
 
@@ -821,41 +849,35 @@ test_decode_unlike_pages (void)
       if (tif != NULL)
         TIFFClose (tif);
     }
-  for (int sandboxed = 0; sandboxed < 2; sandboxed++)
+  for (int mode = 0; mode < 4; mode++)
     {
+      const bool sandboxed = mode & 1, from_memory = mode & 2;
       const char *reason = NULL;
+      char how[64];
       EsImage image = { 0 }, volume = { 0 };
       EsError error = { 0 };
       char notice[256] = "", volume_notice[256] = "";
-      int fd = -1, volume_fd = -1;
       bool ok;
 
+      snprintf (how, sizeof how, "%s, %s", sandboxed ? "sandboxed" : "in this process",
+                from_memory ? "from memory" : "from a file");
       if (sandboxed && !es_sandbox_available (&reason))
         {
-          tap_skip (reason, "the sandbox shows the first of unlike pages, and reads alike ones as a volume");
+          char what[128];
+
+          snprintf (what, sizeof what, "%s: the first of unlike pages, and alike ones as a volume", how);
+          tap_skip (reason, what);
           continue;
         }
-      fd = written ? open (path, O_RDONLY | O_CLOEXEC) : -1;
-      ok = fd >= 0
-           && (sandboxed ? es_sandbox_decode_fd (fd, &request, &image, notice, sizeof notice, &error)
-                         : es_decode_fd (fd, &request, &image, notice, sizeof notice, &error));
+      ok = written && decode_for_window (path, sandboxed, from_memory, &image, notice, sizeof notice, &error);
       tap_ok (ok && es_image_planes (&image) == 1 && image.width == SIDE && image.height == SIDE
                 && *(uint8_t *) es_image_row (&image, 3) == 3 && strcmp (notice, expected) == 0,
-              "%s: a stack of unlike pages shows its first page and says why (%s%s)",
-              sandboxed ? "sandboxed" : "in this process", notice, error.message);
-      volume_fd = written ? open (alike, O_RDONLY | O_CLOEXEC) : -1;
-      ok = volume_fd >= 0
-           && (sandboxed
-                 ? es_sandbox_decode_fd (volume_fd, &request, &volume, volume_notice, sizeof volume_notice, &error)
-                 : es_decode_fd (volume_fd, &request, &volume, volume_notice, sizeof volume_notice, &error));
+              "%s: a stack of unlike pages shows its first page and says why (%s%s)", how, notice, error.message);
+      ok = written
+           && decode_for_window (alike, sandboxed, from_memory, &volume, volume_notice, sizeof volume_notice, &error);
       tap_ok (ok && es_image_planes (&volume) == 2 && volume_notice[0] == '\0'
                 && *(uint8_t *) es_image_voxel_row (&volume, 1, 3) == 13,
-              "%s: a stack of alike pages is still a volume (%s)", sandboxed ? "sandboxed" : "in this process",
-              error.message);
-      if (fd >= 0)
-        close (fd);
-      if (volume_fd >= 0)
-        close (volume_fd);
+              "%s: a stack of alike pages is still a volume (%s)", how, error.message);
       es_image_clear (&image);
       es_image_clear (&volume);
     }

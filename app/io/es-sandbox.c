@@ -847,16 +847,18 @@ es_sandbox_open_stack (const char *path, EsError *error)
 }
 
 bool
-es_sandbox_decode_memory (const void *data, size_t size, const EsDecodeRequest *request, EsImage *image, char *notice,
-                          size_t notice_size, EsError *error)
+es_decode_memory (const void *data, size_t size, bool sandboxed, const EsDecodeRequest *request, EsImage *image,
+                  char *notice, size_t notice_size, EsError *error)
 {
   int fd = memfd_create ("entroscope-input", MFD_CLOEXEC);
   size_t done = 0;
   bool ok;
 
   *image = (EsImage){ 0 };
+  if (notice_size > 0)
+    notice[0] = '\0';
   if (fd < 0)
-    return es_error_set (error, ES_ERROR_UNAVAILABLE, "cannot prepare the sandbox: %s", strerror (errno));
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hold the file: %s", strerror (errno));
   while (done < size)
     {
       ssize_t n = write (fd, (const uint8_t *) data + done, size - done);
@@ -865,12 +867,13 @@ es_sandbox_decode_memory (const void *data, size_t size, const EsDecodeRequest *
       if (n <= 0)
         {
           close (fd);
-          return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hold the file for the sandbox: %s", strerror (errno));
+          return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot hold the file: %s", strerror (errno));
         }
       done += (size_t) n;
     }
   lseek (fd, 0, SEEK_SET);
-  ok = es_sandbox_decode_fd (fd, request, image, notice, notice_size, error);
+  ok = sandboxed ? es_sandbox_decode_fd (fd, request, image, notice, notice_size, error)
+                 : es_decode_fd (fd, request, image, notice, notice_size, error);
   close (fd);
   return ok;
 }

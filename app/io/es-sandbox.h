@@ -55,13 +55,16 @@ bool es_sandbox_available (const char **reason);
  * that es_image_clear unmaps. */
 bool es_sandbox_decode_fd (int fd, const EsDecodeRequest *request, EsImage *image, char *notice, size_t notice_size,
                            EsError *error);
-/* The same on bytes in memory (the window reads remote files through GIO):
- * they are copied into a memory file that the child reads. */
 /* Opens path (an interruption of the process's control ends the wait of a
  * FIFO for its writer) and decodes it: with es_sandbox_decode_fd when
  * sandboxed, else with es_decode_fd. */
 bool es_decode_path (const char *path, bool sandboxed, const EsDecodeRequest *request, EsImage *image, char *notice,
                      size_t notice_size, EsError *error);
+/* The same on bytes in memory (the window reads remote files through
+ * GIO): they are copied into a memory file, which es_sandbox_decode_fd or
+ * es_decode_fd reads, so that a stack is a volume here too. */
+bool es_decode_memory (const void *data, size_t size, bool sandboxed, const EsDecodeRequest *request, EsImage *image,
+                       char *notice, size_t notice_size, EsError *error);
 /* A multi-page file read page by page in the sandbox (entroscope-cli's
  * stacks with --sandbox), a batch of pages a helper: as many from `first`
  * as take less than 64 MiB (one at least) and at most 4096, so that small
@@ -90,6 +93,3 @@ void es_sandbox_stack_clear (EsSandboxStack *stack);
  * (a pipe, a FIFO) its bytes held in a memory file, within the loader's
  * size limit. -1 with error set when it cannot. */
 int es_sandbox_open_stack (const char *path, EsError *error);
-
-bool es_sandbox_decode_memory (const void *data, size_t size, const EsDecodeRequest *request, EsImage *image,
-                               char *notice, size_t notice_size, EsError *error);

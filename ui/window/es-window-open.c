@@ -117,17 +117,12 @@ load_stream (LoadData *load, GCancellable *cancellable, EsImage *image, EsError 
     }
   if (n < 0)
     return FALSE;
-  if (use_sandbox ())
-    {
-      EsDecodeRequest request;
+  EsDecodeRequest request;
 
-      es_sandbox_decode_memory (bytes->data, bytes->len, decode_request (load->levels, cancellable, &request), image,
-                                load->notice, sizeof load->notice, es_error);
-      if (request.cancellable)
-        g_cancellable_release_fd (cancellable);
-    }
-  else
-    es_load_memory (bytes->data, bytes->len, load->levels, image, es_error);
+  es_decode_memory (bytes->data, bytes->len, use_sandbox (), decode_request (load->levels, cancellable, &request),
+                    image, load->notice, sizeof load->notice, es_error);
+  if (request.cancellable)
+    g_cancellable_release_fd (cancellable);
   return TRUE;
 }
 
