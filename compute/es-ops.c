@@ -557,13 +557,13 @@ es_job_describe_definition_in (const EsJob *job, const char *units, EsTranslate 
     case ES_SHAPE_DISK: snprintf (shape, sizeof shape, t (N_ ("disk r=%d")), d->radius); break;
     case ES_SHAPE_FOOTPRINT:
       if (d->footprint != NULL && d->footprint->planes > 1)
-        snprintf (shape, sizeof shape, t (N_ ("footprint %dx%dx%d")), d->footprint->planes, d->footprint->height,
+        snprintf (shape, sizeof shape, t (N_ ("footprint %d×%d×%d")), d->footprint->planes, d->footprint->height,
                   d->footprint->width);
       else
         snprintf (shape, sizeof shape, t (N_ ("footprint %d×%d")), d->footprint ? d->footprint->height : 0,
                   d->footprint ? d->footprint->width : 0);
       break;
-    case ES_SHAPE_BOX: snprintf (shape, sizeof shape, t (N_ ("box %dx%dx%d")), d->planes, d->height, d->width); break;
+    case ES_SHAPE_BOX: snprintf (shape, sizeof shape, t (N_ ("box %d×%d×%d")), d->planes, d->height, d->width); break;
     case ES_SHAPE_BALL: snprintf (shape, sizeof shape, t (N_ ("ball r=%d")), d->radius); break;
     default: snprintf (shape, sizeof shape, "%d×%d", job->window, job->window); break;
     }

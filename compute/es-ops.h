@@ -254,8 +254,8 @@ bool es_job_whole_image (const EsJob *job);
  * so that bands and chunks see one statistic of the whole image. */
 void es_job_resolve_minmax (EsJob *job, const EsImage *in);
 /* One line naming the definition in force, shared by the CLI, exports and the
- * window: "disk r=5 · symmetric · 256 bins · bits" ("box 3x5x5", "ball r=3",
- * "footprint 3x5x5" for 3-D windows). `units` is the display
+ * window: "disk r=5 · symmetric · 256 bins · bits" ("box 3×5×5", "ball r=3",
+ * "footprint 3×5×5" for 3-D windows). `units` is the display
  * unit ("nats", "bits"; ignored when normalized). A CLAHE preset: "like
  * skimage · 256 bins". Other ops: "". */
 void es_job_describe_definition (const EsJob *job, const char *units, char *text, size_t size);

@@ -372,7 +372,7 @@ check_text_and_limits (void)
 
   job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 5 };
   es_job_describe_definition (&job, "bits", text, sizeof text);
-  tap_ok (strncmp (text, "box 3x5x5 · clip", strlen ("box 3x5x5 · clip")) == 0, "described as \"%s\"", text);
+  tap_ok (strncmp (text, "box 3×5×5 · clip", strlen ("box 3×5×5 · clip")) == 0, "described as \"%s\"", text);
   job.definition = (EsEntropyDefinition){ .shape = ES_SHAPE_BALL, .radius = 3 };
   es_job_describe_definition (&job, "bits", text, sizeof text);
   tap_ok (strncmp (text, "ball r=3 · ", strlen ("ball r=3 · ")) == 0
