@@ -568,7 +568,7 @@ vol_entropy_global_kernel (VolBand p)
 /* ---- counts in registers ----------------------------------------------------------
  * Up to 16 bins and 255 cells, a thread's counts fit the bytes of two
  * 64-bit registers (bins 0–7, then 8–15), so that an update touches no
- * memory but the cell it reads. The slide is bound by the integer pipe,
+ * memory but the cell it reads. The slide was bound by the integer pipe,
  * so an update is a square on the FMA pipe: the binning pass writes each
  * cell's code 4·b, and (1 << code)² = 1 << 8·b is the first bit of b's
  * count. In the half that holds b the root is 1 << (code − 32·half); in
@@ -581,11 +581,10 @@ vol_entropy_global_kernel (VolBand p)
  * ball 2 2.44 → 2.37, cube 3 1.92 → 1.93; two products a half, in·in
  * and −out·out, took 5.25, 2.76 and 2.08). VOL_REG_VOID lies past both
  * halves and adds nothing: void cells are the window's cells less the
- * counted ones.
- * Σ c ln c is summed once a row over the 16 counts (16 table reads)
- * instead of being moved by a difference every update (a count to extract
- * and a table to read an update), which pays from 8 updates a row: cube 3
- * makes 18, ball 3 58.
+ * counted ones. Σ c ln c is summed once a row over the 16 counts (16
+ * table reads) instead of being moved by a difference every update (a
+ * count to extract and a table to read an update), which pays from 8
+ * updates a row: cube 3 makes 18, ball 3 58.
  *
  * Windows of at most VOL_REG_QUAD_CELLS cells count in fours: the codes
  * are 4·b + 1, so each byte holds 4c, which is the byte offset of c's
