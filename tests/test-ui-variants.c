@@ -291,6 +291,30 @@ synthetic_comparison (EsSource *source)
   return comparison;
 }
 
+/* The CPU's one row for a job of `definition`, as es_compare_variants
+ * records it where CUDA cannot run. */
+static EsComparison *
+cpu_comparison (EsSource *source, const EsEntropyDefinition *definition)
+{
+  EsComparison *comparison = g_new0 (EsComparison, 1);
+  EsTiming timing = { .backend = ES_BACKEND_CPU, .kernel_ms = 3.5, .wall_ms = 3.6 };
+
+  comparison->source = es_source_ref (source);
+  comparison->job = (EsJob) ES_JOB_INIT (ES_OP_ENTROPY);
+  comparison->job.definition = *definition;
+  comparison->engine.description = g_strdup ("CPU: OpenMP, 2 threads");
+  comparison->engine.backend = ES_BACKEND_CPU;
+  comparison->engine.cuda_reason = g_strdup ("no CUDA device in this test");
+  comparison->repeats = ES_COMPARE_DEFAULT_REPEATS;
+  comparison->floor_ms = NAN;
+  comparison->rows = calloc (1, sizeof *comparison->rows);
+  g_assert_nonnull (comparison->rows);
+  comparison->n_rows = 1;
+  es_compare_row_init (&comparison->rows[0], NULL);
+  es_compare_row_record (&comparison->rows[0], &timing, comparison->repeats, NAN);
+  return comparison;
+}
+
 /* An EsComparer whose comparisons are synthetic_comparison's, on an 8192² image. */
 #define TEST_TYPE_COMPARER (test_comparer_get_type ())
 G_DECLARE_FINAL_TYPE (TestComparer, test_comparer, TEST, COMPARER, GObject)
@@ -298,6 +322,10 @@ G_DECLARE_FINAL_TYPE (TestComparer, test_comparer, TEST, COMPARER, GObject)
 struct _TestComparer {
   GObject parent_instance;
   EsSource *source;
+  /* A comparison without CUDA, of a job of this definition, instead of
+   * synthetic_comparison's (cpu_comparison). */
+  gboolean on_cpu;
+  EsEntropyDefinition definition;
 };
 
 static void test_comparer_iface_init (EsComparerInterface *iface);
@@ -318,10 +346,13 @@ test_comparer_compare_async (EsComparer *comparer, EsOp op, int repeats, GCancel
 {
   GTask *task = g_task_new (comparer, cancellable, callback, user_data);
 
+  TestComparer *self = TEST_COMPARER (comparer);
+
   g_assert_cmpint (op, ==, ES_OP_ENTROPY);
   g_assert_cmpint (repeats, ==, ES_COMPARE_DEFAULT_REPEATS);
-  g_task_return_pointer (task, synthetic_comparison (TEST_COMPARER (comparer)->source),
-                         (GDestroyNotify) es_comparison_free);
+  g_task_return_pointer (
+    task, self->on_cpu ? cpu_comparison (self->source, &self->definition) : synthetic_comparison (self->source),
+    (GDestroyNotify) es_comparison_free);
   g_object_unref (task);
 }
 
@@ -531,6 +562,64 @@ scroll_to_default_card (EsCompareWindow *compare)
   wait_idle ();
 }
 
+/* The text of every label under widget, a line each. */
+static void
+collect_text (GtkWidget *widget, GString *text)
+{
+  if (GTK_IS_LABEL (widget))
+    g_string_append_printf (text, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
+    collect_text (child, text);
+}
+
+static gboolean
+shows_cpu (gpointer data)
+{
+  return g_strcmp0 (es_compare_window_get_page (data), "cpu") == 0;
+}
+
+/* The heading names the job as the status bar does, definition included,
+ * and the shell command under the times says which definition it times
+ * where bench --image cannot give the job's. */
+static void
+test_compare_command (void)
+{
+  for (int custom = 0; custom < 2; custom++)
+    {
+      g_autoptr (TestComparer) comparer = g_object_new (TEST_TYPE_COMPARER, NULL);
+      g_autoptr (GString) text = g_string_new (NULL);
+      EsCompareWindow *compare;
+
+      comparer->on_cpu = TRUE;
+      if (custom)
+        {
+          comparer->definition.shape = ES_SHAPE_DISK;
+          comparer->definition.radius = 3;
+          comparer->definition.border = ES_BORDER_SYMMETRIC;
+        }
+      compare = es_compare_window_new (GTK_WINDOW (window), ES_COMPARER (comparer), ES_OP_ENTROPY);
+      gtk_window_present (GTK_WINDOW (compare));
+      es_compare_window_run (compare);
+      wait_until (shows_cpu, compare, NULL, NULL);
+      wait_idle ();
+      collect_text (GTK_WIDGET (compare), text);
+      g_test_message ("%s", text->str);
+      g_assert_nonnull (strstr (text->str, "entroscope-cli bench --image="));
+      if (custom)
+        {
+          g_assert_nonnull (strstr (text->str, "Entropy · disk r=3 · symmetric · 16 bins · nats, on the CPU"));
+          g_assert_nonnull (strstr (text->str, "at the default definition (5×5 · clip · 16 bins · nats)"));
+          g_assert_null (strstr (text->str, "The same numbers from a shell"));
+        }
+      else
+        {
+          g_assert_nonnull (strstr (text->str, "Entropy · 5×5 · clip · 16 bins · nats, on the CPU"));
+          g_assert_nonnull (strstr (text->str, "The same numbers from a shell"));
+        }
+      gtk_window_destroy (GTK_WINDOW (compare));
+    }
+}
+
 /* ES_TEST_SCREENSHOTS=PREFIX: the synthetic comparison in the light and dark styles, at the screen's size
  * and at the smallest the main window allows. */
 static void
@@ -591,6 +680,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/variants/window", test_window_marks);
   g_test_add_func ("/variants/timings", test_timings_note);
   g_test_add_func ("/variants/compare-chart", test_compare_chart);
+  g_test_add_func ("/variants/compare-command", test_compare_command);
   g_test_add_func ("/variants/compare-screenshots", test_compare_screenshots);
   status = g_test_run ();
   ui_test_teardown ();

@@ -4,6 +4,7 @@
 #include "es-compare-window-private.h"
 
 #include <math.h>
+#include <string.h>
 #include <glib/gi18n-lib.h>
 
 #include "es-accessible.h"
@@ -242,13 +243,67 @@ add_figures (char *tooltip, const EsMetrics *m, double floor_gbs)
   return text;
 }
 
-/* "Entropy, window 5, levels 16": the operation and the parameters it uses. */
+static const char *
+translate (const char *text)
+{
+  return _ (text);
+}
+
+/* The job's definition line ("5×5 · clip · 16 bins · nats"), in the
+ * reader's language where translated; "" for an operation without one. */
+static void
+describe_definition (const EsJob *job, gboolean translated, char *text, size_t size)
+{
+  es_job_describe_definition_in (job, job->definition.bits ? "bits" : "nats", translated ? translate : NULL, text,
+                                 size);
+}
+
+/* The job as the window's status bar names it, "Entropy · 5×5 · clip · 16
+ * bins · nats", or where the operation has no definition line, its
+ * parameters: "Sharpen, amount 1". */
 static char *
 describe_job (const EsJob *job)
 {
-  g_autofree char *params = es_job_describe_params (job, ", ");
+  char definition[192];
+  g_autofree char *params = NULL;
 
+  describe_definition (job, TRUE, definition, sizeof definition);
+  if (definition[0] != '\0')
+    return g_strconcat (_ (es_op_info (job->op)->title), " · ", definition, NULL);
+  params = es_job_describe_params (job, ", ");
   return g_strconcat (_ (es_op_info (job->op)->title), *params ? ", " : "", params, NULL);
+}
+
+/* The job that cli_command's bench --image times: the same parameters
+ * (--window, --levels…), but bench takes no definition options, so the
+ * default definition. */
+static EsJob
+bench_job (const EsJob *job)
+{
+  EsJob plain = ES_JOB_INIT (job->op);
+
+  for (int id = 0; id < ES_N_PARAMS; id++)
+    es_job_set_param (&plain, (EsParamId) id, es_job_get_param (job, (EsParamId) id));
+  return plain;
+}
+
+/* What the footnote under the times says: "The same numbers from a
+ * shell", or, for a definition that the command cannot give, which one it
+ * times instead. */
+static char *
+command_footnote (const EsComparison *comparison, const char *command)
+{
+  const EsJob plain = bench_job (&comparison->job);
+  char ours[192], theirs[192];
+
+  describe_definition (&comparison->job, FALSE, ours, sizeof ours);
+  describe_definition (&plain, FALSE, theirs, sizeof theirs);
+  if (strcmp (ours, theirs) == 0)
+    return g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
+  describe_definition (&plain, TRUE, theirs, sizeof theirs);
+  return g_markup_printf_escaped (_ ("From a shell, bench --image times the same variants at the default "
+                                     "definition (%s), as it takes no definition options:\n<tt>%s</tt>"),
+                                  theirs, command);
 }
 
 /* The command that prints the same numbers (es-cli.c, bench --image). */
@@ -514,11 +569,15 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
     }
 
   command = cli_command (comparison);
-  footnote = g_markup_printf_escaped (_ ("Kernel times come from CUDA events, after one warm-up "
-                                         "run; the dashed line marks the copy floor. Hover over a "
-                                         "variant for where its lesson comes from. The same numbers "
-                                         "from a shell:\n<tt>%s</tt>"),
-                                      command);
+  {
+    g_autofree char *shell = command_footnote (comparison, command);
+    g_autofree char *how = g_markup_escape_text (_ ("Kernel times come from CUDA events, after one warm-up run; "
+                                                    "the dashed line marks the copy floor. Hover over a variant "
+                                                    "for where its lesson comes from."),
+                                                 -1);
+
+    footnote = g_strconcat (how, " ", shell, NULL);
+  }
   gtk_label_set_markup (self->chart_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "chart");
 }
@@ -585,7 +644,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
     };
     add_chart_row (self->cpu_grid, &row, &r);
   }
-  footnote = g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
+  footnote = command_footnote (comparison, command);
   gtk_label_set_markup (self->cpu_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "cpu");
 }
