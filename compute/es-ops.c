@@ -400,6 +400,41 @@ es_definition_parse_binning (const char *text, EsEntropyDefinition *d)
   return true;
 }
 
+bool
+es_job_format_definition_options (const EsJob *job, char *text, size_t size)
+{
+  const EsEntropyDefinition *d = &job->definition;
+  size_t n = 0;
+
+#define ADD(...) n += (size_t) snprintf (text + (n < size ? n : size), n < size ? size - n : 0, __VA_ARGS__)
+  if (size > 0)
+    text[0] = '\0';
+  if (job->op == ES_OP_CLAHE)
+    return job->clahe.kind == ES_CLAHE_OPENCV;
+  if (job->op != ES_OP_ENTROPY)
+    return true;
+  switch (d->shape)
+    {
+    case ES_SHAPE_RECT: ADD (" --rect=%dx%d", d->height, d->width); break;
+    case ES_SHAPE_DISK: ADD (" --disk=%d", d->radius); break;
+    case ES_SHAPE_BOX: ADD (" --box=%dx%dx%d", d->planes, d->height, d->width); break;
+    case ES_SHAPE_BALL: ADD (" --ball=%d", d->radius); break;
+    default: break;
+    }
+  if (d->border == ES_BORDER_CONSTANT)
+    ADD (" --border=constant:%u", d->border_value);
+  else if (d->border != ES_BORDER_CLIP)
+    ADD (" --border=%s", es_border_name (d->border));
+  if (d->binning == ES_BINNING_RANGE)
+    ADD (" --binning=range:%u:%u", d->range_lo, d->range_hi);
+  else if (d->binning != ES_BINNING_DEPTH)
+    ADD (" --binning=%s", es_binning_name (d->binning));
+  if (d->normalized)
+    ADD (" --units=normalized");
+#undef ADD
+  return n < size && d->shape != ES_SHAPE_FOOTPRINT && d->mask == NULL;
+}
+
 static bool
 check_side_max (const char *what, int side, int max, EsError *error)
 {

@@ -277,6 +277,13 @@ bool es_definition_parse_rect (const char *text, EsEntropyDefinition *d);
 bool es_definition_parse_box (const char *text, EsEntropyDefinition *d);
 bool es_definition_parse_border (const char *text, EsEntropyDefinition *d);
 bool es_definition_parse_binning (const char *text, EsEntropyDefinition *d);
+/* The other way: the CLI options that give job's definition beyond its
+ * parameters, " --disk=3 --border=symmetric --binning=exact" (with a
+ * leading space each; "" for the default definition). False where a
+ * command line cannot give all of it: a footprint or mask (their files
+ * are not known here), a CLAHE preset (entroscope-cli bench's --like is
+ * entropy's). */
+bool es_job_format_definition_options (const EsJob *job, char *text, size_t size);
 
 /* ---- presets ------------------------------------------------------------------- */
 

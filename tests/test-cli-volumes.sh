@@ -88,6 +88,10 @@ $MAKE mask-small.tif 7 20 22 --ones
 cli bench --image vol.tif --repeats 1 --ops entropy
 check "bench --image on a multi-page TIFF says it times the first page" \
   eval '[ "$rc" = 0 ] && grep -q "^# vol.tif: page 1 of 7, " "$T/out.log"'
+cli bench --image vol.tif --repeats 1 --ops entropy --ball 1
+check "bench --image with a 3-D window times the whole volume" \
+  eval '[ "$rc" = 0 ] && grep -q "^# vol.tif: 7 planes of " "$T/out.log" &&
+        grep -q "^# entropy definition: ball r=1 · clip · 16 bins · nats$" "$T/out.log"'
 
 cli entropy --ball 2 --window 7 vol.tif -o bad.tif
 check "two shape options are a usage error naming both (exit 1)" \

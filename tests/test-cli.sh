@@ -465,6 +465,17 @@ check "bench --image writes its CSV" \
 cli bench --image "$SAMPLE" --ops entropy --backend cpu --repeats 1 --windows 3,9 --levels 16,64 --csv image-lists.csv
 check "bench --image times every window and level count" \
   eval '[ "$rc" = 0 ] && [ "$(awk -F, '"'"'NR > 1 { print $10 "x" $11 }'"'"' image-lists.csv | tr "\n" " ")" = "3x16 3x64 9x16 9x64 " ]'
+# The entropy definition times the variants of that job, as Compare Variants does.
+cli bench --image "$SAMPLE" --ops entropy --backend cpu --repeats 1 --disk 3 --border symmetric --binning exact
+check "bench --image takes the entropy definition and names it" \
+  eval '[ "$rc" = 0 ] && grep -q "^# entropy definition: disk r=3 · symmetric · exact bins · nats$" "$T/out.log" &&
+        grep -q "^entropy " "$T/out.log"'
+cli bench --image "$SAMPLE" --ops entropy --backend cpu --repeats 1 --mask "$SAMPLE"
+check "bench --image reads a mask as a job does" \
+  eval '[ "$rc" = 0 ] && grep -q "^# entropy definition: 5×5 · clip · 16 bins · nats · masked$" "$T/out.log"'
+cli bench --ops entropy --sizes 64 --disk 3
+check "bench without --image refuses a definition (exit 1)" \
+  eval '[ "$rc" = 1 ] && one_error_line "bench takes the entropy definition (--disk, --border, --like…) only with --image=FILE"'
 cli bench --image "$SAMPLE" --ops equalize --repeats 2
 # With CUDA in use the rows are the variants and the floor is measured.
 check "bench --image with the default backend gives equalize rows" \

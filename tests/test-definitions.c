@@ -510,6 +510,104 @@ check_view_in_ops (const Runner *runner)
   es_image_clear (&in);
 }
 
+/* Parses the options es_job_format_definition_options gives, as
+ * entroscope-cli's definition options do, into d. */
+static bool
+parse_options (const char *text, EsEntropyDefinition *d)
+{
+  char copy[256];
+  unsigned long value;
+
+  snprintf (copy, sizeof copy, "%s", text);
+  for (char *save = NULL, *option = strtok_r (copy, " ", &save); option; option = strtok_r (NULL, " ", &save))
+    {
+      char *arg = strchr (option, '=');
+
+      if (arg == NULL)
+        return false;
+      *arg++ = '\0';
+      if (strcmp (option, "--rect") == 0      ? !es_definition_parse_rect (arg, d)
+          : strcmp (option, "--box") == 0     ? !es_definition_parse_box (arg, d)
+          : strcmp (option, "--border") == 0  ? !es_definition_parse_border (arg, d)
+          : strcmp (option, "--binning") == 0 ? !es_definition_parse_binning (arg, d)
+                                              : false)
+        return false;
+      if (strcmp (option, "--disk") == 0 || strcmp (option, "--ball") == 0)
+        {
+          if (!es_definition_parse_uint (arg, 0, 31, &value))
+            return false;
+          d->shape = option[2] == 'd' ? ES_SHAPE_DISK : ES_SHAPE_BALL;
+          d->radius = (int) value;
+        }
+      else if (strcmp (option, "--units") == 0)
+        d->normalized = strcmp (arg, "normalized") == 0;
+    }
+  return true;
+}
+
+/* es_job_format_definition_options gives back what the CLI's options set,
+ * for every shape, border and binning a command line can name, and says
+ * where a file would be needed. */
+static void
+check_definition_options (void)
+{
+  const EsEntropyDefinition shapes[] = {
+    { .shape = ES_SHAPE_SQUARE },
+    { .shape = ES_SHAPE_RECT, .height = 9, .width = 3 },
+    { .shape = ES_SHAPE_DISK, .radius = 4 },
+    { .shape = ES_SHAPE_BOX, .planes = 3, .height = 5, .width = 7 },
+    { .shape = ES_SHAPE_BALL, .radius = 2 },
+  };
+  const EsBinning binnings[] = { ES_BINNING_DEPTH, ES_BINNING_RANGE, ES_BINNING_MINMAX, ES_BINNING_EXACT,
+                                 ES_BINNING_BYTE };
+  int ok = 0, total = 0;
+  char text[256];
+
+  for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+    for (int border = 0; border < ES_N_BORDERS; border++)
+      for (size_t b = 0; b < sizeof binnings / sizeof *binnings; b++)
+        for (int normalized = 0; normalized < 2; normalized++)
+          {
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            EsEntropyDefinition parsed = { 0 };
+            EsEntropyDefinition *d = &job.definition;
+
+            *d = shapes[s];
+            d->border = (EsBorder) border;
+            d->border_value = border == ES_BORDER_CONSTANT ? 17 : 0;
+            d->binning = binnings[b];
+            if (d->binning == ES_BINNING_RANGE)
+              d->range_lo = 10, d->range_hi = 200;
+            d->normalized = normalized;
+            total++;
+            if (es_job_format_definition_options (&job, text, sizeof text) && parse_options (text, &parsed)
+                && parsed.shape == d->shape && parsed.height == d->height && parsed.width == d->width
+                && parsed.planes == d->planes && parsed.radius == d->radius && parsed.border == d->border
+                && parsed.border_value == d->border_value && parsed.binning == d->binning
+                && parsed.range_lo == d->range_lo && parsed.range_hi == d->range_hi
+                && parsed.normalized == d->normalized)
+              ok++;
+            else
+              tap_diag ("definition options \"%s\" do not give back the definition", text);
+          }
+  tap_ok (ok == total, "the CLI options of %d definitions give them back (%d did)", total, ok);
+  {
+    EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+    EsImage mask = { 0 };
+
+    tap_ok (es_job_format_definition_options (&job, text, sizeof text) && text[0] == '\0',
+            "the default definition takes no option (\"%s\")", text);
+    job.definition.mask = &mask;
+    tap_ok (!es_job_format_definition_options (&job, text, sizeof text), "a mask needs its file");
+    job.definition.mask = NULL;
+    job.definition.shape = ES_SHAPE_FOOTPRINT;
+    tap_ok (!es_job_format_definition_options (&job, text, sizeof text), "a footprint needs its file");
+    job = (EsJob) ES_JOB_INIT (ES_OP_CLAHE);
+    job.clahe.kind = ES_CLAHE_SKIMAGE;
+    tap_ok (!es_job_format_definition_options (&job, text, sizeof text), "a CLAHE preset is not an option of bench");
+  }
+}
+
 int
 main (void)
 {
@@ -519,6 +617,7 @@ main (void)
   rng = tap_seed ();
   check_helpers ();
   check_view ();
+  check_definition_options ();
   n_runners = open_runners (runners, 16);
   if (runners[0].engine == NULL)
     {

@@ -579,24 +579,27 @@ shows_cpu (gpointer data)
 }
 
 /* The heading names the job as the status bar does, definition included,
- * and the shell command under the times says which definition it times
- * where bench --image cannot give the job's. */
+ * and the shell command under the times gives the definition's options,
+ * or says what it needs added (a mask's file). */
 static void
 test_compare_command (void)
 {
-  for (int custom = 0; custom < 2; custom++)
+  for (int custom = 0; custom < 3; custom++)
     {
       g_autoptr (TestComparer) comparer = g_object_new (TEST_TYPE_COMPARER, NULL);
       g_autoptr (GString) text = g_string_new (NULL);
       EsCompareWindow *compare;
 
       comparer->on_cpu = TRUE;
-      if (custom)
+      if (custom > 0)
         {
           comparer->definition.shape = ES_SHAPE_DISK;
           comparer->definition.radius = 3;
           comparer->definition.border = ES_BORDER_SYMMETRIC;
+          comparer->definition.binning = ES_BINNING_EXACT;
         }
+      if (custom > 1)
+        comparer->definition.mask = &comparer->source->image; /* only its presence matters */
       compare = es_compare_window_new (GTK_WINDOW (window), ES_COMPARER (comparer), ES_OP_ENTROPY);
       gtk_window_present (GTK_WINDOW (compare));
       es_compare_window_run (compare);
@@ -605,16 +608,22 @@ test_compare_command (void)
       collect_text (GTK_WIDGET (compare), text);
       g_test_message ("%s", text->str);
       g_assert_nonnull (strstr (text->str, "entroscope-cli bench --image="));
-      if (custom)
+      switch (custom)
         {
-          g_assert_nonnull (strstr (text->str, "Entropy · disk r=3 · symmetric · 16 bins · nats, on the CPU"));
-          g_assert_nonnull (strstr (text->str, "at the default definition (5×5 · clip · 16 bins · nats)"));
-          g_assert_null (strstr (text->str, "The same numbers from a shell"));
-        }
-      else
-        {
+        case 0:
           g_assert_nonnull (strstr (text->str, "Entropy · 5×5 · clip · 16 bins · nats, on the CPU"));
-          g_assert_nonnull (strstr (text->str, "The same numbers from a shell"));
+          g_assert_nonnull (strstr (text->str, "The same numbers from a shell:\n"));
+          g_assert_null (strstr (text->str, " --disk"));
+          break;
+        case 1:
+          g_assert_nonnull (strstr (text->str, "Entropy · disk r=3 · symmetric · exact bins · nats, on the CPU"));
+          g_assert_nonnull (strstr (text->str, "The same numbers from a shell:\n"));
+          g_assert_nonnull (strstr (text->str, " --disk=3 --border=symmetric --binning=exact"));
+          break;
+        default:
+          g_assert_nonnull (strstr (text->str, "masked, on the CPU"));
+          g_assert_nonnull (strstr (text->str, "with the definition's files added (--footprint=FILE, --mask=FILE)"));
+          break;
         }
       gtk_window_destroy (GTK_WINDOW (compare));
     }

@@ -706,6 +706,27 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, b
     }
 }
 
+/* The entropy definition the entropy rows time, where it is not a plain
+ * square (whose side the parameters give). */
+static void
+print_definition (const EsBenchOptions *options)
+{
+  EsJob job = options->job;
+  const EsEntropyDefinition *d = &job.definition;
+  char definition[192];
+  bool entropy = false;
+
+  for (int i = 0; i < options->n_ops; i++)
+    entropy = entropy || options->ops[i] == ES_OP_ENTROPY;
+  if (!entropy
+      || (d->shape == ES_SHAPE_SQUARE && d->border == ES_BORDER_CLIP && d->binning == ES_BINNING_DEPTH && !d->normalized
+          && d->mask == NULL))
+    return;
+  job.op = ES_OP_ENTROPY;
+  es_job_describe_definition (&job, "nats", definition, sizeof definition);
+  printf ("# entropy definition: %s\n", definition);
+}
+
 int
 es_bench_image_run (const EsBenchOptions *options)
 {
@@ -717,7 +738,7 @@ es_bench_image_run (const EsBenchOptions *options)
   EsPages *pages;
   EsError error;
   FILE *csv = NULL;
-  char params[128], page[48] = "";
+  char params[128], page[48] = "", notice[256] = "";
   int status = ES_EXIT_OK;
 
   es_error_clear (&error);
@@ -726,14 +747,20 @@ es_bench_image_run (const EsBenchOptions *options)
   for (int v = 0; v < options->n_values[ES_PARAM_LEVELS]; v++)
     if (options->values[ES_PARAM_LEVELS][v] > load_levels)
       load_levels = (int) options->values[ES_PARAM_LEVELS][v];
-  /* A multi-page file is timed on its first page, as the header says. */
+  /* A multi-page file is timed on its first page, as the header says,
+   * or whole for a 3-D window (or --volume). */
   pages = es_pages_open (options->image, load_levels, &error);
-  if (pages == NULL || !es_pages_load (pages, 0, &image, &error))
+  if (pages == NULL
+      || !(options->volume
+             ? es_pages_load_volume (pages, &options->volume_choice, &image, notice, sizeof notice, &error)
+             : es_pages_load (pages, 0, &image, &error)))
     {
       es_pages_close (pages);
       return es_cli_report_error (options->image, &error);
     }
-  if (es_pages_count (pages) > 1)
+  if (options->volume)
+    snprintf (page, sizeof page, "%d planes of ", es_image_planes (&image));
+  else if (es_pages_count (pages) > 1)
     snprintf (page, sizeof page, "page 1 of %d, ", es_pages_count (pages));
   es_pages_close (pages);
   engine = es_compare_engine_new (options->backend, &error);
@@ -761,6 +788,7 @@ es_bench_image_run (const EsBenchOptions *options)
   printf ("# %s: %s%dx%d, %d-bit%s; %s%sa warm-up run, then medians of %d runs\n", es_cli_base_name (options->image),
           page, image.width, image.height, image.depth, image.levels ? " levels (text matrix)" : "", params,
           params[0] ? "; " : "", repeats);
+  print_definition (options);
   printf ("# engine: %s\n", es_engine_describe (engine));
   if (es_engine_backend (engine) != ES_BACKEND_CUDA)
     printf ("# kernel variants and the copy floor need CUDA: %s\n",

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "es-engine.h"
+#include "es-volume.h"
 
 #define ES_BENCH_MAX_SIZES 32
 /* Values of one parameter that a bench run times (--windows=3,5,...). */
@@ -32,6 +33,8 @@ typedef struct {
   bool counters;        /* --metrics=hw: and the hardware counters of one more run of each */
   const char *csv_path; /* NULL: no CSV */
   const char *image;    /* es_bench_image_run's file */
+  bool volume;          /* and read as a volume (a 3-D window, or --volume) */
+  EsVolumeChoice volume_choice;
 } EsBenchOptions;
 
 /* Times every operation, size, parameter combination, backend and variant

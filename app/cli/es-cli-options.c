@@ -109,17 +109,19 @@ option_name (int opt)
  * command that runs jobs takes every parameter: one its operation does not
  * read is accepted and has no effect (bench runs several operations with
  * one set of parameters). info takes the job's parameters and definition
- * to say which kernel variants run that job. */
+ * to say which kernel variants run that job; bench --image takes the
+ * definition too, to time the variants of that job (run_bench refuses it
+ * without --image). */
 static unsigned
 option_commands (int opt)
 {
   if ((opt >= OPT_PARAM && opt < OPT_PARAM + ES_N_PARAMS) || opt == OPT_TILES)
     return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
   if (opt >= OPT_DEFINITION)
-    return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
+    return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
   switch (opt)
     {
-    case OPT_UNITS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO;
+    case OPT_UNITS: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
     case 'h':
     case OPT_VERSION: return ES_CLI_COMMAND_OP | ES_CLI_COMMAND_INFO | ES_CLI_COMMAND_BENCH;
     case OPT_BACKEND:
@@ -598,6 +600,7 @@ apply_option (int opt, char **argv, EsCliOptions *o)
         return ES_EXIT_USAGE;
       o->job.definition.normalized = value == UNITS_NORMALIZED;
       o->units_given = true;
+      o->definition_given = true;
       o->units = value == UNITS_NORMALIZED ? ES_UNITS_NATS : (EsUnits) value;
       break;
     case OPT_COLORBAR: o->colorbar = true; break;
@@ -628,6 +631,7 @@ es_cli_parse_options (int argc, char **argv, EsCliCommand command, EsCliOptions 
         {
           if (!es_cli_parse_definition_option ((EsCliDefinitionOption) (opt - OPT_DEFINITION), optarg, o))
             return ES_EXIT_USAGE;
+          o->definition_given = true;
           continue;
         }
       if ((status = apply_option (opt, argv, o)) != OPTION_TAKEN)

@@ -643,14 +643,34 @@ run_bench (EsCliOptions *o, int n_operands)
   bench->job = o->job;
   if (bench->image)
     {
+      EsCliDefinitionFiles definition_files = { 0 };
+      EsError error = { 0 };
+      int status;
+
       if (o->sizes_given)
         return es_cli_usage_error (_ ("--image and --sizes exclude each other: the image sets the size"));
       if (o->variant && strcmp (o->variant, "all") != 0)
         return es_cli_usage_error (_ ("--image compares every variant; --variant=%s does not apply"), o->variant);
       if (o->max_pixels)
         es_image_set_max_pixels (o->max_pixels);
-      return es_bench_image_run (bench);
+      /* The entropy definition's files, read as a job reads them. */
+      if (!es_cli_definition_load (o, &definition_files, &error))
+        {
+          es_cli_definition_clear (&definition_files);
+          return es_cli_report_error (NULL, &error);
+        }
+      bench->job = o->job;
+      bench->volume = es_cli_reads_volumes (o, &o->job);
+      bench->volume_choice = o->volume_choice;
+      status = es_bench_image_run (bench);
+      es_cli_definition_clear (&definition_files);
+      return status;
     }
+  /* Random images of every size: a mask or footprint file, or any other
+   * definition, belongs to one image. */
+  if (o->definition_given)
+    return es_cli_usage_error (_ ("bench takes the entropy definition (--disk, --border, --like…) only with "
+                                  "--image=FILE"));
   if (o->variant && strcmp (o->variant, "all") != 0)
     {
       for (int i = 0; i < bench->n_ops; i++)

@@ -56,6 +56,7 @@ typedef struct {
   /* The entropy definition (es-cli-definition.c) lives in job.definition;
    * these are what it needs beyond the job. */
   bool window_given, shape_given;      /* an explicit shape wins over --like's */
+  bool definition_given;               /* a definition option or --units (bench takes them with --image) */
   const char *shape_name, *shape_text; /* the option that gave it ("ball", "3"): es_cli_claim_shape */
   bool units_given;                    /* and explicit units over its own */
   unsigned params_given;               /* ES_PARAM_BIT() of the parameters given, which win over --like's */

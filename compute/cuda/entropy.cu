@@ -185,7 +185,7 @@ static const EsVariant entropy_variants[] = {
     "in order as others finish, so the 50 or so planes in flight stay in the L2 and DRAM sees each bin "
     "once. On an H200, 512³ with a ball of radius 3 and 16 bins: 4.4 ms, reading 273 MB of DRAM (the "
     "134 MB volume, then its 139 MB of bins), as the model says. Resident blocks striding over the tiles "
-    "read the bins 2.1 times and took 12 % longer: the warp schedulers favour an SM's oldest warps, some "
+    "read the bins 2.1 times and took an eighth longer: the warp schedulers favour an SM's oldest warps, some "
     "blocks ran many planes ahead, and the planes in flight outgrew the L2."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported, es_cuda_entropy_volume_memory },

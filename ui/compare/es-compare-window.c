@@ -249,15 +249,6 @@ translate (const char *text)
   return _ (text);
 }
 
-/* The job's definition line ("5×5 · clip · 16 bins · nats"), in the
- * reader's language where translated; "" for an operation without one. */
-static void
-describe_definition (const EsJob *job, gboolean translated, char *text, size_t size)
-{
-  es_job_describe_definition_in (job, job->definition.bits ? "bits" : "nats", translated ? translate : NULL, text,
-                                 size);
-}
-
 /* The job as the window's status bar names it, "Entropy · 5×5 · clip · 16
  * bins · nats", or where the operation has no definition line, its
  * parameters: "Sharpen, amount 1". */
@@ -267,43 +258,30 @@ describe_job (const EsJob *job)
   char definition[192];
   g_autofree char *params = NULL;
 
-  describe_definition (job, TRUE, definition, sizeof definition);
+  es_job_describe_definition_in (job, job->definition.bits ? "bits" : "nats", translate, definition, sizeof definition);
   if (definition[0] != '\0')
     return g_strconcat (_ (es_op_info (job->op)->title), " · ", definition, NULL);
   params = es_job_describe_params (job, ", ");
   return g_strconcat (_ (es_op_info (job->op)->title), *params ? ", " : "", params, NULL);
 }
 
-/* The job that cli_command's bench --image times: the same parameters
- * (--window, --levels…), but bench takes no definition options, so the
- * default definition. */
-static EsJob
-bench_job (const EsJob *job)
-{
-  EsJob plain = ES_JOB_INIT (job->op);
-
-  for (int id = 0; id < ES_N_PARAMS; id++)
-    es_job_set_param (&plain, (EsParamId) id, es_job_get_param (job, (EsParamId) id));
-  return plain;
-}
-
 /* What the footnote under the times says: "The same numbers from a
- * shell", or, for a definition that the command cannot give, which one it
- * times instead. */
+ * shell", or, where the command cannot give the whole definition, what
+ * it needs added. */
 static char *
 command_footnote (const EsComparison *comparison, const char *command)
 {
-  const EsJob plain = bench_job (&comparison->job);
-  char ours[192], theirs[192];
+  char options[256];
 
-  describe_definition (&comparison->job, FALSE, ours, sizeof ours);
-  describe_definition (&plain, FALSE, theirs, sizeof theirs);
-  if (strcmp (ours, theirs) == 0)
+  if (es_job_format_definition_options (&comparison->job, options, sizeof options))
     return g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
-  describe_definition (&plain, TRUE, theirs, sizeof theirs);
-  return g_markup_printf_escaped (_ ("From a shell, bench --image times the same variants at the default "
-                                     "definition (%s), as it takes no definition options:\n<tt>%s</tt>"),
-                                  theirs, command);
+  if (comparison->job.op == ES_OP_CLAHE)
+    return g_markup_printf_escaped (_ ("From a shell, where bench takes no CLAHE preset and times OpenCV's "
+                                       "CLAHE:\n<tt>%s</tt>"),
+                                    command);
+  return g_markup_printf_escaped (_ ("The same numbers from a shell, with the definition's files added "
+                                     "(--footprint=FILE, --mask=FILE):\n<tt>%s</tt>"),
+                                  command);
 }
 
 /* The command that prints the same numbers (es-cli.c, bench --image). */
@@ -320,7 +298,8 @@ cli_command (const EsComparison *comparison)
   /* Without a usable GPU the CLI's automatic choice is the CPU too. */
   if (comparison->engine.backend == ES_BACKEND_CPU && comparison->engine.cuda_usable)
     g_string_append (command, " --backend=cpu");
-  /* The parameters the operation uses, where they differ from the CLI's defaults. */
+  /* The parameters the operation uses, where they differ from the CLI's
+   * defaults, then its definition's options. */
   for (int id = 0; id < ES_N_PARAMS; id++)
     {
       const EsParam *param = es_param (id);
@@ -329,6 +308,15 @@ cli_command (const EsComparison *comparison)
       if (es_op_uses (job->op, id) && value != param->default_value)
         g_string_append_printf (command, " --%s=%g", param->name, value);
     }
+  {
+    char options[256];
+
+    es_job_format_definition_options (job, options, sizeof options);
+    g_string_append (command, options);
+    /* A 2-D window over a volume: bench reads its first page unless told. */
+    if (es_image_planes (&comparison->source->image) > 1 && !es_definition_is_3d (&job->definition))
+      g_string_append (command, " --volume");
+  }
   return g_string_free (command, FALSE);
 }
 
