@@ -27,6 +27,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root" || { echo "Bail out! no source tree at $root"; exit 1; }
 
+# Every source that marks a string is in POTFILES, else its strings escape
+# the template and every check below.
+unlisted=$(grep -rlE '(^|[^A-Za-z0-9_])N?_ \("|translatable="yes"' app compute ui --include='*.c' --include='*.h' \
+             --include='*.cu' --include='*.ui' | sort | while read -r f; do grep -qx "$f" po/POTFILES || echo "$f"; done)
+[ -z "$unlisted" ]
+said $? "every source that marks strings is in po/POTFILES" "$unlisted"
+
 # The strings marked in the sources now, as meson's entroscope-pot target
 # extracts them (its keywords; .cu files are C to xgettext).
 grep -v '^#' po/POTFILES | grep -v '\.cu$' > "$tmp/files"

@@ -243,7 +243,7 @@ _es_window_update_position (EsWindow *self)
     {
       if (shown != NULL && es_source_planes (self->source) > 1)
         {
-          g_autofree char *plane = g_strdup_printf ("z %5d of %d", self->z, es_source_planes (self->source));
+          g_autofree char *plane = g_strdup_printf (_ ("z %5d of %d"), self->z, es_source_planes (self->source));
 
           gtk_label_set_label (self->position_label, plane);
         }

@@ -5,6 +5,7 @@
 #include "es-window-private.h"
 
 #include <math.h>
+#include <glib/gi18n-lib.h>
 
 static gboolean
 is_volume (EsWindow *self)
@@ -119,7 +120,7 @@ static void
 update_z_bar (EsWindow *self)
 {
   int planes = self->source ? es_source_planes (self->source) : 1;
-  g_autofree char *count = g_strdup_printf ("of %d", planes);
+  g_autofree char *count = g_strdup_printf (_ ("of %d"), planes);
 
   gtk_widget_set_visible (self->z_bar, planes > 1);
   es_canvas_set_stepping (self->canvas, planes > 1);
