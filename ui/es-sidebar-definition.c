@@ -228,7 +228,7 @@ update_rows (EsSidebarDefinition *self)
                                footprint_text ? footprint_text : _ ("None chosen: the square is used"));
 
   if (self->mask_loading)
-    mask_text = g_strdup_printf ("Reading %s…", self->mask_loading);
+    mask_text = g_strdup_printf (_ ("Reading %s…"), self->mask_loading);
   else if (self->mask == NULL)
     mask_text = g_strdup (_ ("None: every pixel counts"));
   else if (mask_fits (self, self->mask))

@@ -150,7 +150,7 @@ es_timings_variant_note (const EsJob *job, const EsTiming *timing)
   if (chosen != ran)
     {
       why = es_variant_unsupported (chosen, job);
-      return g_strdup_printf ("%s ran: %s %s", ran->id, chosen->id, why ? why : _ ("did not run this job"));
+      return g_strdup_printf (_ ("%s ran: %s %s"), ran->id, chosen->id, why ? why : _ ("did not run this job"));
     }
   why = es_variant_slow_path (ran, job);
   return why ? g_strdup_printf (_ ("%s ran on its %s"), ran->id, why) : NULL;

@@ -324,7 +324,7 @@ compute_item (EsWorker *worker, const EsRequest *request, const EsWorkItem *item
       if (!ok)
         {
           if (response->error == NULL)
-            response->error = g_strdup_printf ("%s failed: %s", es_view_title (item->view), error.message);
+            response->error = g_strdup_printf (_ ("%s failed: %s"), es_view_title (item->view), error.message);
           es_result_clear (&result);
           return NULL;
         }

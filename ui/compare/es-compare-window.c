@@ -531,7 +531,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
           continue;
         }
       g_autofree char *value = format_ms (v->kernel_ms), *wall = format_ms (v->wall_ms);
-      g_autofree char *extra = isfinite (v->floor_multiple) ? g_strdup_printf ("%.2f× floor", v->floor_multiple)
+      g_autofree char *extra = isfinite (v->floor_multiple) ? g_strdup_printf (_ ("%.2f× floor"), v->floor_multiple)
                                                             : g_strdup ("–");
       g_autofree char *details = metrics_summary (&v->metrics, bandwidth.floor_gbs);
       g_autofree char *tooltip = g_strdup_printf (_ ("%s\n\nFrom: %s\nMedian of %d runs: kernel %s, "

@@ -151,8 +151,8 @@ draw_cells (GtkDrawingArea *area, cairo_t *cr, int width, int height, gpointer u
   if (cell < CELL_MIN)
     {
       g_autofree char *text = planes > 1
-                                ? g_strdup_printf ("window %d × %d × %d\nn = %u", planes, rows, columns, counts->n)
-                                : g_strdup_printf ("window %d × %d\nn = %u", rows, columns, counts->n);
+                                ? g_strdup_printf (_ ("window %d × %d × %d\nn = %u"), planes, rows, columns, counts->n)
+                                : g_strdup_printf (_ ("window %d × %d\nn = %u"), rows, columns, counts->n);
 
       gdk_cairo_set_source_rgba (cr, &fg);
       draw_centred_text (GTK_WIDGET (area), cr, text, 0, 0, width, height);

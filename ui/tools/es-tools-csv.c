@@ -82,7 +82,7 @@ on_export_response (GtkNativeDialog *chooser, int response, EsTools *self)
       g_autofree char *message = NULL;
 
       if (es_tools_export_csv (self, path, &error))
-        message = g_strdup_printf ("Wrote “%s”", name);
+        message = g_strdup_printf (_ ("Wrote “%s”"), name);
       else
         message = g_strdup_printf (_ ("Could not export “%s”: %s"), name, error->message);
       es_tools_host_show_message (self->host, message);

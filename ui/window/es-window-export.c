@@ -212,7 +212,7 @@ on_exported (GObject *object, GAsyncResult *result, gpointer user_data)
 
       g_settings_set_string (self->settings, "last-folder", uri);
     }
-  message = g_strdup_printf ("Exported “%s”", name);
+  message = g_strdup_printf (_ ("Exported “%s”"), name);
   _es_window_show_message (self, message);
 }
 

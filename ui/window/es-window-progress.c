@@ -210,7 +210,7 @@ _es_window_cancel_action (GtkWidget *widget, const char *action_name, GVariant *
     message = g_strdup_printf (_ ("Cancelled opening “%s”"),
                                self->loading_name ? self->loading_name : self->pending_source->name);
   else
-    message = g_strdup_printf ("Cancelled: %s%s%s",
+    message = g_strdup_printf (_ ("Cancelled: %s%s%s"),
                                n_views (self) > 1 ? _ ("the grid") : es_view_title (es_window_get_active_view (self)),
                                *detail ? " · " : "", detail);
   _es_window_show_message (self, message);
