@@ -212,10 +212,10 @@ parse_choice (const char *option, const char *text, const Choice *choices, int *
   for (int i = 0; i < n && len < sizeof names; i++)
     len += (size_t) snprintf (names + len, sizeof names - len, "%s%s",
                               i == 0       ? ""
-                              : i == n - 1 ? " or "
+                              : i == n - 1 ? _ (" or ")
                                            : ", ",
                               choices[i].name);
-  es_cli_usage_error ("--%s=%s: expected %s", option, text, names);
+  es_cli_usage_error (_ ("--%s=%s: expected %s"), option, text, names);
   return false;
 }
 
@@ -249,7 +249,7 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
       || (param->digits == 0 && !is_integer_text (text)))
     {
       es_param_describe_range (param, range, sizeof range);
-      es_cli_usage_error ("--%s=%s: expected %s, %s", param->name, text,
+      es_cli_usage_error (_ ("--%s=%s: expected %s, %s"), param->name, text,
                           param->digits == 0 ? _ ("an integer") : _ ("a number"), range);
       return false;
     }
