@@ -69,11 +69,27 @@ es_param_from_name (const char *name, EsParamId *id)
   return false;
 }
 
+static const char *
+untranslated (const char *text)
+{
+  return text;
+}
+
+void
+es_param_describe_range_in (const EsParam *param, EsTranslate translate, char *text, size_t size)
+{
+  const EsTranslate t = translate ? translate : untranslated;
+
+  if (param->odd)
+    snprintf (text, size, t (N_ ("odd, %g..%g (default %g)")), param->min, param->max, param->default_value);
+  else
+    snprintf (text, size, t (N_ ("%g..%g (default %g)")), param->min, param->max, param->default_value);
+}
+
 void
 es_param_describe_range (const EsParam *param, char *text, size_t size)
 {
-  snprintf (text, size, "%s%g..%g (default %g)", param->odd ? "odd, " : "", param->min, param->max,
-            param->default_value);
+  es_param_describe_range_in (param, NULL, text, size);
 }
 
 bool
@@ -549,12 +565,6 @@ es_job_resolve_minmax (EsJob *job, const EsImage *in)
     return;
   es_image_sample_range (in, &job->definition.range_lo, &job->definition.range_hi);
   job->definition.binning = ES_BINNING_RANGE;
-}
-
-static const char *
-untranslated (const char *text)
-{
-  return text;
 }
 
 void

@@ -266,6 +266,9 @@ typedef const char *(*EsTranslate) (const char *text) __attribute__ ((format_arg
  * line that people read; files and the CLI keep the words above (NULL). */
 void es_job_describe_definition_in (const EsJob *job, const char *units, EsTranslate translate, char *text,
                                     size_t size);
+/* es_param_describe_range in the reader's language: the CLI's help and
+ * usage errors, the window's tooltips (NULL: English). */
+void es_param_describe_range_in (const EsParam *param, EsTranslate translate, char *text, size_t size);
 
 /* The text forms of the CLI and the Python module: "9x5" (or "9×5", odd
  * sides ≤ ES_SIDE_MAX) sets a rectangle; "clip" … "constant:V"; "depth",

@@ -184,8 +184,8 @@ print_parameters (FILE *out)
       char term[64], range[64], ops[128], text[512];
 
       snprintf (term, sizeof term, "      --%s=%s", param->name, param->metavar);
-      es_param_describe_range (param, range, sizeof range);
-      es_cli_op_list (ops_using ((EsParamId) id), ", ", " and ", ops, sizeof ops);
+      es_param_describe_range_in (param, es_tr, range, sizeof range);
+      es_cli_op_list (ops_using ((EsParamId) id), ", ", _ (" and "), ops, sizeof ops);
       snprintf (text, sizeof text, _ ("%s; %s. Used by %s"), _ (param->description), range,
                 ops[0] ? ops : _ ("no operation"));
       print_entry (out, term, OPTION_COLUMN, text);

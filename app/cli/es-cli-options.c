@@ -248,7 +248,7 @@ parse_param (const EsParam *param, const char *text, EsJob *job)
   if (isspace ((unsigned char) text[0]) || end == text || *end != '\0' || errno == ERANGE || !isfinite (v)
       || (param->digits == 0 && !is_integer_text (text)))
     {
-      es_param_describe_range (param, range, sizeof range);
+      es_param_describe_range_in (param, es_tr, range, sizeof range);
       es_cli_usage_error (_ ("--%s=%s: expected %s, %s"), param->name, text,
                           param->digits == 0 ? _ ("an integer") : _ ("a number"), range);
       return false;
