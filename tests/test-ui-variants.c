@@ -413,20 +413,29 @@ find_widget_of_type (GtkWidget *widget, GType type)
   return NULL;
 }
 
-/* The labels under the time bars that carry a variant's model and resources, in order. */
+/* The labels under widget, in order; with a CSS class, only those of it
+ * (compare-metrics: the lines under the time bars that carry a variant's
+ * model and resources). */
 static void
-collect_metrics_labels (GtkWidget *widget, GPtrArray *labels)
+collect_labels (GtkWidget *widget, const char *css_class, GPtrArray *labels)
 {
-  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "compare-metrics"))
+  if (GTK_IS_LABEL (widget) && (css_class == NULL || gtk_widget_has_css_class (widget, css_class)))
     g_ptr_array_add (labels, widget);
   for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    collect_metrics_labels (child, labels);
+    collect_labels (child, css_class, labels);
 }
 
+/* Whether the Compare window (data) shows its chart, or its CPU page. */
 static gboolean
 shows_chart (gpointer data)
 {
   return g_strcmp0 (es_compare_window_get_page (data), "chart") == 0;
+}
+
+static gboolean
+shows_cpu (gpointer data)
+{
+  return g_strcmp0 (es_compare_window_get_page (data), "cpu") == 0;
 }
 
 /* The window as it is drawn, to a PNG. */
@@ -500,7 +509,7 @@ test_compare_chart (void)
   g_assert_nonnull (strstr (description, floor));
   g_assert_nonnull (strstr (description, datasheet));
 
-  collect_metrics_labels (GTK_WIDGET (compare), labels);
+  collect_labels (GTK_WIDGET (compare), "compare-metrics", labels);
   for (size_t i = 0; i < comparison->n_rows; i++)
     {
       const EsCompareRow *row = &comparison->rows[i];
@@ -545,7 +554,7 @@ scroll_to_default_card (EsCompareWindow *compare)
   size_t timed = 0;
   double x, y;
 
-  collect_metrics_labels (GTK_WIDGET (compare), labels);
+  collect_labels (GTK_WIDGET (compare), "compare-metrics", labels);
   for (size_t i = 0; i < comparison->n_rows && label == NULL; i++)
     if (comparison->rows[i].unsupported == NULL)
       {
@@ -562,22 +571,6 @@ scroll_to_default_card (EsCompareWindow *compare)
   wait_idle ();
 }
 
-/* The text of every label under widget, a line each. */
-static void
-collect_text (GtkWidget *widget, GString *text)
-{
-  if (GTK_IS_LABEL (widget))
-    g_string_append_printf (text, "%s\n", gtk_label_get_text (GTK_LABEL (widget)));
-  for (GtkWidget *child = gtk_widget_get_first_child (widget); child; child = gtk_widget_get_next_sibling (child))
-    collect_text (child, text);
-}
-
-static gboolean
-shows_cpu (gpointer data)
-{
-  return g_strcmp0 (es_compare_window_get_page (data), "cpu") == 0;
-}
-
 /* The heading names the job as the status bar does, definition included,
  * and the shell command under the times gives the definition's options,
  * or says what it needs added (a mask's file). */
@@ -588,6 +581,7 @@ test_compare_command (void)
     {
       g_autoptr (TestComparer) comparer = g_object_new (TEST_TYPE_COMPARER, NULL);
       g_autoptr (GString) text = g_string_new (NULL);
+      g_autoptr (GPtrArray) labels = g_ptr_array_new ();
       EsCompareWindow *compare;
 
       comparer->on_cpu = TRUE;
@@ -605,7 +599,9 @@ test_compare_command (void)
       es_compare_window_run (compare);
       wait_until (shows_cpu, compare, NULL, NULL);
       wait_idle ();
-      collect_text (GTK_WIDGET (compare), text);
+      collect_labels (GTK_WIDGET (compare), NULL, labels);
+      for (guint i = 0; i < labels->len; i++)
+        g_string_append_printf (text, "%s\n", gtk_label_get_text (labels->pdata[i]));
       g_test_message ("%s", text->str);
       g_assert_nonnull (strstr (text->str, "entroscope-cli bench --image="));
       switch (custom)
