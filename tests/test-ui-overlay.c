@@ -179,6 +179,34 @@ test_tool_shape (void)
   wait_frames ();
 }
 
+/* Swipe's side names, at the foot of the split, send the overlay to another corner as a tool's shape
+ * does: the overlay had covered them. */
+static void
+test_swipe_labels (void)
+{
+  EsTools *tools = es_window_get_tools (window);
+  graphene_rect_t before, after;
+  const char *text;
+
+  ensure_image ();
+  set_view ("entropy");
+  es_canvas_set_zoom (canvas, 4);
+  wait_frames ();
+  g_assert_true (overlay_bounds (0, &before, &text));
+  /* At the foot of the pane, where the names are drawn. */
+  g_assert_cmpfloat (before.origin.y, >, gtk_widget_get_height (GTK_WIDGET (canvas)) / 2.0);
+  es_tools_set_tool (tools, ES_TOOL_SWIPE);
+  /* The left side's name ends 6 px left of the split: over the overlay's right end. */
+  tools->swipe_split = (before.origin.x + before.size.width + 6) / gtk_widget_get_width (GTK_WIDGET (canvas));
+  gtk_widget_queue_draw (GTK_WIDGET (canvas));
+  wait_frames ();
+  g_assert_true (overlay_bounds (0, &after, &text));
+  g_assert_false (graphene_rect_intersection (&before, &after, NULL));
+  es_tools_set_tool (tools, ES_TOOL_POINTER);
+  es_canvas_zoom_fit (canvas);
+  wait_frames ();
+}
+
 /* The clipboard's texture as packed RGB. */
 static guint8 *
 copied_rgb (int *width, int *height)
@@ -380,6 +408,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/overlay/grid", test_grid);
   g_test_add_func ("/overlay/pointer", test_pointer);
   g_test_add_func ("/overlay/tool-shape", test_tool_shape);
+  g_test_add_func ("/overlay/swipe-labels", test_swipe_labels);
   g_test_add_func ("/overlay/copy", test_copy);
   g_test_add_func ("/overlay/export", test_export);
   g_test_add_func ("/overlay/render-bands", test_render_bands);

@@ -15,10 +15,12 @@ _es_swipe_clear (EsTools *self)
   self->swipe_pixels_layer = NULL;
 }
 
+/* A side's name at (x, y), or ending there (right); the timing overlay
+ * keeps clear of it, as of a tool's shape. */
 static void
-draw_label (GtkSnapshot *snapshot, GtkWidget *widget, const char *text, double x, double y, gboolean right)
+draw_label (EsTools *self, GtkSnapshot *snapshot, const char *text, double x, double y, gboolean right)
 {
-  PangoLayout *layout = gtk_widget_create_pango_layout (widget, text);
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self->canvas), text);
   GdkRGBA bg = { 0, 0, 0, 0.62 }, fg = { 1, 1, 1, 1 };
   int width, height;
 
@@ -26,6 +28,7 @@ draw_label (GtkSnapshot *snapshot, GtkWidget *widget, const char *text, double x
   if (right)
     x -= width + 12;
   gtk_snapshot_append_color (snapshot, &bg, &GRAPHENE_RECT_INIT (x, y, width + 12, height + 6));
+  es_canvas_keep_clear (self->canvas, &GRAPHENE_RECT_INIT (x, y, width + 12, height + 6));
   gtk_snapshot_save (snapshot);
   gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (x + 6, y + 3));
   gtk_snapshot_append_layout (snapshot, layout, &fg);
@@ -79,11 +82,10 @@ _es_swipe_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), points, 2, FALSE, 0);
   _es_tools_stroke_path (snapshot, &GRAPHENE_RECT_INIT (0, 0, geometry->width, geometry->height), handle, 1, FALSE, 6);
   /* Which side is which (the grid's panes name their right side already). */
-  draw_label (snapshot, GTK_WIDGET (self->canvas),
-              layer ? es_view_title (self->swipe_view) : _ ("not computed: show it once"), split - 6,
+  draw_label (self, snapshot, layer ? es_view_title (self->swipe_view) : _ ("not computed: show it once"), split - 6,
               geometry->height - 34, TRUE);
   if (n == 1)
-    draw_label (snapshot, GTK_WIDGET (self->canvas), es_view_title (views[0]), split + 6, geometry->height - 34, FALSE);
+    draw_label (self, snapshot, es_view_title (views[0]), split + 6, geometry->height - 34, FALSE);
 }
 
 static void
@@ -106,7 +108,7 @@ _es_swipe_page_new (EsTools *self)
 {
   GtkWidget *box = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 12);
   GtkWidget *label = gtk_label_new_with_mnemonic (_ ("_Left of the split"));
-  GtkWidget *split_label = gtk_label_new_with_mnemonic ("S_plit");
+  GtkWidget *split_label = gtk_label_new_with_mnemonic (_ ("S_plit"));
   GtkAdjustment *adjustment = gtk_adjustment_new (50, 0, 100, 1, 10, 0);
   g_autoptr (GtkStringList) titles = gtk_string_list_new (NULL);
   GtkWidget *scale;
