@@ -150,6 +150,30 @@ test_pointer (void)
   wait_frames ();
 }
 
+/* The entropy view zoomed in, so that the image fills the pane, and its overlay's bounds, which lie
+ * over the image. */
+static void
+zoom_in_on_entropy (graphene_rect_t *overlay)
+{
+  const char *text;
+
+  ensure_image ();
+  set_view ("entropy");
+  es_canvas_set_zoom (canvas, 4);
+  wait_frames ();
+  g_assert_true (overlay_bounds (0, overlay, &text));
+  g_assert_true (covers_image (overlay));
+}
+
+/* Back to the pointer tool and the fitted image. */
+static void
+end_tool (EsTools *tools)
+{
+  es_tools_set_tool (tools, ES_TOOL_POINTER);
+  es_canvas_zoom_fit (canvas);
+  wait_frames ();
+}
+
 /* Zoomed in, the image fills the pane and the overlay lies over it: a rectangle drawn there sends
  * it to a corner away from the rectangle. */
 static void
@@ -159,12 +183,7 @@ test_tool_shape (void)
   graphene_rect_t before, after, shape;
   const char *text;
 
-  ensure_image ();
-  set_view ("entropy");
-  es_canvas_set_zoom (canvas, 4);
-  wait_frames ();
-  g_assert_true (overlay_bounds (0, &before, &text));
-  g_assert_true (covers_image (&before));
+  zoom_in_on_entropy (&before);
   es_tools_set_tool (tools, ES_TOOL_RECT);
   graphene_rect_inset_r (&before, -4, -4, &shape);
   es_tools_press (tools, shape.origin.x, shape.origin.y);
@@ -174,9 +193,7 @@ test_tool_shape (void)
   g_assert_true (overlay_bounds (0, &after, &text));
   g_assert_false (graphene_rect_intersection (&after, &shape, NULL));
   g_action_group_activate_action (G_ACTION_GROUP (tools->actions), "clear", NULL);
-  es_tools_set_tool (tools, ES_TOOL_POINTER);
-  es_canvas_zoom_fit (canvas);
-  wait_frames ();
+  end_tool (tools);
 }
 
 /* Swipe's side names, at the foot of the split, send the overlay to another corner as a tool's shape
@@ -188,11 +205,7 @@ test_swipe_labels (void)
   graphene_rect_t before, after;
   const char *text;
 
-  ensure_image ();
-  set_view ("entropy");
-  es_canvas_set_zoom (canvas, 4);
-  wait_frames ();
-  g_assert_true (overlay_bounds (0, &before, &text));
+  zoom_in_on_entropy (&before);
   /* At the foot of the pane, where the names are drawn. */
   g_assert_cmpfloat (before.origin.y, >, gtk_widget_get_height (GTK_WIDGET (canvas)) / 2.0);
   es_tools_set_tool (tools, ES_TOOL_SWIPE);
@@ -202,9 +215,7 @@ test_swipe_labels (void)
   wait_frames ();
   g_assert_true (overlay_bounds (0, &after, &text));
   g_assert_false (graphene_rect_intersection (&before, &after, NULL));
-  es_tools_set_tool (tools, ES_TOOL_POINTER);
-  es_canvas_zoom_fit (canvas);
-  wait_frames ();
+  end_tool (tools);
 }
 
 /* The clipboard's texture as packed RGB. */

@@ -9,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include "es-intl.h"
 #include "es-calibration.h"
 
 /* The view table: one row per view. Titles of operation views come from the
@@ -1067,19 +1068,13 @@ layer_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
   info->pixel_size = layer->result.info.pixel_size;
 }
 
-static const char *
-translate_word (const char *text)
-{
-  return _ (text);
-}
-
 void
 es_layer_display_info (const EsLayer *layer, const EsDisplay *display, EsValueInfo *info)
 {
   layer_info (layer, display, info);
   /* The definition line on screen is in the reader's language. */
   if (layer->view != ES_VIEW_ORIGINAL && info->definition[0])
-    es_job_describe_definition_in (&layer->job, info->units, translate_word, info->definition, sizeof info->definition);
+    es_job_describe_definition_in (&layer->job, info->units, es_tr, info->definition, sizeof info->definition);
 }
 
 void

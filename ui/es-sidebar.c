@@ -7,6 +7,7 @@
 #include <math.h>
 #include <glib/gi18n-lib.h>
 
+#include "es-intl.h"
 #include "es-histogram.h"
 #include "es-settings.h"
 #include "es-sidebar-definition.h"
@@ -48,12 +49,6 @@ G_DEFINE_FINAL_TYPE (EsSidebar, es_sidebar, GTK_TYPE_WIDGET)
 static const char *const units_nicks[] = { "nats", "bits", "normalized", NULL };
 static const char *const colormap_nicks[] = { "viridis", "magma", "inferno", "cividis", "gray", NULL };
 static const char *const range_nicks[] = { "absolute", "auto", NULL };
-
-static const char *
-translate (const char *text)
-{
-  return _ (text);
-}
 
 /* max-pixels, in pixels, <-> the spin button, in megapixels. */
 static gboolean
@@ -539,7 +534,7 @@ setup_param (EsSidebar *self, const EsParam *param)
       g_critical ("es-sidebar.ui has no row for the parameter “%s”", param->name);
       return;
     }
-  es_param_describe_range_in (param, translate, range, sizeof range);
+  es_param_describe_range_in (param, es_tr, range, sizeof range);
   tooltip = g_strdup_printf ("%c%s; %s", g_ascii_toupper (_ (param->description)[0]), _ (param->description) + 1,
                              range);
   gtk_adjustment_configure (adjustment, param->default_value, param->min, param->max, param->step,

@@ -706,23 +706,20 @@ print_compare_row (const EsJob *job, const EsCompareRow *row, double floor_ms, b
     }
 }
 
-/* The entropy definition the entropy rows time, where it is not a plain
- * square (whose side the parameters give). */
+/* The entropy definition the entropy rows time, where it takes options
+ * beyond the parameters (not a plain square, whose side they give). */
 static void
 print_definition (const EsBenchOptions *options)
 {
   EsJob job = options->job;
-  const EsEntropyDefinition *d = &job.definition;
-  char definition[192];
+  char definition[192], given[256];
   bool entropy = false;
 
   for (int i = 0; i < options->n_ops; i++)
     entropy = entropy || options->ops[i] == ES_OP_ENTROPY;
-  if (!entropy
-      || (d->shape == ES_SHAPE_SQUARE && d->border == ES_BORDER_CLIP && d->binning == ES_BINNING_DEPTH && !d->normalized
-          && d->mask == NULL))
-    return;
   job.op = ES_OP_ENTROPY;
+  if (!entropy || (es_job_format_definition_options (&job, given, sizeof given) && given[0] == '\0'))
+    return;
   es_job_describe_definition (&job, "nats", definition, sizeof definition);
   printf ("# entropy definition: %s\n", definition);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib/gi18n-lib.h>
 
+#include "es-intl.h"
 #include "es-accessible.h"
 #include "es-bandwidth-chart.h"
 #include "es-bar.h"
@@ -243,12 +244,6 @@ add_figures (char *tooltip, const EsMetrics *m, double floor_gbs)
   return text;
 }
 
-static const char *
-translate (const char *text)
-{
-  return _ (text);
-}
-
 /* The job as the window's status bar names it, "Entropy · 5×5 · clip · 16
  * bins · nats", or where the operation has no definition line, its
  * parameters: "Sharpen, amount 1". */
@@ -258,40 +253,23 @@ describe_job (const EsJob *job)
   char definition[192];
   g_autofree char *params = NULL;
 
-  es_job_describe_definition_in (job, job->definition.bits ? "bits" : "nats", translate, definition, sizeof definition);
+  es_job_describe_definition_in (job, job->definition.bits ? "bits" : "nats", es_tr, definition, sizeof definition);
   if (definition[0] != '\0')
     return g_strconcat (_ (es_op_info (job->op)->title), " · ", definition, NULL);
   params = es_job_describe_params (job, ", ");
   return g_strconcat (_ (es_op_info (job->op)->title), *params ? ", " : "", params, NULL);
 }
 
-/* What the footnote under the times says: "The same numbers from a
- * shell", or, where the command cannot give the whole definition, what
- * it needs added. */
+/* The command that prints the same numbers (es-cli.c, bench --image);
+ * *complete is FALSE where it cannot give the whole definition. */
 static char *
-command_footnote (const EsComparison *comparison, const char *command)
-{
-  char options[256];
-
-  if (es_job_format_definition_options (&comparison->job, options, sizeof options))
-    return g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
-  if (comparison->job.op == ES_OP_CLAHE)
-    return g_markup_printf_escaped (_ ("From a shell, where bench takes no CLAHE preset and times OpenCV's "
-                                       "CLAHE:\n<tt>%s</tt>"),
-                                    command);
-  return g_markup_printf_escaped (_ ("The same numbers from a shell, with the definition's files added "
-                                     "(--footprint=FILE, --mask=FILE):\n<tt>%s</tt>"),
-                                  command);
-}
-
-/* The command that prints the same numbers (es-cli.c, bench --image). */
-static char *
-cli_command (const EsComparison *comparison)
+cli_command (const EsComparison *comparison, gboolean *complete)
 {
   const EsJob *job = &comparison->job;
   g_autofree char *path = comparison->source->file ? g_file_get_path (comparison->source->file) : NULL;
   g_autofree char *quoted = g_shell_quote (path ? path : comparison->source->name);
   GString *command = g_string_new ("entroscope-cli bench --image=");
+  char options[256];
 
   g_string_append (command, quoted);
   g_string_append_printf (command, " --ops=%s --repeats=%d", es_op_name (job->op), comparison->repeats);
@@ -308,16 +286,32 @@ cli_command (const EsComparison *comparison)
       if (es_op_uses (job->op, id) && value != param->default_value)
         g_string_append_printf (command, " --%s=%g", param->name, value);
     }
-  {
-    char options[256];
-
-    es_job_format_definition_options (job, options, sizeof options);
-    g_string_append (command, options);
-    /* A 2-D window over a volume: bench reads its first page unless told. */
-    if (es_image_planes (&comparison->source->image) > 1 && !es_definition_is_3d (&job->definition))
-      g_string_append (command, " --volume");
-  }
+  *complete = es_job_format_definition_options (job, options, sizeof options);
+  g_string_append (command, options);
+  /* A 2-D window over a volume: bench reads its first page unless told. */
+  if (es_image_planes (&comparison->source->image) > 1 && !es_definition_is_3d (&job->definition))
+    g_string_append (command, " --volume");
   return g_string_free (command, FALSE);
+}
+
+/* What the footnote under the times says, with cli_command: "The same
+ * numbers from a shell", or, where the command cannot give the whole
+ * definition, what it needs added. */
+static char *
+command_footnote (const EsComparison *comparison)
+{
+  gboolean complete;
+  g_autofree char *command = cli_command (comparison, &complete);
+
+  if (complete)
+    return g_markup_printf_escaped (_ ("The same numbers from a shell:\n<tt>%s</tt>"), command);
+  if (comparison->job.op == ES_OP_CLAHE)
+    return g_markup_printf_escaped (_ ("From a shell, where bench takes no CLAHE preset and times OpenCV's "
+                                       "CLAHE:\n<tt>%s</tt>"),
+                                    command);
+  return g_markup_printf_escaped (_ ("The same numbers from a shell, with the definition's files added "
+                                     "(--footprint=FILE, --mask=FILE):\n<tt>%s</tt>"),
+                                  command);
 }
 
 /* The chart */
@@ -480,7 +474,7 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
   const EsJob *job = &comparison->job;
   double max = comparison->floor_ms, floor = comparison->floor_ms;
   g_autofree char *what = describe_job (job), *heading = NULL, *floor_text = NULL;
-  g_autofree char *in_text = NULL, *out_text = NULL, *footnote = NULL, *command = NULL;
+  g_autofree char *in_text = NULL, *out_text = NULL, *footnote = NULL;
   const size_t pixels = (size_t) comparison->source->image.width * (size_t) comparison->source->image.height;
   EsCompareBandwidth bandwidth;
   size_t in_bytes, out_bytes;
@@ -556,9 +550,8 @@ show_chart (EsCompareWindow *self, const EsComparison *comparison)
       add_chart_row (self->chart_grid, &row, &r);
     }
 
-  command = cli_command (comparison);
   {
-    g_autofree char *shell = command_footnote (comparison, command);
+    g_autofree char *shell = command_footnote (comparison);
     g_autofree char *how = g_markup_escape_text (_ ("Kernel times come from CUDA events, after one warm-up run; "
                                                     "the dashed line marks the copy floor. Hover over a variant "
                                                     "for where its lesson comes from."),
@@ -583,7 +576,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
   g_autofree char *subtitle = g_strdup_printf (
     dngettext (GETTEXT_PACKAGE, "%d thread", "%d threads", (unsigned long) es_cpu_thread_count ()),
     es_cpu_thread_count ());
-  g_autofree char *command = cli_command (comparison), *footnote = NULL, *tooltip = NULL;
+  g_autofree char *footnote = NULL, *tooltip = NULL;
   g_autofree char *details = metrics_summary (&cpu->metrics, NAN);
   const char *reason = comparison->engine.cuda_reason;
   int row = 0;
@@ -632,7 +625,7 @@ show_cpu (EsCompareWindow *self, const EsComparison *comparison)
     };
     add_chart_row (self->cpu_grid, &row, &r);
   }
-  footnote = command_footnote (comparison, command);
+  footnote = command_footnote (comparison);
   gtk_label_set_markup (self->cpu_footnote, footnote);
   gtk_stack_set_visible_child_name (self->stack, "cpu");
 }
