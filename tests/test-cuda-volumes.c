@@ -114,10 +114,10 @@ depth_binned_matches (EsEngine *engine, const char *variant, EsJob *job, const i
 
 /* The edges of the register-count kernel's domain (up to 16 bins, 255
  * cells, counting in fours up to 63) on either side: 16 and 17 levels,
- * footprints of 63, 64, 255 and 256 cells, ball 2 and cube 3, every
- * border, with and without a mask, 8-bit samples and 16-bit ones binned
- * by depth, on a volume smaller than the window and one of several strips
- * of rows. */
+ * footprints of 63, 64, 255 and 256 cells, and the windows slid by
+ * groups of runs (cube 3, ball 2, ball 3), every border, with and without
+ * a mask, 8-bit samples and 16-bit ones binned by depth, on a volume
+ * smaller than the window and one of several strips of rows. */
 static void
 check_register_edges (EsEngine *engine)
 {
@@ -133,7 +133,7 @@ check_register_edges (EsEngine *engine)
 
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
     for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
-      for (int window = 0; window < n_footprints + 2; window++)
+      for (int window = 0; window < n_footprints + 3; window++)
         for (int border = 0; border < ES_N_BORDERS; border++)
           {
             const bool wide = random_int (0, 1);
@@ -151,6 +151,8 @@ check_register_edges (EsEngine *engine)
               }
             else if (window == n_footprints)
               d->shape = ES_SHAPE_BALL, d->radius = 2;
+            else if (window == n_footprints + 1)
+              d->shape = ES_SHAPE_BALL, d->radius = 3;
             else
               d->shape = ES_SHAPE_BOX, d->planes = d->height = d->width = 3;
             job.levels = levels[l];
@@ -159,8 +161,8 @@ check_register_edges (EsEngine *engine)
               failures++;
           }
   tap_ok (failures == 0,
-          "volume: 16 and 17 levels, 63, 64, 255 and 256 cells, every border, masks, 8 and 16 bits equal "
-          "the reference: %d of %d (worst %.2g)",
+          "volume: 16 and 17 levels, 63, 64, 255 and 256 cells, cube 3, balls 2 and 3, every border, masks, 8 and 16 "
+          "bits equal the reference: %d of %d (worst %.2g)",
           checks - failures, checks, worst);
 }
 
@@ -168,21 +170,23 @@ check_register_edges (EsEngine *engine)
  * store: vol_atomic_updates), on each variant: ball 3 (29 spans) at 256
  * levels in atomics and at 512 (where its counts leave too few warps) in
  * loads and stores; ball 5 (16-bit counts) at 16 and 256 levels likewise;
- * cube 3 (9 spans) in loads and stores. Every border, with and without a
+ * cube 3 and ball 2, slid by groups of runs, in atomics at 256 and 300
+ * levels and in loads and stores at 1000; a 3×5×3 box (9 spans, slid by
+ * its moves) in loads and stores. Every border, with and without a
  * mask, 8- and 16-bit samples, on a volume smaller than the window and
  * one of several strips of rows. */
 static void
 check_update_forms (EsEngine *engine, const char *variant)
 {
   static const int sizes[][3] = { { 5, 4, 3 }, { 70, 131, 9 } };
+  /* A ball's radius, or a box's depth and width and its height. */
   static const struct {
     EsShape shape;
-    int size;
+    int size, height;
     int levels[2];
   } windows[] = {
-    { ES_SHAPE_BALL, 3, { 256, 512 } },
-    { ES_SHAPE_BALL, 5, { 16, 256 } },
-    { ES_SHAPE_BOX, 3, { 256, 300 } },
+    { ES_SHAPE_BALL, 3, 0, { 256, 512 } },  { ES_SHAPE_BALL, 5, 0, { 16, 256 } }, { ES_SHAPE_BOX, 3, 3, { 256, 300 } },
+    { ES_SHAPE_BALL, 2, 0, { 256, 1000 } }, { ES_SHAPE_BOX, 3, 5, { 256, 300 } },
   };
   int failures = 0, checks = 0;
   double worst = 0.0;
@@ -200,15 +204,15 @@ check_update_forms (EsEngine *engine, const char *variant)
             if (d->shape == ES_SHAPE_BALL)
               d->radius = windows[w].size;
             else
-              d->planes = d->height = d->width = windows[w].size;
+              d->planes = d->width = windows[w].size, d->height = windows[w].height;
             job.levels = windows[w].levels[l];
             checks++;
             if (!depth_binned_matches (engine, variant, &job, sizes[s], wide, (EsBorder) border, &worst))
               failures++;
           }
   tap_ok (failures == 0,
-          "%s: ball 3 at 256 and 512 levels, ball 5 at 16 and 256, cube 3 at 256 and 300, every border, masks, "
-          "8 and 16 bits equal the reference: %d of %d (worst %.2g)",
+          "%s: ball 3 at 256 and 512 levels, ball 5 at 16 and 256, cube 3 and box 3×5×3 at 256 and 300, ball 2 "
+          "at 256 and 1000, every border, masks, 8 and 16 bits equal the reference: %d of %d (worst %.2g)",
           variant, checks - failures, checks, worst);
 }
 

@@ -339,12 +339,20 @@ vol_stage_spans (const VolBand &p, VolSpan *staged)
   return staged;
 }
 
-/* step (0), step (1), … step (N − 1), each with its index a constant. */
+/* Calls step (std::integral_constant<int, I> ()) for I = 0 … N − 1, each
+ * index a constant, while step returns true. */
 template <typename Step, int... I>
-static __device__ __forceinline__ void
-vol_unrolled (const Step &step, std::integer_sequence<int, I...>)
+static __device__ __forceinline__ bool
+vol_for_each (const Step &step, std::integer_sequence<int, I...>)
 {
-  (step (I), ...);
+  return (step (std::integral_constant<int, I> ()) && ...);
+}
+
+template <int N, typename Step>
+static __device__ __forceinline__ bool
+vol_for (const Step &step)
+{
+  return vol_for_each (step, std::make_integer_sequence<int, N> ());
 }
 
 /* move (0) … move (count − 1): with N > 0 spans compiled in, unrolled so
@@ -356,7 +364,10 @@ static __device__ __forceinline__ void
 vol_each_move (int count, const Move &move)
 {
   if constexpr (N > 0)
-    vol_unrolled (move, std::make_integer_sequence<int, N> ());
+    vol_for<N> ([&] (auto i) {
+      move (decltype (i)::value);
+      return true;
+    });
   else
     {
 #pragma unroll 4
@@ -645,6 +656,32 @@ vol_reg_word (const uint64_t (&counts)[2], int w)
   return (uint32_t) (counts[w >> 1] >> (32 * (w & 1)));
 }
 
+/* The entropy of the window whose packed counts are `counts` (4c a byte
+ * with Quads), centred on the code at `here`: NaN where that is void. */
+template <bool Quads>
+static __device__ __forceinline__ float
+vol_reg_value (const VolBand &p, const uint64_t (&counts)[2], const uint8_t *here, const uint32_t *c_ln_c,
+               const VolTables<uint32_t> &tables, const VolCounted &whole)
+{
+  uint32_t counted_sum = 0;
+#pragma unroll
+  for (int b = 0; b < VOL_REG_BINS; b++)
+    {
+      const uint32_t count = __byte_perm (vol_reg_word (counts, b >> 2), 0, 0x4440 | (b & 3));
+      counted_sum += Quads ? *(const uint32_t *) ((const char *) c_ln_c + count) : c_ln_c[count];
+    }
+  const int n = p.voids ? (int) __dp4a (vol_reg_word (counts, 0), 0x01010101u,
+                                        __dp4a (vol_reg_word (counts, 1), 0x01010101u,
+                                                __dp4a (vol_reg_word (counts, 2), 0x01010101u,
+                                                        __dp4a (vol_reg_word (counts, 3), 0x01010101u, 0u))))
+                                >> (Quads ? 2 : 0)
+                        : p.cells;
+  if (p.voids && *here == VOL_REG_VOID)
+    return __int_as_float (0x7fc00000);
+  return vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, n), counted_sum, p.bins, p.normalized,
+                                 p.unit_scale);
+}
+
 /* One thread's strip, as vol_strip, from the window centre `centre` of
  * (x, y0, z) in the padded block of codes; c_ln_c holds the window's
  * fixed-point c ln c for c = 0..cells. The slide reads `moves` with
@@ -672,24 +709,8 @@ vol_reg_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long ce
     }
   for (int y = y0;; y++)
     {
-      uint32_t counted_sum = 0;
-#pragma unroll
-      for (int b = 0; b < VOL_REG_BINS; b++)
-        {
-          const uint32_t count = __byte_perm (vol_reg_word (counts, b >> 2), 0, 0x4440 | (b & 3));
-          counted_sum += Quads ? *(const uint32_t *) ((const char *) c_ln_c + count) : c_ln_c[count];
-        }
-      const int n = p.voids ? (int) __dp4a (vol_reg_word (counts, 0), 0x01010101u,
-                                            __dp4a (vol_reg_word (counts, 1), 0x01010101u,
-                                                    __dp4a (vol_reg_word (counts, 2), 0x01010101u,
-                                                            __dp4a (vol_reg_word (counts, 3), 0x01010101u, 0u))))
-                                    >> (Quads ? 2 : 0)
-                            : p.cells;
-      const bool masked = p.voids && *here == VOL_REG_VOID;
       /* Streaming, as in vol_strip. */
-      __stcs (out, masked ? __int_as_float (0x7fc00000)
-                          : vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, n), counted_sum,
-                                                    p.bins, p.normalized, p.unit_scale));
+      __stcs (out, vol_reg_value<Quads> (p, counts, here, c_ln_c, tables, whole));
       if (y + 1 == y1)
         break;
       here += p.row_cells;
@@ -722,6 +743,408 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
   __syncthreads ();
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
     vol_reg_strip<N, Quads> (p, codes, centre, spans, moves, c_ln_c, tables, out, (size_t) p.width, y0, y1);
+  });
+}
+
+/* ---- compiled windows, slid by groups of runs ---------------------------------
+ * Cube 3, ball 2 and ball 3 are compiled in whole. The runs of a group,
+ * those with the same rows [y0, y1], enter and leave at the same rows, so
+ * what enters a group at one step leaves it L = y1 − y0 + 1 steps later.
+ * A group keeps what entered in its last L steps in a ring of registers,
+ * and a step loads only its entering cells, each at a row pointer of
+ * (dz, dy) with dx the load's offset:
+ * - counts in registers (vol_group_kernel, up to 16 bins): the ring holds
+ *   each step's sum of the entering one-hot counts, P, and the counts move
+ *   by P_in − P_out;
+ * - counts in shared memory (vol_group_counts_kernel, the short slides):
+ *   the ring holds the codes, which leave through the usual updates.
+ * Cube 3 loads 9 cells a row where the moves loaded 18. A group of one
+ * run is moved, not ringed: a second load costs less than L slots.
+ * H200, 512³, against the moves: cube 3 1.82 → 1.25 ms (16 bins) and
+ * 2.21 → 1.81 (256), ball 2 2.26 → 1.72 and 2.72 → 2.10, ball 3 at 16
+ * bins 4.40 → 3.35 (docs/performance/volumes.md). */
+
+/* One column run of a compiled window: rows [y0, y1] of column (dz, dx). */
+struct VolRun {
+  int dz, dx, y0, y1;
+};
+
+/* The runs of a compiled window, in vol_column_runs' order (dz, then dx). */
+#define VOL_SHAPE_RUNS 32
+struct VolShapeRuns {
+  VolRun run[VOL_SHAPE_RUNS];
+  int n;
+};
+
+static constexpr __host__ __device__ int
+vol_isqrt (int m)
+{
+  int h = 0;
+  while ((h + 1) * (h + 1) <= m)
+    h++;
+  return h;
+}
+
+/* A ball of radius r: the cells with dz² + dy² + dx² ≤ r² (es_window_spans_3d). */
+static constexpr __host__ __device__ VolShapeRuns
+vol_ball_runs (int r)
+{
+  VolShapeRuns s{};
+  for (int dz = -r; dz <= r; dz++)
+    for (int dx = -r; dx <= r; dx++)
+      if (dz * dz + dx * dx <= r * r)
+        {
+          const int h = vol_isqrt (r * r - dz * dz - dx * dx);
+          s.run[s.n++] = VolRun{ dz, dx, -h, h };
+        }
+  return s;
+}
+
+/* A box of d × h × w cells, each odd. */
+static constexpr __host__ __device__ VolShapeRuns
+vol_box_runs (int d, int h, int w)
+{
+  VolShapeRuns s{};
+  for (int dz = -(d / 2); dz <= d / 2; dz++)
+    for (int dx = -(w / 2); dx <= w / 2; dx++)
+      s.run[s.n++] = VolRun{ dz, dx, -(h / 2), h / 2 };
+  return s;
+}
+
+/* A compiled window: its runs, its groups of runs with equal rows, and
+ * the blocks an SM that the register kernel's launch bounds ask for. */
+#define VOL_SHAPE_GROUPS 8
+struct VolShape {
+  VolShapeRuns runs;
+  int register_blocks;
+  int n_groups;
+  int y0[VOL_SHAPE_GROUPS], y1[VOL_SHAPE_GROUPS], size[VOL_SHAPE_GROUPS];
+  int group_of[VOL_SHAPE_RUNS];
+};
+
+static constexpr __host__ __device__ VolShape
+vol_shape (const VolShapeRuns &runs, int register_blocks)
+{
+  VolShape s{};
+  s.runs = runs;
+  s.register_blocks = register_blocks;
+  for (int i = 0; i < runs.n; i++)
+    {
+      int g = 0;
+      while (g < s.n_groups && (s.y0[g] != runs.run[i].y0 || s.y1[g] != runs.run[i].y1))
+        g++;
+      if (g == s.n_groups)
+        s.y0[s.n_groups] = runs.run[i].y0, s.y1[s.n_groups] = runs.run[i].y1, s.n_groups++;
+      s.size[g]++;
+      s.group_of[i] = g;
+    }
+  return s;
+}
+
+static constexpr __host__ __device__ int
+vol_gcd (int a, int b)
+{
+  return b == 0 ? a : vol_gcd (b, a % b);
+}
+
+/* The windows compiled in. The register kernel's blocks an SM bound its
+ * registers (65536 / (128 · blocks)), traded against the rings and the
+ * loads in flight; H200, 512³, 16 bins, `bench-volumes 512 5` (ms at 4,
+ * 6, 7, 8 and 10 blocks): cube 3 1.47, 1.36, 1.32, 1.25, 1.26; ball 2
+ * 1.90, 1.74, 1.71, 1.73, 1.73; ball 3 4.35, 3.35, 3.40, 3.55 (spilling),
+ * 5.38. */
+#define VOL_N_SHAPES 3
+static constexpr VolShape vol_shapes[VOL_N_SHAPES] = {
+  vol_shape (vol_box_runs (3, 3, 3), 8),
+  vol_shape (vol_ball_runs (2), 8),
+  vol_shape (vol_ball_runs (3), 6),
+};
+
+/* A group's ring length (0: moved, not ringed) and the rows a step loop
+ * unrolls so that every ring's slots are constants (their LCM). */
+static constexpr __host__ __device__ int
+vol_ring (const VolShape &s, int g)
+{
+  return s.size[g] > 1 ? s.y1[g] - s.y0[g] + 1 : 0;
+}
+
+static constexpr __host__ __device__ int
+vol_shape_unroll (const VolShape &s)
+{
+  int u = 1;
+  for (int g = 0; g < s.n_groups; g++)
+    if (vol_ring (s, g) > 0)
+      u = u / vol_gcd (u, vol_ring (s, g)) * vol_ring (s, g);
+  return u;
+}
+
+static constexpr __host__ __device__ int
+vol_shape_cells (const VolShape &s)
+{
+  int cells = 0;
+  for (int i = 0; i < s.runs.n; i++)
+    cells += s.runs.run[i].y1 - s.runs.run[i].y0 + 1;
+  return cells;
+}
+
+static constexpr __host__ __device__ int
+vol_shape_longest_ring (const VolShape &s)
+{
+  int l = 1;
+  for (int g = 0; g < s.n_groups; g++)
+    l = vol_ring (s, g) > l ? vol_ring (s, g) : l;
+  return l;
+}
+
+static constexpr __host__ __device__ int
+vol_first_run (const VolShape &s, int g)
+{
+  int i = 0;
+  while (s.group_of[i] != g)
+    i++;
+  return i;
+}
+
+/* counts = (or +=, past the group's first run) the one-hot counts of `code`. */
+static __device__ __forceinline__ void
+vol_reg_accumulate (uint64_t (&counts)[2], uint32_t code, bool first)
+{
+#pragma unroll
+  for (int h = 0; h < 2; h++)
+    {
+      const uint32_t root = vol_reg_root (code, h);
+      if (first)
+        counts[h] = (uint64_t) root * root;
+      else
+        vol_reg_mad (counts[h], root, root);
+    }
+}
+
+/* P of group G of window S at row dy of the window centred at `here`: the
+ * sum of the one-hot counts of its runs' cells there. A (dz, dy) is a row
+ * pointer, dx the loads' offset. */
+template <int S, int G, int Dy>
+static __device__ __forceinline__ void
+vol_group_cells (const uint8_t *__restrict__ here, long long plane_cells, long long row_cells, uint64_t (&sum)[2])
+{
+  vol_for<vol_shapes[S].runs.n> ([&] (auto i) {
+    constexpr int I = decltype (i)::value;
+    constexpr VolRun run = vol_shapes[S].runs.run[I];
+    if constexpr (vol_shapes[S].group_of[I] == G)
+      {
+        const uint8_t *__restrict__ row = here + (run.dz * plane_cells + Dy * row_cells);
+        vol_reg_accumulate (sum, row[run.dx], I == vol_first_run (vol_shapes[S], G));
+      }
+    return true;
+  });
+}
+
+/* vol_reg_strip for compiled window S: the same counts, codes and values,
+ * slid by groups. */
+template <int S>
+static __device__ __forceinline__ void
+vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const uint32_t *c_ln_c,
+                 const VolTables<uint32_t> &tables, float *out, size_t out_row, int y0, int y1)
+{
+  constexpr VolShape shape = vol_shapes[S];
+  constexpr bool Quads = vol_shape_cells (shape) <= VOL_REG_QUAD_CELLS;
+  const long long plane_cells = p.plane_cells, row_cells = p.row_cells;
+  const uint8_t *__restrict__ here = codes + centre;
+  const VolCounted whole = vol_counted (tables, p.cells);
+  uint64_t counts[2] = { 0, 0 };
+  uint64_t ring[VOL_SHAPE_GROUPS][vol_shape_longest_ring (shape)][2];
+
+  /* The first window: a ringed group's rows go to their slots (row j of
+   * its L to slot (j + 1) mod L, the slot of the step that drops it), a
+   * moved group's cells straight into the counts. */
+  vol_for<shape.n_groups> ([&] (auto gc) {
+    constexpr int G = decltype (gc)::value, length = vol_shapes[S].y1[G] - vol_shapes[S].y0[G] + 1;
+    vol_for<length> ([&] (auto jc) {
+      constexpr int J = decltype (jc)::value, ring_length = vol_ring (vol_shapes[S], G);
+      uint64_t rows[2];
+      vol_group_cells<S, G, vol_shapes[S].y0[G] + J> (here, plane_cells, row_cells, rows);
+      counts[0] += rows[0];
+      counts[1] += rows[1];
+      if constexpr (ring_length > 0)
+        {
+          ring[G][(J + 1) % ring_length][0] = rows[0];
+          ring[G][(J + 1) % ring_length][1] = rows[1];
+        }
+      return true;
+    });
+    return true;
+  });
+  for (int y = y0;;)
+    {
+      const bool more = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
+        __stcs (out, vol_reg_value<Quads> (p, counts, here, c_ln_c, tables, whole));
+        if (++y == y1)
+          return false;
+        here += row_cells;
+        out += out_row;
+        vol_for<vol_shapes[S].n_groups> ([&] (auto gc) {
+          constexpr int G = decltype (gc)::value, ring_length = vol_ring (vol_shapes[S], G);
+          if constexpr (ring_length > 0)
+            {
+              constexpr int slot = (decltype (phase)::value + 1) % ring_length;
+              uint64_t entering[2];
+              vol_group_cells<S, G, vol_shapes[S].y1[G]> (here, plane_cells, row_cells, entering);
+              counts[0] += entering[0] - ring[G][slot][0];
+              counts[1] += entering[1] - ring[G][slot][1];
+              ring[G][slot][0] = entering[0];
+              ring[G][slot][1] = entering[1];
+            }
+          else
+            {
+              constexpr VolRun run = vol_shapes[S].runs.run[vol_first_run (vol_shapes[S], G)];
+              const uint8_t *__restrict__ column = here + (run.dz * plane_cells + run.dx);
+              vol_reg_move (counts, column[(run.y0 - 1) * row_cells], column[run.y1 * row_cells]);
+            }
+          return true;
+        });
+        return true;
+      });
+      if (!more)
+        return;
+    }
+}
+
+/* The fast variant with counts in registers for compiled window S; shared
+ * memory holds c ln c. */
+template <int S>
+static __global__ void __launch_bounds__ (VOL_THREADS, vol_shapes[S].register_blocks)
+vol_group_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
+  uint32_t *c_ln_c = (uint32_t *) vol_shared;
+
+  for (int c = threadIdx.x; c <= p.cells; c += VOL_THREADS)
+    c_ln_c[c] = tables.c_ln_c[c];
+  __syncthreads ();
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+    vol_group_strip<S> (p, (const uint8_t *) p.binned, centre, c_ln_c, tables, out, (size_t) p.width, y0, y1);
+  });
+}
+
+/* vol_strip for compiled window S, slid by groups: the same counts,
+ * updates and values, but a ringed group's leaving cells are the codes it
+ * loaded L steps before, kept in registers, so that a step loads only the
+ * entering cells (cube 3: 9 loads a row where the moves took 18), each at
+ * a row pointer and dx as the load's offset. The window's constants of
+ * es_entropy_value are read once a strip, as in the long slide. */
+template <int S, typename Bin, typename Counts, typename Sum>
+static __device__ __forceinline__ void
+vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, const Counts &counts,
+                        const Sum *delta, const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1)
+{
+  constexpr VolShape shape = vol_shapes[S];
+  const long long plane_cells = p.plane_cells, row_cells = p.row_cells;
+  const Bin void_bin = (Bin) p.bins;
+  const Bin *__restrict__ here = binned + centre;
+  const VolCounted whole = vol_counted (t, p.cells);
+  Bin ring[vol_shape_longest_ring (shape)][shape.runs.n];
+  Sum sum = 0;
+
+  /* The first window; a ringed run's cell at row j of its L goes to slot
+   * (j + 1) mod L, the slot of the step that drops it. */
+  vol_for<shape.runs.n> ([&] (auto i) {
+    constexpr int I = decltype (i)::value;
+    constexpr VolRun run = vol_shapes[S].runs.run[I];
+    constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
+    vol_for<run.y1 - run.y0 + 1> ([&] (auto jc) {
+      constexpr int J = decltype (jc)::value;
+      const Bin b = (here + (run.dz * plane_cells + (run.y0 + J) * row_cells))[run.dx];
+      sum = vol_add (counts, delta, b, sum);
+      if constexpr (ring_length > 0)
+        ring[(J + 1) % ring_length][I] = b;
+      return true;
+    });
+    return true;
+  });
+  for (int y = y0;;)
+    {
+      const bool more = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
+        const bool masked = p.voids && *here == void_bin;
+        uint32_t voids = 0;
+        if (p.voids)
+          {
+            if constexpr (Counts::atomic)
+              voids = counts.load (p.bins);
+            else
+              voids = counts[p.bins];
+          }
+        const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
+        /* Streaming, as in vol_strip. */
+        __stcs (out, masked ? __int_as_float (0x7fc00000)
+                            : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids), counted_sum,
+                                                 p.bins, p.normalized, p.unit_scale));
+        if (++y == y1)
+          return false;
+        here += row_cells;
+        out += out_row;
+        vol_for<vol_shapes[S].runs.n> ([&] (auto i) {
+          constexpr int I = decltype (i)::value;
+          constexpr VolRun run = vol_shapes[S].runs.run[I];
+          constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
+          const Bin *__restrict__ column = here + (run.dz * plane_cells + run.dx);
+          const Bin entering = (here + (run.dz * plane_cells + run.y1 * row_cells))[run.dx];
+          Bin leaving;
+          if constexpr (ring_length > 0)
+            {
+              constexpr int slot = (decltype (phase)::value + 1) % ring_length;
+              leaving = ring[slot][I];
+              ring[slot][I] = entering;
+            }
+          else
+            leaving = column[(run.y0 - 1) * row_cells];
+          sum = vol_remove (counts, delta, leaving, sum);
+          sum = vol_add (counts, delta, entering, sum);
+          return true;
+        });
+        return true;
+      });
+      if (!more)
+        break;
+    }
+  /* Empty the counts by taking the last window out. */
+  vol_for<shape.runs.n> ([&] (auto i) {
+    constexpr VolRun run = vol_shapes[S].runs.run[decltype (i)::value];
+    vol_for<run.y1 - run.y0 + 1> ([&] (auto jc) {
+      const Bin b = (here + (run.dz * plane_cells + (run.y0 + decltype (jc)::value) * row_cells))[run.dx];
+      if constexpr (Counts::atomic)
+        counts.atomic_remove (b);
+      else
+        counts[b] = counts[b] - 1u;
+      return true;
+    });
+    return true;
+  });
+}
+
+/* The fast variant with counts in shared memory for compiled window S
+ * (windows under 256 cells: byte counts, narrow sums). Shared memory holds
+ * the differences, then the counts. */
+template <int S, typename Bin, bool Atomic>
+static __global__ void __launch_bounds__ (VOL_THREADS, 6)
+vol_group_counts_kernel (VolBand p)
+{
+  extern __shared__ __align__ (16) unsigned char vol_shared[];
+  const int t = threadIdx.x;
+  const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
+  const size_t table_bytes = ((size_t) p.cells * sizeof (uint32_t) + 15) / 16 * 16;
+  uint32_t *shared_delta = (uint32_t *) vol_shared;
+  unsigned char *shared_counts = vol_shared + table_bytes;
+  VolSharedCounts<uint8_t, VOL_THREADS, Atomic> counts;
+
+  for (int c = t; c < p.cells; c += VOL_THREADS)
+    shared_delta[c] = tables.delta[c];
+  counts.mine = (uint8_t *) (shared_counts + vol_count_lane<uint8_t> (t));
+  vol_clear_shared (shared_counts, ((size_t) p.bins + 1) * VOL_THREADS, t, VOL_THREADS);
+  __syncthreads ();
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+    vol_group_counts_strip<S, Bin> (p, (const Bin *) p.binned, centre, counts, (const uint32_t *) shared_delta,
+                                    tables, out, (size_t) p.width, y0, y1);
   });
 }
 
@@ -1185,10 +1608,13 @@ vol_moves (const VolWork *w, const VolBand &band, VolMoves *moves)
   return true;
 }
 
-/* The windows whose span counts the sliding kernels have compiled in,
- * so that every move is unrolled: cube 3 (9 spans), ball 2 (13) and
- * ball 3 (29). `kernel` takes the count as a std::integral_constant: one
- * of these, or 0 for a count read at run time. */
+/* The span counts that the sliding kernels have compiled in, so that
+ * every move is unrolled: those of cube 3 (9 spans), ball 2 (13) and
+ * ball 3 (29), which other windows share (a 3×5×3 box has 9), and which
+ * the compiled windows themselves take where their groups do not run
+ * (vol_group_counts_kernel takes the short slides of byte counts).
+ * `kernel` takes the count as a std::integral_constant: one of these, or
+ * 0 for a count read at run time. */
 template <typename Kernel>
 static const void *
 vol_compiled_spans (int n_spans, const Kernel &kernel)
@@ -1266,6 +1692,92 @@ vol_resident_warps (EsCuda *cuda, const void *kernel, size_t smem, int *warps, E
   return true;
 }
 
+/* The compiled window (an index into vol_shapes) whose runs are the
+ * band's, or −1. */
+static int
+vol_compiled_shape (const VolWork *w)
+{
+  for (int s = 0; s < VOL_N_SHAPES; s++)
+    {
+      const VolShapeRuns &runs = vol_shapes[s].runs;
+      bool same = runs.n == w->n_runs;
+      for (int i = 0; same && i < runs.n; i++)
+        same = w->runs[4 * i] == runs.run[i].dz && w->runs[4 * i + 1] == runs.run[i].dx
+               && w->runs[4 * i + 2] == runs.run[i].y0 && w->runs[4 * i + 3] == runs.run[i].y1;
+      if (same)
+        return s;
+    }
+  return -1;
+}
+
+template <int... S>
+static const void *
+vol_group_kernel_of (int shape, std::integer_sequence<int, S...>)
+{
+  const void *kernels[] = { (const void *) vol_group_kernel<S>... };
+  return kernels[shape];
+}
+
+/* vol_group_counts_kernel for the compiled windows whose codes a ring
+ * holds (short slides), else NULL. */
+template <int S, typename Bin, bool Atomic>
+static const void *
+vol_group_counts_entry ()
+{
+  if constexpr (vol_shapes[S].runs.n <= VOL_SHORT_SLIDE)
+    return (const void *) vol_group_counts_kernel<S, Bin, Atomic>;
+  return NULL;
+}
+
+template <typename Bin, bool Atomic, int... S>
+static const void *
+vol_group_counts_kernel_of (int shape, std::integer_sequence<int, S...>)
+{
+  const void *kernels[] = { vol_group_counts_entry<S, Bin, Atomic> ()... };
+  return kernels[shape];
+}
+
+/* Launches `kernel`, whose only argument is the band, a block a tile. */
+static bool
+vol_launch_tiles (EsCuda *cuda, const void *kernel, const VolBand &band, size_t smem, const char *what,
+                  EsError *error)
+{
+  const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
+                       * (size_t) band.planes;
+  const unsigned blocks = vol_tile_blocks (tiles);
+  void *args[] = { (void *) &band };
+
+  ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
+               "3-D entropy shared memory", error);
+  ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, blocks, VOL_THREADS, args, smem, cuda->stream), "3-D entropy launch",
+               error);
+  ES_CUDA_LAUNCHED (cuda, what, error);
+  es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, what, true);
+  return true;
+}
+
+/* The shared-count kernel of compiled window `shape` (a short slide):
+ * its updates are atomics where VOL_ATOMIC_MIN_WARPS of it are resident
+ * on an SM. With the ring's half of the loads, the atomics' single
+ * operation an update pays even on the short slides (H200, 512³, 256
+ * bins, 24 warps: ball 2 2.43 → 2.09 ms, cube 3 1.81 → 1.79), where the
+ * moves' were slower (vol_atomic_updates). */
+template <typename Bin>
+static bool
+vol_launch_group_counts (EsCuda *cuda, const VolBand &band, int shape, size_t table_bytes, EsError *error)
+{
+  const size_t smem = table_bytes + ((size_t) band.bins + 1) * VOL_THREADS;
+  const auto seq = std::make_integer_sequence<int, VOL_N_SHAPES> ();
+  const void *kernel = vol_group_counts_kernel_of<Bin, false> (shape, seq);
+  int warps;
+
+  if (!vol_resident_warps (cuda, kernel, smem, &warps, error))
+    return false;
+  if (warps >= VOL_ATOMIC_MIN_WARPS)
+    kernel = vol_group_counts_kernel_of<Bin, true> (shape, seq);
+  return vol_launch_tiles (cuda, kernel, band, smem, "3-D entropy kernel", error);
+}
+
 template <typename Bin, typename Count, typename Sum>
 static bool
 vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t global_counts, EsError *error)
@@ -1277,6 +1789,12 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
                       + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
   const void *kernel = (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
 
+  if constexpr (sizeof (Count) == 1 && sizeof (Sum) == 4 && sizeof (Bin) <= 2)
+    {
+      const int shape = global_counts == 0 ? vol_compiled_shape (w) : -1;
+      if (shape >= 0 && vol_shapes[shape].runs.n <= VOL_SHORT_SLIDE)
+        return vol_launch_group_counts<Bin> (cuda, band, shape, table_bytes, error);
+    }
   if (global_counts == 0)
     {
       kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, false);
@@ -1318,11 +1836,21 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
   return true;
 }
 
-/* The register kernel for a band, with its span count compiled in where
- * vol_compiled_spans has it. */
+/* The register kernel for a band: by groups of runs for a compiled
+ * window, else with its span count compiled in where vol_compiled_spans
+ * has it. */
 static bool
 vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
+  const int shape = vol_compiled_shape (w);
+  if (shape >= 0)
+    {
+      assert (w->quads == (vol_shape_cells (vol_shapes[shape]) <= VOL_REG_QUAD_CELLS));
+      return vol_launch_tiles (cuda, vol_group_kernel_of (shape, std::make_integer_sequence<int, VOL_N_SHAPES> ()),
+                               band, ((size_t) band.cells + 1) * sizeof (uint32_t),
+                               "3-D register-count entropy kernel", error);
+    }
+
   const size_t smem = vol_staged_span_bytes (band.n_spans) + ((size_t) band.cells + 1) * sizeof (uint32_t);
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;

@@ -96,9 +96,13 @@ for tool in memcheck racecheck initcheck synccheck; do
   echo "$tool entropy-general-ranks - entropy general --window=3 --binning=exact --border=symmetric"
   echo "$tool entropy-fast-bits - entropy fast --window=5 --units=bits"
   # 3-D windows on the images as one-plane volumes: counts in registers
-  # (ball 2, 16 bins), in shared memory (256 bins), in global memory (exact
-  # 16-bit bins), the tile with its halo, and a mask of the border's void.
-  echo "$tool entropy-volume-registers - entropy volume --ball=2"
+  # (ball 3, 16 bins, slid by groups of runs; a 3×1×3 box by moves), in
+  # shared memory (256 bins: ball 2 by groups, a 3×5×7 box by moves), in
+  # global memory (exact 16-bit bins), the tile with its halo, and a mask
+  # of the border's void.
+  echo "$tool entropy-volume-registers - entropy volume --ball=3"
+  echo "$tool entropy-volume-register-moves - entropy volume --box=3x1x3"
+  echo "$tool entropy-volume-shared-groups - entropy volume --ball=2 --levels=256"
   echo "$tool entropy-volume-shared - entropy volume --box=3x5x7 --levels=256 --border=symmetric"
   echo "$tool entropy-volume-global - entropy volume --ball=1 --binning=exact"
   echo "$tool entropy-volume-tile - entropy volume-tile --ball=2 --levels=64 --border=mirror"
