@@ -542,6 +542,10 @@ printf 'P2 3 3 1\n1 1 1\n1 1 1\n1 1 1\n' >def-small-mask.pgm
 cli entropy -q --mask def-small-mask.pgm def-in.pgm -o def-bad.txt
 check "--mask of another size is refused with one line naming the mask" \
   eval '[ "$rc" != 0 ] && one_error_line "mask" && [ ! -e def-bad.txt ]'
+cli bench --image def-in.pgm --ops entropy --backend cpu --repeats 1 --mask def-small-mask.pgm
+check "bench --image with a mask of another size exits 2 naming the mask, before any row" \
+  eval '[ "$rc" = 2 ] && one_error_line "def-small-mask.pgm: the mask is 3×3, the input def-in.pgm 4×3: they must match" &&
+        [ ! -s "$T/out.log" ]'
 cli entropy -q --like matlab "$SAMPLE" -o def-matlab.tif
 check "--like matlab records its definition in the export" \
   eval '[ "$rc" = 0 ] && grep -aq "Definition=9×9 · symmetric · 256 bins of 8-bit values · bits" def-matlab.tif'

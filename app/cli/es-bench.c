@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "es-bench.h"
+#include "es-cli.h"
 #include "es-cli-metrics.h"
 #include "es-cli-report.h"
 #include "es-compare.h"
@@ -760,6 +761,15 @@ es_bench_image_run (const EsBenchOptions *options)
   else if (es_pages_count (pages) > 1)
     snprintf (page, sizeof page, "page 1 of %d, ", es_pages_count (pages));
   es_pages_close (pages);
+  /* A mask of another size would fail every entropy row: said once,
+   * before the table, as the entropy command says it. */
+  EsJob entropy = options->job;
+  entropy.op = ES_OP_ENTROPY;
+  if (!es_cli_check_mask (options->mask, &entropy, options->image, &image, &error))
+    {
+      status = es_cli_report_error (options->mask, &error);
+      goto out;
+    }
   engine = es_compare_engine_new (options->backend, &error);
   if (!engine)
     {

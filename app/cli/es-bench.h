@@ -33,6 +33,7 @@ typedef struct {
   bool counters;        /* --metrics=hw: and the hardware counters of one more run of each */
   const char *csv_path; /* NULL: no CSV */
   const char *image;    /* es_bench_image_run's file */
+  const char *mask;     /* and the file of the definition's mask, or NULL */
   bool volume;          /* and read as a volume (a 3-D window, or --volume) */
   EsVolumeChoice volume_choice;
 } EsBenchOptions;

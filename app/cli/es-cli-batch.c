@@ -227,7 +227,8 @@ compute (Batch *batch, int i, Slot *slot)
       slot->cancelled = slot->status == ES_EXIT_SIGNAL_BASE;
       return;
     }
-  if (!es_cli_check_mask (b->options, &b->params->job, b->inputs[i], &slot->image, &slot->error))
+  if (!es_cli_check_mask (b->options->reads[ES_CLI_READS_MASK], &b->params->job, b->inputs[i], &slot->image,
+                          &slot->error))
     {
       slot->failed = true;
       slot->error_subject = b->options->reads[ES_CLI_READS_MASK];

@@ -254,11 +254,11 @@ footprint_fits (const EsFootprint *footprint, EsError *error)
 }
 
 bool
-es_cli_check_mask (const EsCliOptions *o, const EsJob *job, const char *input_path, const EsImage *in, EsError *error)
+es_cli_check_mask (const char *mask_path, const EsJob *job, const char *input_path, const EsImage *in, EsError *error)
 {
   const EsImage *mask = job->definition.mask;
 
-  if (job->op != ES_OP_ENTROPY || mask == NULL || o->reads[ES_CLI_READS_MASK] == NULL)
+  if (job->op != ES_OP_ENTROPY || mask == NULL || mask_path == NULL)
     return true;
   if (mask->width == in->width && mask->height == in->height && es_image_planes (mask) == es_image_planes (in))
     return true;

@@ -660,6 +660,7 @@ run_bench (EsCliOptions *o, int n_operands)
           return es_cli_report_error (NULL, &error);
         }
       bench->job = o->job;
+      bench->mask = o->reads[ES_CLI_READS_MASK];
       bench->volume = es_cli_reads_volumes (o, &o->job);
       bench->volume_choice = o->volume_choice;
       status = es_bench_image_run (bench);

@@ -103,11 +103,12 @@ bool es_cli_definition_finish (EsCliOptions *options);
 /* Loads --footprint and --mask into files and points the job at them. */
 bool es_cli_definition_load (EsCliOptions *options, EsCliDefinitionFiles *files, EsError *error);
 void es_cli_definition_clear (EsCliDefinitionFiles *files);
-/* A mask of another size than `input` (read from input_path) is a data
- * error (ES_ERROR_FORMAT) about the mask's file: the error says so, and
- * the caller reports it with the mask's file as its subject (the engine
- * would say only that the sizes differ). */
-bool es_cli_check_mask (const EsCliOptions *options, const EsJob *job, const char *input_path, const EsImage *input,
+/* A mask read from mask_path (NULL: none from a file) of another size
+ * than `input` (read from input_path) is a data error (ES_ERROR_FORMAT)
+ * about the mask's file: the error says so, and the caller reports it
+ * with the mask's file as its subject (the engine would say only that the
+ * sizes differ). */
+bool es_cli_check_mask (const char *mask_path, const EsJob *job, const char *input_path, const EsImage *input,
                         EsError *error);
 /* Whether the job reads a multi-page input as one volume rather than a
  * stack of planes: a 3-D window, or --volume. */

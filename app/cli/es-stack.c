@@ -174,7 +174,7 @@ es_stack_process (EsEngine *engine, const EsViewParams *params, const EsCliOptio
           ok = es_stack_load (pages, i, &image, &notice, &error);
           es_stack_notice (input, notice);
         }
-      if (ok && !es_cli_check_mask (options, &params->job, input, &image, &error))
+      if (ok && !es_cli_check_mask (options->reads[ES_CLI_READS_MASK], &params->job, input, &image, &error))
         {
           es_image_clear (&image);
           es_tiff_writer_abort (writer);
