@@ -308,6 +308,17 @@ assert_tools_usable (void)
     }
 }
 
+/* At 640×420 one view's line profile, its three strips and its axis, fits
+ * the panel whole: the axis was scrolled out of sight. */
+static void
+assert_profile_whole (void)
+{
+  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (
+    GTK_SCROLLED_WINDOW (es_window_get_tools (window)->panel_scroller));
+
+  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), <=, gtk_adjustment_get_page_size (adjustment) + 0.5);
+}
+
 /* Choosing a tool (its results panel), its results, the readout's lines
  * coming and going: the image under the pointer stays where it was, at
  * the screen's size and at the smallest. A fit keeps its zoom while a
@@ -336,6 +347,8 @@ test_image_stays (void)
           assert_same_place (tools[t], &before, &after);
           if (sizes[s][1] == 420)
             assert_tools_usable ();
+          if (sizes[s][1] == 420 && strcmp (tools[t], "line") == 0)
+            assert_profile_whole ();
         }
       /* The pointer out of the image and back, in the grid's longer
        * readout: once it has wrapped, it keeps its lines. */

@@ -6,7 +6,9 @@
 #include <math.h>
 #include <glib/gi18n-lib.h>
 
-#define STRIP_MIN_HEIGHT 22
+/* A channel's strip: room for its name (20 px keeps one view's three
+ * strips and the axis, 78 px, whole in a 640 × 420 window's panel). */
+#define STRIP_MIN_HEIGHT 20
 /* The channels' names left of the strips: at most a quarter of the width. */
 #define LABEL_WIDTH(width) MIN (150, (width) / 4)
 
@@ -221,6 +223,12 @@ on_plot_leave (GtkEventControllerMotion *controller, GtkWidget *widget)
   on_plot_motion (controller, -100, 0, widget);
 }
 
+int
+_es_profile_plot_height (int channels)
+{
+  return channels * STRIP_MIN_HEIGHT + 18;
+}
+
 GtkWidget *
 _es_profile_plot_new (EsTools *tools)
 {
@@ -232,7 +240,7 @@ _es_profile_plot_new (EsTools *tools)
   plot->hover_index = -1;
   g_object_set_data_full (G_OBJECT (area), "es-plot", plot, g_free);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (area), draw_plot, NULL, NULL);
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), 3 * STRIP_MIN_HEIGHT + 18);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (area), _es_profile_plot_height (3));
   gtk_widget_set_hexpand (area, TRUE);
   gtk_accessible_update_property (GTK_ACCESSIBLE (area), GTK_ACCESSIBLE_PROPERTY_LABEL, _ ("Values along the line"),
                                   -1);
@@ -257,7 +265,7 @@ _es_profile_plot_update (GtkWidget *plot)
     gtk_accessible_update_property (GTK_ACCESSIBLE (plot), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, length, -1);
   else
     gtk_accessible_reset_property (GTK_ACCESSIBLE (plot), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (plot), n * STRIP_MIN_HEIGHT + 18);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (plot), _es_profile_plot_height (n));
   gtk_widget_queue_draw (plot);
 }
 

@@ -134,6 +134,8 @@ void _es_tools_shape_update (EsTools *self);
 
 /* es-profile.c: the plot of the line's profile. */
 GtkWidget *_es_profile_plot_new (EsTools *tools);
+/* The plot's least height for `channels` strips and its axis. */
+int _es_profile_plot_height (int channels);
 void _es_profile_plot_update (GtkWidget *plot);
 void _es_profile_draw (EsTools *self, GtkSnapshot *snapshot, const EsCanvasPaneGeometry *geometry);
 

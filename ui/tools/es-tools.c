@@ -10,6 +10,9 @@
 
 G_DEFINE_FINAL_TYPE (EsTools, es_tools, G_TYPE_OBJECT)
 
+/* The space under the panel's page. */
+#define PANEL_MARGIN_BOTTOM 8
+
 /* One row per tool: its action target, name, shortcut and what it does. */
 static const struct {
   const char *id;
@@ -589,7 +592,7 @@ make_panel (EsTools *self)
   self->panel_stack = gtk_stack_new ();
   gtk_widget_set_margin_start (self->panel_stack, 12);
   gtk_widget_set_margin_end (self->panel_stack, 12);
-  gtk_widget_set_margin_bottom (self->panel_stack, 8);
+  gtk_widget_set_margin_bottom (self->panel_stack, PANEL_MARGIN_BOTTOM);
   gtk_stack_set_hhomogeneous (GTK_STACK (self->panel_stack), FALSE);
   gtk_stack_set_vhomogeneous (GTK_STACK (self->panel_stack), FALSE);
   gtk_stack_add_named (GTK_STACK (self->panel_stack), make_pointer_page (), tool_rows[ES_TOOL_POINTER].id);
@@ -639,7 +642,9 @@ contrast_action (GSimpleAction *action, GVariant *parameter, gpointer data)
 }
 
 /* A steady panel height, so that the canvas does not refit while a shape
- * is drawn; less of it in a short window, where the image needs the room. */
+ * is drawn: a line profile of the grid's five views whole, or in a short
+ * window, where the image needs the room, of one view's three (gray,
+ * level, value); taller pages scroll. */
 static void
 on_window_height (GtkWindow *window, GParamSpec *pspec, EsTools *self)
 {
@@ -648,7 +653,8 @@ on_window_height (GtkWindow *window, GParamSpec *pspec, EsTools *self)
   gtk_window_get_default_size (window, &width, &height);
   /* Without natural height propagated, this is the scroller's height. */
   gtk_scrolled_window_set_min_content_height (GTK_SCROLLED_WINDOW (self->panel_scroller),
-                                              height > 0 && height < 640 ? 72 : 128);
+                                              _es_profile_plot_height (height > 0 && height < 640 ? 3 : 5)
+                                                + PANEL_MARGIN_BOTTOM);
 }
 
 EsTools *
