@@ -117,6 +117,62 @@ check_cell_widths (EsEngine *engine)
           worst);
 }
 
+/* Packed counts (up to 16 bins and 255 cells, the bytes of one vector)
+ * on either side of their edges: 16 and 17 levels, and 2 (where SKIP takes
+ * a lane of no bin); footprints of 255 and 256 cells, several spans to a
+ * group of equal x ranges and groups of one span; every border, with and
+ * without a mask, on rows narrower than the window and wider. */
+static void
+check_packed_edges (EsEngine *engine)
+{
+  static const int levels[] = { 2, 16, 17 };
+  static const int footprint_cells[] = { 255, 256 };
+  static const int sizes[][3] = { { 5, 4, 3 }, { 40, 7, 4 } };
+  /* 3×5×19 footprints: a run of 255 or 256 cells in row order around the
+   * centre (cell 142). */
+  uint8_t cells[3 * 5 * 19];
+  int failures = 0, checks = 0;
+  double worst = 0.0;
+
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++)
+      for (size_t f = 0; f < sizeof footprint_cells / sizeof footprint_cells[0]; f++)
+        for (int border = 0; border < ES_N_BORDERS; border++)
+          {
+            EsImage volume, mask = { 0 };
+            EsFootprint footprint = { .width = 19, .height = 5, .cells = cells, .planes = 3 };
+            EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+            const int first = 142 - footprint_cells[f] / 2;
+            char what[96];
+
+            for (int i = 0; i < 3 * 5 * 19; i++)
+              cells[i] = i >= first && i < first + footprint_cells[f];
+            checks++;
+            if (!make_volume (&volume, sizes[s][0], sizes[s][1], sizes[s][2], ES_FORMAT_U8, 8))
+              {
+                failures++;
+                continue;
+              }
+            job.levels = levels[l];
+            job.definition.shape = ES_SHAPE_FOOTPRINT;
+            job.definition.footprint = &footprint;
+            job.definition.border = (EsBorder) border;
+            job.definition.border_value = (uint32_t) random_int (0, 255);
+            if (random_int (0, 1) && make_mask (&mask, sizes[s][0], sizes[s][1], sizes[s][2]))
+              job.definition.mask = &mask;
+            snprintf (what, sizeof what, "%d×%d×%d, %d levels, %d cells, border %d%s", sizes[s][0], sizes[s][1],
+                      sizes[s][2], levels[l], footprint_cells[f], border, job.definition.mask ? ", masked" : "");
+            if (!matches_reference (engine, &job, &volume, what, &worst))
+              failures++;
+            es_image_clear (&mask);
+            es_image_clear (&volume);
+          }
+  tap_ok (failures == 0,
+          "2, 16 and 17 levels, footprints of 255 and 256 cells, every border, masks: equal the reference "
+          "%d of %d (worst %.2g)",
+          checks - failures, checks, worst);
+}
+
 /* A 2-D window over a volume is the 2-D result of each plane, bit for bit,
  * mask planes included; so are sharpen and quantize. */
 static void
@@ -510,6 +566,7 @@ main (void)
   check_text_and_limits ();
   check_against_reference (engine);
   check_cell_widths (engine);
+  check_packed_edges (engine);
   check_planes (engine);
   check_equalize (engine);
   check_one_plane (engine);

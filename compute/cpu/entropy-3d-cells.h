@@ -52,6 +52,26 @@ CELLS (bin_row) (const Volume *v, int z, int y, CELL *dst)
       inside[x] = mask_row[x] != 0 ? inside[x] : (CELL) v->skip;
 }
 
+/* The spans of output row y of plane z: first[i] at span i's first cell
+ * for x = 0, last[i] at its last. */
+static void
+CELLS (span_rows) (const Volume *v, const Band *band, int z, int y, const CELL **first, const CELL **last)
+{
+  const EsImage *in = v->in;
+
+  for (int i = 0; i < v->n_spans; i++)
+    {
+      const EsSpan3 *s = &v->spans[i];
+      int zs = es_border_index (z + s->dz, es_image_planes (in), v->job->definition.border);
+      int ys = es_border_index (y + s->dy, in->height, v->job->definition.border);
+      const CELL *row = zs < 0 || ys < 0 ? (const CELL *) band->virtual_row : CELLS (band_row) (band, v, zs, ys);
+
+      /* Padded index of the span's first cell for x = 0 is x0 + hw. */
+      first[i] = row + s->x0 + v->hw;
+      last[i] = row + s->x1 + v->hw;
+    }
+}
+
 /* Adds (sign 1) or removes (sign −1) the cells of the window at x. */
 static inline void
 CELLS (chain_window) (Chain *c, const Volume *v, const CELL *const *first, const CELL *const *last, int x, int sign)
@@ -99,17 +119,7 @@ CELLS (entropy_row) (const Volume *v, const Band *band, int z, int y, uint32_t *
   const int half = w >= TWO_CHAINS_MIN_WIDTH ? w / 2 : w;
   Chain a = { hists[0], 0 }, b = { hists[1], 0 };
 
-  for (int i = 0; i < n_spans; i++)
-    {
-      const EsSpan3 *s = &v->spans[i];
-      int zs = es_border_index (z + s->dz, es_image_planes (in), v->job->definition.border);
-      int ys = es_border_index (y + s->dy, in->height, v->job->definition.border);
-      const CELL *row = zs < 0 || ys < 0 ? (const CELL *) band->virtual_row : CELLS (band_row) (band, v, zs, ys);
-
-      /* Padded index of the span's first cell for x = 0 is x0 + hw. */
-      first[i] = row + s->x0 + v->hw;
-      last[i] = row + s->x1 + v->hw;
-    }
+  CELLS (span_rows) (v, band, z, y, first, last);
   CELLS (chain_window) (&a, v, first, last, 0, 1);
   chain_write (&a, v, mask_row, dst, 0);
   if (half < w)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Entropy over 3-D windows (box, ball, 3-D footprint) on the CPU: a histogram slid along x, two updates a span. */
+/* Entropy over 3-D windows (box, ball, 3-D footprint) on the CPU: a histogram slid along x, two updates a span,
+ * or up to 16 bins the counts packed in a vector, moved by groups of spans. */
 #include "es-cpu.h"
 #include "es-cpu-internal.h"
 
@@ -28,11 +29,16 @@
  * left out of n and of the sum. Rows and planes outside the volume map
  * through the border rule to a source row, or (clip, constant) to one
  * virtual row of SKIP or of the constant's bin. The inner loop then has no
- * border or mask test at all. */
+ * border or mask test at all.
+ *
+ * Up to 16 bins and 255 cells (the default 16 levels), packed_row keeps
+ * the counts in one vector instead, and reads the same sum from them. */
 
 /* Fixed-point scale of c·ln c: 2^32. c ≤ 63³ makes c·ln c < 2^22, so sums
  * stay below 2^54. */
 #define FIXED_ONE 4294967296.0
+/* Bins a packed window's counts take, one byte each (see packed_row). */
+#define PACKED_BINS 16
 /* Binned cells a band holds at most (2 or 4 bytes each): 32 or 64 MiB. */
 #define BAND_CELLS ((size_t) 16 << 20)
 
@@ -57,6 +63,15 @@ typedef struct {
    * factor 1 / ln(min(B, n)) (0 where that minimum is 1). */
   double *ln_n, *inv_n, *zero_below, *inv_ln_most;
   double unit_scale; /* es_entropy_unit_scale, for values that are not normalized */
+  /* Packed counts (see packed_row): up to PACKED_BINS bins and 255 cells,
+   * the spans sorted into groups of equal [x0, x1], group g being spans
+   * group_start[g] … group_start[g + 1] − 1 and its ring the slots
+   * ring_at[g] … ring_at[g + 1] − 1 (as many as its spans' cells). */
+  bool packed;
+  int n_groups;
+  int *group_start, *ring_at;
+  /* The one-hot counts of each bin, zero for SKIP (packed only). */
+  uint8_t one[PACKED_BINS + 1][PACKED_BINS] __attribute__ ((aligned (PACKED_BINS)));
 } Volume;
 
 /* One band: output planes [z0, z1) and rows [y0, y1), with the source
@@ -129,6 +144,91 @@ chain_write (const Chain *c, const Volume *v, const uint8_t *mask_row, float *ds
 #undef CELL
 #undef CELLS
 
+/* ---- packed counts ------------------------------------------------------------------
+ * Up to 16 bins and 255 cells, a window's counts are the 16 bytes of one
+ * vector, and a cell's count a one-hot vector from a table (zero for
+ * SKIP). The spans with the same [x0, x1] form a group, whose cells enter
+ * together at x1 and leave together at x0 − 1: what enters a group at x
+ * leaves it L = x1 − x0 + 1 steps later. So each group keeps its last L
+ * entering sums in a ring, and a step loads only the entering cells, one a
+ * span, and moves the counts by P_in − P_out: no update goes through
+ * memory. Σ c·ln c is then read once a voxel from the 16 counts, the same
+ * integer as the slid sum, so the bits are the slide's. */
+
+typedef uint8_t Packed __attribute__ ((vector_size (PACKED_BINS)));
+
+static inline float
+packed_value (const Volume *v, Packed counts, const uint8_t *mask_row, int x)
+{
+  typedef uint64_t Words __attribute__ ((vector_size (PACKED_BINS)));
+  const Words words = (Words) counts;
+  const int64_t *c_ln_c = v->c_ln_c;
+  int64_t sum = 0;
+  int n;
+
+  if (mask_row != NULL && mask_row[x] == 0)
+    return NAN;
+  /* Every lane: those of no bin stay 0, and c_ln_c[0] is 0. */
+  for (int b = 0; b < 8; b++)
+    sum += c_ln_c[(words[0] >> (8 * b)) & 0xff] + c_ln_c[(words[1] >> (8 * b)) & 0xff];
+  /* The bytes' sum (at most 255, so no byte of it carries) lands in the
+   * top byte of each product. */
+  n = (int) ((words[0] * 0x0101010101010101ull) >> 56) + (int) ((words[1] * 0x0101010101010101ull) >> 56);
+  /* window_value takes the sum over every bin, SKIP's included. */
+  return window_value (v, sum + c_ln_c[v->cells - n], (uint32_t) (v->cells - n));
+}
+
+/* Output row y of plane z with packed counts: `first` and `last` hold a
+ * pointer a span, `ring` the groups' rings (Volume.ring_at) and `slot`
+ * each group's next slot. */
+static void
+packed_row (const Volume *v, const Band *band, int z, int y, Packed *ring, int *slot, const uint16_t **first,
+            const uint16_t **last)
+{
+  const EsImage *mask = v->job->definition.mask;
+  const uint8_t *mask_row = mask != NULL ? es_image_voxel_row (mask, z, y) : NULL;
+  const Packed *one = (const Packed *) v->one;
+  float *dst = es_image_voxel_row (v->out, z, y);
+  const int w = v->in->width;
+  Packed counts = { 0 };
+
+  span_rows_narrow (v, band, z, y, first, last);
+  /* The first window: a group's column j (the entering sum of step
+   * j − L + 1) goes to slot (j + 1) mod L, the step that drops it. */
+  for (int g = 0; g < v->n_groups; g++)
+    {
+      const int length = v->ring_at[g + 1] - v->ring_at[g];
+
+      for (int j = 0; j < length; j++)
+        {
+          Packed p = { 0 };
+
+          for (int i = v->group_start[g]; i < v->group_start[g + 1]; i++)
+            p += one[first[i][j]];
+          counts += p;
+          ring[v->ring_at[g] + (j + 1) % length] = p;
+        }
+      slot[g] = v->ring_at[g] + (length > 1 ? 1 : 0);
+    }
+  dst[0] = packed_value (v, counts, mask_row, 0);
+  for (int x = 1; x < w; x++)
+    {
+      for (int g = 0; g < v->n_groups; g++)
+        {
+          Packed p = { 0 };
+
+          for (int i = v->group_start[g]; i < v->group_start[g + 1]; i++)
+            p += one[last[i][x]];
+          /* Exact whatever the order: the result is the window's counts,
+           * so no byte wraps in the sum as a whole. */
+          counts += p - ring[slot[g]];
+          ring[slot[g]] = p;
+          slot[g] = slot[g] + 1 == v->ring_at[g + 1] ? v->ring_at[g] : slot[g] + 1;
+        }
+      dst[x] = packed_value (v, counts, mask_row, x);
+    }
+}
+
 /* Planes and rows a band computes: as many planes as fit BAND_CELLS with
  * their halo, and of a plane too large for that, as many rows. */
 static void
@@ -151,6 +251,40 @@ band_shape (const Volume *v, int *band_planes, int *band_rows)
   *band_rows = fit > (size_t) (2 * v->hh + 1) ? (int) (fit - (size_t) (2 * v->hh)) : 1;
   if (*band_rows > in->height)
     *band_rows = in->height;
+}
+
+static int
+span_order (const void *a, const void *b)
+{
+  const EsSpan3 *s = a, *t = b;
+
+  return s->x0 != t->x0 ? (s->x0 > t->x0) - (s->x0 < t->x0) : (s->x1 > t->x1) - (s->x1 < t->x1);
+}
+
+/* Sorts the spans into groups of equal [x0, x1] (the sum does not depend
+ * on their order) and makes the one-hot table. */
+static bool
+packed_init (Volume *v, EsError *error)
+{
+  qsort (v->spans, (size_t) v->n_spans, sizeof *v->spans, span_order);
+  v->group_start = malloc (((size_t) v->n_spans + 1) * sizeof *v->group_start);
+  v->ring_at = malloc (((size_t) v->n_spans + 1) * sizeof *v->ring_at);
+  if (v->group_start == NULL || v->ring_at == NULL)
+    return es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the groups of a %d-span window", v->n_spans);
+  v->n_groups = 0;
+  v->ring_at[0] = 0;
+  for (int i = 0; i < v->n_spans; i++)
+    if (i == 0 || span_order (&v->spans[i - 1], &v->spans[i]) != 0)
+      {
+        v->group_start[v->n_groups] = i;
+        v->ring_at[v->n_groups + 1] = v->ring_at[v->n_groups] + v->spans[i].x1 - v->spans[i].x0 + 1;
+        v->n_groups++;
+      }
+  v->group_start[v->n_groups] = v->n_spans;
+  memset (v->one, 0, sizeof v->one);
+  for (uint32_t b = 0; b < v->binner.bins; b++)
+    v->one[b][b] = 1;
+  return true;
 }
 
 static bool
@@ -195,12 +329,15 @@ volume_init (Volume *v, const EsJob *job, const EsImage *in, EsImage *out, EsErr
   for (int c = 0; c < v->cells; c++)
     v->delta[c] = v->c_ln_c[c + 1] - v->c_ln_c[c];
   v->delta[v->cells] = 0;
-  return true;
+  v->packed = v->narrow && v->binner.bins <= PACKED_BINS && v->cells <= UINT8_MAX;
+  return !v->packed || packed_init (v, error);
 }
 
 static void
 volume_clear (Volume *v)
 {
+  free (v->group_start);
+  free (v->ring_at);
   free (v->spans);
   free (v->lut);
   free (v->c_ln_c);
@@ -227,9 +364,19 @@ span_rows_stride (const Volume *v)
   return (2 * (size_t) v->n_spans + 7) / 8 * 8;
 }
 
+/* Bytes between one thread's packed rings and slots and the next's:
+ * whole cache lines. */
+static size_t
+packed_stride (const Volume *v)
+{
+  if (!v->packed)
+    return 0;
+  return ((size_t) v->ring_at[v->n_groups] * sizeof (Packed) + (size_t) v->n_groups * sizeof (int) + 63) / 64 * 64;
+}
+
 /* Bins the band's source rows, then computes its output rows. */
 static void
-run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsControl *control)
+run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, char *rings, EsControl *control)
 {
   int source_rows = band->r1 - band->r0 + 1;
   int n_source = (band->s1 - band->s0 + 1) * source_rows;
@@ -249,6 +396,8 @@ run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsContr
     void *own_rows = (char *) span_rows + (size_t) t * span_rows_stride (v) * sizeof (void *);
     const uint16_t **first_narrow = own_rows, **last_narrow = first_narrow + v->n_spans;
     const uint32_t **first_wide = own_rows, **last_wide = first_wide + v->n_spans;
+    Packed *ring = v->packed ? (Packed *) (rings + (size_t) t * packed_stride (v)) : NULL;
+    int *slot = v->packed ? (int *) (ring + v->ring_at[v->n_groups]) : NULL;
 
 #pragma omp for schedule(static)
     for (int i = 0; i < n_source; i++)
@@ -264,7 +413,9 @@ run_band (const Volume *v, Band *band, uint32_t *hists, void *span_rows, EsContr
       if (!es_control_cancelled (control))
         {
           int z = band->z0 + i / (band->y1 - band->y0), y = band->y0 + i % (band->y1 - band->y0);
-          if (v->narrow)
+          if (v->packed)
+            packed_row (v, band, z, y, ring, slot, first_narrow, last_narrow);
+          else if (v->narrow)
             entropy_row_narrow (v, band, z, y, pair, first_narrow, last_narrow);
           else
             entropy_row_wide (v, band, z, y, pair, first_wide, last_wide);
@@ -279,7 +430,7 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   Volume v;
   int planes = es_image_planes (in), band_planes, band_rows, threads = omp_get_max_threads ();
   EsBorder border = job->definition.border;
-  void *rows = NULL, *virtual_row = NULL, *span_rows = NULL;
+  void *rows = NULL, *virtual_row = NULL, *span_rows = NULL, *rings = NULL;
   uint32_t *hists = NULL;
   size_t cell_size;
   bool ok = false;
@@ -294,7 +445,8 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
   virtual_row = malloc ((size_t) v.padded * cell_size);
   hists = aligned_alloc (64, (size_t) threads * 2 * hist_stride (&v) * sizeof *hists);
   span_rows = aligned_alloc (64, (size_t) threads * span_rows_stride (&v) * sizeof (void *));
-  if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL)
+  rings = v.packed ? aligned_alloc (64, (size_t) threads * packed_stride (&v)) : NULL;
+  if (rows == NULL || virtual_row == NULL || hists == NULL || span_rows == NULL || (v.packed && rings == NULL))
     {
       es_error_set (error, ES_ERROR_NO_MEMORY, "cannot allocate the working memory of a %d×%d×%d band", in->width,
                     band_rows, band_planes);
@@ -317,7 +469,7 @@ es_cpu_entropy_3d (const EsJob *job, const EsImage *in, EsImage *out, EsControl 
         band.y1 = y0 + band_rows < in->height ? y0 + band_rows : in->height;
         mapped_range (band.z0 - v.hd, band.z1 + v.hd, planes, border, &band.s0, &band.s1);
         mapped_range (band.y0 - v.hh, band.y1 + v.hh, in->height, border, &band.r0, &band.r1);
-        run_band (&v, &band, hists, span_rows, control);
+        run_band (&v, &band, hists, span_rows, rings, control);
       }
   ok = es_cpu_finish (control, error);
 
@@ -326,6 +478,7 @@ done:
   free (virtual_row);
   free (hists);
   free (span_rows);
+  free (rings);
   volume_clear (&v);
   return ok;
 }
