@@ -849,10 +849,10 @@ vol_gcd (int a, int b)
 
 /* The windows compiled in. The register kernel's blocks an SM bound its
  * registers (65536 / (128 · blocks)), traded against the rings and the
- * loads in flight; H200, 512³, 16 bins, `bench-volumes 512 5` (ms at 4,
- * 6, 7, 8 and 10 blocks): cube 3 1.47, 1.36, 1.32, 1.25, 1.26; ball 2
- * 1.90, 1.74, 1.71, 1.73, 1.73; ball 3 4.35, 3.35, 3.40, 3.55 (spilling),
- * 5.38. */
+ * loads in flight; H200, 512³, 16 bins, `bench-volumes 512 5`, ms
+ * unbounded (69, 118 and 124 registers) and at 6, 7, 8 and 10 blocks:
+ * cube 3 1.45, 1.36, 1.32, 1.25, 1.26; ball 2 1.88, 1.74, 1.71, 1.73,
+ * 1.73; ball 3 4.29, 3.35, 3.40, 3.53 (spilling), 5.38. */
 #define VOL_N_SHAPES 3
 static constexpr VolShape vol_shapes[VOL_N_SHAPES] = {
   vol_shape (vol_box_runs (3, 3, 3), 8),
