@@ -123,11 +123,10 @@ check_register_edges (EsEngine *engine)
 {
   static const int sizes[][3] = { { 5, 4, 3 }, { 70, 131, 9 } };
   static const int levels[] = { 16, 17 };
-  /* 3×5×19 footprints: a run of 63, 64, 255 or 256 cells in row order
-   * around the centre (cell 142). */
+  /* Footprints of 63, 64, 255 and 256 cells (run_footprint). */
   static const int footprint_cells[] = { 63, 64, 255, 256 };
   const int n_footprints = (int) (sizeof footprint_cells / sizeof footprint_cells[0]);
-  uint8_t cells[3 * 5 * 19];
+  uint8_t cells[RUN_FOOTPRINT_CELLS];
   int failures = 0, checks = 0;
   double worst = 0.0;
 
@@ -139,13 +138,11 @@ check_register_edges (EsEngine *engine)
             const bool wide = random_int (0, 1);
             EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
             EsEntropyDefinition *d = &job.definition;
-            EsFootprint footprint = { .width = 19, .height = 5, .cells = cells, .planes = 3 };
+            EsFootprint footprint;
 
             if (window < n_footprints)
               {
-                const int first = 142 - footprint_cells[window] / 2;
-                for (int i = 0; i < 3 * 5 * 19; i++)
-                  cells[i] = i >= first && i < first + footprint_cells[window];
+                footprint = run_footprint (cells, footprint_cells[window]);
                 d->shape = ES_SHAPE_FOOTPRINT;
                 d->footprint = &footprint;
               }

@@ -200,6 +200,20 @@ make_random_case (RandomCase *c, int width, int height, int planes, EsBorder bor
   return true;
 }
 
+/* A 3×5×19 footprint of n cells, a run in row order around its centre
+ * (cell 142): windows of exactly n cells, at the edges of the kernels'
+ * count widths. */
+#define RUN_FOOTPRINT_CELLS (3 * 5 * 19)
+static inline EsFootprint
+run_footprint (uint8_t cells[RUN_FOOTPRINT_CELLS], int n)
+{
+  const int first = 142 - n / 2;
+
+  for (int i = 0; i < RUN_FOOTPRINT_CELLS; i++)
+    cells[i] = i >= first && i < first + n;
+  return (EsFootprint){ .width = 19, .height = 5, .cells = cells, .planes = 3 };
+}
+
 static inline void
 random_case_clear (RandomCase *c)
 {

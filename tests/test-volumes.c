@@ -128,9 +128,7 @@ check_packed_edges (EsEngine *engine)
   static const int levels[] = { 2, 16, 17 };
   static const int footprint_cells[] = { 255, 256 };
   static const int sizes[][3] = { { 5, 4, 3 }, { 40, 7, 4 } };
-  /* 3×5×19 footprints: a run of 255 or 256 cells in row order around the
-   * centre (cell 142). */
-  uint8_t cells[3 * 5 * 19];
+  uint8_t cells[RUN_FOOTPRINT_CELLS];
   int failures = 0, checks = 0;
   double worst = 0.0;
 
@@ -140,13 +138,10 @@ check_packed_edges (EsEngine *engine)
         for (int border = 0; border < ES_N_BORDERS; border++)
           {
             EsImage volume, mask = { 0 };
-            EsFootprint footprint = { .width = 19, .height = 5, .cells = cells, .planes = 3 };
+            EsFootprint footprint = run_footprint (cells, footprint_cells[f]);
             EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
-            const int first = 142 - footprint_cells[f] / 2;
             char what[96];
 
-            for (int i = 0; i < 3 * 5 * 19; i++)
-              cells[i] = i >= first && i < first + footprint_cells[f];
             checks++;
             if (!make_volume (&volume, sizes[s][0], sizes[s][1], sizes[s][2], ES_FORMAT_U8, 8))
               {

@@ -101,21 +101,28 @@ mapped_range (int i0, int i1, int n, EsBorder border, int *lo, int *hi)
     }
 }
 
-/* The entropy of a window whose sum over every bin is `sum`, with `skipped`
- * cells in SKIP, as the output value. */
+/* The entropy of a window of n counted cells whose sum over their bins is
+ * `counted_sum`, as the output value. */
 static inline float
-window_value (const Volume *v, int64_t sum, uint32_t skipped)
+counted_value (const Volume *v, int64_t counted_sum, int n)
 {
-  int n = v->cells - (int) skipped;
   double h;
 
   if (n <= 0)
     return NAN;
   /* es_entropy_value, with its logarithms from the tables. */
-  h = v->ln_n[n] - (double) (sum - v->c_ln_c[skipped]) * v->inv_n[n];
+  h = v->ln_n[n] - (double) counted_sum * v->inv_n[n];
   if (h < v->zero_below[n])
     return 0.0f;
   return v->job->definition.normalized ? (float) (h * v->inv_ln_most[n]) : es_entropy_store (h, v->unit_scale);
+}
+
+/* The same, of a window whose sum over every bin is `sum`, with `skipped`
+ * cells in SKIP. */
+static inline float
+window_value (const Volume *v, int64_t sum, uint32_t skipped)
+{
+  return counted_value (v, sum - v->c_ln_c[skipped], v->cells - (int) skipped);
 }
 
 /* Rows at least this wide are computed as two chains, their halves. */
@@ -174,8 +181,7 @@ packed_value (const Volume *v, Packed counts, const uint8_t *mask_row, int x)
   /* The bytes' sum (at most 255, so no byte of it carries) lands in the
    * top byte of each product. */
   n = (int) ((words[0] * 0x0101010101010101ull) >> 56) + (int) ((words[1] * 0x0101010101010101ull) >> 56);
-  /* window_value takes the sum over every bin, SKIP's included. */
-  return window_value (v, sum + c_ln_c[v->cells - n], (uint32_t) (v->cells - n));
+  return counted_value (v, sum, n);
 }
 
 /* Output row y of plane z with packed counts: `first` and `last` hold a

@@ -316,6 +316,45 @@ vol_remove (const Counts &counts, const Sum *delta, Bin b, Sum sum)
   return sum - delta[c];
 }
 
+/* The count of the void bin (p.bins), read as the updates write it. */
+template <typename Counts>
+static __device__ __forceinline__ uint32_t
+vol_void_count (const VolBand &p, const Counts &counts)
+{
+  if constexpr (Counts::atomic)
+    return counts.load (p.bins);
+  else
+    return counts[p.bins];
+}
+
+/* Takes a cell of bin b out of the counts, outside any sum: emptying
+ * them at a strip's end. */
+template <typename Counts, typename Bin>
+static __device__ __forceinline__ void
+vol_take_out (const Counts &counts, Bin b)
+{
+  if constexpr (Counts::atomic)
+    counts.atomic_remove (b);
+  else
+    counts[b] = counts[b] - 1u;
+}
+
+/* The value of a window whose sum over every bin is `sum` (NaN where its
+ * centre is `masked`), with the window's constants `whole` read once a
+ * strip and a table load only where cells are void. */
+template <typename Sum, typename Counts>
+static __device__ __forceinline__ float
+vol_counts_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &t, const VolCounted &whole, Sum sum,
+                  bool masked)
+{
+  const unsigned voids = p.voids ? vol_void_count (p, counts) : 0u;
+  const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
+
+  return masked ? __int_as_float (0x7fc00000)
+                : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids), counted_sum, p.bins,
+                                     p.normalized, p.unit_scale);
+}
+
 /* The bytes of shared memory that a window's spans take when staged
  * there: up to VOL_STAGED_SPANS of them (balls to radius 11, boxes to
  * 21×21 columns); the rest of footprints up to 63 a side read them
@@ -408,12 +447,6 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
   const Bin *__restrict__ here = binned + centre;
   unsigned at = (unsigned) centre;
   const VolCounted whole = long_slide ? vol_counted (t, p.cells) : VolCounted{};
-  const auto void_count = [&] () -> uint32_t {
-    if constexpr (Counts::atomic)
-      return counts.load (p.bins);
-    else
-      return counts[p.bins];
-  };
   Sum sum = 0;
 
   for (int i = 0; i < p.n_spans; i++)
@@ -431,17 +464,11 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
        * write about an L2 of it, whose dirty lines would push out the
        * binned planes that neighbouring tiles read next. */
       if constexpr (long_slide)
-        {
-          const unsigned voids = p.voids ? void_count () : 0u;
-          const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
-          __stcs (out, masked ? __int_as_float (0x7fc00000)
-                              : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids),
-                                                   counted_sum, p.bins, p.normalized, p.unit_scale));
-        }
+        __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, masked));
       else
         __stcs (&out[(size_t) (y - y0) * out_row],
                 masked ? __int_as_float (0x7fc00000)
-                       : vol_value<Sum> (t, sum, p.voids ? void_count () : 0u, p.cells, p.bins,
+                       : vol_value<Sum> (t, sum, p.voids ? vol_void_count (p, counts) : 0u, p.cells, p.bins,
                                          p.normalized, p.unit_scale));
       if (y + 1 == y1)
         break;
@@ -467,13 +494,7 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
     {
       const Bin *__restrict__ first = here + spans[i].first;
       for (int k = 0; k < spans[i].length; k++)
-        {
-          const Bin b = first[(long long) k * row_cells];
-          if constexpr (Counts::atomic)
-            counts.atomic_remove (b);
-          else
-            counts[b] = counts[b] - 1u;
-        }
+        vol_take_out (counts, first[(long long) k * row_cells]);
     }
 }
 
@@ -1065,20 +1086,8 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
   for (int y = y0;;)
     {
       const bool more = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
-        const bool masked = p.voids && *here == void_bin;
-        uint32_t voids = 0;
-        if (p.voids)
-          {
-            if constexpr (Counts::atomic)
-              voids = counts.load (p.bins);
-            else
-              voids = counts[p.bins];
-          }
-        const Sum counted_sum = voids != 0 ? (Sum) (sum - __ldg (&t.c_ln_c[voids])) : sum;
         /* Streaming, as in vol_strip. */
-        __stcs (out, masked ? __int_as_float (0x7fc00000)
-                            : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids), counted_sum,
-                                                 p.bins, p.normalized, p.unit_scale));
+        __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, p.voids && *here == void_bin));
         if (++y == y1)
           return false;
         here += row_cells;
@@ -1087,7 +1096,6 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
           constexpr int I = decltype (i)::value;
           constexpr VolRun run = vol_shapes[S].runs.run[I];
           constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
-          const Bin *__restrict__ column = here + (run.dz * plane_cells + run.dx);
           const Bin entering = (here + (run.dz * plane_cells + run.y1 * row_cells))[run.dx];
           Bin leaving;
           if constexpr (ring_length > 0)
@@ -1097,7 +1105,7 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
               ring[slot][I] = entering;
             }
           else
-            leaving = column[(run.y0 - 1) * row_cells];
+            leaving = (here + (run.dz * plane_cells + (run.y0 - 1) * row_cells))[run.dx];
           sum = vol_remove (counts, delta, leaving, sum);
           sum = vol_add (counts, delta, entering, sum);
           return true;
@@ -1111,11 +1119,7 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
   vol_for<shape.runs.n> ([&] (auto i) {
     constexpr VolRun run = vol_shapes[S].runs.run[decltype (i)::value];
     vol_for<run.y1 - run.y0 + 1> ([&] (auto jc) {
-      const Bin b = (here + (run.dz * plane_cells + (run.y0 + decltype (jc)::value) * row_cells))[run.dx];
-      if constexpr (Counts::atomic)
-        counts.atomic_remove (b);
-      else
-        counts[b] = counts[b] - 1u;
+      vol_take_out (counts, (here + (run.dz * plane_cells + (run.y0 + decltype (jc)::value) * row_cells))[run.dx]);
       return true;
     });
     return true;
@@ -1529,6 +1533,7 @@ typedef struct {
   int hd, hh, hw;
   const int *runs;
   int n_runs;
+  int shape;                  /* the compiled window (vol_shapes) the runs make, or −1 */
   const void *tables;         /* host tables, table_bytes */
   size_t table_bytes;
   const uint32_t *bin_of;     /* host */
@@ -1693,7 +1698,7 @@ vol_resident_warps (EsCuda *cuda, const void *kernel, size_t smem, int *warps, E
 }
 
 /* The compiled window (an index into vol_shapes) whose runs are the
- * band's, or −1. */
+ * job's, or −1. */
 static int
 vol_compiled_shape (const VolWork *w)
 {
@@ -1737,15 +1742,14 @@ vol_group_counts_kernel_of (int shape, std::integer_sequence<int, S...>)
   return kernels[shape];
 }
 
-/* Launches `kernel`, whose only argument is the band, a block a tile. */
+/* Launches `kernel` with `args` (the band first), a block a tile. */
 static bool
-vol_launch_tiles (EsCuda *cuda, const void *kernel, const VolBand &band, size_t smem, const char *what,
+vol_launch_tiles (EsCuda *cuda, const void *kernel, void **args, const VolBand &band, size_t smem, const char *what,
                   EsError *error)
 {
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
   const unsigned blocks = vol_tile_blocks (tiles);
-  void *args[] = { (void *) &band };
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
@@ -1769,41 +1773,45 @@ vol_launch_group_counts (EsCuda *cuda, const VolBand &band, int shape, size_t ta
   const size_t smem = table_bytes + ((size_t) band.bins + 1) * VOL_THREADS;
   const auto seq = std::make_integer_sequence<int, VOL_N_SHAPES> ();
   const void *kernel = vol_group_counts_kernel_of<Bin, false> (shape, seq);
+  void *args[] = { (void *) &band };
   int warps;
 
   if (!vol_resident_warps (cuda, kernel, smem, &warps, error))
     return false;
   if (warps >= VOL_ATOMIC_MIN_WARPS)
     kernel = vol_group_counts_kernel_of<Bin, true> (shape, seq);
-  return vol_launch_tiles (cuda, kernel, band, smem, "3-D entropy kernel", error);
+  return vol_launch_tiles (cuda, kernel, args, band, smem, "3-D entropy kernel", error);
 }
 
 template <typename Bin, typename Count, typename Sum>
 static bool
 vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t global_counts, EsError *error)
 {
-  VolMoves moves;
-  const bool moved = vol_moves (w, band, &moves);
   const size_t table_bytes = sizeof (Sum) == 4 ? ((size_t) band.cells * 4 + 15) / 16 * 16 : 0;
-  const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
-                      + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
-  const void *kernel = (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
 
   if constexpr (sizeof (Count) == 1 && sizeof (Sum) == 4 && sizeof (Bin) <= 2)
-    {
-      const int shape = global_counts == 0 ? vol_compiled_shape (w) : -1;
-      if (shape >= 0 && vol_shapes[shape].runs.n <= VOL_SHORT_SLIDE)
-        return vol_launch_group_counts<Bin> (cuda, band, shape, table_bytes, error);
-    }
+    if (global_counts == 0 && w->shape >= 0 && vol_shapes[w->shape].runs.n <= VOL_SHORT_SLIDE)
+      return vol_launch_group_counts<Bin> (cuda, band, w->shape, table_bytes, error);
+
+  VolMoves moves;
+  const bool moved = vol_moves (w, band, &moves);
+  const size_t smem = vol_staged_span_bytes (band.n_spans) + table_bytes
+                      + (global_counts == 0 ? ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count) : 0);
+
   if (global_counts == 0)
     {
-      kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, false);
+      const void *kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, false);
+      void *args[] = { (void *) &band, (void *) &moves };
       int warps;
+
       if (!vol_resident_warps (cuda, kernel, smem, &warps, error))
         return false;
       if (vol_atomic_updates (band.n_spans, warps, false))
         kernel = vol_shared_kernel<Bin, Count, Sum> (band, moved, true);
+      return vol_launch_tiles (cuda, kernel, args, band, smem, "3-D entropy kernel", error);
     }
+
+  const void *kernel = (const void *) vol_entropy_global_kernel<Bin, Count, Sum>;
   const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
                        * (size_t) band.planes;
   VolBand p = band;
@@ -1811,16 +1819,6 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
 
   ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
                "3-D entropy shared memory", error);
-  if (global_counts == 0)
-    {
-      void *args[] = { (void *) &p, (void *) &moves };
-      blocks = vol_tile_blocks (tiles);
-      ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, blocks, VOL_THREADS, args, smem, cuda->stream),
-                   "3-D entropy launch", error);
-      ES_CUDA_LAUNCHED (cuda, "3-D entropy kernel", error);
-      es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D entropy kernel", true);
-      return true;
-    }
   blocks = es_cuda_resident_blocks (cuda, kernel, VOL_THREADS, smem, tiles * VOL_THREADS);
   const size_t per_block = ((size_t) band.bins + 1) * VOL_THREADS * sizeof (Count);
   const size_t most = global_counts / per_block;
@@ -1842,18 +1840,17 @@ vol_launch_sliding (EsCuda *cuda, const VolWork *w, const VolBand &band, size_t 
 static bool
 vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsError *error)
 {
-  const int shape = vol_compiled_shape (w);
-  if (shape >= 0)
+  if (w->shape >= 0)
     {
-      assert (w->quads == (vol_shape_cells (vol_shapes[shape]) <= VOL_REG_QUAD_CELLS));
-      return vol_launch_tiles (cuda, vol_group_kernel_of (shape, std::make_integer_sequence<int, VOL_N_SHAPES> ()),
-                               band, ((size_t) band.cells + 1) * sizeof (uint32_t),
+      void *args[] = { (void *) &band };
+
+      assert (w->quads == (vol_shape_cells (vol_shapes[w->shape]) <= VOL_REG_QUAD_CELLS));
+      return vol_launch_tiles (cuda, vol_group_kernel_of (w->shape, std::make_integer_sequence<int, VOL_N_SHAPES> ()),
+                               args, band, ((size_t) band.cells + 1) * sizeof (uint32_t),
                                "3-D register-count entropy kernel", error);
     }
 
   const size_t smem = vol_staged_span_bytes (band.n_spans) + ((size_t) band.cells + 1) * sizeof (uint32_t);
-  const size_t tiles = es_cuda_div_up ((size_t) band.width, VOL_THREADS) * es_cuda_div_up ((size_t) band.height, VOL_STRIP)
-                       * (size_t) band.planes;
   VolMoves moves;
   const bool moved = vol_moves (w, band, &moves);
   const auto compiled = [&] (auto quads) {
@@ -1864,17 +1861,10 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
       return (const void *) vol_register_kernel<decltype (n)::value, Quads>;
     });
   };
-  const void *kernel = w->quads ? compiled (std::true_type ()) : compiled (std::false_type ());
-
-  ES_CUDA_TRY (cuda, cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem),
-               "3-D entropy shared memory", error);
-  const unsigned blocks = vol_tile_blocks (tiles);
   void *args[] = { (void *) &band, (void *) &moves };
-  ES_CUDA_TRY (cuda, cudaLaunchKernel (kernel, blocks, VOL_THREADS, args, smem, cuda->stream), "3-D entropy launch",
-               error);
-  ES_CUDA_LAUNCHED (cuda, "3-D register-count entropy kernel", error);
-  es_cuda_note_kernel (cuda, kernel, blocks, VOL_THREADS, smem, "3-D register-count entropy kernel", true);
-  return true;
+
+  return vol_launch_tiles (cuda, w->quads ? compiled (std::true_type ()) : compiled (std::false_type ()), args, band,
+                           smem, "3-D register-count entropy kernel", error);
 }
 
 template <typename Bin>
@@ -2156,6 +2146,7 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
     }
 
   w.n_runs = vol_column_runs (job, w.hd, w.hh, w.hw, (int **) &w.runs);
+  w.shape = w.n_runs >= 0 ? vol_compiled_shape (&w) : -1;
   w.table_size = in->levels != 0 ? (uint32_t) in->levels : 1u << in->depth;
   uint32_t *bin_of = (uint32_t *) malloc ((size_t) w.table_size * sizeof *bin_of);
   w.tables = w.narrow ? vol_tables_host<uint32_t> (cells, (double) (1u << ES_CUDA_FIX_BITS), &w.table_bytes)
