@@ -771,9 +771,10 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
  * Cube 3, ball 2 and ball 3 are compiled in whole. The runs of a group,
  * those with the same rows [y0, y1], enter and leave at the same rows, so
  * what enters a group at one step leaves it L = y1 − y0 + 1 steps later.
- * A group keeps what entered in its last L steps in a ring of registers,
- * and a step loads only its entering cells, each at a row pointer of
- * (dz, dy) with dx the load's offset:
+ * A group keeps what entered in its last L steps in a ring (registers, or
+ * shared memory where they would spill: VolRings), and a step loads only
+ * its entering cells, each at a row pointer of (dz, dy) with dx the
+ * load's offset:
  * - counts in registers (vol_group_kernel, up to 16 bins): the ring holds
  *   each step's sum of the entering one-hot counts, P, and the counts move
  *   by P_in − P_out;
@@ -783,7 +784,7 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
  * run is moved, not ringed: a second load costs less than L slots.
  * H200, 512³, against the moves: cube 3 1.82 → 1.25 ms (16 bins) and
  * 2.21 → 1.81 (256), ball 2 2.26 → 1.72 and 2.72 → 2.10, ball 3 at 16
- * bins 4.40 → 3.35 (docs/performance/volumes.md). */
+ * bins 4.40 → 3.29 (docs/performance/volumes.md). */
 
 /* One column run of a compiled window: rows [y0, y1] of column (dz, dx). */
 struct VolRun {
@@ -832,23 +833,27 @@ vol_box_runs (int d, int h, int w)
   return s;
 }
 
-/* A compiled window: its runs, its groups of runs with equal rows, and
- * the blocks an SM that the register kernel's launch bounds ask for. */
+/* A compiled window: its runs, its groups of runs with equal rows, the
+ * blocks an SM that the register kernel's launch bounds ask for, and
+ * whether that kernel keeps its rings of more than one slot in shared
+ * memory (VolRings). */
 #define VOL_SHAPE_GROUPS 8
 struct VolShape {
   VolShapeRuns runs;
   int register_blocks;
+  bool shared_rings;
   int n_groups;
   int y0[VOL_SHAPE_GROUPS], y1[VOL_SHAPE_GROUPS], size[VOL_SHAPE_GROUPS];
   int group_of[VOL_SHAPE_RUNS];
 };
 
 static constexpr __host__ __device__ VolShape
-vol_shape (const VolShapeRuns &runs, int register_blocks)
+vol_shape (const VolShapeRuns &runs, int register_blocks, bool shared_rings)
 {
   VolShape s{};
   s.runs = runs;
   s.register_blocks = register_blocks;
+  s.shared_rings = shared_rings;
   for (int i = 0; i < runs.n; i++)
     {
       int g = 0;
@@ -873,12 +878,14 @@ vol_gcd (int a, int b)
  * loads in flight; H200, 512³, 16 bins, `bench-volumes 512 5`, ms
  * unbounded (69, 118 and 124 registers) and at 6, 7, 8 and 10 blocks:
  * cube 3 1.45, 1.36, 1.32, 1.25, 1.26; ball 2 1.88, 1.74, 1.71, 1.73,
- * 1.73; ball 3 4.29, 3.35, 3.40, 3.53 (spilling), 5.38. */
+ * 1.73; ball 3 4.29, 3.35, 3.40, 3.53 (spilling), 5.38. Ball 3's rings
+ * in shared memory free 36 registers: no spills at 6 blocks, 3.29 ms
+ * (3.28 at 7, spilling again). */
 #define VOL_N_SHAPES 3
 static constexpr VolShape vol_shapes[VOL_N_SHAPES] = {
-  vol_shape (vol_box_runs (3, 3, 3), 8),
-  vol_shape (vol_ball_runs (2), 8),
-  vol_shape (vol_ball_runs (3), 6),
+  vol_shape (vol_box_runs (3, 3, 3), 8, false),
+  vol_shape (vol_ball_runs (2), 8, false),
+  vol_shape (vol_ball_runs (3), 6, true),
 };
 
 /* A group's ring length (0: moved, not ringed) and the rows a step loop
@@ -915,6 +922,69 @@ vol_shape_longest_ring (const VolShape &s)
   for (int g = 0; g < s.n_groups; g++)
     l = vol_ring (s, g) > l ? vol_ring (s, g) : l;
   return l;
+}
+
+/* Whether group g's ring lies in shared memory: a ring of one slot is
+ * two registers where shared memory would cost a load and a store a step. */
+static constexpr __host__ __device__ bool
+vol_ring_shared (const VolShape &s, int g)
+{
+  return s.shared_rings && vol_ring (s, g) > 1;
+}
+
+/* The first shared slot of group g's ring, and the shared slots of all. */
+static constexpr __host__ __device__ int
+vol_ring_start (const VolShape &s, int g)
+{
+  int slots = 0;
+  for (int e = 0; e < g; e++)
+    slots += vol_ring_shared (s, e) ? vol_ring (s, e) : 0;
+  return slots;
+}
+
+static constexpr __host__ __device__ int
+vol_shape_shared_slots (const VolShape &s)
+{
+  return vol_ring_start (s, s.n_groups);
+}
+
+/* The rings of compiled window S, a slot the two words of one P: in
+ * registers, or where the window's row says so in shared memory, each
+ * slot the block's threads side by side (a warp's 16-byte slots are four
+ * conflict-free wavefronts). In registers ball 3's rings take 36 of its
+ * 80 registers and spill 500 bytes a thread, whose stores reach the L2
+ * and DRAM (docs/performance/volumes.md). */
+template <int S> struct VolRings {
+  uint64_t in_registers[VOL_SHAPE_GROUPS][vol_shape_longest_ring (vol_shapes[S])][2];
+  ulonglong2 *in_shared;  /* this thread's slot 0 */
+
+  template <int G, int Slot>
+  __device__ __forceinline__ void put (const uint64_t (&p)[2])
+  {
+    if constexpr (vol_ring_shared (vol_shapes[S], G))
+      in_shared[(vol_ring_start (vol_shapes[S], G) + Slot) * VOL_THREADS] = make_ulonglong2 (p[0], p[1]);
+    else
+      in_registers[G][Slot][0] = p[0], in_registers[G][Slot][1] = p[1];
+  }
+
+  template <int G, int Slot>
+  __device__ __forceinline__ void take (uint64_t (&p)[2]) const
+  {
+    if constexpr (vol_ring_shared (vol_shapes[S], G))
+      {
+        const ulonglong2 slot = in_shared[(vol_ring_start (vol_shapes[S], G) + Slot) * VOL_THREADS];
+        p[0] = slot.x, p[1] = slot.y;
+      }
+    else
+      p[0] = in_registers[G][Slot][0], p[1] = in_registers[G][Slot][1];
+  }
+};
+
+/* The bytes of a block's shared rings for window `shape`. */
+static size_t
+vol_shared_ring_bytes (int shape)
+{
+  return (size_t) vol_shape_shared_slots (vol_shapes[shape]) * VOL_THREADS * sizeof (ulonglong2);
 }
 
 static constexpr __host__ __device__ int
@@ -965,7 +1035,8 @@ vol_group_cells (const uint8_t *__restrict__ here, long long plane_cells, long l
 template <int S>
 static __device__ __forceinline__ void
 vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long centre, const uint32_t *c_ln_c,
-                 const VolTables<uint32_t> &tables, float *out, size_t out_row, int y0, int y1)
+                 ulonglong2 *shared_rings, const VolTables<uint32_t> &tables, float *out, size_t out_row, int y0,
+                 int y1)
 {
   constexpr VolShape shape = vol_shapes[S];
   constexpr bool Quads = vol_shape_cells (shape) <= VOL_REG_QUAD_CELLS;
@@ -973,7 +1044,8 @@ vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long 
   const uint8_t *__restrict__ here = codes + centre;
   const VolCounted whole = vol_counted (tables, p.cells);
   uint64_t counts[2] = { 0, 0 };
-  uint64_t ring[VOL_SHAPE_GROUPS][vol_shape_longest_ring (shape)][2];
+  VolRings<S> ring;
+  ring.in_shared = shared_rings;
 
   /* The first window: a ringed group's rows go to their slots (row j of
    * its L to slot (j + 1) mod L, the slot of the step that drops it), a
@@ -987,10 +1059,7 @@ vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long 
       counts[0] += rows[0];
       counts[1] += rows[1];
       if constexpr (ring_length > 0)
-        {
-          ring[G][(J + 1) % ring_length][0] = rows[0];
-          ring[G][(J + 1) % ring_length][1] = rows[1];
-        }
+        ring.template put<G, (J + 1) % ring_length> (rows);
       return true;
     });
     return true;
@@ -1008,12 +1077,12 @@ vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long 
           if constexpr (ring_length > 0)
             {
               constexpr int slot = (decltype (phase)::value + 1) % ring_length;
-              uint64_t entering[2];
+              uint64_t entering[2], leaving[2];
               vol_group_cells<S, G, vol_shapes[S].y1[G]> (here, plane_cells, row_cells, entering);
-              counts[0] += entering[0] - ring[G][slot][0];
-              counts[1] += entering[1] - ring[G][slot][1];
-              ring[G][slot][0] = entering[0];
-              ring[G][slot][1] = entering[1];
+              ring.template take<G, slot> (leaving);
+              counts[0] += entering[0] - leaving[0];
+              counts[1] += entering[1] - leaving[1];
+              ring.template put<G, slot> (entering);
             }
           else
             {
@@ -1031,20 +1100,22 @@ vol_group_strip (const VolBand &p, const uint8_t *__restrict__ codes, long long 
 }
 
 /* The fast variant with counts in registers for compiled window S; shared
- * memory holds c ln c. */
+ * memory holds the window's shared rings, then c ln c. */
 template <int S>
 static __global__ void __launch_bounds__ (VOL_THREADS, vol_shapes[S].register_blocks)
 vol_group_kernel (VolBand p)
 {
   extern __shared__ __align__ (16) unsigned char vol_shared[];
   const VolTables<uint32_t> tables = vol_tables<uint32_t> (p.tables, p.cells);
-  uint32_t *c_ln_c = (uint32_t *) vol_shared;
+  ulonglong2 *rings = (ulonglong2 *) vol_shared;
+  uint32_t *c_ln_c = (uint32_t *) (rings + vol_shape_shared_slots (vol_shapes[S]) * VOL_THREADS);
 
   for (int c = threadIdx.x; c <= p.cells; c += VOL_THREADS)
     c_ln_c[c] = tables.c_ln_c[c];
   __syncthreads ();
   vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
-    vol_group_strip<S> (p, (const uint8_t *) p.binned, centre, c_ln_c, tables, out, (size_t) p.width, y0, y1);
+    vol_group_strip<S> (p, (const uint8_t *) p.binned, centre, c_ln_c, rings + threadIdx.x, tables, out,
+                        (size_t) p.width, y0, y1);
   });
 }
 
@@ -1846,7 +1917,7 @@ vol_launch_registers (EsCuda *cuda, const VolWork *w, const VolBand &band, EsErr
 
       assert (w->quads == (vol_shape_cells (vol_shapes[w->shape]) <= VOL_REG_QUAD_CELLS));
       return vol_launch_tiles (cuda, vol_group_kernel_of (w->shape, std::make_integer_sequence<int, VOL_N_SHAPES> ()),
-                               args, band, ((size_t) band.cells + 1) * sizeof (uint32_t),
+                               args, band, vol_shared_ring_bytes (w->shape) + ((size_t) band.cells + 1) * sizeof (uint32_t),
                                "3-D register-count entropy kernel", error);
     }
 

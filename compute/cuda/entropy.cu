@@ -187,9 +187,10 @@ static const EsVariant entropy_variants[] = {
     "as the model says, where resident blocks striding over the tiles read the bins 2.1 times and took an "
     "eighth longer (the warp schedulers favour an SM's oldest warps, some blocks ran many planes ahead, "
     "and the planes in flight outgrew the L2). Cube 3 and balls 2 and 3 are compiled in, their columns "
-    "grouped by rows: what enters a group leaves it a group's length of rows later, so a ring of registers "
-    "keeps it, and a row loads only the entering cells, 9 for cube 3 where the moves load 18. On an H200, "
-    "that ball at 16 bins takes 3.4 ms, 4.4 ms by moves."),
+    "grouped by rows: what enters a group leaves it a group's length of rows later, so a ring keeps it, "
+    "and a row loads only the entering cells, 9 for cube 3 where the moves load 18. The rings sit in "
+    "registers, but ball 3's in shared memory: in 36 more registers they spilled, and the spills' stores "
+    "reached DRAM, 270 MB beyond the model. On an H200, that ball at 16 bins takes 3.3 ms, 4.4 ms by moves."),
     "Huang, Yang & Tang, A fast two-dimensional median filtering algorithm (1979), extended to 3-D",
     false, ES_TRANSFER_DEFAULT, NULL, es_cuda_entropy_volume_unsupported, es_cuda_entropy_volume_memory },
   { "volume-tile", N_ ("Volume, shared-memory tile with halo"),
