@@ -308,15 +308,29 @@ assert_tools_usable (void)
     }
 }
 
-/* At 640×420 one view's line profile, its three strips and its axis, fits
- * the panel whole: the axis was scrolled out of sight. */
+/* At 640×420 a tool's results fit the panel whole, once it has some (a
+ * shape from the canvas's middle): the line profile's axis, the
+ * inspector's lower cells and the rectangle's histogram and caption were
+ * scrolled out of sight. The page's least height for the panel's width is
+ * what its scroller must show; its adjustment follows only at the next
+ * frame. */
 static void
-assert_profile_whole (void)
+assert_panel_whole (const char *tool)
 {
-  GtkAdjustment *adjustment = gtk_scrolled_window_get_vadjustment (
-    GTK_SCROLLED_WINDOW (es_window_get_tools (window)->panel_scroller));
+  EsTools *tools = es_window_get_tools (window);
+  GtkWidget *canvas = GTK_WIDGET (es_window_get_canvas (window));
+  double x = gtk_widget_get_width (canvas) / 2.0, y = gtk_widget_get_height (canvas) / 2.0;
+  int needed;
 
-  g_assert_cmpfloat (gtk_adjustment_get_upper (adjustment), <=, gtk_adjustment_get_page_size (adjustment) + 0.5);
+  es_tools_press (tools, x - 30, y - 20);
+  es_tools_motion (tools, x, y);
+  es_tools_release (tools, x + 30, y + 20);
+  wait_idle ();
+  gtk_widget_measure (tools->panel_stack, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (tools->panel_scroller),
+                      &needed, NULL, NULL, NULL);
+  if (needed > gtk_widget_get_height (tools->panel_scroller))
+    g_error ("%s: the panel scrolls, %d px in %d", tool, needed, gtk_widget_get_height (tools->panel_scroller));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "tools.clear", NULL));
 }
 
 /* Choosing a tool (its results panel), its results, the readout's lines
@@ -347,8 +361,8 @@ test_image_stays (void)
           assert_same_place (tools[t], &before, &after);
           if (sizes[s][1] == 420)
             assert_tools_usable ();
-          if (sizes[s][1] == 420 && strcmp (tools[t], "line") == 0)
-            assert_profile_whole ();
+          if (sizes[s][1] == 420)
+            assert_panel_whole (tools[t]);
         }
       /* The pointer out of the image and back, in the grid's longer
        * readout: once it has wrapped, it keeps its lines. */

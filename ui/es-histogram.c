@@ -91,7 +91,8 @@ static void
 es_histogram_measure (GtkWidget *widget, GtkOrientation orientation, int for_size, int *minimum, int *natural,
                       int *minimum_baseline, int *natural_baseline)
 {
-  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 128 : 72;
+  /* Its height is the style's (96 px in the side panel, style.css). */
+  *minimum = orientation == GTK_ORIENTATION_HORIZONTAL ? 128 : 40;
   *natural = orientation == GTK_ORIENTATION_HORIZONTAL ? 256 : 88;
 }
 

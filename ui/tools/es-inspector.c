@@ -12,6 +12,8 @@
 #define TABLE_ROWS_MAX 1024
 /* The smallest cell the grid draws; a larger window is summed up in words. */
 #define CELL_MIN 3
+/* The cells' least height: a 5 × 5 window at the 14-pixel cells that show their bins. */
+#define CELLS_MIN_HEIGHT 70
 
 typedef struct {
   EsWindowCounts counts;
@@ -324,10 +326,12 @@ _es_inspector_page_new (EsTools *self)
   data->text = g_string_new (NULL);
   self->inspector_cells = gtk_drawing_area_new ();
   g_object_set_data_full (G_OBJECT (self->inspector_cells), "es-inspector", data, inspector_data_free);
+  /* The cells scale to the panel's height (draw_cells), so that a short
+   * window shows the whole window of cells, not a scrolled part of it. */
   gtk_drawing_area_set_content_width (GTK_DRAWING_AREA (self->inspector_cells), 160);
-  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (self->inspector_cells), 160);
+  gtk_drawing_area_set_content_height (GTK_DRAWING_AREA (self->inspector_cells), CELLS_MIN_HEIGHT);
   gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (self->inspector_cells), draw_cells, self, NULL);
-  gtk_widget_set_valign (self->inspector_cells, GTK_ALIGN_START);
+  gtk_widget_set_vexpand (self->inspector_cells, TRUE);
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->inspector_cells), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   "The bins of the entropy window", -1);
   gtk_box_append (GTK_BOX (row), self->inspector_cells);

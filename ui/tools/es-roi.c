@@ -159,7 +159,7 @@ _es_roi_update (EsTools *self)
 GtkWidget *
 _es_roi_page_new (EsTools *self)
 {
-  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 4);
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 0);
   GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 18);
 
   self->roi_grid = gtk_grid_new ();
@@ -168,7 +168,10 @@ _es_roi_page_new (EsTools *self)
   gtk_widget_set_valign (self->roi_grid, GTK_ALIGN_START);
   gtk_box_append (GTK_BOX (row), self->roi_grid);
   self->roi_histogram = g_object_new (ES_TYPE_HISTOGRAM, NULL);
-  gtk_widget_set_size_request (self->roi_histogram, 160, 72);
+  /* As tall as the statistics beside it, so that a short window's panel
+   * shows the histogram and the caption whole. */
+  gtk_widget_set_size_request (self->roi_histogram, 160, -1);
+  gtk_widget_add_css_class (self->roi_histogram, "beside-text");
   gtk_accessible_update_property (GTK_ACCESSIBLE (self->roi_histogram), GTK_ACCESSIBLE_PROPERTY_LABEL,
                                   "Histogram of the rectangle", -1);
   gtk_box_append (GTK_BOX (row), self->roi_histogram);
