@@ -608,7 +608,18 @@ es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_
   EsImage *image = &p->planes[plane];
   void *dst = es_image_row (image, (int) y);
   double top = (double) ((1u << p->depth) - 1);
+  size_t size = es_format_size (p->plane_format);
 
+  /* Samples stored as the plane keeps them (unsigned 8 or 16 bits, or 32-bit
+   * floats, in this machine's byte order as libtiff gives them): a copy. The
+   * loop below takes each sample through a double, 2.6 ns a sample: 0.35 s
+   * of a 512³ volume's decoding on this machine. */
+  if (step == 1 && !p->invert && !p->cells && p->bits == 8 * size
+      && p->sample_format == (p->floats ? SAMPLEFORMAT_IEEEFP : SAMPLEFORMAT_UINT))
+    {
+      memcpy ((uint8_t *) dst + (size_t) x0 * size, row + first * size, (size_t) n * size);
+      return;
+    }
   for (uint32_t i = 0; i < n; i++)
     {
       double v = es_tiff_sample (row, first + i * step, p);
