@@ -1,7 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Opens the window once on the GPU machine under Xvfb (cairo renderer) and
-# takes a screenshot into $OUT/NAME.xwd: the overlay shows the CUDA timings.
+# Opens the window once on the GPU machine under Xvfb (cairo renderer) at
+# 1600×1000 with the CUDA backend chosen, and takes a screenshot into
+# $OUT/NAME.xwd: the overlay and the Timings card show the CUDA timings
+# (README's gpu-window.png; `window.sh compare-gpu --compare data/camera.png`
+# with ES_WINDOW_WAIT=25 its compare-gpu.png).
 # Needs gpu-carry/window-bundle.tar.xz (tests/gpu/make-window-bundle.sh),
 # carried with the call.
 #   usage: tests/gpu/window.sh NAME [entroscope arguments, default data/camera.png]
@@ -17,10 +20,15 @@ b=/tmp/bundle
 [ -x /usr/bin/xkbcomp ] || cp "$b/bin/xkbcomp" /usr/bin/xkbcomp
 export LD_LIBRARY_PATH="$b/lib"
 if [ ! -e /tmp/.X11-unix/X7 ]; then
-  "$b/bin/Xvfb" :7 -screen 0 1200x780x24 -nolisten tcp -xkbdir "$b/share/xkb" >"$out/xvfb.log" 2>&1 &
+  "$b/bin/Xvfb" :7 -screen 0 1600x1000x24 -nolisten tcp -xkbdir "$b/share/xkb" >"$out/xvfb.log" 2>&1 &
   sleep 2
 fi
-export DISPLAY=:7 GSK_RENDERER=cairo GSETTINGS_BACKEND=memory NO_AT_BRIDGE=1 GTK_A11Y=none \
+# Settings of this run only: CUDA, whatever the automatic choice would make
+# of a small image, and the window the size of the screen.
+mkdir -p /tmp/es-window-settings/glib-2.0/settings
+printf "[org/entroscope/Entroscope]\nbackend='cuda'\nwindow-width=1600\nwindow-height=1000\n" \
+  >/tmp/es-window-settings/glib-2.0/settings/keyfile
+export DISPLAY=:7 GSK_RENDERER=cairo GSETTINGS_BACKEND=keyfile XDG_CONFIG_HOME=/tmp/es-window-settings NO_AT_BRIDGE=1 GTK_A11Y=none \
   GSETTINGS_SCHEMA_DIR="$b/share/glib-2.0/schemas" XDG_DATA_DIRS="$b/share" FONTCONFIG_FILE="$b/etc/fonts.conf"
 "$b/bin/entroscope" "$@" >"$out/$name.log" 2>&1 &
 app=$!
