@@ -369,6 +369,15 @@ test_float_definition (void)
       0 },
     { "only NaN is all 0", { NAN, NAN }, { 0, 0 }, 2, "2 NaN samples (no value)", 2, 0 },
     { "negative and tiny values", { -1e-30f, 1e-30f, 0.f }, { 0, 65535, 32768 }, 3, NULL, 0, 0 },
+    /* Over 0..65535 a sample is its value: halves round away from zero
+     * (lround), and the float just below a half rounds down. */
+    { "halves round up, not to even",
+      { 0.f, 0.5f, 0.49999997f, 2.5f, 3.5f, 65534.5f, 65535.f },
+      { 0, 1, 0, 3, 4, 65535, 65535 },
+      7,
+      NULL,
+      0,
+      0 },
   };
 
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

@@ -816,20 +816,68 @@ es_float_range_map (const EsFloatRange *range, EsImageMeta *meta)
   meta->infinite_samples = range->infinite;
 }
 
-uint16_t
-es_float_range_sample (const EsFloatRange *range, double v)
+/* Branch-free loops over a row, which the compiler vectorizes: the
+ * per-sample function with lround took 8 ns a sample of a float TIFF. */
+/* Widens lane k's ends and counts by sample v; one that is not finite
+ * moves neither end (the bare selects are min and max instructions). */
+static inline void
+es_float_range_lane (float v, float *lo, float *hi, uint32_t *nan, uint32_t *infinite)
 {
-  uint16_t lowest = range->nan > 0 ? 1 : 0;
+  float low = isfinite (v) ? v : INFINITY, high = isfinite (v) ? v : -INFINITY;
 
-  if (isnan (v))
-    return 0;
-  /* Infinities clamp to the ends of the finite range, as a display's
-   * contrast limits clamp them (napari, Fiji's 32-bit display). */
-  if (v == INFINITY)
-    return 65535;
-  if (v == -INFINITY || !(range->hi > range->lo))
-    return lowest;
-  return (uint16_t) (lowest + lround ((v - range->lo) * (65535.0 - lowest) / (range->hi - range->lo)));
+  *lo = low < *lo ? low : *lo;
+  *hi = high > *hi ? high : *hi;
+  *nan += v != v;
+  *infinite += fabsf (v) == INFINITY;
+}
+
+void
+es_float_range_add_row (EsFloatRange *range, const float *row, size_t n)
+{
+  /* Eight ends and counts side by side, each a lane of a vector: the
+   * compiler does not vectorize a reduction by selects of floats. Rows are
+   * at most ES_MAX_SIDE samples, so a lane's counts fit 32 bits. */
+  enum { LANES = 8 };
+  float lo[LANES], hi[LANES];
+  uint32_t nan[LANES] = { 0 }, infinite[LANES] = { 0 };
+  size_t i = 0;
+
+  for (int k = 0; k < LANES; k++)
+    lo[k] = (float) range->lo, hi[k] = (float) range->hi;
+  for (; i + LANES <= n; i += LANES)
+    for (int k = 0; k < LANES; k++)
+      es_float_range_lane (row[i + k], &lo[k], &hi[k], &nan[k], &infinite[k]);
+  for (; i < n; i++)
+    es_float_range_lane (row[i], &lo[0], &hi[0], &nan[0], &infinite[0]);
+  for (int k = 0; k < LANES; k++)
+    {
+      range->lo = lo[k] < range->lo ? lo[k] : range->lo;
+      range->hi = hi[k] > range->hi ? hi[k] : range->hi;
+      range->nan += nan[k];
+      range->infinite += infinite[k];
+    }
+}
+
+void
+es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *out, size_t n)
+{
+  const int lowest = range->nan > 0 ? 1 : 0;
+  const bool spread = range->hi > range->lo;
+  const double lo = range->lo, span = range->hi - range->lo, top = 65535.0 - lowest;
+
+  for (size_t i = 0; i < n; i++)
+    {
+      double v = row[i];
+      /* In [0, top] for a finite sample. lround's half away from zero is
+       * its integer part plus whether the fraction (exact) reaches a half. */
+      double x = spread && isfinite (v) ? (v - lo) * top / span : 0.0;
+      int whole = (int) x;
+      int sample = lowest + whole + (x - whole >= 0.5);
+
+      /* Infinities clamp to the ends of the finite range, as a display's
+       * contrast limits clamp them (napari, Fiji's 32-bit display). */
+      out[i] = (uint16_t) (isnan (v) ? 0 : v == INFINITY ? 65535 : sample);
+    }
 }
 
 void
@@ -965,20 +1013,11 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, EsError *error)
   EsFloatRange range = ES_FLOAT_RANGE_EMPTY;
 
   for (int y = 0; y < plane->height; y++)
-    {
-      const float *row = es_image_row (plane, y);
-      for (int x = 0; x < plane->width; x++)
-        es_float_range_add (&range, row[x]);
-    }
+    es_float_range_add_row (&range, es_image_row (plane, y), (size_t) plane->width);
   if (!es_image_alloc (image, plane->width, plane->height, ES_FORMAT_U16, 16, error))
     return false;
   for (int y = 0; y < plane->height; y++)
-    {
-      const float *row = es_image_row (plane, y);
-      uint16_t *dst = es_image_row (image, y);
-      for (int x = 0; x < plane->width; x++)
-        dst[x] = es_float_range_sample (&range, row[x]);
-    }
+    es_float_range_samples (&range, es_image_row (plane, y), es_image_row (image, y), (size_t) plane->width);
   es_float_range_map (&range, &image->meta);
   return true;
 }

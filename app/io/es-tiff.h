@@ -66,25 +66,12 @@ typedef struct {
 
 #define ES_FLOAT_RANGE_EMPTY ((EsFloatRange){ INFINITY, -INFINITY, 0, 0 })
 
-/* Widens the range by a sample, or counts it when it is not finite. */
-static inline void
-es_float_range_add (EsFloatRange *range, float v)
-{
-  if (isfinite (v))
-    {
-      range->lo = v < range->lo ? v : range->lo;
-      range->hi = v > range->hi ? v : range->hi;
-    }
-  else if (isnan (v))
-    range->nan++;
-  else
-    range->infinite++;
-}
-
-/* The float quantization of DESIGN.md §1 for one value of the range: the
+/* Widens the range by n samples, counting those that are not finite. */
+void es_float_range_add_row (EsFloatRange *range, const float *row, size_t n);
+/* The float quantization of DESIGN.md §1 of n samples by the range: the
  * finite range to 0..65535, or to 1..65535 when the range holds NaN, which
  * is then 0; −∞ and +∞ to the ends of the finite range. */
-uint16_t es_float_range_sample (const EsFloatRange *range, double v);
+void es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *out, size_t n);
 /* The value map of samples so quantized (value = offset + sample · step;
  * a constant page or one without a finite sample maps every finite sample
  * to lo, or 0) with the counts of NaN and infinite samples. */

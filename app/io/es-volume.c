@@ -161,18 +161,6 @@ check_volume_size (const PageShape *first, int count, EsError *error)
                        (double) voxels * 4.0 / 1048576.0, (unsigned long long) es_image_get_max_pixels ());
 }
 
-/* Float pages come only from TIFF, whose reader has the mapping. */
-static uint16_t
-es_volume_float_sample (const EsFloatRange *range, double v)
-{
-#ifdef ES_HAVE_TIFF
-  return es_float_range_sample (range, v);
-#else
-  (void) range, (void) v;
-  return 0;
-#endif
-}
-
 static void
 copy_plane (EsImage *volume, int z, const EsImage *page)
 {
@@ -223,19 +211,19 @@ load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, con
 
   if (!es_pages_load_floats (pages, chosen[z], &page, error))
     return false;
+  /* The first page's pixel size; the value map comes with the range. */
   if (z == 0)
-    volume->meta = page.meta; /* its pixel size; the value map comes with the range */
+    volume->meta = page.meta;
+#ifdef ES_HAVE_TIFF
+  /* Float pages come only from TIFF, whose reader has the mapping. */
   for (int y = 0; y < page.height; y++)
-    {
-      const float *row = es_image_row (&page, y);
-      uint16_t *out = es_image_voxel_row (volume, z, y);
-
-      for (int x = 0; x < page.width; x++)
-        if (range != NULL)
-          out[x] = es_volume_float_sample (range, row[x]);
-        else
-          es_float_range_add (seen, row[x]);
-    }
+    if (range != NULL)
+      es_float_range_samples (range, es_image_row (&page, y), es_image_voxel_row (volume, z, y), (size_t) page.width);
+    else
+      es_float_range_add_row (seen, es_image_row (&page, y), (size_t) page.width);
+#else
+  (void) range, (void) seen;
+#endif
   es_image_clear (&page);
   return true;
 }
