@@ -805,10 +805,22 @@ window_side (const EsJob *job)
     }
 }
 
+/* A 3-D window's voxel: the CPU slides a histogram along x, two updates
+ * for each of the window's spans (dz, dy), beside the voxel's value.
+ * Measured on 2 threads (PERFORMANCE.md, "Volumes"), as ns a voxel and
+ * effective thread: cube 3 (9 spans) 13-15, ball 3 (29) 28-35 at 16 and
+ * 256 levels, ball 5 (81, slid) 146; this line is within a factor of
+ * two of each. The side of a 2-D window would say 9 ns for all of them. */
+#define VOLUME_VOXEL_NS 8.0
+#define VOLUME_SPAN_NS 1.4
+
 /* Interpolated by side, more with many levels. */
 static double
 entropy_pixel_ns (const EsJob *job)
 {
+  if (es_definition_is_3d (&job->definition))
+    return VOLUME_VOXEL_NS + VOLUME_SPAN_NS * es_window_spans_3d (job, NULL, 0);
+
   int n = (int) (sizeof entropy_ns / sizeof entropy_ns[0]);
   double side = window_side (job), ns = entropy_ns[n - 1].ns * (side / 31.0) * (side / 31.0);
   double levels = job->levels > 16 ? job->levels : 16;
