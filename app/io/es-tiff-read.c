@@ -620,6 +620,22 @@ es_tiff_store (EsTiffPage *p, int plane, const uint8_t *row, size_t first, size_
       memcpy ((uint8_t *) dst + (size_t) x0 * size, row + first * size, (size_t) n * size);
       return;
     }
+  /* Signed integers (CT's 16-bit Hounsfield units) offset by 2^(bits−1):
+   * in two's complement, their top bit flipped. */
+  if (step == 1 && !p->invert && !p->cells && p->bits == 8 * size && p->sample_format == SAMPLEFORMAT_INT)
+    {
+      if (size == 1)
+        for (uint32_t i = 0; i < n; i++)
+          ((uint8_t *) dst)[x0 + i] = row[first + i] ^ 0x80u;
+      else
+        for (uint32_t i = 0; i < n; i++)
+          {
+            uint16_t v;
+            memcpy (&v, row + 2 * (first + i), 2);
+            ((uint16_t *) dst)[x0 + i] = v ^ 0x8000u;
+          }
+      return;
+    }
   for (uint32_t i = 0; i < n; i++)
     {
       double v = es_tiff_sample (row, first + i * step, p);
