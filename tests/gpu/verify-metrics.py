@@ -58,7 +58,9 @@ sharpen fast and shared-tile), and within 2.5 % with the clocks left alone.
     tests/gpu/verify-metrics.py [--side 8192] [--volume 512] [--ops entropy,...] [--counters]
         [--clock-control none|base]
   environment: NCU (default ncu), BUILD (default build-gpu); libraries carried
-  to the machine (gpu-carry/tiff/lib, gpu-carry/lib) go on LD_LIBRARY_PATH.
+  to the machine (gpu-carry/tiff/lib, gpu-carry/lib) go on LD_LIBRARY_PATH,
+  and gpu-carry/tiff's pkg-config files on PKG_CONFIG_PATH: the 3-D rows read
+  a TIFF, which needs tests/gpu/make-tiff-carry.sh's libtiff there.
 """
 
 import argparse
@@ -108,6 +110,10 @@ def environment():
     if env.get("LD_LIBRARY_PATH"):
         paths.append(env["LD_LIBRARY_PATH"])
     env["LD_LIBRARY_PATH"] = ":".join(paths)
+    # tests/gpu/make-tiff-carry.sh's libtiff, for the build's TIFF input.
+    pkgconfig = os.path.join(ROOT, "gpu-carry", "tiff", "lib", "pkgconfig")
+    if os.path.isdir(pkgconfig):
+        env["PKG_CONFIG_PATH"] = ":".join(filter(None, [pkgconfig, env.get("PKG_CONFIG_PATH")]))
     return env
 
 
