@@ -322,10 +322,14 @@ assert_panel_whole (const char *tool)
   double x = gtk_widget_get_width (canvas) / 2.0, y = gtk_widget_get_height (canvas) / 2.0;
   int needed;
 
-  es_tools_press (tools, x - 30, y - 20);
-  es_tools_motion (tools, x, y);
-  es_tools_release (tools, x + 30, y + 20);
-  wait_idle ();
+  /* The pointer's drag would pan: it has no results. */
+  if (strcmp (tool, "pointer") != 0)
+    {
+      es_tools_press (tools, x - 30, y - 20);
+      es_tools_motion (tools, x, y);
+      es_tools_release (tools, x + 30, y + 20);
+      wait_idle ();
+    }
   gtk_widget_measure (tools->panel_stack, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width (tools->panel_scroller),
                       &needed, NULL, NULL, NULL);
   if (needed > gtk_widget_get_height (tools->panel_scroller))
