@@ -96,6 +96,10 @@ typedef struct {
   /* Cells can be void (a mask, or clip): without, VOID never occurs and
    * 256 bins still fit bytes, in which VOID would read as bin 0. */
   bool voids;
+  /* Centres can be void, and their value NaN: only under a mask (clip
+   * voids only the padding), so that a clipped row does not load its
+   * centre's cell to test it. */
+  bool masked;
   bool normalized;
   double unit_scale;           /* es_entropy_unit_scale */
   float *out;                  /* planes × height × width, dense */
@@ -223,8 +227,14 @@ vol_count_lane (int t)
  * relaxed load of its word and the emptying at a strip's end an atomic,
  * since a plain byte access would overlap other threads' atomics on the
  * word, a data race in the PTX memory model. Which slides it pays for:
- * vol_atomic_updates. */
-template <typename Count, int Threads, bool Atomic = false> struct VolSharedCounts {
+ * vol_atomic_updates.
+ *
+ * With `Quads` (byte counts of windows up to VOL_REG_QUAD_CELLS cells), a
+ * count c is kept as 4c, the byte offset of c's entry in the table of
+ * differences: the update's table read then takes the count as its
+ * address, where 4c cost a shift-add a read (26 of ball 2's 320
+ * instructions a row). */
+template <typename Count, int Threads, bool Atomic = false, bool Quads = false> struct VolSharedCounts {
   Count *mine;      /* this thread's count of bin 0 */
 
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const
@@ -248,19 +258,19 @@ template <typename Count, int Threads, bool Atomic = false> struct VolSharedCoun
       return w;
     return __byte_perm (w, 0, sizeof (Count) == 1 ? 0x4440u | k : 0x4410u + 0x11u * k);
   }
-  __device__ __forceinline__ uint32_t one () const { return 1u << (8u * (uint32_t) ((uintptr_t) mine & 3)); }
+  __device__ __forceinline__ uint32_t one () const { return step << (8u * (uint32_t) ((uintptr_t) mine & 3)); }
 
-  /* The count before adding one. */
+  /* The count before adding one (as stored: times `step`). */
   __device__ __forceinline__ uint32_t atomic_add (uint32_t bin) const
   {
     return count_in (atomicAdd (word (bin), one ()));
   }
-  /* The count after taking one away. */
+  /* The count after taking one away (as stored). */
   __device__ __forceinline__ uint32_t atomic_remove (uint32_t bin) const
   {
-    return count_in (atomicSub (word (bin), one ())) - 1u;
+    return count_in (atomicSub (word (bin), one ())) - step;
   }
-  /* The count, read as the atomics write it: its whole word. */
+  /* The count as stored, read as the atomics write it: its whole word. */
   __device__ __forceinline__ uint32_t load (uint32_t bin) const
   {
     uint32_t w;
@@ -271,6 +281,7 @@ template <typename Count, int Threads, bool Atomic = false> struct VolSharedCoun
     return count_in (w);
   }
   static constexpr bool atomic = Atomic;
+  static constexpr uint32_t step = Quads ? 4u : 1u;
 };
 
 /* Counts in global memory, a row of every thread's a bin. */
@@ -280,6 +291,7 @@ template <typename Count> struct VolGlobalCounts {
 
   __device__ __forceinline__ Count &operator[] (uint32_t bin) const { return mine[(size_t) bin * stride]; }
   static constexpr bool atomic = false;
+  static constexpr uint32_t step = 1u;
 };
 
 /* Zeroes a block's counts: `bytes`, a multiple of 16 from a 16-byte
@@ -294,15 +306,26 @@ vol_clear_shared (unsigned char *counts, size_t bytes, int t, int threads)
 
 /* ---- the sliding kernel ---------------------------------------------------------- */
 
+/* The difference for a count as stored (Counts::step times the count). */
+template <typename Counts, typename Sum>
+static __device__ __forceinline__ Sum
+vol_delta (const Sum *delta, uint32_t stored)
+{
+  if constexpr (Counts::step == 4 && sizeof (Sum) == 4)
+    return *(const Sum *) ((const char *) delta + stored);
+  else
+    return delta[stored / Counts::step];
+}
+
 template <typename Counts, typename Sum, typename Bin>
 static __device__ __forceinline__ Sum
 vol_add (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
   if constexpr (Counts::atomic)
-    return sum + delta[counts.atomic_add (b)];
+    return sum + vol_delta<Counts> (delta, counts.atomic_add (b));
   const uint32_t c = counts[b];
-  counts[b] = c + 1;
-  return sum + delta[c];
+  counts[b] = c + Counts::step;
+  return sum + vol_delta<Counts> (delta, c);
 }
 
 template <typename Counts, typename Sum, typename Bin>
@@ -310,10 +333,10 @@ static __device__ __forceinline__ Sum
 vol_remove (const Counts &counts, const Sum *delta, Bin b, Sum sum)
 {
   if constexpr (Counts::atomic)
-    return sum - delta[counts.atomic_remove (b)];
-  const uint32_t c = counts[b] - 1u;
+    return sum - vol_delta<Counts> (delta, counts.atomic_remove (b));
+  const uint32_t c = counts[b] - Counts::step;
   counts[b] = c;
-  return sum - delta[c];
+  return sum - vol_delta<Counts> (delta, c);
 }
 
 /* The count of the void bin (p.bins), read as the updates write it. */
@@ -322,9 +345,9 @@ static __device__ __forceinline__ uint32_t
 vol_void_count (const VolBand &p, const Counts &counts)
 {
   if constexpr (Counts::atomic)
-    return counts.load (p.bins);
+    return counts.load (p.bins) / Counts::step;
   else
-    return counts[p.bins];
+    return counts[p.bins] / Counts::step;
 }
 
 /* Takes a cell of bin b out of the counts, outside any sum: emptying
@@ -336,7 +359,7 @@ vol_take_out (const Counts &counts, Bin b)
   if constexpr (Counts::atomic)
     counts.atomic_remove (b);
   else
-    counts[b] = counts[b] - 1u;
+    counts[b] = counts[b] - Counts::step;
 }
 
 /* The value of a window whose sum over every bin is `sum` (NaN where its
@@ -353,6 +376,21 @@ vol_counts_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &
   return masked ? __int_as_float (0x7fc00000)
                 : vol_value_of<Sum> (t, vol_counted_of (t, whole, p.cells - (int) voids), counted_sum, p.bins,
                                      p.normalized, p.unit_scale);
+}
+
+/* The value of a window in a strip away from the edges (vol_strip_edge):
+ * only its rows within hh of the top and bottom can hold void cells (a
+ * choice for the whole block), and the others read no void count and
+ * choose no constants: at ball 2 and 256 bins such a row issues 228
+ * instructions where every row issued 322. */
+template <typename Sum, typename Counts>
+static __device__ __forceinline__ float
+vol_inner_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &t, const VolCounted &whole, Sum sum,
+                 int y)
+{
+  if (p.voids && (y < p.hh || y >= p.height - p.hh))
+    return vol_counts_value<Sum> (p, counts, t, whole, sum, false);
+  return vol_value_of<Sum> (t, whole, sum, p.bins, p.normalized, p.unit_scale);
 }
 
 /* The bytes of shared memory that a window's spans take when staged
@@ -440,7 +478,7 @@ template <int N, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, long long row_cells,
            const VolSpan *spans, const VolMoves *moves, const Counts &counts, const Sum *delta,
-           const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1)
+           const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1, bool more, bool edge)
 {
   constexpr bool long_slide = N > VOL_SHORT_SLIDE;
   const Bin void_bin = (Bin) p.bins;
@@ -456,40 +494,54 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
       for (int k = 0; k < length; k++)
         sum = vol_add (counts, delta, first[(long long) k * row_cells], sum);
     }
-  for (int y = y0;; y++)
-    {
-      const bool masked = p.voids && *here == void_bin;
-      /* A streaming store (evict first): the output is written once and
-       * never read here, and at 512³ the ~50 planes of tiles in flight
-       * write about an L2 of it, whose dirty lines would push out the
-       * binned planes that neighbouring tiles read next. */
-      if constexpr (long_slide)
-        __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, masked));
-      else
-        __stcs (&out[(size_t) (y - y0) * out_row],
-                masked ? __int_as_float (0x7fc00000)
-                       : vol_value<Sum> (t, sum, p.voids ? vol_void_count (p, counts) : 0u, p.cells, p.bins,
-                                         p.normalized, p.unit_scale));
-      if (y + 1 == y1)
-        break;
-      here += row_cells;
-      at += (unsigned) row_cells;
-      if constexpr (long_slide)
-        out += out_row;
-      const auto move = [&] (int i) {
-        const Bin leaving = N < 0 ? here[spans[i].leave]
-                            : long_slide ? here[moves->leave[i]]
-                                         : binned[at + (unsigned) moves->leave[i]];
-        const Bin entering = N < 0 ? here[spans[i].enter]
-                             : long_slide ? here[moves->enter[i]]
-                                          : binned[at + (unsigned) moves->enter[i]];
-        sum = vol_remove (counts, delta, leaving, sum);
-        sum = vol_add (counts, delta, entering, sum);
-      };
-      vol_each_move<N> (p.n_spans, move);
-    }
-  /* Empty the counts by taking the last window out: as cheap as filling
-   * them, whatever the number of bins. */
+  /* The rows, compiled twice for the long slides: where windows can hold
+   * void cells, and where only those of the top and bottom rows can
+   * (vol_strip_edge, vol_inner_value). */
+  const auto slide = [&] (auto edge_c) {
+    for (int y = y0;; y++)
+      {
+        const bool masked = p.masked && *here == void_bin;
+        /* A streaming store (evict first): the output is written once and
+         * never read here, and at 512³ the ~50 planes of tiles in flight
+         * write about an L2 of it, whose dirty lines would push out the
+         * binned planes that neighbouring tiles read next. */
+        if constexpr (long_slide && decltype (edge_c)::value)
+          __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, masked));
+        else if constexpr (long_slide)
+          __stcs (out, vol_inner_value<Sum> (p, counts, t, whole, sum, y));
+        else
+          __stcs (&out[(size_t) (y - y0) * out_row],
+                  masked ? __int_as_float (0x7fc00000)
+                         : vol_value<Sum> (t, sum, p.voids ? vol_void_count (p, counts) : 0u, p.cells, p.bins,
+                                           p.normalized, p.unit_scale));
+        if (y + 1 == y1)
+          break;
+        here += row_cells;
+        at += (unsigned) row_cells;
+        if constexpr (long_slide)
+          out += out_row;
+        const auto move = [&] (int i) {
+          const Bin leaving = N < 0 ? here[spans[i].leave]
+                              : long_slide ? here[moves->leave[i]]
+                                           : binned[at + (unsigned) moves->leave[i]];
+          const Bin entering = N < 0 ? here[spans[i].enter]
+                               : long_slide ? here[moves->enter[i]]
+                                            : binned[at + (unsigned) moves->enter[i]];
+          sum = vol_remove (counts, delta, leaving, sum);
+          sum = vol_add (counts, delta, entering, sum);
+        };
+        vol_each_move<N> (p.n_spans, move);
+      }
+  };
+  if (!long_slide || edge)
+    slide (std::true_type ());
+  else
+    slide (std::false_type ());
+  /* Empty the counts for the block's next tile by taking the last window
+   * out: as cheap as filling them, whatever the number of bins. Blocks
+   * launched a tile each have none (ball 5: 515 cells a strip of 64 rows). */
+  if (!more)
+    return;
   for (int i = 0; i < p.n_spans; i++)
     {
       const Bin *__restrict__ first = here + spans[i].first;
@@ -500,10 +552,28 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
 
 /* The fast variant's walk over the band: blocks of 128 neighbouring
  * columns take tiles of 128 columns × VOL_STRIP rows of one plane, in
- * order of x, y, then z; strip (centre, out, y0, y1) slides one thread's
- * column. The kernels with counts in shared memory or registers launch a
+ * order of x, y, then z; strip (centre, out, y0, y1, more, edge) slides
+ * one thread's column: `more` if its block takes another tile after
+ * (counts in memory are then emptied for it), `edge` if its windows can
+ * hold void cells away from the top and bottom rows (vol_strip_edge).
+ * The kernels with counts in shared memory or registers launch a
  * block a tile (vol_tile_blocks), the one with global counts a block a
  * slot of them, grid-stride. */
+/* Whether the windows of the warp whose first column is x, in plane z of
+ * the band, can hold void cells other than in rows near the top and
+ * bottom (vol_inner_value): anywhere under a mask, and with clipped
+ * borders where the warp's columns or the plane reach the padding. The
+ * same for the whole warp, which a choice per thread would split. A
+ * band's padding planes are its neighbours' where it has them, so its
+ * first and last planes count as edges too: a few more strips than need
+ * it take the general value. */
+static __device__ __forceinline__ bool
+vol_strip_edge (const VolBand &p, int x, int z)
+{
+  return p.masked
+         || (p.voids && (x < p.hw || x + 31 >= p.width - p.hw || z < p.hd || z >= p.planes - p.hd));
+}
+
 template <typename Strip>
 static __device__ __forceinline__ void
 vol_band_walk (const VolBand &p, const Strip &strip)
@@ -525,7 +595,7 @@ vol_band_walk (const VolBand &p, const Strip &strip)
         continue;
       const long long centre = (long long) (z + p.hd) * p.plane_cells + (long long) (y0 + p.hh) * p.row_cells + x + p.hw;
       float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
-      strip (centre, out, y0, y1);
+      strip (centre, out, y0, y1, unit + gridDim.x < units, vol_strip_edge (p, x - (int) (threadIdx.x & 31), z));
     }
 }
 
@@ -537,9 +607,9 @@ vol_band_walk_counts (const VolBand &p, const VolSpan *spans, const VolMoves *mo
 {
   const Bin *binned = (const Bin *) p.binned;
 
-  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1, bool more, bool edge) {
     vol_strip<N, Bin> (p, binned, centre, p.row_cells, spans, moves, counts, delta, tables, out, (size_t) p.width,
-                       y0, y1);
+                       y0, y1, more, edge);
   });
 }
 
@@ -697,6 +767,9 @@ vol_reg_value (const VolBand &p, const uint64_t (&counts)[2], const uint8_t *her
                                                         __dp4a (vol_reg_word (counts, 3), 0x01010101u, 0u))))
                                 >> (Quads ? 2 : 0)
                         : p.cells;
+  /* Under p.voids, not p.masked (a clipped centre is never void, so the
+   * test is only redundant there): testing under the mask alone made
+   * ptxas spill cube 3's registers (1.245 → 1.261 ms at 512³). */
   if (p.voids && *here == VOL_REG_VOID)
     return __int_as_float (0x7fc00000);
   return vol_value_of<uint32_t> (tables, vol_counted_of (tables, whole, n), counted_sum, p.bins, p.normalized,
@@ -762,7 +835,7 @@ vol_register_kernel (VolBand p, const __grid_constant__ VolMoves moves)
   for (int c = threadIdx.x; c <= p.cells; c += VOL_THREADS)
     c_ln_c[c] = tables.c_ln_c[c];
   __syncthreads ();
-  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1, bool, bool) {
     vol_reg_strip<N, Quads> (p, codes, centre, spans, moves, c_ln_c, tables, out, (size_t) p.width, y0, y1);
   });
 }
@@ -1113,7 +1186,7 @@ vol_group_kernel (VolBand p)
   for (int c = threadIdx.x; c <= p.cells; c += VOL_THREADS)
     c_ln_c[c] = tables.c_ln_c[c];
   __syncthreads ();
-  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1, bool, bool) {
     vol_group_strip<S> (p, (const uint8_t *) p.binned, centre, c_ln_c, rings + threadIdx.x, tables, out,
                         (size_t) p.width, y0, y1);
   });
@@ -1128,14 +1201,16 @@ vol_group_kernel (VolBand p)
 template <int S, typename Bin, typename Counts, typename Sum>
 static __device__ __forceinline__ void
 vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, const Counts &counts,
-                        const Sum *delta, const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1)
+                        const Sum *delta, const VolTables<Sum> &t, float *out, size_t out_row, int y0, int y1,
+                        bool more, bool edge)
 {
   constexpr VolShape shape = vol_shapes[S];
   const long long plane_cells = p.plane_cells, row_cells = p.row_cells;
   const Bin void_bin = (Bin) p.bins;
   const Bin *__restrict__ here = binned + centre;
   const VolCounted whole = vol_counted (t, p.cells);
-  Bin ring[vol_shape_longest_ring (shape)][shape.runs.n];
+  /* Bins zero-extended, as loaded: a ring of Bin masked each use. */
+  uint32_t ring[vol_shape_longest_ring (shape)][shape.runs.n];
   Sum sum = 0;
 
   /* The first window; a ringed run's cell at row j of its L goes to slot
@@ -1146,7 +1221,7 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
     constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
     vol_for<run.y1 - run.y0 + 1> ([&] (auto jc) {
       constexpr int J = decltype (jc)::value;
-      const Bin b = (here + (run.dz * plane_cells + (run.y0 + J) * row_cells))[run.dx];
+      const uint32_t b = (here + (run.dz * plane_cells + (run.y0 + J) * row_cells))[run.dx];
       sum = vol_add (counts, delta, b, sum);
       if constexpr (ring_length > 0)
         ring[(J + 1) % ring_length][I] = b;
@@ -1154,39 +1229,54 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
     });
     return true;
   });
-  for (int y = y0;;)
-    {
-      const bool more = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
-        /* Streaming, as in vol_strip. */
-        __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, p.voids && *here == void_bin));
-        if (++y == y1)
-          return false;
-        here += row_cells;
-        out += out_row;
-        vol_for<vol_shapes[S].runs.n> ([&] (auto i) {
-          constexpr int I = decltype (i)::value;
-          constexpr VolRun run = vol_shapes[S].runs.run[I];
-          constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
-          const Bin entering = (here + (run.dz * plane_cells + run.y1 * row_cells))[run.dx];
-          Bin leaving;
-          if constexpr (ring_length > 0)
-            {
-              constexpr int slot = (decltype (phase)::value + 1) % ring_length;
-              leaving = ring[slot][I];
-              ring[slot][I] = entering;
-            }
+  /* The rows, compiled twice: where windows can hold void cells, and
+   * where only those of the top and bottom rows can (vol_strip_edge,
+   * vol_inner_value). */
+  const auto slide = [&] (auto edge_c) {
+    for (int y = y0;;)
+      {
+        const bool more_rows = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
+          /* Streaming, as in vol_strip. */
+          if constexpr (decltype (edge_c)::value)
+            __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, p.masked && *here == void_bin));
           else
-            leaving = (here + (run.dz * plane_cells + (run.y0 - 1) * row_cells))[run.dx];
-          sum = vol_remove (counts, delta, leaving, sum);
-          sum = vol_add (counts, delta, entering, sum);
+            __stcs (out, vol_inner_value<Sum> (p, counts, t, whole, sum, y));
+          if (++y == y1)
+            return false;
+          here += row_cells;
+          out += out_row;
+          vol_for<vol_shapes[S].runs.n> ([&] (auto i) {
+            constexpr int I = decltype (i)::value;
+            constexpr VolRun run = vol_shapes[S].runs.run[I];
+            constexpr int ring_length = vol_ring (vol_shapes[S], vol_shapes[S].group_of[I]);
+            const uint32_t entering = (here + (run.dz * plane_cells + run.y1 * row_cells))[run.dx];
+            uint32_t leaving;
+            if constexpr (ring_length > 0)
+              {
+                constexpr int slot = (decltype (phase)::value + 1) % ring_length;
+                leaving = ring[slot][I];
+                ring[slot][I] = entering;
+              }
+            else
+              leaving = (here + (run.dz * plane_cells + (run.y0 - 1) * row_cells))[run.dx];
+            sum = vol_remove (counts, delta, leaving, sum);
+            sum = vol_add (counts, delta, entering, sum);
+            return true;
+          });
           return true;
         });
-        return true;
-      });
-      if (!more)
-        break;
-    }
-  /* Empty the counts by taking the last window out. */
+        if (!more_rows)
+          break;
+      }
+  };
+  if (edge)
+    slide (std::true_type ());
+  else
+    slide (std::false_type ());
+  /* Empty the counts for the block's next tile, if any, by taking the
+   * last window out. */
+  if (!more)
+    return;
   vol_for<shape.runs.n> ([&] (auto i) {
     constexpr VolRun run = vol_shapes[S].runs.run[decltype (i)::value];
     vol_for<run.y1 - run.y0 + 1> ([&] (auto jc) {
@@ -1198,8 +1288,9 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
 }
 
 /* The fast variant with counts in shared memory for compiled window S
- * (windows under 256 cells: byte counts, narrow sums). Shared memory holds
- * the differences, then the counts. */
+ * (the short slides: byte counts of at most VOL_REG_QUAD_CELLS cells,
+ * counted in fours; narrow sums). Shared memory holds the differences,
+ * then the counts. */
 template <int S, typename Bin, bool Atomic>
 static __global__ void __launch_bounds__ (VOL_THREADS, 6)
 vol_group_counts_kernel (VolBand p)
@@ -1210,16 +1301,17 @@ vol_group_counts_kernel (VolBand p)
   const size_t table_bytes = ((size_t) p.cells * sizeof (uint32_t) + 15) / 16 * 16;
   uint32_t *shared_delta = (uint32_t *) vol_shared;
   unsigned char *shared_counts = vol_shared + table_bytes;
-  VolSharedCounts<uint8_t, VOL_THREADS, Atomic> counts;
+  VolSharedCounts<uint8_t, VOL_THREADS, Atomic, true> counts;
 
+  static_assert (vol_shape_cells (vol_shapes[S]) <= VOL_REG_QUAD_CELLS, "counts in fours overflow a byte");
   for (int c = t; c < p.cells; c += VOL_THREADS)
     shared_delta[c] = tables.delta[c];
   counts.mine = (uint8_t *) (shared_counts + vol_count_lane<uint8_t> (t));
   vol_clear_shared (shared_counts, ((size_t) p.bins + 1) * VOL_THREADS, t, VOL_THREADS);
   __syncthreads ();
-  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1) {
+  vol_band_walk (p, [&] (long long centre, float *out, int y0, int y1, bool more, bool edge) {
     vol_group_counts_strip<S, Bin> (p, (const Bin *) p.binned, centre, counts, (const uint32_t *) shared_delta,
-                                    tables, out, (size_t) p.width, y0, y1);
+                                    tables, out, (size_t) p.width, y0, y1, more, edge);
   });
 }
 
@@ -1282,7 +1374,8 @@ vol_tile_kernel (VolBand p, long long tile_plane, long long tile_row)
                                    + (t % VOL_TILE) + p.hw;
           float *out = p.out + ((size_t) z * p.height + y0) * p.width + x;
           vol_strip<-1, uint16_t> (p, tile, centre, tile_row, p.spans, NULL, counts, delta, tables, out,
-                                   (size_t) p.width, y0, min (y0 + VOL_TILE, p.height));
+                                   (size_t) p.width, y0, min (y0 + VOL_TILE, p.height), unit + gridDim.x < units,
+                                   true);
         }
     }
 }
@@ -2111,7 +2204,8 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
                        (const uint32_t *) cuda->general_bins.ptr, w->table_size, w->void_bin, w->outside_bin };
       VolBand band = { cuda->general_binned.ptr, (long long) pw * ph, pw, in->width, in->height, z1 - z0,
                        w->hd, w->hh, w->hw, (const VolSpan *) cuda->general_spans.ptr, w->n_runs,
-                       es_window_pixels (job), w->binner.bins, w->voids, job->definition.normalized,
+                       es_window_pixels (job), w->binner.bins, w->voids, job->definition.mask != NULL,
+                       job->definition.normalized,
                        es_entropy_unit_scale (&job->definition), (float *) cuda->d_out.ptr,
                        cuda->general_clnc.ptr, NULL };
       if (!es_cuda_inject_launch_fault (cuda, error) || !vol_launch_band (cuda, w, b, band, error))
