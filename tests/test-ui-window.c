@@ -158,6 +158,30 @@ assert_caption_clear_of_badges (void)
   es_canvas_set_active_pane (canvas, _es_window_first_grid_heatmap ());
 }
 
+/* No timing overlay covers the caption or a pane's label ("XY · z 12"):
+ * where a pane is too small for one in any corner, it shows none. */
+static void
+assert_overlays_clear_of_labels (void)
+{
+  EsCanvas *canvas = es_window_get_canvas (window);
+  graphene_rect_t caption, label, overlay;
+  const char *text;
+  gboolean has_caption = gtk_widget_get_visible (GTK_WIDGET (window->definition_label));
+
+  if (has_caption)
+    g_assert_true (gtk_widget_compute_bounds (GTK_WIDGET (window->definition_label), GTK_WIDGET (canvas), &caption));
+  for (int pane = 0; pane < canvas->n_panes; pane++)
+    {
+      if (!es_canvas_get_overlay (canvas, pane, &overlay, &text))
+        continue;
+      if (has_caption)
+        g_assert_false (graphene_rect_intersection (&overlay, &caption, NULL));
+      for (int other = 0; other < canvas->n_panes; other++)
+        if (_es_canvas_pane_label_bounds (canvas, other, &label))
+          g_assert_false (graphene_rect_intersection (&overlay, &label, NULL));
+    }
+}
+
 static void
 test_layout_wide (void)
 {
@@ -176,10 +200,12 @@ test_layout_wide (void)
   g_assert_true (gtk_widget_is_ancestor (GTK_WIDGET (window->timings), GTK_WIDGET (window->sidebar)));
   g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window->timings)));
 
-  /* In the grid the timings cover no pane, the caption no badge. */
+  /* In the grid the timings cover no pane, the caption no badge, the
+   * overlays neither. */
   set_view ("grid");
   assert_readable ();
   assert_caption_clear_of_badges ();
+  assert_overlays_clear_of_labels ();
   set_view ("entropy");
 }
 
@@ -206,6 +232,7 @@ test_layout_narrow (void)
   assert_readable ();
   set_view ("grid");
   assert_caption_clear_of_badges ();
+  assert_overlays_clear_of_labels ();
   set_view ("entropy");
 
   /* Asked for, it is a sheet with its own background over the image (modal:
@@ -910,6 +937,7 @@ test_volume (void)
   g_assert_cmpint (window->z, ==, 1);
   g_assert_cmpfloat (canvas->panes[0].cross_x, ==, 5);
   g_assert_cmpfloat (canvas->panes[2].cross_y, ==, 1);
+  assert_overlays_clear_of_labels ();
   gtk_toggle_button_set_active (window->ortho_button, FALSE);
   wait_idle ();
   g_assert_cmpint (es_canvas_get_n_panes (canvas), ==, 1);
@@ -917,6 +945,15 @@ test_volume (void)
   /* None of this ran a job. */
   g_assert_cmpint (gate_get (&gate.started), ==, started);
   g_assert_cmpuint (window->generation, ==, generation);
+
+  /* In the smallest window the orthogonal views' panes are too short for
+   * some overlays: those show none. */
+  gtk_toggle_button_set_active (window->ortho_button, TRUE);
+  resize (640, 420);
+  assert_overlays_clear_of_labels ();
+  resize (1240, 820);
+  gtk_toggle_button_set_active (window->ortho_button, FALSE);
+  wait_idle ();
 
   /* A 2-D image has no slider, and its layers are its own. */
   {

@@ -28,6 +28,9 @@ typedef struct {
   /* The timing overlay's text (NULL: none) and where it sits. */
   char *overlay;
   EsOverlayCorner overlay_corner;
+  /* FALSE where every corner would cover the caption or the pane's label
+   * (a pane too small for it): the overlay is then not shown. */
+  gboolean overlay_fits;
   graphene_rect_t keep_clear[ES_CANVAS_MAX_KEEP_CLEAR];
   int n_keep_clear;
 } Pane;
@@ -38,7 +41,8 @@ struct _EsCanvas {
   Pane panes[ES_CANVAS_MAX_PANES];
   int n_panes;
   int active_pane;
-  int label_top; /* y of the top row's pane labels (es_canvas_set_label_top) */
+  graphene_rect_t caption; /* es_canvas_set_caption; zero size: none */
+  int label_top;           /* y of the top row's pane labels: below the caption */
   int image_width, image_height;
 
   double zoom;
@@ -89,5 +93,9 @@ void _es_canvas_input_init (EsCanvas *self);
 int es_canvas_get_n_panes (EsCanvas *self);
 /* The zoom follows the view's size (best fit). */
 gboolean es_canvas_get_fit (EsCanvas *self);
+
+/* Where pane's label lies, in canvas coordinates: FALSE where panes show
+ * none (one pane). */
+gboolean _es_canvas_pane_label_bounds (EsCanvas *self, int pane, graphene_rect_t *bounds);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 #define GAP 4                /* logical pixels between grid panes */
 #define OVERLAY_MARGIN 8     /* between an overlay and its pane's edges */
 #define POINTER_CLEARANCE 32 /* how near the pointer may come before an overlay moves away */
+#define COVERS_LABELS 1e6    /* choose_corner's score of a corner over the caption or a pane's label */
 #define MAX_ZOOM 64.0
 
 enum {
@@ -269,6 +270,13 @@ overlay_shown (EsCanvas *self, int pane)
   return pane < self->n_panes && self->panes[pane].overlay != NULL;
 }
 
+/* Shown, and where it covers neither the caption nor its pane's label. */
+static gboolean
+overlay_visible (EsCanvas *self, int pane)
+{
+  return overlay_shown (self, pane) && self->panes[pane].overlay_fits;
+}
+
 static void
 overlay_size (EsCanvas *self, int pane, int *width, int *height)
 {
@@ -299,12 +307,28 @@ overlap_fraction (const graphene_rect_t *rect, const graphene_rect_t *other)
   return (double) common.size.width * common.size.height / MAX (rect->size.width * rect->size.height, 1);
 }
 
-/* The corner where a pane's overlay hides the least: never where the
- * pointer is or a tool's shape lies if another corner is free of them,
- * then in the margin around the image rather than over it, then where it
- * already is, so that it does not jump about. */
+/* Whether rect, in pane index's coordinates, covers the caption or the
+ * pane's label. */
+static gboolean
+covers_labels (EsCanvas *self, int index, const graphene_rect_t *rect)
+{
+  graphene_rect_t in_canvas, label;
+  double px, py;
+
+  pane_origin (self, index, &px, &py);
+  graphene_rect_offset_r (rect, (float) px, (float) py, &in_canvas);
+  return overlap_fraction (&in_canvas, &self->caption) > 0
+         || (_es_canvas_pane_label_bounds (self, index, &label) && overlap_fraction (&in_canvas, &label) > 0);
+}
+
+/* The corner where a pane's overlay hides the least: never over the
+ * caption or the pane's label (*fits is FALSE where every corner would
+ * be: a pane too small for it, such as the orthogonal views' in a small
+ * window); never where the pointer is or a tool's shape lies if another
+ * corner is free of them; then in the margin around the image rather than
+ * over it; then where it already is, so that it does not jump about. */
 static EsOverlayCorner
-choose_corner (EsCanvas *self, int index)
+choose_corner (EsCanvas *self, int index, gboolean *fits)
 {
   Pane *pane = &self->panes[index];
   int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
@@ -330,12 +354,15 @@ choose_corner (EsCanvas *self, int index)
         score += 1000;
       for (int k = 0; k < pane->n_keep_clear; k++)
         score += 100 * (graphene_rect_intersection (&near, &pane->keep_clear[k], NULL) ? 1 : 0);
+      if (covers_labels (self, index, &rect))
+        score += COVERS_LABELS;
       if (score < best_score)
         {
           best_score = score;
           best = corner;
         }
     }
+  *fits = best_score < COVERS_LABELS;
   return best;
 }
 
@@ -348,10 +375,12 @@ place_overlays (EsCanvas *self)
   for (int i = 0; i < self->n_panes; i++)
     if (overlay_shown (self, i))
       {
-        EsOverlayCorner corner = choose_corner (self, i);
+        gboolean fits;
+        EsOverlayCorner corner = choose_corner (self, i, &fits);
 
-        moved |= corner != self->panes[i].overlay_corner;
+        moved |= corner != self->panes[i].overlay_corner || fits != self->panes[i].overlay_fits;
         self->panes[i].overlay_corner = corner;
+        self->panes[i].overlay_fits = fits;
       }
   if (moved)
     gtk_widget_queue_allocate (GTK_WIDGET (self));
@@ -377,10 +406,11 @@ allocate_overlays (EsCanvas *self)
       graphene_rect_t rect;
       int width, height;
 
-      gtk_widget_set_child_visible (label, overlay_shown (self, i));
-      if (!overlay_shown (self, i))
+      if (overlay_shown (self, i))
+        self->panes[i].overlay_corner = choose_corner (self, i, &self->panes[i].overlay_fits);
+      gtk_widget_set_child_visible (label, overlay_visible (self, i));
+      if (!overlay_visible (self, i))
         continue;
-      self->panes[i].overlay_corner = choose_corner (self, i);
       overlay_size (self, i, &width, &height);
       rect = overlay_rect (self->panes[i].overlay_corner, pw, ph, width, height);
       pane_origin (self, i, &px, &py);
@@ -423,7 +453,7 @@ es_canvas_get_overlay (EsCanvas *self, int pane, graphene_rect_t *bounds, const 
 {
   g_return_val_if_fail (ES_IS_CANVAS (self), FALSE);
 
-  if (pane < 0 || pane >= ES_CANVAS_MAX_PANES || !overlay_shown (self, pane)
+  if (pane < 0 || pane >= ES_CANVAS_MAX_PANES || !overlay_visible (self, pane)
       || !gtk_widget_compute_bounds (self->overlay_labels[pane], GTK_WIDGET (self), bounds))
     return FALSE;
   *text = self->panes[pane].overlay;
@@ -569,13 +599,19 @@ es_canvas_hold_fit (EsCanvas *self, gboolean hold)
 }
 
 void
-es_canvas_set_label_top (EsCanvas *self, int top)
+es_canvas_set_caption (EsCanvas *self, const graphene_rect_t *caption)
 {
+  graphene_rect_t none = GRAPHENE_RECT_INIT (0, 0, 0, 0);
+
   g_return_if_fail (ES_IS_CANVAS (self));
 
-  if (self->label_top == top)
+  if (caption == NULL)
+    caption = &none;
+  if (graphene_rect_equal (&self->caption, caption))
     return;
-  self->label_top = top;
+  self->caption = *caption;
+  self->label_top = caption->size.height > 0 ? (int) ceilf (caption->origin.y + caption->size.height) + 4 : 8;
+  /* The frame places the overlays again (place_overlays). */
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
@@ -673,22 +709,51 @@ pane_rendering (EsCanvas *self, Pane *pane, const EsViewport *viewport)
   return &pane->rendering;
 }
 
-static void
-draw_label (EsCanvas *self, GtkSnapshot *snapshot, double top, const char *text, gboolean active)
+/* A pane's label ("XY · z 12", a view's title) as laid out, and its box in
+ * the pane's coordinates: the top row's below the caption. */
+static PangoLayout *
+pane_label_layout (EsCanvas *self, int index, graphene_rect_t *box)
 {
-  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self), text);
+  const Pane *pane = &self->panes[index];
+  PangoLayout *layout = gtk_widget_create_pango_layout (GTK_WIDGET (self),
+                                                        pane->label ? pane->label : es_view_title (pane->layer->view));
   PangoRectangle extent;
+  double px, py;
+
+  pane_origin (self, index, &px, &py);
+  pango_layout_get_pixel_extents (layout, NULL, &extent);
+  graphene_rect_init (box, 8, py == 0 ? self->label_top : 8, extent.width + 16, extent.height + 8);
+  return layout;
+}
+
+gboolean
+_es_canvas_pane_label_bounds (EsCanvas *self, int pane, graphene_rect_t *bounds)
+{
+  double px, py;
+
+  if (self->n_panes < 2 || pane < 0 || pane >= self->n_panes)
+    return FALSE;
+  g_object_unref (pane_label_layout (self, pane, bounds));
+  pane_origin (self, pane, &px, &py);
+  graphene_rect_offset (bounds, (float) px, (float) py);
+  return TRUE;
+}
+
+static void
+draw_label (EsCanvas *self, GtkSnapshot *snapshot, int index)
+{
+  graphene_rect_t bounds;
+  PangoLayout *layout = pane_label_layout (self, index, &bounds);
   GskRoundedRect box;
   GdkRGBA bg = { 0, 0, 0, 0.62 }, fg = { 1, 1, 1, 1 };
   GdkRGBA accent = { 0.21, 0.52, 0.89, 0.92 };
 
-  pango_layout_get_pixel_extents (layout, NULL, &extent);
-  gsk_rounded_rect_init_from_rect (&box, &GRAPHENE_RECT_INIT (8, top, extent.width + 16, extent.height + 8), 6);
+  gsk_rounded_rect_init_from_rect (&box, &bounds, 6);
   gtk_snapshot_push_rounded_clip (snapshot, &box);
-  gtk_snapshot_append_color (snapshot, active ? &accent : &bg, &box.bounds);
+  gtk_snapshot_append_color (snapshot, index == self->active_pane ? &accent : &bg, &box.bounds);
   gtk_snapshot_pop (snapshot);
   gtk_snapshot_save (snapshot);
-  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (16, top + 4));
+  gtk_snapshot_translate (snapshot, &GRAPHENE_POINT_INIT (bounds.origin.x + 8, bounds.origin.y + 4));
   gtk_snapshot_append_layout (snapshot, layout, &fg);
   gtk_snapshot_restore (snapshot);
   g_object_unref (layout);
@@ -797,8 +862,7 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
       if (pane->cross_x >= 0)
         draw_crosshair (snapshot, pane, (double) ox / sf, (double) oy / sf, self->zoom, pw, ph);
       if (self->n_panes > 1)
-        draw_label (self, snapshot, py == 0 ? self->label_top : 8,
-                    pane->label ? pane->label : es_view_title (pane->layer->view), i == self->active_pane);
+        draw_label (self, snapshot, i);
 
       gtk_snapshot_pop (snapshot);
       gtk_snapshot_restore (snapshot);
@@ -807,7 +871,7 @@ es_canvas_snapshot (GtkWidget *widget, GtkSnapshot *snapshot)
    * next frame. */
   place_overlays (self);
   for (int i = 0; i < self->n_panes; i++)
-    if (overlay_shown (self, i))
+    if (overlay_visible (self, i))
       gtk_widget_snapshot_child (widget, self->overlay_labels[i], snapshot);
 }
 

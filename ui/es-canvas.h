@@ -39,9 +39,10 @@ void es_canvas_set_panes (EsCanvas *self, const EsCanvasPane *panes, int n_panes
  * image_width × image_height pixels, as things stand: the viewport for
  * which the worker renders a result's first pixels. */
 void es_canvas_plan_viewport (EsCanvas *self, int n_panes, int image_width, int image_height, EsViewport *viewport);
-/* Where the top row's pane labels start (8 px by default): below a caption
- * that the window lays over the canvas's top left corner. */
-void es_canvas_set_label_top (EsCanvas *self, int top);
+/* The caption that the window lays over the canvas's top left corner, in
+ * canvas coordinates, or NULL for none: the top row's pane labels start
+ * below it, and no timing overlay covers it. */
+void es_canvas_set_caption (EsCanvas *self, const graphene_rect_t *caption);
 /* While a button is held on the canvas (a pan, or a tool's shape being
  * drawn), a fit keeps its zoom when the canvas's size changes: the gesture's
  * points stay where the user aimed. Each hold is released once; the last

@@ -398,17 +398,23 @@ _es_window_update_job_label (EsWindow *self, const EsLayer *layer, const EsValue
   gtk_widget_set_visible (GTK_WIDGET (self->definition_label), definition != NULL);
   /* The caption lies over the top left corner, where the grid's and the
    * orthogonal views' panes have their labels ("XY · z 12"): those go
-   * below it. */
-  if (definition != NULL && (n > 1 || _es_window_get_orthogonal (self, NULL)))
+   * below it, and the timing overlays keep off it. It is as wide as its
+   * text, or the canvas less its margins (it ellipsizes). */
+  if (definition != NULL)
     {
-      int height = 0;
+      GtkWidget *caption = GTK_WIDGET (self->definition_label);
+      const int start = gtk_widget_get_margin_start (caption), top = gtk_widget_get_margin_top (caption);
+      const int room = gtk_widget_get_width (GTK_WIDGET (self->canvas)) - start - gtk_widget_get_margin_end (caption);
+      int width = 0, height = 0;
 
-      gtk_widget_measure (GTK_WIDGET (self->definition_label), GTK_ORIENTATION_VERTICAL, -1, NULL, &height, NULL, NULL);
-      es_canvas_set_label_top (self->canvas,
-                               gtk_widget_get_margin_top (GTK_WIDGET (self->definition_label)) + height + 4);
+      gtk_widget_measure (caption, GTK_ORIENTATION_HORIZONTAL, -1, NULL, &width, NULL, NULL);
+      if (room > 0)
+        width = MIN (width, room);
+      gtk_widget_measure (caption, GTK_ORIENTATION_VERTICAL, width, NULL, &height, NULL, NULL);
+      es_canvas_set_caption (self->canvas, &GRAPHENE_RECT_INIT (start, top, width, height));
     }
   else
-    es_canvas_set_label_top (self->canvas, 8);
+    es_canvas_set_caption (self->canvas, NULL);
 }
 
 static gboolean
