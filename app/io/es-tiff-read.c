@@ -836,51 +836,72 @@ es_float_range_map (const EsFloatRange *range, EsImageMeta *meta)
   meta->infinite_samples = range->infinite;
 }
 
-/* The range and the mapping go over rows without branches: a call,
- * branches and lround a sample took 2 ns for the mapping alone
- * (docs/performance/files.md, "TIFF input").
- *
- * Widens a lane's ends and counts by sample v; one that is not finite
- * moves neither end (the bare selects are min and max instructions). */
-static inline void
-es_float_range_lane (float v, float *lo, float *hi, uint32_t *nan, uint32_t *infinite)
-{
-  float low = isfinite (v) ? v : INFINITY, high = isfinite (v) ? v : -INFINITY;
+/* The range and the mapping go over rows without branches, the rows of a
+ * plane on every core: a call, branches and lround a sample took 2 ns for
+ * the mapping alone (docs/performance/files.md, "TIFF input"). Functions
+ * of a whole row are cloned for AVX2, as es-colormap.c's are. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define ES_FLOAT_ROWS __attribute__ ((target_clones ("avx2", "default")))
+#else
+#define ES_FLOAT_ROWS
+#endif
 
-  *lo = low < *lo ? low : *lo;
-  *hi = high > *hi ? high : *hi;
-  *nan += v != v;
-  *infinite += fabsf (v) == INFINITY;
-}
+/* Planes of fewer samples stay on the calling thread. */
+#define ES_FLOAT_PARALLEL_SAMPLES (1u << 18)
 
-void
+/* Widens the range by n samples, counting those that are not finite: a
+ * vector reduction (no sample that is not finite moves an end, so the ends
+ * are the same in any order). Rows are at most ES_MAX_SIDE samples, so a
+ * row's counts fit 32 bits. */
+static ES_FLOAT_ROWS void
 es_float_range_add_row (EsFloatRange *range, const float *row, size_t n)
 {
-  /* Eight ends and counts side by side, each a lane of a vector: the
-   * compiler does not vectorize a reduction by selects of floats. Rows are
-   * at most ES_MAX_SIDE samples, so a lane's counts fit 32 bits. */
-  enum { LANES = 8 };
-  float lo[LANES], hi[LANES];
-  uint32_t nan[LANES] = { 0 }, infinite[LANES] = { 0 };
-  size_t i = 0;
+  float lo = (float) range->lo, hi = (float) range->hi;
+  uint32_t nan = 0, infinite = 0;
 
-  for (int k = 0; k < LANES; k++)
-    lo[k] = (float) range->lo, hi[k] = (float) range->hi;
-  for (; i + LANES <= n; i += LANES)
-    for (int k = 0; k < LANES; k++)
-      es_float_range_lane (row[i + k], &lo[k], &hi[k], &nan[k], &infinite[k]);
-  for (; i < n; i++)
-    es_float_range_lane (row[i], &lo[0], &hi[0], &nan[0], &infinite[0]);
-  for (int k = 0; k < LANES; k++)
+#pragma omp simd reduction(min : lo) reduction(max : hi) reduction(+ : nan, infinite)
+  for (size_t i = 0; i < n; i++)
     {
-      range->lo = lo[k] < range->lo ? lo[k] : range->lo;
-      range->hi = hi[k] > range->hi ? hi[k] : range->hi;
-      range->nan += nan[k];
-      range->infinite += infinite[k];
+      const float v = row[i], low = isfinite (v) ? v : INFINITY, high = isfinite (v) ? v : -INFINITY;
+
+      lo = low < lo ? low : lo;
+      hi = high > hi ? high : hi;
+      nan += v != v;
+      infinite += fabsf (v) == INFINITY;
     }
+  range->lo = lo < range->lo ? lo : range->lo;
+  range->hi = hi > range->hi ? hi : range->hi;
+  range->nan += nan;
+  range->infinite += infinite;
+}
+
+static void
+es_float_range_merge (EsFloatRange *range, const EsFloatRange *other)
+{
+  range->lo = other->lo < range->lo ? other->lo : range->lo;
+  range->hi = other->hi > range->hi ? other->hi : range->hi;
+  range->nan += other->nan;
+  range->infinite += other->infinite;
 }
 
 void
+es_float_range_add_plane (EsFloatRange *range, const EsImage *plane)
+{
+  const bool parallel = (size_t) plane->width * (size_t) plane->height >= ES_FLOAT_PARALLEL_SAMPLES;
+
+#pragma omp parallel if (parallel)
+  {
+    EsFloatRange mine = ES_FLOAT_RANGE_EMPTY;
+
+#pragma omp for schedule(static) nowait
+    for (int y = 0; y < plane->height; y++)
+      es_float_range_add_row (&mine, es_image_row (plane, y), (size_t) plane->width);
+#pragma omp critical(es_float_range)
+    es_float_range_merge (range, &mine);
+  }
+}
+
+static ES_FLOAT_ROWS void
 es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *out, size_t n)
 {
   const int lowest = range->nan > 0 ? 1 : 0;
@@ -900,6 +921,16 @@ es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *o
        * contrast limits clamp them (napari, Fiji's 32-bit display). */
       out[i] = (uint16_t) (isnan (v) ? 0 : v == INFINITY ? 65535 : sample);
     }
+}
+
+void
+es_float_range_plane_samples (const EsFloatRange *range, const EsImage *plane, EsImage *out)
+{
+  const bool parallel = (size_t) plane->width * (size_t) plane->height >= ES_FLOAT_PARALLEL_SAMPLES;
+
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int y = 0; y < plane->height; y++)
+    es_float_range_samples (range, es_image_row (plane, y), es_image_row (out, y), (size_t) plane->width);
 }
 
 void
@@ -1034,12 +1065,10 @@ es_tiff_quantize_floats (const EsImage *plane, EsImage *image, EsError *error)
 {
   EsFloatRange range = ES_FLOAT_RANGE_EMPTY;
 
-  for (int y = 0; y < plane->height; y++)
-    es_float_range_add_row (&range, es_image_row (plane, y), (size_t) plane->width);
+  es_float_range_add_plane (&range, plane);
   if (!es_image_alloc (image, plane->width, plane->height, ES_FORMAT_U16, 16, error))
     return false;
-  for (int y = 0; y < plane->height; y++)
-    es_float_range_samples (&range, es_image_row (plane, y), es_image_row (image, y), (size_t) plane->width);
+  es_float_range_plane_samples (&range, plane, image);
   es_float_range_map (&range, &image->meta);
   return true;
 }

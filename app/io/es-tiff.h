@@ -66,12 +66,14 @@ typedef struct {
 
 #define ES_FLOAT_RANGE_EMPTY ((EsFloatRange){ INFINITY, -INFINITY, 0, 0 })
 
-/* Widens the range by n samples, counting those that are not finite. */
-void es_float_range_add_row (EsFloatRange *range, const float *row, size_t n);
-/* The float quantization of DESIGN.md §1 of n samples by the range: the
- * finite range to 0..65535, or to 1..65535 when the range holds NaN, which
- * is then 0; −∞ and +∞ to the ends of the finite range. */
-void es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *out, size_t n);
+/* Widens the range by every sample of an F32 plane, counting those that
+ * are not finite. */
+void es_float_range_add_plane (EsFloatRange *range, const EsImage *plane);
+/* The float quantization of DESIGN.md §1 of every sample of an F32 plane
+ * into the U16 plane `out` of its size, by the range: the finite range to
+ * 0..65535, or to 1..65535 when the range holds NaN, which is then 0; −∞
+ * and +∞ to the ends of the finite range. */
+void es_float_range_plane_samples (const EsFloatRange *range, const EsImage *plane, EsImage *out);
 /* The value map of samples so quantized (value = offset + sample · step;
  * a constant page or one without a finite sample maps every finite sample
  * to lo, or 0) with the counts of NaN and infinite samples. */

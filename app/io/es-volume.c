@@ -216,11 +216,14 @@ load_float_plane (EsPages *pages, const int *chosen, int z, EsImage *volume, con
     volume->meta = page.meta;
 #ifdef ES_HAVE_TIFF
   /* Float pages come only from TIFF, whose reader has the mapping. */
-  for (int y = 0; y < page.height; y++)
-    if (range != NULL)
-      es_float_range_samples (range, es_image_row (&page, y), es_image_voxel_row (volume, z, y), (size_t) page.width);
-    else
-      es_float_range_add_row (seen, es_image_row (&page, y), (size_t) page.width);
+  if (range != NULL)
+    {
+      EsImage plane = es_image_plane (volume, z);
+
+      es_float_range_plane_samples (range, &page, &plane);
+    }
+  else
+    es_float_range_add_plane (seen, &page);
 #else
   (void) range, (void) seen;
 #endif
