@@ -73,6 +73,9 @@ test_toggle (void)
   g_assert_true (g_str_has_prefix (text, backend));
   g_assert_nonnull (strstr (text, "\nkernel "));
   g_assert_nonnull (strstr (text, " · end to end "));
+  /* The bandwidth that the Timings card gives, beside the kernel's time. */
+  g_assert_cmpfloat (layer->result.timing.metrics.achieved_gbs, >, 0);
+  g_assert_nonnull (strstr (text, " GB/s · end to end "));
   /* A label under the canvas, so that screen readers read it. */
   g_assert_true (GTK_IS_LABEL (canvas->overlay_labels[0]));
   g_assert_true (gtk_widget_get_parent (canvas->overlay_labels[0]) == GTK_WIDGET (canvas));

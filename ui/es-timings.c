@@ -55,8 +55,13 @@ es_timings_overlay_text (const EsLayer *layer, const EsTiming *timing)
   if (layer->view == ES_VIEW_ORIGINAL)
     return g_strdup (_ ("Original · no kernel"));
   backend = g_ascii_strup (es_backend_name (timing->backend), -1);
-  /* One line names what ran, one gives its figures; a figure that the
-   * timing record gains (the achieved bandwidth) joins the second line. */
+  /* One line names what ran, one gives its figures: the kernel's time and
+   * what it achieved (the memory model's bytes over that time, as the
+   * Timings card's Memory row), then the time end to end. */
+  if (timing->metrics.achieved_gbs > 0)
+    return g_strdup_printf (_ ("%s · %s\nkernel %.2f ms · %.1f GB/s · end to end %.2f ms"), backend,
+                            timing->variant ? timing->variant : "default", timing->kernel_ms,
+                            timing->metrics.achieved_gbs, timing->wall_ms);
   return g_strdup_printf (_ ("%s · %s\nkernel %.2f ms · end to end %.2f ms"), backend,
                           timing->variant ? timing->variant : "default", timing->kernel_ms, timing->wall_ms);
 }
