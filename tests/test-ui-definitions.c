@@ -4,6 +4,9 @@
  * set every key; masks of the wrong size are refused with a message; masked pixels read "no data";
  * the overlay, the status bar and exports name the definition. The CLAHE view's panel: its own
  * preset menu and parameters, no entropy rows, its presets in its jobs. */
+#define G_SETTINGS_ENABLE_BACKEND
+#include <gio/gsettingsbackend.h>
+
 #include "test-ui-common.h"
 
 #include "es-definitions.h"
@@ -358,6 +361,37 @@ test_presets (void)
   reset_definition ();
 }
 
+/* The stored preset names the definition only where the keys hold it:
+ * keys written by another tool (gsettings, dconf-editor) leave the menu
+ * on Custom when the panel starts, and the definition as written. */
+static void
+test_preset_at_start (void)
+{
+  g_autoptr (GSettingsSchema) schema = NULL;
+  g_autoptr (GSettingsBackend) backend = g_memory_settings_backend_new ();
+  g_autoptr (GSettings) keys = NULL;
+  g_autofree char *preset = NULL, *shape = NULL;
+  EsSidebarDefinition *panel;
+
+  g_object_get (settings, "settings-schema", &schema, NULL);
+  keys = g_settings_new_full (schema, backend, NULL);
+  panel = g_object_ref_sink (g_object_new (ES_TYPE_SIDEBAR_DEFINITION, NULL));
+  es_sidebar_definition_bind (panel, keys);
+  preset = g_settings_get_string (keys, "preset-entropy");
+  g_assert_cmpstr (preset, ==, "entroscope");
+  g_object_unref (panel);
+
+  g_settings_set_string (keys, "shape", "disk");
+  panel = g_object_ref_sink (g_object_new (ES_TYPE_SIDEBAR_DEFINITION, NULL));
+  es_sidebar_definition_bind (panel, keys);
+  g_clear_pointer (&preset, g_free);
+  preset = g_settings_get_string (keys, "preset-entropy");
+  shape = g_settings_get_string (keys, "shape");
+  g_assert_cmpstr (preset, ==, "custom");
+  g_assert_cmpstr (shape, ==, "disk");
+  g_object_unref (panel);
+}
+
 static GtkWidget *
 sidebar_child (GType type, GtkWidget *widget, const char *id)
 {
@@ -604,6 +638,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/definitions/controls", test_controls);
   g_test_add_func ("/definitions/units", test_units);
   g_test_add_func ("/definitions/presets", test_presets);
+  g_test_add_func ("/definitions/preset-at-start", test_preset_at_start);
   g_test_add_func ("/definitions/clahe-presets", test_clahe_presets);
   g_test_add_func ("/definitions/mask", test_mask);
   g_test_add_func ("/definitions/export", test_export);

@@ -479,7 +479,7 @@ bind_spin (GSettings *settings, const char *key, GtkSpinButton *spin)
 void
 es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
 {
-  g_autofree char *units = NULL;
+  g_autofree char *units = NULL, *entropy_key = es_settings_preset_key (ES_OP_ENTROPY), *preset = NULL;
 
   g_return_if_fail (ES_IS_SIDEBAR_DEFINITION (self));
   g_return_if_fail (G_IS_SETTINGS (settings));
@@ -503,6 +503,12 @@ es_sidebar_definition_bind (EsSidebarDefinition *self, GSettings *settings)
   bind_spin (settings, "range-lo", self->range_lo_spin);
   bind_spin (settings, "range-hi", self->range_hi_spin);
   g_signal_connect_object (settings, "changed", G_CALLBACK (on_setting), self, 0);
+  /* Keys written elsewhere (dconf-editor, gsettings, an older version)
+   * may not be the stored preset's definition: the jobs compute what the
+   * keys say, so the menu says Custom rather than name a peer. */
+  preset = g_settings_get_string (settings, entropy_key);
+  if (!g_str_equal (preset, PRESET_CUSTOM) && !keys_match_preset (self, preset))
+    g_settings_set_string (settings, entropy_key, PRESET_CUSTOM);
   /* The footprint of the last session is read again. */
   load_footprint (self);
   update_rows (self);
