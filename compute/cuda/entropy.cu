@@ -198,7 +198,7 @@ static const EsVariant entropy_variants[] = {
     "in shared memory: the halo grows as (T+2r)³/T³, 5.4× the outputs' cells for a ball of radius 3, "
     "so the staging loads, the shared memory they take from the counts, and the barriers cost more "
     "than the L1 and L2 caches, which already serve the sliding window's re-reads. On an H200, 512³ with a "
-    "ball of radius 3 and 16 bins: 8.0 ms against 3.4 ms for volume, reading 412 MB of DRAM against 273 MB "
+    "ball of radius 3 and 16 bins: 7.1 ms against 3.3 ms for volume, reading 412 MB of DRAM against 273 MB "
     "(its bins are 16-bit: 278 MB)."),
     "NVIDIA CUDA C++ Programming Guide, §Shared memory (tiled stencil); Micikevicius, 3D finite difference "
     "computation on GPUs using CUDA (2009)",
