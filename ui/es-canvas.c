@@ -307,20 +307,6 @@ overlap_fraction (const graphene_rect_t *rect, const graphene_rect_t *other)
   return (double) common.size.width * common.size.height / MAX (rect->size.width * rect->size.height, 1);
 }
 
-/* Whether rect, in pane index's coordinates, covers the caption or the
- * pane's label. */
-static gboolean
-covers_labels (EsCanvas *self, int index, const graphene_rect_t *rect)
-{
-  graphene_rect_t in_canvas, label;
-  double px, py;
-
-  pane_origin (self, index, &px, &py);
-  graphene_rect_offset_r (rect, (float) px, (float) py, &in_canvas);
-  return overlap_fraction (&in_canvas, &self->caption) > 0
-         || (_es_canvas_pane_label_bounds (self, index, &label) && overlap_fraction (&in_canvas, &label) > 0);
-}
-
 /* The corner where a pane's overlay hides the least: never over the
  * caption or the pane's label (*fits is FALSE where every corner would
  * be: a pane too small for it, such as the orthogonal views' in a small
@@ -334,18 +320,20 @@ choose_corner (EsCanvas *self, int index, gboolean *fits)
   int sf = gtk_widget_get_scale_factor (GTK_WIDGET (self));
   double pw, ph, px, py, best_score = G_MAXDOUBLE;
   int width, height, ox, oy;
-  graphene_rect_t image;
+  graphene_rect_t image, label = GRAPHENE_RECT_INIT (0, 0, 0, 0);
   EsOverlayCorner best = pane->overlay_corner;
 
   pane_size (self, &pw, &ph);
   pane_origin (self, index, &px, &py);
+  /* The pane's label, laid out once for every corner (none: no area). */
+  (void) _es_canvas_pane_label_bounds (self, index, &label);
   content_origin (self, sf, &ox, &oy);
   overlay_size (self, index, &width, &height);
   graphene_rect_init (&image, (double) ox / sf, (double) oy / sf, es_layer_width (pane->layer) * self->zoom,
                       es_layer_height (pane->layer) * self->zoom);
   for (EsOverlayCorner corner = 0; corner < ES_N_OVERLAY_CORNERS; corner++)
     {
-      graphene_rect_t rect = overlay_rect (corner, pw, ph, width, height), near;
+      graphene_rect_t rect = overlay_rect (corner, pw, ph, width, height), near, in_canvas;
       double score = 10 * overlap_fraction (&rect, &image) + (corner != pane->overlay_corner);
 
       graphene_rect_inset_r (&rect, -POINTER_CLEARANCE, -POINTER_CLEARANCE, &near);
@@ -354,7 +342,8 @@ choose_corner (EsCanvas *self, int index, gboolean *fits)
         score += 1000;
       for (int k = 0; k < pane->n_keep_clear; k++)
         score += 100 * (graphene_rect_intersection (&near, &pane->keep_clear[k], NULL) ? 1 : 0);
-      if (covers_labels (self, index, &rect))
+      graphene_rect_offset_r (&rect, (float) px, (float) py, &in_canvas);
+      if (overlap_fraction (&in_canvas, &self->caption) > 0 || overlap_fraction (&in_canvas, &label) > 0)
         score += COVERS_LABELS;
       if (score < best_score)
         {

@@ -846,8 +846,13 @@ es_float_range_map (const EsFloatRange *range, EsImageMeta *meta)
 #define ES_FLOAT_ROWS
 #endif
 
-/* Planes of fewer samples stay on the calling thread. */
-#define ES_FLOAT_PARALLEL_SAMPLES (1u << 18)
+/* Whether a plane's rows go to every core: smaller ones stay on the
+ * calling thread. */
+static bool
+es_float_plane_parallel (const EsImage *plane)
+{
+  return (size_t) plane->width * (size_t) plane->height >= (1u << 18);
+}
 
 /* Widens the range by n samples, counting those that are not finite: a
  * vector reduction (no sample that is not finite moves an end, so the ends
@@ -887,9 +892,7 @@ es_float_range_merge (EsFloatRange *range, const EsFloatRange *other)
 void
 es_float_range_add_plane (EsFloatRange *range, const EsImage *plane)
 {
-  const bool parallel = (size_t) plane->width * (size_t) plane->height >= ES_FLOAT_PARALLEL_SAMPLES;
-
-#pragma omp parallel if (parallel)
+#pragma omp parallel if (es_float_plane_parallel(plane))
   {
     EsFloatRange mine = ES_FLOAT_RANGE_EMPTY;
 
@@ -926,9 +929,7 @@ es_float_range_samples (const EsFloatRange *range, const float *row, uint16_t *o
 void
 es_float_range_plane_samples (const EsFloatRange *range, const EsImage *plane, EsImage *out)
 {
-  const bool parallel = (size_t) plane->width * (size_t) plane->height >= ES_FLOAT_PARALLEL_SAMPLES;
-
-#pragma omp parallel for schedule(static) if (parallel)
+#pragma omp parallel for schedule(static) if (es_float_plane_parallel(plane))
   for (int y = 0; y < plane->height; y++)
     es_float_range_samples (range, es_image_row (plane, y), es_image_row (out, y), (size_t) plane->width);
 }

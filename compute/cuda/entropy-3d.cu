@@ -378,16 +378,20 @@ vol_counts_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &
                                      p.normalized, p.unit_scale);
 }
 
-/* The value of a window in a strip away from the edges (vol_strip_edge):
- * only its rows within hh of the top and bottom can hold void cells (a
- * choice for the whole block), and the others read no void count and
- * choose no constants: at ball 2 and 256 bins such a row issues 228
- * instructions where every row issued 322. */
-template <typename Sum, typename Counts>
+/* The value of row y of a strip, NaN where its centre is `masked`. Where
+ * the strip's windows can hold void cells (Edge: vol_strip_edge) it is
+ * vol_counts_value's. Elsewhere no centre is masked and only the rows
+ * within hh of the top and bottom can hold void cells (a choice for the
+ * whole block); the others read no void count and choose no constants: at
+ * ball 2 and 256 bins such a row issues 228 instructions where every row
+ * issued 322. */
+template <bool Edge, typename Sum, typename Counts>
 static __device__ __forceinline__ float
-vol_inner_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &t, const VolCounted &whole, Sum sum,
-                 int y)
+vol_row_value (const VolBand &p, const Counts &counts, const VolTables<Sum> &t, const VolCounted &whole, Sum sum,
+               bool masked, int y)
 {
+  if constexpr (Edge)
+    return vol_counts_value<Sum> (p, counts, t, whole, sum, masked);
   if (p.voids && (y < p.hh || y >= p.height - p.hh))
     return vol_counts_value<Sum> (p, counts, t, whole, sum, false);
   return vol_value_of<Sum> (t, whole, sum, p.bins, p.normalized, p.unit_scale);
@@ -496,7 +500,7 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
     }
   /* The rows, compiled twice for the long slides: where windows can hold
    * void cells, and where only those of the top and bottom rows can
-   * (vol_strip_edge, vol_inner_value). */
+   * (vol_strip_edge, vol_row_value). */
   const auto slide = [&] (auto edge_c) {
     for (int y = y0;; y++)
       {
@@ -505,10 +509,8 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
          * never read here, and at 512³ the ~50 planes of tiles in flight
          * write about an L2 of it, whose dirty lines would push out the
          * binned planes that neighbouring tiles read next. */
-        if constexpr (long_slide && decltype (edge_c)::value)
-          __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, masked));
-        else if constexpr (long_slide)
-          __stcs (out, vol_inner_value<Sum> (p, counts, t, whole, sum, y));
+        if constexpr (long_slide)
+          __stcs (out, vol_row_value<decltype (edge_c)::value, Sum> (p, counts, t, whole, sum, masked, y));
         else
           __stcs (&out[(size_t) (y - y0) * out_row],
                   masked ? __int_as_float (0x7fc00000)
@@ -561,7 +563,7 @@ vol_strip (const VolBand &p, const Bin *__restrict__ binned, long long centre, l
  * slot of them, grid-stride. */
 /* Whether the windows of the warp whose first column is x, in plane z of
  * the band, can hold void cells other than in rows near the top and
- * bottom (vol_inner_value): anywhere under a mask, and with clipped
+ * bottom (vol_row_value): anywhere under a mask, and with clipped
  * borders where the warp's columns or the plane reach the padding. The
  * same for the whole warp, which a choice per thread would split. A
  * band's padding planes are its neighbours' where it has them, so its
@@ -1231,16 +1233,14 @@ vol_group_counts_strip (const VolBand &p, const Bin *__restrict__ binned, long l
   });
   /* The rows, compiled twice: where windows can hold void cells, and
    * where only those of the top and bottom rows can (vol_strip_edge,
-   * vol_inner_value). */
+   * vol_row_value). */
   const auto slide = [&] (auto edge_c) {
     for (int y = y0;;)
       {
         const bool more_rows = vol_for<vol_shape_unroll (shape)> ([&] (auto phase) {
           /* Streaming, as in vol_strip. */
-          if constexpr (decltype (edge_c)::value)
-            __stcs (out, vol_counts_value<Sum> (p, counts, t, whole, sum, p.masked && *here == void_bin));
-          else
-            __stcs (out, vol_inner_value<Sum> (p, counts, t, whole, sum, y));
+          __stcs (out, vol_row_value<decltype (edge_c)::value, Sum> (p, counts, t, whole, sum,
+                                                                     p.masked && *here == void_bin, y));
           if (++y == y1)
             return false;
           here += row_cells;
