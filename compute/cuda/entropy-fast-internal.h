@@ -23,13 +23,6 @@ bool es_cuda_entropy_bins_reads_samples (const EsCudaFrame *frame);
 void es_cuda_entropy_counts_launch (EsCuda *cuda, const EsCudaFrame *frame, int window, int y_first, int y_last);
 bool es_cuda_entropy_counts_init (EsCuda *cuda, EsError *error);
 
-/* entropy-fast.cu: rows a strip so that the grid is one full wave of resident
- * blocks (items_per_block items each, `tiles` items a strip), each item with
- * the same work (a second, partial wave would leave most of the device idle),
- * but no fewer than min_rows. */
-int es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
-                        int items_per_block, int min_rows);
-
 /* The general path's kernels keep the exact fixed-point sum of the table
  * variants (round(c ln c · 2^19) in uint32) and finish it in double, so
  * they agree bit for bit with log-table-*. H from such a sum, with ln n and

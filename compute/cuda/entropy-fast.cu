@@ -6,24 +6,6 @@
 
 /* ---- launchers ----------------------------------------------------------- */
 
-int
-es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
-                    int items_per_block, int min_rows)
-{
-  int per_sm = 0;
-
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, block, smem) != cudaSuccess || per_sm < 1)
-    {
-      (void) cudaGetLastError ();
-      per_sm = 1;
-    }
-  int per_wave = cuda->sm_count * per_sm * items_per_block / tiles;
-  if (per_wave < 1)
-    per_wave = 1;
-  int strip = (int) es_cuda_div_up ((size_t) rows, (size_t) per_wave);
-  return strip < min_rows ? min_rows : strip;
-}
-
 /* EsCudaOp.launch_rows: output rows [y_first, y_last). Windows up to 9×9
  * with up to 16 levels take the pair-counter kernel, which quantizes as it loads;
  * the general path reads levels: those of input rows [q_first, q_last) are

@@ -188,6 +188,12 @@ unsigned es_cuda_blocks (const EsCuda *cuda, size_t items, int block);
  * memory let the device hold at once: a grid-stride grid larger than that
  * runs in two waves, the second one alone on a half-empty device. */
 unsigned es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items);
+/* Rows a strip so that the grid is one full wave of resident
+ * blocks (items_per_block items each, `tiles` items a strip), each item with
+ * the same work (a second, partial wave would leave most of the device idle),
+ * but no fewer than min_rows. */
+int es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
+                        int items_per_block, int min_rows);
 
 /* The largest gridDim.y; kernels with more row tiles loop over them. */
 #define ES_CUDA_GRID_Y_MAX 65535u
