@@ -28,6 +28,17 @@ def rng(request):
     return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
 
 
+def pinned_backends():
+    """The backends a comparison bit for bit runs on, each side named: "cpu", and
+    "cuda" where CUDA is usable. An automatic engine chooses per call (by size,
+    and by whether CUDA is open yet), and the CPU and CUDA results differ in
+    the last bits (DESIGN.md's 1e-5), so two calls, two processes or two
+    engines compared byte for byte must not be left to choose."""
+    import entroscope
+
+    return ["cpu"] + (["cuda"] if entroscope.Engine().backend == "cuda" else [])
+
+
 @pytest.fixture(scope="session")
 def testdata():
     return Path(os.environ.get("ES_TESTDATA") or ROOT / "tests" / "data")

@@ -6,22 +6,25 @@ import numpy as np
 import pytest
 
 import entroscope
+from conftest import pinned_backends
 
 da = pytest.importorskip("dask.array")
 edask = pytest.importorskip("entroscope.dask")
 
 
-def cases(image):
+def cases(image, backend):
+    """(name, dask call, one call) on one named backend each (conftest.pinned_backends)."""
+    on = {"backend": backend}
     return [
-        ("entropy", lambda a: edask.entropy(a), lambda i: entroscope.entropy(i)),
-        ("entropy 31/256 bits", lambda a: edask.entropy(a, 31, 256, units="bits"),
-         lambda i: entroscope.entropy(i, 31, 256, units="bits")),
-        ("sharpen", lambda a: edask.sharpen(a, 2.5), lambda i: entroscope.sharpen(i, 2.5)),
-        ("quantize", lambda a: edask.quantize(a, 7), lambda i: entroscope.quantize(i, 7)),
-        ("equalize", lambda a: edask.equalize(a), lambda i: entroscope.equalize(i)),
-        ("run", lambda a: edask.run("entropy", a, window=9), lambda i: entroscope.entropy(i, 9)),
-        ("entropy 3x9 symmetric", lambda a: edask.entropy(a, rect=(3, 9), border="symmetric"),
-         lambda i: entroscope.entropy(i, rect=(3, 9), border="symmetric")),
+        ("entropy", lambda a: edask.entropy(a, **on), lambda i: entroscope.entropy(i, **on)),
+        ("entropy 31/256 bits", lambda a: edask.entropy(a, 31, 256, units="bits", **on),
+         lambda i: entroscope.entropy(i, 31, 256, units="bits", **on)),
+        ("sharpen", lambda a: edask.sharpen(a, 2.5, **on), lambda i: entroscope.sharpen(i, 2.5, **on)),
+        ("quantize", lambda a: edask.quantize(a, 7, **on), lambda i: entroscope.quantize(i, 7, **on)),
+        ("equalize", lambda a: edask.equalize(a, **on), lambda i: entroscope.equalize(i, **on)),
+        ("run", lambda a: edask.run("entropy", a, window=9, **on), lambda i: entroscope.entropy(i, 9, **on)),
+        ("entropy 3x9 symmetric", lambda a: edask.entropy(a, rect=(3, 9), border="symmetric", **on),
+         lambda i: entroscope.entropy(i, rect=(3, 9), border="symmetric", **on)),
     ]
 
 
@@ -30,10 +33,11 @@ def cases(image):
 def test_threads_scheduler(rng, shape, chunks):
     image = rng.integers(0, 256, shape, dtype=np.uint8)
     array = da.from_array(image, chunks=chunks)
-    for name, lazy, eager in cases(image):
-        result = lazy(array)
-        assert result.chunks == array.chunks, name
-        assert np.array_equal(result.compute(scheduler="threads"), eager(image)), name
+    for backend in pinned_backends():
+        for name, lazy, eager in cases(image, backend):
+            result = lazy(array)
+            assert result.chunks == array.chunks, name
+            assert np.array_equal(result.compute(scheduler="threads"), eager(image)), f"{name} on {backend}"
 
 
 @pytest.mark.parametrize("shape,chunks,job", [
@@ -94,16 +98,18 @@ def test_distributed_cluster_on_zarr(tmp_path, rng):
     zarr.save_array(store, image, chunks=(400, 300))
     array = da.from_zarr(store)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  memory_limit="512MiB") as cluster, distributed.Client(cluster) as client:
+                                  memory_limit=0) as cluster, distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
-        for name, lazy, eager in cases(image):
+        # The workers' own CPU engines (their processes open no CUDA context).
+        for name, lazy, eager in cases(image, "cpu"):
             assert np.array_equal(lazy(array).compute(), eager(image)), name
         # Every worker computed with its own engine, kept between chunks.
-        engines = client.run(lambda: __import__("entroscope")._engines.get("auto") is not None)
+        engines = client.run(lambda: __import__("entroscope")._engines.get("cpu") is not None)
         assert all(engines.values()) and len(engines) == 2
         out = str(tmp_path / "entropy.zarr")
-        edask.entropy(array, 9).to_zarr(out)
-        assert np.array_equal(zarr.open(out)[:], entroscope.entropy(image, 9))
+        edask.entropy(array, 9, backend="cpu").to_zarr(out)
+        assert np.array_equal(zarr.open(out)[:], entroscope.entropy(image, 9, backend="cpu"))
         binding = edask.bind_workers_to_gpus(client, devices=[0])
         assert sorted(binding.values()) == [0, 0]
-        assert np.array_equal(edask.quantize(array).compute(), entroscope.quantize(image))
+        quantized = edask.quantize(array, backend="cpu").compute()
+        assert np.array_equal(quantized, entroscope.quantize(image, backend="cpu"))

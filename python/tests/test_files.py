@@ -18,8 +18,10 @@ PNGSUITE = ["basn0g01.png", "basn0g02.png", "basn0g04.png", "basn0g08.png", "bas
             "basi6a16.png"]
 
 
-def run_cli(cli, *args):
-    done = subprocess.run([cli, *map(str, args)], capture_output=True, text=True)
+def run_cli(cli, op, *args):
+    """The CLI's job on the CPU backend, as the module's calls it is compared with
+    (conftest.pinned_backends says why)."""
+    done = subprocess.run([cli, op, "--backend=cpu", *map(str, args)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -61,7 +63,7 @@ def test_pgm_with_a_maxval(tmp_path, rng, cli):
     assert image.dtype == np.uint16 and image.depth == 12 and np.array_equal(image, values)
     assert np.abs(entroscope.entropy(image) - reference.entropy(values, depth=12)).max() <= 1e-5
     run_cli(cli, "entropy", "--format=txt", "-q", path, "-o", tmp_path / "cli.txt")
-    entroscope.save(tmp_path / "module.txt", entroscope.entropy(image))
+    entroscope.save(tmp_path / "module.txt", entroscope.entropy(image, backend="cpu"))
     assert (tmp_path / "module.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes()
 
 
@@ -70,7 +72,7 @@ def test_text_matrix(tmp_path, cli):
     path.write_text("3 4\n0 1 2 3\n3 2 1 0\n1 1 1 1\n")
     image = entroscope.load(path, levels=4)
     assert image.levels == 4 and image.tolist() == [[0, 1, 2, 3], [3, 2, 1, 0], [1, 1, 1, 1]]
-    got = entroscope.entropy(image, 3, 4, units="bits")
+    got = entroscope.entropy(image, 3, 4, units="bits", backend="cpu")
     want = reference.entropy(np.asarray(image), 3, 4, quantized=True) / np.log(2)
     assert np.abs(got - want).max() <= 1e-5
     run_cli(cli, "entropy", "--window=3", "--levels=4", "--units=bits", "-q", path, "-o", tmp_path / "cli.txt")
@@ -93,7 +95,7 @@ def test_text_output_equals_cli(tmp_path, cli, testdata, sample, op, options):
     kwargs = {o.split("=")[0][2:]: float(o.split("=")[1]) if "." in o else int(o.split("=")[1]) for o in options}
     for path in inputs(testdata, sample):
         run_cli(cli, op, "--format=txt", "-q", *options, path, "-o", tmp_path / "cli.txt")
-        values = entroscope.run(op, entroscope.load(path), **kwargs)
+        values = entroscope.run(op, entroscope.load(path), backend="cpu", **kwargs)
         entroscope.save(tmp_path / "module.txt", values, op=op, **kwargs)
         assert (tmp_path / "module.txt").read_bytes() == (tmp_path / "cli.txt").read_bytes(), path.name
 
@@ -112,7 +114,7 @@ def test_png_output_equals_cli(tmp_path, cli, sample, testdata, options, kwargs)
     for path in (sample, testdata / "images" / "astronaut.png"):
         run_cli(cli, "entropy", "-q", *options, path, "-o", tmp_path / "cli.png")
         image = entroscope.load(path)
-        values = entroscope.entropy(image, units=units, **op_kwargs)
+        values = entroscope.entropy(image, units=units, backend="cpu", **op_kwargs)
         entroscope.save(tmp_path / "module.png", values, pixel_size=image.pixel_size, **kwargs)
         assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), path.name
 
@@ -120,7 +122,7 @@ def test_png_output_equals_cli(tmp_path, cli, sample, testdata, options, kwargs)
 def test_u8_png_output_equals_cli(tmp_path, cli, sample):
     for op in ("equalize", "sharpen", "quantize"):
         run_cli(cli, op, "-q", sample, "-o", tmp_path / "cli.png")
-        entroscope.save(tmp_path / "module.png", entroscope.run(op, entroscope.load(sample)), op=op)
+        entroscope.save(tmp_path / "module.png", entroscope.run(op, entroscope.load(sample), backend="cpu"), op=op)
         assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), op
 
 
@@ -128,7 +130,7 @@ def test_entropy_values_equal_cli_text(tmp_path, cli, sample):
     run_cli(cli, "entropy", "-q", sample, "-o", tmp_path / "cli.txt")
     lines = (tmp_path / "cli.txt").read_text().splitlines()
     cli_values = np.array([[float(v) for v in line.split()] for line in lines[1:]])
-    assert np.abs(entroscope.entropy(entroscope.load(sample)) - cli_values).max() <= 5e-6 + 1e-6
+    assert np.abs(entroscope.entropy(entroscope.load(sample), backend="cpu") - cli_values).max() <= 5e-6 + 1e-6
 
 
 def jpeg_corpus(testdata):
@@ -151,7 +153,7 @@ def test_jpeg_equals_cli(tmp_path, cli, testdata):
         # The EXIF orientation turns the stored 37×75 image upright: 5..8 swap the sides.
         assert image.shape == ((37, 75) if name.startswith("orientation-6") else (29, 41)), name
         run_cli(cli, "equalize", "-q", corpus / name, "-o", tmp_path / "cli.png")
-        entroscope.save(tmp_path / "module.png", entroscope.run("equalize", image), op="equalize")
+        entroscope.save(tmp_path / "module.png", entroscope.run("equalize", image, backend="cpu"), op="equalize")
         assert (tmp_path / "module.png").read_bytes() == (tmp_path / "cli.png").read_bytes(), name
 
 
@@ -233,7 +235,7 @@ def load_tiff(path):
 def test_save_tiff(tmp_path, rng, cli, sample):
     """A .tif path writes the values as they are, as entroscope-cli does; with
     libtiff, load() reads a TIFF (gray 16-bit here) like any image."""
-    values = entroscope.entropy(entroscope.load(sample))
+    values = entroscope.entropy(entroscope.load(sample), backend="cpu")
     entroscope.save(tmp_path / "x.tif", values)
     run_cli(cli, "entropy", "-q", sample, "-o", tmp_path / "cli.tif")
     assert (tmp_path / "x.tif").read_bytes() == (tmp_path / "cli.tif").read_bytes()
@@ -350,7 +352,7 @@ def test_save_volume_spacing(tmp_path):
 @pytest.mark.parametrize("compression", ["fast", "default", "small"])
 @pytest.mark.parametrize("suffix", [".png", ".tif"])
 def test_save_compression_is_the_cli_file(tmp_path, cli, sample, compression, suffix):
-    values = entroscope.entropy(entroscope.load(sample))
+    values = entroscope.entropy(entroscope.load(sample), backend="cpu")
     entroscope.save(tmp_path / ("module" + suffix), values, compression=compression)
     run_cli(cli, "entropy", "-q", f"--compression={compression}", sample, "-o", tmp_path / ("cli" + suffix))
     assert (tmp_path / ("module" + suffix)).read_bytes() == (tmp_path / ("cli" + suffix)).read_bytes()
