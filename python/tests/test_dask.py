@@ -111,5 +111,5 @@ def test_distributed_cluster_on_zarr(tmp_path, rng):
         assert np.array_equal(zarr.open(out)[:], entroscope.entropy(image, 9, backend="cpu"))
         binding = edask.bind_workers_to_gpus(client, devices=[0])
         assert sorted(binding.values()) == [0, 0]
-        quantized = edask.quantize(array, backend="cpu").compute()
-        assert np.array_equal(quantized, entroscope.quantize(image, backend="cpu"))
+        # Levels are integers, the same on every backend: the bound workers' own choice.
+        assert np.array_equal(edask.quantize(array).compute(), entroscope.quantize(image))
