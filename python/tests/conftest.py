@@ -2,6 +2,7 @@
 """Shared fixtures of the Python module's tests: fresh random inputs each run
 (the seed is printed; ES_TEST_SEED=N replays it), the test data and the CLI."""
 
+import functools
 import os
 import random
 import shutil
@@ -28,12 +29,14 @@ def rng(request):
     return np.random.default_rng([SEED, zlib.crc32(request.node.nodeid.encode())])
 
 
+@functools.cache
 def pinned_backends():
     """The backends a comparison bit for bit runs on, each side named: "cpu", and
     "cuda" where CUDA is usable. An automatic engine chooses per call (by size,
     and by whether CUDA is open yet), and the CPU and CUDA results differ in
     the last bits (DESIGN.md's 1e-5), so two calls, two processes or two
-    engines compared byte for byte must not be left to choose."""
+    engines compared byte for byte must not be left to choose. Asked once a
+    run: an automatic engine opens CUDA to answer."""
     import entroscope
 
     return ["cpu"] + (["cuda"] if entroscope.Engine().backend == "cuda" else [])
