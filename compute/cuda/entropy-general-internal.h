@@ -82,10 +82,11 @@ bool es_cuda_general_sort (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsE
 
 /* entropy-ranks.cu: whether the rank kernel computes a job (a full 3×3
  * square of 8-bit samples that are their own bins, no mask): the general
- * variant's dispatch and memory model both ask; and its launch (the sort
- * kernel where the rows are not 4-byte aligned). */
+ * variant's dispatch and memory model both ask; and its launch, which
+ * reads p's frame, output, tables and bins only. *ran is false where it
+ * cannot take the frame (rows not 4-byte aligned, too many strips). */
 bool es_cuda_general_ranks_take (const EsJob *job, const EsExtent *extent);
-bool es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error);
+bool es_cuda_general_ranks (EsCuda *cuda, GeneralParams *p, bool *ran, EsError *error);
 
 /* entropy-slide.cu: any window, its histogram slid down strips of rows; and
  * the kernel's shared-memory limit, set once per device. */

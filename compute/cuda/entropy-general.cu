@@ -207,6 +207,20 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
   p.out = (float *) frame->out;
   p.out_pitch = (unsigned) frame->out_pitch;
 
+  /* 3×3 squares of 8-bit bins: the rank kernel, which needs none of the
+   * tables below (each a pageable copy on the host's side of a call). */
+  const EsExtent extent = { p.width, p.height, 1, frame->in_format, frame->depth, frame->is_levels ? frame->levels : 0 };
+  if (es_cuda_general_ranks_take (job, &extent))
+    {
+      bool ran;
+      p.tables = cuda->tables;
+      es_window_extent (job, &p.half_h, &p.half_w);
+      if (!es_cuda_general_ranks (cuda, &p, &ran, error))
+        return false;
+      if (ran)
+        return true;
+    }
+
   /* The window's column spans. */
   p.n_spans = es_cuda_column_spans (job, &spans);
   if (p.n_spans < 0)
@@ -224,13 +238,6 @@ es_cuda_entropy_general (EsCuda *cuda, const EsCudaFrame *frame, const EsJob *jo
    * and the sort kernel from 13 cells on (9 % at 13 and 25 cells, 2× at
    * 29). Windows of at most SORT_ONLY_CELLS cells with more than 16 bins
    * still sort: a 3×3 square sorts its samples in 0.59 ms, against 1.01. */
-  const EsExtent extent = { p.width, p.height, 1, frame->in_format, frame->depth, frame->is_levels ? frame->levels : 0 };
-  if (ok && es_cuda_general_ranks_take (job, &extent))
-    {
-      free (spans);
-      es_window_extent (job, &p.half_h, &p.half_w);
-      return es_cuda_general_ranks (cuda, job, &p, error);
-    }
   const int cells = es_window_pixels (job);
   const bool span_counts = p.bins <= ES_CUDA_SPAN_COUNTS_MAX_BINS && cells <= ES_CUDA_MAX_COUNT
                            && p.n_spans <= ES_CUDA_SPAN_COUNTS_MAX_SPANS && (p.bins <= 16 || cells > SORT_ONLY_CELLS);

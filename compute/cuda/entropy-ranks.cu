@@ -425,12 +425,13 @@ es_cuda_general_ranks_take (const EsJob *job, const EsExtent *extent)
 }
 
 bool
-es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError *error)
+es_cuda_general_ranks (EsCuda *cuda, GeneralParams *p, bool *ran, EsError *error)
 {
   /* Whole 4-byte words of every row; float4 stores where the output's
    * rows allow them (a device array's may not). */
+  *ran = false;
   if (((uintptr_t) p->in | p->in_pitch) % 4 != 0)
-    return es_cuda_general_sort (cuda, job, p, error);
+    return true;
   const bool vector_stores = ((uintptr_t) p->out | p->out_pitch) % 16 == 0;
   const auto kernel = vector_stores ? entropy_ranks_kernel<true> : entropy_ranks_kernel<false>;
   const unsigned columns = (unsigned) es_cuda_div_up (es_cuda_div_up ((size_t) p->width, 4), GENERAL_BLOCK);
@@ -441,10 +442,11 @@ es_cuda_general_ranks (EsCuda *cuda, const EsJob *job, GeneralParams *p, EsError
   const size_t edge_blocks = es_cuda_div_up ((size_t) rank_edges (p->width, p->height).pixels,
                                              (size_t) columns * GENERAL_BLOCK);
   if (strips + edge_blocks > ES_CUDA_GRID_Y_MAX)
-    return es_cuda_general_sort (cuda, job, p, error);
+    return true;
   const dim3 grid (columns, strips + (unsigned) edge_blocks);
   kernel<<<grid, GENERAL_BLOCK, 0, cuda->stream>>> (*p, strip, strips, 1u);
   ES_CUDA_LAUNCHED (cuda, "rank entropy kernel", error);
   es_cuda_note_kernel (cuda, (const void *) kernel, grid, GENERAL_BLOCK, 0, "rank entropy kernel", true);
+  *ran = true;
   return true;
 }

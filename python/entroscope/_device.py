@@ -15,7 +15,11 @@ def empty_like_device(like, sides, dtype, ndim):
     library = type(like).__module__.partition(".")[0]
     if library == "cupy":
         import cupy
-        with cupy.cuda.Device(like.device.id):
+        # Entering the device costs two runtime calls; the array's is
+        # usually the current one.
+        if like.device.id == cupy.cuda.runtime.getDevice():
+            return cupy.empty(shape, dtype=dtype)
+        with like.device:
             return cupy.empty(shape, dtype=dtype)
     if library == "torch":
         import torch

@@ -72,7 +72,10 @@ es_py_is_device_array (PyObject *object)
    * (which refuses), so the slot says nothing. */
   if (PyArray_Check (object))
     return false;
-  if (PyObject_HasAttrString (object, "__cuda_array_interface__"))
+  /* The type's attribute first: CuPy's and Numba's are properties, which
+   * build their dict when read from the array. */
+  if (PyObject_HasAttrString ((PyObject *) Py_TYPE (object), "__cuda_array_interface__")
+      || PyObject_HasAttrString (object, "__cuda_array_interface__"))
     return true;
   return PyObject_HasAttrString (object, "__dlpack__") && dlpack_cuda_device (object) >= 0;
 }
@@ -106,17 +109,15 @@ typedef struct {
   PyObject *owner;  /* a DLPack capsule kept for the length of the call */
 } DeviceLayout;
 
+/* `cai`: the object's __cuda_array_interface__, a reference this takes. */
 static bool
-layout_from_cai (PyObject *object, EsEngine *engine, DeviceLayout *layout)
+layout_from_cai (PyObject *object, PyObject *cai, EsEngine *engine, DeviceLayout *layout)
 {
-  PyObject *cai = PyObject_GetAttrString (object, "__cuda_array_interface__");
   PyObject *shape, *typestr, *data, *strides, *stream, *mask;
   Py_ssize_t value;
   const char *type;
   bool ok = false;
 
-  if (cai == NULL)
-    return false;
   if (!PyDict_Check (cai))
     {
       PyErr_SetString (PyExc_TypeError, "__cuda_array_interface__ is not a dict");
@@ -268,12 +269,18 @@ layout_from_dlpack (PyObject *object, EsEngine *engine, DeviceLayout *layout)
   return true;
 }
 
+/* The interface read once: CuPy builds it anew at every read. */
 static bool
 device_layout (PyObject *object, EsEngine *engine, DeviceLayout *layout)
 {
+  PyObject *cai = PyObject_GetAttrString (object, "__cuda_array_interface__");
+
   memset (layout, 0, sizeof *layout);
-  if (PyObject_HasAttrString (object, "__cuda_array_interface__"))
-    return layout_from_cai (object, engine, layout);
+  if (cai != NULL)
+    return layout_from_cai (object, cai, engine, layout);
+  if (!PyErr_ExceptionMatches (PyExc_AttributeError))
+    return false;
+  PyErr_Clear ();
   return layout_from_dlpack (object, engine, layout);
 }
 

@@ -276,13 +276,19 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
       *closed = true;
       return false;
     }
-  /* A device array's producers: their work so far comes first. */
+  /* A device array's producers: their work so far comes first, each
+   * stream once (CuPy's image and out= name the same one). */
   for (int i = 0; i < 3; i++)
-    if (wait_streams[i] != 0 && !es_engine_wait_stream (self->engine, input->image.cuda_device, wait_streams[i], error))
-      {
-        PyThread_release_lock (self->lock);
-        return false;
-      }
+    {
+      bool seen = wait_streams[i] == 0;
+      for (int j = 0; j < i; j++)
+        seen |= wait_streams[j] == wait_streams[i];
+      if (!seen && !es_engine_wait_stream (self->engine, input->image.cuda_device, wait_streams[i], error))
+        {
+          PyThread_release_lock (self->lock);
+          return false;
+        }
+    }
   threads = (long long) input->width * input->height * input->planes <= SMALL_JOB_PIXELS ? omp_get_max_threads () : 0;
   if (threads > 1)
     omp_set_num_threads (1);

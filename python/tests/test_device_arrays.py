@@ -116,10 +116,35 @@ def test_strided_device_arrays(gpu, cp, rng):
     # Rows at a step of their own, columns next to each other: read in place.
     for view, host in ((device[:, 7:250], image[:, 7:250]), (device[3::2], image[3::2]), (device[::-1][::-1], image)):
         np.testing.assert_array_equal(cp.asnumpy(gpu.quantize(view, 16)), gpu.quantize(np.ascontiguousarray(host), 16))
+    # The rank kernel (3×3 squares) reads rows in 4-byte words: a view off a word's start takes another kernel.
+    square = dict(like="skimage", footprint=np.ones((3, 3), bool))
+    for view, host in ((device[:, 7:250], image[:, 7:250]), (device[:, 8:250], image[:, 8:250])):
+        np.testing.assert_allclose(cp.asnumpy(gpu.entropy(view, **square)),
+                                   gpu.entropy(np.ascontiguousarray(host), **square), rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="contiguous on the device"):
         gpu.entropy(device[:, ::2])
     with pytest.raises(ValueError, match="contiguous on the device"):
         gpu.entropy(device[::-1])
+
+
+def test_skimage_dropin_on_the_device(gpu, cp, rng):
+    # A cuCIM user's call: CuPy in, CuPy out, scikit-image's semantics (even footprints, shifts, masks, 3-D).
+    from entroscope.skimage.filters.rank import entropy
+    cases = [((67, 90), np.uint8, np.ones((3, 3), bool), {}, False),
+             ((67, 90), np.uint8, np.ones((4, 6), bool), dict(shift_x=-2, shift_y=1), True),
+             ((50, 41), np.uint16, np.ones((5, 5), bool), {}, True),
+             ((7, 30, 33), np.uint8, np.ones((3, 4, 3), bool), dict(shift_z=1), False)]
+    for shape, dtype, footprint, shifts, masked in cases:
+        image = rng.integers(0, 300 if dtype == np.uint16 else 256, shape, dtype=dtype)
+        mask = rng.random(shape) < 0.7 if masked else None
+        want = entropy(image, footprint, mask=mask, **shifts)
+        got = entropy(cp.asarray(image), footprint, mask=None if mask is None else cp.asarray(mask), **shifts)
+        assert isinstance(got, cp.ndarray) and got.dtype == np.float64 and got.shape == shape
+        np.testing.assert_allclose(cp.asnumpy(got), want, rtol=0, atol=2e-6, err_msg=f"{shape} {shifts} {masked}")
+        for out_dtype in (np.float32, np.float64):
+            out = cp.full(shape, -1, out_dtype)
+            assert entropy(cp.asarray(image), footprint, out=out, **shifts) is out
+            np.testing.assert_allclose(cp.asnumpy(out), entropy(image, footprint, **shifts), rtol=0, atol=2e-6)
 
 
 def test_out_on_the_device(gpu, cp, rng):

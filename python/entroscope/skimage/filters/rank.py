@@ -118,10 +118,12 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
                           "warning, kept for drop-in compatibility)",
                           stacklevel=3)
     xp = namespace(image)
+    # A float32 out= of one piece is written by the kernels themselves.
+    direct = out if out is not None and out.dtype == np.float32 and out.flags.c_contiguous else None
     if not cells.any():
         values = xp.zeros(image.shape, xp.float32)
     elif mask is None:
-        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None)
+        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None, out=direct)
     else:
         if not hasattr(mask, "dtype"):
             mask = np.asarray(mask)
@@ -130,9 +132,13 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
         if mask.shape != image.shape:
             raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
         values = _entropy_everywhere(xp, image, cells, mask)
-    # A window that counts no cell has no value in Entroscope, 0 in scikit-image.
-    values[xp.isnan(values)] = 0
+    # A window that counts no cell has no value in Entroscope, 0 in
+    # scikit-image. Only a mask, or a footprint without its centre cell,
+    # makes one (the centre is always on the image).
+    if mask is not None or not cells[tuple(side // 2 for side in cells.shape)]:
+        values[xp.isnan(values)] = 0
     if out is None:
         return values.astype(xp.float64)
-    out[...] = values
+    if values is not out:
+        out[...] = values
     return out
