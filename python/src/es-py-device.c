@@ -72,12 +72,12 @@ es_py_is_device_array (PyObject *object)
    * (which refuses), so the slot says nothing. */
   if (PyArray_Check (object))
     return false;
-  /* The type's attribute first: CuPy's and Numba's are properties, which
-   * build their dict when read from the array. */
-  if (PyObject_HasAttrString ((PyObject *) Py_TYPE (object), "__cuda_array_interface__")
-      || PyObject_HasAttrString (object, "__cuda_array_interface__"))
+  /* DLPack's device first: CuPy builds its __cuda_array_interface__ dict
+   * at every read, and a PyTorch CPU tensor's type has that property too,
+   * which raises for it. */
+  if (dlpack_cuda_device (object) >= 0)
     return true;
-  return PyObject_HasAttrString (object, "__dlpack__") && dlpack_cuda_device (object) >= 0;
+  return PyObject_HasAttrString (object, "__cuda_array_interface__");
 }
 
 /* One integer of a __cuda_array_interface__ tuple or dict. */

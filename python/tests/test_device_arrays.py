@@ -50,6 +50,24 @@ def test_a_cpu_engine_refuses_device_arrays():
         entroscope.equalize(FakeDeviceArray(), backend="cpu")
 
 
+class CpuTensorLike:
+    """What a PyTorch CPU tensor shows: its type has the CUDA interface, a property that raises for this one, and
+    DLPack says the CPU."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("not a CUDA tensor")
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_a_host_object_whose_type_has_the_cuda_interface():
+    # Read as a host image (which this one is not: it has no buffer), never as a device array.
+    with pytest.raises(TypeError, match="buffer protocol"):
+        entroscope.Engine("cpu").entropy(CpuTensorLike())
+
+
 def awkward_shapes():
     return [(1, 1), (1, 17), (17, 1), (31, 33), (64, 64), (257, 513)]
 
