@@ -15,11 +15,7 @@ def empty_like_device(like, sides, dtype, ndim):
     library = type(like).__module__.partition(".")[0]
     if library == "cupy":
         import cupy
-        # Entering the device costs two runtime calls; the array's is
-        # usually the current one.
-        if like.device.id == cupy.cuda.runtime.getDevice():
-            return cupy.empty(shape, dtype=dtype)
-        with like.device:
+        with cupy.cuda.Device(like.device.id):
             return cupy.empty(shape, dtype=dtype)
     if library == "torch":
         import torch
