@@ -170,7 +170,16 @@ entropy_span_counts_kernel (const SpanCountsParams p)
   const double2 li_full = ln_inv_fix (p.cells, tables);
   const double ln_most_full = __ldg (&tables->ln_n[p.bins < (uint32_t) p.cells ? p.bins : (uint32_t) p.cells]);
   float *out_column = p.out + x;
+  /* Clip without a mask: a column's windows between the top and bottom
+   * rows lose the same cells, so their finish is the thread's own, made
+   * once. Made a row, it cost the warps at the image's sides four table
+   * loads a row, and the kernel, one wave, waited for those warps (H200,
+   * 8192², square 5: 1.21 ms, now 1.16; 1.06 with symmetric borders). */
   const int clipped_columns = p.clipped ? clipped_cells (p, x, 0, false) : 0;
+  const int n_columns = p.cells - clipped_columns;
+  const uint32_t t_columns = __ldg (&tables->clnc_fix[n_columns]);
+  const double2 li_columns = ln_inv_fix (n_columns, tables);
+  const double ln_most_columns = __ldg (&tables->ln_n[p.bins < (uint32_t) n_columns ? p.bins : (uint32_t) n_columns]);
   auto emit = [&] (int y) {
     uint32_t s = sum, t_n = t_full;
     int n = p.cells;
@@ -179,11 +188,11 @@ entropy_span_counts_kernel (const SpanCountsParams p)
     if (p.masked || p.clipped)
       {
         uint32_t v;
+        const bool rows_out = y < p.half_h || y >= p.height - p.half_h;
         if (p.masked)
           v = shared_u16 (count (void_bin)) >> 2;
         else
-          v = (uint32_t) (y < p.half_h || y >= p.height - p.half_h ? clipped_cells (p, x, y, true)
-                                                                     : clipped_columns);
+          v = (uint32_t) (rows_out ? clipped_cells (p, x, y, true) : clipped_columns);
         if (v != 0u)
           {
             n -= (int) v;
@@ -195,9 +204,14 @@ entropy_span_counts_kernel (const SpanCountsParams p)
                 const uint32_t c = shared_u16 (count (0u)) >> 2;
                 s += __ldg (&tables->clnc_fix[c - v]) - __ldg (&tables->clnc_fix[c]);
               }
-            t_n = __ldg (&tables->clnc_fix[n]);
-            li = ln_inv_fix (n, tables);
-            ln_most = __ldg (&tables->ln_n[p.bins < (uint32_t) n ? p.bins : (uint32_t) n]);
+            if (!p.masked && !rows_out)
+              t_n = t_columns, li = li_columns, ln_most = ln_most_columns;
+            else
+              {
+                t_n = __ldg (&tables->clnc_fix[n]);
+                li = ln_inv_fix (n, tables);
+                ln_most = __ldg (&tables->ln_n[p.bins < (uint32_t) n ? p.bins : (uint32_t) n]);
+              }
           }
       }
     float value;
