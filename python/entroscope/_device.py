@@ -15,7 +15,11 @@ def empty_like_device(like, sides, dtype, ndim):
     library = type(like).__module__.partition(".")[0]
     if library == "cupy":
         import cupy
-        with cupy.cuda.Device(like.device.id):
+        device = like.device.id
+        # A Device context costs microseconds a call; the current device needs none.
+        if device == cupy.cuda.runtime.getDevice():
+            return cupy.empty(shape, dtype=dtype)
+        with cupy.cuda.Device(device):
             return cupy.empty(shape, dtype=dtype)
     if library == "torch":
         import torch

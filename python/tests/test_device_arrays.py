@@ -157,12 +157,42 @@ def test_skimage_dropin_on_the_device(gpu, cp, rng):
         mask = rng.random(shape) < 0.7 if masked else None
         want = entropy(image, footprint, mask=mask, **shifts)
         got = entropy(cp.asarray(image), footprint, mask=None if mask is None else cp.asarray(mask), **shifts)
-        assert isinstance(got, cp.ndarray) and got.dtype == np.float64 and got.shape == shape
+        # cuCIM's dtype for a device array, scikit-image's values.
+        assert isinstance(got, cp.ndarray) and got.dtype == np.float32 and got.shape == shape
+        assert got.flags.c_contiguous
         np.testing.assert_allclose(cp.asnumpy(got), want, rtol=0, atol=2e-6, err_msg=f"{shape} {shifts} {masked}")
         for out_dtype in (np.float32, np.float64):
             out = cp.full(shape, -1, out_dtype)
             assert entropy(cp.asarray(image), footprint, out=out, **shifts) is out
             np.testing.assert_allclose(cp.asnumpy(out), entropy(image, footprint, **shifts), rtol=0, atol=2e-6)
+
+
+def test_skimage_dropin_sees_a_device_footprint_change(gpu, cp, rng):
+    # The drop-in takes a CuPy footprint it has read before as it was and checks it after the call: a change made
+    # in place, by the host or by work queued on the stream before the call, still gives the new footprint's values.
+    from entroscope.skimage.filters.rank import entropy
+    image = rng.integers(0, 256, (70, 93), dtype=np.uint8)
+    device_image = cp.asarray(image)
+    footprint = cp.ones((3, 3), cp.uint8)
+    for _ in range(2):
+        np.testing.assert_allclose(cp.asnumpy(entropy(device_image, footprint)), entropy(image, np.ones((3, 3))),
+                                   rtol=0, atol=2e-6)
+    footprint[0, 0] = 0
+    want = entropy(image, cp.asnumpy(footprint))
+    np.testing.assert_allclose(cp.asnumpy(entropy(device_image, footprint)), want, rtol=0, atol=2e-6)
+    cp.cuda.Device().synchronize()
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        # A copy on this stream, queued just before the call.
+        footprint[1:, :] = cp.asarray(np.array([[1, 0, 1], [0, 1, 0]], np.uint8))
+        got = entropy(device_image, footprint)
+        want = entropy(image, cp.asnumpy(footprint))
+        np.testing.assert_allclose(cp.asnumpy(got), want, rtol=0, atol=2e-6)
+        out = cp.empty(image.shape, cp.float32)
+        footprint[0, 0] = 1
+        assert entropy(device_image, footprint, out=out) is out
+        np.testing.assert_allclose(cp.asnumpy(out), entropy(image, cp.asnumpy(footprint)), rtol=0, atol=2e-6)
+    stream.synchronize()
 
 
 def test_out_on_the_device(gpu, cp, rng):

@@ -18,9 +18,9 @@ events around the call, device in and device out. The engine runs
 `like="skimage", border="symmetric"` (cuCIM reflects at the borders, and
 counts every value of uint8 its own bin, in bits), and the two results are
 compared; the drop-in `entroscope.skimage.filters.rank.entropy` runs as a
-cuCIM user would call it, into a float32 out= (cuCIM's own default for
-integer images) and returning scikit-image's float64. cuCIM runs from a
-source checkout (PERFORMANCE.md says how). Markdown tables last.
+cuCIM user calls it (a CuPy footprint, no out=: a float32 CuPy array back,
+as cuCIM's), and into a float64 out= (scikit-image's dtype). cuCIM runs
+from a source checkout (PERFORMANCE.md says how). Markdown tables last.
 """
 
 import argparse
@@ -91,18 +91,18 @@ def cucim_table(cp, engine, side, repeats):
         ours()
         diff = float(cp.abs(out - theirs_result.astype(cp.float32)).max())
         t_ours = cuda_event_median_ms(cp, ours, repeats)
-        # The drop-in as a cuCIM user calls it: into float32 (cuCIM's own
-        # default for integer images), and with scikit-image's float64.
-        t_dropin32 = cuda_event_median_ms(cp, lambda: dropin_entropy(image, footprint, out=out), repeats)
-        t_dropin64 = cuda_event_median_ms(cp, lambda: dropin_entropy(image, footprint), repeats)
+        # The drop-in as a cuCIM user calls it, and into scikit-image's float64.
+        out64 = cp.empty(image.shape, cp.float64)
+        t_dropin = cuda_event_median_ms(cp, lambda: dropin_entropy(image, footprint), repeats)
+        t_dropin64 = cuda_event_median_ms(cp, lambda: dropin_entropy(image, footprint, out=out64), repeats)
         t_theirs = cuda_event_median_ms(cp, lambda: cucim_entropy(image, footprint), max(3, repeats // 4))
-        rows.append((label, t_ours, t_dropin32, t_dropin64, t_theirs, diff))
+        rows.append((label, t_ours, t_dropin, t_dropin64, t_theirs, diff))
     print(f"\n### rank.entropy on a CuPy array, {side}² uint8: entroscope against cuCIM\n")
     print("Engine: `engine.entropy(like=\"skimage\", border=\"symmetric\", out=float32)`, cuCIM's borders; "
-          "drop-in: `entroscope.skimage.filters.rank.entropy`, scikit-image's borders, into a float32 out= "
-          "(cuCIM's default dtype) and returning float64 (scikit-image's); cuCIM: its default call (float32). "
+          "drop-in: `entroscope.skimage.filters.rank.entropy(image, footprint)`, scikit-image's borders, returning "
+          "float32 as cuCIM does, and into a float64 out=; cuCIM: its default call (float32). "
           "|diff|: engine against cuCIM, bits.\n")
-    print("| footprint | engine ms | drop-in f32 ms | drop-in f64 ms | cuCIM ms | × engine | × drop-in f32 "
+    print("| footprint | engine ms | drop-in ms | drop-in f64 ms | cuCIM ms | × engine | × drop-in "
           "| × drop-in f64 | max |diff| |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for label, ours_ms, d32, d64, theirs_ms, diff in rows:

@@ -3,6 +3,7 @@
 
     from entroscope.skimage.filters.rank import entropy
     h = entropy(image, disk(5))            # float64, in bits, as scikit-image's
+    h = entropy(cupy_image, disk(5))       # a float32 CuPy array, as cuCIM's
 
 The footprint, its centre and shifts, the bins, the borders and the mask
 mean what they mean in scikit-image 0.19: the footprint is padded with empty
@@ -14,13 +15,14 @@ scikit-image's to float32 precision: Entroscope's kernels compute in float32
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
 
 import entroscope
 
-from .._arrays import img_as_ubyte, namespace, renamed_keyword, small_host_array
+from .._arrays import host_footprint, img_as_ubyte, namespace, renamed_keyword
 
 __all__ = ["entropy"]
 
@@ -30,18 +32,24 @@ _MANY_BINS = 2**10
 _SIDE_3D_MAX = 63
 
 
-def _centred(cells, shifts, names):
-    """The footprint padded with empty cells so that scikit-image's centre,
-    ``shape // 2 + shift`` on each axis, is its middle cell (odd sides)."""
-    centre = [side // 2 + int(shift) for side, shift in zip(cells.shape, shifts)]
-    for side, middle, name in zip(cells.shape, centre, names):
+@functools.lru_cache(maxsize=64)
+def _centred(cells, shape, shifts, names):
+    """The footprint (its cells' bytes and shape) padded with empty cells so
+    that scikit-image's centre, ``shape // 2 + shift`` on each axis, is its
+    middle cell (odd sides), read-only; and whether that centre is a cell.
+    Cached: a call on a device array is a few hundred microseconds, and a
+    loop calls with the same footprint."""
+    cells = np.frombuffer(cells, bool).reshape(shape)
+    centre = [side // 2 + int(shift) for side, shift in zip(shape, shifts)]
+    for side, middle, name in zip(shape, centre, names):
         if not 0 <= middle < side:
             raise ValueError(f"half footprint + {name} must be between 0 and footprint: the centre "
                              f"{side // 2} + {middle - side // 2} lies outside a side of {side}")
-    reach = [max(middle, side - 1 - middle) for side, middle in zip(cells.shape, centre)]
-    padded = np.zeros([2 * r + 1 for r in reach], np.uint8)
-    padded[tuple(slice(r - middle, r - middle + side) for r, middle, side in zip(reach, centre, cells.shape))] = cells
-    return padded
+    reach = [max(middle, side - 1 - middle) for side, middle in zip(shape, centre)]
+    padded = np.zeros([2 * r + 1 for r in reach], bool)
+    padded[tuple(slice(r - middle, r - middle + side) for r, middle, side in zip(reach, centre, shape))] = cells
+    padded.flags.writeable = False
+    return padded, bool(padded[tuple(reach)])
 
 
 def _entropy_everywhere(xp, image, cells, counted):
@@ -84,7 +92,9 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
     (after ``img_as_ubyte`` for dtypes other than bool and uint8) are
     counted; every pixel, masked-out ones too, gets the entropy of its
     window's counted cells, 0 where it counts none. out: float32 or float64,
-    of the image's shape (default: a new float64 array); returned."""
+    of the image's shape (default: a new float64 array as scikit-image's,
+    and for a device array a float32 one of its library, as cuCIM's);
+    returned."""
     if isinstance(image, np.ma.MaskedArray):
         raise TypeError("a numpy.ma.MaskedArray image: scikit-image reads its data and drops its mask; pass "
                         "image.data to do the same, or mask=~numpy.ma.getmaskarray(image) to count only the unmasked")
@@ -102,13 +112,9 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
     if out is not None and (out.shape != image.shape or out.dtype not in (np.float32, np.float64)):
         raise TypeError(f"out must be float32 or float64 of the image's shape {image.shape}, not {out.dtype} of "
                         f"{out.shape}")
-    cells = small_host_array(footprint) > 0
-    if cells.ndim != image.ndim:
+    footprint_cells, unchanged = host_footprint(footprint)
+    if footprint_cells.ndim != image.ndim:
         raise ValueError("Image dimensions and neighborhood dimensions do not match")
-    if image.ndim == 2:
-        cells = _centred(cells, (shift_y, shift_x), ("shift_y", "shift_x"))
-    else:
-        cells = _centred(cells, (shift_x, shift_y, shift_z), ("shift_x", "shift_y", "shift_z"))
     if image.dtype == np.uint16:
         # scikit-image's bins: one per value up to the maximum (at least 4).
         bins = int(max(3, int(image.max()))) + 1
@@ -117,28 +123,44 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
                           f"equivalent to an approximate bitdepth of {np.log2(bins):.1f}. (scikit-image's "
                           "warning, kept for drop-in compatibility)",
                           stacklevel=3)
-    xp = namespace(image)
-    # A float32 out= of one piece is written by the kernels themselves.
-    direct = out if out is not None and out.dtype == np.float32 and out.flags.c_contiguous else None
-    if not cells.any():
-        values = xp.zeros(image.shape, xp.float32)
-    elif mask is None:
-        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None, out=direct)
-    else:
+    if mask is not None:
         if not hasattr(mask, "dtype"):
             mask = np.asarray(mask)
         if mask.dtype not in (np.bool_, np.uint8):
             mask = img_as_ubyte(mask, "a mask")
         if mask.shape != image.shape:
             raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
-        values = _entropy_everywhere(xp, image, cells, mask)
-    # A window that counts no cell has no value in Entroscope, 0 in
-    # scikit-image. Only a mask, or a footprint without its centre cell,
-    # makes one (the centre is always on the image).
-    if mask is not None or not cells[tuple(side // 2 for side in cells.shape)]:
-        values[xp.isnan(values)] = 0
+    if image.ndim == 2:
+        shifts, names = (int(shift_y), int(shift_x)), ("shift_y", "shift_x")
+    else:
+        shifts, names = (int(shift_x), int(shift_y), int(shift_z)), ("shift_x", "shift_y", "shift_z")
+    values = _entropy_of(image, footprint_cells, shifts, names, out, mask)
+    if unchanged is not None and not unchanged():
+        # The device footprint's cells changed since they were last read.
+        values = _entropy_of(image, host_footprint(footprint)[0], shifts, names, out, mask)
     if out is None:
-        return values.astype(xp.float64)
+        # scikit-image's float64 on the host; on a device, cuCIM's float32.
+        return values.astype(np.float64) if isinstance(values, np.ndarray) else values
     if values is not out:
         out[...] = values
     return out
+
+
+def _entropy_of(image, footprint_cells, shifts, names, out, mask):
+    """The values in float32, or in `out` where the kernels can write it."""
+    cells, has_centre = _centred((footprint_cells > 0).tobytes(), footprint_cells.shape, shifts, names)
+    xp = namespace(image)
+    # A float32 out= of one piece is written by the kernels themselves.
+    direct = out if out is not None and out.dtype == np.float32 and out.flags.c_contiguous else None
+    if not (has_centre or cells.any()):
+        values = xp.zeros(image.shape, xp.float32)
+    elif mask is None:
+        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None, out=direct)
+    else:
+        values = xp.ascontiguousarray(_entropy_everywhere(xp, image, cells, mask))
+    # A window that counts no cell has no value in Entroscope, 0 in
+    # scikit-image. Only a mask, or a footprint without its centre cell,
+    # makes one (the centre is always on the image).
+    if mask is not None or not has_centre:
+        values[xp.isnan(values)] = 0
+    return values
