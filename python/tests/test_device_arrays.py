@@ -177,6 +177,8 @@ def test_skimage_dropin_sees_a_device_footprint_change(gpu, cp, rng):
     for _ in range(2):
         np.testing.assert_allclose(cp.asnumpy(entropy(device_image, footprint)), entropy(image, np.ones((3, 3))),
                                    rtol=0, atol=2e-6)
+    with pytest.raises(ValueError, match="mask of shape"):  # a failed call waits for its footprint's read too
+        entropy(device_image, footprint, mask=cp.ones((3, 3), bool))
     footprint[0, 0] = 0
     want = entropy(image, cp.asnumpy(footprint))
     np.testing.assert_allclose(cp.asnumpy(entropy(device_image, footprint)), want, rtol=0, atol=2e-6)

@@ -54,8 +54,9 @@ _DEVICE_FOOTPRINTS_LOCK = threading.Lock()
 
 def host_footprint(value):
     """The footprint's cells on the host, and a check to call once the
-    result is computed: it returns False where the cells the call used were
-    not the footprint's (then call again with the new cells), or is None.
+    result is computed (None where there is nothing to check): it returns
+    None where the call used the footprint's cells, else the cells it has
+    now, to call again with.
 
     Reading a CuPy footprint back waits for the device, 10–30 µs, about a
     tenth of a 3×3 square's whole call at 8192² on an H200. So a footprint
@@ -63,7 +64,8 @@ def host_footprint(value):
     and read again behind the work queued before this call without waiting
     (into page-locked memory, on the current stream); the check compares
     the two once the call is done. A guess that was wrong costs one more
-    call, never a wrong result."""
+    call, never a wrong result. The check must run, also when the call
+    fails: it waits for that read into memory that is then given back."""
     if isinstance(value, np.ndarray) or not hasattr(value, "data") or not hasattr(value, "get"):
         return small_host_array(value), None
     import cupy
@@ -79,15 +81,16 @@ def host_footprint(value):
     cupy.cuda.runtime.memcpyAsync(stage.ptr, value.data.ptr, value.nbytes, cupy.cuda.runtime.memcpyDeviceToHost,
                                   stream.ptr)
 
-    def unchanged():
+    def changed_cells():
         stream.synchronize()
         now = np.frombuffer(stage, value.dtype, value.size).reshape(value.shape)
         if now.tobytes() == cached.tobytes():
-            return True
-        _remember(key, now.copy())
-        return False
+            return None
+        now = now.copy()
+        _remember(key, now)
+        return now
 
-    return cached, unchanged
+    return cached, changed_cells
 
 
 def _remember(key, host):

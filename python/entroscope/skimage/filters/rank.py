@@ -112,32 +112,36 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
     if out is not None and (out.shape != image.shape or out.dtype not in (np.float32, np.float64)):
         raise TypeError(f"out must be float32 or float64 of the image's shape {image.shape}, not {out.dtype} of "
                         f"{out.shape}")
-    footprint_cells, unchanged = host_footprint(footprint)
-    if footprint_cells.ndim != image.ndim:
-        raise ValueError("Image dimensions and neighborhood dimensions do not match")
-    if image.dtype == np.uint16:
-        # scikit-image's bins: one per value up to the maximum (at least 4).
-        bins = int(max(3, int(image.max()))) + 1
-        if bins > _MANY_BINS:
-            warnings.warn(f"Bad rank filter performance is expected due to a large number of bins ({bins}), "
-                          f"equivalent to an approximate bitdepth of {np.log2(bins):.1f}. (scikit-image's "
-                          "warning, kept for drop-in compatibility)",
-                          stacklevel=3)
-    if mask is not None:
-        if not hasattr(mask, "dtype"):
-            mask = np.asarray(mask)
-        if mask.dtype not in (np.bool_, np.uint8):
-            mask = img_as_ubyte(mask, "a mask")
-        if mask.shape != image.shape:
-            raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
-    if image.ndim == 2:
-        shifts, names = (int(shift_y), int(shift_x)), ("shift_y", "shift_x")
-    else:
-        shifts, names = (int(shift_x), int(shift_y), int(shift_z)), ("shift_x", "shift_y", "shift_z")
-    values = _entropy_of(image, footprint_cells, shifts, names, out, mask)
-    if unchanged is not None and not unchanged():
+    footprint_cells, changed_cells = host_footprint(footprint)
+    try:
+        if footprint_cells.ndim != image.ndim:
+            raise ValueError("Image dimensions and neighborhood dimensions do not match")
+        if image.dtype == np.uint16:
+            # scikit-image's bins: one per value up to the maximum (at least 4).
+            bins = int(max(3, int(image.max()))) + 1
+            if bins > _MANY_BINS:
+                warnings.warn(f"Bad rank filter performance is expected due to a large number of bins ({bins}), "
+                              f"equivalent to an approximate bitdepth of {np.log2(bins):.1f}. (scikit-image's "
+                              "warning, kept for drop-in compatibility)",
+                              stacklevel=3)
+        if mask is not None:
+            if not hasattr(mask, "dtype"):
+                mask = np.asarray(mask)
+            if mask.dtype not in (np.bool_, np.uint8):
+                mask = img_as_ubyte(mask, "a mask")
+            if mask.shape != image.shape:
+                raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
+        if image.ndim == 2:
+            shifts, names = (int(shift_y), int(shift_x)), ("shift_y", "shift_x")
+        else:
+            shifts, names = (int(shift_x), int(shift_y), int(shift_z)), ("shift_x", "shift_y", "shift_z")
+        values = _entropy_of(image, footprint_cells, shifts, names, out, mask)
+    finally:
+        # Also when the call failed: the device footprint's read is waited for.
+        changed = changed_cells() if changed_cells is not None else None
+    if changed is not None:
         # The device footprint's cells changed since they were last read.
-        values = _entropy_of(image, host_footprint(footprint)[0], shifts, names, out, mask)
+        values = _entropy_of(image, changed, shifts, names, out, mask)
     if out is None:
         # scikit-image's float64 on the host; on a device, cuCIM's float32.
         return values.astype(np.float64) if isinstance(values, np.ndarray) else values
