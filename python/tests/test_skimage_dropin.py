@@ -4,6 +4,7 @@ volumes of awkward sizes: even footprints, shifts, masks, uint8 and uint16,
 out=, and what is refused."""
 
 import inspect
+import sys
 import warnings
 
 import numpy as np
@@ -167,3 +168,70 @@ def test_equalize_adapthist_refusals(rng):
 def test_the_package_layout():
     assert entroscope.skimage.filters.rank.entropy is entropy
     assert entroscope.skimage.exposure.equalize_hist is equalize_hist
+
+
+class _StandInCupy:
+    """What the drop-in calls on CuPy to read a footprint, over host memory: it counts the blocking reads
+    (`get`), the reads that do not wait (`memcpyAsync`) and the waits for them (`synchronize`)."""
+
+    def __init__(self):
+        import ctypes
+        import types
+
+        counts = self.counts = {"get": 0, "async": 0, "waits": 0}
+
+        class Stage(bytearray):
+            @property
+            def ptr(self):
+                return ctypes.addressof((ctypes.c_char * len(self)).from_buffer(self))
+
+        class Stream:
+            ptr = 0
+
+            def synchronize(self):
+                counts["waits"] += 1
+
+        class NDArray:
+            def __init__(self, cells):
+                self.cells = np.ascontiguousarray(cells)
+                self.device = types.SimpleNamespace(id=0)
+                self.data = types.SimpleNamespace(ptr=self.cells.ctypes.data)
+                for name in ("shape", "strides", "dtype", "size", "nbytes", "ndim", "flags"):
+                    setattr(self, name, getattr(self.cells, name))
+
+            def get(self):
+                counts["get"] += 1
+                return self.cells.copy()
+
+        def memcpy_async(destination, source, size, kind, stream):
+            counts["async"] += 1
+            ctypes.memmove(destination, source, size)
+
+        stream = Stream()
+        self.ndarray = NDArray
+        self.cuda = types.SimpleNamespace(
+            alloc_pinned_memory=Stage, get_current_stream=lambda: stream,
+            runtime=types.SimpleNamespace(getDevice=lambda: 0, memcpyAsync=memcpy_async, memcpyDeviceToHost=2))
+
+
+def test_a_device_footprint_read_before_is_checked_not_waited_for(rng, monkeypatch):
+    # The drop-in's speculative read of a CuPy footprint, here on a stand-in for CuPy: the first call waits for
+    # its cells, a later one takes them as read and checks them after the call, a change is computed again with
+    # the new cells, and a call that fails still waits for its read (its page-locked memory is given back).
+    from entroscope.skimage import _arrays
+    cupy = _StandInCupy()
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(_arrays, "_DEVICE_FOOTPRINTS", type(_arrays._DEVICE_FOOTPRINTS)())
+    image = _image(rng, (40, 37), np.uint8)
+    footprint = cupy.ndarray(np.ones((3, 3), np.uint8))
+    want = _quiet(skimage_rank.entropy, image, np.ones((3, 3), np.uint8))
+    for _ in range(2):
+        np.testing.assert_allclose(entropy(image, footprint), want, **FLOAT32)
+    assert cupy.counts == {"get": 1, "async": 1, "waits": 1}
+    footprint.cells[0, 0] = 0
+    np.testing.assert_allclose(entropy(image, footprint), _quiet(skimage_rank.entropy, image, footprint.cells),
+                               **FLOAT32)
+    assert cupy.counts == {"get": 1, "async": 2, "waits": 2}
+    with pytest.raises(ValueError, match="mask of shape"):
+        entropy(image, footprint, mask=np.ones((3, 3), bool))
+    assert cupy.counts == {"get": 1, "async": 3, "waits": 3}
