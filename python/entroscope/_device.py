@@ -5,6 +5,8 @@ A CuPy or PyTorch input gets a result of its own kind on its own device,
 from that library's allocator (its memory pool, counted by its own tools).
 The extension calls `empty_like_device` when no out= is given."""
 
+import contextlib
+
 _TORCH_DTYPES = {"uint8": "uint8", "uint16": "uint16", "float32": "float32"}
 
 
@@ -17,9 +19,7 @@ def empty_like_device(like, sides, dtype, ndim):
         import cupy
         device = like.device.id
         # A Device context costs microseconds a call; the current device needs none.
-        if device == cupy.cuda.runtime.getDevice():
-            return cupy.empty(shape, dtype=dtype)
-        with cupy.cuda.Device(device):
+        with cupy.cuda.Device(device) if device != cupy.cuda.runtime.getDevice() else contextlib.nullcontext():
             return cupy.empty(shape, dtype=dtype)
     if library == "torch":
         import torch

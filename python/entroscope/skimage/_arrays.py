@@ -38,14 +38,6 @@ def _library_of(array_type):
     return module if all(hasattr(module, name) for name in _NUMPY_NAMES) else None
 
 
-def small_host_array(value):
-    """A footprint (a few cells) on the host, from NumPy, a sequence, or a
-    CuPy array (cuCIM makes its footprints on the device)."""
-    if hasattr(value, "get") and not isinstance(value, np.ndarray):
-        value = value.get()
-    return np.asarray(value)
-
-
 # Host copies of the CuPy footprints read lately, by where they lie.
 _DEVICE_FOOTPRINTS = collections.OrderedDict()
 _DEVICE_FOOTPRINTS_KEPT = 16
@@ -65,9 +57,10 @@ def host_footprint(value):
     (into page-locked memory, on the current stream); the check compares
     the two once the call is done. A guess that was wrong costs one more
     call, never a wrong result. The check must run, also when the call
-    fails: it waits for that read into memory that is then given back."""
-    if isinstance(value, np.ndarray) or not hasattr(value, "data") or not hasattr(value, "get"):
-        return small_host_array(value), None
+    fails: it waits for that read into memory that is then given back.
+    Footprints other than CuPy's (NumPy, sequences) are taken as they are."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "get"):
+        return np.asarray(value), None
     import cupy
 
     key = (value.device.id, value.data.ptr, value.shape, value.strides, value.dtype.str)

@@ -143,8 +143,11 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
         # The device footprint's cells changed since they were last read.
         values = _entropy_of(image, changed, shifts, names, out, mask)
     if out is None:
-        # scikit-image's float64 on the host; on a device, cuCIM's float32.
-        return values.astype(np.float64) if isinstance(values, np.ndarray) else values
+        # scikit-image's float64 on the host; on a device, cuCIM's float32
+        # (of one piece: a mask's values are a view of a larger array).
+        if isinstance(values, np.ndarray):
+            return values.astype(np.float64)
+        return values if values.flags.c_contiguous else values.copy()
     if values is not out:
         out[...] = values
     return out
@@ -161,7 +164,7 @@ def _entropy_of(image, footprint_cells, shifts, names, out, mask):
     elif mask is None:
         values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None, out=direct)
     else:
-        values = xp.ascontiguousarray(_entropy_everywhere(xp, image, cells, mask))
+        values = _entropy_everywhere(xp, image, cells, mask)
     # A window that counts no cell has no value in Entroscope, 0 in
     # scikit-image. Only a mask, or a footprint without its centre cell,
     # makes one (the centre is always on the image).
