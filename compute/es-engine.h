@@ -224,9 +224,11 @@ bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, E
 /* Device arrays (EsImage.memory ES_MEMORY_CUDA): es_run computes a job on
  * them on their own device, with the result (allocated by the caller) and
  * any mask on the same device, and never through the host; see
- * validate_device_images in es-engine.c for what is refused. The engine
- * waits for its own work before es_run returns, so a result is ready for
- * any stream. These make its next job on `device` wait for the work
+ * validate_device_images in es-engine.c for what is refused. Where the
+ * result names its library's stream (EsImage.cuda_stream), es_run makes
+ * that stream wait for the job on the device and returns without waiting
+ * itself (the Timing's kernel_ms is then NaN); otherwise it waits for its
+ * own work, so that the result is ready for any stream. These make its next job on `device` wait for the work
  * queued so far on a producer's stream (`stream` as
  * __cuda_array_interface__ gives it: 1 the legacy default, 2 the
  * per-thread default stream), and give the stream it runs on (a DLPack

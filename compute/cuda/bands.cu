@@ -473,9 +473,9 @@ es_cuda_run_banded (EsCuda *cuda, const EsJob *job, const EsVariant *variant, co
     {
       EsCuda *c = i == 0 ? cuda : cuda->peers[i - 1];
       (void) cudaSetDevice (c->device);
-      es_cuda_device_release (&c->d_in);
-      es_cuda_device_release (&c->d_lev);
-      es_cuda_device_release (&c->d_out);
+      es_cuda_device_release (c, &c->d_in);
+      es_cuda_device_release (c, &c->d_lev);
+      es_cuda_device_release (c, &c->d_out);
     }
   (void) cudaSetDevice (cuda->device);
   if (!es_cuda_inject_launch_fault (cuda, error))

@@ -225,8 +225,13 @@ tables_compute (EsCudaTables *t)
 /* ---- buffers --------------------------------------------------------------- */
 
 void
-es_cuda_device_release (EsCudaBuffer *buffer)
+es_cuda_device_release (EsCuda *cuda, EsCudaBuffer *buffer)
 {
+  if (buffer->ptr != NULL && cuda->unwaited)
+    {
+      (void) cudaStreamSynchronize (cuda->stream);
+      cuda->unwaited = false;
+    }
   if (buffer->ptr != NULL)
     (void) cudaFree (buffer->ptr);
   buffer->ptr = NULL;
@@ -269,7 +274,7 @@ es_cuda_device_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const c
     size = 1;
   if (buffer->size >= size)
     return true;
-  es_cuda_device_release (buffer);
+  es_cuda_device_release (cuda, buffer);
   if (!device_alloc (cuda, &buffer->ptr, size, what, error))
     return false;
   buffer->size = size;
@@ -281,9 +286,9 @@ es_cuda_release_band_buffers (EsCuda *cuda)
 {
   for (int s = 0; s < ES_CUDA_OVERLAP_SLOTS; s++)
     {
-      es_cuda_device_release (&cuda->band_in[s]);
-      es_cuda_device_release (&cuda->band_lev[s]);
-      es_cuda_device_release (&cuda->band_out[s]);
+      es_cuda_device_release (cuda, &cuda->band_in[s]);
+      es_cuda_device_release (cuda, &cuda->band_lev[s]);
+      es_cuda_device_release (cuda, &cuda->band_out[s]);
     }
 }
 
@@ -602,9 +607,9 @@ es_cuda_close (EsCuda *cuda)
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
     if (streams[i] != NULL)
       (void) cudaStreamSynchronize (streams[i]);
-  es_cuda_device_release (&cuda->d_in);
-  es_cuda_device_release (&cuda->d_lev);
-  es_cuda_device_release (&cuda->d_out);
+  es_cuda_device_release (cuda, &cuda->d_in);
+  es_cuda_device_release (cuda, &cuda->d_lev);
+  es_cuda_device_release (cuda, &cuda->d_out);
   host_release (&cuda->h_in);
   host_release (&cuda->h_out);
   for (int s = 0; s < ES_CUDA_OVERLAP_SLOTS; s++)
@@ -617,7 +622,7 @@ es_cuda_close (EsCuda *cuda)
                               &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,
                               &cuda->tile_counts, &cuda->tile_maps, &cuda->counters_sweep };
   for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++)
-    es_cuda_device_release (scratch[i]);
+    es_cuda_device_release (cuda, scratch[i]);
   if (cuda->tables != NULL)
     (void) cudaFree (cuda->tables);
   if (cuda->histogram != NULL)
@@ -683,12 +688,16 @@ es_cuda_stream_handle (EsCuda *cuda)
   return (uintptr_t) cuda->stream;
 }
 
+cudaStream_t
+es_cuda_array_stream (uintptr_t handle)
+{
+  return handle == 1 ? cudaStreamLegacy : handle == 2 ? cudaStreamPerThread : (cudaStream_t) handle;
+}
+
 bool
 es_cuda_wait_stream (EsCuda *cuda, uintptr_t producer, EsError *error)
 {
-  cudaStream_t stream = producer == 1   ? cudaStreamLegacy
-                        : producer == 2 ? cudaStreamPerThread
-                                        : (cudaStream_t) producer;
+  cudaStream_t stream = es_cuda_array_stream (producer);
 
   if (producer == 0 || producer == (uintptr_t) cuda->stream)
     return true;

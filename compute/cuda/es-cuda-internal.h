@@ -92,6 +92,9 @@ struct EsCuda {
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
   cudaEvent_t ev_staged[2]; /* around a whole staged upload before bands (run.cu) */
   cudaEvent_t ev_producer;  /* es_cuda_wait_stream: the work queued on a device array's stream */
+  /* A stream-ordered run (EsImage.cuda_stream) returned before its work on
+   * `stream` was done: es_cuda_device_release waits for it before freeing. */
+  bool unwaited;
   /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
   cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
   cudaEvent_t ev_k1[ES_CUDA_MAX_CHUNKS], ev_down[ES_CUDA_MAX_CHUNKS];
@@ -253,7 +256,9 @@ void es_cuda_counted_launch (EsCuda *cuda, int slot);
 /* Device and pinned host buffers kept in EsCuda: grown when a run needs more,
  * never shrunk (the old contents are not preserved), released at close. */
 bool es_cuda_device_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error);
-void es_cuda_device_release (EsCudaBuffer *buffer);
+void es_cuda_device_release (EsCuda *cuda, EsCudaBuffer *buffer);
+/* The stream a device array's library names (EsImage.cuda_stream, nonzero). */
+cudaStream_t es_cuda_array_stream (uintptr_t handle);
 bool es_cuda_host_reserve (EsCuda *cuda, EsCudaBuffer *buffer, size_t size, const char *what, EsError *error);
 /* Frees the band buffers of every slot (a one-shot run does not use them). */
 void es_cuda_release_band_buffers (EsCuda *cuda);

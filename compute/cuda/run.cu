@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One CUDA job: the frame, transfers (direct, staged, overlapped in streams) and their timing, the kernels of a variant. */
 #include <assert.h>
+#include <math.h>
 #include <omp.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -248,7 +249,21 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
           return false;
     }
   cudaEvent_t last = m->out_borrowed ? cuda->ev_computed : cuda->ev_done;
+  /* A device result that names its library's stream: that stream waits for
+   * the job on the device and the host does not, as for the library's own
+   * kernels, so that the caller's work after the call overlaps the job's.
+   * Its kernel time is then not known (NaN). */
+  if (es_image_on_device (m->out) && m->out->cuda_stream != 0 && !cuda->counters_wanted)
+    {
+      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (es_cuda_array_stream (m->out->cuda_stream), last, 0),
+                   "result stream wait", error);
+      cuda->unwaited = true;
+      times[0] = times[2] = 0;
+      times[1] = NAN;
+      return true;
+    }
   ES_CUDA_TRY (cuda, cudaEventSynchronize (last), "kernel run or download", error);
+  cuda->unwaited = false;
 
   times[0] = times[2] = 0;
   if (!m->in_borrowed)
@@ -607,9 +622,9 @@ run_one_shot (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const Es
   if (per_call)
     {
       t0 = es_monotonic_ms ();
-      es_cuda_device_release (&d_in);
-      es_cuda_device_release (&d_lev);
-      es_cuda_device_release (&d_out);
+      es_cuda_device_release (cuda, &d_in);
+      es_cuda_device_release (cuda, &d_lev);
+      es_cuda_device_release (cuda, &d_out);
       *free_ms = es_monotonic_ms () - t0;
     }
   return ok;

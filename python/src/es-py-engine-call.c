@@ -256,6 +256,24 @@ open_buffers (EsPyEngine *self, const EsJob *job, PyObject *image, int depth, Py
   return ok;
 }
 
+/* The stream on which a call on device arrays is ordered instead of waited
+ * for (EsImage.cuda_stream): the one stream that the image, the result
+ * and a device mask all name through __cuda_array_interface__ (CuPy's
+ * current stream), or 0. DLPack's producers (PyTorch) name none: their
+ * arrays' memory could be given back to another stream before the job
+ * read it, so those calls return once the result is computed. */
+static uintptr_t
+ordering_stream (const EsPyInput *input, const EsPyOutput *output, const EsJob *job, const EsPyDefinition *definition)
+{
+  const uintptr_t stream = input->wait_stream;
+
+  if (!input->device || !output->device || stream == 0 || output->wait_stream != stream)
+    return 0;
+  if (es_image_on_device (job->definition.mask) && definition->mask_stream != stream)
+    return 0;
+  return stream;
+}
+
 /* Runs the job under the engine's lock, with the GIL held by no one; the
  * engine's notice, if any, lands in notice. *closed: the engine was closed
  * by another thread before the job could start. */
@@ -431,6 +449,7 @@ engine_call_held (EsPyEngine *self, EsOp op, PyObject *const *args, Py_ssize_t n
       es_py_input_close (&input);
       return NULL;
     }
+  output.image.cuda_stream = return_timing ? 0 : ordering_stream (&input, &output, &job, definition);
   if ((long long) input.width * input.height * input.planes >= SIGINT_PIXELS)
     sigint = sigint_install (self->control);
   es_error_clear (&error);

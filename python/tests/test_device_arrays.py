@@ -271,6 +271,49 @@ def test_the_producers_stream_is_honoured(gpu, cp, rng):
         np.testing.assert_array_equal(cp.asnumpy(got), want)
 
 
+def test_a_call_on_cupy_arrays_is_ordered_on_their_stream(gpu, cp, rng):
+    """A call on CuPy arrays returns without waiting for its work: the arrays' stream waits for it on the device,
+    so what follows on that stream sees the result, and memory given back to it is not reused too early."""
+    image = rng.integers(0, 256, (4096, 4096), dtype=np.uint8)
+    footprint = np.ones((31, 31), bool)
+    want = gpu.entropy(image, like="skimage", footprint=footprint)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        device = cp.zeros(image.shape, cp.uint8)
+        for _ in range(20):  # the engine's work waits behind these
+            device = cp.bitwise_xor(device, 0)
+        device += cp.asarray(image)
+        got = gpu.entropy(device, like="skimage", footprint=footprint)
+        # Returned before its work, which waits behind the stream's, ran.
+        assert not stream.done
+        del device
+        cp.full(image.shape, 7, cp.uint8)  # on the image's memory, given back to this stream
+        host = cp.asnumpy(got, stream=stream)
+    np.testing.assert_array_equal(host, want)
+
+
+def test_calls_queued_without_waiting_keep_their_own_results(gpu, cp, rng):
+    """Calls queued one after another on one stream, of growing sizes (the engine's buffers grow, and the older
+    ones are freed only once the calls using them are done), each equal the host path's."""
+    stream = cp.cuda.Stream(non_blocking=True)
+    cases = []
+    for side, window in [(300, 5), (1100, 9), (300, 7), (2500, 5), (700, 15)]:
+        image = rng.integers(0, 256, (side, side + 13), dtype=np.uint8)
+        cases.append((image, window, gpu.entropy(image, window, levels=256)))
+    with stream:
+        results = [gpu.entropy(cp.asarray(image), window, levels=256) for image, window, _ in cases]
+        hosts = [cp.asnumpy(result, stream=stream) for result in results]
+    for host, (_, _, want) in zip(hosts, cases):
+        np.testing.assert_array_equal(host, want)
+
+
+def test_a_timed_call_waits_for_its_kernels(gpu, cp, rng):
+    device = cp.asarray(rng.integers(0, 256, (1000, 1000), dtype=np.uint8))
+    got, timing = gpu.entropy(device, 9, return_timing=True)
+    assert math.isfinite(timing.kernel_ms) and timing.kernel_ms > 0
+    np.testing.assert_array_equal(cp.asnumpy(got), gpu.entropy(cp.asnumpy(device), 9))
+
+
 def test_another_gpu_runs_there(gpu, cp, rng):
     if cp.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("one GPU here: the second device's run needs two")

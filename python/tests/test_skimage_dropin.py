@@ -172,7 +172,8 @@ def test_the_package_layout():
 
 class _StandInCupy:
     """What the drop-in calls on CuPy to read a footprint, over host memory: it counts the blocking reads
-    (`get`), the reads that do not wait (`memcpyAsync`) and the waits for them (`synchronize`)."""
+    (`get`), the reads beside the call's kernels (`memcpyAsync`, on a stream of their own) and the waits for
+    them (that stream's, never the current one, on which the call's kernels are queued)."""
 
     def __init__(self):
         import ctypes
@@ -185,8 +186,22 @@ class _StandInCupy:
             def ptr(self):
                 return ctypes.addressof((ctypes.c_char * len(self)).from_buffer(self))
 
+        class Event:
+            def __init__(self, disable_timing=False):
+                pass
+
+            def record(self, stream):
+                self.stream = stream
+
         class Stream:
             ptr = 0
+
+            def __init__(self, non_blocking=False):
+                pass
+
+            def wait_event(self, event):
+                # The read comes after the work queued on the current stream before the call.
+                assert event.stream is stream and self is not stream
 
             def synchronize(self):
                 counts["waits"] += 1
@@ -210,18 +225,19 @@ class _StandInCupy:
         stream = Stream()
         self.ndarray = NDArray
         self.cuda = types.SimpleNamespace(
-            alloc_pinned_memory=Stage, get_current_stream=lambda: stream,
+            alloc_pinned_memory=Stage, get_current_stream=lambda: stream, Event=Event, Stream=Stream,
             runtime=types.SimpleNamespace(getDevice=lambda: 0, memcpyAsync=memcpy_async, memcpyDeviceToHost=2))
 
 
 def test_a_device_footprint_read_before_is_checked_not_waited_for(rng, monkeypatch):
     # The drop-in's speculative read of a CuPy footprint, here on a stand-in for CuPy: the first call waits for
-    # its cells, a later one takes them as read and checks them after the call, a change is computed again with
-    # the new cells, and a call that fails still waits for its read (its page-locked memory is given back).
+    # its cells, a later one takes them as read and checks them once its kernels are queued, a change is computed
+    # again with the new cells, and a call that fails still checks them (the cells kept are the latest).
     from entroscope.skimage import _arrays
     cupy = _StandInCupy()
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setattr(_arrays, "_DEVICE_FOOTPRINTS", type(_arrays._DEVICE_FOOTPRINTS)())
+    monkeypatch.setattr(_arrays, "_READING_STREAMS", {})
     image = _image(rng, (40, 37), np.uint8)
     footprint = cupy.ndarray(np.ones((3, 3), np.uint8))
     want = _quiet(skimage_rank.entropy, image, np.ones((3, 3), np.uint8))

@@ -46,19 +46,20 @@ _DEVICE_FOOTPRINTS_LOCK = threading.Lock()
 
 def host_footprint(value):
     """The footprint's cells on the host, and a check to call once the
-    result is computed (None where there is nothing to check): it returns
-    None where the call used the footprint's cells, else the cells it has
-    now, to call again with.
+    call's kernels are queued (None where there is nothing to check): it
+    returns None where the call used the footprint's cells, else the cells
+    it has now, to call again with.
 
-    Reading a CuPy footprint back waits for the device, 10–30 µs, about a
+    Reading a CuPy footprint back before the call would put the read, its
+    wait and the copy's latency (10–30 µs) ahead of the kernels, about a
     tenth of a 3×3 square's whole call at 8192² on an H200. So a footprint
     read before at the same address, shape and dtype is taken as it was,
-    and read again behind the work queued before this call without waiting
-    (into page-locked memory, on the current stream); the check compares
-    the two once the call is done. A guess that was wrong costs one more
-    call, never a wrong result. The check must run, also when the call
-    fails: it waits for that read into memory that is then given back.
-    Footprints other than CuPy's (NumPy, sequences) are taken as they are."""
+    and the check reads it again while the kernels run: on a stream of its
+    own, behind the work queued on the current stream before the call (an
+    event recorded here), into page-locked memory, waiting for that read
+    alone, and compares the two. A guess that was wrong costs one more
+    call, never a wrong result. Footprints other than CuPy's (NumPy,
+    sequences) are taken as they are."""
     if isinstance(value, np.ndarray) or not hasattr(value, "get"):
         return np.asarray(value), None
     import cupy
@@ -69,13 +70,16 @@ def host_footprint(value):
         host = value.get()
         _remember(key, host)
         return host, None
-    stage = cupy.cuda.alloc_pinned_memory(value.nbytes)
-    stream = cupy.cuda.get_current_stream()
-    cupy.cuda.runtime.memcpyAsync(stage.ptr, value.data.ptr, value.nbytes, cupy.cuda.runtime.memcpyDeviceToHost,
-                                  stream.ptr)
+    called = cupy.cuda.Event(disable_timing=True)
+    called.record(cupy.cuda.get_current_stream())
 
     def changed_cells():
-        stream.synchronize()
+        reader = _reading_stream(key[0], cupy)
+        reader.wait_event(called)
+        stage = cupy.cuda.alloc_pinned_memory(value.nbytes)
+        cupy.cuda.runtime.memcpyAsync(stage.ptr, value.data.ptr, value.nbytes,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, reader.ptr)
+        reader.synchronize()
         now = np.frombuffer(stage, value.dtype, value.size).reshape(value.shape)
         if now.tobytes() == cached.tobytes():
             return None
@@ -84,6 +88,18 @@ def host_footprint(value):
         return now
 
     return cached, changed_cells
+
+
+_READING_STREAMS = {}
+
+
+def _reading_stream(device, cupy):
+    """The stream on which `device`'s footprints are read beside the kernels."""
+    stream = _READING_STREAMS.get(device)
+    if stream is None:
+        with _DEVICE_FOOTPRINTS_LOCK:
+            stream = _READING_STREAMS.setdefault(device, cupy.cuda.Stream(non_blocking=True))
+    return stream
 
 
 def _remember(key, host):

@@ -137,7 +137,7 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
             shifts, names = (int(shift_x), int(shift_y), int(shift_z)), ("shift_x", "shift_y", "shift_z")
         values = _entropy_of(image, footprint_cells, shifts, names, out, mask)
     finally:
-        # Also when the call failed: the device footprint's read is waited for.
+        # Also when the call failed, so that a changed footprint's cells are kept.
         changed = changed_cells() if changed_cells is not None else None
     if changed is not None:
         # The device footprint's cells changed since they were last read.
