@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "entropy-fast-internal.h"
 
 /* The shared-counts kernel of the fast variant (entropy-counts.cu) for
@@ -20,10 +22,11 @@
  * Void cells count in bin B where a mask makes them (the first pass marks
  * them so): the value takes that bin's count v out (n = cells − v,
  * Σ − T[v]). Without a mask, cells clipped off the image are bin 0 in the
- * frame, so that 256 bins fit a byte: their number v follows from the
- * window's position (the columns outside, and the rows outside near the
- * top and bottom), and the value takes them out of bin 0's count c
- * (Σ − T[c] + T[c − v]). A window is exactly 0 when its sum is T[n] (a
+ * frame, so that 256 bins fit a byte: those in columns outside are taken
+ * out of bin 0's count once, when the thread's first window is filled
+ * (they stay bin 0 down the column), and the v in rows outside, which
+ * follow from the row near the top and bottom, out of its count c in the
+ * value (Σ − T[c] + T[c − v]); the rows between test nothing. A window is exactly 0 when its sum is T[n] (a
  * single bin). Two updates a column span and pixel, each two 16-bit loads
  * and stores of counts and two table loads in shared memory besides the
  * two cells' loads: the L1/shared-memory pipe bounds it (Nsight Compute:
@@ -163,36 +166,50 @@ entropy_span_counts_kernel (const SpanCountsParams p)
         sum += diff (c4);
       }
 
-  /* The window of (x, y): es_entropy_value with the exact single-bin test
-   * (T is strictly superadditive, far beyond its rounding: Σ = T[n] only
-   * for one bin). The centre is void only where the mask leaves it out. */
-  const uint32_t t_full = __ldg (&tables->clnc_fix[p.cells]);
-  const double2 li_full = ln_inv_fix (p.cells, tables);
-  const double ln_most_full = __ldg (&tables->ln_n[p.bins < (uint32_t) p.cells ? p.bins : (uint32_t) p.cells]);
-  float *out_column = p.out + x;
-  /* Clip without a mask: a column's windows between the top and bottom
-   * rows lose the same cells, so their finish is the thread's own, made
-   * once. Made a row, it cost the warps at the image's sides four table
-   * loads a row, and the kernel, one wave, waited for those warps (H200,
-   * 8192², square 5: 1.21 ms, now 1.16; 1.06 with symmetric borders). */
+  /* Clip without a mask: the cells in columns outside the image are bin 0
+   * of the padded frame, and stay so down the column (each step, a bin-0
+   * cell leaves and one enters), so they are taken out of bin 0 once,
+   * here: the rows away from the top and bottom then count exactly their
+   * window's cells, n_columns of them, with no test and no table a row.
+   * Only the cells in rows outside, near the top and bottom, remain in
+   * bin 0 to take out. (Taken out a row, they cost the warps at the
+   * image's sides four table loads a row, and the kernel, one wave,
+   * waited for those warps.) */
   const int clipped_columns = p.clipped ? clipped_cells (p, x, 0, false) : 0;
   const int n_columns = p.cells - clipped_columns;
-  const uint32_t t_columns = __ldg (&tables->clnc_fix[n_columns]);
-  const double2 li_columns = ln_inv_fix (n_columns, tables);
+  if (clipped_columns != 0)
+    {
+      const uint32_t a = count (0u), c4 = shared_u16 (a), c4_kept = c4 - 4u * (uint32_t) clipped_columns;
+      shared_u16_set (a, c4_kept);
+      sum += __ldg (&tables->clnc_fix[c4_kept >> 2]) - __ldg (&tables->clnc_fix[c4 >> 2]);
+    }
+
+  /* The window of (x, y): es_entropy_value with the exact single-bin test
+   * (T is strictly superadditive, far beyond its rounding: Σ = T[n] only
+   * for one bin). The centre is void only where the mask leaves it out.
+   * A window of no cells (all in columns outside) is NaN: T[n] is then
+   * made unreachable and ln n NaN, so that the finish needs no test. */
+  uint32_t t_columns = __ldg (&tables->clnc_fix[n_columns]);
+  double2 li_columns = ln_inv_fix (n_columns, tables);
   const double ln_most_columns = __ldg (&tables->ln_n[p.bins < (uint32_t) n_columns ? p.bins : (uint32_t) n_columns]);
-  auto emit = [&] (int y) {
-    uint32_t s = sum, t_n = t_full;
-    int n = p.cells;
-    double2 li = li_full;
-    double ln_most = ln_most_full;
-    if (p.masked || p.clipped)
+  if (n_columns == 0)
+    t_columns = UINT32_MAX, li_columns = make_double2 (__longlong_as_double (0x7ff8000000000000ll), 0.0);
+  float *out_column = p.out + x;
+  /* A window that may lose cells in rows outside or to the mask (EDGE), or
+   * one known to keep its column's n_columns. */
+  auto emit = [&] (int y, auto edge) {
+    uint32_t s = sum, t_n = t_columns;
+    int n = n_columns;
+    double2 li = li_columns;
+    double ln_most = ln_most_columns;
+    if (decltype (edge)::value && (p.masked || p.clipped))
       {
         uint32_t v;
-        const bool rows_out = y < p.half_h || y >= p.height - p.half_h;
         if (p.masked)
           v = shared_u16 (count (void_bin)) >> 2;
         else
-          v = (uint32_t) (rows_out ? clipped_cells (p, x, y, true) : clipped_columns);
+          v = y < p.half_h || y >= p.height - p.half_h ? (uint32_t) (clipped_cells (p, x, y, true) - clipped_columns)
+                                                       : 0u;
         if (v != 0u)
           {
             n -= (int) v;
@@ -200,22 +217,17 @@ entropy_span_counts_kernel (const SpanCountsParams p)
               s -= __ldg (&tables->clnc_fix[v]);
             else
               {
-                /* Bin 0 holds the v clipped cells besides its c − v. */
+                /* Bin 0 holds the v cells in rows outside besides its c − v. */
                 const uint32_t c = shared_u16 (count (0u)) >> 2;
                 s += __ldg (&tables->clnc_fix[c - v]) - __ldg (&tables->clnc_fix[c]);
               }
-            if (!p.masked && !rows_out)
-              t_n = t_columns, li = li_columns, ln_most = ln_most_columns;
-            else
-              {
-                t_n = __ldg (&tables->clnc_fix[n]);
-                li = ln_inv_fix (n, tables);
-                ln_most = __ldg (&tables->ln_n[p.bins < (uint32_t) n ? p.bins : (uint32_t) n]);
-              }
+            t_n = __ldg (&tables->clnc_fix[n]);
+            li = ln_inv_fix (n, tables);
+            ln_most = __ldg (&tables->ln_n[p.bins < (uint32_t) n ? p.bins : (uint32_t) n]);
           }
       }
     float value;
-    if ((p.masked && *centre == (Cell) void_bin) || n == 0)
+    if (decltype (edge)::value && ((p.masked && *centre == (Cell) void_bin) || n == 0))
       value = __int_as_float (0x7fc00000);
     else if (s == t_n)
       value = 0.0f;
@@ -263,65 +275,95 @@ entropy_span_counts_kernel (const SpanCountsParams p)
     sum += diff (ca4) - diff (cb4_new);
   };
 
-  emit (y_begin);
+  /* Without a mask, the rows away from the top and bottom keep their
+   * column's cells, so their finish tests nothing (the tests a row were
+   * 8 % of the instructions at square 5); the rows near the top and
+   * bottom, and every row with a mask, take them. */
+  const std::true_type edge;
+  const std::false_type inside;
+  const int top_end = max (y_begin + 1, min (y_end, p.clipped ? p.half_h : 0));
+  const int bottom_begin = max (top_end, min (y_end, p.clipped ? p.height - p.half_h : y_end));
+
+  /* The rows after the first: near the top, away from the edges, near the
+   * bottom; one copy of the loop for each kind of finish. */
+  auto by_segments = [&] (auto rows) {
+#pragma unroll 1
+    for (int segment = 0; segment < 3; segment++)
+      {
+        const int from = segment == 0 ? y_begin + 1 : segment == 1 ? top_end : bottom_begin;
+        const int to = segment == 0 ? top_end : segment == 1 ? bottom_begin : y_end;
+        if (segment == 1 && !p.masked)
+          rows (from, to, inside);
+        else
+          rows (from, to, edge);
+      }
+  };
+
+  emit (y_begin, edge);
   if (!AHEAD)
     {
       const int whole = p.n_spans / G * G;
-      for (int y = y_begin + 1; y < y_end; y++)
-        {
-          int s = 0;
-          if (sizeof (Cell) == 1)
-            for (; s < p.side_spans; s += G)
+      auto rows = [&] (int y_from, int y_to, auto kind) {
+        for (int y = y_from; y < y_to; y++)
+          {
+            int s = 0;
+            if (sizeof (Cell) == 1)
+              for (; s < p.side_spans; s += G)
+                {
+                  uint32_t out_bins[G], in_bins[G];
+                  load_side (centre, s, out_bins, in_bins);
+#pragma unroll
+                  for (int j = 0; j < G; j++)
+                    swap (in_bins[j], out_bins[j]);
+                }
+            for (; s < whole; s += G)
               {
                 uint32_t out_bins[G], in_bins[G];
-                load_side (centre, s, out_bins, in_bins);
+                load (centre, s, G, out_bins, in_bins);
 #pragma unroll
                 for (int j = 0; j < G; j++)
                   swap (in_bins[j], out_bins[j]);
               }
-          for (; s < whole; s += G)
-            {
-              uint32_t out_bins[G], in_bins[G];
-              load (centre, s, G, out_bins, in_bins);
-#pragma unroll
-              for (int j = 0; j < G; j++)
-                swap (in_bins[j], out_bins[j]);
-            }
-          for (int s = whole; s < p.n_spans; s++)
-            {
-              uint32_t out_bins[G], in_bins[G];
-              load (centre, s, 1, out_bins, in_bins);
-              swap (in_bins[0], out_bins[0]);
-            }
-          centre += p.pitch;
-          emit (y);
-        }
+            for (int s = whole; s < p.n_spans; s++)
+              {
+                uint32_t out_bins[G], in_bins[G];
+                load (centre, s, 1, out_bins, in_bins);
+                swap (in_bins[0], out_bins[0]);
+              }
+            centre += p.pitch;
+            emit (y, kind);
+          }
+      };
+      by_segments (rows);
       return;
     }
   uint32_t leave[G] = {}, enter[G] = {};
   if (y_begin + 1 < y_end)
     load (centre, 0, G, leave, enter);
-  for (int y = y_begin + 1; y < y_end; y++)
-    {
-      for (int s = 0; s < p.n_spans; s += G)
-        {
-          uint32_t out_bins[G], in_bins[G];
+  auto rows = [&] (int y_from, int y_to, auto kind) {
+    for (int y = y_from; y < y_to; y++)
+      {
+        for (int s = 0; s < p.n_spans; s += G)
+          {
+            uint32_t out_bins[G], in_bins[G];
 #pragma unroll
-          for (int j = 0; j < G; j++)
-            out_bins[j] = leave[j], in_bins[j] = enter[j];
-          /* The next group's loads, of this step or the next one's first
-           * (uniform across the block). */
-          if (s + G < p.n_spans)
-            load (centre, s + G, G, leave, enter);
-          else if (y + 1 < y_end)
-            load (centre + p.pitch, 0, G, leave, enter);
+            for (int j = 0; j < G; j++)
+              out_bins[j] = leave[j], in_bins[j] = enter[j];
+            /* The next group's loads, of this step or the next one's first
+             * (uniform across the block). */
+            if (s + G < p.n_spans)
+              load (centre, s + G, G, leave, enter);
+            else if (y + 1 < y_end)
+              load (centre + p.pitch, 0, G, leave, enter);
 #pragma unroll
-          for (int j = 0; j < G; j++)
-            swap (in_bins[j], out_bins[j]);
-        }
-      centre += p.pitch;
-      emit (y);
-    }
+            for (int j = 0; j < G; j++)
+              swap (in_bins[j], out_bins[j]);
+          }
+        centre += p.pitch;
+        emit (y, kind);
+      }
+  };
+  by_segments (rows);
 }
 
 /* Groups of 4 spans, and ahead: groups of 4 or 8; each for 8- and 16-bit frames. */
