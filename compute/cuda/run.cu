@@ -221,14 +221,21 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
   const EsCudaFrame image = image_view (frame);
   const int h = image.height;
   const int out_step = m->out_direct ? h : chunk_rows (image.out_pitch, h);
+  /* A device result that names its library's stream: that stream waits for
+   * the job on the device and the host does not, as for the library's own
+   * kernels, so that the caller's work after the call overlaps the job's.
+   * Its times are then not known (the kernels' NaN), and not recorded. */
+  const bool ordered = es_image_on_device (m->out) && m->out->cuda_stream != 0 && !cuda->counters_wanted;
 
   if (!m->in_borrowed)
     {
-      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
+      if (!ordered)
+        ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_start, cuda->stream), "event record", error);
       if (!upload_frame (cuda, m, &image, error))
         return false;
     }
-  ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
+  if (!ordered)
+    ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_uploaded, cuda->stream), "event record", error);
   if (frame->pad > 0
       && !es_cuda_fill_border (cuda, frame, job->definition.border, job->definition.border_value, error))
     return false;
@@ -249,11 +256,7 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
           return false;
     }
   cudaEvent_t last = m->out_borrowed ? cuda->ev_computed : cuda->ev_done;
-  /* A device result that names its library's stream: that stream waits for
-   * the job on the device and the host does not, as for the library's own
-   * kernels, so that the caller's work after the call overlaps the job's.
-   * Its kernel time is then not known (NaN). */
-  if (es_image_on_device (m->out) && m->out->cuda_stream != 0 && !cuda->counters_wanted)
+  if (ordered)
     {
       ES_CUDA_TRY (cuda, cudaStreamWaitEvent (es_cuda_array_stream (m->out->cuda_stream), last, 0),
                    "result stream wait", error);

@@ -162,7 +162,8 @@ def _entropy_of(image, footprint_cells, shifts, names, out, mask):
     if not (has_centre or cells.any()):
         values = xp.zeros(image.shape, xp.float32)
     elif mask is None:
-        values = entroscope.entropy(image, like="skimage", footprint=cells, channel_axis=None, out=direct)
+        values = entroscope.default_engine().entropy(image, like="skimage", footprint=cells, channel_axis=None,
+                                                     out=direct)
     else:
         values = _entropy_everywhere(xp, image, cells, mask)
     # A window that counts no cell has no value in Entroscope, 0 in
