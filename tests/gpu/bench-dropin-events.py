@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Where the scikit-image drop-in's square 3 call spends its time over the engine's, between CUDA events.
+
+Usage: PYTHONPATH=<build>/python python3 tests/gpu/bench-dropin-events.py
+
+On an 8192² uint8 CuPy array, one call between two CUDA events (the median of 30), three rounds alternating in one
+process: the engine's call (with host work spun before and after it, to show that only what precedes the kernels
+counts), with a new result, with the drop-in's footprint event and check around it; the drop-in's forms; and two
+variants of its footprint read patched in (one event a thread, and no check at all, which is wrong and only bounds
+what the check costs).
+"""
+import statistics
+import threading
+import time
+
+import cupy as cp
+import numpy as np
+
+import entroscope
+from entroscope.skimage.filters.rank import entropy as dropin
+from entroscope.skimage import _arrays
+
+engine = entroscope.default_engine()
+image = cp.asarray(np.random.default_rng(2).integers(0, 256, (8192, 8192), dtype=np.uint8))
+out = cp.empty(image.shape, cp.float32)
+fp, hfp = cp.ones((3, 3), cp.uint8), np.ones((3, 3), bool)
+padded = np.ones((3, 3), bool)
+
+
+def spin(us):
+    end = time.perf_counter() + us * 1e-6
+    while time.perf_counter() < end:
+        pass
+
+
+def engine_with_check():
+    cells, check = _arrays.host_footprint(fp)
+    engine.entropy(image, like="skimage", footprint=padded, channel_axis=None, out=out)
+    if check is not None:
+        check()
+
+
+_local = threading.local()
+
+
+def host_footprint_reused_event(value):
+    """The product's host_footprint with one event a thread, recorded again each call."""
+    import cupy
+    key = (value.device.id, value.data.ptr, value.shape, value.strides, value.dtype.str)
+    cached = _arrays._DEVICE_FOOTPRINTS.get(key)
+    if cached is None:
+        return _arrays.host_footprint(value)
+    called = getattr(_local, "event", None)
+    if called is None:
+        called = _local.event = cupy.cuda.Event(disable_timing=True)
+    called.record(cupy.cuda.get_current_stream())
+
+    def changed_cells():
+        reader = _arrays._reading_stream(key[0], cupy)
+        reader.wait_event(called)
+        stage = cupy.cuda.alloc_pinned_memory(value.nbytes)
+        cupy.cuda.runtime.memcpyAsync(stage.ptr, value.data.ptr, value.nbytes, cupy.cuda.runtime.memcpyDeviceToHost,
+                                      reader.ptr)
+        reader.synchronize()
+        now = np.frombuffer(stage, value.dtype, value.size).reshape(value.shape)
+        return None if now.tobytes() == cached.tobytes() else now.copy()
+
+    return cached, changed_cells
+
+
+def no_check(value):
+    return _arrays.host_footprint(value)[0], None
+
+
+cases = {
+    "engine clip, out=": lambda: engine.entropy(image, like="skimage", footprint=padded, channel_axis=None, out=out),
+    "engine clip, out=, 10 µs spin first": lambda: (spin(10), engine.entropy(image, like="skimage", footprint=padded,
+                                                                           channel_axis=None, out=out)),
+    "engine clip, out=, 10 µs spin after": lambda: (engine.entropy(image, like="skimage", footprint=padded,
+                                                                  channel_axis=None, out=out), spin(10)),
+    "engine clip, new result": lambda: engine.entropy(image, like="skimage", footprint=padded, channel_axis=None),
+    "engine clip, out=, footprint event + check": engine_with_check,
+    "drop-in, NumPy fp, out=": lambda: dropin(image, hfp, out=out),
+    "drop-in, CuPy fp, out=": lambda: dropin(image, fp, out=out),
+    "drop-in, CuPy fp, new": lambda: dropin(image, fp),
+}
+patched = {
+    "drop-in, CuPy fp, new, event reused": host_footprint_reused_event,
+    "drop-in, CuPy fp, new, no check (wrong, for the bound)": no_check,
+}
+rank_module = __import__("entroscope.skimage.filters.rank", fromlist=["host_footprint"])
+original = rank_module.host_footprint
+results = {name: [] for name in list(cases) + list(patched)}
+
+
+def events_median(fn, n=30):
+    fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(n):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return statistics.median(times)
+
+
+dropin(image, fp)
+for r in range(3):
+    for name, fn in cases.items():
+        results[name].append(events_median(fn))
+    for name, replacement in patched.items():
+        rank_module.host_footprint = replacement
+        try:
+            results[name].append(events_median(lambda: dropin(image, fp)))
+        finally:
+            rank_module.host_footprint = original
+print("| square 3, 8192² | rounds 1 / 2 / 3, ms |\n| --- | --- |")
+for name, values in results.items():
+    print(f"| {name} | " + " / ".join(f"{v:.3f}" for v in values) + " |")
