@@ -26,8 +26,8 @@
  * out of bin 0's count once, when the thread's first window is filled
  * (they stay bin 0 down the column), and the v in rows outside, which
  * follow from the row near the top and bottom, out of its count c in the
- * value (Σ − T[c] + T[c − v]); the rows between test nothing. A window is exactly 0 when its sum is T[n] (a
- * single bin). Two updates a column span and pixel, each two 16-bit loads
+ * value (Σ − T[c] + T[c − v]); the rows between test nothing. A window
+ * is exactly 0 when its sum is T[n] (a single bin). Two updates a column span and pixel, each two 16-bit loads
  * and stores of counts and two table loads in shared memory besides the
  * two cells' loads: the L1/shared-memory pipe bounds it (Nsight Compute:
  * 66–78 % busy), and its cost grows with the spans, not with B. Where four
