@@ -10,7 +10,6 @@ counts), with a new result, with the drop-in's footprint event and check around 
 variants of its footprint read patched in (one event a thread, and no check at all, which is wrong and only bounds
 what the check costs).
 """
-import statistics
 import threading
 import time
 
@@ -20,6 +19,7 @@ import numpy as np
 import entroscope
 from entroscope.skimage.filters.rank import entropy as dropin
 from entroscope.skimage import _arrays
+from medians import cuda_event_median_ms
 
 engine = entroscope.default_engine()
 image = cp.asarray(np.random.default_rng(2).integers(0, 256, (8192, 8192), dtype=np.uint8))
@@ -94,28 +94,14 @@ original = rank_module.host_footprint
 results = {name: [] for name in list(cases) + list(patched)}
 
 
-def events_median(fn, n=30):
-    fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(n):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
-
-
 dropin(image, fp)
 for r in range(3):
     for name, fn in cases.items():
-        results[name].append(events_median(fn))
+        results[name].append(cuda_event_median_ms(cp, fn, 30))
     for name, replacement in patched.items():
         rank_module.host_footprint = replacement
         try:
-            results[name].append(events_median(lambda: dropin(image, fp)))
+            results[name].append(cuda_event_median_ms(cp, lambda: dropin(image, fp), 30))
         finally:
             rank_module.host_footprint = original
 print("| square 3, 8192² | rounds 1 / 2 / 3, ms |\n| --- | --- |")
