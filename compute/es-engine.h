@@ -225,10 +225,11 @@ bool es_run_controlled (EsEngine *engine, const EsJob *job, const EsImage *in, E
  * them on their own device, with the result (allocated by the caller) and
  * any mask on the same device, and never through the host; see
  * validate_device_images in es-engine.c for what is refused. Where the
- * result names its library's stream (EsImage.cuda_stream), es_run makes
- * that stream wait for the job on the device and returns without waiting
- * itself (the Timing's kernel_ms is then NaN); otherwise it waits for its
- * own work, so that the result is ready for any stream. These make its next job on `device` wait for the work
+ * result names its library's stream (EsImage.cuda_stream), es_run orders
+ * the job on that stream (it runs there, or the stream waits for it) and
+ * returns without waiting itself (the Timing's kernel_ms is then NaN);
+ * otherwise it waits for its own work, so that the result is ready for any
+ * stream. These make its next job on `device` wait for the work
  * queued so far on a producer's stream (`stream` as
  * __cuda_array_interface__ gives it: 1 the legacy default, 2 the
  * per-thread default stream), and give the stream it runs on (a DLPack

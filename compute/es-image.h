@@ -103,9 +103,10 @@ typedef struct {
   int cuda_device;
   /* A device result may name the stream on which its array's library
    * orders work (as __cuda_array_interface__ names it: 1 the legacy
-   * default, 2 the per-thread default; 0 none). es_run then makes that
-   * stream wait on the device for the job, and returns without waiting
-   * for it, where the job's path allows (DESIGN.md, "Device memory");
+   * default, 2 the per-thread default; 0 none). es_run then orders the job
+   * after the work queued there so far, and, where the job's path allows
+   * (DESIGN.md, "Device memory"), runs it on that stream, or makes that
+   * stream wait for it on the device, and returns without waiting for it;
    * otherwise, and for 0, it returns once the result is computed. */
   uintptr_t cuda_stream;
 } EsImage;

@@ -69,42 +69,6 @@ es_cuda_blocks (const EsCuda *cuda, size_t items, int block)
   return wanted > 0 ? (unsigned) wanted : 1u;
 }
 
-unsigned
-es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items)
-{
-  int per_sm = 0;
-  size_t wanted = es_cuda_div_up (items, (size_t) block);
-  size_t cap;
-
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, block, smem) != cudaSuccess || per_sm < 1)
-    {
-      (void) cudaGetLastError ();
-      per_sm = 1;
-    }
-  cap = (size_t) cuda->sm_count * (size_t) per_sm;
-  if (wanted > cap)
-    wanted = cap;
-  return wanted > 0 ? (unsigned) wanted : 1u;
-}
-
-int
-es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
-                    int items_per_block, int min_rows)
-{
-  int per_sm = 0;
-
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor (&per_sm, kernel, block, smem) != cudaSuccess || per_sm < 1)
-    {
-      (void) cudaGetLastError ();
-      per_sm = 1;
-    }
-  int per_wave = cuda->sm_count * per_sm * items_per_block / tiles;
-  if (per_wave < 1)
-    per_wave = 1;
-  int strip = (int) es_cuda_div_up ((size_t) rows, (size_t) per_wave);
-  return strip < min_rows ? min_rows : strip;
-}
-
 /* ---- kernel resources ----------------------------------------------------- */
 
 /* The cached resources of `kernel` at this shape, read from the driver the
@@ -141,6 +105,39 @@ kernel_resources (EsCuda *cuda, const void *kernel, unsigned threads, size_t dyn
   *r = (EsKernelResources){ kernel, threads, dynamic_shared, attributes.numRegs, attributes.sharedSizeBytes,
                             attributes.localSizeBytes, per_sm };
   return r;
+}
+
+/* The blocks of `kernel` an SM holds at once, from the cache (1 when the
+ * driver does not say): asked of the driver at every launch, it took
+ * microseconds of a call's host time before its kernels. */
+static int
+blocks_per_sm (EsCuda *cuda, const void *kernel, int block, size_t smem)
+{
+  const EsKernelResources *r = kernel_resources (cuda, kernel, (unsigned) block, smem);
+
+  return r != NULL && r->blocks_per_sm > 0 ? r->blocks_per_sm : 1;
+}
+
+unsigned
+es_cuda_resident_blocks (EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items)
+{
+  size_t wanted = es_cuda_div_up (items, (size_t) block);
+  size_t cap = (size_t) cuda->sm_count * (size_t) blocks_per_sm (cuda, kernel, block, smem);
+
+  if (wanted > cap)
+    wanted = cap;
+  return wanted > 0 ? (unsigned) wanted : 1u;
+}
+
+int
+es_cuda_strip_rows (EsCuda *cuda, const void *kernel, int block, size_t smem, int rows, int tiles,
+                    int items_per_block, int min_rows)
+{
+  int per_wave = cuda->sm_count * blocks_per_sm (cuda, kernel, block, smem) * items_per_block / tiles;
+  if (per_wave < 1)
+    per_wave = 1;
+  int strip = (int) es_cuda_div_up ((size_t) rows, (size_t) per_wave);
+  return strip < min_rows ? min_rows : strip;
 }
 
 void
@@ -229,7 +226,7 @@ es_cuda_device_release (EsCuda *cuda, EsCudaBuffer *buffer)
 {
   if (buffer->ptr != NULL && cuda->unwaited)
     {
-      (void) cudaStreamSynchronize (cuda->stream);
+      (void) cudaEventSynchronize (cuda->ev_handover);
       cuda->unwaited = false;
     }
   if (buffer->ptr != NULL)
@@ -435,6 +432,7 @@ open_resources (EsCuda *cuda, EsError *error)
   cudaStream_t *streams[] = { &cuda->stream, &cuda->up_stream, &cuda->down_stream };
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
     ES_CUDA_TRY (cuda, cudaStreamCreateWithFlags (streams[i], cudaStreamNonBlocking), "stream creation", error);
+  cuda->home_stream = cuda->stream;
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_start), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_uploaded), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_computed), "event creation", error);
@@ -442,6 +440,7 @@ open_resources (EsCuda *cuda, EsError *error)
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_staged[0]), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreate (&cuda->ev_staged[1]), "event creation", error);
   ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_producer, cudaEventDisableTiming), "event creation", error);
+  ES_CUDA_TRY (cuda, cudaEventCreateWithFlags (&cuda->ev_handover, cudaEventDisableTiming), "event creation", error);
   for (int i = 0; i < ES_CUDA_MAX_CHUNKS; i++)
     {
       /* Uploads and band kernels are timed; downloads only order work. */
@@ -603,7 +602,7 @@ es_cuda_close (EsCuda *cuda)
   for (int i = 0; i < cuda->n_peers; i++)
     es_cuda_close (cuda->peers[i]);
   (void) cudaSetDevice (cuda->device);
-  cudaStream_t streams[] = { cuda->stream, cuda->up_stream, cuda->down_stream };
+  cudaStream_t streams[] = { cuda->home_stream, cuda->up_stream, cuda->down_stream };
   for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
     if (streams[i] != NULL)
       (void) cudaStreamSynchronize (streams[i]);
@@ -630,7 +629,7 @@ es_cuda_close (EsCuda *cuda)
   if (cuda->lut != NULL)
     (void) cudaFree (cuda->lut);
   cudaEvent_t *events[] = { &cuda->ev_start,     &cuda->ev_uploaded,  &cuda->ev_computed, &cuda->ev_done,
-                            &cuda->ev_staged[0], &cuda->ev_staged[1], &cuda->ev_producer };
+                            &cuda->ev_staged[0], &cuda->ev_staged[1], &cuda->ev_producer, &cuda->ev_handover };
   for (size_t i = 0; i < sizeof events / sizeof events[0]; i++)
     if (*events[i] != NULL)
       (void) cudaEventDestroy (*events[i]);
@@ -685,7 +684,7 @@ es_cuda_pointer_device (const void *pointer, int *device)
 uintptr_t
 es_cuda_stream_handle (EsCuda *cuda)
 {
-  return (uintptr_t) cuda->stream;
+  return (uintptr_t) cuda->home_stream;
 }
 
 cudaStream_t

@@ -87,13 +87,21 @@ struct EsCuda {
   int n_peers;
   char description[512]; /* every device, for es_cuda_device_name */
   size_t total_memory;
-  cudaStream_t stream;                 /* kernels, and every copy of the plain paths */
+  /* The stream of the job in progress, its kernels and the plain paths'
+   * copies: home_stream, the engine's own, or a stream-ordered job's
+   * caller's (run_on_caller in run.cu). */
+  cudaStream_t stream;
+  cudaStream_t home_stream;
   cudaStream_t up_stream, down_stream; /* the copies of the streams-overlap variant */
   cudaEvent_t ev_start, ev_uploaded, ev_computed, ev_done;
   cudaEvent_t ev_staged[2]; /* around a whole staged upload before bands (run.cu) */
   cudaEvent_t ev_producer;  /* es_cuda_wait_stream: the work queued on a device array's stream */
-  /* A stream-ordered run (EsImage.cuda_stream) returned before its work on
-   * `stream` was done: es_cuda_device_release waits for it before freeing. */
+  /* A stream-ordered job (EsImage.cuda_stream) returned before its work was
+   * done; ev_handover, recorded after it, marks its end. Until the host has
+   * waited for that event, the engine's buffers may still be in use:
+   * es_cuda_device_release waits for it before freeing, and the next job
+   * waits for it on the device. */
+  cudaEvent_t ev_handover;
   bool unwaited;
   /* Per chunk or band: uploaded, kernels began, kernels ended, downloaded. */
   cudaEvent_t ev_up[ES_CUDA_MAX_CHUNKS], ev_k0[ES_CUDA_MAX_CHUNKS];
@@ -190,7 +198,7 @@ unsigned es_cuda_blocks (const EsCuda *cuda, size_t items, int block);
 /* The same for `kernel`, capped at the blocks that its registers and shared
  * memory let the device hold at once: a grid-stride grid larger than that
  * runs in two waves, the second one alone on a half-empty device. */
-unsigned es_cuda_resident_blocks (const EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items);
+unsigned es_cuda_resident_blocks (EsCuda *cuda, const void *kernel, int block, size_t smem, size_t items);
 /* Rows a strip so that the grid is one full wave of resident
  * blocks (items_per_block items each, `tiles` items a strip), each item with
  * the same work (a second, partial wave would leave most of the device idle),

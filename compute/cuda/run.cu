@@ -221,10 +221,11 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
   const EsCudaFrame image = image_view (frame);
   const int h = image.height;
   const int out_step = m->out_direct ? h : chunk_rows (image.out_pitch, h);
-  /* A device result that names its library's stream: that stream waits for
-   * the job on the device and the host does not, as for the library's own
-   * kernels, so that the caller's work after the call overlaps the job's.
-   * Its times are then not known (the kernels' NaN), and not recorded. */
+  /* A device result that names its library's stream: the job runs there
+   * (run_one_shot_on), or that stream waits for it on the device, and the
+   * host does not wait, as for the library's own kernels, so that the
+   * caller's work after the call overlaps the job's. Its times are then
+   * not known (the kernels' NaN), and not recorded. */
   const bool ordered = es_image_on_device (m->out) && m->out->cuda_stream != 0 && !cuda->counters_wanted;
 
   if (!m->in_borrowed)
@@ -258,7 +259,12 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
   cudaEvent_t last = m->out_borrowed ? cuda->ev_computed : cuda->ev_done;
   if (ordered)
     {
-      ES_CUDA_TRY (cuda, cudaStreamWaitEvent (es_cuda_array_stream (m->out->cuda_stream), last, 0),
+      /* The stream that did not run the job waits for it: the caller's, or,
+       * when the job ran there, the engine's own, for its next job. */
+      const cudaStream_t caller = es_cuda_array_stream (m->out->cuda_stream);
+      ES_CUDA_TRY (cuda, cudaEventRecord (cuda->ev_handover, cuda->stream), "event record", error);
+      ES_CUDA_TRY (cuda,
+                   cudaStreamWaitEvent (cuda->stream == caller ? cuda->home_stream : caller, cuda->ev_handover, 0),
                    "result stream wait", error);
       cuda->unwaited = true;
       times[0] = times[2] = 0;
@@ -717,6 +723,51 @@ one_shot_held (const EsCuda *cuda, const EsCudaOp *cuda_op, const EsVariant *var
          && (move->out_borrowed || cuda->d_out.size >= frame->out_pitch * rows);
 }
 
+/* The stream of the result's array library (EsImage.cuda_stream), when a
+ * stream-ordered job in one piece can run on it: a stream of this device,
+ * or a default stream (which names this device's after cudaSetDevice).
+ * Run on the engine's own stream, the job followed the caller's work
+ * through an event, and the caller's next work followed the job through
+ * another. */
+static bool
+caller_stream (EsCuda *cuda, const EsImage *out, cudaStream_t *stream)
+{
+  int device;
+
+  if (!es_image_on_device (out) || out->cuda_stream == 0 || cuda->counters_wanted)
+    return false;
+  *stream = es_cuda_array_stream (out->cuda_stream);
+  if (out->cuda_stream > 2 && (cudaStreamGetDevice (*stream, &device) != cudaSuccess || device != cuda->device))
+    {
+      (void) cudaGetLastError ();
+      return false;
+    }
+  return true;
+}
+
+/* run_one_shot on the caller's stream: a job left unwaited by the one
+ * before, on whatever stream, goes first on the device, as it would on the
+ * engine's own stream (which waits for each such job: run_frame). */
+static bool
+run_one_shot_on (EsCuda *cuda, cudaStream_t caller, const EsJob *job, const EsVariant *variant, const EsMove *move,
+                 EsCudaFrame *frame, float times[3], double *alloc_ms, double *free_ms, EsError *error)
+{
+  if (cuda->unwaited)
+    ES_CUDA_TRY (cuda, cudaStreamWaitEvent (caller, cuda->ev_handover, 0), "stream wait", error);
+  cuda->stream = caller;
+  const bool ok = run_one_shot (cuda, job, variant, move, frame, times, alloc_ms, free_ms, error);
+  cuda->stream = cuda->home_stream;
+  return ok;
+}
+
+/* A result that names its library's stream, on a path that runs the job on
+ * the engine's own: that stream's work so far goes first. */
+static bool
+wait_result_stream (EsCuda *cuda, const EsImage *out, EsError *error)
+{
+  return !es_image_on_device (out) || es_cuda_wait_stream (cuda, out->cuda_stream, error);
+}
+
 bool
 es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsImage *in, EsImage *out,
              EsTiming *timing, EsControl *control, EsError *error)
@@ -749,7 +800,7 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
 
       assert (variant->launch == NULL && es_image_planes (out) == es_image_planes (in));
       es_control_begin (control, 1);
-      if (!run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
+      if (!wait_result_stream (cuda, out, error) || !run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
         return false;
       es_control_advance (control, 1);
       if (timing != NULL)
@@ -833,9 +884,10 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
                             && (size_t) in->width * rows >= ES_CUDA_OVERLAP_MIN_PIXELS;
   const bool overlap = overlappable && move.in_direct && move.out_direct;
   const bool staged_overlap = overlappable && !move.in_direct && move.out_direct && !spread && footprint <= budget;
+  cudaStream_t caller;
   if (staged_overlap)
     {
-      ok = run_staged_bands (cuda, job, variant, &move, &frame, budget, times, control, error);
+      ok = wait_result_stream (cuda, out, error) && run_staged_bands (cuda, job, variant, &move, &frame, budget, times, control, error);
       es_cuda_note_uncounted_run (cuda);
     }
   else if (spread || footprint > budget || overlap)
@@ -844,12 +896,16 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
        * the border mode by index mapping), and copied into band buffers. */
       frame = frame_for (job, in, out_format, 0);
       move.in_borrowed = move.out_borrowed = false;
-      ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
+      ok = wait_result_stream (cuda, out, error)
+           && es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
                                spread || footprint > budget ? 1 : ES_CUDA_OVERLAP_BANDS, times, control, error);
       es_cuda_note_uncounted_run (cuda);
     }
+  else if (caller_stream (cuda, out, &caller))
+    ok = run_one_shot_on (cuda, caller, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
   else
-    ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
+    ok = wait_result_stream (cuda, out, error)
+         && run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
 
   if (ok)
     es_control_advance (control, 1);

@@ -469,6 +469,54 @@ fail:
   return false;
 }
 
+/* A new result from the registered allocator (entroscope/_device.py), which
+ * gives an array of the library of `like` (the input) and the address of its first
+ * sample: a C-contiguous array on the input's device, whose work is ordered
+ * on the input's stream (CuPy allocates on its current stream, which the
+ * input's interface named a moment ago). */
+static bool
+allocated_layout (PyObject *like, const EsPyInput *input, EsFormat format, PyObject **result, DeviceLayout *layout)
+{
+  PyObject *made, *address;
+  Py_ssize_t value;
+
+  if (es_py_device_allocator == NULL)
+    {
+      PyErr_SetString (PyExc_RuntimeError, "no allocator of device results is registered");
+      return false;
+    }
+  made = PyObject_CallFunction (es_py_device_allocator, "O(iii)si", like, input->planes, input->height, input->width,
+                                es_py_dtype_name (format), input->volume ? 3 : 2);
+  if (made == NULL)
+    return false;
+  if (!PyTuple_Check (made) || PyTuple_GET_SIZE (made) != 2)
+    {
+      Py_DECREF (made);
+      PyErr_SetString (PyExc_TypeError, "the device allocator must return (array, address)");
+      return false;
+    }
+  *result = Py_NewRef (PyTuple_GET_ITEM (made, 0));
+  address = PyTuple_GET_ITEM (made, 1);
+  const bool ok = cai_integer (address, &value);
+  Py_DECREF (made);
+  if (!ok)
+    return false;
+  memset (layout, 0, sizeof *layout);
+  layout->data = (char *) (uintptr_t) value;
+  layout->kind = format == ES_FORMAT_F32 ? 'f' : 'u';
+  layout->itemsize = (int) es_format_size (format);
+  layout->ndim = input->volume ? 3 : 2;
+  const Py_ssize_t sides[3] = { input->planes, input->height, input->width };
+  for (int i = layout->ndim - 1, k = 2; i >= 0; i--, k--)
+    {
+      layout->shape[i] = sides[k];
+      layout->strides[i] = i == layout->ndim - 1 ? layout->itemsize : layout->strides[i + 1] * layout->shape[i + 1];
+    }
+  layout->device = input->image.cuda_device;
+  layout->stream = input->wait_stream;
+  return true;
+}
+
 bool
 es_py_device_output_open (EsEngine *engine, PyObject *out, PyObject *like, const EsPyInput *input, EsFormat format,
                           EsPyOutput *output)
@@ -477,31 +525,26 @@ es_py_device_output_open (EsEngine *engine, PyObject *out, PyObject *like, const
   uintptr_t in_lo, in_hi, out_lo, out_hi;
 
   memset (output, 0, sizeof *output);
+  output->device = true;
   if (out == NULL)
     {
-      if (es_py_device_allocator == NULL)
-        {
-          PyErr_SetString (PyExc_RuntimeError, "no allocator of device results is registered");
-          return false;
-        }
-      out = PyObject_CallFunction (es_py_device_allocator, "O(iii)si", like, input->planes, input->height, input->width,
-                                   es_py_dtype_name (format), input->volume ? 3 : 2);
-      if (out == NULL)
-        return false;
+      if (!allocated_layout (like, input, format, &output->result, &layout))
+        goto fail;
     }
   else
-    Py_INCREF (out);
-  output->result = out;
-  output->device = true;
-  if (!es_py_is_device_array (out))
     {
-      PyErr_Format (PyExc_TypeError, "out= must be a device array on CUDA device %d, like the image, not %.200s",
-                    input->image.cuda_device, Py_TYPE (out)->tp_name);
-      goto fail;
+      Py_INCREF (out);
+      output->result = out;
+      if (!es_py_is_device_array (out))
+        {
+          PyErr_Format (PyExc_TypeError, "out= must be a device array on CUDA device %d, like the image, not %.200s",
+                        input->image.cuda_device, Py_TYPE (out)->tp_name);
+          goto fail;
+        }
+      if (!device_layout (out, engine, &layout))
+        goto fail;
+      output->device_owner = layout.owner;
     }
-  if (!device_layout (out, engine, &layout))
-    goto fail;
-  output->device_owner = layout.owner;
   if (layout.readonly)
     {
       PyErr_SetString (PyExc_ValueError, "out= is read-only");

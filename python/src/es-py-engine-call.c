@@ -295,10 +295,12 @@ run_job (EsPyEngine *self, const EsJob *job, EsPyInput *input, EsImage *output, 
       return false;
     }
   /* A device array's producers: their work so far comes first, each
-   * stream once (CuPy's image and out= name the same one). */
+   * stream once (CuPy's image and out= name the same one). es_run orders
+   * the job after the result's stream itself (EsImage.cuda_stream), on
+   * that stream where it can. */
   for (int i = 0; i < 3; i++)
     {
-      bool seen = wait_streams[i] == 0;
+      bool seen = wait_streams[i] == 0 || wait_streams[i] == output->cuda_stream;
       for (int j = 0; j < i; j++)
         seen |= wait_streams[j] == wait_streams[i];
       if (!seen && !es_engine_wait_stream (self->engine, input->image.cuda_device, wait_streams[i], error))

@@ -5,6 +5,7 @@ out=, and what is refused."""
 
 import inspect
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -210,7 +211,7 @@ class _StandInCupy:
             def __init__(self, cells):
                 self.cells = np.ascontiguousarray(cells)
                 self.device = types.SimpleNamespace(id=0)
-                self.data = types.SimpleNamespace(ptr=self.cells.ctypes.data)
+                self.data = types.SimpleNamespace(ptr=self.cells.ctypes.data, device_id=0)
                 for name in ("shape", "strides", "dtype", "size", "nbytes", "ndim", "flags"):
                     setattr(self, name, getattr(self.cells, name))
 
@@ -238,6 +239,7 @@ def test_a_device_footprint_read_before_is_checked_not_waited_for(rng, monkeypat
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setattr(_arrays, "_DEVICE_FOOTPRINTS", type(_arrays._DEVICE_FOOTPRINTS)())
     monkeypatch.setattr(_arrays, "_READING_STREAMS", {})
+    monkeypatch.setattr(_arrays, "_CALL_EVENTS", threading.local())
     image = _image(rng, (40, 37), np.uint8)
     footprint = cupy.ndarray(np.ones((3, 3), np.uint8))
     want = _quiet(skimage_rank.entropy, image, np.ones((3, 3), np.uint8))

@@ -64,13 +64,15 @@ def host_footprint(value):
         return np.asarray(value), None
     import cupy
 
-    key = (value.device.id, value.data.ptr, value.shape, value.strides, value.dtype.str)
+    data = value.data
+    key = (data.device_id, data.ptr, value.shape, value.strides, value.dtype.str)
     cached = _DEVICE_FOOTPRINTS.get(key)
-    if cached is None or not value.flags.c_contiguous or key[0] != cupy.cuda.runtime.getDevice():
+    if cached is None or key[0] != cupy.cuda.runtime.getDevice():
         host = value.get()
-        _remember(key, host)
+        if value.flags.c_contiguous:
+            _remember(key, host)
         return host, None
-    called = cupy.cuda.Event(disable_timing=True)
+    called = _call_event(key[0], cupy)
     called.record(cupy.cuda.get_current_stream())
 
     def changed_cells():
@@ -91,6 +93,20 @@ def host_footprint(value):
 
 
 _READING_STREAMS = {}
+_CALL_EVENTS = threading.local()
+
+
+def _call_event(device, cupy):
+    """This thread's event on `device` that marks a call's start for the
+    footprint's read (recorded again at each call: creating one is a
+    driver call)."""
+    events = getattr(_CALL_EVENTS, "by_device", None)
+    if events is None:
+        events = _CALL_EVENTS.by_device = {}
+    event = events.get(device)
+    if event is None:
+        event = events[device] = cupy.cuda.Event(disable_timing=True)
+    return event
 
 
 def _reading_stream(device, cupy):
