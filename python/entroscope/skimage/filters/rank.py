@@ -33,13 +33,15 @@ _SIDE_3D_MAX = 63
 
 
 @functools.lru_cache(maxsize=64)
-def _centred(cells, shape, shifts, names):
-    """The footprint (its cells' bytes and shape) padded with empty cells so
-    that scikit-image's centre, ``shape // 2 + shift`` on each axis, is its
-    middle cell (odd sides), read-only; and whether that centre is a cell.
-    Cached: a call on a device array is a few hundred microseconds, and a
-    loop calls with the same footprint."""
-    cells = np.frombuffer(cells, bool).reshape(shape)
+def _centred(samples, dtype, shape, shifts, names):
+    """The footprint (its samples' bytes, dtype and shape; > 0 = in) padded
+    with empty cells so that scikit-image's centre, ``shape // 2 + shift``
+    on each axis, is its middle cell (odd sides), read-only; and whether
+    that centre is a cell. Cached, by the samples as they are (comparing
+    them first took a microsecond of every call): a call on a device array
+    is a few hundred microseconds, and a loop calls with the same
+    footprint."""
+    cells = np.frombuffer(samples, dtype).reshape(shape) > 0
     centre = [side // 2 + int(shift) for side, shift in zip(shape, shifts)]
     for side, middle, name in zip(shape, centre, names):
         if not 0 <= middle < side:
@@ -155,7 +157,10 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
 
 def _entropy_of(image, footprint_cells, shifts, names, out, mask):
     """The values in float32, or in `out` where the kernels can write it."""
-    cells, has_centre = _centred((footprint_cells > 0).tobytes(), footprint_cells.shape, shifts, names)
+    footprint_cells = np.ascontiguousarray(footprint_cells if not footprint_cells.dtype.hasobject else
+                                           footprint_cells > 0)
+    cells, has_centre = _centred(footprint_cells.tobytes(), footprint_cells.dtype.str, footprint_cells.shape, shifts,
+                                 names)
     xp = namespace(image)
     # A float32 out= of one piece is written by the kernels themselves.
     direct = out if out is not None and out.dtype == np.float32 and out.flags.c_contiguous else None
