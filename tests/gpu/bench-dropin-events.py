@@ -6,11 +6,9 @@ Usage: PYTHONPATH=<build>/python python3 tests/gpu/bench-dropin-events.py
 
 On an 8192² uint8 CuPy array, one call between two CUDA events (the median of 30), three rounds alternating in one
 process: the engine's call (with host work spun before and after it, to show that only what precedes the kernels
-counts), with a new result, with the drop-in's footprint event and check around it; the drop-in's forms; and two
-variants of its footprint read patched in (one event a thread, and no check at all, which is wrong and only bounds
-what the check costs).
+counts), with a new result, with the drop-in's footprint event and check around it; the drop-in's forms; and the
+drop-in with no footprint check patched in, which is wrong and only bounds what the check costs.
 """
-import threading
 import time
 
 import cupy as cp
@@ -41,34 +39,6 @@ def engine_with_check():
         check()
 
 
-_local = threading.local()
-
-
-def host_footprint_reused_event(value):
-    """The product's host_footprint with one event a thread, recorded again each call."""
-    import cupy
-    key = (value.device.id, value.data.ptr, value.shape, value.strides, value.dtype.str)
-    cached = _arrays._DEVICE_FOOTPRINTS.get(key)
-    if cached is None:
-        return _arrays.host_footprint(value)
-    called = getattr(_local, "event", None)
-    if called is None:
-        called = _local.event = cupy.cuda.Event(disable_timing=True)
-    called.record(cupy.cuda.get_current_stream())
-
-    def changed_cells():
-        reader = _arrays._reading_stream(key[0], cupy)
-        reader.wait_event(called)
-        stage = cupy.cuda.alloc_pinned_memory(value.nbytes)
-        cupy.cuda.runtime.memcpyAsync(stage.ptr, value.data.ptr, value.nbytes, cupy.cuda.runtime.memcpyDeviceToHost,
-                                      reader.ptr)
-        reader.synchronize()
-        now = np.frombuffer(stage, value.dtype, value.size).reshape(value.shape)
-        return None if now.tobytes() == cached.tobytes() else now.copy()
-
-    return cached, changed_cells
-
-
 def no_check(value):
     return _arrays.host_footprint(value)[0], None
 
@@ -86,7 +56,6 @@ cases = {
     "drop-in, CuPy fp, new": lambda: dropin(image, fp),
 }
 patched = {
-    "drop-in, CuPy fp, new, event reused": host_footprint_reused_event,
     "drop-in, CuPy fp, new, no check (wrong, for the bound)": no_check,
 }
 rank_module = __import__("entroscope.skimage.filters.rank", fromlist=["host_footprint"])
