@@ -89,7 +89,7 @@ struct EsCuda {
   size_t total_memory;
   /* The stream of the job in progress, its kernels and the plain paths'
    * copies: home_stream, the engine's own, or a stream-ordered job's
-   * caller's (run_on_caller in run.cu). */
+   * caller's (run_one_shot_on in run.cu). */
   cudaStream_t stream;
   cudaStream_t home_stream;
   cudaStream_t up_stream, down_stream; /* the copies of the streams-overlap variant */

@@ -800,7 +800,8 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
 
       assert (variant->launch == NULL && es_image_planes (out) == es_image_planes (in));
       es_control_begin (control, 1);
-      if (!wait_result_stream (cuda, out, error) || !run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
+      if (!wait_result_stream (cuda, out, error)
+          || !run_volume_staged (cuda, job, variant, in, out, volume_times, control, error))
         return false;
       es_control_advance (control, 1);
       if (timing != NULL)
@@ -884,28 +885,32 @@ es_cuda_run (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsI
                             && (size_t) in->width * rows >= ES_CUDA_OVERLAP_MIN_PIXELS;
   const bool overlap = overlappable && move.in_direct && move.out_direct;
   const bool staged_overlap = overlappable && !move.in_direct && move.out_direct && !spread && footprint <= budget;
+  const bool banded = !staged_overlap && (spread || footprint > budget || overlap);
+  /* A one-shot job ordered on the result's stream runs there when it can;
+   * every other path runs on the engine's own stream, after that one. */
   cudaStream_t caller;
+  const bool on_caller = !staged_overlap && !banded && caller_stream (cuda, out, &caller);
+  if (!on_caller && !wait_result_stream (cuda, out, error))
+    return false;
   if (staged_overlap)
     {
-      ok = wait_result_stream (cuda, out, error) && run_staged_bands (cuda, job, variant, &move, &frame, budget, times, control, error);
+      ok = run_staged_bands (cuda, job, variant, &move, &frame, budget, times, control, error);
       es_cuda_note_uncounted_run (cuda);
     }
-  else if (spread || footprint > budget || overlap)
+  else if (banded)
     {
       /* Bands are cut from the image itself: no pad (the kernels then take
        * the border mode by index mapping), and copied into band buffers. */
       frame = frame_for (job, in, out_format, 0);
       move.in_borrowed = move.out_borrowed = false;
-      ok = wait_result_stream (cuda, out, error)
-           && es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
+      ok = es_cuda_run_banded (cuda, job, variant, &move, &frame, budget,
                                spread || footprint > budget ? 1 : ES_CUDA_OVERLAP_BANDS, times, control, error);
       es_cuda_note_uncounted_run (cuda);
     }
-  else if (caller_stream (cuda, out, &caller))
+  else if (on_caller)
     ok = run_one_shot_on (cuda, caller, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
   else
-    ok = wait_result_stream (cuda, out, error)
-         && run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
+    ok = run_one_shot (cuda, job, variant, &move, &frame, times, &alloc_ms, &free_ms, error);
 
   if (ok)
     es_control_advance (control, 1);

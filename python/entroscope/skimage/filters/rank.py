@@ -157,8 +157,9 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
 
 def _entropy_of(image, footprint_cells, shifts, names, out, mask):
     """The values in float32, or in `out` where the kernels can write it."""
-    footprint_cells = np.ascontiguousarray(footprint_cells if not footprint_cells.dtype.hasobject else
-                                           footprint_cells > 0)
+    if footprint_cells.dtype.hasobject:  # its bytes are pointers
+        footprint_cells = footprint_cells > 0
+    footprint_cells = np.ascontiguousarray(footprint_cells)
     cells, has_centre = _centred(footprint_cells.tobytes(), footprint_cells.dtype.str, footprint_cells.shape, shifts,
                                  names)
     xp = namespace(image)
