@@ -14,6 +14,9 @@ import pytest
 skimage_rank = pytest.importorskip("skimage.filters.rank")
 skimage_exposure = pytest.importorskip("skimage.exposure")
 
+import skimage.morphology  # noqa: E402
+import skimage.util.dtype  # noqa: E402
+
 import entroscope.skimage  # noqa: E402
 from entroscope.skimage.exposure import equalize_adapthist, equalize_hist  # noqa: E402
 from entroscope.skimage.filters.rank import entropy  # noqa: E402
@@ -108,6 +111,71 @@ def test_refusals(rng):
         entropy(np.ma.array(image, mask=image > 100), np.ones((3, 3)))
     with pytest.raises(TypeError, match="float32 or float64"):
         entropy(image, np.ones((3, 3)), out=np.empty(image.shape, np.uint8))
+
+
+def test_image_dimensions_refused_as_scikit_image_0_26_does(rng):
+    for image in (np.arange(10), _image(rng, (2, 3, 4, 5), np.uint8)):
+        with pytest.raises(ValueError) as caught:
+            entropy(image, np.ones((3,) * max(2, min(image.ndim, 3)), np.uint8))
+        assert str(caught.value) == f"`image` must have 2 or 3 dimensions, got {image.ndim}."
+
+
+def test_footprint_sequences_refused(rng):
+    # scikit-image's decomposed footprints, (array, repeats) pairs, which its rank filters refuse too.
+    image = _image(rng, (9, 9), np.uint8)
+    square = np.ones((3, 3), np.uint8)
+    sequences = [((square, 2),), [(square, 1), (np.ones((1, 3), np.uint8), 2)]]
+    try:
+        sequences.append(skimage.morphology.diamond(3, decomposition="sequence"))
+    except TypeError:  # scikit-image 0.19 has no decompositions
+        pass
+    for footprint in sequences:
+        with pytest.raises(ValueError) as caught:
+            entropy(image, footprint)
+        assert str(caught.value) == "footprint sequences are not currently supported by rank filters"
+
+
+def test_shifts_default_to_int_zero():
+    for name in ("shift_x", "shift_y", "shift_z"):
+        default = inspect.signature(entropy).parameters[name].default
+        assert default == 0 and type(default) is int
+
+
+@pytest.mark.parametrize("shift_value", [False, True, np.bool_(True)])
+@pytest.mark.parametrize("shift_name", ["shift_x", "shift_y", "shift_z"])
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_boolean_shift_warns_at_the_callers_line(rng, ndim, shift_name, shift_value):
+    # scikit-image 0.26's warning, naming the caller's line (through renamed_keyword's frame); a 2-D
+    # image has no shift_z, and ignores it, as 0.26 does.
+    image = _image(rng, (6,) * ndim, np.uint8)
+    footprint = np.ones((3,) * ndim, np.uint8)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        got = entropy(image, footprint, **{shift_name: shift_value})
+        lineno = inspect.currentframe().f_lineno - 1
+    np.testing.assert_allclose(got, entropy(image, footprint, **{shift_name: int(shift_value)}), rtol=0, atol=0)
+    if ndim == 2 and shift_name == "shift_z":
+        assert record == []
+        return
+    assert [str(w.message) for w in record] == [f"Parameter `{shift_name}` is boolean and will be interpreted as "
+                                                "int. This is not officially supported, use int instead."]
+    assert record[0].category is UserWarning
+    assert (record[0].filename, record[0].lineno) == (__file__, lineno)
+
+
+def test_warnings_name_the_callers_line(rng):
+    image = _image(rng, (8, 8), np.uint8)
+    calls = [lambda: entropy(image.astype(np.float64) / 255, np.ones((3, 3))),                   # precision loss
+             lambda: entropy(image.astype(np.uint16) * 64, np.ones((3, 3))),                     # many bins
+             lambda: entropy(image, selem=np.ones((3, 3))),                                      # selem
+             lambda: entropy(image, np.ones((3, 3)), shift_x=True, shift_y=False)]               # two shifts
+    for call, count in zip(calls, (1, 1, 1, 2)):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            call()
+        ours = [w for w in record if w.filename != skimage.util.dtype.__file__]
+        assert len(ours) == count, [str(w.message) for w in record]
+        assert {(w.filename, w.lineno) for w in ours} == {(__file__, call.__code__.co_firstlineno)}
 
 
 def test_masked_footprint_limits(rng):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import collections
 import functools
 import importlib
+import os
+import sys
 import threading
 import warnings
 
@@ -141,9 +143,32 @@ def img_as_ubyte(array, what):
     return convert(array)
 
 
+# The entroscope package's folder: its frames are not the user's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+@functools.lru_cache(maxsize=256)
+def _inside_package(filename):
+    return os.path.abspath(filename).startswith(_PACKAGE)
+
+
+def user_stacklevel():
+    """``warnings.warn``'s stacklevel, for a warning given by the function
+    that calls this one, that names the first frame outside the entroscope
+    package (the user's line), however many of the package's own frames
+    (decorators such as `renamed_keyword`) lie between."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and _inside_package(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def renamed_keyword(old, new, removed_version="1.0"):
     """scikit-image 0.19's ``deprecate_kwarg``: the old name still works,
-    with the FutureWarning that scikit-image gives for it."""
+    with the FutureWarning that scikit-image gives for it (0.26 has dropped
+    the old name: keeping it takes nothing from 0.26's calls)."""
 
     def decorate(function):
         @functools.wraps(function)
@@ -151,7 +176,7 @@ def renamed_keyword(old, new, removed_version="1.0"):
             if old in kwargs:
                 warnings.warn(f"`{old}` is a deprecated argument name for `{function.__name__}`. It will be removed "
                               f"in version {removed_version}. Please use `{new}` instead.", FutureWarning,
-                              stacklevel=2)
+                              stacklevel=user_stacklevel())
                 kwargs[new] = kwargs.pop(old)
             return function(*args, **kwargs)
 

@@ -6,9 +6,13 @@
     h = entropy(cupy_image, disk(5))       # a float32 CuPy array, as cuCIM's
 
 The footprint, its centre and shifts, the bins, the borders and the mask
-mean what they mean in scikit-image 0.19: the footprint is padded with empty
-cells until its centre (``shape // 2 + shift``) is its middle, which is
-`entroscope.entropy(like="skimage")`'s footprint convention. Values match
+mean what they mean in scikit-image 0.19 to 0.26 (unchanged between them):
+the footprint is padded with empty cells until its centre
+(``shape // 2 + shift``) is its middle, which is
+`entroscope.entropy(like="skimage")`'s footprint convention. Where the
+versions differ, the drop-in does what 0.26 does and 0.19 allows: 1-D and
+4-D images and footprint sequences are refused with 0.26's messages, the
+shifts default to 0, and a boolean shift warns, as 0.26 does. Values match
 scikit-image's to float32 precision: Entroscope's kernels compute in float32
 (DESIGN.md section 1), not in scikit-image's float64 summation order.
 """
@@ -16,13 +20,14 @@ scikit-image's to float32 precision: Entroscope's kernels compute in float32
 from __future__ import annotations
 
 import functools
+import numbers
 import warnings
 
 import numpy as np
 
 import entroscope
 
-from .._arrays import host_footprint, img_as_ubyte, namespace, renamed_keyword
+from .._arrays import host_footprint, img_as_ubyte, namespace, renamed_keyword, user_stacklevel
 
 __all__ = ["entropy"]
 
@@ -80,17 +85,31 @@ def _entropy_everywhere(xp, image, cells, counted):
     return values[1::2].reshape(image.shape)
 
 
+def _is_footprint_sequence(footprint):
+    """Whether `footprint` is scikit-image's decomposed form, a sequence of
+    (footprint array, repeats) pairs (``morphology.disk(r,
+    decomposition="sequence")``), which its rank filters refuse."""
+    if hasattr(footprint, "__array_interface__") or hasattr(footprint, "__cuda_array_interface__"):
+        return False
+    return (isinstance(footprint, (tuple, list)) and len(footprint) > 0
+            and all(isinstance(pair, (tuple, list)) and len(pair) == 2
+                    and (hasattr(pair[0], "__array_interface__") or hasattr(pair[0], "__cuda_array_interface__"))
+                    and isinstance(pair[1], numbers.Integral) for pair in footprint))
+
+
 @renamed_keyword("selem", "footprint")
-def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False, shift_z=False):
-    """Local entropy in bits, scikit-image 0.19's ``filters.rank.entropy``.
+def entropy(image, footprint, out=None, mask=None, shift_x=0, shift_y=0, shift_z=0):
+    """Local entropy in bits, scikit-image's ``filters.rank.entropy`` (0.19
+    to 0.26).
 
     image: a 2-D (rows, columns) or 3-D (planes, rows, columns) array,
     uint8 or uint16 (other dtypes are converted by scikit-image's
     ``img_as_ubyte``, with its warning). footprint: an array of the image's
     dimensions, > 0 = in, any sides, even ones included; its centre is
     ``shape // 2`` plus the shifts: (shift_y, shift_x) on an image's rows
-    and columns, and, as in scikit-image 0.19, (shift_x, shift_y, shift_z)
-    on a volume's planes, rows and columns. mask: cells where it is nonzero
+    and columns, and, as in scikit-image 0.19 and still in 0.26, (shift_x,
+    shift_y, shift_z) on a volume's planes, rows and columns; a boolean
+    shift warns and counts as 0 or 1, as in 0.26. mask: cells where it is nonzero
     (after ``img_as_ubyte`` for dtypes other than bool and uint8) are
     counted; every pixel, masked-out ones too, gets the entropy of its
     window's counted cells, 0 where it counts none. out: float32 or float64,
@@ -100,15 +119,17 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
     if isinstance(image, np.ma.MaskedArray):
         raise TypeError("a numpy.ma.MaskedArray image: scikit-image reads its data and drops its mask; pass "
                         "image.data to do the same, or mask=~numpy.ma.getmaskarray(image) to count only the unmasked")
+    if image.ndim not in (2, 3):
+        raise ValueError(f"`image` must have 2 or 3 dimensions, got {image.ndim}.")
     if image.dtype == np.bool_:
         raise ValueError("dtype cannot be bool.")
-    if image.ndim not in (2, 3):
-        raise ValueError(f"The parameter `image` must be a 2-dimensional or 3-dimensional array, not {image.ndim}-D")
     if image.dtype not in (np.uint8, np.uint16):
         warnings.warn(f"Possible precision loss converting image of type {image.dtype} to uint8 as required by rank "
                       "filters. Convert manually using skimage.util.img_as_ubyte to silence this warning.",
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
         image = img_as_ubyte(image, "an image")
+    if _is_footprint_sequence(footprint):
+        raise ValueError("footprint sequences are not currently supported by rank filters")
     if out is image:
         raise NotImplementedError("Cannot perform rank operation in place.")
     if out is not None and (out.shape != image.shape or out.dtype not in (np.float32, np.float64)):
@@ -125,7 +146,7 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
                 warnings.warn(f"Bad rank filter performance is expected due to a large number of bins ({bins}), "
                               f"equivalent to an approximate bitdepth of {np.log2(bins):.1f}. (scikit-image's "
                               "warning, kept for drop-in compatibility)",
-                              stacklevel=3)
+                              stacklevel=user_stacklevel())
         if mask is not None:
             if not hasattr(mask, "dtype"):
                 mask = np.asarray(mask)
@@ -134,9 +155,16 @@ def entropy(image, footprint, out=None, mask=None, shift_x=False, shift_y=False,
             if mask.shape != image.shape:
                 raise ValueError(f"mask of shape {mask.shape} differs from the image's {image.shape}")
         if image.ndim == 2:
-            shifts, names = (int(shift_y), int(shift_x)), ("shift_y", "shift_x")
+            given, names = (shift_y, shift_x), ("shift_y", "shift_x")
         else:
-            shifts, names = (int(shift_x), int(shift_y), int(shift_z)), ("shift_x", "shift_y", "shift_z")
+            given, names = (shift_x, shift_y, shift_z), ("shift_x", "shift_y", "shift_z")
+        if not all(type(value) is int for value in given):  # noqa: E721 (bool is an int: the exact type)
+            for name, value in sorted(zip(names, given)):
+                if isinstance(value, (bool, np.bool_)):
+                    # scikit-image 0.26's warning (0.19 took booleans, its defaults, silently).
+                    warnings.warn(f"Parameter `{name}` is boolean and will be interpreted as int. This is not "
+                                  "officially supported, use int instead.", UserWarning, stacklevel=user_stacklevel())
+        shifts = tuple(int(value) for value in given)
         values = _entropy_of(image, footprint_cells, shifts, names, out, mask)
     finally:
         # Also when the call failed, so that a changed footprint's cells are kept.
