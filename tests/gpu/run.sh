@@ -30,6 +30,12 @@ if [ -d gpu-carry/dask ]; then
   PYTHONPATH=$PWD/gpu-carry/dask${PYTHONPATH:+:$PYTHONPATH}
   export PYTHONPATH DASK_DISTRIBUTED__DIAGNOSTICS__NVML=False
 fi
+# scikit-image's own rank tests, where their carry came along
+# (tests/gpu/make-skimage-tests-carry.sh: a wheel's scikit-image has none).
+if [ -d gpu-carry/skimage-tests ]; then
+  ES_SKIMAGE_RANK_TESTS=$PWD/gpu-carry/skimage-tests
+  export ES_SKIMAGE_RANK_TESTS
+fi
 status=0
 ES_TEST_REQUIRE_CUDA=1 meson test -C build-gpu --print-errorlogs >"$out/test.log" 2>&1 || status=$?
 cp build-gpu/meson-logs/testlog.txt "$out/testlog.txt"
