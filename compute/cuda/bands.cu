@@ -51,14 +51,27 @@ held_bytes (const EsCuda *cuda)
   return held;
 }
 
+size_t
+es_cuda_forced_budget (void)
+{
+  const char *env = getenv ("ES_GPU_MEMORY_BUDGET");
+  char *end;
+  unsigned long long value;
+
+  if (env == NULL || env[0] == '\0')
+    return 0;
+  value = strtoull (env, &end, 10);
+  return *end == '\0' && value <= SIZE_MAX ? (size_t) value : 0;
+}
+
 /* The device memory that one run may use on every device: the smallest free
  * memory (counting the buffers already held, which the run may reuse), less
- * a margin, or ES_GPU_MEMORY_BUDGET bytes when that is smaller. */
+ * a margin, or the forced budget when that is smaller. */
 size_t
 es_cuda_memory_budget (EsCuda *cuda)
 {
   size_t budget = SIZE_MAX;
-  const char *env = getenv ("ES_GPU_MEMORY_BUDGET");
+  const size_t forced = es_cuda_forced_budget ();
 
   for (int i = 0; i <= cuda->n_peers; i++)
     {
@@ -76,13 +89,8 @@ es_cuda_memory_budget (EsCuda *cuda)
         budget = available;
     }
   (void) cudaSetDevice (cuda->device);
-  if (env != NULL && env[0] != '\0')
-    {
-      char *end;
-      unsigned long long value = strtoull (env, &end, 10);
-      if (*end == '\0' && value > 0 && value < budget)
-        budget = (size_t) value;
-    }
+  if (forced > 0 && forced < budget)
+    budget = forced;
   return budget;
 }
 

@@ -327,6 +327,10 @@ bool es_cuda_run_kernels (EsCuda *cuda, const EsVariant *variant, const EsCudaFr
 
 /* The device memory that one run may use on every device. */
 size_t es_cuda_memory_budget (EsCuda *cuda);
+/* ES_GPU_MEMORY_BUDGET in bytes (tests and sanitizer runs force bands
+ * with it), 0 when it is unset, empty or not a number. Read at each run:
+ * the tests change it within a process. */
+size_t es_cuda_forced_budget (void);
 /* Page-locked host images of at least this many pixels, on a row-local op,
  * go in bands whose upload, kernels and download overlap (es_cuda_run):
  * about 8 bands hide all but an eighth of the shorter transfer and of the

@@ -716,7 +716,7 @@ one_shot_held (const EsCuda *cuda, const EsCudaOp *cuda_op, const EsVariant *var
 
   if (!es_image_on_device (move->in) || !es_image_on_device (move->out) || cuda->n_peers > 0
       || cuda_op->tile_sizes != NULL || variant->transfer == ES_TRANSFER_PER_CALL
-      || getenv ("ES_GPU_MEMORY_BUDGET") != NULL)
+      || es_cuda_forced_budget () != 0)
     return false;
   return (move->in_borrowed || cuda->d_in.size >= frame->in_pitch * rows)
          && (!cuda_op->uses_levels || cuda->d_lev.size >= frame->lev_pitch * rows)
