@@ -24,9 +24,8 @@ DIR also holds the data files that file fetches: while it is compiled,
 exists, its sha256 checked against scikit-image's data registry where that
 knows the name (a mismatch fails). rank_filters_tests_3d.npz, which
 scikit-image's git does not hold (0.26 downloads it), is made by the
-installed scikit-image's own entropy of test_rank.py's volume. Another .npz
-in neither place is read as an empty archive, and a test that then looks up
-a reference in it is skipped, naming the file.
+installed scikit-image's own entropy of test_rank.py's volume where
+scikit-image's own fetch cannot give it; any other file is fetch's.
 """
 
 import atexit
@@ -117,8 +116,6 @@ def _counting_wrapper():
 FRAME_FREE = _count_without_a_frame()
 # What test_rank.py calls as rank.entropy.
 ENTROPY = DROP_IN if FRAME_FREE else _counting_wrapper()
-# The .npz files test_rank.py fetched that neither TESTS_DIR nor scikit-image had.
-MISSING_DATA = []
 
 
 def _entropy_3d_reference():
@@ -159,16 +156,11 @@ def _fetch_from(directory, fetch):
         try:
             return fetch(data_filename, prefix, *args, **kwargs)
         except (Exception, pytest.skip.Exception):
-            if not data_filename.endswith(".npz"):
+            if data_filename not in MADE_BY_SCIKIT_IMAGE:
                 raise
         made = Path(tempfile.mkdtemp(prefix="es-skimage-rank-")) / Path(data_filename).name
         atexit.register(lambda: (made.unlink(), made.parent.rmdir()))
-        if data_filename in MADE_BY_SCIKIT_IMAGE:
-            np.savez(made, **MADE_BY_SCIKIT_IMAGE[data_filename]())
-        else:
-            # Read as an empty archive: the tests that need it are skipped, not the whole file.
-            MISSING_DATA.append(data_filename)
-            np.savez(made)
+        np.savez(made, **MADE_BY_SCIKIT_IMAGE[data_filename]())
         return str(made)
 
     return fetch_here
@@ -324,21 +316,15 @@ def test_skimage_rank_test(case, monkeypatch, request):
     monkeypatch.setattr(generic_cy, "_entropy_3D", _scikit_image_entropy_ran)
     _hide_modules_that_break_expected_warnings(monkeypatch)
     before = CALLS.count
-    try:
-        if owner is None:
-            function(**kwargs)
-        else:
-            instance = owner()
-            # setup_method in scikit-image 0.26, setup in 0.19.
-            setup = getattr(instance, "setup_method", None) or getattr(instance, "setup", None)
-            if setup is not None:
-                setup()
-            function(instance, **kwargs)
-    except KeyError as error:
-        if not MISSING_DATA:
-            raise
-        pytest.skip(f"{name}: no reference {error} (ES_SKIMAGE_RANK_TESTS={TESTS_DIR} lacks "
-                    f"{', '.join(MISSING_DATA)}, which scikit-image fetches from the internet)")
+    if owner is None:
+        function(**kwargs)
+    else:
+        instance = owner()
+        # setup_method in scikit-image 0.26, setup in 0.19.
+        setup = getattr(instance, "setup_method", None) or getattr(instance, "setup", None)
+        if setup is not None:
+            setup()
+        function(instance, **kwargs)
     calls = CALLS.count - before
     print(f"{name}: {calls} calls of entroscope.skimage.filters.rank.entropy")
     assert calls > 0, f"{name} ran without calling entroscope.skimage's entropy"
