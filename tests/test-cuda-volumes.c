@@ -333,6 +333,61 @@ check_equalize (EsEngine *engine)
   es_engine_free (cpu);
 }
 
+/* 2-D jobs after a volume on the same engine, on the kernel that slides
+ * 2-D windows of more than 961 cells or 256 bins: were the volumes'
+ * tables uploaded into that kernel's c ln c table (they were, until
+ * volume_tables), every such 2-D job after a volume would come out near
+ * −2^20 bits. */
+static void
+check_planes_after_a_volume (EsEngine *engine)
+{
+  static const struct {
+    EsFormat format;
+    int depth, side;
+  } planes[] = { { ES_FORMAT_U16, 12, 5 }, { ES_FORMAT_U8, 8, 33 } };
+  RandomCase c;
+  double worst = 0.0;
+  bool ok = make_random_case (&c, 13, 6, 9, ES_BORDER_CLIP, ES_BINNING_EXACT, true)
+            && matches_reference (engine, &c.job, "volume", &c.volume, c.what, &worst);
+
+  random_case_clear (&c);
+  for (size_t i = 0; ok && i < sizeof planes / sizeof planes[0]; i++)
+    {
+      EsImage image = { 0 }, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      double *expected = malloc (sizeof *expected * 61 * 47);
+
+      ok = expected != NULL && es_image_alloc (&image, 61, 47, planes[i].format, planes[i].depth, NULL);
+      for (int y = 0; ok && y < image.height; y++)
+        for (int x = 0; x < image.width; x++)
+          if (planes[i].format == ES_FORMAT_U16)
+            ((uint16_t *) es_image_row (&image, y))[x] = (uint16_t) random_int (0, (1 << planes[i].depth) - 1);
+          else
+            ((uint8_t *) es_image_row (&image, y))[x] = (uint8_t) random_int (0, 255);
+      job.levels = 256;
+      job.window = planes[i].side;
+      job.definition.shape = ES_SHAPE_SQUARE;
+      job.definition.height = job.definition.width = planes[i].side;
+      job.definition.binning = ES_BINNING_EXACT;
+      job.definition.bits = true;
+      if (ok)
+        {
+          es_reference_entropy_defined (&image, job.levels, job.window, &job.definition, expected);
+          ok = run_on_cuda (engine, &job, "general", &image, &out, "a 2-D job after a volume");
+          const double diff = ok ? max_difference (&out, expected) : NAN;
+          if (ok && !(diff <= ENTROPY_TOLERANCE))
+            tap_diag ("%d-bit %d×%d square after a volume: off by %g", planes[i].depth, planes[i].side, planes[i].side,
+                      diff);
+          ok = ok && diff <= ENTROPY_TOLERANCE;
+        }
+      es_image_clear (&out);
+      es_image_clear (&image);
+      free (expected);
+    }
+  tap_ok (ok, "2-D windows slid after a volume on the same engine equal the reference (12-bit exact 5×5, "
+              "8-bit 33×33)");
+}
+
 /* 2-D jobs keep the 2-D kernels; 3-D jobs name a 3-D variant. */
 static void
 check_variant_choice (void)
@@ -375,6 +430,7 @@ main (void)
   check_update_forms (engine, "volume-tile");
   check_bands (engine);
   check_equalize (engine);
+  check_planes_after_a_volume (engine);
   es_engine_free (engine);
   return tap_done ();
 }

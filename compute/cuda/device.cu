@@ -617,7 +617,7 @@ es_cuda_close (EsCuda *cuda)
       host_release (&cuda->band_h_out[s]);
     }
   es_cuda_release_band_buffers (cuda);
-  EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->general_bins, &cuda->general_spans,
+  EsCudaBuffer *scratch[] = { &cuda->general_clnc, &cuda->volume_tables, &cuda->general_bins, &cuda->general_spans,
                               &cuda->general_mask, &cuda->general_binned, &cuda->general_counts,
                               &cuda->tile_counts, &cuda->tile_maps, &cuda->counters_sweep };
   for (size_t i = 0; i < sizeof scratch / sizeof scratch[0]; i++)

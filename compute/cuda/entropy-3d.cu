@@ -2157,7 +2157,7 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
   ES_CUDA_TRY (cuda, cudaSetDevice (cuda->device), "device selection", error);
   bool ok = es_cuda_device_reserve (cuda, &cuda->general_spans, 2 * (size_t) w->n_runs * sizeof *spans, "3-D spans",
                                     error)
-            && es_cuda_device_reserve (cuda, &cuda->general_clnc, w->table_bytes, "3-D tables", error)
+            && es_cuda_device_reserve (cuda, &cuda->volume_tables, w->table_bytes, "3-D tables", error)
             && es_cuda_device_reserve (cuda, &cuda->general_bins, (size_t) w->table_size * 4, "bin table", error)
             && es_cuda_device_reserve (cuda, &cuda->d_in, source_planes * plane * es_format_size (in->format),
                                        "volume input", error)
@@ -2171,7 +2171,7 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
     ok = es_cuda_check (cuda,
                         cudaMemcpyAsync (cuda->general_spans.ptr, spans, 2 * (size_t) w->n_runs * sizeof *spans,
                                          cudaMemcpyHostToDevice, cuda->stream), "3-D spans upload", error)
-         && es_cuda_check (cuda, cudaMemcpyAsync (cuda->general_clnc.ptr, w->tables, w->table_bytes,
+         && es_cuda_check (cuda, cudaMemcpyAsync (cuda->volume_tables.ptr, w->tables, w->table_bytes,
                                                   cudaMemcpyHostToDevice, cuda->stream), "3-D tables upload", error)
          && es_cuda_check (cuda, cudaMemcpyAsync (cuda->general_bins.ptr, w->bin_of, (size_t) w->table_size * 4,
                                                   cudaMemcpyHostToDevice, cuda->stream), "bin table upload", error)
@@ -2207,7 +2207,7 @@ vol_run_device (EsCuda *cuda, VolWork *w, EsControl *control, EsError *error)
                        es_window_pixels (job), w->binner.bins, w->voids, job->definition.mask != NULL,
                        job->definition.normalized,
                        es_entropy_unit_scale (&job->definition), (float *) cuda->d_out.ptr,
-                       cuda->general_clnc.ptr, NULL };
+                       cuda->volume_tables.ptr, NULL };
       if (!es_cuda_inject_launch_fault (cuda, error) || !vol_launch_band (cuda, w, b, band, error))
         return false;
       pass = (VolPass){ w, b, band };

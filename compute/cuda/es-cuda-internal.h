@@ -116,10 +116,14 @@ struct EsCuda {
   EsCudaTables *tables;          /* device */
   unsigned long long *histogram; /* device: 256 bins, then the blocks-done counter */
   /* The general entropy variant's buffers (entropy-general.cu, -sort.cu,
-   * -slide.cu): its c ln c table, the bin of every sample value, the
+   * -slide.cu): its c ln c table, uploaded once at open and read by every
+   * sliding job after; then, per job, the bin of every sample value, the
    * window's spans, the mask rows of a frame, the frame's bins and the
-   * threads' counts. */
+   * threads' counts (3-D jobs fill these too: entropy-3d.cu). */
   EsCudaBuffer general_clnc, general_bins, general_spans, general_mask, general_binned, general_counts;
+  /* A 3-D job's c ln c tables, uploaded per job (entropy-3d.cu): apart
+   * from general_clnc, which the 2-D sliding jobs after it still read. */
+  EsCudaBuffer volume_tables;
   uint8_t *lut; /* device: 256 entries */
   /* The tile passes' buffers (EsCudaOp.tile_sizes; CLAHE's in clahe.cu):
    * the tiles' 32-bit counts, and the maps built from them. */
