@@ -4,6 +4,7 @@
  * as the engine picks the variant and on "general", one shot and in bands,
  * against the float64 reference. Skips without a CUDA device, unless
  * ES_TEST_REQUIRE_CUDA=1. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,6 +445,119 @@ test_rank_squares (EsEngine *engine)
     }
 }
 
+/* Windows whose occupied bins are all counted alike (k bins, c cells
+ * each) have H = ln k exactly, and every general kernel must store that
+ * value's float32 as es_entropy_store rounds it, as the CPU does: a 2^19
+ * fixed-point sum gave 6.0000005 bits for 64 values counted twice
+ * (scikit-image's test_entropy asserts 6). Images tile tw × th distinct
+ * values; footprints are s × s ones in the top-left of an odd square, as
+ * the drop-in centres an even footprint; clip borders, so the windows cut
+ * by the image's sides count alike too where a whole number of tiles
+ * remains. Each case names the kernel it must launch. */
+#define TILE_VALUE(c, x, y) ((x) % (c).tile_w + (c).tile_w * ((y) % (c).tile_h))
+
+static void
+test_equal_counts (EsEngine *engine)
+{
+  static const struct {
+    const char *kernel;
+    int ones, tile_w, tile_h;
+    bool u16; /* 16-bit samples, 65536 bins: windows of up to 32 cells sort */
+    bool bits;
+  } cases[] = {
+    { "span-counts entropy kernel", 16, 8, 8, false, true }, /* scikit-image's 6 bits */
+    { "span-counts entropy kernel", 16, 16, 16, false, true }, { "span-counts entropy kernel", 12, 4, 2, false, false },
+    { "small-window entropy kernel", 4, 2, 2, true, true },    { "small-window entropy kernel", 4, 4, 1, true, false },
+    { "rank entropy kernel", 3, 3, 1, false, true },           { "rank entropy kernel", 3, 3, 3, false, false },
+    { "general entropy kernel", 32, 16, 16, false, true },
+  };
+  const int width = 70, height = 53;
+
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      const int ones = cases[i].ones, side = ones | 1, centre = side / 2;
+      uint8_t cells[33 * 33];
+      const EsFootprint footprint = { side, side, cells, 0 };
+      EsImage in = { 0 }, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      EsError error = { 0 };
+      EsTiming timing;
+      bool launched = false;
+      int checked = 0, wrong = 0;
+      char detail[160] = "";
+
+      for (int y = 0; y < side; y++)
+        for (int x = 0; x < side; x++)
+          cells[y * side + x] = y < ones && x < ones;
+      in.width = width, in.height = height;
+      in.format = cases[i].u16 ? ES_FORMAT_U16 : ES_FORMAT_U8, in.depth = cases[i].u16 ? 16 : 8;
+      in.stride = (size_t) width * es_format_size (in.format);
+      in.pixels = malloc (in.stride * (size_t) height);
+      if (in.pixels == NULL)
+        {
+          tap_ok (false, "equal counts: no memory");
+          return;
+        }
+      for (int y = 0; y < height; y++)
+        for (int x = 0; x < width; x++)
+          if (cases[i].u16)
+            ((uint16_t *) es_image_row (&in, y))[x] = (uint16_t) TILE_VALUE (cases[i], x, y);
+          else
+            ((uint8_t *) es_image_row (&in, y))[x] = (uint8_t) TILE_VALUE (cases[i], x, y);
+      job.variant = "general";
+      job.levels = 256;
+      job.window = side;
+      job.definition.shape = ES_SHAPE_FOOTPRINT;
+      job.definition.footprint = &footprint;
+      job.definition.height = job.definition.width = side;
+      job.definition.border = ES_BORDER_CLIP;
+      job.definition.binning = ES_BINNING_EXACT;
+      job.definition.bits = cases[i].bits;
+      if (!es_run (engine, &job, &in, &out, &timing, &error) || timing.backend != ES_BACKEND_CUDA || timing.fell_back)
+        snprintf (detail, sizeof detail, "%.150s", error.message[0] ? error.message : "did not run on CUDA");
+      else
+        for (int k = 0; k < timing.metrics.n_kernels; k++)
+          launched |= strcmp (timing.metrics.kernels[k].name, cases[i].kernel) == 0;
+      for (int y = 0; launched && y < height; y++)
+        for (int x = 0; x < width; x++)
+          {
+            int count[256] = { 0 }, bins = 0, each = 0;
+            bool alike = true;
+            for (int dy = 0; dy < ones; dy++)
+              for (int dx = 0; dx < ones; dx++)
+                {
+                  const int yy = y + dy - centre, xx = x + dx - centre;
+                  if (yy >= 0 && yy < height && xx >= 0 && xx < width)
+                    count[TILE_VALUE (cases[i], xx, yy)]++;
+                }
+            for (int b = 0; b < 256; b++)
+              if (count[b] != 0)
+                {
+                  alike &= each == 0 || count[b] == each;
+                  each = count[b], bins++;
+                }
+            if (!alike || bins < 2)
+              continue;
+            const float want = es_entropy_store (log ((double) bins), cases[i].bits ? ES_BITS_PER_NAT : 1.0);
+            const float got = ((const float *) es_image_row (&out, y))[x];
+            checked++;
+            if (got != want && wrong++ == 0)
+              snprintf (detail, sizeof detail, "(%d, %d): %d bins of %d cells: %.9g, not %.9g", x, y, bins, each,
+                        (double) got, (double) want);
+          }
+      if (launched && checked == 0)
+        snprintf (detail, sizeof detail, "no window counted its bins alike");
+      else if (!launched && detail[0] == '\0')
+        snprintf (detail, sizeof detail, "the %s did not run", cases[i].kernel);
+      tap_ok (launched && checked > 0 && wrong == 0,
+              "equal counts: %s, %d×%d ones over %d×%d tiles, %s: %d windows%s%s", cases[i].kernel, ones, ones,
+              cases[i].tile_w, cases[i].tile_h, cases[i].bits ? "bits" : "nats", checked, detail[0] ? ": " : "",
+              detail);
+      es_image_clear (&out);
+      free (in.pixels);
+    }
+}
+
 /* Variants that cannot run a definition say why, and the engine names one
  * that can; the default definition keeps the default variant. */
 static void
@@ -515,6 +629,7 @@ main (void)
   tap_diag ("CUDA: %s", es_engine_describe (engine));
   test_span_frames (engine);
   test_rank_squares (engine);
+  test_equal_counts (engine);
   for (int i = 0; i < CASES; i++)
     run_case (engine, i, FAMILY_ANY);
   for (int i = 0; i < SMALL_CASES; i++)

@@ -203,6 +203,8 @@ tables_compute (EsCudaTables *t)
       t->clnc_fix[c] = (uint32_t) llround (ldexp (clnc, ES_CUDA_FIX_BITS));
       t->ln_n[c] = log ((double) c);
       t->inv_n_fix[c] = ldexp (1.0 / c, -ES_CUDA_FIX_BITS);
+      t->clnc_fine[c] = (unsigned long long) llround (ldexp (clnc, ES_CUDA_FINE_BITS));
+      t->inv_n_fine[c] = ldexp (1.0 / c, -ES_CUDA_FINE_BITS);
       if (c <= ES_CUDA_FAST_MAX_COUNT)
         t->ln_inv_f[c] = make_float2 ((float) log ((double) c), (float) (1.0 / c));
     }

@@ -90,3 +90,18 @@ es_cuda_count_lane (int t)
 {
   return 4u * (unsigned) (t & 63) + 2u * (unsigned) (t >> 6);
 }
+
+/* The general variant's 2-D kernels (span counts, sort, ranks) sum
+ * round(c ln c · 2^29) in uint64 (ES_CUDA_FINE_BITS); H of such a sum over
+ * n cells, whose { ln n, 2^-29 / n } are `li`: */
+static __device__ __forceinline__ double2
+ln_inv_fine (int n, const EsCudaTables *__restrict__ tables)
+{
+  return make_double2 (__ldg (&tables->ln_n[n]), __ldg (&tables->inv_n_fine[n]));
+}
+
+static __device__ __forceinline__ double
+entropy_from_fine (unsigned long long sum, double2 li)
+{
+  return __fma_rn (-(double) sum, li.y, li.x);
+}

@@ -5,7 +5,7 @@
 #define RANK_ROWS 32 /* the fewest output rows a thread walks down */
 static constexpr int K = 3; /* the window's side */
 
-/* With D[r] = T[r + 1] − T[r] (T[c] = round(c ln c · 2^19), D[0] = 0), a
+/* With D[r] = T[r + 1] − T[r] (T[c] = round(c ln c · 2^29), D[0] = 0), a
  * bin counted c times adds D[0] + … + D[c − 1] = T[c] over its cells, so
  * Σ_bins T[c] = Σ_cells D[rank], where a cell's rank is the number of cells
  * before it (row by row) with the same bin: the sort kernel's exact
@@ -149,13 +149,13 @@ rank_weights (uint32_t r)
 /* es_entropy_value of a window of n counted cells with fixed-point sum
  * `sum`, with the sort kernel's exact single-bin test. */
 static __device__ __forceinline__ float
-rank_value (const GeneralParams &p, uint32_t sum, int n)
+rank_value (const GeneralParams &p, unsigned long long sum, int n)
 {
   if (n == 0)
     return __int_as_float (0x7fc00000);
-  if (sum == __ldg (&p.tables->clnc_fix[n]))
+  if (sum == __ldg (&p.tables->clnc_fine[n]))
     return 0.0f;
-  const double e = __fma_rn (-(double) sum, __ldg (&p.tables->inv_n_fix[n]), __ldg (&p.tables->ln_n[n]));
+  const double e = entropy_from_fine (sum, ln_inv_fine (n, p.tables));
   const uint32_t most = p.bins < (uint32_t) n ? p.bins : (uint32_t) n;
   return p.normalized ? (float) (e / __ldg (&p.tables->ln_n[most])) : es_entropy_store (e, p.unit_scale);
 }
@@ -167,7 +167,7 @@ rank_value_resolved (const GeneralParams &p, const uint32_t *s_diff, int x, int 
 {
   int bins[K * K];
   int n = 0;
-  uint32_t sum = 0;
+  unsigned long long sum = 0;
 
 #pragma unroll
   for (int i = 0; i < K * K; i++)
@@ -254,12 +254,12 @@ entropy_ranks_kernel (GeneralParams p, int strip, unsigned strips, uint32_t one)
   const int t = threadIdx.x;
 
   if (t < K * K)
-    s_diff[t] = __ldg (&p.tables->clnc_fix[t + 1]) - __ldg (&p.tables->clnc_fix[t]);
+    s_diff[t] = (uint32_t) (__ldg (&p.tables->clnc_fine[t + 1]) - __ldg (&p.tables->clnc_fine[t]));
   if (t < N_PARTITIONS)
     {
-      uint32_t sum = 0;
+      unsigned long long sum = 0;
       for (int i = 0; i < K * K && rank_partition_table.parts[t][i] != 0; i++)
-        sum += __ldg (&p.tables->clnc_fix[rank_partition_table.parts[t][i]]);
+        sum += __ldg (&p.tables->clnc_fine[rank_partition_table.parts[t][i]]);
       s_value[rank_partition_table.key[t] / 4] = rank_value (p, sum, K * K);
     }
   __syncthreads ();

@@ -39,17 +39,17 @@ sort_network (uint32_t (&v)[N])
 
 /* Reads the binned frame (with 65536 bins, a bin 0xffff and a void cell
  * share the key 0xffff), or for squares without one the samples; sums the
- * fixed-point c ln c of the table variants (round(c ln c · 2^19)) as
- * differences along each run, and finishes in double as they do. */
+ * fixed-point c ln c (round(c ln c · 2^29), ES_CUDA_FINE_BITS) as
+ * differences along each run, and finishes in double. */
 template <int N, int H, int W>
 static __global__ void __launch_bounds__ (GENERAL_BLOCK, 8)
 entropy_small_kernel (GeneralParams p)
 {
-  __shared__ uint32_t s_diff[SMALL_CELLS];  /* D[c] = T[c + 1] − T[c] */
+  __shared__ uint32_t s_diff[SMALL_CELLS];  /* D[c] = T[c + 1] − T[c] (< 2^32 at 2^29) */
   const int t = threadIdx.x;
 
   if (t < SMALL_CELLS)
-    s_diff[t] = __ldg (&p.tables->clnc_fix[t + 1]) - __ldg (&p.tables->clnc_fix[t]);
+    s_diff[t] = (uint32_t) (__ldg (&p.tables->clnc_fine[t + 1]) - __ldg (&p.tables->clnc_fine[t]));
   __syncthreads ();
 
   const int x = blockIdx.x * GENERAL_BLOCK + t;
@@ -138,7 +138,7 @@ entropy_small_kernel (GeneralParams p)
             distinct = __vminu2 (distinct, v[i] ^ v[i - 1]);
         const bool full = columns_full
                           && (p.border != ES_BORDER_CLIP || (y >= p.half_h && y + 1 + p.half_h < p.height));
-        uint32_t sum[2] = { 0, 0 };
+        unsigned long long sum[2] = { 0, 0 };
         int n[2] = { p.n_cells, p.n_cells };
         if (!full || (distinct & 0xffffu) == 0 || (distinct >> 16) == 0)
           {
@@ -175,7 +175,7 @@ entropy_small_kernel (GeneralParams p)
                       for (int i = 0; i < p.n_cells; i++)
                         voids += cell_bin (p, p.bin_of, y + (two ? h : 0) + p.cell_dy[i], x + p.cell_dx[i]) < 0;
                   }
-                sum[h] += __ldg (&p.tables->clnc_fix[r - voids]) - __ldg (&p.tables->clnc_fix[r]);
+                sum[h] += __ldg (&p.tables->clnc_fine[r - voids]) - __ldg (&p.tables->clnc_fine[r]);
                 n[h] = N - voids;
               }
           }
@@ -191,12 +191,11 @@ entropy_small_kernel (GeneralParams p)
             float value;
             if ((p.mask != NULL && __ldg (p.mask + (size_t) (y + h) * p.mask_pitch + x) == 0) || n[h] == 0)
               value = __int_as_float (0x7fc00000);
-            else if (sum[h] == __ldg (&p.tables->clnc_fix[n[h]]))
+            else if (sum[h] == __ldg (&p.tables->clnc_fine[n[h]]))
               value = 0.0f;
             else
               {
-                const double e = __fma_rn (-(double) sum[h], __ldg (&p.tables->inv_n_fix[n[h]]),
-                                           __ldg (&p.tables->ln_n[n[h]]));
+                const double e = entropy_from_fine (sum[h], ln_inv_fine (n[h], p.tables));
                 const uint32_t most = p.bins < (uint32_t) n[h] ? p.bins : (uint32_t) n[h];
                 value = (float) (p.normalized ? e / __ldg (&p.tables->ln_n[most]) : es_entropy_store (e, p.unit_scale));
               }

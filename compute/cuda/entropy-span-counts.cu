@@ -15,8 +15,8 @@
  * the two are taken as a pair (equal bins cancel). As there: 16-bit counts
  * in shared memory laid out so that a warp hits 32 banks whatever its bins
  * (es_cuda_count_lane), each kept as 4·count (the byte offset of its table
- * difference), and exact uint32 sums of round(c ln c · 2^19) differences
- * finished in double. It reads the frame binned by the general kernel's
+ * difference), and exact uint64 sums of round(c ln c · 2^29) differences
+ * (32-bit entries, ES_CUDA_FINE_BITS) finished in double. It reads the frame binned by the general kernel's
  * first pass, padded by the window's half extents, so no step tests an
  * edge; 8-bit where the bins (and a void mark) fit a byte, else 16-bit.
  * Void cells count in bin B where a mask makes them (the first pass marks
@@ -138,7 +138,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
   const EsCudaTables *__restrict__ tables = p.tables;
 
   for (int i = t; i <= p.cells; i += SPAN_COUNTS_BLOCK)
-    smem[i] = i < p.cells ? __ldg (&tables->clnc_fix[i + 1]) - __ldg (&tables->clnc_fix[i]) : 0u;
+    smem[i] = i < p.cells ? (uint32_t) (__ldg (&tables->clnc_fine[i + 1]) - __ldg (&tables->clnc_fine[i])) : 0u;
   __syncthreads ();
 
   const int x = (int) (blockIdx.x % (unsigned) p.tiles) * SPAN_COUNTS_BLOCK + t;
@@ -156,7 +156,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
 
   for (uint32_t b = 0; b <= void_bin; b++)
     shared_u16_set (count (b), 0u);
-  uint32_t sum = 0;
+  unsigned long long sum = 0;
   const Cell *centre = (const Cell *) p.centre + (size_t) y_begin * p.pitch + (unsigned) x;
   for (int s = 0; s < p.n_spans; s++)
     for (int cell = p.span[s].x; cell != p.span[s].y; cell += (int) p.pitch)
@@ -181,7 +181,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
     {
       const uint32_t a = count (0u), c4 = shared_u16 (a), c4_kept = c4 - 4u * (uint32_t) clipped_columns;
       shared_u16_set (a, c4_kept);
-      sum += __ldg (&tables->clnc_fix[c4_kept >> 2]) - __ldg (&tables->clnc_fix[c4 >> 2]);
+      sum += __ldg (&tables->clnc_fine[c4_kept >> 2]) - __ldg (&tables->clnc_fine[c4 >> 2]);
     }
 
   /* The window of (x, y): es_entropy_value with the exact single-bin test
@@ -189,16 +189,16 @@ entropy_span_counts_kernel (const SpanCountsParams p)
    * for one bin). The centre is void only where the mask leaves it out.
    * A window of no cells (all in columns outside) is NaN: T[n] is then
    * made unreachable and ln n NaN, so that the finish needs no test. */
-  uint32_t t_columns = __ldg (&tables->clnc_fix[n_columns]);
-  double2 li_columns = ln_inv_fix (n_columns, tables);
+  unsigned long long t_columns = __ldg (&tables->clnc_fine[n_columns]);
+  double2 li_columns = ln_inv_fine (n_columns, tables);
   const double ln_most_columns = __ldg (&tables->ln_n[p.bins < (uint32_t) n_columns ? p.bins : (uint32_t) n_columns]);
   if (n_columns == 0)
-    t_columns = UINT32_MAX, li_columns = make_double2 (__longlong_as_double (0x7ff8000000000000ll), 0.0);
+    t_columns = ~0ull, li_columns = make_double2 (__longlong_as_double (0x7ff8000000000000ll), 0.0);
   float *out_column = p.out + x;
   /* A window that may lose cells in rows outside or to the mask (EDGE), or
    * one known to keep its column's n_columns. */
   auto emit = [&] (int y, auto edge) {
-    uint32_t s = sum, t_n = t_columns;
+    unsigned long long s = sum, t_n = t_columns;
     int n = n_columns;
     double2 li = li_columns;
     double ln_most = ln_most_columns;
@@ -214,15 +214,15 @@ entropy_span_counts_kernel (const SpanCountsParams p)
           {
             n -= (int) v;
             if (p.masked)
-              s -= __ldg (&tables->clnc_fix[v]);
+              s -= __ldg (&tables->clnc_fine[v]);
             else
               {
                 /* Bin 0 holds the v cells in rows outside besides its c − v. */
                 const uint32_t c = shared_u16 (count (0u)) >> 2;
-                s += __ldg (&tables->clnc_fix[c - v]) - __ldg (&tables->clnc_fix[c]);
+                s += __ldg (&tables->clnc_fine[c - v]) - __ldg (&tables->clnc_fine[c]);
               }
-            t_n = __ldg (&tables->clnc_fix[n]);
-            li = ln_inv_fix (n, tables);
+            t_n = __ldg (&tables->clnc_fine[n]);
+            li = ln_inv_fine (n, tables);
             ln_most = __ldg (&tables->ln_n[p.bins < (uint32_t) n ? p.bins : (uint32_t) n]);
           }
       }
@@ -233,7 +233,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
       value = 0.0f;
     else
       {
-        const double h = __fma_rn (-(double) s, li.y, li.x);
+        const double h = entropy_from_fine (s, li);
         value = (float) (p.normalized ? h / ln_most : es_entropy_store (h, p.unit_scale));
       }
     *(float *) ((char *) out_column + (size_t) (unsigned) y * p.out_pitch) = value;
@@ -272,7 +272,7 @@ entropy_span_counts_kernel (const SpanCountsParams p)
     const uint32_t cb4_new = cb4 - d4;
     shared_u16_set (a, ca4 + d4);
     shared_u16_set (b, cb4_new);
-    sum += diff (ca4) - diff (cb4_new);
+    sum += (unsigned long long) diff (ca4) - diff (cb4_new);
   };
 
   /* Without a mask, the rows away from the top and bottom keep their

@@ -19,6 +19,14 @@
  * exact, and each entry's rounding (2^-20) stays far below the 1e-5 budget. */
 #define ES_CUDA_MAX_COUNT (ES_FAST_WINDOW_MAX * ES_FAST_WINDOW_MAX)
 #define ES_CUDA_FIX_BITS 19
+/* The general variant's 2-D kernels (any definition) sum c·ln c in uint64
+ * scaled by 2^29 instead: the differences T[c + 1] − T[c] still fit uint32
+ * up to c = 961 (7.87·2^29 < 2^32), so their shared tables keep 32-bit
+ * entries, and a window's H is within 2^-30 nats of its float64 value.
+ * At 2^19, 64 equal roundings moved H by 2.8e-7 nats, over half a float32
+ * ulp: a window of 64 values each counted twice gave 6.0000005 bits, not
+ * scikit-image's 6. */
+#define ES_CUDA_FINE_BITS 29
 /* The pair-counter kernel (entropy-pairs.cu, windows up to 9×9, 16 levels)
  * counts levels 2i and 2i+1 in one pair counter c_even + (k²+1)·c_odd, which
  * indexes a table of c_even ln c_even + c_odd ln c_odd: (k²+1)² float entries
@@ -31,11 +39,13 @@
 
 /* Uploaded once at open; computed on the host in double precision. */
 typedef struct {
-  uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];    /* round(c ln c · 2^19) */
-  double ln_n[ES_CUDA_MAX_COUNT + 1];          /* ln n (0 for n = 0) */
-  double inv_n_fix[ES_CUDA_MAX_COUNT + 1];     /* 2^-19 / n (0 for n = 0) */
-  float pair_f[ES_CUDA_PAIR_ENTRIES];          /* the fast kernel's pair tables, rounded once */
-  float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1]; /* { ln n, 1/n }, for the fast kernel */
+  uint32_t clnc_fix[ES_CUDA_MAX_COUNT + 1];            /* round(c ln c · 2^19) */
+  double ln_n[ES_CUDA_MAX_COUNT + 1];                  /* ln n (0 for n = 0) */
+  double inv_n_fix[ES_CUDA_MAX_COUNT + 1];             /* 2^-19 / n (0 for n = 0) */
+  unsigned long long clnc_fine[ES_CUDA_MAX_COUNT + 1]; /* round(c ln c · 2^29) */
+  double inv_n_fine[ES_CUDA_MAX_COUNT + 1];            /* 2^-29 / n (0 for n = 0) */
+  float pair_f[ES_CUDA_PAIR_ENTRIES];                  /* the fast kernel's pair tables, rounded once */
+  float2 ln_inv_f[ES_CUDA_FAST_MAX_COUNT + 1];         /* { ln n, 1/n }, for the fast kernel */
 } EsCudaTables;
 
 typedef struct {
