@@ -42,6 +42,24 @@ def pinned_backends():
     return ["cpu"] + (["cuda"] if entroscope.Engine().backend == "cuda" else [])
 
 
+def pytest_generate_tests(metafunc):
+    if "drop_in_backend" in metafunc.fixturenames:
+        metafunc.parametrize("drop_in_backend", pinned_backends(), indirect=True)
+
+
+@pytest.fixture
+def drop_in_backend(request, monkeypatch):
+    """The drop-ins' engine (`entroscope.default_engine`) pinned to each of
+    pinned_backends() in turn, so that a check of scikit-image's semantics
+    runs on both backends every run, not on the one an automatic engine
+    happens to pick for its size."""
+    import entroscope
+
+    pinned = entroscope.default_engine(request.param)
+    monkeypatch.setattr(entroscope, "default_engine", lambda backend="auto": pinned)
+    return request.param
+
+
 @pytest.fixture(scope="session")
 def testdata():
     return Path(os.environ.get("ES_TESTDATA") or ROOT / "tests" / "data")

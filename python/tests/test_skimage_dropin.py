@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import pinned_backends
 
 skimage_rank = pytest.importorskip("skimage.filters.rank")
 skimage_exposure = pytest.importorskip("skimage.exposure")
@@ -32,17 +31,6 @@ def _quiet(function, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return function(*args, **kwargs)
-
-
-def _on_backend(backend, function, *args, **kwargs):
-    """`function` (a drop-in) run with its engine pinned to `backend`."""
-    automatic = entroscope.default_engine
-    pinned = automatic(backend)
-    entroscope.default_engine = lambda backend="auto": pinned
-    try:
-        return _quiet(function, *args, **kwargs)
-    finally:
-        entroscope.default_engine = automatic
 
 
 def _image(rng, shape, dtype):
@@ -69,7 +57,7 @@ SHAPES_3D = [(1, 1, 1), (1, 9, 11), (5, 1, 7), (3, 12, 10), (9, 8, 13)]
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("shape", SHAPES_2D + SHAPES_3D, ids=str)
-def test_random_footprints_shifts_and_masks(rng, shape, dtype):
+def test_random_footprints_shifts_and_masks(rng, shape, dtype, drop_in_backend):
     for _ in range(3):
         image = _image(rng, shape, dtype)
         footprint = _footprint(rng, len(shape))
@@ -78,15 +66,8 @@ def test_random_footprints_shifts_and_masks(rng, shape, dtype):
         expected = _quiet(skimage_rank.entropy, image, footprint, mask=mask, **shifts)
         got = _quiet(entropy, image, footprint, mask=mask, **shifts)
         assert got.dtype == np.float64 and got.shape == shape
-        if not np.allclose(got, expected, **FLOAT32, equal_nan=True):
-            # The automatic engine picks a backend per call (by size, and by
-            # whether CUDA has opened yet): name each backend's deviation.
-            by_backend = {backend: float(np.nanmax(np.abs(_on_backend(backend, entropy, image, footprint, mask=mask,
-                                                                      **shifts) - expected)))
-                          for backend in pinned_backends()}
-            np.testing.assert_allclose(got, expected, **FLOAT32,
-                                       err_msg=f"footprint {footprint.astype(int).tolist()}, {shifts}, mask "
-                                       f"{mask is not None}; largest deviation on each backend {by_backend}")
+        np.testing.assert_allclose(got, expected, **FLOAT32, err_msg=f"footprint {footprint.astype(int).tolist()}, "
+                                   f"{shifts}, mask {mask is not None}, on {drop_in_backend}")
 
 
 @pytest.mark.parametrize("out_dtype", [np.float32, np.float64])

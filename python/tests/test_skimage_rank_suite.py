@@ -42,7 +42,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import pinned_backends
 
 skimage_rank = pytest.importorskip("skimage.filters.rank")
 
@@ -248,14 +247,6 @@ FLOAT32_LIMITED = {
 }
 
 
-# Asserts that the largest entropy of windows whose values are uniform is
-# exactly 6 bits. The CUDA kernels' fixed-point sums (round(c ln c · 2^19),
-# DESIGN.md §1) put the clipped border windows (64 values twice each) at
-# 6.0000005, one float32 ulp above; the CPU gives 6.0, the interior 6.0 on
-# both. An automatic engine takes either backend for such small images.
-CUDA_ULP_LIMITED = {"TestRank.test_entropy"}
-
-
 def _parameters():
     for case in CASES:
         marks = []
@@ -303,13 +294,10 @@ def _scikit_image_entropy_ran(*args, **kwargs):
 
 
 @pytest.mark.parametrize("case", list(_parameters()))
-def test_skimage_rank_test(case, monkeypatch, request):
+def test_skimage_rank_test(case, monkeypatch, drop_in_backend):
     name, owner, function, kwargs, skip = case
     if skip is not None:
         pytest.skip(f"{name}: {skip} (skipped in scikit-image's own run too)")
-    if name in CUDA_ULP_LIMITED and "cuda" in pinned_backends():
-        request.applymarker(pytest.mark.xfail(strict=False, reason="exact == 6 bits; CUDA's border windows give "
-                                              "6.0000005, one float32 ulp over (fixed-point c ln c sums)"))
     # Every 2-D and 3-D entropy of scikit-image ends in these two kernels.
     generic_cy = skimage_rank.generic.generic_cy
     monkeypatch.setattr(generic_cy, "_entropy", _scikit_image_entropy_ran)
