@@ -207,6 +207,16 @@ image_view (const EsCudaFrame *frame)
   return view;
 }
 
+/* Whether a job's result is stream-ordered: a device result that names its
+ * array library's stream, with no counted pass (which waits on the host).
+ * Such a job runs on that stream (caller_stream) or that stream waits for
+ * it on the device (run_frame), and the host does not wait. */
+static bool
+stream_ordered (const EsCuda *cuda, const EsImage *out)
+{
+  return es_image_on_device (out) && out->cuda_stream != 0 && !cuda->counters_wanted;
+}
+
 /* Upload, kernels, download, one after the other on one stream, each between
  * two events; staged chunks go in and out while the DMA of their neighbours
  * runs. The frame's device buffers are ready. A padded frame gets its
@@ -226,7 +236,7 @@ run_frame (EsCuda *cuda, const EsJob *job, const EsVariant *variant, const EsMov
    * host does not wait, as for the library's own kernels, so that the
    * caller's work after the call overlaps the job's. Its times are then
    * not known (the kernels' NaN), and not recorded. */
-  const bool ordered = es_image_on_device (m->out) && m->out->cuda_stream != 0 && !cuda->counters_wanted;
+  const bool ordered = stream_ordered (cuda, m->out);
 
   if (!m->in_borrowed)
     {
@@ -734,7 +744,7 @@ caller_stream (EsCuda *cuda, const EsImage *out, cudaStream_t *stream)
 {
   int device;
 
-  if (!es_image_on_device (out) || out->cuda_stream == 0 || cuda->counters_wanted)
+  if (!stream_ordered (cuda, out))
     return false;
   *stream = es_cuda_array_stream (out->cuda_stream);
   if (out->cuda_stream > 2 && (cudaStreamGetDevice (*stream, &device) != cudaSuccess || device != cuda->device))

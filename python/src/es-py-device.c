@@ -109,6 +109,14 @@ typedef struct {
   PyObject *owner;  /* a DLPack capsule kept for the length of the call */
 } DeviceLayout;
 
+/* Axis i's stride in bytes in C order, from the axes after it, which are
+ * filled first (the protocols' layout where they give no strides). */
+static Py_ssize_t
+c_order_stride (const DeviceLayout *layout, int i)
+{
+  return i == layout->ndim - 1 ? layout->itemsize : layout->strides[i + 1] * layout->shape[i + 1];
+}
+
 /* `cai`: the object's __cuda_array_interface__, a reference this takes. */
 static bool
 layout_from_cai (PyObject *object, PyObject *cai, EsEngine *engine, DeviceLayout *layout)
@@ -167,7 +175,7 @@ layout_from_cai (PyObject *object, PyObject *cai, EsEngine *engine, DeviceLayout
             goto done;
         }
       else
-        layout->strides[i] = i == layout->ndim - 1 ? layout->itemsize : layout->strides[i + 1] * layout->shape[i + 1];
+        layout->strides[i] = c_order_stride (layout, i);
     }
   /* The producer's stream, as the protocol's version 3 gives it. */
   layout->stream = 0;
@@ -260,8 +268,7 @@ layout_from_dlpack (PyObject *object, EsEngine *engine, DeviceLayout *layout)
     {
       layout->shape[i] = (Py_ssize_t) t->shape[i];
       layout->strides[i] = t->strides != NULL ? (Py_ssize_t) t->strides[i] * layout->itemsize
-                           : i == t->ndim - 1 ? layout->itemsize
-                                              : layout->strides[i + 1] * layout->shape[i + 1];
+                                              : c_order_stride (layout, i);
     }
   layout->device = device;
   /* DLPack has no read-only flag before v1.0: the consumer promises. */
@@ -510,7 +517,7 @@ allocated_layout (PyObject *like, const EsPyInput *input, EsFormat format, PyObj
   for (int i = layout->ndim - 1, k = 2; i >= 0; i--, k--)
     {
       layout->shape[i] = sides[k];
-      layout->strides[i] = i == layout->ndim - 1 ? layout->itemsize : layout->strides[i + 1] * layout->shape[i + 1];
+      layout->strides[i] = c_order_stride (layout, i);
     }
   layout->device = input->image.cuda_device;
   layout->stream = input->wait_stream;
