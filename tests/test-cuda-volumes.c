@@ -388,6 +388,74 @@ check_planes_after_a_volume (EsEngine *engine)
               "8-bit 33×33)");
 }
 
+/* Windows whose occupied bins are all counted alike (k bins, c cells each)
+ * have H = ln k exactly, and both variants must store that value's float32
+ * as es_entropy_store rounds it: narrow sums at 2^19 put 9 values counted
+ * 3 times each (cube 3) at 3.1699247 bits, not float(log2 9). Volumes tile
+ * t × t values in x and y; boxes of t × t × d cells, clip, so the windows
+ * cut by the sides count alike where whole tiles remain. */
+static void
+check_equal_counts (EsEngine *engine, const char *variant)
+{
+  static const struct {
+    int tile, depth; /* box: tile × tile × depth cells */
+  } boxes[] = { { 3, 3 }, { 3, 5 }, { 5, 5 }, { 11, 9 } };
+  const int width = 23, height = 19, planes = 11;
+
+  for (size_t i = 0; i < sizeof boxes / sizeof boxes[0]; i++)
+    {
+      const int t = boxes[i].tile, d = boxes[i].depth;
+      EsImage volume = { 0 }, out = { 0 };
+      EsJob job = ES_JOB_INIT (ES_OP_ENTROPY);
+      int checked = 0, wrong = 0;
+      bool ok = es_image_alloc_volume (&volume, width, height, planes, ES_FORMAT_U8, 8, NULL);
+
+      for (int z = 0; ok && z < planes; z++)
+        for (int y = 0; y < height; y++)
+          for (int x = 0; x < width; x++)
+            ((uint8_t *) es_image_voxel_row (&volume, z, y))[x] = (uint8_t) (x % t + t * (y % t));
+      job.levels = 256;
+      job.definition.shape = ES_SHAPE_BOX;
+      job.definition.planes = d, job.definition.height = job.definition.width = t;
+      job.definition.border = ES_BORDER_CLIP;
+      job.definition.binning = ES_BINNING_EXACT;
+      job.definition.bits = true;
+      ok = ok && run_on_cuda (engine, &job, variant, &volume, &out, "equal counts");
+      for (int z = 0; ok && z < planes; z++)
+        for (int y = 0; y < height; y++)
+          for (int x = 0; x < width; x++)
+            {
+              int count[256] = { 0 }, bins = 0, each = 0;
+              bool alike = true;
+              for (int zz = z - d / 2; zz <= z + d / 2; zz++)
+                for (int yy = y - t / 2; yy <= y + t / 2; yy++)
+                  for (int xx = x - t / 2; xx <= x + t / 2; xx++)
+                    if (zz >= 0 && zz < planes && yy >= 0 && yy < height && xx >= 0 && xx < width)
+                      count[xx % t + t * (yy % t)]++;
+              for (int b = 0; b < 256; b++)
+                if (count[b] != 0)
+                  {
+                    alike &= each == 0 || count[b] == each;
+                    each = count[b], bins++;
+                  }
+              if (!alike || bins < 2)
+                continue;
+              const float want = es_entropy_store (log ((double) bins), ES_BITS_PER_NAT);
+              const float got = ((const float *) es_image_voxel_row (&out, z, y))[x];
+              checked++;
+              if (got != want && wrong++ == 0)
+                tap_diag ("%s box %d×%d×%d, (%d, %d, %d): %d bins of %d cells: %.9g, not %.9g", variant, d, t, t, x, y,
+                          z, bins, each, (double) got, (double) want);
+            }
+      tap_ok (ok && checked > 0 && wrong == 0,
+              "%s: equally counted windows are exactly log2 k bits, box %d×%d×%d "
+              "(%d windows)",
+              variant, d, t, t, checked);
+      es_image_clear (&out);
+      es_image_clear (&volume);
+    }
+}
+
 /* 2-D jobs keep the 2-D kernels; 3-D jobs name a 3-D variant. */
 static void
 check_variant_choice (void)
@@ -430,6 +498,8 @@ main (void)
   check_update_forms (engine, "volume-tile");
   check_bands (engine);
   check_equalize (engine);
+  check_equal_counts (engine, "volume");
+  check_equal_counts (engine, "volume-tile");
   check_planes_after_a_volume (engine);
   es_engine_free (engine);
   return tap_done ();

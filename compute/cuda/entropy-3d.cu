@@ -22,8 +22,9 @@
  * Σ c·ln c moves with each update by one entry of a table of differences,
  * in integer fixed point: exact, so the order of updates and the band or
  * device that computes a voxel never change its bits. Windows up to 961
- * cells sum in uint32 scaled by 2^19 (the 2-D kernels' scale); larger ones
- * in int64 scaled by 2^32 (the CPU path's).
+ * cells sum in uint32, at the finest scale 2^s at which cells · ln cells
+ * fits (vol_narrow_scale: 2^25 for cube 3 and ball 2, 2^19 at 961 cells);
+ * larger ones in int64 scaled by 2^32 (the CPU path's).
  *
  * A first kernel bins the band's planes into a padded block: the window's
  * half extents of border on every side, filled as the border mode says, and
@@ -38,7 +39,7 @@
 #define VOL_STRIP 64
 /* Spans a block stages in shared memory (32 bytes each). */
 #define VOL_STAGED_SPANS 512
-/* Windows up to this many cells sum in uint32 at 2^19 (see above). */
+/* Windows up to this many cells sum in uint32 (see above). */
 #define VOL_NARROW_CELLS ES_CUDA_MAX_COUNT
 /* Shared memory that the sliding kernel's counts may take in a block. */
 #define VOL_SHARED_COUNTS_MAX ((size_t) 160 << 10)
@@ -1658,6 +1659,22 @@ vol_spans_in (const int *runs, int n, long long plane, long long row, VolSpan *s
     }
 }
 
+/* The scale of a narrow window's sums: the finest power of two at which
+ * T[cells] = round(cells · ln cells · scale) fits uint32, so that a
+ * window's H is as close to float64 as 32 bits allow (each entry's
+ * rounding is half a unit: 2^-20 nats at 2^19 put 64 values counted twice
+ * at 6.0000005 bits, not 6). */
+static double
+vol_narrow_scale (int cells)
+{
+  const double most = cells > 1 ? (double) cells * log ((double) cells) : 0.0;
+  int bits = 31;
+
+  while (bits > 0 && most * ldexp (1.0, bits) >= 4294967295.0)
+    bits--;
+  return ldexp (1.0, bits);
+}
+
 /* The tables of a window of `cells` cells, in the layout of VolTables. */
 template <typename Sum>
 static void *
@@ -2314,7 +2331,7 @@ es_cuda_entropy_volume (EsCuda *cuda, const EsJob *job, const EsVariant *variant
   w.shape = w.n_runs >= 0 ? vol_compiled_shape (&w) : -1;
   w.table_size = in->levels != 0 ? (uint32_t) in->levels : 1u << in->depth;
   uint32_t *bin_of = (uint32_t *) malloc ((size_t) w.table_size * sizeof *bin_of);
-  w.tables = w.narrow ? vol_tables_host<uint32_t> (cells, (double) (1u << ES_CUDA_FIX_BITS), &w.table_bytes)
+  w.tables = w.narrow ? vol_tables_host<uint32_t> (cells, vol_narrow_scale (cells), &w.table_bytes)
                       : vol_tables_host<long long> (cells, 4294967296.0, &w.table_bytes);
   if (w.n_runs < 0 || bin_of == NULL || w.tables == NULL)
     {
