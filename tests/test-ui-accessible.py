@@ -15,6 +15,7 @@ import contextlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -214,20 +215,37 @@ def start_session_bus():
     return bus
 
 
+def accepts_clients(display):
+    """Whether an X client can connect to :display now, through the abstract or the file socket."""
+    for address in ('\0/tmp/.X11-unix/X' + display, '/tmp/.X11-unix/X' + display):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            try:
+                client.connect(address)
+                return True
+            except OSError:
+                pass
+    return False
+
+
 def start_x_server():
     """An X server of the screen's size on a free display: Xvfb picks the number itself and writes it
-    when it accepts clients (-displayfd), which xvfb-run -a, racing the other UI tests, does not."""
-    ready, write_end = os.pipe()
-    server = subprocess.Popen(['Xvfb', '-displayfd', str(write_end), '-screen', '0', '%dx%dx24' % SCREEN,
-                               '-nolisten', 'tcp'], pass_fds=(write_end,), stderr=subprocess.DEVNULL)
-    os.close(write_end)
-    with os.fdopen(ready) as number:
-        display = number.readline().strip()
-    if not display:
-        raise RuntimeError('Xvfb did not start')
-    os.environ['DISPLAY'] = ':' + display
-    os.environ.pop('XAUTHORITY', None)
-    return server
+    when it accepts clients (-displayfd), which xvfb-run -a, racing the other UI tests, does not.
+    Once, in CI, the window could not open the display it wrote: a server that accepts no client
+    is replaced, up to three times."""
+    for attempt in range(3):
+        ready, write_end = os.pipe()
+        server = subprocess.Popen(['Xvfb', '-displayfd', str(write_end), '-screen', '0', '%dx%dx24' % SCREEN,
+                                   '-nolisten', 'tcp'], pass_fds=(write_end,), stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        with os.fdopen(ready) as number:
+            display = number.readline().strip()
+        if display and accepts_clients(display):
+            os.environ['DISPLAY'] = ':' + display
+            os.environ.pop('XAUTHORITY', None)
+            return server
+        server.terminate()
+        server.wait()
+    raise RuntimeError('Xvfb did not start, or accepted no client on the display it chose')
 
 
 def start(entroscope, image, schema_dir, home, width, height, view):
