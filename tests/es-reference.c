@@ -534,3 +534,19 @@ es_reference_clahe (const EsImage *image, double clip, int columns, int rows, ui
   free (luts);
   free (hist);
 }
+
+int
+es_reference_alike_bins (const int *count, int n, int *each)
+{
+  int bins = 0;
+
+  *each = 0;
+  for (int b = 0; b < n; b++)
+    if (count[b] != 0)
+      {
+        if (*each != 0 && count[b] != *each)
+          return 0;
+        *each = count[b], bins++;
+      }
+  return bins >= 2 ? bins : 0;
+}

@@ -38,3 +38,7 @@ void es_reference_entropy_defined (const EsImage *image, int levels, int window,
  * Writes width × height × planes values, plane after plane. */
 void es_reference_entropy_volume (const EsImage *volume, int levels, int window, const EsEntropyDefinition *d,
                                   double *out);
+/* The number k of nonzero counts among count[0..n) when there are at least
+ * two and all are equal (each of them in *each), else 0: the windows whose
+ * H is exactly ln k. */
+int es_reference_alike_bins (const int *count, int n, int *each);

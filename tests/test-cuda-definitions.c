@@ -521,8 +521,7 @@ test_equal_counts (EsEngine *engine)
       for (int y = 0; launched && y < height; y++)
         for (int x = 0; x < width; x++)
           {
-            int count[256] = { 0 }, bins = 0, each = 0;
-            bool alike = true;
+            int count[256] = { 0 }, each;
             for (int dy = 0; dy < ones; dy++)
               for (int dx = 0; dx < ones; dx++)
                 {
@@ -530,13 +529,8 @@ test_equal_counts (EsEngine *engine)
                   if (yy >= 0 && yy < height && xx >= 0 && xx < width)
                     count[TILE_VALUE (cases[i], xx, yy)]++;
                 }
-            for (int b = 0; b < 256; b++)
-              if (count[b] != 0)
-                {
-                  alike &= each == 0 || count[b] == each;
-                  each = count[b], bins++;
-                }
-            if (!alike || bins < 2)
+            const int bins = es_reference_alike_bins (count, 256, &each);
+            if (bins == 0)
               continue;
             const float want = es_entropy_store (log ((double) bins), cases[i].bits ? ES_BITS_PER_NAT : 1.0);
             const float got = ((const float *) es_image_row (&out, y))[x];

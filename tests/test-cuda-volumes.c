@@ -425,20 +425,14 @@ check_equal_counts (EsEngine *engine, const char *variant)
         for (int y = 0; y < height; y++)
           for (int x = 0; x < width; x++)
             {
-              int count[256] = { 0 }, bins = 0, each = 0;
-              bool alike = true;
+              int count[256] = { 0 }, each;
               for (int zz = z - d / 2; zz <= z + d / 2; zz++)
                 for (int yy = y - t / 2; yy <= y + t / 2; yy++)
                   for (int xx = x - t / 2; xx <= x + t / 2; xx++)
                     if (zz >= 0 && zz < planes && yy >= 0 && yy < height && xx >= 0 && xx < width)
                       count[xx % t + t * (yy % t)]++;
-              for (int b = 0; b < 256; b++)
-                if (count[b] != 0)
-                  {
-                    alike &= each == 0 || count[b] == each;
-                    each = count[b], bins++;
-                  }
-              if (!alike || bins < 2)
+              const int bins = es_reference_alike_bins (count, 256, &each);
+              if (bins == 0)
                 continue;
               const float want = es_entropy_store (log ((double) bins), ES_BITS_PER_NAT);
               const float got = ((const float *) es_image_voxel_row (&out, z, y))[x];
