@@ -16,24 +16,25 @@
  * in shared memory laid out so that a warp hits 32 banks whatever its bins
  * (es_cuda_count_lane), each kept as 4·count (the byte offset of its table
  * difference), and exact uint64 sums of round(c ln c · 2^29) differences
- * (32-bit entries, ES_CUDA_FINE_BITS) finished in double. It reads the frame binned by the general kernel's
- * first pass, padded by the window's half extents, so no step tests an
- * edge; 8-bit where the bins (and a void mark) fit a byte, else 16-bit.
- * Void cells count in bin B where a mask makes them (the first pass marks
- * them so): the value takes that bin's count v out (n = cells − v,
- * Σ − T[v]). Without a mask, cells clipped off the image are bin 0 in the
- * frame, so that 256 bins fit a byte: those in columns outside are taken
- * out of bin 0's count once, when the thread's first window is filled
- * (they stay bin 0 down the column), and the v in rows outside, which
- * follow from the row near the top and bottom, out of its count c in the
- * value (Σ − T[c] + T[c − v]); the rows between test nothing. A window
- * is exactly 0 when its sum is T[n] (a single bin). Two updates a column span and pixel, each two 16-bit loads
- * and stores of counts and two table loads in shared memory besides the
- * two cells' loads: the L1/shared-memory pipe bounds it (Nsight Compute:
- * 66–78 % busy), and its cost grows with the spans, not with B. Where four
- * spans' cells lie side by side in a row (rectangles, the flat top and
- * bottom of large disks) and the loads do not go ahead, two aligned words
- * of the 8-bit frame bring the four. */
+ * (32-bit entries, ES_CUDA_FINE_BITS) finished in double. It reads the
+ * frame binned by the general kernel's first pass, padded by the window's
+ * half extents, so no step tests an edge; 8-bit where the bins (and a void
+ * mark) fit a byte, else 16-bit. Void cells count in bin B where a mask
+ * makes them (the first pass marks them so): the value takes that bin's
+ * count v out (n = cells − v, Σ − T[v]). Without a mask, cells clipped off
+ * the image are bin 0 in the frame, so that 256 bins fit a byte: those in
+ * columns outside are taken out of bin 0's count once, when the thread's
+ * first window is filled (they stay bin 0 down the column), and the v in
+ * rows outside, which follow from the row near the top and bottom, out of
+ * its count c in the value (Σ − T[c] + T[c − v]); the rows between test
+ * nothing. A window is exactly 0 when its sum is T[n] (a single bin). Two
+ * updates a column span and pixel, each two 16-bit loads and stores of
+ * counts and two table loads in shared memory besides the two cells'
+ * loads: the L1/shared-memory pipe bounds it (Nsight Compute: 66–78 %
+ * busy), and its cost grows with the spans, not with B. Where four spans'
+ * cells lie side by side in a row (rectangles, the flat top and bottom of
+ * large disks) and the loads do not go ahead, two aligned words of the
+ * 8-bit frame bring the four. */
 #define SPAN_COUNTS_BLOCK 128
 #define SPAN_COUNTS_SMEM_MAX \
   ((ES_CUDA_SPAN_COUNTS_MAX_BINS + 1) * 2 * SPAN_COUNTS_BLOCK + (ES_CUDA_MAX_COUNT + 1) * 4)
