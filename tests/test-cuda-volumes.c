@@ -334,9 +334,9 @@ check_equalize (EsEngine *engine)
 }
 
 /* 2-D jobs after a volume on the same engine, on the kernel that slides
- * 2-D windows of more than 961 cells or 256 bins: were the volumes'
- * tables uploaded into that kernel's c ln c table (they were, until
- * volume_tables), every such 2-D job after a volume would come out near
+ * 2-D windows of more than 961 cells or 256 bins: that kernel reads a
+ * c ln c table uploaded once, when the engine opens, so a volume that
+ * wrote its own tables there would leave every such 2-D job after it near
  * −2^20 bits. */
 static void
 check_planes_after_a_volume (EsEngine *engine)

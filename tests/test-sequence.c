@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Jobs of every kind (each entropy kernel, 3-D windows, equalize, sharpen, CLAHE) in random orders on one engine
  * equal, byte for byte, the same jobs each run on an engine of its own: no job may depend on what ran before it. On
- * the CPU, and on CUDA where it can be used (required with ES_TEST_REQUIRE_CUDA=1). A volume's tables uploaded into
- * the CUDA 2-D sliding kernel's table broke every such 2-D job after a volume; the per-kernel tests, each on a fresh
- * engine or one kind of job, did not see it. */
+ * the CPU, and on CUDA where it can be used (required with ES_TEST_REQUIRE_CUDA=1). The per-kernel tests run each
+ * kind on a fresh engine or beside jobs of its own kind, so they cannot see one kind of job overwrite a buffer that
+ * another reads in a later job (DESIGN.md: a device buffer outliving a job belongs to one kernel family). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
