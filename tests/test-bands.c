@@ -12,6 +12,7 @@
 #include "cuda/es-cuda.h"
 #include "tap.h"
 #include "test-cuda-engine.h"
+#include "test-image-common.h"
 
 static unsigned long long rng;
 
@@ -51,22 +52,6 @@ make_image (EsImage *image, int width, int height, EsFormat format, int depth, i
                       .levels = levels,
                       .pixels = pixels,
                       .release = free };
-  return true;
-}
-
-/* Bytes of the rows alone: 0 when equal. */
-static bool
-same_bits (const EsImage *a, const EsImage *b)
-{
-  size_t row = (size_t) a->width * es_format_size (a->format);
-
-  if (a->width != b->width || a->height != b->height || a->format != b->format)
-    return false;
-  for (int y = 0; y < a->height; y++)
-    if (memcmp ((const uint8_t *) a->pixels + (size_t) y * a->stride,
-                (const uint8_t *) b->pixels + (size_t) y * b->stride, row)
-        != 0)
-      return false;
   return true;
 }
 
@@ -152,7 +137,7 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
   tap_ok (timing.upload_ms == 0 && timing.download_ms == 0 && timing.kernel_ms > 0,
           "%s: the run went in bands (upload %.3f, kernels %.3f, download %.3f ms)", what, timing.upload_ms,
           timing.kernel_ms, timing.download_ms);
-  tap_ok (same_bits (&one_shot, &banded), "%s: bands give the one-shot bits", what);
+  tap_ok (images_equal (&one_shot, &banded), "%s: bands give the one-shot bits", what);
   if (!tap_ok (es_run (cpu, job, in, &reference, NULL, &error), "%s: CPU reference%s%s", what,
                error.message[0] ? ": " : "", error.message))
     goto out;
@@ -162,7 +147,7 @@ check_job (EsEngine *cuda, EsEngine *cpu, const EsJob *job, const EsImage *in, s
       tap_ok (worst <= 1e-5, "%s: bands within 1e-5 nats of the CPU (worst %.3g)", what, worst);
     }
   else
-    tap_ok (same_bits (&banded, &reference), "%s: bands give the CPU's bits", what);
+    tap_ok (images_equal (&banded, &reference), "%s: bands give the CPU's bits", what);
 out:
   es_image_clear (&one_shot);
   es_image_clear (&banded);
@@ -239,7 +224,7 @@ check_tile_passes (EsEngine *cpu, const EsJob *job, const EsImage *in, const cha
       ok = passes->apply_rows (state, &rows, y0, &out, NULL, &error);
     }
   if (tap_ok (ok, "%s: runs whole and in bands%s%s", what, error.message[0] ? ": " : "", error.message))
-    tap_ok (same_bits (&whole, &banded), "%s: %d bands give the whole run's bits", what, n);
+    tap_ok (images_equal (&whole, &banded), "%s: %d bands give the whole run's bits", what, n);
 out:
   if (state)
     passes->free (state);
@@ -575,8 +560,9 @@ test_overlapped_bands (EsEngine *cuda)
           set_budget (overlapped ? 0 : (size_t) 8 << 20);
           ok = ok && es_run (cuda, &job, in, &out, &timing, &error) && !timing.fell_back;
           set_budget (0);
-          tap_ok (ok && same_bits (&one_shot, &out), "case %zu: %s, %s input, %s result %s gives the one-shot bits%s%s",
-                  c, chosen->id, k & 1 ? "page-locked" : "pageable", k & 2 ? "pageable" : "page-locked",
+          tap_ok (ok && images_equal (&one_shot, &out),
+                  "case %zu: %s, %s input, %s result %s gives the one-shot bits%s%s", c, chosen->id,
+                  k & 1 ? "page-locked" : "pageable", k & 2 ? "pageable" : "page-locked",
                   !overlapped ? "in bands under 8 MiB"
                   : k & 1     ? "in overlapped bands"
                               : "staged whole, then in overlapped bands",

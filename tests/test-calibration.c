@@ -322,7 +322,7 @@ test_tiff_write (void)
   ok = pages != NULL && es_pages_load_floats (pages, 0, &image, &error);
   if (pages != NULL)
     es_pages_close (pages);
-  tap_ok (ok && pixel_size_is (&image, 0.65, 1.3, 0, "µm") && same_image (&image, &values),
+  tap_ok (ok && pixel_size_is (&image, 0.65, 1.3, 0, "µm") && images_equal (&image, &values),
           "read back: 0.65 × 1.3 µm, the values unchanged (%s)", error.message);
   es_image_clear (&image);
 

@@ -10,6 +10,7 @@
 #include "es-engine.h"
 #include "tap.h"
 #include "test-cuda-engine.h"
+#include "test-image-common.h"
 
 extern char **environ;
 
@@ -46,13 +47,6 @@ random_image (unsigned long long *state, EsImage *image)
           ((uint8_t *) es_image_row (image, y))[x] = (uint8_t) r;
       }
   return true;
-}
-
-static bool
-same_pixels (const EsImage *a, const EsImage *b)
-{
-  return a->width == b->width && a->height == b->height && a->format == b->format && a->stride == b->stride
-         && memcmp (a->pixels, b->pixels, a->stride * a->height) == 0;
 }
 
 /* Entropy is only promised within 1e-5 between backends (DESIGN.md §1). */
@@ -133,7 +127,7 @@ run_mode (const char *mode, bool expect_cuda)
   tap_ok (es_run (engine, &job, &in, &out, &timing, &error), "the faulty job succeeds%s", why (&error));
   tap_ok (timing.fell_back, "it fell back to the CPU");
   tap_ok (timing.backend == ES_BACKEND_CPU, "the CPU produced the result");
-  tap_ok (same_pixels (&out, &expected), "the result equals the CPU engine's exactly");
+  tap_ok (images_equal (&out, &expected), "the result equals the CPU engine's exactly");
   notice = es_engine_take_notice (engine);
   tap_ok (notice != NULL && notice[0] != '\0', "a notice tells the user: %s", notice ? notice : "(none)");
   notice_message (notice ? notice : "", message, sizeof message);
@@ -165,7 +159,7 @@ run_mode (const char *mode, bool expect_cuda)
 
       error = (EsError){ 0 };
       tap_ok (es_run (engine, &job, &in, &out, &timing, &error) && !timing.fell_back && timing.backend == ES_BACKEND_CPU
-                && same_pixels (&out, &expected),
+                && images_equal (&out, &expected),
               "the next job runs on the CPU, no fallback, same result%s", why (&error));
     }
   else
@@ -306,7 +300,7 @@ check_without_cuda (unsigned long long *state)
     {
       tap_ok (es_run (cpu, &job, &in, &expected, NULL, &error) && es_run (engine, &job, &in, &out, &timing, &error),
               "entropy runs%s", why (&error));
-      tap_ok (!timing.fell_back && timing.backend == ES_BACKEND_CPU && same_pixels (&out, &expected),
+      tap_ok (!timing.fell_back && timing.backend == ES_BACKEND_CPU && images_equal (&out, &expected),
               "on the CPU, no fallback, the CPU engine's result");
       tap_ok (es_engine_take_notice (engine) == NULL, "no notice");
     }

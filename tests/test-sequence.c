@@ -12,6 +12,7 @@
 #include "es-engine.h"
 #include "tap.h"
 #include "test-cuda-engine.h"
+#include "test-image-common.h"
 
 static unsigned long long rng;
 
@@ -120,20 +121,6 @@ run_kind (EsEngine *engine, EsBackendChoice backend, int k, const Inputs *in, Es
   return true;
 }
 
-static bool
-same_bytes (const EsImage *a, const EsImage *b)
-{
-  if (a->width != b->width || a->height != b->height || a->format != b->format
-      || es_image_planes (a) != es_image_planes (b))
-    return false;
-  const size_t row = (size_t) a->width * es_format_size (a->format);
-  for (int z = 0; z < es_image_planes (a); z++)
-    for (int y = 0; y < a->height; y++)
-      if (memcmp (es_image_voxel_row (a, z, y), es_image_voxel_row (b, z, y), row) != 0)
-        return false;
-  return true;
-}
-
 /* Each kind alone on an engine of its own, then ROUNDS random orders on
  * one engine, each kind twice a round. */
 static void
@@ -165,7 +152,7 @@ check_sequence (EsEngine *engine, EsBackendChoice backend, const char *name, con
         {
           EsImage out = { 0 };
           round_ok = run_kind (engine, backend, order[i], in, &out);
-          if (round_ok && !same_bytes (&out, &alone[order[i]]))
+          if (round_ok && !images_equal (&out, &alone[order[i]]))
             round_ok = false, differing = i;
           es_image_clear (&out);
         }

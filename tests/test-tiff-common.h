@@ -11,6 +11,7 @@
 
 #include "es-image.h"
 #include "tap.h"
+#include "test-image-common.h"
 
 static char dir[64];
 static unsigned long long rng;
@@ -53,17 +54,6 @@ file_size (const char *path)
 {
   struct stat st;
   return stat (path, &st) == 0 ? (size_t) st.st_size : 0;
-}
-
-static inline bool
-same_image (const EsImage *a, const EsImage *b)
-{
-  if (a->width != b->width || a->height != b->height || a->format != b->format)
-    return false;
-  for (int y = 0; y < a->height; y++)
-    if (memcmp (es_image_row (a, y), es_image_row (b, y), (size_t) a->width * es_format_size (a->format)) != 0)
-      return false;
-  return true;
 }
 
 /* Only the expected files are in the test folder (no temporary leftovers). */

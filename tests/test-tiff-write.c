@@ -102,7 +102,7 @@ test_write_exact (void)
         bool ok = es_save_tiff (path, &values, &info, &error)
                   && libtiff_read (path, 0, &back, description, sizeof description, &big);
 
-        tap_ok (ok && same_image (&values, &back) && !big && libtiff_pages (path) == 1,
+        tap_ok (ok && images_equal (&values, &back) && !big && libtiff_pages (path) == 1,
                 "%s %d×%d: libtiff reads back every value bit for bit (%s)", es_format_name (formats[f]), sizes[s][0],
                 sizes[s][1], ok ? "classic TIFF" : error.message);
         if (f == 0 && s == 1)
@@ -160,7 +160,7 @@ test_write_stack_and_bigtiff (void)
       for (int i = 0; ok && i < 3; i++)
         {
           EsImage back = { 0 };
-          same &= libtiff_read (path, i, &back, NULL, 0, &is_big) && same_image (&pages[i], &back)
+          same &= libtiff_read (path, i, &back, NULL, 0, &is_big) && images_equal (&pages[i], &back)
                   && is_big == (big != 0);
           es_image_clear (&back);
         }
@@ -252,7 +252,7 @@ test_write_compressions (void)
           ok = es_save_tiff (path, &values, NULL, &error) && libtiff_read (path, 0, &back, NULL, 0, NULL);
           libtiff_codec (path, &compression, &predictor);
           sizes[c] = file_size (path);
-          ok = ok && same_image (&values, &back);
+          ok = ok && images_equal (&values, &back);
           if (settings[c] == ES_COMPRESSION_FAST)
             ok = ok && compression == COMPRESSION_NONE;
           else
@@ -337,7 +337,7 @@ test_write_planes (void)
         }
       ok = ok && writer != NULL && es_tiff_writer_commit (writer, &error);
       ok = ok && files_equal (together, one_by_one) && libtiff_pages (together) == planes
-           && libtiff_read (together, planes - 1, &back, NULL, 0, NULL) && same_image (&last, &back);
+           && libtiff_read (together, planes - 1, &back, NULL, 0, NULL) && images_equal (&last, &back);
       tap_ok (ok, "--compression %s: %d planes added at once are the bytes of adding them one by one (%s)",
               es_compression_name (settings[c]), planes, error.message[0] ? error.message : "ok");
       es_image_clear (&back);
@@ -384,7 +384,7 @@ test_write_fifo (void)
       if (fb)
         fclose (fb);
     }
-  tap_ok (ok && libtiff_read (copy, 0, &back, NULL, 0, NULL) && same_image (&values, &back),
+  tap_ok (ok && libtiff_read (copy, 0, &back, NULL, 0, NULL) && images_equal (&values, &back),
           "a TIFF written into a FIFO is the same bytes as a file (the writer never seeks)");
   free (a);
   free (b);

@@ -491,7 +491,7 @@ test_read_descriptors (void)
           _exit (write (fds[1], data, size) == (ssize_t) size ? 0 : 1);
         }
       close (fds[1]);
-      ok = es_load_fd (fds[0], 16, &image, NULL) && same_image (&reference, &image);
+      ok = es_load_fd (fds[0], 16, &image, NULL) && images_equal (&reference, &image);
       close (fds[0]);
       waitpid (child, NULL, 0);
     }
@@ -506,7 +506,7 @@ test_read_descriptors (void)
       fclose (f);
       fd = open (shifted, O_RDONLY);
       ok = ok && fd >= 0 && lseek (fd, 5, SEEK_SET) == 5 && es_load_fd (fd, 16, &image, NULL)
-           && same_image (&reference, &image);
+           && images_equal (&reference, &image);
       if (fd >= 0)
         close (fd);
     }
