@@ -262,7 +262,7 @@ const uint8_t es_no_data_rgb[3] = { 255, 0, 255 };
 /* The colour index of a value: round((v - lo) * s) clamped to 0..255 with
  * s = 255 / (hi - lo); NaN falls to 0. Plain selects rather than branches,
  * so that the loops over it can be vectorized (GCC does it once it may
- * assume that comparisons do not trap, -fno-trapping-math). */
+ * assume that comparisons do not trap: -fno-trapping-math, in meson.build). */
 static inline uint8_t
 value_index (double v, double lo, double s)
 {
@@ -301,6 +301,7 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
   for (int x0 = 0; x0 < width; x0 += BLOCK)
     {
       int n = width - x0 < BLOCK ? width - x0 : BLOCK;
+      int any_nan = 0;
 
       switch (format)
         {
@@ -314,7 +315,12 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
           break;
         case ES_FORMAT_F32:
           for (int i = 0; i < n; i++)
-            idx[i] = value_index (((const float *) row)[x0 + i], lo, s) ^ flip;
+            {
+              float v = ((const float *) row)[x0 + i];
+
+              idx[i] = value_index (v, lo, s) ^ flip;
+              any_nan |= v != v; /* isnan, in a form GCC vectorizes */
+            }
           break;
         }
       if (words)
@@ -324,8 +330,9 @@ render_row (const void *row, EsFormat format, int width, double lo, double s, ui
         for (int i = 0; i < n; i++)
           memcpy (out + 3 * (size_t) (x0 + i), table[idx[i]], 3);
       /* Pixels with no value (NaN: masked out, or a float TIFF's NaN,
-       * sample 0 of its 16 bits) get a colour no map has. */
-      if (format == ES_FORMAT_F32)
+       * sample 0 of its 16 bits) get a colour no map has. The index loop
+       * noted whether a block has any, so that most blocks skip this. */
+      if (any_nan)
         for (int i = 0; i < n; i++)
           if (isnan (((const float *) row)[x0 + i]))
             memcpy (out + size * (size_t) (x0 + i), no_data, size);
