@@ -230,12 +230,14 @@ def accepts_clients(display):
 def start_x_server():
     """An X server of the screen's size on a free display: Xvfb picks the number itself and writes it
     when it accepts clients (-displayfd), which xvfb-run -a, racing the other UI tests, does not.
-    Once, in CI, the window could not open the display it wrote: a server that accepts no client
-    is replaced, up to three times."""
+    A server that accepts no client is replaced, up to three times. -noreset: by default Xvfb
+    resets when its last client leaves, and the probe below is a client; a window that connected
+    during that reset could not open the display."""
     for attempt in range(3):
         ready, write_end = os.pipe()
         server = subprocess.Popen(['Xvfb', '-displayfd', str(write_end), '-screen', '0', '%dx%dx24' % SCREEN,
-                                   '-nolisten', 'tcp'], pass_fds=(write_end,), stderr=subprocess.DEVNULL)
+                                   '-nolisten', 'tcp', '-noreset'], pass_fds=(write_end,),
+                                  stderr=subprocess.DEVNULL)
         os.close(write_end)
         with os.fdopen(ready) as number:
             display = number.readline().strip()
